@@ -1,0 +1,82 @@
+# gpugate build. `make` builds build/gpugate; see README.md for the rest.
+# BUILD selects the output folder so that the sanitizer build lives beside
+# the normal one (make test builds both).
+
+BUILD    ?= build
+PREFIX   ?= /usr/local
+CC       ?= cc
+VERSION  := 0.1.0
+SANITIZE ?=
+
+PKGS     := yaml-0.1 jansson libcrypto libseccomp
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -DGPUGATE_VERSION='"$(VERSION)"' \
+            -Isrc -I$(BUILD)/gen $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldl -lpthread -lm
+ifneq ($(SANITIZE),)
+CFLAGS   += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+LDFLAGS  += -fsanitize=address,undefined
+endif
+
+SRCS      := $(sort $(wildcard src/*.c src/*/*.c))
+OBJS      := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRCS)) $(BUILD)/obj/gen/embedded_profiles.o
+LIB_OBJS  := $(filter-out $(BUILD)/obj/main.o,$(OBJS))
+PROFILES  := $(wildcard checks/*.yaml)
+EMBEDDED_PROFILES := healthcheck ci validate
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+PYTEST    := /usr/bin/python3 -m pytest
+
+.PHONY: all deps run test test-unit test-integration test-asan bench install clean
+all: $(BUILD)/gpugate
+
+deps:
+	@sh .ci/install-deps
+
+$(BUILD)/gpugate: $(OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/obj/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/gen/embedded_profiles.c: $(PROFILES) src/tools/embed.sh
+	@mkdir -p $(dir $@)
+	sh src/tools/embed.sh embedded_profiles $(foreach p,$(EMBEDDED_PROFILES),$(p)=checks/$(p).yaml) > $@.tmp
+	mv $@.tmp $@
+
+$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(LIB_OBJS) $(LDFLAGS) $(LDLIBS) -lcmocka
+
+# The built-in default profile on this machine; the report is the point, so a
+# verdict of "unhealthy" (exit 1) does not fail `make run`.
+run: deps
+	$(MAKE) $(BUILD)/gpugate
+	@$(BUILD)/gpugate check; rc=$$?; [ $$rc -le 1 ] || exit $$rc
+
+test: deps
+	$(MAKE) test-unit test-integration
+	$(MAKE) BUILD=build/asan SANITIZE=1 test-unit test-integration
+
+test-unit: $(UNIT_BINS)
+	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+
+test-integration: $(BUILD)/gpugate
+	GPUGATE=$(CURDIR)/$(BUILD)/gpugate $(PYTEST) -q tests/integration
+
+bench: deps
+	$(MAKE) $(BUILD)/gpugate
+	@set -e; for b in tests/bench/*.sh; do echo "== $$b"; GPUGATE=$(CURDIR)/$(BUILD)/gpugate sh $$b; done
+
+install: $(BUILD)/gpugate
+	install -D -m 0755 $(BUILD)/gpugate $(DESTDIR)$(PREFIX)/bin/gpugate
+
+clean:
+	rm -rf build
+
+-include $(OBJS:.o=.d)

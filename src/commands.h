@@ -1,0 +1,16 @@
+/* The subcommands of the gpugate binary; main.c dispatches to them. Each
+ * returns the process exit status (0, 1 or 3; never 2). */
+#ifndef GPUGATE_COMMANDS_H
+#define GPUGATE_COMMANDS_H
+
+#define EXIT_HEALTHY 0
+#define EXIT_UNHEALTHY 1
+#define EXIT_USAGE 3
+
+int cmd_check(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+
+/* Prints "gpugate: MESSAGE" and the usage hint to stderr; returns EXIT_USAGE. */
+int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

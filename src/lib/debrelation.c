@@ -1,0 +1,148 @@
+#include "debrelation.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "debversion.h"
+#include "util.h"
+
+const char *rel_op_text(enum rel_op op)
+{
+	static const char *const text[] = { "", "<<", "<=", "=", ">=", ">>" };
+	return text[op];
+}
+
+bool rel_op_holds(enum rel_op op, const char *installed, const char *required)
+{
+	if (op == REL_ANY)
+		return true;
+	int c = debversion_compare(installed, required);
+	switch (op) {
+	case REL_LT: return c < 0;
+	case REL_LE: return c <= 0;
+	case REL_EQ: return c == 0;
+	case REL_GE: return c >= 0;
+	case REL_GT: return c > 0;
+	default: return false;
+	}
+}
+
+static const char *skip_space(const char *p)
+{
+	while (*p == ' ' || *p == '\t')
+		p++;
+	return p;
+}
+
+/* Package names: lowercase letters, digits, + - . ; at least two characters,
+ * starting with an alphanumeric (deb-control(5)). */
+static bool valid_name_char(char c)
+{
+	return islower((unsigned char)c) || isdigit((unsigned char)c) || c == '+' || c == '-' || c == '.';
+}
+
+static int fail(char *err, size_t size, const char *text, const char *at, const char *what)
+{
+	snprintf(err, size, "%s at column %zu of '%s'", what, (size_t)(at - text) + 1, text);
+	return -1;
+}
+
+static int parse_alt(const char *text, const char **pp, struct rel_alt *alt, char *err, size_t size)
+{
+	const char *p = skip_space(*pp);
+	const char *start = p;
+	while (valid_name_char(*p))
+		p++;
+	if (p == start)
+		return fail(err, size, text, p, isupper((unsigned char)*p)
+			    ? "package names are lowercase" : "expected a package name");
+	if (p - start < 2 || !isalnum((unsigned char)*start))
+		return fail(err, size, text, start, "invalid package name (two or more of a-z 0-9 + - ., starting alphanumeric)");
+	alt->name = xstrndup(start, (size_t)(p - start));
+	if (*p == ':') {
+		const char *a = ++p;
+		while (islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '-')
+			p++;
+		if (p == a)
+			return fail(err, size, text, p, "expected an architecture after ':'");
+		alt->arch = xstrndup(a, (size_t)(p - a));
+	}
+	p = skip_space(p);
+	if (*p == '(') {
+		p = skip_space(p + 1);
+		static const struct { const char *s; enum rel_op op; } ops[] = {
+			{ "<<", REL_LT }, { "<=", REL_LE }, { ">=", REL_GE }, { ">>", REL_GT }, { "=", REL_EQ },
+		};
+		alt->op = REL_ANY;
+		for (size_t i = 0; i < ARRAY_SIZE(ops); i++) {
+			size_t n = strlen(ops[i].s);
+			if (strncmp(p, ops[i].s, n) == 0) {
+				alt->op = ops[i].op;
+				p += n;
+				break;
+			}
+		}
+		if (alt->op == REL_ANY) {
+			if (*p == '<' || *p == '>')
+				return fail(err, size, text, p, "obsolete operator '<' or '>' (use << <= >= >>)");
+			return fail(err, size, text, p, "expected an operator (<< <= = >= >>)");
+		}
+		p = skip_space(p);
+		const char *v = p;
+		while (*p && *p != ')' && *p != ' ' && *p != '\t')
+			p++;
+		if (p == v)
+			return fail(err, size, text, p, "expected a version");
+		alt->version = xstrndup(v, (size_t)(p - v));
+		const char *bad = debversion_invalid(alt->version);
+		if (bad)
+			return fail(err, size, text, v, bad);
+		p = skip_space(p);
+		if (*p != ')')
+			return fail(err, size, text, p, "expected ')'");
+		p = skip_space(p + 1);
+	}
+	*pp = p;
+	return 0;
+}
+
+int relation_parse(const char *text, struct relation *out, char *err, size_t err_size)
+{
+	memset(out, 0, sizeof(*out));
+	const char *p = text;
+	for (;;) {
+		out->alts = xrealloc(out->alts, (out->count + 1) * sizeof(*out->alts));
+		struct rel_alt *alt = &out->alts[out->count++];
+		memset(alt, 0, sizeof(*alt));
+		if (parse_alt(text, &p, alt, err, err_size) < 0) {
+			relation_free(out);
+			return -1;
+		}
+		if (*p == '|') {
+			p++;
+			continue;
+		}
+		if (*p) {
+			fail(err, err_size, text, p, *p == ','
+			     ? "one relation per list item (',' joins relations in dpkg; use a new item)"
+			     : "unexpected text");
+			relation_free(out);
+			return -1;
+		}
+		return 0;
+	}
+}
+
+void relation_free(struct relation *rel)
+{
+	for (size_t i = 0; i < rel->count; i++) {
+		free(rel->alts[i].name);
+		free(rel->alts[i].arch);
+		free(rel->alts[i].version);
+	}
+	free(rel->alts);
+	rel->alts = NULL;
+	rel->count = 0;
+}

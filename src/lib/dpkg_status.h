@@ -1,0 +1,34 @@
+/* The dpkg database's status file (deb822 stanzas), read for the few
+ * packages a spec names. */
+#ifndef GPUGATE_DPKG_STATUS_H
+#define GPUGATE_DPKG_STATUS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct dpkg_pkg {
+	char *name;
+	char *arch;      /* "" when the stanza has none */
+	char *version;   /* "" when the stanza has none */
+	char *state;     /* third word of Status: installed, config-files, ... */
+	size_t line;     /* where the stanza starts */
+};
+
+struct dpkg_status {
+	struct dpkg_pkg *pkgs;
+	size_t count;
+	char *native_arch; /* Architecture of the dpkg package itself, when present */
+};
+
+/* Keeps the stanzas whose Package is in wanted (NULL-terminated; NULL keeps
+ * every stanza). Returns 0, or -1 with err = "FILE:LINE: problem". A missing
+ * file gives -2 with errno text in err. */
+int dpkg_status_parse(const char *path, const char *content, size_t len, const char *const *wanted,
+		      struct dpkg_status *out, char *err, size_t err_size);
+int dpkg_status_load(const char *path, const char *const *wanted, struct dpkg_status *out,
+		     char *err, size_t err_size);
+void dpkg_status_free(struct dpkg_status *st);
+/* True when state is "installed" (only that counts for a relation). */
+bool dpkg_pkg_installed(const struct dpkg_pkg *p);
+
+#endif

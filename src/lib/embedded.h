@@ -1,0 +1,19 @@
+/* Files built into the binary at build time (profiles, kernels), so that the
+ * binary needs nothing beside it. The tables are generated into build/. */
+#ifndef GPUGATE_EMBEDDED_H
+#define GPUGATE_EMBEDDED_H
+
+#include <stddef.h>
+
+struct embedded_file {
+	const char *name;
+	const unsigned char *data;
+	size_t size;
+};
+
+/* checks/{healthcheck,ci,validate}.yaml, by name without .yaml; NULL-name terminated */
+extern const struct embedded_file embedded_profiles[];
+
+const struct embedded_file *embedded_find(const struct embedded_file *table, const char *name);
+
+#endif

@@ -1,0 +1,334 @@
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static void out_of_memory(void)
+{
+	static const char msg[] = "gpugate: out of memory\n";
+	if (write(2, msg, sizeof(msg) - 1) < 0) { /* nothing more to do */ }
+	_exit(1);
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		out_of_memory();
+	return p;
+}
+
+void *xcalloc(size_t count, size_t n)
+{
+	void *p = calloc(count ? count : 1, n ? n : 1);
+	if (!p)
+		out_of_memory();
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		out_of_memory();
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+	char *p = xmalloc(n + 1);
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+char *xvasprintf(const char *fmt, va_list ap)
+{
+	struct strbuf sb = STRBUF_INIT;
+	sb_vprintf(&sb, fmt, ap);
+	return sb_detach(&sb);
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = xvasprintf(fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+static void sb_grow(struct strbuf *sb, size_t extra)
+{
+	if (sb->len + extra + 1 <= sb->alloc)
+		return;
+	size_t want = sb->alloc ? sb->alloc * 2 : 64;
+	while (want < sb->len + extra + 1)
+		want *= 2;
+	sb->buf = xrealloc(sb->buf, want);
+	sb->alloc = want;
+}
+
+void sb_add(struct strbuf *sb, const char *s, size_t n)
+{
+	sb_grow(sb, n);
+	memcpy(sb->buf + sb->len, s, n);
+	sb->len += n;
+	sb->buf[sb->len] = '\0';
+}
+
+void sb_puts(struct strbuf *sb, const char *s)
+{
+	sb_add(sb, s, strlen(s));
+}
+
+void sb_vprintf(struct strbuf *sb, const char *fmt, va_list ap)
+{
+	va_list cp;
+	va_copy(cp, ap);
+	int n = vsnprintf(NULL, 0, fmt, cp);
+	va_end(cp);
+	if (n < 0)
+		return;
+	sb_grow(sb, (size_t)n);
+	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+	sb->len += (size_t)n;
+}
+
+void sb_printf(struct strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	sb_vprintf(sb, fmt, ap);
+	va_end(ap);
+}
+
+char *sb_detach(struct strbuf *sb)
+{
+	char *s = sb->buf ? sb->buf : xstrdup("");
+	sb->buf = NULL;
+	sb->len = sb->alloc = 0;
+	return s;
+}
+
+void sb_release(struct strbuf *sb)
+{
+	free(sb->buf);
+	sb->buf = NULL;
+	sb->len = sb->alloc = 0;
+}
+
+int read_file(const char *path, char **content, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		close(fd);
+		return -EISDIR;
+	}
+	size_t cap = st.st_size > 0 ? (size_t)st.st_size + 1 : 4096, used = 0;
+	char *buf = xmalloc(cap);
+	for (;;) {
+		if (used + 1 >= cap) {
+			cap *= 2;
+			buf = xrealloc(buf, cap);
+		}
+		ssize_t n = read(fd, buf + used, cap - used - 1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			int err = -errno;
+			free(buf);
+			close(fd);
+			return err;
+		}
+		if (n == 0)
+			break;
+		used += (size_t)n;
+	}
+	close(fd);
+	buf[used] = '\0';
+	*content = buf;
+	if (len)
+		*len = used;
+	return 0;
+}
+
+int read_line_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	ssize_t n;
+	do
+		n = read(fd, buf, size - 1);
+	while (n < 0 && errno == EINTR);
+	int err = n < 0 ? -errno : 0;
+	close(fd);
+	if (err)
+		return err;
+	buf[n] = '\0';
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+		buf[--n] = '\0';
+	return 0;
+}
+
+int write_file_atomic(const char *path, const char *content, size_t len, unsigned mode)
+{
+	char *tmp = xasprintf("%s.%ld.tmp", path, (long)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+	if (fd < 0) {
+		int err = -errno;
+		free(tmp);
+		return err;
+	}
+	size_t done = 0;
+	int err = 0;
+	while (done < len) {
+		ssize_t n = write(fd, content + done, len - done);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			break;
+		}
+		done += (size_t)n;
+	}
+	if (!err && fchmod(fd, mode) < 0) /* umask must not widen or narrow it */
+		err = -errno;
+	if (close(fd) < 0 && !err)
+		err = -errno;
+	if (!err && rename(tmp, path) < 0)
+		err = -errno;
+	if (err)
+		unlink(tmp);
+	free(tmp);
+	return err;
+}
+
+double monotonic_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+double wall_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+char *root_path(const char *root, const char *path)
+{
+	if (!root || !*root || strcmp(root, "/") == 0)
+		return xstrdup(path);
+	size_t rl = strlen(root);
+	while (rl > 1 && root[rl - 1] == '/')
+		rl--;
+	while (*path == '/')
+		path++;
+	return xasprintf("%.*s/%s", (int)rl, root, path);
+}
+
+bool str_starts_with(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+bool str_ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+	return a >= b && memcmp(s + a - b, suffix, b) == 0;
+}
+
+char **split_list(const char *s, size_t *count)
+{
+	size_t n = 0, cap = 4;
+	char **list = xmalloc(cap * sizeof(*list));
+	while (*s) {
+		const char *end = strchr(s, ',');
+		if (!end)
+			end = s + strlen(s);
+		const char *a = s, *b = end;
+		while (a < b && (*a == ' ' || *a == '\t'))
+			a++;
+		while (b > a && (b[-1] == ' ' || b[-1] == '\t'))
+			b--;
+		if (b > a) {
+			if (n + 2 > cap) {
+				cap *= 2;
+				list = xrealloc(list, cap * sizeof(*list));
+			}
+			list[n++] = xstrndup(a, (size_t)(b - a));
+		}
+		s = *end ? end + 1 : end;
+	}
+	list[n] = NULL;
+	if (count)
+		*count = n;
+	return list;
+}
+
+void free_list(char **list)
+{
+	if (!list)
+		return;
+	for (char **p = list; *p; p++)
+		free(*p);
+	free(list);
+}
+
+static size_t utf8_sequence_length(const unsigned char *s)
+{
+	unsigned char c = s[0];
+	size_t n;
+	unsigned min;
+	unsigned cp;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xC2 && c <= 0xDF) { n = 2; cp = c & 0x1F; min = 0x80; }
+	else if (c >= 0xE0 && c <= 0xEF) { n = 3; cp = c & 0x0F; min = 0x800; }
+	else if (c >= 0xF0 && c <= 0xF4) { n = 4; cp = c & 0x07; min = 0x10000; }
+	else return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3F);
+	}
+	if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+		return 0;
+	return n;
+}
+
+void text_sanitize(char *s)
+{
+	unsigned char *p = (unsigned char *)s;
+	while (*p) {
+		size_t n = utf8_sequence_length(p);
+		if (n == 0 || (n == 1 && ((*p < 0x20 && *p != '\t' && *p != '\n') || *p == 0x7F))) {
+			*p++ = '?';
+			continue;
+		}
+		p += n;
+	}
+}

@@ -1,0 +1,64 @@
+/* Small helpers shared by every part of gpugate: allocation that cannot
+ * return NULL, formatted strings, whole-file reads, the monotonic clock,
+ * and paths joined under a --root prefix. */
+#ifndef GPUGATE_UTIL_H
+#define GPUGATE_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t count, size_t n);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *xvasprintf(const char *fmt, va_list ap);
+
+/* A growable string, as git's strbuf: always NUL-terminated. */
+struct strbuf {
+	char *buf;
+	size_t len;
+	size_t alloc;
+};
+#define STRBUF_INIT { NULL, 0, 0 }
+void sb_add(struct strbuf *sb, const char *s, size_t n);
+void sb_puts(struct strbuf *sb, const char *s);
+void sb_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sb_vprintf(struct strbuf *sb, const char *fmt, va_list ap);
+char *sb_detach(struct strbuf *sb); /* never NULL; caller frees */
+void sb_release(struct strbuf *sb);
+
+/* Reads a whole file. Returns 0, or -errno (content untouched). */
+int read_file(const char *path, char **content, size_t *len);
+/* Reads a small sysfs-style file and strips the trailing newline. */
+int read_line_file(const char *path, char *buf, size_t size);
+/* Writes content to path through a temp file in the same folder and rename(2),
+ * so a reader never sees half a file. mode as for open(2). Returns 0 or -errno. */
+int write_file_atomic(const char *path, const char *content, size_t len, unsigned mode);
+
+double monotonic_seconds(void);
+double wall_seconds(void);
+
+/* root "" or "/" means the real root. The result is root + path, path absolute. */
+char *root_path(const char *root, const char *path);
+
+bool str_starts_with(const char *s, const char *prefix);
+bool str_ends_with(const char *s, const char *suffix);
+/* Splits "a,b, c" on commas; trims spaces; empty items dropped. NULL-terminated. */
+char **split_list(const char *s, size_t *count);
+void free_list(char **list);
+
+#endif
+
+#ifndef GPUGATE_UTIL_UTF8
+#define GPUGATE_UTIL_UTF8
+/* Replaces every byte that is not part of valid UTF-8, and every control
+ * character but tab and newline, with '?', in place: text from files and the
+ * environment reaches JSON and XML reports. */
+void text_sanitize(char *s);
+#endif

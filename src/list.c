@@ -1,0 +1,51 @@
+/* `gpugate list`: every check with a one-line description, and which of
+ * them each built-in profile runs. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "lib/embedded.h"
+#include "registry.h"
+#include "spec.h"
+
+static void list_profile(const struct embedded_file *f)
+{
+	struct spec spec;
+	struct spec_error err;
+	char label[64];
+	snprintf(label, sizeof(label), "profile %s", f->name);
+	printf("  %-12s", f->name);
+	if (spec_load_buffer(&spec, label, (const char *)f->data, f->size, &err) < 0) {
+		printf(" (broken: %s)\n", err.msg);
+		spec_free(&spec);
+		return;
+	}
+	const char *sep = " ";
+	for (const struct check_group *const *g = registry_groups; *g; g++) {
+		if (!spec_has(&spec, (*g)->name))
+			continue;
+		for (const struct check_def *c = (*g)->checks; c->id; c++) {
+			if (c->enabled_by && !spec_bool(&spec, c->enabled_by, false))
+				continue;
+			printf("%s%s", sep, c->id);
+			sep = ", ";
+		}
+	}
+	printf("\n");
+	spec_free(&spec);
+}
+
+int cmd_list(int argc, char **argv)
+{
+	(void)argv;
+	if (argc > 1)
+		return usage_error("list takes no arguments");
+	printf("checks:\n");
+	for (const struct check_group *const *g = registry_groups; *g; g++)
+		for (const struct check_def *c = (*g)->checks; c->id; c++)
+			printf("  %-24s %s%s\n", c->id, c->description, c->expensive ? " [expensive]" : "");
+	printf("\nprofiles (gpugate check --profile NAME):\n");
+	for (const struct embedded_file *f = embedded_profiles; f->name; f++)
+		list_profile(f);
+	return EXIT_HEALTHY;
+}

@@ -1,0 +1,300 @@
+/* gpugate: proves a GPU container is ready before work runs on it.
+ * main() picks the subcommand; `check` (the default) turns options and a
+ * spec into a context, runs the checks, writes the reports and exits. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "context.h"
+#include "lib/embedded.h"
+#include "lib/util.h"
+#include "registry.h"
+#include "report/report.h"
+#include "runner.h"
+#include "spec.h"
+
+#ifndef GPUGATE_VERSION
+#define GPUGATE_VERSION "0.1.0"
+#endif
+
+extern char **environ;
+
+static const char usage_text[] =
+	"usage: gpugate [check] [options]       check this machine or container\n"
+	"       gpugate list                    every check id and the profiles\n"
+	"       gpugate hf where|scan|verify|fetch ...\n"
+	"       gpugate --version | --help\n"
+	"\n"
+	"check options:\n"
+	"  --profile healthcheck|ci|validate   built-in spec (default ci)\n"
+	"  --spec FILE.yaml                    your own spec instead of a profile\n"
+	"  --root DIR                          read system paths under DIR instead of /\n"
+	"  --format text|json|junit|prom|github  report on stdout (default text)\n"
+	"  --report FORMAT:FILE                also write a report to FILE (repeatable)\n"
+	"  --deadline SECONDS                  the whole run finishes by then\n"
+	"  --only ID[,ID]  --skip ID[,ID]      checks by id or id prefix (runtime, hf.integrity)\n"
+	"\n"
+	"exit status: 0 healthy (warnings allowed), 1 unhealthy, 3 usage or spec error\n";
+
+int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("gpugate: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'gpugate --help' for usage.\n", stderr);
+	return EXIT_USAGE;
+}
+
+struct report_request {
+	char *format;
+	char *path;
+};
+
+struct check_options {
+	const char *profile;
+	const char *spec_path;
+	const char *root;
+	const char *format;
+	double deadline; /* 0: from the spec or the profile */
+	char **only, **skip;
+	struct report_request *reports;
+	size_t n_reports;
+};
+
+static double default_deadline(const char *profile)
+{
+	if (strcmp(profile, "healthcheck") == 0)
+		return 8;   /* under Docker's usual 10 s HEALTHCHECK timeout */
+	if (strcmp(profile, "validate") == 0)
+		return 300;
+	return 60;
+}
+
+static int check_patterns(char **list, const char *option)
+{
+	for (char **p = list; p && *p; p++) {
+		bool known = registry_find(*p) != NULL;
+		for (const struct check_group *const *g = registry_groups; !known && *g; g++)
+			known = strcmp((*g)->name, *p) == 0;
+		if (!known)
+			return usage_error("%s: no check has the id or prefix '%s' (see 'gpugate list')", option, *p);
+	}
+	return 0;
+}
+
+static int parse_check_options(int argc, char **argv, struct check_options *o)
+{
+	enum { OPT_PROFILE = 256, OPT_SPEC, OPT_ROOT, OPT_FORMAT, OPT_REPORT, OPT_DEADLINE, OPT_ONLY, OPT_SKIP };
+	static const struct option longopts[] = {
+		{ "profile", required_argument, NULL, OPT_PROFILE },
+		{ "spec", required_argument, NULL, OPT_SPEC },
+		{ "root", required_argument, NULL, OPT_ROOT },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "report", required_argument, NULL, OPT_REPORT },
+		{ "deadline", required_argument, NULL, OPT_DEADLINE },
+		{ "only", required_argument, NULL, OPT_ONLY },
+		{ "skip", required_argument, NULL, OPT_SKIP },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	memset(o, 0, sizeof(*o));
+	o->format = "text";
+	opterr = 0;
+	optind = 1;
+	int c;
+	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_PROFILE:
+			if (!embedded_find(embedded_profiles, optarg))
+				return usage_error("--profile: unknown profile '%s' (healthcheck, ci, validate; or --spec FILE)", optarg);
+			o->profile = optarg;
+			break;
+		case OPT_SPEC:
+			o->spec_path = optarg;
+			break;
+		case OPT_ROOT: {
+			struct stat st;
+			if (stat(optarg, &st) < 0)
+				return usage_error("--root %s: %s", optarg, strerror(errno));
+			if (!S_ISDIR(st.st_mode))
+				return usage_error("--root %s: not a directory", optarg);
+			o->root = optarg;
+			break;
+		}
+		case OPT_FORMAT:
+			if (!report_lookup(optarg))
+				return usage_error("--format: unknown format '%s' (%s)", optarg, report_format_names());
+			o->format = optarg;
+			break;
+		case OPT_REPORT: {
+			const char *colon = strchr(optarg, ':');
+			if (!colon || colon == optarg || !colon[1])
+				return usage_error("--report wants FORMAT:FILE, such as junit:gpugate.xml, not '%s'", optarg);
+			char *format = xstrndup(optarg, (size_t)(colon - optarg));
+			if (!report_lookup(format)) {
+				usage_error("--report: unknown format '%s' (%s)", format, report_format_names());
+				free(format);
+				return EXIT_USAGE;
+			}
+			o->reports = xrealloc(o->reports, (o->n_reports + 1) * sizeof(*o->reports));
+			o->reports[o->n_reports].format = format;
+			o->reports[o->n_reports].path = xstrdup(colon + 1);
+			o->n_reports++;
+			break;
+		}
+		case OPT_DEADLINE:
+			if (parse_seconds(optarg, &o->deadline) < 0 || o->deadline <= 0)
+				return usage_error("--deadline: '%s' is not a positive number of seconds", optarg);
+			break;
+		case OPT_ONLY:
+			free_list(o->only);
+			o->only = split_list(optarg, NULL);
+			if (check_patterns(o->only, "--only"))
+				return EXIT_USAGE;
+			break;
+		case OPT_SKIP:
+			free_list(o->skip);
+			o->skip = split_list(optarg, NULL);
+			if (check_patterns(o->skip, "--skip"))
+				return EXIT_USAGE;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return -1;
+		case ':':
+			return usage_error("option '%s' needs an argument", argv[optind - 1]);
+		default:
+			if (optopt >= OPT_PROFILE)
+				return usage_error("option '%s' needs an argument", argv[optind - 1]);
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	return 0;
+}
+
+static void free_check_options(struct check_options *o)
+{
+	free_list(o->only);
+	free_list(o->skip);
+	for (size_t i = 0; i < o->n_reports; i++) {
+		free(o->reports[i].format);
+		free(o->reports[i].path);
+	}
+	free(o->reports);
+}
+
+static int load_spec(const struct check_options *o, struct spec *spec)
+{
+	struct spec_error err;
+	int rc;
+	if (o->spec_path) {
+		rc = spec_load_file(spec, o->spec_path, &err);
+	} else {
+		const char *name = o->profile ? o->profile : "ci";
+		const struct embedded_file *f = embedded_find(embedded_profiles, name);
+		char *label = xasprintf("profile %s", name);
+		rc = spec_load_buffer(spec, label, (const char *)f->data, f->size, &err);
+		free(label);
+	}
+	if (rc < 0)
+		fprintf(stderr, "gpugate: spec error: %s\n", err.msg);
+	return rc;
+}
+
+int cmd_check(int argc, char **argv)
+{
+	double start = monotonic_seconds();
+	struct check_options o;
+	int rc = parse_check_options(argc, argv, &o);
+	if (rc) {
+		free_check_options(&o);
+		return rc < 0 ? EXIT_HEALTHY : rc;
+	}
+	struct spec spec;
+	if (load_spec(&o, &spec) < 0) {
+		spec_free(&spec);
+		free_check_options(&o);
+		return EXIT_USAGE;
+	}
+	const char *profile = o.profile ? o.profile : spec_str(&spec, "profile", "ci");
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	self[n > 0 ? n : 0] = '\0';
+	double deadline = o.deadline ? o.deadline
+				     : spec_seconds(&spec, "deadline", default_deadline(profile));
+	struct context ctx = {
+		.root = o.root ? o.root : "",
+		.spec = &spec,
+		.profile = profile,
+		.env = environ,
+		.self_exe = n > 0 ? self : argv[0],
+		.start = start,
+		.deadline = start + deadline,
+	};
+	struct selection sel = { .only = o.only, .skip = o.skip };
+	struct run run;
+	run_checks(&ctx, &sel, &run);
+	if (strcmp(profile, "healthcheck") == 0)
+		run.text_limit = 4096; /* Docker keeps no more of a health check's output */
+
+	int code = run_exit_code(&run);
+	if (report_to_stdout(o.format, &run) < 0 && code == EXIT_HEALTHY)
+		code = EXIT_UNHEALTHY;
+	for (size_t i = 0; i < o.n_reports; i++) {
+		int err = report_to_file(o.reports[i].format, &run, o.reports[i].path);
+		if (err < 0) {
+			fprintf(stderr, "gpugate: cannot write the %s report to %s: %s\n", o.reports[i].format,
+				o.reports[i].path, strerror(-err));
+			code = EXIT_USAGE;
+		}
+	}
+	if (run.timed_out) {
+		/* a check is still running on the worker thread: leave without
+		 * waiting for it or freeing what it uses */
+		fflush(stdout);
+		fflush(stderr);
+		_exit(code);
+	}
+	run_release(&run);
+	spec_free(&spec);
+	free_check_options(&o);
+	return code;
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+} commands[] = {
+	{ "check", cmd_check },
+	{ "list", cmd_list },
+};
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0)) {
+		printf("gpugate %s\n", GPUGATE_VERSION);
+		return EXIT_HEALTHY;
+	}
+	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+			 strcmp(argv[1], "help") == 0)) {
+		fputs(usage_text, stdout);
+		return EXIT_HEALTHY;
+	}
+	if (argc > 1 && argv[1][0] != '-') {
+		for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+			if (strcmp(argv[1], commands[i].name) == 0)
+				return commands[i].fn(argc - 1, argv + 1);
+		return usage_error("unknown command '%s'", argv[1]);
+	}
+	return cmd_check(argc, argv);
+}

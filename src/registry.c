@@ -1,0 +1,64 @@
+#include "registry.h"
+
+#include <string.h>
+
+#include "checks/groups.h"
+
+const struct check_group *const registry_groups[] = {
+	&packages_group,
+	&devices_group,
+	&system_group,
+	&hf_group,
+	&runtime_group,
+	NULL,
+};
+
+/* Keys that belong to no group. */
+static const struct spec_key top_keys[] = {
+	{ "", SPEC_MAP, SCALAR_STR, NULL, "the spec" },
+	{ "profile", SPEC_SCALAR, SCALAR_STR, NULL,
+	  "behaviour base: healthcheck (no writes, no GPU load), ci or validate; default ci" },
+	{ "description", SPEC_SCALAR, SCALAR_STR, NULL, "free text shown by `gpugate list`" },
+	{ "deadline", SPEC_SCALAR, SCALAR_SECONDS, NULL,
+	  "the whole run ends by then; --deadline overrides" },
+	{ NULL, 0, 0, NULL, NULL },
+};
+
+static const struct spec_key *find_in(const struct spec_key *keys, const char *path)
+{
+	for (const struct spec_key *k = keys; k && k->path; k++)
+		if (strcmp(k->path, path) == 0)
+			return k;
+	return NULL;
+}
+
+const struct spec_key *registry_spec_key(const char *path)
+{
+	const struct spec_key *k = find_in(top_keys, path);
+	for (const struct check_group *const *g = registry_groups; !k && *g; g++)
+		k = find_in((*g)->spec_keys, path);
+	return k;
+}
+
+int registry_validate_spec(const struct spec *spec, struct spec_error *err)
+{
+	for (const struct check_group *const *g = registry_groups; *g; g++)
+		if ((*g)->validate && spec_has(spec, (*g)->name) && (*g)->validate(spec, err) < 0)
+			return -1;
+	return 0;
+}
+
+bool check_id_matches(const char *id, const char *pattern)
+{
+	size_t n = strlen(pattern);
+	return strncmp(id, pattern, n) == 0 && (id[n] == '\0' || id[n] == '.');
+}
+
+const struct check_def *registry_find(const char *id_or_prefix)
+{
+	for (const struct check_group *const *g = registry_groups; *g; g++)
+		for (const struct check_def *c = (*g)->checks; c->id; c++)
+			if (check_id_matches(c->id, id_or_prefix))
+				return c;
+	return NULL;
+}

@@ -1,0 +1,42 @@
+/* The registry: one static table of check groups, each with its checks, the
+ * spec keys it reads and an optional validator for them. Adding a check means
+ * adding a line to its group's table; adding a group, one line in registry.c. */
+#ifndef GPUGATE_REGISTRY_H
+#define GPUGATE_REGISTRY_H
+
+#include <stdbool.h>
+
+#include "context.h"
+#include "result.h"
+#include "spec.h"
+
+struct check_def {
+	const char *id;            /* dotted, first part is the group */
+	const char *description;   /* one line, for `gpugate list` */
+	const char *enabled_by;    /* spec bool that turns it on, or NULL: on with its group */
+	bool expensive;            /* loads a GPU or reads every byte of something */
+	void (*run)(const struct context *ctx, void *group_state, struct result *r);
+};
+
+struct check_group {
+	const char *name;          /* also the spec section that turns the group on */
+	const char *description;
+	const struct spec_key *spec_keys;           /* terminated by { NULL } */
+	int (*validate)(const struct spec *spec, struct spec_error *err); /* may be NULL */
+	/* Work shared by the group's checks (a sysfs scan, a probe run), made once
+	 * before the first of them runs. May be NULL. */
+	void *(*prepare)(const struct context *ctx);
+	void (*release)(void *state);
+	const struct check_def *checks;             /* terminated by { NULL } */
+};
+
+extern const struct check_group *const registry_groups[]; /* NULL-terminated */
+
+const struct spec_key *registry_spec_key(const char *path);
+/* Runs every group's validator; 0 or -1 with err filled. */
+int registry_validate_spec(const struct spec *spec, struct spec_error *err);
+/* True when id equals pattern or starts with pattern followed by '.'. */
+bool check_id_matches(const char *id, const char *pattern);
+const struct check_def *registry_find(const char *id_or_prefix);
+
+#endif

@@ -1,0 +1,111 @@
+#include "result.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/util.h"
+
+const char *status_name(enum status s)
+{
+	switch (s) {
+	case STATUS_PASS: return "pass";
+	case STATUS_SKIP: return "skip";
+	case STATUS_WARN: return "warn";
+	case STATUS_FAIL: return "fail";
+	}
+	return "fail";
+}
+
+void result_set(struct result *r, enum status s, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	free(r->summary);
+	r->summary = xvasprintf(fmt, ap);
+	va_end(ap);
+	text_sanitize(r->summary);
+	/* a summary is one line */
+	for (char *p = r->summary; *p; p++)
+		if (*p == '\n')
+			*p = ' ';
+	r->status = s;
+}
+
+void result_remedy(struct result *r, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *line = xvasprintf(fmt, ap);
+	va_end(ap);
+	text_sanitize(line);
+	if (r->remediation) {
+		/* skip a line that is already there, whole */
+		size_t n = strlen(line);
+		for (const char *p = r->remediation; p; p = strchr(p, '\n')) {
+			if (*p == '\n')
+				p++;
+			if (strncmp(p, line, n) == 0 && (p[n] == '\n' || p[n] == '\0')) {
+				free(line);
+				return;
+			}
+		}
+		char *joined = xasprintf("%s\n%s", r->remediation, line);
+		free(r->remediation);
+		free(line);
+		r->remediation = joined;
+	} else {
+		r->remediation = line;
+	}
+}
+
+json_t *json_text(const char *s)
+{
+	char *copy = xstrdup(s ? s : "");
+	text_sanitize(copy);
+	json_t *j = json_string(copy);
+	free(copy);
+	return j;
+}
+
+json_t *result_details(struct result *r)
+{
+	if (!r->details)
+		r->details = json_object();
+	return r->details;
+}
+
+void result_finding(struct result *r, enum status s, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *text = xvasprintf(fmt, ap);
+	va_end(ap);
+	text_sanitize(text);
+	json_t *details = result_details(r);
+	json_t *findings = json_object_get(details, "findings");
+	if (!findings) {
+		findings = json_array();
+		json_object_set_new(details, "findings", findings);
+	}
+	json_array_append_new(findings, json_string(text));
+	free(text);
+	if (s > r->status)
+		r->status = s;
+}
+
+size_t result_finding_count(const struct result *r)
+{
+	json_t *f = r->details ? json_object_get(r->details, "findings") : NULL;
+	return f ? json_array_size(f) : 0;
+}
+
+void result_release(struct result *r)
+{
+	free(r->summary);
+	free(r->remediation);
+	if (r->details)
+		json_decref(r->details);
+	r->summary = r->remediation = NULL;
+	r->details = NULL;
+}

@@ -1,0 +1,37 @@
+/* One check's outcome. A check fills exactly one result; reporters only read it. */
+#ifndef GPUGATE_RESULT_H
+#define GPUGATE_RESULT_H
+
+#include <jansson.h>
+
+enum status { STATUS_PASS = 0, STATUS_SKIP, STATUS_WARN, STATUS_FAIL };
+
+struct result {
+	const char *id;          /* the check's id, owned by the registry */
+	enum status status;
+	char *summary;           /* one line */
+	char *remediation;       /* how to fix it; lines joined with '\n'; may be NULL */
+	double duration_ms;
+	json_t *details;         /* object or NULL; "findings" is an array of strings */
+};
+
+const char *status_name(enum status s);
+
+/* Sets the status and the one-line summary (replacing any earlier one). */
+void result_set(struct result *r, enum status s, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Appends one remediation line; the same line is never added twice. */
+void result_remedy(struct result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Records one problem or observation under details.findings and raises the
+ * status to s when s is worse than the current one. */
+void result_finding(struct result *r, enum status s, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* details as an object, created on first use. */
+json_t *result_details(struct result *r);
+/* Number of findings recorded so far. */
+size_t result_finding_count(const struct result *r);
+/* A JSON string from any bytes (invalid UTF-8 replaced): never NULL. */
+json_t *json_text(const char *s);
+void result_release(struct result *r);
+
+#endif

@@ -1,0 +1,71 @@
+/* The spec: a YAML file (or a built-in profile) that says what to check.
+ * It is loaded once, validated against the keys every check group declares
+ * (unknown key, wrong type: an error naming file, line and column), and then
+ * read by the checks through the accessors below. */
+#ifndef GPUGATE_SPEC_H
+#define GPUGATE_SPEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <yaml.h>
+
+/* What a key may hold; a bit mask, so a key can accept a string or a map. */
+enum spec_kind { SPEC_SCALAR = 1, SPEC_SEQ = 2, SPEC_MAP = 4 };
+/* How a scalar is read. */
+enum spec_scalar { SCALAR_STR = 0, SCALAR_BOOL, SCALAR_INT, SCALAR_SIZE, SCALAR_SECONDS, SCALAR_ENUM };
+
+/* One allowed key. path is dotted from the top ("hf.min_free"); the items of a
+ * list are "list[]" ("hf.models[]", "hf.models[].repo"). */
+struct spec_key {
+	const char *path;
+	unsigned kinds;
+	enum spec_scalar scalar;
+	const char *choices; /* SCALAR_ENUM: "a|b|c" */
+	const char *help;    /* one line for `gpugate list --spec-keys` and README */
+};
+
+struct spec {
+	char *name;          /* file path, or "profile NAME" for a built-in */
+	yaml_document_t doc;
+	bool loaded;
+};
+
+struct spec_error {
+	char msg[1024];
+};
+
+/* Both return 0, or -1 with err filled as "NAME:LINE:COL: problem". */
+int spec_load_file(struct spec *spec, const char *path, struct spec_error *err);
+int spec_load_buffer(struct spec *spec, const char *name, const char *buf, size_t len,
+		     struct spec_error *err);
+void spec_free(struct spec *spec);
+
+/* Formats an error located at node (used by group validators). Returns -1. */
+int spec_error_at(struct spec_error *err, const struct spec *spec, const yaml_node_t *node,
+		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Node lookup by dotted path from the top, or below a given mapping node. */
+yaml_node_t *spec_get(const struct spec *spec, const char *path);
+yaml_node_t *spec_child(const struct spec *spec, const yaml_node_t *map, const char *key);
+bool spec_has(const struct spec *spec, const char *path);
+
+/* Typed reads with a default for a missing key. The loader has already
+ * checked the types, so these never fail. */
+const char *spec_str(const struct spec *spec, const char *path, const char *def);
+bool spec_bool(const struct spec *spec, const char *path, bool def);
+long spec_int(const struct spec *spec, const char *path, long def);
+uint64_t spec_size(const struct spec *spec, const char *path, uint64_t def);
+double spec_seconds(const struct spec *spec, const char *path, double def);
+
+/* The same on a node already in hand (a list item, a map value). */
+const char *spec_node_str(const yaml_node_t *node); /* NULL unless a scalar */
+size_t spec_seq_len(const yaml_node_t *node);
+yaml_node_t *spec_seq_item(const struct spec *spec, const yaml_node_t *node, size_t i);
+
+/* Scalar parsers shared by the loader and the command line. Return 0 or -1. */
+int parse_bool(const char *s, bool *out);
+int parse_size(const char *s, uint64_t *out);     /* "10GiB", "512MB", "4096" */
+int parse_seconds(const char *s, double *out);    /* "10", "10s", "500ms", "2m", "1h" */
+
+#endif
