@@ -1,0 +1,81 @@
+/* The GPU backend interface. A backend runs only inside the probe child
+ * (`gpugate probe ...`, started by the runtime check in its own process
+ * group); the checking process never loads a GPU library. The child reports
+ * on a pipe, one line at a time:
+ *
+ *   stage NAME [DEVICE]       entering a stage (loader, init, drivers, devices,
+ *                             context, memory, module, launch, sync, verify,
+ *                             telemetry); DEVICE is a PCI address or index
+ *   result JSON               the final result, one line of JSON (last line)
+ *
+ * so that when the child hangs or dies, the parent still knows the last stage
+ * it entered ("hung in stage sync on 0000:03:00.0", "SIGSEGV in stage init").
+ *
+ * The result object (keys a backend fills; absent when unknown):
+ *   backend        "level-zero" | "cuda"
+ *   ok             true when every stage passed
+ *   stage          the stage that failed (when !ok)
+ *   error          the API's error name: "ZE_RESULT_ERROR_UNINITIALIZED",
+ *                  "CUDA_ERROR_NO_DEVICE"
+ *   message        what it means and the fix, one sentence
+ *   library        the real path of the loaded library (dladdr/dlinfo)
+ *   driver_version the driver version as text (decoded, e.g. "1.3.29735")
+ *   devices        array of objects: index, name, uuid, pci, vendor_id,
+ *                  device_id, memory_total, memory_free (bytes), compute
+ *                  (e.g. "9.0" or EU count), smoke {ok, elements,
+ *                  mismatches, first_bad_index}, timings_ms {stage: ms},
+ *                  telemetry {temperature_c, power_w, ...}, error/stage
+ *                  when this device failed
+ *   timings_ms     per stage, whole-probe
+ */
+#ifndef GPUGATE_BACKEND_H
+#define GPUGATE_BACKEND_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The child's end of the pipe. */
+struct probe_channel {
+	int fd;
+};
+
+/* Writes "stage NAME[ DEVICE]\n" at once (unbuffered: the next call may hang). */
+void probe_stage(struct probe_channel *ch, const char *stage, const char *device);
+/* Writes "result JSON\n". */
+void probe_result(struct probe_channel *ch, json_t *result);
+
+struct backend_options {
+	int device;               /* probe this device index only; -1: enumerate all, smoke none */
+	bool smoke;               /* run the smoke kernel */
+	bool telemetry;           /* temperature, power, ... (validate profile) */
+	size_t work_items;        /* smoke kernel size; at least 1 << 20 */
+	double sync_timeout_s;    /* finite wait for completion; the parent's kill is the backstop */
+	const char *cache_dir;    /* where a backend may keep a native module cache, or NULL */
+};
+
+struct backend {
+	const char *name;         /* "level-zero", "cuda" (spec runtime.backend values) */
+	const char *library;      /* soname the child dlopens, e.g. "libze_loader.so.1" */
+	const char *provided_by;  /* install hint: "libze1 (Debian/Ubuntu), level-zero (Intel)" */
+	/* Runs in the child: emits stages, fills result (see above), returns 0 when
+	 * ok, else nonzero. Never called in the checking process. */
+	int (*run)(struct probe_channel *ch, const struct backend_options *opt, json_t *result);
+};
+
+extern const struct backend ze_backend;
+extern const struct backend cuda_backend;
+
+/* The smoke kernel's formula, shared by the host check of every backend and
+ * by the test drivers: out[i] = in[i] * 3 + i (mod 2^32). */
+static inline unsigned smoke_expected(unsigned in, unsigned i)
+{
+	return in * 3u + i;
+}
+/* The input the host writes before the launch. */
+static inline unsigned smoke_input(unsigned i)
+{
+	return i ^ 0x5bd1e995u;
+}
+
+#endif
