@@ -42,17 +42,6 @@ static const char usage_text[] =
 	"\n"
 	"exit status: 0 healthy (warnings allowed), 1 unhealthy, 3 usage or spec error\n";
 
-int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("gpugate: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\nTry 'gpugate --help' for usage.\n", stderr);
-	return EXIT_USAGE;
-}
-
 struct report_request {
 	char *format;
 	char *path;

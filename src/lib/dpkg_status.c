@@ -1,6 +1,10 @@
 #include "dpkg_status.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,9 +15,27 @@
 struct stanza {
 	const char *name, *arch, *version, *status;
 	size_t name_len, arch_len, version_len, status_len;
-	size_t line;
+	const char *start;
 	bool any;
 };
+
+/* Is the package named by the value of a Package field wanted? "dpkg" always
+ * is: its Architecture is the native one. */
+static bool stanza_wanted(const char *const *wanted, const char *v, size_t n)
+{
+	while (n && (*v == ' ' || *v == '\t')) {
+		v++;
+		n--;
+	}
+	while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+		n--;
+	if (n == 4 && memcmp(v, "dpkg", 4) == 0)
+		return true;
+	for (; *wanted; wanted++)
+		if (strlen(*wanted) == n && memcmp(*wanted, v, n) == 0)
+			return true;
+	return false;
+}
 
 static bool wanted_name(const char *const *wanted, const char *name)
 {
@@ -36,8 +58,25 @@ static char *trimmed(const char *s, size_t n)
 	return xstrndup(s, n);
 }
 
+/* Line number of offset, counted only when one is reported. */
+static size_t line_of(const char *content, const char *at)
+{
+	size_t line = 1;
+	for (const char *p = content; p < at; p++)
+		line += *p == '\n';
+	return line;
+}
+
+static bool is_blank(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != ' ' && p[i] != '\t')
+			return false;
+	return true;
+}
+
 /* Status is "want flag state"; the state is the third word. */
-static int status_state(const char *path, const struct stanza *s, const char *name, char **state,
+static int status_state(const char *path, const char *content, const struct stanza *s, const char *name, char **state,
 			char *err, size_t size)
 {
 	if (!s->status) {
@@ -51,8 +90,9 @@ static int status_state(const char *path, const struct stanza *s, const char *na
 	for (char *tok = strtok_r(st, " \t", &save); tok && n < 4; tok = strtok_r(NULL, " \t", &save))
 		words[n++] = tok;
 	if (n != 3) {
+		size_t line_no = line_of(content, s->start);
 		snprintf(err, size, "%s:%zu: Status of %s should have three words (want flag state), has '%.*s'",
-			 path, s->line, name, (int)(s->status_len > 80 ? 80 : s->status_len), s->status);
+			 path, line_no, name, (int)(s->status_len > 80 ? 80 : s->status_len), s->status);
 		free(st);
 		return -1;
 	}
@@ -61,18 +101,18 @@ static int status_state(const char *path, const struct stanza *s, const char *na
 	return 0;
 }
 
-static int finish(const char *path, struct stanza *s, const char *const *wanted,
+static int finish(const char *path, const char *content, struct stanza *s, const char *const *wanted,
 		  struct dpkg_status *out, char *err, size_t size)
 {
 	if (!s->any)
 		return 0;
 	if (!s->name) {
-		snprintf(err, size, "%s:%zu: stanza has no Package field", path, s->line);
+		snprintf(err, size, "%s:%zu: stanza has no Package field", path, line_of(content, s->start));
 		return -1;
 	}
 	char *name = trimmed(s->name, s->name_len);
 	if (!*name) {
-		snprintf(err, size, "%s:%zu: empty Package field", path, s->line);
+		snprintf(err, size, "%s:%zu: empty Package field", path, line_of(content, s->start));
 		free(name);
 		return -1;
 	}
@@ -83,7 +123,7 @@ static int finish(const char *path, struct stanza *s, const char *const *wanted,
 		return 0;
 	}
 	char *state;
-	if (status_state(path, s, name, &state, err, size) < 0) {
+	if (status_state(path, content, s, name, &state, err, size) < 0) {
 		free(name);
 		return -1;
 	}
@@ -93,7 +133,7 @@ static int finish(const char *path, struct stanza *s, const char *const *wanted,
 	p->arch = s->arch ? trimmed(s->arch, s->arch_len) : xstrdup("");
 	p->version = s->version ? trimmed(s->version, s->version_len) : xstrdup("");
 	p->state = state;
-	p->line = s->line;
+	p->line = (size_t)(s->start - content); /* an offset until the parse ends */
 	return 0;
 }
 
@@ -102,45 +142,48 @@ int dpkg_status_parse(const char *path, const char *content, size_t len, const c
 {
 	static const char *const fields[] = { "Package", "Architecture", "Version", "Status" };
 	memset(out, 0, sizeof(*out));
+	const char *nul = memchr(content, '\0', len);
+	if (nul) {
+		snprintf(err, err_size, "%s:%zu: NUL byte in the status file (corrupt?)", path,
+			 line_of(content, nul));
+		return -1;
+	}
 	struct stanza s;
 	memset(&s, 0, sizeof(s));
 	const char *p = content, *end = content + len;
-	size_t line = 0;
 	bool in_field = false; /* a continuation line needs a field before it */
+	bool skipping = false; /* inside a stanza of a package nobody asked for */
 	int rc = 0;
 	while (rc == 0 && p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *eol = nl ? nl : end;
 		size_t n = (size_t)(eol - p);
-		line++;
 		if (n && p[n - 1] == '\r')
 			n--; /* CRLF, as a file edited on Windows has */
-		bool blank = true;
-		for (size_t i = 0; i < n && blank; i++)
-			blank = p[i] == ' ' || p[i] == '\t';
-		if (memchr(p, '\0', n)) {
-			snprintf(err, err_size, "%s:%zu: NUL byte in the status file (corrupt?)", path, line);
-			rc = -1;
-		} else if (blank) {
-			rc = finish(path, &s, wanted, out, err, err_size);
+		if (n == 0 || ((p[0] == ' ' || p[0] == '\t') && is_blank(p, n))) {
+			if (!skipping)
+				rc = finish(path, content, &s, wanted, out, err, err_size);
 			memset(&s, 0, sizeof(s));
-			in_field = false;
+			in_field = skipping = false;
+		} else if (skipping) {
+			/* most of the file: descriptions of other packages */
 		} else if (p[0] == ' ' || p[0] == '\t') {
 			if (!in_field) {
-				snprintf(err, err_size, "%s:%zu: continuation line outside a field", path, line);
+				snprintf(err, err_size, "%s:%zu: continuation line outside a field", path,
+					 line_of(content, p));
 				rc = -1;
 			}
 		} else {
 			const char *colon = memchr(p, ':', n);
 			if (!colon || colon == p) {
 				snprintf(err, err_size, "%s:%zu: malformed line (expected 'Field: value'): '%.*s'",
-					 path, line, (int)(n > 60 ? 60 : n), p);
+					 path, line_of(content, p), (int)(n > 60 ? 60 : n), p);
 				rc = -1;
 				break;
 			}
 			if (!s.any) {
 				s.any = true;
-				s.line = line;
+				s.start = p;
 			}
 			size_t fl = (size_t)(colon - p);
 			const char *v = colon + 1;
@@ -153,12 +196,21 @@ int dpkg_status_parse(const char *path, const char *content, size_t len, const c
 					*lens[i] = vl;
 				}
 			}
+			if (s.name == v && wanted && !stanza_wanted(wanted, v, vl))
+				skipping = true;
 			in_field = true;
 		}
 		p = nl ? nl + 1 : end;
 	}
-	if (rc == 0)
-		rc = finish(path, &s, wanted, out, err, err_size);
+	if (rc == 0 && !skipping)
+		rc = finish(path, content, &s, wanted, out, err, err_size);
+	/* offsets to line numbers, in one pass: kept stanzas are in file order */
+	size_t line = 1, offset = 0;
+	for (size_t i = 0; rc == 0 && i < out->count; i++) {
+		for (; offset < out->pkgs[i].line; offset++)
+			line += content[offset] == '\n';
+		out->pkgs[i].line = line;
+	}
 	if (rc < 0)
 		dpkg_status_free(out);
 	return rc;
@@ -167,16 +219,35 @@ int dpkg_status_parse(const char *path, const char *content, size_t len, const c
 int dpkg_status_load(const char *path, const char *const *wanted, struct dpkg_status *out,
 		     char *err, size_t err_size)
 {
-	char *content;
-	size_t len;
-	int rc = read_file(path, &content, &len);
-	if (rc < 0) {
-		memset(out, 0, sizeof(*out));
-		snprintf(err, err_size, "%s: %s", path, strerror(-rc));
+	memset(out, 0, sizeof(*out));
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		snprintf(err, err_size, "%s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return -2;
 	}
-	rc = dpkg_status_parse(path, content, len, wanted, out, err, err_size);
-	free(content);
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, err_size, "%s: not a regular file", path);
+		close(fd);
+		return -1;
+	}
+	if (st.st_size == 0) {
+		close(fd);
+		return 0;
+	}
+	/* Mapped, not read: the file is most of a megabyte and a copy into fresh
+	 * heap pages costs more than the parse (health checks run every 30 s). */
+	void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	int saved = errno;
+	close(fd);
+	if (map == MAP_FAILED) {
+		snprintf(err, err_size, "%s: %s", path, strerror(saved));
+		return -1;
+	}
+	int rc = dpkg_status_parse(path, map, (size_t)st.st_size, wanted, out, err, err_size);
+	munmap(map, (size_t)st.st_size);
 	return rc;
 }
 

@@ -1,0 +1,96 @@
+/* Relation expressions: what parses, what it means, and the errors. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "lib/debrelation.h"
+
+static void test_valid(void **state)
+{
+	(void)state;
+	struct relation r;
+	char err[256];
+	assert_int_equal(relation_parse("libze1", &r, err, sizeof(err)), 0);
+	assert_int_equal(r.count, 1);
+	assert_string_equal(r.alts[0].name, "libze1");
+	assert_null(r.alts[0].arch);
+	assert_int_equal(r.alts[0].op, REL_ANY);
+	relation_free(&r);
+
+	assert_int_equal(relation_parse("  libze-intel-gpu1 ( >= 24.26 ) |intel-level-zero-gpu:amd64 (>>1.3.29138)",
+					&r, err, sizeof(err)), 0);
+	assert_int_equal(r.count, 2);
+	assert_string_equal(r.alts[0].name, "libze-intel-gpu1");
+	assert_int_equal(r.alts[0].op, REL_GE);
+	assert_string_equal(r.alts[0].version, "24.26");
+	assert_string_equal(r.alts[1].name, "intel-level-zero-gpu");
+	assert_string_equal(r.alts[1].arch, "amd64");
+	assert_int_equal(r.alts[1].op, REL_GT);
+	assert_string_equal(r.alts[1].version, "1.3.29138");
+	relation_free(&r);
+
+	const char *ops[] = { "<<", "<=", "=", ">=", ">>" };
+	const enum rel_op want[] = { REL_LT, REL_LE, REL_EQ, REL_GE, REL_GT };
+	for (size_t i = 0; i < 5; i++) {
+		char text[64];
+		snprintf(text, sizeof(text), "a0:any (%s 1:2.0~rc1-1)", ops[i]);
+		assert_int_equal(relation_parse(text, &r, err, sizeof(err)), 0);
+		assert_int_equal(r.alts[0].op, want[i]);
+		assert_string_equal(r.alts[0].arch, "any");
+		relation_free(&r);
+	}
+}
+
+static void expect_error(const char *text, const char *words)
+{
+	struct relation r;
+	char err[256];
+	assert_int_equal(relation_parse(text, &r, err, sizeof(err)), -1);
+	if (!strstr(err, words))
+		fail_msg("'%s': error '%s' lacks '%s'", text, err, words);
+	assert_null(r.alts);
+}
+
+static void test_invalid(void **state)
+{
+	(void)state;
+	expect_error("", "expected a package name");
+	expect_error("LibZe1", "lowercase");
+	expect_error("a", "invalid package name");
+	expect_error("libze1 (>= )", "expected a version");
+	expect_error("libze1 (> 1.0)", "obsolete operator");
+	expect_error("libze1 (~ 1.0)", "expected an operator");
+	expect_error("libze1 (>= 1.0", "expected ')'");
+	expect_error("libze1 (>= x1.0)", "does not start with digit");
+	expect_error("libze1, libze-dev", "one relation per list item");
+	expect_error("libze1 |", "expected a package name");
+	expect_error("libze1: (>= 1)", "architecture");
+	expect_error("libze1 junk", "unexpected text");
+}
+
+static void test_holds(void **state)
+{
+	(void)state;
+	assert_true(rel_op_holds(REL_GE, "1.8.12-1", "1.8"));
+	assert_false(rel_op_holds(REL_GE, "1.8.12-1", "1.17"));
+	assert_true(rel_op_holds(REL_LT, "1.0~rc1", "1.0"));
+	assert_true(rel_op_holds(REL_EQ, "1.01", "1.1"));
+	assert_false(rel_op_holds(REL_GT, "2.0", "2.0"));
+	assert_true(rel_op_holds(REL_LE, "2.0", "2.0"));
+	assert_true(rel_op_holds(REL_ANY, "", ""));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_valid),
+		cmocka_unit_test(test_invalid),
+		cmocka_unit_test(test_holds),
+	};
+	return cmocka_run_group_tests_name("debrelation", tests, NULL, NULL);
+}

@@ -1,0 +1,155 @@
+/* The dpkg status parser: continuation lines, multi-arch, states, CRLF,
+ * missing final newline, empty and large files, and malformed input. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/dpkg_status.h"
+#include "lib/util.h"
+
+static const char sample[] =
+	"Package: dpkg\nStatus: install ok installed\nArchitecture: amd64\nVersion: 1.21.22\n\n"
+	"Package: libze1\nStatus: install ok installed\nPriority: optional\nArchitecture: amd64\n"
+	"Multi-Arch: same\nVersion: 1.8.12-1\nDescription: oneAPI Level Zero\n"
+	" The loader\n .\n\tmore text: with a colon\n\n"
+	"Package: libze1\nStatus: install ok installed\nArchitecture: i386\nVersion: 1.8.11-1\n\n"
+	"Package: intel-opencl-icd\nstatus: deinstall ok config-files\nARCHITECTURE: amd64\nversion: 22.43.24595.41-1\n\n"
+	"Package: unrelated\nStatus: install ok installed\nVersion: 1\n";
+
+static struct dpkg_status parse_ok(const char *text, const char *const *wanted)
+{
+	struct dpkg_status st;
+	char err[512];
+	int rc = dpkg_status_parse("status", text, strlen(text), wanted, &st, err, sizeof(err));
+	if (rc != 0)
+		fail_msg("parse failed: %s", err);
+	return st;
+}
+
+static void test_sample(void **state)
+{
+	(void)state;
+	const char *wanted[] = { "libze1", "intel-opencl-icd", NULL };
+	struct dpkg_status st = parse_ok(sample, wanted);
+	assert_string_equal(st.native_arch, "amd64");
+	assert_int_equal(st.count, 3);
+	assert_string_equal(st.pkgs[0].name, "libze1");
+	assert_string_equal(st.pkgs[0].arch, "amd64");
+	assert_string_equal(st.pkgs[0].version, "1.8.12-1");
+	assert_true(dpkg_pkg_installed(&st.pkgs[0]));
+	assert_int_equal(st.pkgs[0].line, 6);
+	assert_string_equal(st.pkgs[1].arch, "i386"); /* multi-arch: both kept */
+	assert_string_equal(st.pkgs[1].version, "1.8.11-1");
+	assert_string_equal(st.pkgs[2].name, "intel-opencl-icd"); /* field names any case */
+	assert_string_equal(st.pkgs[2].state, "config-files");
+	assert_false(dpkg_pkg_installed(&st.pkgs[2]));
+	assert_int_equal(st.pkgs[2].line, 22);
+	dpkg_status_free(&st);
+
+	st = parse_ok(sample, NULL); /* everything, no final newline */
+	assert_int_equal(st.count, 5);
+	assert_string_equal(st.pkgs[4].name, "unrelated");
+	assert_string_equal(st.pkgs[4].arch, "");
+	dpkg_status_free(&st);
+}
+
+static void test_crlf_and_empty(void **state)
+{
+	(void)state;
+	struct strbuf sb = STRBUF_INIT;
+	for (const char *p = sample; *p; p++) {
+		if (*p == '\n')
+			sb_puts(&sb, "\r");
+		sb_add(&sb, p, 1);
+	}
+	const char *wanted[] = { "libze1", NULL };
+	struct dpkg_status st = parse_ok(sb.buf, wanted);
+	assert_int_equal(st.count, 2);
+	assert_string_equal(st.pkgs[0].version, "1.8.12-1");
+	assert_string_equal(st.pkgs[0].state, "installed");
+	dpkg_status_free(&st);
+	sb_release(&sb);
+
+	st = parse_ok("", wanted);
+	assert_int_equal(st.count, 0);
+	dpkg_status_free(&st);
+	st = parse_ok("\n\n  \n\n", wanted);
+	assert_int_equal(st.count, 0);
+	dpkg_status_free(&st);
+}
+
+static void expect_error(const char *text, const char *words)
+{
+	struct dpkg_status st;
+	char err[512];
+	assert_int_equal(dpkg_status_parse("/x/status", text, strlen(text), NULL, &st, err, sizeof(err)), -1);
+	if (!strstr(err, words))
+		fail_msg("error '%s' lacks '%s'", err, words);
+	assert_int_equal(st.count, 0);
+}
+
+static void test_malformed(void **state)
+{
+	(void)state;
+	expect_error("Package: a\nthis line has no colon\n", "/x/status:2: malformed line");
+	expect_error(" leading continuation\n", "/x/status:1: continuation line outside a field");
+	expect_error("Package: aa\nStatus: install ok\n", "/x/status:1: Status of aa should have three words");
+	expect_error("Version: 1\nStatus: install ok installed\n\n", "/x/status:1: stanza has no Package field");
+	expect_error("Package: aa\n\nPackage: \n", "/x/status:3: empty Package field");
+	expect_error("Package: aa\n: novalue\n", "malformed line");
+	const char nul[] = "Package: aa\nVersion: 1\0\n";
+	struct dpkg_status st;
+	char err[512];
+	assert_int_equal(dpkg_status_parse("/x/status", nul, sizeof(nul) - 1, NULL, &st, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "/x/status:2: NUL byte"));
+}
+
+static void test_large(void **state)
+{
+	(void)state;
+	/* about 5 MB of stanzas with long descriptions; the wanted one is last */
+	struct strbuf sb = STRBUF_INIT;
+	for (int i = 0; sb.len < 5 * 1024 * 1024; i++) {
+		sb_printf(&sb, "Package: pkg%d\nStatus: install ok installed\nArchitecture: amd64\n"
+			       "Version: %d.0-1\nDescription: filler\n", i, i);
+		for (int k = 0; k < 20; k++)
+			sb_puts(&sb, " Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod.\n");
+		sb_puts(&sb, "\n");
+	}
+	sb_puts(&sb, "Package: libze1\nStatus: install ok installed\nArchitecture: amd64\nVersion: 1.17.0-1\n");
+	const char *wanted[] = { "libze1", "pkg7", NULL };
+	struct dpkg_status st = parse_ok(sb.buf, wanted);
+	assert_int_equal(st.count, 2);
+	assert_string_equal(st.pkgs[0].name, "pkg7");
+	assert_int_equal(st.pkgs[0].line, 7 * 26 + 1);
+	assert_string_equal(st.pkgs[1].version, "1.17.0-1");
+	dpkg_status_free(&st);
+	sb_release(&sb);
+}
+
+static void test_missing_file(void **state)
+{
+	(void)state;
+	struct dpkg_status st;
+	char err[512];
+	assert_int_equal(dpkg_status_load("/nonexistent/var/lib/dpkg/status", NULL, &st, err, sizeof(err)), -2);
+	assert_non_null(strstr(err, "No such file"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sample),
+		cmocka_unit_test(test_crlf_and_empty),
+		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_large),
+		cmocka_unit_test(test_missing_file),
+	};
+	return cmocka_run_group_tests_name("dpkg_status", tests, NULL, NULL);
+}
