@@ -216,8 +216,9 @@ static int validate_node(const struct spec *spec, yaml_node_t *node, const char 
 		}
 		char *child = *path ? xasprintf("%s.%s", path, (char *)k->data.scalar.value)
 				    : xstrdup((char *)k->data.scalar.value);
-		int rc = validate_node(spec, yaml_document_get_node((yaml_document_t *)&spec->doc, p->value),
-				       child, err);
+		int rc = registry_spec_key(child)
+			 ? validate_node(spec, yaml_document_get_node((yaml_document_t *)&spec->doc, p->value), child, err)
+			 : spec_error_at(err, spec, k, "unknown key '%s'%s", child, *path ? "" : " (sections: packages, devices, system, hf, runtime)");
 		free(child);
 		if (rc)
 			return rc;

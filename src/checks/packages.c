@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../lib/debrelation.h"
+#include "../lib/debversion.h"
 #include "../lib/dpkg_status.h"
 #include "../lib/util.h"
 #include "groups.h"
@@ -63,7 +64,10 @@ static bool relation_holds(const struct relation *rel, const struct dpkg_status 
 				continue;
 			bool ok_arch = arch_matches(alt, p, st->native_arch);
 			bool ok_state = dpkg_pkg_installed(p);
-			bool ok_version = ok_state && rel_op_holds(alt->op, p->version, alt->version ? alt->version : "");
+			/* dpkg refuses to compare a malformed version; so do we */
+			const char *bad_version = alt->op != REL_ANY ? debversion_invalid(p->version) : NULL;
+			bool ok_version = ok_state && !bad_version &&
+					  rel_op_holds(alt->op, p->version, alt->version ? alt->version : "");
 			json_t *j = json_object();
 			json_object_set_new(j, "package", json_text(p->name));
 			json_object_set_new(j, "architecture", json_text(p->arch));
@@ -77,6 +81,8 @@ static bool relation_holds(const struct relation *rel, const struct dpkg_status 
 				sb_printf(found, " is not installed (state %s)", *p->state ? p->state : "unknown");
 			else if (!ok_arch)
 				sb_printf(found, " has the wrong architecture");
+			else if (bad_version)
+				sb_printf(found, " has an invalid version (%s)", bad_version);
 			else if (!ok_version)
 				sb_printf(found, " is %s", alt->op == REL_LT || alt->op == REL_LE ? "too new" :
 					  alt->op == REL_EQ ? "another version" : "too old");

@@ -1,0 +1,78 @@
+"""Shared helpers for the integration tests: they drive the built binary
+(path in $GPUGATE) against fixture roots that the tests create."""
+import json
+import os
+import subprocess
+import time
+
+import pytest
+
+GPUGATE = os.environ.get("GPUGATE") or os.path.join(
+    os.path.dirname(__file__), "..", "..", "build", "gpugate")
+
+
+class Run:
+    def __init__(self, proc, seconds):
+        self.rc = proc.returncode
+        self.out = proc.stdout
+        self.err = proc.stderr
+        self.seconds = seconds
+
+    def json(self):
+        return json.loads(self.out)
+
+    def check(self, check_id):
+        for c in self.json()["checks"]:
+            if c["id"] == check_id:
+                return c
+        raise AssertionError(f"no check {check_id} in {self.out}")
+
+    def __repr__(self):
+        return f"rc={self.rc}\nstdout:\n{self.out}\nstderr:\n{self.err}"
+
+
+def run_gpugate(*args, env=None, timeout=60, input=None, extra_env=None):
+    """Runs gpugate; never lets a hang pass unnoticed (timeout raises)."""
+    e = dict(os.environ if env is None else env)
+    if extra_env:
+        e.update(extra_env)
+    t0 = time.monotonic()
+    proc = subprocess.run([GPUGATE, *args], capture_output=True, text=True,
+                          env=e, timeout=timeout, input=input, errors="replace")
+    r = Run(proc, time.monotonic() - t0)
+    assert r.rc >= 0, f"gpugate died of signal {-r.rc}: {r}"
+    assert r.rc != 2, f"gpugate exited 2 (reserved by Docker): {r}"
+    return r
+
+
+def write(path, text, mode=None):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w" if isinstance(text, str) else "wb") as f:
+        f.write(text)
+    if mode is not None:
+        os.chmod(path, mode)
+    return path
+
+
+def stanza(name, version, arch="amd64", state="installed"):
+    want = "install" if state == "installed" else "deinstall"
+    return (f"Package: {name}\nStatus: {want} ok {state}\nPriority: optional\n"
+            f"Architecture: {arch}\nVersion: {version}\nDescription: test fixture\n"
+            f" more text\n")
+
+
+def dpkg_root(tmp_path, stanzas, native="amd64"):
+    """A root whose dpkg database holds the given stanzas (and dpkg itself)."""
+    root = tmp_path / "root"
+    body = stanza("dpkg", "1.21.22", native) + "\n" + "\n".join(stanzas)
+    write(str(root / "var/lib/dpkg/status"), body)
+    return root
+
+
+def spec_file(tmp_path, text, name="spec.yaml"):
+    return write(str(tmp_path / name), text)
+
+
+@pytest.fixture
+def gpugate():
+    return run_gpugate

@@ -1,0 +1,127 @@
+"""The command-line contract of DESIGN.md: options, exit codes, spec errors."""
+import os
+import re
+
+import pytest
+
+from conftest import dpkg_root, run_gpugate, spec_file, stanza, write
+
+PKG_SPEC = "packages:\n  - libze1 (>= 1.8)\n"
+
+
+def test_version_and_help():
+    r = run_gpugate("--version")
+    assert r.rc == 0 and re.match(r"^gpugate \d+\.\d+\.\d+\n$", r.out)
+    r = run_gpugate("--help")
+    assert r.rc == 0
+    for word in ("--profile", "--spec", "--root", "--format", "--report", "--deadline",
+                 "--only", "--skip", "exit status"):
+        assert word in r.out
+    assert run_gpugate("check", "--help").rc == 0
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--bogus"], "unknown option '--bogus'"),
+    (["check", "--format"], "needs an argument"),
+    (["--format", "yaml"], "unknown format 'yaml'"),
+    (["--report", "json"], "FORMAT:FILE"),
+    (["--report", "xml:out.xml"], "unknown format 'xml'"),
+    (["--profile", "fast"], "unknown profile 'fast'"),
+    (["--deadline", "soon"], "--deadline"),
+    (["--deadline", "0"], "--deadline"),
+    (["--deadline", "-5"], "--deadline"),
+    (["--only", "nothing"], "'nothing'"),
+    (["--skip", "packages,nope.x"], "'nope.x'"),
+    (["--root", "/nonexistent/root"], "No such file"),
+    (["--root", "/etc/hostname"], "not a directory"),
+    (["frobnicate"], "unknown command 'frobnicate'"),
+    (["check", "extra"], "unexpected argument 'extra'"),
+    (["list", "x"], "no arguments"),
+])
+def test_usage_errors_exit_3(args, words):
+    r = run_gpugate(*args)
+    assert r.rc == 3, r
+    assert words in r.err, r
+    assert "Try 'gpugate --help'" in r.err
+    assert r.out == ""
+
+
+def test_list_names_checks_and_profiles():
+    r = run_gpugate("list")
+    assert r.rc == 0
+    assert re.search(r"^  packages\.installed +\S", r.out, re.M)
+    for profile in ("healthcheck", "ci", "validate"):
+        assert re.search(rf"^  {profile} +.*packages\.installed", r.out, re.M), r.out
+
+
+@pytest.mark.parametrize("text,where,words", [
+    ("packages: [libze1\n", ":2:1:", "YAML syntax error"),
+    ("packages:\n  - libze1\nbogus: 1\n", ":3:1:", "unknown key 'bogus'"),
+    ("packages: libze1\n", ":1:11:", "'packages' must be a list"),
+    ("packages:\n  - libze1 (>> x)\n", ":2:5:", "bad package relation"),
+    ("packages:\n  - [a, b]\n", ":2:5:", "must be a single value"),
+    ("deadline: soon\npackages: []\n", ":1:11:", "deadline must be a duration"),
+    ("packages: []\npackages: []\n", ":2:1:", "duplicate key 'packages'"),
+    ("- a\n- b\n", ":1:1:", "top level must be a mapping"),
+    ("", "", "is empty"),
+    ("a: 1\n---\nb: 2\n", "", "more than one YAML document"),
+])
+def test_spec_errors_exit_3_with_location(tmp_path, text, where, words):
+    path = spec_file(tmp_path, text)
+    r = run_gpugate("check", "--spec", path)
+    assert r.rc == 3, r
+    assert f"{path}{where}" in r.err, r
+    assert words in r.err, r
+
+
+def test_spec_unreadable_and_binary(tmp_path):
+    r = run_gpugate("--spec", str(tmp_path / "missing.yaml"))
+    assert r.rc == 3 and "missing.yaml: cannot read the spec: No such file" in r.err
+    path = write(str(tmp_path / "bin.yaml"), b"packages:\x00\n")
+    r = run_gpugate("--spec", path)
+    assert r.rc == 3 and "NUL bytes" in r.err
+
+
+def test_exit_codes_0_and_1(tmp_path):
+    root = dpkg_root(tmp_path, [stanza("libze1", "1.8.12-1")])
+    ok = spec_file(tmp_path, PKG_SPEC, "ok.yaml")
+    bad = spec_file(tmp_path, "packages:\n  - libze1 (>= 1.17)\n", "bad.yaml")
+    assert run_gpugate("--spec", ok, "--root", str(root)).rc == 0
+    assert run_gpugate("check", "--spec", bad, "--root", str(root)).rc == 1
+
+
+def test_only_and_skip_select_checks(tmp_path):
+    root = dpkg_root(tmp_path, [stanza("libze1", "1.8.12-1")])
+    spec = spec_file(tmp_path, "packages:\n  - libze1 (>= 9)\n")
+    r = run_gpugate("--spec", spec, "--root", str(root), "--format", "json", "--skip", "packages")
+    assert r.rc == 0 and r.json()["checks"] == []
+    r = run_gpugate("--spec", spec, "--root", str(root), "--format", "json", "--only", "packages.installed")
+    assert r.rc == 1 and [c["id"] for c in r.json()["checks"]] == ["packages.installed"]
+    r = run_gpugate("--spec", spec, "--root", str(root), "--format", "json",
+                    "--only", "packages", "--skip", "packages.installed")
+    assert r.rc == 0 and r.json()["checks"] == []
+
+
+def test_deadline_fails_a_hung_check_in_time(tmp_path):
+    """A status file that is a FIFO with no writer blocks open(2) forever:
+    the run must still end at the deadline, with the check failed as timed out."""
+    root = tmp_path / "root"
+    os.makedirs(root / "var/lib/dpkg")
+    os.mkfifo(root / "var/lib/dpkg/status")
+    spec = spec_file(tmp_path, PKG_SPEC)
+    r = run_gpugate("--spec", spec, "--root", str(root), "--deadline", "1", "--format", "json",
+                    timeout=10)
+    assert r.rc == 1, r
+    assert r.seconds < 1.8, r.seconds
+    c = r.check("packages.installed")
+    assert c["status"] == "fail"
+    assert "timed out" in c["summary"] and "1.0 s deadline" in c["summary"]
+
+
+def test_spec_deadline_key_is_used(tmp_path):
+    root = tmp_path / "root"
+    os.makedirs(root / "var/lib/dpkg")
+    os.mkfifo(root / "var/lib/dpkg/status")
+    spec = spec_file(tmp_path, "deadline: 300ms\n" + PKG_SPEC)
+    r = run_gpugate("--spec", spec, "--root", str(root), timeout=10)
+    assert r.rc == 1 and r.seconds < 1.2 and "timed out" in r.out, r
