@@ -15,7 +15,7 @@
 struct stanza {
 	const char *name, *arch, *version, *status;
 	size_t name_len, arch_len, version_len, status_len;
-	const char *start;
+	size_t line; /* where the stanza starts */
 	bool any;
 };
 
@@ -76,7 +76,7 @@ static bool is_blank(const char *p, size_t n)
 }
 
 /* Status is "want flag state"; the state is the third word. */
-static int status_state(const char *path, const char *content, const struct stanza *s, const char *name, char **state,
+static int status_state(const char *path, const struct stanza *s, const char *name, char **state,
 			char *err, size_t size)
 {
 	if (!s->status) {
@@ -90,7 +90,7 @@ static int status_state(const char *path, const char *content, const struct stan
 	for (char *tok = strtok_r(st, " \t", &save); tok && n < 4; tok = strtok_r(NULL, " \t", &save))
 		words[n++] = tok;
 	if (n != 3) {
-		size_t line_no = line_of(content, s->start);
+		size_t line_no = s->line;
 		snprintf(err, size, "%s:%zu: Status of %s should have three words (want flag state), has '%.*s'",
 			 path, line_no, name, (int)(s->status_len > 80 ? 80 : s->status_len), s->status);
 		free(st);
@@ -101,18 +101,18 @@ static int status_state(const char *path, const char *content, const struct stan
 	return 0;
 }
 
-static int finish(const char *path, const char *content, struct stanza *s, const char *const *wanted,
+static int finish(const char *path, struct stanza *s, const char *const *wanted,
 		  struct dpkg_status *out, char *err, size_t size)
 {
 	if (!s->any)
 		return 0;
 	if (!s->name) {
-		snprintf(err, size, "%s:%zu: stanza has no Package field", path, line_of(content, s->start));
+		snprintf(err, size, "%s:%zu: stanza has no Package field", path, s->line);
 		return -1;
 	}
 	char *name = trimmed(s->name, s->name_len);
 	if (!*name) {
-		snprintf(err, size, "%s:%zu: empty Package field", path, line_of(content, s->start));
+		snprintf(err, size, "%s:%zu: empty Package field", path, s->line);
 		free(name);
 		return -1;
 	}
@@ -123,7 +123,7 @@ static int finish(const char *path, const char *content, struct stanza *s, const
 		return 0;
 	}
 	char *state;
-	if (status_state(path, content, s, name, &state, err, size) < 0) {
+	if (status_state(path, s, name, &state, err, size) < 0) {
 		free(name);
 		return -1;
 	}
@@ -133,7 +133,7 @@ static int finish(const char *path, const char *content, struct stanza *s, const
 	p->arch = s->arch ? trimmed(s->arch, s->arch_len) : xstrdup("");
 	p->version = s->version ? trimmed(s->version, s->version_len) : xstrdup("");
 	p->state = state;
-	p->line = (size_t)(s->start - content); /* an offset until the parse ends */
+	p->line = s->line;
 	return 0;
 }
 
@@ -154,7 +154,9 @@ int dpkg_status_parse(const char *path, const char *content, size_t len, const c
 	bool in_field = false; /* a continuation line needs a field before it */
 	bool skipping = false; /* inside a stanza of a package nobody asked for */
 	int rc = 0;
+	size_t line = 0;
 	while (rc == 0 && p < end) {
+		line++;
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *eol = nl ? nl : end;
 		size_t n = (size_t)(eol - p);
@@ -162,28 +164,27 @@ int dpkg_status_parse(const char *path, const char *content, size_t len, const c
 			n--; /* CRLF, as a file edited on Windows has */
 		if (n == 0 || ((p[0] == ' ' || p[0] == '\t') && is_blank(p, n))) {
 			if (!skipping)
-				rc = finish(path, content, &s, wanted, out, err, err_size);
+				rc = finish(path, &s, wanted, out, err, err_size);
 			memset(&s, 0, sizeof(s));
 			in_field = skipping = false;
 		} else if (skipping) {
 			/* most of the file: descriptions of other packages */
 		} else if (p[0] == ' ' || p[0] == '\t') {
 			if (!in_field) {
-				snprintf(err, err_size, "%s:%zu: continuation line outside a field", path,
-					 line_of(content, p));
+				snprintf(err, err_size, "%s:%zu: continuation line outside a field", path, line);
 				rc = -1;
 			}
 		} else {
 			const char *colon = memchr(p, ':', n);
 			if (!colon || colon == p) {
 				snprintf(err, err_size, "%s:%zu: malformed line (expected 'Field: value'): '%.*s'",
-					 path, line_of(content, p), (int)(n > 60 ? 60 : n), p);
+					 path, line, (int)(n > 60 ? 60 : n), p);
 				rc = -1;
 				break;
 			}
 			if (!s.any) {
 				s.any = true;
-				s.start = p;
+				s.line = line;
 			}
 			size_t fl = (size_t)(colon - p);
 			const char *v = colon + 1;
@@ -203,14 +204,7 @@ int dpkg_status_parse(const char *path, const char *content, size_t len, const c
 		p = nl ? nl + 1 : end;
 	}
 	if (rc == 0 && !skipping)
-		rc = finish(path, content, &s, wanted, out, err, err_size);
-	/* offsets to line numbers, in one pass: kept stanzas are in file order */
-	size_t line = 1, offset = 0;
-	for (size_t i = 0; rc == 0 && i < out->count; i++) {
-		for (; offset < out->pkgs[i].line; offset++)
-			line += content[offset] == '\n';
-		out->pkgs[i].line = line;
-	}
+		rc = finish(path, &s, wanted, out, err, err_size);
 	if (rc < 0)
 		dpkg_status_free(out);
 	return rc;
