@@ -157,8 +157,9 @@ int run_checks(const struct context *ctx, const struct selection *sel, struct ru
 		r->duration_ms = 0;
 	}
 	run->timed_out = done < job->count;
-	if (threaded && !run->timed_out) {
-		pthread_join(thread, NULL);
+	if (!run->timed_out) {
+		if (threaded)
+			pthread_join(thread, NULL);
 		pthread_cond_destroy(&job->changed);
 		pthread_mutex_destroy(&job->lock);
 		free(job->results);
