@@ -1,0 +1,286 @@
+#include "drm_nodes.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+int read_attr_at(int dirfd, const char *name, char *buf, size_t size)
+{
+	/* O_NONBLOCK: a FIFO planted in a fixture or image must not hang us */
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	ssize_t n;
+	do
+		n = read(fd, buf, size - 1);
+	while (n < 0 && errno == EINTR);
+	int err = n < 0 ? -errno : 0;
+	close(fd);
+	if (err)
+		return err;
+	buf[n] = '\0';
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	return 0;
+}
+
+bool pci_bdf_valid(const char *s)
+{
+	static const char shape[] = "xxxx:xx:xx.x";
+	for (size_t i = 0; i < sizeof(shape) - 1; i++) {
+		char c = s[i];
+		if (shape[i] == 'x' ? !(isdigit((unsigned char)c) || (c >= 'a' && c <= 'f')) : c != shape[i])
+			return false;
+	}
+	return s[sizeof(shape) - 1] == '\0' && s[11] >= '0' && s[11] <= '7';
+}
+
+const char *pci_vendor_name(unsigned vendor)
+{
+	switch (vendor) {
+	case PCI_VENDOR_INTEL: return "Intel";
+	case PCI_VENDOR_NVIDIA: return "NVIDIA";
+	case PCI_VENDOR_AMD: return "AMD";
+	default: return NULL;
+	}
+}
+
+/* "0x8086" -> 0x8086; -1 for anything else. */
+static long parse_hex_attr(const char *s)
+{
+	if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X') || !isxdigit((unsigned char)s[2]))
+		return -1;
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s + 2, &end, 16);
+	if (errno || *end || v > 0xffffff)
+		return -1;
+	return (long)v;
+}
+
+static void add_problem(struct drm_scan *scan, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_problem(struct drm_scan *scan, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *line = xvasprintf(fmt, ap);
+	va_end(ap);
+	scan->problems = xrealloc(scan->problems, (scan->problem_count + 1) * sizeof(*scan->problems));
+	scan->problems[scan->problem_count++] = line;
+}
+
+/* "cardN" or "renderDN" with N decimal; connectors ("card0-DP-1") and
+ * "version" are not nodes. */
+static bool node_name(const char *name, bool *render)
+{
+	const char *digits;
+	if (strncmp(name, "renderD", 7) == 0) {
+		digits = name + 7;
+		*render = true;
+	} else if (strncmp(name, "card", 4) == 0) {
+		digits = name + 4;
+		*render = false;
+	} else {
+		return false;
+	}
+	if (!*digits || strlen(name) >= sizeof(((struct drm_node *)0)->name))
+		return false;
+	for (const char *p = digits; *p; p++)
+		if (!isdigit((unsigned char)*p))
+			return false;
+	return true;
+}
+
+static struct drm_gpu *find_gpu(struct drm_scan *scan, const char *bdf)
+{
+	for (size_t i = 0; i < scan->count; i++)
+		if (strcmp(scan->gpus[i].bdf, bdf) == 0)
+			return &scan->gpus[i];
+	return NULL;
+}
+
+/* Fills vendor, device, class and driver from ENTRY/device. 0, or -1 after
+ * recording a problem (the entry is then not a GPU we can judge). */
+static int read_pci_identity(struct drm_scan *scan, int classfd, const char *entry, struct drm_gpu *g)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "%s/device", entry);
+	int dfd = openat(classfd, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		add_problem(scan, "%s/%s: cannot open: %s", scan->class_dir, path, strerror(errno));
+		return -1;
+	}
+	static const char *const attrs[] = { "vendor", "device", "class" };
+	unsigned *fields[] = { &g->vendor, &g->device, &g->class };
+	int rc = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(attrs) && rc == 0; i++) {
+		char buf[64];
+		int err = read_attr_at(dfd, attrs[i], buf, sizeof(buf));
+		long v = err ? -1 : parse_hex_attr(buf);
+		if (err) {
+			add_problem(scan, "%s/%s/%s: cannot read: %s", scan->class_dir, path, attrs[i], strerror(-err));
+			rc = -1;
+		} else if (v < 0) {
+			text_sanitize(buf);
+			add_problem(scan, "%s/%s/%s: '%s' is not a hex id such as 0x8086", scan->class_dir, path, attrs[i], buf);
+			rc = -1;
+		} else {
+			*fields[i] = (unsigned)v;
+		}
+	}
+	char target[512];
+	ssize_t n = rc == 0 ? readlinkat(dfd, "driver", target, sizeof(target) - 1) : -1;
+	if (n > 0) {
+		target[n] = '\0';
+		const char *base = strrchr(target, '/');
+		base = base ? base + 1 : target;
+		size_t len = strnlen(base, sizeof(g->driver) - 1);
+		memcpy(g->driver, base, len);
+		g->driver[len] = '\0';
+		text_sanitize(g->driver);
+	}
+	close(dfd);
+	return rc;
+}
+
+/* Reads ENTRY/dev ("226:128") into node. */
+static void read_dev_numbers(struct drm_scan *scan, int classfd, const char *entry, struct drm_node *node)
+{
+	char path[128], buf[64];
+	snprintf(path, sizeof(path), "%s/dev", entry);
+	int err = read_attr_at(classfd, path, buf, sizeof(buf));
+	unsigned major, minor;
+	char extra;
+	if (err) {
+		add_problem(scan, "%s/%s: cannot read: %s", scan->class_dir, path, strerror(-err));
+	} else if (sscanf(buf, "%u:%u%c", &major, &minor, &extra) != 2) {
+		text_sanitize(buf);
+		add_problem(scan, "%s/%s: '%s' is not MAJOR:MINOR", scan->class_dir, path, buf);
+	} else {
+		node->has_dev = true;
+		node->major = major;
+		node->minor = minor;
+	}
+}
+
+static void scan_entry(struct drm_scan *scan, int classfd, const char *entry, bool render)
+{
+	char path[128], target[512];
+	snprintf(path, sizeof(path), "%s/device", entry);
+	ssize_t n = readlinkat(classfd, path, target, sizeof(target) - 1);
+	if (n < 0) {
+		/* a virtual DRM device (vgem, vkms) has no parent device: not a GPU */
+		if (errno != ENOENT)
+			add_problem(scan, "%s/%s: cannot read the link: %s", scan->class_dir, path, strerror(errno));
+		return;
+	}
+	target[n] = '\0';
+	const char *bdf = strrchr(target, '/');
+	bdf = bdf ? bdf + 1 : target;
+	if (!pci_bdf_valid(bdf))
+		return; /* a platform device (simple-framebuffer, a display engine): not a PCI GPU */
+	struct drm_gpu *g = find_gpu(scan, bdf);
+	if (!g) {
+		struct drm_gpu fresh;
+		memset(&fresh, 0, sizeof(fresh));
+		memcpy(fresh.bdf, bdf, 13); /* validated: 12 characters and the NUL */
+		if (read_pci_identity(scan, classfd, entry, &fresh) < 0)
+			return;
+		scan->gpus = xrealloc(scan->gpus, (scan->count + 1) * sizeof(*scan->gpus));
+		scan->gpus[scan->count] = fresh;
+		g = &scan->gpus[scan->count++];
+	}
+	struct drm_node *node = render ? &g->render : &g->card;
+	if (node->name[0]) {
+		add_problem(scan, "%s: %s and %s both claim to be the %s node of %s", scan->class_dir,
+			    node->name, entry, render ? "render" : "card", bdf);
+		return;
+	}
+	snprintf(node->name, sizeof(node->name), "%s", entry);
+	read_dev_numbers(scan, classfd, entry, node);
+}
+
+static int by_bdf(const void *a, const void *b)
+{
+	return strcmp(((const struct drm_gpu *)a)->bdf, ((const struct drm_gpu *)b)->bdf);
+}
+
+void drm_scan(const char *root, struct drm_scan *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->class_dir = root_path(root, "/sys/class/drm");
+	int classfd = open(out->class_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (classfd < 0) {
+		out->error = errno;
+		return;
+	}
+	int walkfd = dup(classfd);
+	DIR *dir = walkfd >= 0 ? fdopendir(walkfd) : NULL;
+	if (!dir) {
+		out->error = errno;
+		if (walkfd >= 0)
+			close(walkfd);
+		close(classfd);
+		return;
+	}
+	struct dirent *de;
+	while ((de = readdir(dir))) {
+		bool render;
+		if (node_name(de->d_name, &render))
+			scan_entry(out, classfd, de->d_name, render);
+	}
+	closedir(dir);
+	close(classfd);
+	if (out->count > 1)
+		qsort(out->gpus, out->count, sizeof(*out->gpus), by_bdf);
+}
+
+void drm_scan_free(struct drm_scan *scan)
+{
+	for (size_t i = 0; i < scan->problem_count; i++)
+		free(scan->problems[i]);
+	free(scan->problems);
+	free(scan->gpus);
+	free(scan->class_dir);
+	memset(scan, 0, sizeof(*scan));
+}
+
+static unsigned count_prefixed(const char *dir, const char *prefix)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	unsigned n = 0;
+	size_t plen = strlen(prefix);
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (strncmp(de->d_name, prefix, plen) == 0 && isdigit((unsigned char)de->d_name[plen]))
+			n++;
+	closedir(d);
+	return n;
+}
+
+unsigned drm_gpu_tiles(const char *root, const struct drm_gpu *gpu)
+{
+	const char *node = gpu->card.name[0] ? gpu->card.name : gpu->render.name;
+	char *rel = xasprintf("/sys/class/drm/%s/gt", node);
+	char *path = root_path(root, rel);
+	unsigned n = count_prefixed(path, "gt");
+	free(rel);
+	free(path);
+	if (n == 0) {
+		rel = xasprintf("/sys/class/drm/%s/device", node);
+		path = root_path(root, rel);
+		n = count_prefixed(path, "tile");
+		free(rel);
+		free(path);
+	}
+	return n ? n : 1;
+}
