@@ -130,14 +130,13 @@ static int stat_under_root(const struct context *ctx, const char *path, struct s
 {
 	if (target && tsize)
 		target[0] = '\0';
-	if (lstat(path, st) < 0)
-		return -errno;
-	if (!S_ISLNK(st->st_mode))
-		return 0;
 	char link[1024];
 	ssize_t n = readlink(path, link, sizeof(link) - 1);
-	if (n < 0)
-		return -errno;
+	if (n < 0) {
+		if (errno != EINVAL)
+			return -errno;
+		return lstat(path, st) < 0 ? -errno : 0; /* not a symlink: the thing itself */
+	}
 	link[n] = '\0';
 	if (target && tsize) {
 		size_t len = strnlen(link, tsize - 1);
@@ -160,7 +159,9 @@ static int stat_under_root(const struct context *ctx, const char *path, struct s
 static void view_node(const struct context *ctx, const char *dir, const char *name, struct node_view *v)
 {
 	v->path = xasprintf("%s/%s", dir, name);
-	v->err = stat_under_root(ctx, v->path, &v->st, NULL, 0);
+	v->err = lstat(v->path, &v->st) < 0 ? -errno : 0;
+	if (v->err == 0 && S_ISLNK(v->st.st_mode))
+		v->err = stat_under_root(ctx, v->path, &v->st, NULL, 0);
 }
 
 static void free_node(struct node_view *v)
@@ -502,26 +503,21 @@ static const struct gpu_view *owner_of(const struct devices_state *s, dev_t rdev
 /* devices.nodes ----------------------------------------------------------- */
 
 /* /sys/dev/char/MAJOR:MINOR must lead back to the same PCI device: the Intel
- * driver maps an opened node to its GPU through it. */
+ * driver maps an opened node to its GPU through it (read by the scan). */
 static void check_dev_char(const struct context *ctx, const struct drm_gpu *g, const struct drm_node *n, struct result *r)
 {
-	char rel[96], target[512];
-	snprintf(rel, sizeof(rel), "/sys/dev/char/%u:%u/device", n->major, n->minor);
+	if (n->char_link == 0)
+		return;
+	char rel[96];
+	snprintf(rel, sizeof(rel), "/sys/dev/char/%u:%u", n->major, n->minor);
 	char *path = ctx_path(ctx, rel);
-	ssize_t len = readlink(path, target, sizeof(target) - 1);
-	if (len < 0) {
+	if (n->char_link < 0) {
 		result_finding(r, STATUS_FAIL, "%s: %s (the Intel driver maps %s to its PCI device through it)", path,
-			       strerror(errno), n->name);
+			       strerror(-n->char_link), n->name);
 		result_remedy(r, "keep the host's /sys visible in the container (read-only is fine): the driver needs /sys/dev/char");
 	} else {
-		target[len] = '\0';
-		const char *base = strrchr(target, '/');
-		base = base ? base + 1 : target;
-		if (strcmp(base, g->bdf) != 0) {
-			text_sanitize(target);
-			result_finding(r, STATUS_FAIL, "%s -> %s: leads to %s, but %s belongs to %s", path, target, base, n->name, g->bdf);
-			result_remedy(r, "this /sys does not belong to the running kernel: mount the host's /sys, not a copy");
-		}
+		result_finding(r, STATUS_FAIL, "%s -> %s: does not lead to %s of %s", path, n->char_target, n->name, g->bdf);
+		result_remedy(r, "this /sys does not belong to the running kernel: mount the host's /sys, not a copy");
 	}
 	free(path);
 }
@@ -615,7 +611,7 @@ static bool check_link(const struct context *ctx, const struct devices_state *s,
 	char target[512];
 	int err = stat_under_root(ctx, path, &st, target, sizeof(target));
 	bool exists = true;
-	if (err == -ENOENT && lstat(path, &st) < 0) {
+	if (err == -ENOENT && !target[0]) {
 		exists = false;
 		result_finding(r, missing, "%s is missing (%s of %s)", path, n->name, g->bdf);
 		result_remedy(r, "%s", by_path_mount);

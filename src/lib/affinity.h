@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define AFFINITY_MAX_ITEMS 256
+#define AFFINITY_MAX_ITEMS 64
 #define AFFINITY_MAX_INDEX 1023
 
 struct affinity_item {

@@ -78,7 +78,7 @@ static void add_problem(struct drm_scan *scan, const char *fmt, ...)
 
 /* "cardN" or "renderDN" with N decimal; connectors ("card0-DP-1") and
  * "version" are not nodes. */
-static bool node_name(const char *name, bool *render)
+static bool node_name(const char *name, bool *render, unsigned *number)
 {
 	const char *digits;
 	if (strncmp(name, "renderD", 7) == 0) {
@@ -92,9 +92,15 @@ static bool node_name(const char *name, bool *render)
 	}
 	if (!*digits || strlen(name) >= sizeof(((struct drm_node *)0)->name))
 		return false;
-	for (const char *p = digits; *p; p++)
+	unsigned long v = 0;
+	for (const char *p = digits; *p; p++) {
 		if (!isdigit((unsigned char)*p))
 			return false;
+		v = v * 10 + (unsigned long)(*p - '0');
+		if (v > 0xfffff)
+			return false;
+	}
+	*number = (unsigned)v;
 	return true;
 }
 
@@ -106,9 +112,58 @@ static struct drm_gpu *find_gpu(struct drm_scan *scan, const char *bdf)
 	return NULL;
 }
 
-/* Fills vendor, device, class and driver from ENTRY/device. 0, or -1 after
- * recording a problem (the entry is then not a GPU we can judge). */
-static int read_pci_identity(struct drm_scan *scan, int classfd, const char *entry, struct drm_gpu *g)
+/* The identity from the PCI device's uevent (one read: "DRIVER=xe",
+ * "PCI_CLASS=30000", "PCI_ID=8086:56C0"; no DRIVER line when none is bound).
+ * 1 when read, 0 when there is no uevent file, -1 after recording a problem. */
+static int read_pci_uevent(struct drm_scan *scan, int classfd, const char *entry, struct drm_gpu *g)
+{
+	char path[128], buf[1024];
+	snprintf(path, sizeof(path), "%s/device/uevent", entry);
+	int err = read_attr_at(classfd, path, buf, sizeof(buf));
+	if (err == -ENOENT)
+		return 0;
+	if (err) {
+		add_problem(scan, "%s/%s: cannot read: %s", scan->class_dir, path, strerror(-err));
+		return -1;
+	}
+	bool have_id = false, have_class = false;
+	for (char *line = buf; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		char *end;
+		if (strncmp(line, "PCI_ID=", 7) == 0) {
+			unsigned long v = strtoul(line + 7, &end, 16);
+			unsigned long d = *end == ':' ? strtoul(end + 1, &end, 16) : 0x10000;
+			if (!*end && v <= 0xffff && d <= 0xffff) {
+				g->vendor = (unsigned)v;
+				g->device = (unsigned)d;
+				have_id = true;
+			}
+		} else if (strncmp(line, "PCI_CLASS=", 10) == 0) {
+			unsigned long c = strtoul(line + 10, &end, 16);
+			if (!*end && end != line + 10 && c <= 0xffffff) {
+				g->class = (unsigned)c;
+				have_class = true;
+			}
+		} else if (strncmp(line, "DRIVER=", 7) == 0) {
+			size_t len = strnlen(line + 7, sizeof(g->driver) - 1);
+			memcpy(g->driver, line + 7, len);
+			g->driver[len] = '\0';
+			text_sanitize(g->driver);
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	if (!have_id || !have_class) {
+		add_problem(scan, "%s/%s: no %s line", scan->class_dir, path, have_id ? "PCI_CLASS" : "PCI_ID");
+		return -1;
+	}
+	return 1;
+}
+
+/* The same from the separate attribute files and the driver link, for a
+ * tree without uevent files. 0, or -1 after recording a problem. */
+static int read_pci_attrs(struct drm_scan *scan, int classfd, const char *entry, struct drm_gpu *g)
 {
 	char path[128];
 	snprintf(path, sizeof(path), "%s/device", entry);
@@ -150,7 +205,8 @@ static int read_pci_identity(struct drm_scan *scan, int classfd, const char *ent
 	return rc;
 }
 
-/* Reads ENTRY/dev ("226:128") into node. */
+/* Reads ENTRY/dev ("226:128") into node: used when /sys/dev/char does not
+ * confirm the numbers the node's name carries. */
 static void read_dev_numbers(struct drm_scan *scan, int classfd, const char *entry, struct drm_node *node)
 {
 	char path[128], buf[64];
@@ -158,42 +214,99 @@ static void read_dev_numbers(struct drm_scan *scan, int classfd, const char *ent
 	int err = read_attr_at(classfd, path, buf, sizeof(buf));
 	unsigned major, minor;
 	char extra;
-	if (err) {
+	if (err == -ENOENT) {
+		return; /* keep the numbers from the name */
+	} else if (err) {
 		add_problem(scan, "%s/%s: cannot read: %s", scan->class_dir, path, strerror(-err));
 	} else if (sscanf(buf, "%u:%u%c", &major, &minor, &extra) != 2) {
 		text_sanitize(buf);
 		add_problem(scan, "%s/%s: '%s' is not MAJOR:MINOR", scan->class_dir, path, buf);
 	} else {
-		node->has_dev = true;
 		node->major = major;
 		node->minor = minor;
 	}
 }
 
-static void scan_entry(struct drm_scan *scan, int classfd, const char *entry, bool render)
+/* The PCI address of a class entry: the kernel's class link reads
+ * "../../devices/pci0000:00/0000:03:00.0/drm/renderD128"; a tree whose entry
+ * is a plain folder names the device through ENTRY/device instead. */
+static bool entry_bdf(struct drm_scan *scan, int classfd, const char *entry, char bdf[16])
 {
-	char path[128], target[512];
-	snprintf(path, sizeof(path), "%s/device", entry);
-	ssize_t n = readlinkat(classfd, path, target, sizeof(target) - 1);
+	char target[512];
+	ssize_t n = readlinkat(classfd, entry, target, sizeof(target) - 1);
+	const char *base;
+	if (n > 0) {
+		target[n] = '\0';
+		size_t elen = strlen(entry), tlen = (size_t)n;
+		if (tlen < elen + 5 || strcmp(target + tlen - elen, entry) != 0 ||
+		    strncmp(target + tlen - elen - 5, "/drm/", 5) != 0)
+			return false; /* not a node under a device's drm/ folder */
+		target[tlen - elen - 5] = '\0';
+		base = strrchr(target, '/');
+		base = base ? base + 1 : target;
+	} else if (n < 0 && errno == EINVAL) {
+		char path[128];
+		snprintf(path, sizeof(path), "%s/device", entry);
+		n = readlinkat(classfd, path, target, sizeof(target) - 1);
+		if (n < 0) {
+			/* a virtual DRM device (vgem, vkms) has no parent device: not a GPU */
+			if (errno != ENOENT)
+				add_problem(scan, "%s/%s: cannot read the link: %s", scan->class_dir, path, strerror(errno));
+			return false;
+		}
+		target[n] = '\0';
+		base = strrchr(target, '/');
+		base = base ? base + 1 : target;
+	} else {
+		add_problem(scan, "%s/%s: cannot read the link: %s", scan->class_dir, entry, strerror(errno));
+		return false;
+	}
+	/* a platform device (simple-framebuffer, a display engine) is not a PCI GPU */
+	if (!pci_bdf_valid(base))
+		return false;
+	memcpy(bdf, base, 13);
+	return true;
+}
+
+/* /sys/dev/char/MAJOR:MINOR must lead to this very node of this device: the
+ * Intel driver maps an opened node to its GPU through it. */
+static void check_char_link(int charfd, const char *bdf, struct drm_node *node)
+{
+	char name[32], target[512];
+	snprintf(name, sizeof(name), "%u:%u", node->major, node->minor);
+	ssize_t n = charfd < 0 ? (errno = ENOENT, -1) : readlinkat(charfd, name, target, sizeof(target) - 1);
 	if (n < 0) {
-		/* a virtual DRM device (vgem, vkms) has no parent device: not a GPU */
-		if (errno != ENOENT)
-			add_problem(scan, "%s/%s: cannot read the link: %s", scan->class_dir, path, strerror(errno));
+		node->char_link = -errno;
 		return;
 	}
 	target[n] = '\0';
-	const char *bdf = strrchr(target, '/');
-	bdf = bdf ? bdf + 1 : target;
-	if (!pci_bdf_valid(bdf))
-		return; /* a platform device (simple-framebuffer, a display engine): not a PCI GPU */
+	char *want = xasprintf("/%s/drm/%s", bdf, node->name);
+	node->char_link = str_ends_with(target, want) ? 0 : 1;
+	if (node->char_link) {
+		free(node->char_target);
+		node->char_target = xstrdup(target);
+		text_sanitize(node->char_target);
+	}
+	free(want);
+}
+
+static void scan_entry(struct drm_scan *scan, int classfd, int charfd, const char *entry, bool render, unsigned number)
+{
+	char bdf[16];
+	if (!entry_bdf(scan, classfd, entry, bdf))
+		return;
 	struct drm_gpu *g = find_gpu(scan, bdf);
 	if (!g) {
 		struct drm_gpu fresh;
 		memset(&fresh, 0, sizeof(fresh));
-		memcpy(fresh.bdf, bdf, 13); /* validated: 12 characters and the NUL */
-		if (read_pci_identity(scan, classfd, entry, &fresh) < 0)
+		memcpy(fresh.bdf, bdf, 13);
+		int rc = read_pci_uevent(scan, classfd, entry, &fresh);
+		if (rc == 0)
+			rc = read_pci_attrs(scan, classfd, entry, &fresh);
+		if (rc < 0)
 			return;
-		scan->gpus = xrealloc(scan->gpus, (scan->count + 1) * sizeof(*scan->gpus));
+		if (scan->count % 16 == 0)
+			scan->gpus = xrealloc(scan->gpus, (scan->count + 16) * sizeof(*scan->gpus));
 		scan->gpus[scan->count] = fresh;
 		g = &scan->gpus[scan->count++];
 	}
@@ -204,7 +317,16 @@ static void scan_entry(struct drm_scan *scan, int classfd, const char *entry, bo
 		return;
 	}
 	snprintf(node->name, sizeof(node->name), "%s", entry);
-	read_dev_numbers(scan, classfd, entry, node);
+	/* the kernel names each node after its minor: cardN and renderDN are 226:N */
+	node->has_dev = true;
+	node->major = DRM_MAJOR;
+	node->minor = number;
+	check_char_link(charfd, bdf, node);
+	if (node->char_link) {
+		read_dev_numbers(scan, classfd, entry, node);
+		if (node->major != DRM_MAJOR || node->minor != number)
+			check_char_link(charfd, bdf, node);
+	}
 }
 
 static int by_bdf(const void *a, const void *b)
@@ -216,28 +338,24 @@ void drm_scan(const char *root, struct drm_scan *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->class_dir = root_path(root, "/sys/class/drm");
-	int classfd = open(out->class_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (classfd < 0) {
-		out->error = errno;
-		return;
-	}
-	int walkfd = dup(classfd);
-	DIR *dir = walkfd >= 0 ? fdopendir(walkfd) : NULL;
+	DIR *dir = opendir(out->class_dir);
 	if (!dir) {
 		out->error = errno;
-		if (walkfd >= 0)
-			close(walkfd);
-		close(classfd);
 		return;
 	}
+	char *char_dir = root_path(root, "/sys/dev/char");
+	int charfd = open(char_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	free(char_dir);
 	struct dirent *de;
 	while ((de = readdir(dir))) {
 		bool render;
-		if (node_name(de->d_name, &render))
-			scan_entry(out, classfd, de->d_name, render);
+		unsigned number;
+		if (node_name(de->d_name, &render, &number))
+			scan_entry(out, dirfd(dir), charfd, de->d_name, render, number);
 	}
 	closedir(dir);
-	close(classfd);
+	if (charfd >= 0)
+		close(charfd);
 	if (out->count > 1)
 		qsort(out->gpus, out->count, sizeof(*out->gpus), by_bdf);
 }
@@ -247,6 +365,10 @@ void drm_scan_free(struct drm_scan *scan)
 	for (size_t i = 0; i < scan->problem_count; i++)
 		free(scan->problems[i]);
 	free(scan->problems);
+	for (size_t i = 0; i < scan->count; i++) {
+		free(scan->gpus[i].card.char_target);
+		free(scan->gpus[i].render.char_target);
+	}
 	free(scan->gpus);
 	free(scan->class_dir);
 	memset(scan, 0, sizeof(*scan));

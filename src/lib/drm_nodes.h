@@ -20,8 +20,10 @@
 
 struct drm_node {
 	char name[32];      /* "renderD128", "card0"; "" when the GPU has none */
-	bool has_dev;       /* its sysfs `dev` attribute was read */
+	bool has_dev;       /* major:minor are known */
 	unsigned major, minor;
+	int char_link;      /* ROOT/sys/dev/char/MAJOR:MINOR: 0 leads to this node, 1 elsewhere, -errno */
+	char *char_target;  /* where it leads when elsewhere (owned) */
 };
 
 struct drm_gpu {
