@@ -626,9 +626,11 @@ static bool check_link(const struct context *ctx, const struct devices_state *s,
 	} else if (n->has_dev && st.st_rdev != makedev(n->major, n->minor)) {
 		const char *other_node = NULL;
 		const struct gpu_view *other = owner_of(s, st.st_rdev, &other_node);
-		result_finding(r, STATUS_FAIL, "%s -> %s leads to %u:%u%s%s%s%s, expected %s %u:%u of %s", path,
-			       target[0] ? target : "?", major(st.st_rdev), minor(st.st_rdev),
-			       other ? " (" : "", other ? other_node : "", other ? " of " : "", other ? other->gpu->bdf : "",
+		char whose[96] = "";
+		if (other)
+			snprintf(whose, sizeof(whose), " (%s of %s)", other_node, other->gpu->bdf);
+		result_finding(r, STATUS_FAIL, "%s -> %s leads to %u:%u%s, expected %s %u:%u of %s", path,
+			       target[0] ? target : "?", major(st.st_rdev), minor(st.st_rdev), whose,
 			       n->name, n->major, n->minor, g->bdf);
 		result_remedy(r, "the links must come from the same host as the nodes: %s", by_path_mount);
 	}
