@@ -242,6 +242,8 @@ static void *devices_prepare(const struct context *ctx)
 			s->drivers[i] = xstrdup(spec_node_str(spec_seq_item(ctx->spec, list, i)));
 	}
 	drm_scan(ctx->root, &s->scan);
+	if (s->vendor.any || s->vendor.id == PCI_VENDOR_NVIDIA)
+		drm_scan_add_nvidia_proc(ctx->root, &s->scan);
 	s->dri_dir = ctx_path(ctx, "/dev/dri");
 	struct stat st;
 	s->dri_err = stat(s->dri_dir, &st) < 0 ? errno : (S_ISDIR(st.st_mode) ? 0 : ENOTDIR);
@@ -307,7 +309,10 @@ static void gpu_text(const struct drm_gpu *g, char *buf, size_t size)
 		snprintf(vendor, sizeof(vendor), "vendor 0x%04x", g->vendor);
 		name = vendor;
 	}
-	snprintf(buf, size, "%s %s 0x%04x (driver %s)", g->bdf, name, g->device, g->driver[0] ? g->driver : "none");
+	if (g->from_nvidia_proc)
+		snprintf(buf, size, "%s %s (driver nvidia, from /proc/driver/nvidia)", g->bdf, name);
+	else
+		snprintf(buf, size, "%s %s 0x%04x (driver %s)", g->bdf, name, g->device, g->driver[0] ? g->driver : "none");
 }
 
 static const char *pass_in_fix(const struct devices_state *s)
@@ -385,7 +390,7 @@ static void run_gpus(const struct context *ctx, void *state, struct result *r)
 	}
 	json_object_set_new(result_details(r), "gpus", list);
 
-	if (s->scan.error) {
+	if (s->scan.error && s->scan.count == 0) {
 		report_no_sysfs(ctx, s, r);
 		return;
 	}

@@ -374,6 +374,35 @@ void drm_scan_free(struct drm_scan *scan)
 	memset(scan, 0, sizeof(*scan));
 }
 
+size_t drm_scan_add_nvidia_proc(const char *root, struct drm_scan *scan)
+{
+	char *path = root_path(root, "/proc/driver/nvidia/gpus");
+	DIR *d = opendir(path);
+	free(path);
+	if (!d)
+		return 0;
+	size_t added = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!pci_bdf_valid(de->d_name) || find_gpu(scan, de->d_name))
+			continue;
+		if (scan->count % 16 == 0)
+			scan->gpus = xrealloc(scan->gpus, (scan->count + 16) * sizeof(*scan->gpus));
+		struct drm_gpu *g = &scan->gpus[scan->count++];
+		memset(g, 0, sizeof(*g));
+		memcpy(g->bdf, de->d_name, 13);
+		g->vendor = PCI_VENDOR_NVIDIA;
+		g->class = 0x030200;
+		memcpy(g->driver, "nvidia", 7); /* the directory is the nvidia driver's own */
+		g->from_nvidia_proc = true;
+		added++;
+	}
+	closedir(d);
+	if (added && scan->count > 1)
+		qsort(scan->gpus, scan->count, sizeof(*scan->gpus), by_bdf);
+	return added;
+}
+
 static unsigned count_prefixed(const char *dir, const char *prefix)
 {
 	DIR *d = opendir(dir);

@@ -31,6 +31,7 @@ struct drm_gpu {
 	unsigned vendor, device, class;
 	char driver[64];    /* bound kernel driver; "" when none is bound */
 	struct drm_node card, render;
+	bool from_nvidia_proc; /* known from /proc/driver/nvidia/gpus only (no sysfs) */
 };
 
 struct drm_scan {
@@ -46,6 +47,10 @@ struct drm_scan {
  * folder is out->error, an unreadable entry one line in out->problems. */
 void drm_scan(const char *root, struct drm_scan *out);
 void drm_scan_free(struct drm_scan *scan);
+/* Adds the NVIDIA GPUs that ROOT/proc/driver/nvidia/gpus/<address> lists and
+ * sysfs does not (containers without /sys/class/drm); keeps PCI order.
+ * Returns how many were added. */
+size_t drm_scan_add_nvidia_proc(const char *root, struct drm_scan *scan);
 
 /* Whether s is a PCI address DDDD:BB:DD.F (lower-case hex, as sysfs writes it). */
 bool pci_bdf_valid(const char *s);

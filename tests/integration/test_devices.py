@@ -378,3 +378,13 @@ def test_text_report_without_any_gpu(tmp_path):
                        capture_output=True, text=True)
     assert p.returncode == 1
     assert "UNHEALTHY" in p.stdout and "no GPU found" in p.stdout
+
+
+def test_nvidia_without_sysfs_uses_proc(root):
+    # seen on a real H100 container: /proc/driver/nvidia/gpus/<address> but no /sys/class/drm
+    spec = nvidia_root(root)
+    shutil.rmtree(root.p("sys"))
+    rc, checks, _ = run(root, "--spec", spec)
+    assert rc == 0, checks
+    assert "0000:01:00.0 NVIDIA (driver nvidia, from /proc/driver/nvidia)" in checks["devices.gpus"]["summary"]
+    assert checks["devices.nvidia"]["status"] == "pass"
