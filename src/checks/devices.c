@@ -604,9 +604,43 @@ static const char by_path_mount[] =
 	"mount the links too: docker run --device /dev/dri -v /dev/dri/by-path:/dev/dri/by-path IMAGE; "
 	"Kubernetes: a hostPath volume /dev/dri/by-path mounted at /dev/dri/by-path (the Intel device plugin does this itself)";
 
+/* The node view of a /dev/dri entry already looked at in prepare, by name. */
+static const struct node_view *known_node(const struct devices_state *s, const char *name)
+{
+	for (size_t i = 0; i < s->count; i++) {
+		const struct gpu_view *v = &s->views[i];
+		if (v->gpu->render.name[0] && strcmp(v->gpu->render.name, name) == 0)
+			return &v->render;
+		if (v->gpu->card.name[0] && strcmp(v->gpu->card.name, name) == 0)
+			return &v->card;
+	}
+	return NULL;
+}
+
+/* Where a by-path link leads. udev writes "../renderD128": when the folder
+ * is a real folder in /dev/dri, that is the node prepare already looked at,
+ * and its stat is reused; any other target is followed under ROOT. */
+static int resolve_link(const struct context *ctx, const struct devices_state *s, const char *path, bool plain_dir,
+			struct stat *st, char *target, size_t tsize)
+{
+	char link[512];
+	ssize_t n = readlink(path, link, sizeof(link) - 1);
+	if (n >= 0) {
+		link[n] = '\0';
+		const struct node_view *known = plain_dir && strncmp(link, "../", 3) == 0 && !strchr(link + 3, '/')
+			? known_node(s, link + 3) : NULL;
+		if (known && known->path) {
+			snprintf(target, tsize, "%s", link);
+			*st = known->st;
+			return known->err;
+		}
+	}
+	return stat_under_root(ctx, path, st, target, tsize);
+}
+
 /* Checks one link BYPATH/pci-BDF-KIND against the node sysfs names for it.
  * Returns true when it exists (right or wrong). */
-static bool check_link(const struct context *ctx, const struct devices_state *s, const char *dir,
+static bool check_link(const struct context *ctx, const struct devices_state *s, const char *dir, bool plain_dir,
 		       const struct gpu_view *v, const struct drm_node *n, const char *kind, enum status missing,
 		       struct result *r)
 {
@@ -614,7 +648,8 @@ static bool check_link(const struct context *ctx, const struct devices_state *s,
 	char *path = xasprintf("%s/pci-%s-%s", dir, g->bdf, kind);
 	struct stat st;
 	char target[512];
-	int err = stat_under_root(ctx, path, &st, target, sizeof(target));
+	int err = resolve_link(ctx, s, path, plain_dir, &st, target, sizeof(target));
+	text_sanitize(target);
 	bool exists = true;
 	if (err == -ENOENT && !target[0]) {
 		exists = false;
@@ -658,6 +693,8 @@ static void run_by_path(const struct context *ctx, void *state, struct result *r
 	/* The Intel driver lists by-path when it has entries; only when it is
 	 * missing or empty does it open renderD128..renderD191 instead. */
 	size_t entries = 0;
+	struct stat dst;
+	bool plain_dir = lstat(dir, &dst) == 0 && S_ISDIR(dst.st_mode);
 	DIR *d = opendir(dir);
 	int dir_err = d ? 0 : errno;
 	struct dirent *de;
@@ -695,10 +732,10 @@ static void run_by_path(const struct context *ctx, void *state, struct result *r
 			continue;
 		}
 		/* by-path is in use: a GPU without its -render link is invisible */
-		if (g->render.name[0] && check_link(ctx, s, dir, v, &g->render, "render", STATUS_FAIL, r))
+		if (g->render.name[0] && check_link(ctx, s, dir, plain_dir, v, &g->render, "render", STATUS_FAIL, r))
 			linked++;
 		if (g->card.name[0])
-			check_link(ctx, s, dir, v, &g->card, "card", missing, r);
+			check_link(ctx, s, dir, plain_dir, v, &g->card, "card", missing, r);
 	}
 	if (intel == 0) {
 		result_set(r, STATUS_SKIP, "by-path links matter to the Intel driver only; no Intel GPU here");

@@ -321,6 +321,8 @@ static void scan_entry(struct drm_scan *scan, int classfd, int charfd, const cha
 	node->has_dev = true;
 	node->major = DRM_MAJOR;
 	node->minor = number;
+	if (!render)
+		return; /* the driver maps render nodes through /sys/dev/char; card nodes it never opens */
 	check_char_link(charfd, bdf, node);
 	if (node->char_link) {
 		read_dev_numbers(scan, classfd, entry, node);

@@ -22,7 +22,7 @@ struct drm_node {
 	char name[32];      /* "renderD128", "card0"; "" when the GPU has none */
 	bool has_dev;       /* major:minor are known */
 	unsigned major, minor;
-	int char_link;      /* ROOT/sys/dev/char/MAJOR:MINOR: 0 leads to this node, 1 elsewhere, -errno */
+	int char_link;      /* render nodes: ROOT/sys/dev/char/MAJOR:MINOR leads to this node (0), elsewhere (1), -errno; 0 for card nodes */
 	char *char_target;  /* where it leads when elsewhere (owned) */
 };
 
