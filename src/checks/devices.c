@@ -656,8 +656,8 @@ static bool check_link(const struct context *ctx, const struct devices_state *s,
 		result_finding(r, missing, "%s is missing (%s of %s)", path, n->name, g->bdf);
 		result_remedy(r, "%s", by_path_mount);
 	} else if (err) {
-		result_finding(r, STATUS_FAIL, "%s -> %s: %s (a dangling link: the node it names is not there)", path,
-			       target[0] ? target : "?", strerror(-err));
+		result_finding(r, STATUS_FAIL, "%s -> %s: %s%s", path, target[0] ? target : "?", strerror(-err),
+			       err == -ENOENT ? " (a dangling link: the node it names is not there)" : "");
 		result_remedy(r, "%s", by_path_mount);
 	} else if (!S_ISCHR(st.st_mode)) {
 		result_finding(r, STATUS_FAIL, "%s -> %s leads to %s, expected the character device %s (%u:%u)", path,
@@ -820,6 +820,9 @@ static void run_access(const struct context *ctx, void *state, struct result *r)
 		else
 			access_denied(ctx, &c, &v->render, rc, r);
 	}
+	if (c.uid == 0 && checked)
+		result_finding(r, STATUS_PASS, "running as root, which may open any node: run gpugate as the workload's own user "
+			       "(docker run --user, or the image's USER) to check what that user may open");
 	if (checked == 0)
 		result_set(r, STATUS_SKIP, "no render node to open (see devices.nodes)");
 	else if (ok == checked)

@@ -388,3 +388,21 @@ def test_nvidia_without_sysfs_uses_proc(root):
     assert rc == 0, checks
     assert "0000:01:00.0 NVIDIA (driver nvidia, from /proc/driver/nvidia)" in checks["devices.gpus"]["summary"]
     assert checks["devices.nvidia"]["status"] == "pass"
+
+
+def test_by_path_link_loop_is_reported_not_followed_forever(root):
+    root.add_gpus(1)
+    render = "pci-%s-render" % GPU_A
+    os.unlink(root.p("dev/dri/by-path/" + render))
+    os.symlink("other", root.p("dev/dri/by-path/" + render))  # render -> other -> render
+    os.symlink(render, root.p("dev/dri/by-path/other"))
+    rc, checks, _ = run(root, "--only", "devices.by_path")
+    assert rc == 1
+    assert "Too many levels of symbolic links" in text_of(checks["devices.by_path"])
+
+
+def test_access_as_root_says_so(root):
+    root.add_gpus(1)
+    rc, checks, _ = run(root, "--only", "devices.access")
+    assert rc == 0
+    assert "running as root" in text_of(checks["devices.access"])
