@@ -352,7 +352,8 @@ static void report_no_sysfs(const struct context *ctx, struct devices_state *s, 
 			       s->dri_dir, nodes.buf);
 		result_remedy(r, "keep /sys mounted in the container (Docker and Kubernetes mount it read-only by default; do not mask it)");
 	} else {
-		result_finding(r, STATUS_FAIL, "%s: %s", s->scan.class_dir, strerror(s->scan.error));
+		result_finding(r, STATUS_FAIL, "%s: %s; %s: %s", s->scan.class_dir, strerror(s->scan.error), s->dri_dir,
+			       s->dri_err ? strerror(s->dri_err) : "no card or render node");
 		result_remedy(r, "run on a host whose GPU kernel driver is loaded (lspci -k shows i915 or xe in use), then %s", pass_in_fix(s));
 	}
 	sb_release(&nodes);
