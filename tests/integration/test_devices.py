@@ -406,3 +406,27 @@ def test_access_as_root_says_so(root):
     rc, checks, _ = run(root, "--only", "devices.access")
     assert rc == 0
     assert "running as root" in text_of(checks["devices.access"])
+
+
+def test_vendor_any_counts_every_gpu(root):
+    root.add_gpu(GPU_A, card=0, render=128)
+    root.add_gpu("0000:c1:00.0", card=1, render=129, vendor=0x1002, device=0x744C, driver="amdgpu")
+    rc, checks, _ = run(root, "--spec", root.spec("devices:\n  vendor: any\n  min_gpus: 2\n"))
+    assert rc == 0, checks
+    assert "2 any-vendor GPUs" in checks["devices.gpus"]["summary"]
+    assert "AMD 0x744c (driver amdgpu)" in checks["devices.gpus"]["summary"]
+
+
+def test_drivers_list_overrides_the_default(root):
+    root.add_gpus(1)  # bound to xe
+    rc, checks, _ = run(root, "--spec", root.spec("devices:\n  drivers: [i915]\n"), "--only", "devices.gpus")
+    assert rc == 1 and "bound to kernel driver 'xe', expected i915" in text_of(checks["devices.gpus"])
+
+
+def test_by_path_entry_for_unknown_gpu_warns(root):
+    root.add_gpus(1)
+    os.symlink("../renderD130", root.p("dev/dri/by-path/pci-0000:99:00.0-render"))
+    rc, checks, _ = run(root, "--only", "devices.by_path")
+    assert rc == 0
+    c = checks["devices.by_path"]
+    assert c["status"] == "warn" and "names 0000:99:00.0, which sysfs does not list as a GPU" in text_of(c)
