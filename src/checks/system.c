@@ -1,18 +1,303 @@
-/* Check group `system`: not built yet (see its issue). */
+/* Check group `system`: the container's posture for GPU work. /sys visible
+ * (the Intel driver maps nodes to PCI devices through it), the seccomp mode,
+ * the capabilities whose absence breaks GPU features under Docker's default
+ * seccomp profile, whether we run in a container, and (validate only) the
+ * kernel log's signs of a sick GPU. Warnings, never failures, except the
+ * kernel log when it is turned on. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+
+#include "../lib/kmsg.h"
+#include "../lib/util.h"
 #include "groups.h"
 
+#define SYSFS_MAGIC_NUMBER 0x62656572
+
 static const struct spec_key system_keys[] = {
-	{ "system", SPEC_MAP, SCALAR_STR, NULL, "the system section" },
+	{ "system", SPEC_MAP, SCALAR_STR, NULL, "the container's posture for GPU work" },
+	{ "system.kernel_log", SPEC_SCALAR, SCALAR_BOOL, NULL,
+	  "scan /dev/kmsg for GPU hangs, GuC/firmware failures, forcewake timeouts, i915/xe drm errors (default false; true in validate)" },
 	{ NULL, 0, 0, NULL, NULL },
 };
 
+/* system.sysfs ------------------------------------------------------------ */
+
+static void run_sysfs(const struct context *ctx, void *state, struct result *r)
+{
+	(void)state;
+	char *sys = ctx_path(ctx, "/sys");
+	char *drm = ctx_path(ctx, "/sys/class/drm");
+	char *pci = ctx_path(ctx, "/sys/bus/pci/devices");
+	struct stat st;
+	static const char fix[] = "keep the host's /sys mounted in the container (Docker and Kubernetes mount it read-only by default; "
+				  "do not mask or replace it)";
+	if (stat(sys, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		result_set(r, STATUS_WARN, "%s is not visible: the Intel driver maps render nodes to PCI devices through "
+			   "/sys/dev/char and reads the bound driver from /sys/bus/pci", sys);
+		result_remedy(r, "%s", fix);
+	} else {
+		struct statfs fs;
+		bool real_root = !*ctx->root || strcmp(ctx->root, "/") == 0;
+		if (real_root && statfs(sys, &fs) == 0 && (unsigned long)fs.f_type != SYSFS_MAGIC_NUMBER) {
+			result_finding(r, STATUS_WARN, "%s is not a sysfs mount (filesystem type 0x%lx)", sys, (unsigned long)fs.f_type);
+			result_remedy(r, "%s", fix);
+		}
+		if (stat(pci, &st) < 0)
+			result_finding(r, STATUS_WARN, "%s: %s (the driver reads /sys/bus/pci/devices/<address>/driver)", pci, strerror(errno));
+		if (stat(drm, &st) < 0)
+			result_finding(r, STATUS_PASS, "%s: %s (no GPU kernel driver loaded, see devices.gpus)", drm, strerror(errno));
+		if (r->status == STATUS_WARN) {
+			result_set(r, STATUS_WARN, "%s is visible but incomplete", sys);
+			result_remedy(r, "%s", fix);
+		} else {
+			result_set(r, STATUS_PASS, "%s is visible", sys);
+		}
+	}
+	free(sys);
+	free(drm);
+	free(pci);
+}
+
+/* /proc/self/status ------------------------------------------------------- */
+
+struct proc_status {
+	bool have_seccomp, have_caps;
+	int seccomp;             /* 0 off, 1 strict, 2 filter */
+	long seccomp_filters;    /* -1 when the kernel does not report it */
+	unsigned long long cap_eff;
+};
+
+static int read_proc_status(const struct context *ctx, struct proc_status *ps, char **path_out)
+{
+	memset(ps, 0, sizeof(*ps));
+	ps->seccomp_filters = -1;
+	*path_out = ctx_path(ctx, "/proc/self/status");
+	char *text;
+	size_t len;
+	int err = read_file(*path_out, &text, &len);
+	if (err)
+		return err;
+	for (char *line = text; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		int v;
+		long lv;
+		unsigned long long caps;
+		if (sscanf(line, "Seccomp: %d", &v) == 1) {
+			ps->have_seccomp = true;
+			ps->seccomp = v;
+		} else if (sscanf(line, "Seccomp_filters: %ld", &lv) == 1) {
+			ps->seccomp_filters = lv;
+		} else if (sscanf(line, "CapEff: %llx", &caps) == 1) {
+			ps->have_caps = true;
+			ps->cap_eff = caps;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	free(text);
+	return 0;
+}
+
+/* system.seccomp ---------------------------------------------------------- */
+
+static void run_seccomp(const struct context *ctx, void *state, struct result *r)
+{
+	(void)state;
+	struct proc_status ps;
+	char *path;
+	int err = read_proc_status(ctx, &ps, &path);
+	if (err) {
+		result_set(r, STATUS_SKIP, "cannot read %s: %s", path, strerror(-err));
+	} else if (!ps.have_seccomp) {
+		result_set(r, STATUS_SKIP, "%s has no Seccomp field (kernel without seccomp)", path);
+	} else {
+		json_object_set_new(result_details(r), "mode", json_integer(ps.seccomp));
+		json_object_set_new(result_details(r), "filters", json_integer(ps.seccomp_filters));
+		if (ps.seccomp == 0) {
+			result_set(r, STATUS_PASS, "no seccomp filter");
+		} else if (ps.seccomp == 2) {
+			result_set(r, STATUS_PASS, "seccomp filter active (%ld filter%s): under Docker's default profile "
+				   "mbind/set_mempolicy need CAP_SYS_NICE, pidfd_getfd CAP_SYS_PTRACE, perf_event_open CAP_PERFMON "
+				   "(see system.capabilities)", ps.seccomp_filters, ps.seccomp_filters == 1 ? "" : "s");
+		} else if (ps.seccomp == 1) {
+			result_set(r, STATUS_WARN, "seccomp strict mode: only read, write, exit and sigreturn are allowed; no GPU work can run");
+			result_remedy(r, "run without strict seccomp (it is set by the program that started this one)");
+		} else {
+			result_set(r, STATUS_WARN, "unknown seccomp mode %d in %s", ps.seccomp, path);
+		}
+	}
+	free(path);
+}
+
+/* system.capabilities ----------------------------------------------------- */
+
+#define CAP_BIT(n) (1ULL << (n))
+enum { CAP_NR_SYS_PTRACE = 19, CAP_NR_SYS_ADMIN = 21, CAP_NR_SYS_NICE = 23, CAP_NR_PERFMON = 38 };
+
+static const struct {
+	const char *name;      /* as docker --cap-add spells it */
+	unsigned long long bits; /* any of these grants it */
+	const char *breaks;
+} gpu_caps[] = {
+	{ "SYS_NICE", CAP_BIT(CAP_NR_SYS_NICE),
+	  "NUMA memory policy calls (mbind, set_mempolicy, get_mempolicy) used to place GPU host memory" },
+	{ "SYS_PTRACE", CAP_BIT(CAP_NR_SYS_PTRACE),
+	  "Level Zero IPC between processes (pidfd_getfd), used by oneCCL and multi-process PyTorch" },
+	{ "PERFMON", CAP_BIT(CAP_NR_PERFMON) | CAP_BIT(CAP_NR_SYS_ADMIN),
+	  "Sysman engine utilisation metrics (perf_event_open)" },
+};
+
+static void run_capabilities(const struct context *ctx, void *state, struct result *r)
+{
+	(void)state;
+	struct proc_status ps;
+	char *path;
+	int err = read_proc_status(ctx, &ps, &path);
+	if (err || !ps.have_caps) {
+		result_set(r, STATUS_SKIP, "cannot read CapEff from %s: %s", path, err ? strerror(-err) : "no such field");
+		free(path);
+		return;
+	}
+	bool filtered = ps.have_seccomp && ps.seccomp == 2;
+	struct strbuf missing = STRBUF_INIT;
+	char hex[32];
+	snprintf(hex, sizeof(hex), "%016llx", ps.cap_eff);
+	json_object_set_new(result_details(r), "CapEff", json_string(hex));
+	for (size_t i = 0; i < ARRAY_SIZE(gpu_caps); i++) {
+		if (ps.cap_eff & gpu_caps[i].bits)
+			continue;
+		sb_printf(&missing, "%s%s", missing.len ? ", " : "", gpu_caps[i].name);
+		if (filtered) {
+			result_finding(r, STATUS_WARN, "CAP_%s is not effective: the seccomp filter blocks %s", gpu_caps[i].name,
+				       gpu_caps[i].breaks);
+			result_remedy(r, "docker run --cap-add %s; Kubernetes: securityContext.capabilities.add: [\"%s\"]",
+				      gpu_caps[i].name, gpu_caps[i].name);
+		} else {
+			result_finding(r, STATUS_PASS, "CAP_%s is not effective; with no seccomp filter the kernel's own rules apply to %s",
+				       gpu_caps[i].name, gpu_caps[i].breaks);
+		}
+	}
+	if (!missing.len)
+		result_set(r, STATUS_PASS, "CAP_SYS_NICE, CAP_SYS_PTRACE and CAP_PERFMON are effective");
+	else if (filtered)
+		result_set(r, STATUS_WARN, "missing %s under a seccomp filter: the GPU features that need them will fail with EPERM", missing.buf);
+	else
+		result_set(r, STATUS_PASS, "missing %s, but no seccomp filter blocks the calls behind them", missing.buf);
+	sb_release(&missing);
+	free(path);
+}
+
+/* system.container -------------------------------------------------------- */
+
+static void run_container(const struct context *ctx, void *state, struct result *r)
+{
+	(void)state;
+	struct strbuf signs = STRBUF_INIT;
+	const char *engine = NULL;
+	static const struct { const char *path; const char *engine; } marks[] = {
+		{ "/.dockerenv", "docker" },
+		{ "/run/.containerenv", "podman" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(marks); i++) {
+		char *p = ctx_path(ctx, marks[i].path);
+		struct stat st;
+		if (stat(p, &st) == 0) {
+			sb_printf(&signs, "%s%s exists", signs.len ? "; " : "", p);
+			engine = engine ? engine : marks[i].engine;
+		}
+		free(p);
+	}
+	const char *env = ctx_getenv(ctx, "container");
+	if (env && *env) {
+		sb_printf(&signs, "%scontainer=%.40s in the environment", signs.len ? "; " : "", env);
+		engine = engine ? engine : env;
+	}
+	if (ctx_getenv(ctx, "KUBERNETES_SERVICE_HOST")) {
+		sb_printf(&signs, "%sKUBERNETES_SERVICE_HOST is set", signs.len ? "; " : "");
+		engine = "kubernetes";
+	}
+	char *cg = ctx_path(ctx, "/proc/1/cgroup");
+	char *text;
+	size_t len;
+	if (read_file(cg, &text, &len) == 0) {
+		static const char *const words[] = { "kubepods", "docker", "containerd", "libpod", "lxc" };
+		for (size_t i = 0; i < ARRAY_SIZE(words); i++) {
+			if (strstr(text, words[i])) {
+				sb_printf(&signs, "%s%s names %s", signs.len ? "; " : "", cg, words[i]);
+				engine = engine ? engine : words[i];
+				break;
+			}
+		}
+		free(text);
+	}
+	free(cg);
+	text_sanitize(signs.buf ? signs.buf : (char[]){ 0 });
+	json_object_set_new(result_details(r), "container", json_boolean(engine != NULL));
+	if (engine) {
+		json_object_set_new(result_details(r), "engine", json_text(engine));
+		result_set(r, STATUS_PASS, "inside a container (%s): %s", engine, signs.buf);
+	} else {
+		result_set(r, STATUS_PASS, "not inside a container (no /.dockerenv, /run/.containerenv, container= or container cgroup)");
+	}
+	sb_release(&signs);
+}
+
+/* system.kernel_log ------------------------------------------------------- */
+
+static void run_kernel_log(const struct context *ctx, void *state, struct result *r)
+{
+	(void)state;
+	char *path = ctx_path(ctx, "/dev/kmsg");
+	struct kmsg_scan scan;
+	int err = kmsg_scan(path, ctx->deadline, &scan);
+	if (err == -ENOENT) {
+		result_set(r, STATUS_SKIP, "%s does not exist (a container gets it with docker run --device /dev/kmsg)", path);
+	} else if (err == -EPERM || err == -EACCES) {
+		result_set(r, STATUS_SKIP, "not permitted to read %s (%s): reading the kernel log needs CAP_SYSLOG when "
+			   "kernel.dmesg_restrict=1; run the validation on the host or with --cap-add SYSLOG", path, strerror(-err));
+	} else if (err) {
+		result_set(r, STATUS_SKIP, "cannot read %s: %s", path, strerror(-err));
+	} else {
+		size_t kept = scan.match_count < KMSG_MAX_KEPT ? scan.match_count : KMSG_MAX_KEPT;
+		for (size_t i = 0; i < kept; i++)
+			result_finding(r, STATUS_FAIL, "%s (matches '%s')", scan.matches[i].line, scan.matches[i].pattern);
+		if (scan.match_count > kept)
+			result_finding(r, STATUS_FAIL, "... and %zu more matching lines", scan.match_count - kept);
+		json_object_set_new(result_details(r), "lines_read", json_integer((json_int_t)scan.records));
+		if (scan.match_count) {
+			result_set(r, STATUS_FAIL, "%zu kernel log line%s since boot show%s a sick GPU (%s first)", scan.match_count,
+				   scan.match_count == 1 ? "" : "s", scan.match_count == 1 ? "s" : "", scan.matches[0].pattern);
+			result_remedy(r, "read the full log around these lines (dmesg -T | grep -iE 'i915|xe|guc|hang'); a GuC or LMEM "
+				      "failure points at firmware (update linux-firmware on the host), a GPU HANG at the workload or "
+				      "driver; reboot the host to clear a wedged GPU before validating again");
+		} else {
+			result_set(r, STATUS_PASS, "%zu kernel log line%s read, no GPU hang, GuC, firmware or drm error%s", scan.records,
+				   scan.records == 1 ? "" : "s", scan.stopped_early ? " (stopped early at the deadline or size cap)" : "");
+		}
+		kmsg_scan_free(&scan);
+	}
+	free(path);
+}
+
 static const struct check_def system_checks[] = {
+	{ "system.sysfs", "/sys is visible (the Intel driver maps nodes to PCI devices through it)", NULL, false, run_sysfs },
+	{ "system.seccomp", "the seccomp mode from /proc/self/status", NULL, false, run_seccomp },
+	{ "system.capabilities", "CAP_SYS_NICE, CAP_SYS_PTRACE, CAP_PERFMON, which Docker's seccomp profile requires for GPU features",
+	  NULL, false, run_capabilities },
+	{ "system.container", "whether gpugate runs inside a container, and which", NULL, false, run_container },
+	{ "system.kernel_log", "the kernel log since boot shows no GPU hang, GuC/firmware failure, forcewake timeout or drm error",
+	  "system.kernel_log", true, run_kernel_log },
 	{ NULL, NULL, NULL, false, NULL },
 };
 
 const struct check_group system_group = {
 	.name = "system",
-	.description = "system",
+	.description = "the container's posture for GPU work: /sys, seccomp, capabilities, kernel log",
 	.spec_keys = system_keys,
 	.checks = system_checks,
 };

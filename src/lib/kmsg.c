@@ -1,0 +1,141 @@
+#include "kmsg.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <regex.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* XPU Manager's pre-check list of kernel messages that mean a sick GPU. */
+const char *const kmsg_patterns[] = {
+	"GPU HANG",
+	"GuC initialization failed",
+	"ERROR.*GUC",
+	"IOMMU catastrophic error",
+	"LMEM not initialized by firmware",
+	"timed out waiting for forcewake ack request",
+	"i915.*drm.*ERROR",
+	"xe.*drm.*ERROR",
+	NULL,
+};
+
+#define PATTERN_COUNT (ARRAY_SIZE(kmsg_patterns) - 1)
+#define MAX_BYTES (64u << 20) /* far more than any kernel ring buffer */
+
+struct scanner {
+	regex_t re[PATTERN_COUNT];
+	struct kmsg_scan *out;
+};
+
+/* A /dev/kmsg record is "PRI,SEQ,USEC,FLAGS[,...];message"; continuation
+ * lines (" KEY=value") carry metadata only. Plain text lines pass as they are. */
+static void scan_line(struct scanner *s, char *line)
+{
+	if (!*line || *line == ' ')
+		return;
+	const char *msg = line;
+	double ts = -1;
+	char *semi = strchr(line, ';');
+	if (semi) {
+		unsigned pri;
+		unsigned long long seq, usec;
+		if (sscanf(line, "%u,%llu,%llu", &pri, &seq, &usec) == 3) {
+			msg = semi + 1;
+			ts = (double)usec / 1e6;
+		}
+	}
+	s->out->records++;
+	for (size_t i = 0; i < PATTERN_COUNT; i++) {
+		if (regexec(&s->re[i], msg, 0, NULL, 0) != 0)
+			continue;
+		if (s->out->match_count < KMSG_MAX_KEPT) {
+			struct kmsg_match *m = &s->out->matches[s->out->match_count];
+			m->line = ts >= 0 ? xasprintf("[%12.6f] %.400s", ts, msg) : xasprintf("%.400s", msg);
+			text_sanitize(m->line);
+			m->pattern = kmsg_patterns[i];
+		}
+		s->out->match_count++;
+		return;
+	}
+}
+
+int kmsg_scan(const char *path, double deadline, struct kmsg_scan *out)
+{
+	memset(out, 0, sizeof(*out));
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	struct scanner s = { .out = out };
+	for (size_t i = 0; i < PATTERN_COUNT; i++)
+		if (regcomp(&s.re[i], kmsg_patterns[i], REG_EXTENDED | REG_NOSUB) != 0)
+			abort(); /* the patterns are constants: a failure is a bug */
+	/* /dev/kmsg returns one record per read(); a file returns many lines. */
+	size_t cap = 16384, used = 0, total = 0;
+	char *buf = xmalloc(cap + 1);
+	int rc = 0;
+	for (;;) {
+		if ((out->records & 255) == 0 && monotonic_seconds() >= deadline) {
+			out->stopped_early = 1;
+			break;
+		}
+		if (cap - used < 8192) {
+			cap *= 2;
+			buf = xrealloc(buf, cap + 1);
+		}
+		ssize_t n = read(fd, buf + used, cap - used);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EPIPE)
+			continue; /* records were overwritten while we read: go on with the next */
+		if (n < 0 && errno == EAGAIN)
+			break;    /* the end of the ring buffer */
+		if (n < 0) {
+			rc = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		used += (size_t)n;
+		total += (size_t)n;
+		size_t start = 0;
+		for (size_t i = 0; i < used; i++) {
+			if (buf[i] != '\n')
+				continue;
+			buf[i] = '\0';
+			scan_line(&s, buf + start);
+			start = i + 1;
+		}
+		memmove(buf, buf + start, used - start);
+		used -= start;
+		if (total > MAX_BYTES) {
+			out->stopped_early = 1;
+			break;
+		}
+	}
+	if (rc == 0 && used) {
+		buf[used] = '\0';
+		scan_line(&s, buf);
+	}
+	free(buf);
+	close(fd);
+	for (size_t i = 0; i < PATTERN_COUNT; i++)
+		regfree(&s.re[i]);
+	if (rc < 0 && out->records == 0) {
+		kmsg_scan_free(out);
+		return rc;
+	}
+	return 0;
+}
+
+void kmsg_scan_free(struct kmsg_scan *scan)
+{
+	size_t kept = scan->match_count < KMSG_MAX_KEPT ? scan->match_count : KMSG_MAX_KEPT;
+	for (size_t i = 0; i < kept; i++)
+		free(scan->matches[i].line);
+	memset(scan, 0, sizeof(*scan));
+}

@@ -1,0 +1,31 @@
+/* The kernel log's signs of a sick GPU, read from /dev/kmsg without blocking
+ * (the ring buffer of this boot): GPU hangs, GuC and firmware failures,
+ * forcewake timeouts, i915/xe drm errors. Also reads a plain text file of
+ * log lines, so tests and offline bundles use the same path. */
+#ifndef GPUGATE_KMSG_H
+#define GPUGATE_KMSG_H
+
+#include <stddef.h>
+
+#define KMSG_MAX_KEPT 20
+
+struct kmsg_match {
+	char *line;          /* the message, with its time stamp when it had one */
+	const char *pattern; /* the pattern it matched */
+};
+
+struct kmsg_scan {
+	size_t records;      /* log lines read */
+	size_t match_count;  /* every matching line; only the first KMSG_MAX_KEPT are kept */
+	struct kmsg_match matches[KMSG_MAX_KEPT];
+	int stopped_early;   /* 1 when the deadline or the size cap ended the read */
+};
+
+/* Scans path until the end of the log, or until deadline (monotonic seconds).
+ * 0, or -errno with nothing scanned (-EPERM/-EACCES: not permitted to read it). */
+int kmsg_scan(const char *path, double deadline, struct kmsg_scan *out);
+void kmsg_scan_free(struct kmsg_scan *scan);
+/* The patterns, for the documentation and tests; NULL-terminated. */
+extern const char *const kmsg_patterns[];
+
+#endif

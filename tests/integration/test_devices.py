@@ -1,0 +1,432 @@
+"""The devices group against fixture roots with real character devices,
+real symlinks and a sysfs-shaped tree (see gpufixture.py)."""
+
+import os
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+
+from gpufixture import Root, mknod, run, text_of
+
+GPU_A = "0000:18:00.0"
+GPU_B = "0000:28:00.0"
+
+
+@pytest.fixture
+def root():
+    # not under pytest's tmp_path: its 0700 parent would keep uid 65534 out
+    path = tempfile.mkdtemp(prefix="gpugate-devices-")
+    os.chmod(path, 0o755)
+    yield Root(path)
+    shutil.rmtree(path)
+
+
+def dev_checks(checks):
+    return {k: v for k, v in checks.items() if k.startswith("devices.")}
+
+
+@pytest.mark.parametrize("count", [1, 2, 8])
+def test_healthy_gpus(root, count):
+    root.add_gpus(count)
+    rc, checks, err = run(root, "--only", "devices")
+    assert rc == 0, (checks, err)
+    assert checks["devices.gpus"]["status"] == "pass"
+    assert "%d Intel GPU" % count in checks["devices.gpus"]["summary"]
+    for cid in ("devices.nodes", "devices.by_path", "devices.access", "devices.visibility"):
+        assert checks[cid]["status"] == "pass", checks[cid]
+    assert "%d nodes" % (2 * count) in checks["devices.nodes"]["summary"]
+    assert checks["devices.nvidia"]["status"] == "skip"
+    assert len(checks["devices.gpus"]["details"]["gpus"]) == count
+
+
+def test_by_path_missing_fails_in_ci_warns_in_healthcheck(root):
+    root.add_gpus(1, by_path=False)
+    rc, checks, _ = run(root, "--only", "devices")
+    assert rc == 1
+    c = checks["devices.by_path"]
+    assert c["status"] == "fail"
+    assert "by-path is missing" in c["summary"] and "require" in c["summary"]
+    assert "-v /dev/dri/by-path:/dev/dri/by-path" in c["remediation"]
+    rc, checks, _ = run(root, "--profile", "healthcheck", "--only", "devices")
+    assert rc == 0
+    assert checks["devices.by_path"]["status"] == "warn"
+    assert "renderD128..renderD191" in text_of(checks["devices.by_path"])
+
+
+def test_by_path_dangling_link(root):
+    root.add_gpus(1)
+    os.unlink(root.p("dev/dri/by-path/pci-%s-render" % GPU_A))
+    os.symlink("../renderD200", root.p("dev/dri/by-path/pci-%s-render" % GPU_A))
+    rc, checks, _ = run(root, "--only", "devices")
+    assert rc == 1
+    c = checks["devices.by_path"]
+    assert c["status"] == "fail"
+    assert "dangling" in text_of(c) and "../renderD200" in text_of(c)
+
+
+def test_by_path_points_at_another_gpus_node(root):
+    root.add_gpus(2)
+    link = root.p("dev/dri/by-path/pci-%s-render" % GPU_A)
+    os.unlink(link)
+    os.symlink("../renderD129", link)
+    rc, checks, _ = run(root, "--only", "devices")
+    assert rc == 1
+    t = text_of(checks["devices.by_path"])
+    assert checks["devices.by_path"]["status"] == "fail"
+    assert "226:129 (renderD129 of %s)" % GPU_B in t and "expected renderD128 226:128 of %s" % GPU_A in t
+
+
+def test_by_path_absolute_link_stays_under_root(root):
+    root.add_gpus(1)
+    link = root.p("dev/dri/by-path/pci-%s-render" % GPU_A)
+    os.unlink(link)
+    os.symlink("/dev/dri/renderD128", link)  # read under --root, never the host's /dev
+    rc, checks, _ = run(root, "--only", "devices.by_path")
+    assert rc == 0 and checks["devices.by_path"]["status"] == "pass"
+
+
+def test_by_path_partial_hides_the_gpu_without_link(root):
+    root.add_gpus(2)
+    os.unlink(root.p("dev/dri/by-path/pci-%s-render" % GPU_B))
+    rc, checks, _ = run(root, "--profile", "healthcheck", "--only", "devices.by_path")
+    assert rc == 1  # even where by-path only warns: the driver lists by-path alone
+    assert "pci-%s-render is missing" % GPU_B in text_of(checks["devices.by_path"])
+
+
+def test_node_with_wrong_major_minor(root):
+    root.add_gpus(2)
+    mknod(root.p("dev/dri/renderD128"), 226, 5, 0o660, 0, 993)
+    rc, checks, _ = run(root, "--only", "devices")
+    assert rc == 1
+    c = checks["devices.nodes"]
+    assert c["status"] == "fail"
+    assert "renderD128 is 226:5, but sysfs says renderD128 of %s is 226:128" % GPU_A in text_of(c)
+    assert "--device /dev/dri" in c["remediation"]
+
+
+def test_node_that_is_a_regular_file(root):
+    root.add_gpus(1)
+    os.unlink(root.p("dev/dri/renderD128"))
+    open(root.p("dev/dri/renderD128"), "w").close()
+    rc, checks, _ = run(root, "--only", "devices.nodes")
+    assert rc == 1
+    assert "is a regular file, expected the character device 226:128" in text_of(checks["devices.nodes"])
+
+
+def test_render_node_missing(root):
+    root.add_gpus(1)
+    os.unlink(root.p("dev/dri/renderD128"))
+    rc, checks, _ = run(root, "--only", "devices.nodes")
+    assert rc == 1
+    assert "renderD128: No such file or directory" in text_of(checks["devices.nodes"])
+
+
+def test_sys_dev_char_missing(root):
+    root.add_gpus(1)
+    os.unlink(root.p("sys/dev/char/226:128"))
+    rc, checks, _ = run(root, "--only", "devices.nodes")
+    assert rc == 1
+    assert "sys/dev/char/226:128: No such file or directory" in text_of(checks["devices.nodes"])
+
+
+def test_access_denied_then_granted_with_group(root):
+    root.add_gpus(1, gid=4242)
+    rc, checks, _ = run(root, "--only", "devices.access", user=65534)
+    assert rc == 1
+    c = checks["devices.access"]
+    assert c["status"] == "fail"
+    t = text_of(c)
+    assert "mode 0660" in t and "group 4242, which has no name in" in t and "uid 65534" in t
+    assert "docker run --group-add 4242" in c["remediation"]
+    assert "securityContext.supplementalGroups: [4242]" in c["remediation"]
+    rc, checks, _ = run(root, "--only", "devices.access", user=65534, groups=[4242])
+    assert rc == 0, checks
+    assert checks["devices.access"]["status"] == "pass"
+    assert "groups 4242" in checks["devices.access"]["summary"]
+
+
+def test_access_names_the_group_when_the_image_knows_it(root):
+    root.add_gpus(1, gid=993)
+    rc, checks, _ = run(root, "--only", "devices.access", user=65534)
+    assert rc == 1
+    assert "group 993 (render)" in text_of(checks["devices.access"])
+
+
+def test_access_mode_without_group_bits(root):
+    root.add_gpus(1, mode=0o600)
+    rc, checks, _ = run(root, "--only", "devices.access", user=65534, groups=[993])
+    assert rc == 1
+    assert "MODE=\"0660\"" in checks["devices.access"]["remediation"]
+
+
+def test_no_sys(root):
+    root.add_gpus(1)
+    shutil.rmtree(root.p("sys"))
+    rc, checks, _ = run(root, "--only", "devices")
+    assert rc == 1
+    c = checks["devices.gpus"]
+    assert c["status"] == "fail" and c["summary"].startswith("no GPU found")
+    assert "/sys" in c["summary"] and "renderD128" in text_of(c)
+    assert checks["devices.nodes"]["status"] == "skip"
+
+
+def test_no_gpu_at_all(root):
+    rc, checks, _ = run(root, "--only", "devices")
+    assert rc == 1
+    c = checks["devices.gpus"]
+    assert c["summary"].startswith("no GPU found")
+    assert "--device /dev/dri" in c["remediation"]
+
+
+def test_gpus_in_sysfs_but_not_passed_in(root):
+    root.add_gpus(2, nodes=False, by_path=False)
+    rc, checks, _ = run(root, "--only", "devices")
+    assert rc == 1
+    c = checks["devices.gpus"]
+    assert "no GPU passed into this container" in c["summary"]
+    assert "docker run --device /dev/dri" in c["remediation"]
+
+
+def test_device_plugin_subset_is_fine(root):
+    root.add_gpu(GPU_A, card=0, render=128)
+    root.add_gpu(GPU_B, card=1, render=129, nodes=False, by_path=False)
+    rc, checks, _ = run(root, "--only", "devices")
+    assert rc == 0, checks
+    assert "1 Intel GPU" in checks["devices.gpus"]["summary"]
+    assert "not passed into this container" in text_of(checks["devices.gpus"])
+
+
+def test_non_intel_only(root):
+    root.add_gpu("0000:01:00.0", vendor=0x10DE, device=0x2330, driver="nvidia")
+    rc, checks, _ = run(root, "--only", "devices")
+    assert rc == 1
+    c = checks["devices.gpus"]
+    assert "no Intel GPU found" in c["summary"] and "NVIDIA 0x2330 (driver nvidia)" in c["summary"]
+    assert "devices.vendor" in c["remediation"]
+
+
+def test_render_minor_200_without_by_path_fails_in_every_profile(root):
+    root.add_gpu(GPU_A, card=0, render=200, by_path=False)
+    for profile in ("healthcheck", "ci", "validate"):
+        rc, checks, _ = run(root, "--profile", profile, "--only", "devices.by_path")
+        assert rc == 1, profile
+        assert "minor 200" in text_of(checks["devices.by_path"]) and "invisible" in text_of(checks["devices.by_path"])
+
+
+def test_wrong_or_missing_kernel_driver(root):
+    root.add_gpu(GPU_A, card=0, render=128, driver="vfio-pci")
+    root.add_gpu(GPU_B, card=1, render=129, driver=None)
+    rc, checks, _ = run(root, "--only", "devices.gpus")
+    assert rc == 1
+    t = text_of(checks["devices.gpus"])
+    assert "bound to kernel driver 'vfio-pci', expected i915 or xe" in t
+    assert "%s: no kernel driver is bound" % GPU_B in t
+
+
+def test_attribute_files_without_uevent(root):
+    root.add_gpu(GPU_A, uevent=False, driver="i915", device=0x0BD5)
+    rc, checks, _ = run(root, "--only", "devices.gpus")
+    assert rc == 0
+    assert "0x0bd5 (driver i915)" in checks["devices.gpus"]["summary"]
+
+
+def test_min_gpus(root):
+    root.add_gpus(1)
+    spec = root.spec("devices:\n  min_gpus: 2\n")
+    rc, checks, _ = run(root, "--spec", spec)
+    assert rc == 1
+    assert "the spec requires at least 2" in text_of(checks["devices.gpus"])
+
+
+@pytest.mark.parametrize("spec,word", [
+    ("devices:\n  vendor: intell\n", "devices.vendor must be"),
+    ("devices:\n  by_path: maybe\n", "require|warn|ignore"),
+    ("devices:\n  min_gpus: -1\n", "whole number"),
+    ("devices:\n  colour: red\n", "unknown key 'devices.colour'"),
+])
+def test_bad_spec_exits_3(root, spec, word):
+    rc, _, err = run(root, "--spec", root.spec(spec))
+    assert rc == 3 and word in err
+
+
+def test_by_path_ignore(root):
+    root.add_gpus(1, by_path=False)
+    rc, checks, _ = run(root, "--spec", root.spec("devices:\n  by_path: ignore\n"))
+    assert rc == 0 and checks["devices.by_path"]["status"] == "skip"
+
+
+# -- visibility ---------------------------------------------------------------
+
+@pytest.mark.parametrize("mask,rc,words", [
+    ("0", 0, ["sees 1 of 2", GPU_A]),
+    ("1", 0, ["sees 1 of 2", GPU_B]),
+    ("0,1", 0, ["sees 2 of 2"]),
+    (" 0 , 1 ", 0, ["ZE_AFFINITY_MASK=0,1", "sees 2 of 2"]),
+    ("0.0", 0, ["sees 1 of 2"]),
+    ("", 1, ["set but empty"]),
+    ("   ", 1, ["set but empty"]),
+    ("5", 1, ["entry '5' names device 5", "only 2 (0..1)"]),
+    ("x", 1, ["entry 1 'x' is not a device index"]),
+    ("0,abc", 1, ["entry 2 'abc'"]),
+    ("0.", 1, ["entry 1 '0.'"]),
+    ("1,", 1, ["entry 2 is empty"]),
+    ("-1", 1, ["'-1'"]),
+    ("0.1.2", 1, ["'0.1.2'"]),
+    ("99999", 1, ["'99999'"]),
+])
+def test_affinity_mask_forms(root, mask, rc, words):
+    root.add_gpus(2)
+    got, checks, _ = run(root, "--only", "devices.visibility", env={"ZE_AFFINITY_MASK": mask})
+    c = checks["devices.visibility"]
+    assert got == rc, c
+    for w in words:
+        assert w in text_of(c), (w, c)
+
+
+def test_affinity_composite_with_tiles(root):
+    root.add_gpus(2, tiles=2)
+    env = {"ZE_FLAT_DEVICE_HIERARCHY": "COMPOSITE", "ZE_AFFINITY_MASK": "1.1"}
+    rc, checks, _ = run(root, "--only", "devices.visibility", env=env)
+    assert rc == 0 and "sees 1 of 2" in checks["devices.visibility"]["summary"]
+    env["ZE_AFFINITY_MASK"] = "0.2"
+    rc, checks, _ = run(root, "--only", "devices.visibility", env=env)
+    assert rc == 1 and "has 2 tiles, so no sub-device 2" in text_of(checks["devices.visibility"])
+
+
+def test_affinity_flat_counts_tiles(root):
+    root.add_gpus(2, tiles=2)
+    rc, checks, _ = run(root, "--only", "devices.visibility", env={"ZE_AFFINITY_MASK": "3"})
+    assert rc == 0 and GPU_B in checks["devices.visibility"]["summary"]
+    rc, checks, _ = run(root, "--only", "devices.visibility", env={"ZE_AFFINITY_MASK": "4"})
+    assert rc == 1 and "only 4 (0..3)" in text_of(checks["devices.visibility"])
+
+
+def test_bad_hierarchy(root):
+    root.add_gpus(1)
+    rc, checks, _ = run(root, "--only", "devices.visibility", env={"ZE_FLAT_DEVICE_HIERARCHY": "flat"})
+    assert rc == 1 and "'flat' is not FLAT, COMPOSITE or COMBINED" in checks["devices.visibility"]["summary"]
+
+
+def test_other_selectors_are_noted(root):
+    root.add_gpus(1)
+    rc, checks, _ = run(root, "--only", "devices.visibility",
+                        env={"CUDA_VISIBLE_DEVICES": "0", "ONEAPI_DEVICE_SELECTOR": "level_zero:0"})
+    assert rc == 0
+    t = text_of(checks["devices.visibility"])
+    assert "CUDA_VISIBLE_DEVICES='0'" in t and "ONEAPI_DEVICE_SELECTOR='level_zero:0'" in t
+
+
+def test_mask_below_min_gpus(root):
+    root.add_gpus(2)
+    spec = root.spec("devices:\n  min_gpus: 2\n")
+    rc, checks, _ = run(root, "--spec", spec, "--only", "devices.visibility", env={"ZE_AFFINITY_MASK": "0"})
+    assert rc == 1 and "leaves 1 GPU visible" in checks["devices.visibility"]["summary"]
+
+
+# -- NVIDIA ----------------------------------------------------------------------
+
+def nvidia_root(root, nodes=True):
+    root.add_gpu("0000:01:00.0", vendor=0x10DE, device=0x2330, driver="nvidia", nodes=False, by_path=False)
+    os.makedirs(root.p("proc/driver/nvidia/gpus/0000:01:00.0"))
+    with open(root.p("proc/driver/nvidia/version"), "w") as f:
+        f.write("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\n")
+    with open(root.p("proc/driver/nvidia/gpus/0000:01:00.0/information"), "w") as f:
+        f.write("Model: \t\t NVIDIA H100\nDevice Minor: \t 0\n")
+    if nodes:
+        mknod(root.p("dev/nvidiactl"), 195, 255, 0o666)
+        mknod(root.p("dev/nvidia-uvm"), 511, 0, 0o666)
+        mknod(root.p("dev/nvidia0"), 195, 0, 0o666)
+    return root.spec("devices:\n  vendor: nvidia\n")
+
+
+def test_nvidia_healthy(root):
+    spec = nvidia_root(root)
+    rc, checks, _ = run(root, "--spec", spec)
+    assert rc == 0, checks
+    assert "550.54.15" in checks["devices.nvidia"]["summary"]
+    assert "1 NVIDIA GPU" in checks["devices.gpus"]["summary"]
+
+
+def test_nvidia_missing_nodes(root):
+    spec = nvidia_root(root, nodes=False)
+    rc, checks, _ = run(root, "--spec", spec)
+    assert rc == 1
+    assert "--gpus all" in checks["devices.gpus"]["remediation"]
+    t = text_of(checks["devices.nvidia"])
+    assert "nvidiactl: No such file" in t and "nvidia0: No such file" in t
+
+
+def test_nvidia_wrong_major(root):
+    spec = nvidia_root(root)
+    mknod(root.p("dev/nvidia0"), 195, 3, 0o666)
+    rc, checks, _ = run(root, "--spec", spec)
+    assert rc == 1 and "nvidia0 is 195:3, expected 195:0" in text_of(checks["devices.nvidia"])
+
+
+def test_cuda_visible_devices_empty_hides_all(root):
+    spec = nvidia_root(root)
+    rc, checks, _ = run(root, "--spec", spec, env={"CUDA_VISIBLE_DEVICES": ""})
+    assert rc == 1 and "hides every GPU" in checks["devices.visibility"]["summary"]
+
+
+def test_text_report_without_any_gpu(tmp_path):
+    # an empty root (as this build machine: no /sys/class/drm, no /dev/dri) gets a clear verdict
+    from gpufixture import GPUGATE
+    p = subprocess.run([GPUGATE, "check", "--only", "devices", "--root", str(tmp_path)],
+                       capture_output=True, text=True)
+    assert p.returncode == 1
+    assert "UNHEALTHY" in p.stdout and "no GPU found" in p.stdout
+
+
+def test_nvidia_without_sysfs_uses_proc(root):
+    # seen on a real H100 container: /proc/driver/nvidia/gpus/<address> but no /sys/class/drm
+    spec = nvidia_root(root)
+    shutil.rmtree(root.p("sys"))
+    rc, checks, _ = run(root, "--spec", spec)
+    assert rc == 0, checks
+    assert "0000:01:00.0 NVIDIA (driver nvidia, from /proc/driver/nvidia)" in checks["devices.gpus"]["summary"]
+    assert checks["devices.nvidia"]["status"] == "pass"
+
+
+def test_by_path_link_loop_is_reported_not_followed_forever(root):
+    root.add_gpus(1)
+    render = "pci-%s-render" % GPU_A
+    os.unlink(root.p("dev/dri/by-path/" + render))
+    os.symlink("other", root.p("dev/dri/by-path/" + render))  # render -> other -> render
+    os.symlink(render, root.p("dev/dri/by-path/other"))
+    rc, checks, _ = run(root, "--only", "devices.by_path")
+    assert rc == 1
+    assert "Too many levels of symbolic links" in text_of(checks["devices.by_path"])
+
+
+def test_access_as_root_says_so(root):
+    root.add_gpus(1)
+    rc, checks, _ = run(root, "--only", "devices.access")
+    assert rc == 0
+    assert "running as root" in text_of(checks["devices.access"])
+
+
+def test_vendor_any_counts_every_gpu(root):
+    root.add_gpu(GPU_A, card=0, render=128)
+    root.add_gpu("0000:c1:00.0", card=1, render=129, vendor=0x1002, device=0x744C, driver="amdgpu")
+    rc, checks, _ = run(root, "--spec", root.spec("devices:\n  vendor: any\n  min_gpus: 2\n"))
+    assert rc == 0, checks
+    assert "2 any-vendor GPUs" in checks["devices.gpus"]["summary"]
+    assert "AMD 0x744c (driver amdgpu)" in checks["devices.gpus"]["summary"]
+
+
+def test_drivers_list_overrides_the_default(root):
+    root.add_gpus(1)  # bound to xe
+    rc, checks, _ = run(root, "--spec", root.spec("devices:\n  drivers: [i915]\n"), "--only", "devices.gpus")
+    assert rc == 1 and "bound to kernel driver 'xe', expected i915" in text_of(checks["devices.gpus"])
+
+
+def test_by_path_entry_for_unknown_gpu_warns(root):
+    root.add_gpus(1)
+    os.symlink("../renderD130", root.p("dev/dri/by-path/pci-0000:99:00.0-render"))
+    rc, checks, _ = run(root, "--only", "devices.by_path")
+    assert rc == 0
+    c = checks["devices.by_path"]
+    assert c["status"] == "warn" and "names 0000:99:00.0, which sysfs does not list as a GPU" in text_of(c)
