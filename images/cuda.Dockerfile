@@ -31,9 +31,11 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 
 COPY --from=builder /out/usr/local/bin/gpugate /usr/local/bin/gpugate
-# The built-in healthcheck profile pins the Intel stack, so this image pins
-# its own: the CUDA runtime packages of the base image, healthcheck behaviour.
-COPY images/gpugate-cuda.yaml /etc/gpugate/gpugate.yaml
+# The built-in profiles pin the Intel stack, so this image pins its own specs,
+# named after the profile whose behaviour each has: the HEALTHCHECK's and the
+# CI gate's (workflows/cuda-pretest-gate.yml).
+COPY images/cuda-healthcheck.yaml /etc/gpugate/healthcheck.yaml
+COPY images/cuda-ci.yaml /etc/gpugate/ci.yaml
 
 # /dev/nvidia* are created mode 0666 by the toolkit, so unlike /dev/dri no
 # group membership is needed; video is kept for hosts that restrict the nodes
@@ -53,4 +55,4 @@ ENV NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=compute,utility
 # Same contract as the XPU image: milliseconds, no writes, at most 4096 bytes
 # of output, ends by the spec's 8 s deadline inside Docker's 10 s timeout.
 HEALTHCHECK --interval=30s --timeout=10s --start-period=60s --retries=3 \
-    CMD ["gpugate", "check", "--spec", "/etc/gpugate/gpugate.yaml"]
+    CMD ["gpugate", "check", "--spec", "/etc/gpugate/healthcheck.yaml"]
