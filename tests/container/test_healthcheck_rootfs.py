@@ -306,7 +306,7 @@ def image(tmp_path_factory):
         "root": root, "fix": fix, "healthcheck": hc, "uid": pw[2], "gid": pw[3], "groups": gids,
         "render_gid": named["render"], "video_gid": named["video"], "hf_target": hf_target,
         "env": container_env, "workdir": workdir, "specs": specs, "versions": versions,
-        "copied_libs": copied, "user": pw[0],
+        "copied_libs": copied, "user": pw[0], "render_gid_arg": args.get("RENDER_GID"),
     }
     shutil.rmtree(base, ignore_errors=True)
 
@@ -356,6 +356,10 @@ def test_image_has_what_the_healthcheck_needs(image):
     assert image["healthcheck"].argv[0] == "gpugate"
     assert image["user"] != "root" and image["uid"] != "0"
     assert image["render_gid"] in image["groups"] and image["video_gid"] in image["groups"]
+    # the Dockerfile's RUN line gave `render` the build argument's GID
+    assert str(image["render_gid"]) == image["render_gid_arg"]
+    status = (image["root"] / "var/lib/dpkg/status").read_text()
+    assert status.count(debfixture.FIXTURE_MARK) == len(image["versions"])
     print(f"libraries copied into the minbase: {image['copied_libs']}")
 
 
