@@ -208,3 +208,22 @@ def test_reader_follows_docker_rules():
     hc = dockerfile.final_healthcheck(inst)
     assert hc.options == {"interval": 90.0, "timeout": 0.5, "retries": 2}
     assert hc.argv == ["gpugate", "check"]
+
+
+# Ubuntu 24.04 runtime package of each pkg-config name the Makefile links
+# (the t64 names of the 64-bit time_t transition).
+UBUNTU_RUNTIME = {"yaml-0.1": "libyaml-0-2", "jansson": "libjansson4", "libcrypto": "libssl3t64",
+                  "libseccomp": "libseccomp2", "libcurl": "libcurl4t64", "libarchive": "libarchive13t64",
+                  "libdrm": "libdrm2", "json-c": "libjson-c5", "libfyaml": "libfyaml0"}
+
+
+@pytest.mark.parametrize("path", DOCKERFILES, ids=lambda p: p.name)
+def test_runtime_stage_installs_what_the_makefile_links(path):
+    m = re.search(r"^PKGS\s*:?=\s*(.*)$", (REPO / "Makefile").read_text(), re.M)
+    pkgs = m.group(1).split()
+    runtime = dockerfile.stages(load(path))[-1]
+    installed = set(re.split(r"\s+", " ".join(i.rest for i in runtime if i.name == "RUN")))
+    for pkg in pkgs:
+        assert pkg in UBUNTU_RUNTIME, f"Makefile PKGS has {pkg}: add its Ubuntu 24.04 runtime package " \
+                                      f"to images/*.Dockerfile and to UBUNTU_RUNTIME here"
+        assert UBUNTU_RUNTIME[pkg] in installed, f"{path.name}: the runtime stage lacks {UBUNTU_RUNTIME[pkg]} ({pkg})"
