@@ -1,0 +1,74 @@
+# syntax=docker/dockerfile:1
+# XPU image: the Intel GPU user-mode driver stack from Ubuntu's Intel graphics
+# PPA, with gpugate as the HEALTHCHECK. Build from the repository root:
+#   docker build -f images/xpu.Dockerfile --build-arg RENDER_GID=$(getent group render | cut -d: -f3) -t gpugate-xpu .
+# images/README.md has the run line (devices, by-path, groups, HF cache).
+
+# The builder uses the same release as the runtime stage so the binary links
+# against exactly the library versions that will be there at run time.
+FROM ubuntu:24.04 AS builder
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends \
+        build-essential pkg-config \
+        libyaml-dev libjansson-dev libssl-dev libseccomp-dev \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY . .
+# `make` is the project's only build entry point (xpu.Dockerfile.dockerignore
+# keeps a host build/ out of the context); DESTDIR keeps the install in one
+# folder that the runtime stage copies from.
+RUN make -j"$(nproc)" \
+    && make install PREFIX=/usr/local DESTDIR=/out
+
+FROM ubuntu:24.04
+# One layer for the whole driver stack: every package comes from the same PPA
+# snapshot (a half-upgraded compute runtime is the failure gpugate looks for),
+# --no-install-recommends keeps out the desktop and firmware recommends, and
+# the apt lists are removed in the same layer or they would stay in the image.
+# software-properties-common is only needed to add the PPA, so it goes again.
+# The gpugate runtime libraries (yaml, jansson, libssl, libseccomp) are the
+# Ubuntu 24.04 names of the Makefile's PKGS.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends software-properties-common gpg-agent ca-certificates \
+    && add-apt-repository -y ppa:kobuk-team/intel-graphics \
+    && apt-get update \
+    && apt-get install -y --no-install-recommends \
+        libze-intel-gpu1 libze1 intel-metrics-discovery intel-opencl-icd clinfo intel-gsc \
+        intel-media-va-driver-non-free libmfx-gen1 libvpl2 libvpl-tools libva-glx2 va-driver-all vainfo \
+        libze-dev intel-ocloc \
+        libyaml-0-2 libjansson4 libssl3t64 libseccomp2 \
+    && apt-get purge -y --auto-remove software-properties-common gpg-agent \
+    && rm -rf /var/lib/apt/lists/*
+
+COPY --from=builder /out/usr/local/bin/gpugate /usr/local/bin/gpugate
+# The spec this image pins: its exact driver stack, for `gpugate check --spec`
+# by operators and CI jobs that run inside the image.
+COPY images/gpugate.yaml /etc/gpugate/gpugate.yaml
+
+# Render nodes keep the host's numeric GID inside the container, and that GID
+# differs between hosts (992, 993, 109...). Naming it `render` here lets the
+# non-root user open /dev/dri/renderD* without running as root; pass the host's
+# value at build time, or use `docker run --group-add <gid>` with any image.
+# Declared after the driver layer so changing it does not rebuild that layer.
+ARG RENDER_GID=993
+ARG APP_UID=10001
+RUN if getent group render >/dev/null; then groupmod --gid "$RENDER_GID" render; \
+    else groupadd --system --gid "$RENDER_GID" render; fi \
+    && useradd --create-home --uid "$APP_UID" --groups render,video --shell /bin/bash app \
+    && mkdir -p /home/app/.cache/huggingface \
+    && chown -R app:app /home/app/.cache
+
+# The workload never needs root; card nodes are group video, render nodes
+# group render, and the user is in both.
+USER app
+WORKDIR /home/app
+# Pinned so the cache path stays the mounted one even when Kubernetes runs the
+# container under another uid whose HOME is not /home/app.
+ENV HF_HOME=/home/app/.cache/huggingface
+
+# Every 30 s Docker runs this; the healthcheck profile answers in
+# milliseconds, writes nothing, stays under the 4096 bytes Docker keeps and
+# ends by its own 8 s deadline, inside the 10 s timeout. The start period
+# covers the first driver initialisation of a cold container.
+HEALTHCHECK --interval=30s --timeout=10s --start-period=60s --retries=3 \
+    CMD ["gpugate", "check", "--profile", "healthcheck"]
