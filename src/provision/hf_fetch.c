@@ -473,7 +473,7 @@ static int parse_args(int argc, char **argv, struct hf_fetch *f, char ***names, 
 	opterr = 0;
 	optind = 1;
 	int c;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_TYPE:
 			if (strcmp(optarg, "model") && strcmp(optarg, "dataset") && strcmp(optarg, "space"))
@@ -498,9 +498,9 @@ static int parse_args(int argc, char **argv, struct hf_fetch *f, char ***names, 
 		case 'h':
 			fputs(usage_text, stdout);
 			return -1;
+		case ':':
+			return prov_usage("hf fetch: option '%s' needs an argument", argv[optind - 1]);
 		default:
-			if (optopt)
-				return prov_usage("hf fetch: option '%s' needs an argument", argv[optind - 1]);
 			return prov_usage("hf fetch: unknown option '%s'", argv[optind - 1]);
 		}
 	}
