@@ -45,10 +45,23 @@ static void on_signal(int sig)
 	interrupted = sig;
 }
 
+int retries_from_env(void)
+{
+	const char *v = getenv("GPUGATE_RETRIES");
+	char *end;
+	long n = v && *v ? strtol(v, &end, 10) : -1;
+	if (!v || !*v || *end || n < 0 || n > 20) {
+		if (v && *v)
+			fprintf(stderr, "gpugate: GPUGATE_RETRIES='%s' is not 0 to 20; using 5\n", v);
+		return 5;
+	}
+	return (int)n;
+}
+
 void dl_options_init(struct dl_options *o)
 {
 	o->parallel = 8;
-	o->retries = 5;
+	o->retries = retries_from_env();
 	o->backoff = 0.5;
 	o->stall_seconds = 60;
 	o->progress = isatty(STDERR_FILENO);

@@ -38,6 +38,8 @@ struct dl_options {
 	bool progress;       /* redraw a progress line on stderr */
 };
 
+/* GPUGATE_RETRIES (0 to 20), else 5. */
+int retries_from_env(void);
 /* Sets defaults: 8 at once, 5 retries, 0.5 s backoff, 60 s stall, progress on a TTY. */
 void dl_options_init(struct dl_options *o);
 /* Runs every job; returns how many failed (each failed job has error set). */

@@ -199,7 +199,7 @@ static int list_files(struct hf_fetch *f)
 	char *url = xasprintf("%s/api/%ss/%s/revision/%s", f->endpoint, f->type, f->repo, rev);
 	free(rev);
 	struct http_request req = { .url = url, .headers = f->headers, .follow_redirects = true,
-				    .retries = 5, .backoff = 0.5 };
+				    .retries = retries_from_env(), .backoff = 0.5 };
 	struct http_response r;
 	int rc = -1;
 	char msg[800];
@@ -261,7 +261,7 @@ static int resolve_file(struct hf_fetch *f, struct hf_file *file)
 	int rc = -1;
 	for (int hop = 0;; hop++) {
 		struct http_request req = { .url = url, .headers = f->headers, .head = true,
-					    .retries = 5, .backoff = 0.5 };
+					    .retries = retries_from_env(), .backoff = 0.5 };
 		if (http_fetch(&req, &r) < 0) {
 			snprintf(file->error, sizeof(file->error), "%s", r.error);
 			goto out;
