@@ -36,7 +36,11 @@ struct dl_state {
 	char body[200];        /* start of an error page */
 	size_t body_len;
 	char curl_err[CURL_ERROR_SIZE];
+	char *buf;             /* received bytes not yet written: libcurl hands over */
+	size_t buf_len;        /* 16 KiB at a time, and one write(2) each costs more */
 };
+
+#define WRITE_BUFFER (4u << 20)
 
 static volatile sig_atomic_t interrupted; /* set by SIGINT/SIGTERM: clean up, then exit */
 
@@ -178,7 +182,27 @@ static int truncate_to_zero(struct dl_job *job)
 		return -1;
 	}
 	s->written = 0;
+	s->buf_len = 0;
 	restart_hashes(job);
+	return 0;
+}
+
+/* Writes the buffered bytes; returns 0, or -1 with job->error set. */
+static int flush_buffer(struct dl_job *job)
+{
+	struct dl_state *s = job->state;
+	for (size_t off = 0; off < s->buf_len;) {
+		ssize_t w = write(s->fd, s->buf + off, s->buf_len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) {
+			snprintf(job->error, sizeof(job->error), "%s: %s", job->tmp_path, strerror(errno));
+			s->buf_len = 0;
+			return -1;
+		}
+		off += (size_t)w;
+	}
+	s->buf_len = 0;
 	return 0;
 }
 
@@ -258,16 +282,25 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
 		s->fatal = true;
 		return 0;
 	}
-	for (size_t off = 0; off < n;) {
-		ssize_t w = write(s->fd, p + off, n - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			snprintf(job->error, sizeof(job->error), "%s: %s", job->tmp_path, strerror(errno));
-			s->fatal = true;
-			return 0;
+	if (s->buf_len + n > WRITE_BUFFER && flush_buffer(job) < 0) {
+		s->fatal = true;
+		return 0;
+	}
+	if (n > WRITE_BUFFER) { /* never with libcurl's 16 KiB pieces; kept correct anyway */
+		for (size_t off = 0; off < n;) {
+			ssize_t w = write(s->fd, p + off, n - off);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0) {
+				snprintf(job->error, sizeof(job->error), "%s: %s", job->tmp_path, strerror(errno));
+				s->fatal = true;
+				return 0;
+			}
+			off += (size_t)w;
 		}
-		off += (size_t)w;
+	} else {
+		memcpy(s->buf + s->buf_len, p, n);
+		s->buf_len += n;
 	}
 	if (s->sha256)
 		EVP_DigestUpdate(s->sha256, p, n);
@@ -329,6 +362,9 @@ static int start_attempt(CURLM *multi, struct dl_job *job, const struct dl_optio
 		return -1;
 	}
 	CURL *e = s->easy;
+	if (!s->buf)
+		s->buf = xmalloc(WRITE_BUFFER);
+	s->buf_len = 0;
 	s->started = s->discard = s->fatal = false;
 	s->body_len = 0;
 	s->body[0] = s->xerror[0] = s->curl_err[0] = '\0';
@@ -394,6 +430,9 @@ static void finish_job(struct dl_job *job, bool ok)
 	struct dl_state *s = job->state;
 	job->ok = ok;
 	s->done = true;
+	free(s->buf);
+	s->buf = NULL;
+	s->buf_len = 0;
 	if (s->fd >= 0)
 		close(s->fd);
 	s->fd = -1;
@@ -467,6 +506,8 @@ static void on_done(struct dl_job *job, CURLcode rc, const struct dl_options *o)
 	job->http_code = code;
 	s->active = false;
 	char why[400];
+	if (!s->fatal && flush_buffer(job) < 0)
+		s->fatal = true; /* what arrived is kept: a retry resumes after it */
 	if (s->fatal) {
 		job->keep_partial = job->keep_partial && s->written > 0 && strstr(job->error, "more than") == NULL;
 		finish_job(job, false);
