@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <openssl/evp.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,8 +37,18 @@ struct dl_state {
 	char body[200];        /* start of an error page */
 	size_t body_len;
 	char curl_err[CURL_ERROR_SIZE];
-	char *buf;             /* received bytes not yet written: libcurl hands over */
-	size_t buf_len;        /* 16 KiB at a time, and one write(2) each costs more */
+	/* Hashing and writing run on a worker thread per transfer, a buffer at a
+	 * time, while this thread receives into the other buffer: libcurl hands
+	 * over 16 KiB pieces, and sha256 plus write(2) on the receiving thread
+	 * halved the throughput. */
+	pthread_t worker;
+	bool worker_running;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	char *fill, *busy;     /* fill: the receiving thread's; busy: the worker's */
+	size_t fill_len, busy_len;
+	bool has_work, quit;
+	int write_errno;       /* set by the worker */
 };
 
 #define WRITE_BUFFER (4u << 20)
@@ -174,6 +185,120 @@ static void restart_hashes(struct dl_job *job)
 	s->sha1 = job->git_sha1 && job->size >= 0 ? git_sha1_new(job->size) : NULL;
 }
 
+/* The worker: hashes and writes each buffer handed over, in order. */
+static void *sink_main(void *arg)
+{
+	struct dl_state *s = arg;
+	pthread_mutex_lock(&s->mu);
+	for (;;) {
+		while (!s->has_work && !s->quit)
+			pthread_cond_wait(&s->cv, &s->mu);
+		if (!s->has_work)
+			break;
+		pthread_mutex_unlock(&s->mu);
+		if (s->sha256)
+			EVP_DigestUpdate(s->sha256, s->busy, s->busy_len);
+		if (s->sha1)
+			EVP_DigestUpdate(s->sha1, s->busy, s->busy_len);
+		int err = 0;
+		for (size_t off = 0; off < s->busy_len && !err;) {
+			ssize_t w = write(s->fd, s->busy + off, s->busy_len - off);
+			if (w < 0 && errno != EINTR)
+				err = errno;
+			else if (w > 0)
+				off += (size_t)w;
+		}
+		pthread_mutex_lock(&s->mu);
+		if (err && !s->write_errno)
+			s->write_errno = err;
+		s->has_work = false;
+		pthread_cond_broadcast(&s->cv);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
+
+static int sink_start(struct dl_job *job)
+{
+	struct dl_state *s = job->state;
+	if (s->worker_running)
+		return 0;
+	s->fill = xmalloc(WRITE_BUFFER);
+	s->busy = xmalloc(WRITE_BUFFER);
+	s->fill_len = s->busy_len = 0;
+	s->has_work = s->quit = false;
+	s->write_errno = 0;
+	if (pthread_mutex_init(&s->mu, NULL) != 0 || pthread_cond_init(&s->cv, NULL) != 0 ||
+	    pthread_create(&s->worker, NULL, sink_main, s) != 0) {
+		snprintf(job->error, sizeof(job->error), "cannot start a writer thread");
+		return -1;
+	}
+	s->worker_running = true;
+	return 0;
+}
+
+/* Waits until the worker is idle; returns 0, or -1 with job->error set. */
+static int sink_wait(struct dl_job *job)
+{
+	struct dl_state *s = job->state;
+	if (!s->worker_running)
+		return 0;
+	pthread_mutex_lock(&s->mu);
+	while (s->has_work)
+		pthread_cond_wait(&s->cv, &s->mu);
+	int err = s->write_errno;
+	pthread_mutex_unlock(&s->mu);
+	if (err) {
+		snprintf(job->error, sizeof(job->error), "%s: %s", job->tmp_path, strerror(err));
+		return -1;
+	}
+	return 0;
+}
+
+/* Hands the fill buffer to the worker (after the previous one is done). */
+static int sink_handoff(struct dl_job *job)
+{
+	struct dl_state *s = job->state;
+	if (sink_wait(job) < 0)
+		return -1;
+	if (s->fill_len == 0)
+		return 0;
+	pthread_mutex_lock(&s->mu);
+	char *t = s->busy;
+	s->busy = s->fill;
+	s->busy_len = s->fill_len;
+	s->fill = t;
+	s->fill_len = 0;
+	s->has_work = true;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	return 0;
+}
+
+/* Everything received is hashed and written; returns 0 or -1 with job->error. */
+static int sink_drain(struct dl_job *job)
+{
+	return sink_handoff(job) < 0 ? -1 : sink_wait(job);
+}
+
+static void sink_stop(struct dl_state *s)
+{
+	if (!s->worker_running)
+		return;
+	pthread_mutex_lock(&s->mu);
+	s->quit = true;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	pthread_join(s->worker, NULL);
+	pthread_mutex_destroy(&s->mu);
+	pthread_cond_destroy(&s->cv);
+	free(s->fill);
+	free(s->busy);
+	s->fill = s->busy = NULL;
+	s->worker_running = false;
+}
+
+/* Only with the worker idle (sink_wait) or not started. */
 static int truncate_to_zero(struct dl_job *job)
 {
 	struct dl_state *s = job->state;
@@ -182,27 +307,8 @@ static int truncate_to_zero(struct dl_job *job)
 		return -1;
 	}
 	s->written = 0;
-	s->buf_len = 0;
+	s->fill_len = 0;
 	restart_hashes(job);
-	return 0;
-}
-
-/* Writes the buffered bytes; returns 0, or -1 with job->error set. */
-static int flush_buffer(struct dl_job *job)
-{
-	struct dl_state *s = job->state;
-	for (size_t off = 0; off < s->buf_len;) {
-		ssize_t w = write(s->fd, s->buf + off, s->buf_len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			snprintf(job->error, sizeof(job->error), "%s: %s", job->tmp_path, strerror(errno));
-			s->buf_len = 0;
-			return -1;
-		}
-		off += (size_t)w;
-	}
-	s->buf_len = 0;
 	return 0;
 }
 
@@ -263,7 +369,7 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
 				 " and the server answered from byte %" PRId64, s->written, s->range_start);
 			s->fatal = true;
 			return 0;
-		} else if (s->code != 206 && s->written > 0 && truncate_to_zero(job) < 0) {
+		} else if (s->code != 206 && s->written > 0 && (sink_wait(job) < 0 || truncate_to_zero(job) < 0)) {
 			s->fatal = true; /* a full answer to a Range request: start again */
 			return 0;
 		}
@@ -282,30 +388,16 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
 		s->fatal = true;
 		return 0;
 	}
-	if (s->buf_len + n > WRITE_BUFFER && flush_buffer(job) < 0) {
-		s->fatal = true;
-		return 0;
-	}
-	if (n > WRITE_BUFFER) { /* never with libcurl's 16 KiB pieces; kept correct anyway */
-		for (size_t off = 0; off < n;) {
-			ssize_t w = write(s->fd, p + off, n - off);
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w < 0) {
-				snprintf(job->error, sizeof(job->error), "%s: %s", job->tmp_path, strerror(errno));
-				s->fatal = true;
-				return 0;
-			}
-			off += (size_t)w;
+	for (size_t off = 0; off < n;) {
+		if (s->fill_len == WRITE_BUFFER && sink_handoff(job) < 0) {
+			s->fatal = true;
+			return 0;
 		}
-	} else {
-		memcpy(s->buf + s->buf_len, p, n);
-		s->buf_len += n;
+		size_t take = n - off < WRITE_BUFFER - s->fill_len ? n - off : WRITE_BUFFER - s->fill_len;
+		memcpy(s->fill + s->fill_len, p + off, take);
+		s->fill_len += take;
+		off += take;
 	}
-	if (s->sha256)
-		EVP_DigestUpdate(s->sha256, p, n);
-	if (s->sha1)
-		EVP_DigestUpdate(s->sha1, p, n);
 	s->written += (int64_t)n;
 	return n;
 }
@@ -362,9 +454,11 @@ static int start_attempt(CURLM *multi, struct dl_job *job, const struct dl_optio
 		return -1;
 	}
 	CURL *e = s->easy;
-	if (!s->buf)
-		s->buf = xmalloc(WRITE_BUFFER);
-	s->buf_len = 0;
+	if (sink_start(job) < 0) {
+		curl_easy_cleanup(e);
+		s->easy = NULL;
+		return -1;
+	}
 	s->started = s->discard = s->fatal = false;
 	s->body_len = 0;
 	s->body[0] = s->xerror[0] = s->curl_err[0] = '\0';
@@ -430,9 +524,7 @@ static void finish_job(struct dl_job *job, bool ok)
 	struct dl_state *s = job->state;
 	job->ok = ok;
 	s->done = true;
-	free(s->buf);
-	s->buf = NULL;
-	s->buf_len = 0;
+	sink_stop(s);
 	if (s->fd >= 0)
 		close(s->fd);
 	s->fd = -1;
@@ -506,7 +598,7 @@ static void on_done(struct dl_job *job, CURLcode rc, const struct dl_options *o)
 	job->http_code = code;
 	s->active = false;
 	char why[400];
-	if (!s->fatal && flush_buffer(job) < 0)
+	if (!s->fatal && sink_drain(job) < 0)
 		s->fatal = true; /* what arrived is kept: a retry resumes after it */
 	if (s->fatal) {
 		job->keep_partial = job->keep_partial && s->written > 0 && strstr(job->error, "more than") == NULL;
@@ -525,7 +617,7 @@ static void on_done(struct dl_job *job, CURLcode rc, const struct dl_options *o)
 		return;
 	}
 	if (code == 416 && s->written > 0) { /* our partial file is not a prefix any more */
-		if (truncate_to_zero(job) < 0) {
+		if (sink_wait(job) < 0 || truncate_to_zero(job) < 0) {
 			finish_job(job, false);
 			return;
 		}
