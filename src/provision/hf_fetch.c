@@ -612,8 +612,11 @@ int hf_fetch_main(int argc, char **argv)
 		else
 			resolve_file(&f, &f.files[i]);
 	}
+	size_t resolved = 0;
+	for (size_t i = 0; i < f.n_files; i++)
+		resolved += !f.files[i].error[0];
 	char *blobs_dir = xasprintf("%s/blobs", f.repo_dir);
-	int mk = mkdir_p(blobs_dir, 0755);
+	int mk = resolved ? mkdir_p(blobs_dir, 0755) : 0; /* nothing to store: create nothing */
 	if (mk < 0) {
 		fprintf(stderr, "gpugate: %s: %s\n", blobs_dir, strerror(-mk));
 		free(blobs_dir);
@@ -625,7 +628,8 @@ int hf_fetch_main(int argc, char **argv)
 		if (!f.files[i].error[0])
 			add_blob(&f, &f.files[i]);
 	/* Locks in etag order, so two fetches never wait on each other in a circle. */
-	qsort(f.blobs, f.n_blobs, sizeof(*f.blobs), cmp_blob);
+	if (f.n_blobs > 1)
+		qsort(f.blobs, f.n_blobs, sizeof(*f.blobs), cmp_blob);
 	for (size_t i = 0; i < f.n_files; i++)
 		for (size_t b = 0; !f.files[i].error[0] && b < f.n_blobs; b++)
 			if (strcmp(f.blobs[b].etag, f.files[i].etag) == 0)

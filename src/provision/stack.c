@@ -117,10 +117,10 @@ static int verify(const struct manifest *m, const char *dir)
 		free(path);
 	}
 	for (size_t i = 0; i < m->count; i++) {
-		if (!have[i])
-			continue;
-		failed += check_depends(m, &ctl[i], "Pre-Depends", ctl[i].pre_depends, m->pkgs[i].filename);
-		failed += check_depends(m, &ctl[i], "Depends", ctl[i].depends, m->pkgs[i].filename);
+		if (have[i]) {
+			failed += check_depends(m, &ctl[i], "Pre-Depends", ctl[i].pre_depends, m->pkgs[i].filename);
+			failed += check_depends(m, &ctl[i], "Depends", ctl[i].depends, m->pkgs[i].filename);
+		}
 		deb_control_free(&ctl[i]);
 	}
 	free(ctl);

@@ -64,6 +64,7 @@ def manifest(tmp_path, hub, debs, edits=None, system=("libc6",)):
 
 def gg(*args, env=None):
     e = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    e.update(env or {})
     return subprocess.run([GPUGATE, *args], capture_output=True, text=True, timeout=60, env=e)
 
 
@@ -130,8 +131,10 @@ def test_unpinned_refused_unless_allowed(tmp_path, hub, debs):
     assert r.returncode == 1 and "unpinned" in r.stderr and "libgmm has no sha256" in r.stderr
     assert hub.log == []
     # allowed: it is tried (and fails here: nothing listens on port 1)
-    r = gg("stack", "fetch", "--manifest", str(m), "--dest", str(tmp_path / "out"), "--allow-unpinned")
+    r = gg("stack", "fetch", "--manifest", str(m), "--dest", str(tmp_path / "out"), "--allow-unpinned",
+           env={"GPUGATE_RETRIES": "1"})
     assert r.returncode == 1 and "libgmm.deb" in r.stderr and "has no sha256" not in r.stderr
+    assert "gave up after 2 attempts" in r.stderr
     # http:// is refused for an unpinned entry: nothing would protect it
     m = manifest(tmp_path, hub, debs, {"libgmm": {"sha256": ""}})
     r = gg("stack", "fetch", "--manifest", str(m), "--dest", str(tmp_path / "out"), "--allow-unpinned")
