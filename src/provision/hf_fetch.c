@@ -674,6 +674,8 @@ int hf_fetch_main(int argc, char **argv)
 					snprintf(f.files[i].error, sizeof(f.files[i].error), "%s", jobs[k].error);
 		}
 		free((char *)jobs[k].url);
+		if (!jobs[k].ok)
+			to_download -= jobs[k].size;
 	}
 	free(jobs);
 	size_t cached = 0, linked = 0;

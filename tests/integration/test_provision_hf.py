@@ -269,3 +269,58 @@ def test_bad_repo_ids_are_usage_errors(env):
     for bad in ("a--b/c", "a/b/c", "x-", "org/", "a b"):
         r = run([bad], env)
         assert r.returncode == 3 and "repo id" in r.stderr
+
+
+def test_interrupted_download_leaves_nothing(hub, env, tmp_path):
+    import signal
+    import time
+    repo = model(hub)
+    sha = repo.etag("weights/model.safetensors")
+    hub.faults[sha] = {"slow": 1.0}
+    p = subprocess.Popen(fetch_cmd() + ["org/tiny", "weights/model.safetensors"], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    blobs = tmp_path / "home/hub/models--org--tiny/blobs"
+    deadline = time.time() + 20
+    while time.time() < deadline and not (blobs.exists() and any(
+            n.endswith(".incomplete") for n in os.listdir(blobs))):
+        time.sleep(0.05)
+    time.sleep(0.5)  # mid-body: the stand-in sends 1 MiB a second
+    assert [n for n in os.listdir(blobs) if n.endswith(".incomplete")]
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=20)
+    assert p.returncode == 1
+    assert "interrupted" in err
+    assert os.listdir(blobs) == []
+    assert not (tmp_path / "home/hub/models--org--tiny/snapshots" / COMMIT / "weights/model.safetensors").exists()
+
+
+def test_two_concurrent_fetches_share_the_lock(hub, env, tmp_path):
+    repo = model(hub)
+    hub.faults[repo.etag("weights/model.safetensors")] = {"slow": 0.3}
+    procs = [subprocess.Popen(fetch_cmd() + ["org/tiny"], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    results = [p.communicate(timeout=60) + (p.returncode,) for p in procs]
+    assert [r[2] for r in results] == [0, 0], results
+    assert tree(tmp_path / "home/hub") == expected_tree(repo)
+    errs = results[0][1] + results[1][1]
+    assert "waiting for another download" in errs
+    # the weights went over the wire once: the second fetch found the verified blob
+    assert len([x for x in hub.log if x[2].startswith("/cdn/")]) == 1
+
+
+def test_main_binary_does_not_link_curl_or_archive():
+    ldd = subprocess.run(["ldd", GPUGATE], capture_output=True, text=True).stdout
+    assert "libc.so" in ldd
+    assert "libcurl" not in ldd and "libarchive" not in ldd
+    prov = subprocess.run(["ldd", PROVISION], capture_output=True, text=True).stdout
+    assert "libcurl" in prov and "libarchive" in prov
+
+
+def test_progress_line_on_a_tty(hub, env, tmp_path):
+    model(hub)
+    cmd = " ".join(fetch_cmd() + ["org/tiny"])
+    r = subprocess.run(["script", "-qec", cmd, "/dev/null"], env=env, capture_output=True, timeout=60)
+    assert r.returncode == 0, r.stdout
+    assert b"4/4 files  3.0 MiB / 3.0 MiB" in r.stdout and b"\r\x1b[K" in r.stdout
+    r = run(["org/tiny"], env)  # not a TTY: no progress line
+    assert "files  " not in r.stderr
