@@ -77,6 +77,7 @@ test: deps
 
 # 10,000 dpkg oracle pairs in the normal run; fewer under the sanitizers
 # (the code is the same, and each pair costs two dpkg processes)
+DEBVERSION_PAIRS ?= 10000
 export DEBVERSION_PAIRS
 test-unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done

@@ -144,7 +144,8 @@ class Hub:
         etag = repo.etag(fpath)
         if fpath in repo.lfs:
             headers = [("X-Repo-Commit", repo.commit), ("X-Linked-Etag", '"%s"' % etag),
-                       ("X-Linked-Size", str(len(data))), ("ETag", 'W/"not-the-blob-id"'),
+                       ("X-Linked-Size", str(len(data) + self.faults.get(fpath, {}).get("size_delta", 0))),
+                       ("ETag", 'W/"not-the-blob-id"'),
                        ("Location", "%s/cdn/%s?sig=abc" % (self.cdn, etag))]
             return self.reply(h, 302, headers, b"redirecting", head)
         headers = [("X-Repo-Commit", repo.commit), ("ETag", '"%s"' % etag)]

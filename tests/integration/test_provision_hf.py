@@ -324,3 +324,13 @@ def test_progress_line_on_a_tty(hub, env, tmp_path):
     assert b"4/4 files  3.0 MiB / 3.0 MiB" in r.stdout and b"\r\x1b[K" in r.stdout
     r = run(["org/tiny"], env)  # not a TTY: no progress line
     assert "files  " not in r.stderr
+
+
+@pytest.mark.parametrize("delta,message", [(-10, "more than the"), (10, "received")])
+def test_size_mismatch_leaves_no_blob(hub, env, tmp_path, delta, message):
+    model(hub)
+    hub.faults["weights/model.safetensors"] = {"size_delta": delta}
+    env["GPUGATE_RETRIES"] = "1"
+    r = run(["org/tiny", "weights/model.safetensors"], env)
+    assert r.returncode == 1 and message in r.stderr and "weights/model.safetensors" in r.stderr
+    assert os.listdir(tmp_path / "home/hub/models--org--tiny/blobs") == []
