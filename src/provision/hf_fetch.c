@@ -55,6 +55,7 @@ struct hf_fetch {
 	char *folder;         /* models--org--name */
 	char *commit;
 	struct curl_slist *headers;
+	CURL *meta;           /* one handle for the metadata requests: one connection */
 	bool have_token;
 	int jobs;
 	bool quiet;
@@ -199,7 +200,7 @@ static int list_files(struct hf_fetch *f)
 	char *url = xasprintf("%s/api/%ss/%s/revision/%s", f->endpoint, f->type, f->repo, rev);
 	free(rev);
 	struct http_request req = { .url = url, .headers = f->headers, .follow_redirects = true,
-				    .retries = retries_from_env(), .backoff = 0.5 };
+				    .retries = retries_from_env(), .backoff = 0.5, .handle = f->meta };
 	struct http_response r;
 	int rc = -1;
 	char msg[800];
@@ -261,7 +262,7 @@ static int resolve_file(struct hf_fetch *f, struct hf_file *file)
 	int rc = -1;
 	for (int hop = 0;; hop++) {
 		struct http_request req = { .url = url, .headers = f->headers, .head = true,
-					    .retries = retries_from_env(), .backoff = 0.5 };
+					    .retries = retries_from_env(), .backoff = 0.5, .handle = f->meta };
 		if (http_fetch(&req, &r) < 0) {
 			snprintf(file->error, sizeof(file->error), "%s", r.error);
 			goto out;
@@ -542,6 +543,8 @@ static void free_fetch(struct hf_fetch *f)
 	}
 	free(f->blobs);
 	curl_slist_free_all(f->headers);
+	if (f->meta)
+		curl_easy_cleanup(f->meta);
 	free(f->revision);
 	free(f->endpoint);
 	free(f->cache);
@@ -584,6 +587,12 @@ int hf_fetch_main(int argc, char **argv)
 	}
 	f.headers = curl_slist_append(f.headers, "Accept-Encoding: identity");
 	f.endpoint = hfloc_endpoint();
+	f.meta = curl_easy_init();
+	if (!f.meta) {
+		fputs("gpugate: hf fetch: libcurl could not start\n", stderr);
+		free_fetch(&f);
+		return PROV_FAILED;
+	}
 	if (!f.cache)
 		f.cache = hfloc_hub_cache();
 	/* models--org--name: the repo id with '/' replaced by '--' */

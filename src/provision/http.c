@@ -95,7 +95,7 @@ static void sleep_seconds(double s)
 int http_fetch(const struct http_request *req, struct http_response *r)
 {
 	memset(r, 0, sizeof(*r));
-	CURL *e = curl_easy_init();
+	CURL *e = req->handle ? req->handle : curl_easy_init();
 	if (!e) {
 		snprintf(r->error, sizeof(r->error), "libcurl could not create a request");
 		return -1;
@@ -136,13 +136,17 @@ int http_fetch(const struct http_request *req, struct http_response *r)
 			again = code == 429 || code >= 500;
 		}
 		if (!again || attempt >= req->retries) {
-			curl_easy_cleanup(e);
+			if (!req->handle)
+				curl_easy_cleanup(e);
 			return rc == CURLE_OK ? 0 : -1;
 		}
 		double wait = req->backoff * pow(2, attempt);
-		fprintf(stderr, "gpugate: %s: %s; retrying in %.1f s\n", req->url,
-			rc != CURLE_OK ? r->error : (code == 429 ? "HTTP 429 (rate limited)" : "server error"),
-			wait > 30 ? 30 : wait);
+		char why[420];
+		if (rc != CURLE_OK)
+			snprintf(why, sizeof(why), "%s", r->error);
+		else
+			snprintf(why, sizeof(why), "HTTP %ld%s", code, code == 429 ? " (rate limited)" : "");
+		fprintf(stderr, "gpugate: %s: %s; retrying in %.1f s\n", req->url, why, wait > 30 ? 30 : wait);
 		sleep_seconds(wait > 30 ? 30 : wait);
 	}
 }

@@ -31,6 +31,7 @@ struct http_request {
 	bool follow_redirects;
 	int retries;
 	double backoff;
+	void *handle;          /* a CURL easy handle to reuse (keeps the connection), or NULL */
 };
 
 /* Returns 0 when a response arrived (any status), -1 on a transport error
