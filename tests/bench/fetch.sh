@@ -45,6 +45,18 @@ gpugate_all() {
 	HF_ENDPOINT=$url HF_HUB_CACHE=$work/cache "$PROVISION" hf-fetch bench/model --quiet > /dev/null
 }
 
+# What a shell user runs for the same result: parallel curl into files, then
+# sha256sum of each (in parallel too).
+curl_files_sha() {
+	rm -rf "$work/out"
+	mkdir "$work/out"
+	i=0
+	while [ $i -lt $N ]; do
+		echo "$i"
+		i=$((i + 1))
+	done | xargs -P $N -I{} sh -c "curl -sS -f -o '$work/out/shard-{}.bin' '$url/bench/model/resolve/main/shard-{}.bin' && sha256sum '$work/out/shard-{}.bin' > /dev/null"
+}
+
 # One untimed round of each first: the server's page cache, and memory that
 # this VM touches for the first time (slow on Firecracker-style guests).
 curl_all
@@ -52,12 +64,16 @@ gpugate_all
 
 t0=$(now); curl_all; t1=$(now)
 t2=$(now); gpugate_all; t3=$(now)
+curl_files_sha
+t4=$(now); curl_files_sha; t5=$(now)
 n=$(ls "$work/cache/models--bench--model/blobs" | wc -l)
 [ "$n" -eq $N ] || { echo "fetch.sh: expected $N blobs, found $n" >&2; exit 1; }
 
-awk -v mb="$MB" -v c="$(awk "BEGIN {print $t1 - $t0}")" -v g="$(awk "BEGIN {print $t3 - $t2}")" -v cpus="$(nproc)" 'BEGIN {
+awk -v mb="$MB" -v c="$(awk "BEGIN {print $t1 - $t0}")" -v g="$(awk "BEGIN {print $t3 - $t2}")" -v s="$(awk "BEGIN {print $t5 - $t4}")" -v cpus="$(nproc)" 'BEGIN {
 	printf "files: %d MB in 8 files over loopback (work dir on '"$base"', %d CPUs)\n", mb, cpus
 	printf "curl x8 parallel -> /dev/null:        %.2f s  %7.0f MB/s\n", c, mb / c
 	printf "gpugate hf fetch (sha256, fsync):     %.2f s  %7.0f MB/s\n", g, mb / g
+	printf "curl x8 -> files, then sha256sum:     %.2f s  %7.0f MB/s\n", s, mb / s
 	printf "ratio gpugate/curl throughput:        %.2f (target >= 0.8)\n", c / g
+	printf "ratio gpugate/(curl+sha256sum):       %.2f\n", s / g
 }'
