@@ -334,3 +334,39 @@ def test_size_mismatch_leaves_no_blob(hub, env, tmp_path, delta, message):
     r = run(["org/tiny", "weights/model.safetensors"], env)
     assert r.returncode == 1 and message in r.stderr and "weights/model.safetensors" in r.stderr
     assert os.listdir(tmp_path / "home/hub/models--org--tiny/blobs") == []
+
+
+@pytest.mark.parametrize("setting,expected", [
+    ({"HF_HUB_CACHE": "{t}/a", "HUGGINGFACE_HUB_CACHE": "{t}/b", "HF_HOME": "{t}/c"}, "a"),
+    ({"HUGGINGFACE_HUB_CACHE": "{t}/b", "HF_HOME": "{t}/c"}, "b"),
+    ({"HF_HOME": "{t}/c", "XDG_CACHE_HOME": "{t}/x"}, "c/hub"),
+    ({"XDG_CACHE_HOME": "{t}/x"}, "x/huggingface/hub"),
+    ({}, ".cache/huggingface/hub"),
+    ({"HF_HOME": "~/h", "HOME": "{t}"}, "h/hub"),
+    ({"HF_HUB_CACHE": "${{VAR}}/v", "VAR": "{t}/var"}, "var/v"),
+])
+def test_cache_location_rules(hub, env, tmp_path, setting, expected):
+    model(hub)
+    for k in ("HF_HOME", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "XDG_CACHE_HOME"):
+        env.pop(k, None)
+    env["HOME"] = str(tmp_path)
+    env.update({k: v.format(t=tmp_path) for k, v in setting.items()})
+    r = run(["org/tiny", "config.json"], env)
+    assert r.returncode == 0, r.stderr
+    snap = tmp_path / expected / "models--org--tiny" / "snapshots" / COMMIT
+    assert r.stdout.strip() == str(snap)
+    assert (tmp_path / expected / "models--org--tiny/refs/main").read_bytes() == COMMIT.encode()
+
+
+def test_token_sources_and_bad_token(hub, env, tmp_path):
+    model(hub, gated=True)
+    (tmp_path / "tok").write_text("  %s\n" % TOKEN)
+    r = run(["org/tiny", "config.json"], dict(env, HF_TOKEN_PATH=str(tmp_path / "tok")))
+    assert r.returncode == 0, r.stderr
+    r = run(["org/tiny", "README.md"], dict(env, HF_TOKEN="", HUGGING_FACE_HUB_TOKEN=TOKEN))
+    assert r.returncode == 0, r.stderr
+    bad = "hf_has a space"
+    r = run(["org/tiny", "config.json"], dict(env, HF_TOKEN=bad))
+    assert r.returncode == 3 and "HF_TOKEN" in r.stderr and bad not in r.stderr
+    r = run(["org/tiny", "config.json"], dict(env, HF_TOKEN="hf_wrong_but_valid"))
+    assert r.returncode == 1 and "no access" in r.stderr and "hf_wrong_but_valid" not in r.stderr
