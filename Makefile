@@ -91,6 +91,7 @@ bench: deps
 
 install: $(BUILD)/gpugate $(BUILD)/gpugate-provision
 	install -D -m 0755 $(BUILD)/gpugate $(DESTDIR)$(PREFIX)/bin/gpugate
+	install -D -m 0755 $(BUILD)/gpugate-provision $(DESTDIR)$(PREFIX)/libexec/gpugate/gpugate-provision
 
 clean:
 	rm -rf build

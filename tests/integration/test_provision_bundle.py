@@ -88,3 +88,16 @@ def test_bundle_usage_and_unwritable_output(tmp_path):
     r, _ = run_bundle(tmp_path, args=["-o", str(tmp_path / "no/such/dir/x.tar.gz")])
     assert r.returncode == 1 and "no/such/dir" in r.stderr
     assert not os.path.exists(tmp_path / "no")
+
+
+def test_installed_layout_finds_the_provision_executable(tmp_path):
+    import shutil
+    prov = os.path.join(os.path.dirname(os.path.abspath(GPUGATE)), "gpugate-provision")
+    (tmp_path / "bin").mkdir()
+    shutil.copy(GPUGATE, tmp_path / "bin/gpugate")
+    r = subprocess.run([str(tmp_path / "bin/gpugate"), "stack", "--help"], capture_output=True, text=True)
+    assert r.returncode == 3 and "needs gpugate-provision" in r.stderr
+    (tmp_path / "libexec/gpugate").mkdir(parents=True)
+    shutil.copy(prov, tmp_path / "libexec/gpugate/gpugate-provision")
+    r = subprocess.run([str(tmp_path / "bin/gpugate"), "stack", "--help"], capture_output=True, text=True)
+    assert r.returncode == 0 and "gpugate stack fetch --manifest" in r.stdout
