@@ -18,7 +18,13 @@ CFLAGS   += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fra
 LDFLAGS  += -fsanitize=address,undefined
 endif
 
-SRCS      := $(sort $(wildcard src/*.c src/*/*.c))
+# src/provision/ is the separate gpugate-provision executable: libcurl and
+# libarchive cost ~4 ms per start, so the main binary must not link them.
+SRCS      := $(sort $(filter-out src/provision/%.c,$(wildcard src/*.c src/*/*.c)))
+PROV_PKGS := libcurl libarchive libcrypto jansson yaml-0.1
+PROV_SRCS := $(sort $(wildcard src/provision/*.c))
+PROV_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(PROV_SRCS)) \
+             $(BUILD)/obj/lib/util.o $(BUILD)/obj/lib/debversion.o $(BUILD)/obj/lib/debrelation.o
 OBJS      := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRCS)) $(BUILD)/obj/gen/embedded_profiles.o
 LIB_OBJS  := $(filter-out $(BUILD)/obj/main.o,$(OBJS))
 PROFILES  := $(wildcard checks/*.yaml)
@@ -28,13 +34,19 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 PYTEST    := /usr/bin/python3 -m pytest
 
 .PHONY: all deps run test test-unit test-integration test-asan test-container bench install clean
-all: $(BUILD)/gpugate
+all: $(BUILD)/gpugate $(BUILD)/gpugate-provision
 
 deps:
 	@sh .ci/install-deps
 
 $(BUILD)/gpugate: $(OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/gpugate-provision: $(PROV_OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs $(PROV_PKGS) 2>/dev/null) -lpthread -lm
+
+$(BUILD)/obj/provision/%.o: CFLAGS += $(shell pkg-config --cflags $(PROV_PKGS) 2>/dev/null)
+$(BUILD)/obj/provision_exec.o: CFLAGS += -DGPUGATE_LIBEXECDIR='"$(PREFIX)/libexec/gpugate"'
 
 $(BUILD)/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
@@ -70,7 +82,7 @@ export DEBVERSION_PAIRS
 test-unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
-test-integration: $(BUILD)/gpugate
+test-integration: $(BUILD)/gpugate $(BUILD)/gpugate-provision
 	GPUGATE=$(CURDIR)/$(BUILD)/gpugate $(PYTEST) -q tests/integration
 
 # The XPU image's HEALTHCHECK in a Debian 12 rootfs (tests/container; root;
@@ -79,13 +91,14 @@ test-container: $(BUILD)/gpugate
 	GPUGATE=$(CURDIR)/$(BUILD)/gpugate $(PYTEST) -q -rs tests/container
 
 bench: deps
-	$(MAKE) $(BUILD)/gpugate
+	$(MAKE) $(BUILD)/gpugate $(BUILD)/gpugate-provision
 	@set -e; for b in tests/bench/*.sh; do echo "== $$b"; GPUGATE=$(CURDIR)/$(BUILD)/gpugate sh $$b; done
 
-install: $(BUILD)/gpugate
+install: $(BUILD)/gpugate $(BUILD)/gpugate-provision
 	install -D -m 0755 $(BUILD)/gpugate $(DESTDIR)$(PREFIX)/bin/gpugate
+	install -D -m 0755 $(BUILD)/gpugate-provision $(DESTDIR)$(PREFIX)/libexec/gpugate/gpugate-provision
 
 clean:
 	rm -rf build
 
--include $(OBJS:.o=.d)
+-include $(OBJS:.o=.d) $(PROV_OBJS:.o=.d)

@@ -29,6 +29,8 @@ static const char usage_text[] =
 	"usage: gpugate [check] [options]       check this machine or container\n"
 	"       gpugate list                    every check id and the profiles\n"
 	"       gpugate hf where|scan|verify|fetch ...\n"
+	"       gpugate stack fetch|verify --manifest FILE ...   pinned driver packages\n"
+	"       gpugate bundle -o FILE.tar.gz         diagnostics for a bug report\n"
 	"       gpugate --version | --help\n"
 	"\n"
 	"check options:\n"
@@ -266,6 +268,8 @@ static const struct {
 } commands[] = {
 	{ "check", cmd_check },
 	{ "list", cmd_list },
+	{ "stack", cmd_stack },
+	{ "bundle", cmd_bundle },
 };
 
 int main(int argc, char **argv)

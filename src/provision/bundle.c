@@ -1,0 +1,646 @@
+/* gpugate bundle -o FILE.tar.gz: one file to attach to a bug report. Every
+ * member has a fixed name under gpugate-bundle/; secrets are removed from
+ * everything (names with TOKEN, KEY, SECRET, PASSWORD; the values of those
+ * and the HF token anywhere in the text); no file of the HF home is read
+ * except to learn the token's value so that it can be scrubbed. */
+#include <archive.h>
+#include <archive_entry.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <getopt.h>
+#include <grp.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hf_location.h"
+#include "lib/util.h"
+#include "provision.h"
+
+extern char **environ;
+
+#define PREFIX "gpugate-bundle/"
+
+struct member {
+	const char *name;
+	struct strbuf text;
+};
+
+#define MAX_MEMBERS 24
+
+struct bundle {
+	struct member members[MAX_MEMBERS]; /* fixed: callers keep pointers to members */
+	size_t count;
+	char **secrets; /* values to scrub wherever they appear */
+	size_t n_secrets;
+};
+
+static struct strbuf *add_member(struct bundle *b, const char *name)
+{
+	if (b->count == MAX_MEMBERS) {
+		fputs("gpugate: bundle: too many members (raise MAX_MEMBERS)\n", stderr);
+		abort();
+	}
+	struct member *m = &b->members[b->count++];
+	m->name = name;
+	m->text = (struct strbuf)STRBUF_INIT;
+	sb_add(&m->text, "", 0);
+	return &m->text;
+}
+
+static bool secret_name(const char *name, size_t len)
+{
+	static const char *const words[] = { "TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL" };
+	char *up = xstrndup(name, len);
+	for (char *p = up; *p; p++)
+		*p = (char)toupper((unsigned char)*p);
+	bool hit = false;
+	for (size_t i = 0; i < ARRAY_SIZE(words) && !hit; i++)
+		hit = strstr(up, words[i]) != NULL;
+	free(up);
+	return hit;
+}
+
+static void add_secret(struct bundle *b, const char *v)
+{
+	if (!v || strlen(v) < 4) /* shorter values would scrub ordinary words */
+		return;
+	b->secrets = xrealloc(b->secrets, (b->n_secrets + 1) * sizeof(char *));
+	b->secrets[b->n_secrets++] = xstrdup(v);
+}
+
+/* Replaces every secret value in s with <redacted>. */
+static void scrub(const struct bundle *b, struct strbuf *s)
+{
+	for (size_t i = 0; i < b->n_secrets; i++) {
+		const char *needle = b->secrets[i];
+		size_t nl = strlen(needle);
+		if (!s->buf || !strstr(s->buf, needle))
+			continue;
+		struct strbuf out = STRBUF_INIT;
+		const char *p = s->buf, *hit;
+		while ((hit = strstr(p, needle))) {
+			sb_add(&out, p, (size_t)(hit - p));
+			sb_puts(&out, "<redacted>");
+			p = hit + nl;
+		}
+		sb_puts(&out, p);
+		sb_release(s);
+		*s = out;
+	}
+}
+
+/* user:password@ in URLs (proxies, registries) */
+static char *redact_userinfo(const char *v)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *p = v;
+	for (;;) {
+		const char *scheme = strstr(p, "://");
+		if (!scheme)
+			break;
+		const char *host = scheme + 3;
+		size_t span = strcspn(host, "/@ ");
+		if (host[span] == '@' && memchr(host, ':', span)) {
+			sb_add(&sb, p, (size_t)(host - p));
+			sb_puts(&sb, "<redacted>");
+			p = host + span;
+		} else {
+			sb_add(&sb, p, (size_t)(host - p));
+			p = host;
+		}
+	}
+	sb_puts(&sb, p);
+	return sb_detach(&sb);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void collect_environment(struct bundle *b)
+{
+	size_t n = 0;
+	while (environ[n])
+		n++;
+	char **sorted = xcalloc(n + 1, sizeof(char *));
+	memcpy(sorted, environ, n * sizeof(char *));
+	qsort(sorted, n, sizeof(char *), cmp_str);
+	struct strbuf *out = add_member(b, "environment.txt");
+	sb_puts(out, "# the environment of gpugate bundle; values of names with TOKEN, KEY, SECRET,\n"
+		     "# PASSWORD, PASSWD or CREDENTIAL are replaced by <redacted>\n");
+	for (size_t i = 0; i < n; i++) {
+		const char *eq = strchr(sorted[i], '=');
+		size_t len = eq ? (size_t)(eq - sorted[i]) : strlen(sorted[i]);
+		if (secret_name(sorted[i], len)) {
+			sb_printf(out, "%.*s=<redacted>\n", (int)len, sorted[i]);
+		} else {
+			char *v = redact_userinfo(sorted[i]);
+			text_sanitize(v);
+			sb_printf(out, "%s\n", v);
+			free(v);
+		}
+	}
+	free(sorted);
+}
+
+/* Runs argv with stdout (and stderr) captured; kills it after timeout seconds. */
+static int run_capture(char *const argv[], char *const envp[], double timeout, struct strbuf *out,
+		       struct strbuf *err, int *status)
+{
+	int po[2], pe[2];
+	if (pipe2(po, O_CLOEXEC) < 0)
+		return -errno;
+	if (pipe2(pe, O_CLOEXEC) < 0) {
+		int e = errno;
+		close(po[0]);
+		close(po[1]);
+		return -e;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(po[0]), close(po[1]), close(pe[0]), close(pe[1]);
+		return -e;
+	}
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDONLY);
+		if (null >= 0)
+			dup2(null, 0);
+		dup2(po[1], 1);
+		dup2(pe[1], 2);
+		execve(argv[0], argv, envp ? envp : environ);
+		dprintf(2, "cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(po[1]);
+	close(pe[1]);
+	struct pollfd fds[2] = { { .fd = po[0], .events = POLLIN }, { .fd = pe[0], .events = POLLIN } };
+	double end = monotonic_seconds() + timeout;
+	int open_fds = 2;
+	bool killed = false;
+	char buf[65536];
+	while (open_fds > 0) {
+		int ms = (int)((end - monotonic_seconds()) * 1000);
+		if (ms <= 0) {
+			kill(pid, SIGKILL);
+			killed = true;
+			break;
+		}
+		int r = poll(fds, 2, ms);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			break;
+		for (int i = 0; i < 2; i++) {
+			if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			ssize_t n = read(fds[i].fd, buf, sizeof(buf));
+			if (n <= 0) {
+				close(fds[i].fd);
+				fds[i].fd = -1;
+				open_fds--;
+			} else if ((i == 0 ? out : err)->len < (32u << 20)) {
+				sb_add(i == 0 ? out : err, buf, (size_t)n);
+			}
+		}
+	}
+	for (int i = 0; i < 2; i++)
+		if (fds[i].fd >= 0)
+			close(fds[i].fd);
+	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+		;
+	if (killed)
+		sb_printf(err, "\n[gpugate bundle: killed after %.0f s]\n", timeout);
+	return 0;
+}
+
+static char *find_in_path(const char *prog)
+{
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/bin:/bin";
+	for (const char *p = path; *p;) {
+		size_t len = strcspn(p, ":");
+		char *c = xasprintf("%.*s/%s", (int)len, p, prog);
+		if (len && access(c, X_OK) == 0)
+			return c;
+		free(c);
+		p += len;
+		if (*p == ':')
+			p++;
+	}
+	return NULL;
+}
+
+static void describe_status(struct strbuf *sb, int status)
+{
+	if (WIFEXITED(status))
+		sb_printf(sb, "exit %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		sb_printf(sb, "killed by signal %d", WTERMSIG(status));
+}
+
+static void collect_report(struct bundle *b, const char *gpugate, struct strbuf *index)
+{
+	struct strbuf *json = add_member(b, "report.json");
+	struct strbuf *log = add_member(b, "report-stderr.txt");
+	char *argv[] = { (char *)gpugate, "check", "--profile", "validate", "--format", "json", NULL };
+	int status = 0;
+	int rc = run_capture(argv, NULL, 330, json, log, &status);
+	sb_printf(index, "report.json: gpugate check --profile validate --format json: ");
+	if (rc < 0)
+		sb_printf(index, "could not run %s: %s\n", gpugate, strerror(-rc));
+	else
+		describe_status(index, status), sb_puts(index, "\n");
+}
+
+static const char *const gpu_packages[] = {
+	"intel-*", "libze*", "level-zero*", "libigc*", "libigdfcl*", "libigdgmm*", "libopencl*",
+	"ocl-icd*", "opencl-*", "clinfo", "mesa-*", "libgl1-mesa*", "libegl-mesa*", "libglx-mesa*",
+	"libdrm*", "libva*", "libvpl*", "libmfx*", "onemkl*", "xpu-smi", "libmetee*", "linux-firmware",
+	"firmware-misc-nonfree", "firmware-intel-graphics", "libtbb*", "intel-oneapi-*", "vulkan-tools",
+};
+
+static void collect_packages(struct bundle *b, struct strbuf *index)
+{
+	struct strbuf *out = add_member(b, "packages.txt");
+	char *dq = find_in_path("dpkg-query");
+	if (!dq) {
+		sb_puts(out, "# dpkg-query not found: not a Debian-based image\n");
+		sb_puts(index, "packages.txt: no dpkg-query\n");
+		return;
+	}
+	char *argv[] = { dq, "-W", "-f", "${Package}\t${Version}\t${Architecture}\t${db:Status-Abbrev}\n", NULL };
+	struct strbuf all = STRBUF_INIT, err = STRBUF_INIT;
+	int status = 0;
+	run_capture(argv, NULL, 60, &all, &err, &status);
+	sb_puts(out, "# GPU-related Debian packages: name, version, architecture, status\n");
+	size_t kept = 0;
+	for (char *line = all.buf; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		char *tab = strchr(line, '\t');
+		if (tab) {
+			*tab = '\0';
+			for (size_t i = 0; i < ARRAY_SIZE(gpu_packages); i++) {
+				if (fnmatch(gpu_packages[i], line, 0) == 0) {
+					sb_printf(out, "%s\t%s\n", line, tab + 1);
+					kept++;
+					break;
+				}
+			}
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	if (err.len)
+		sb_printf(out, "# dpkg-query said: %s\n", err.buf);
+	sb_printf(index, "packages.txt: %zu GPU-related packages\n", kept);
+	sb_release(&all);
+	sb_release(&err);
+	free(dq);
+}
+
+static void mode_string(mode_t m, char out[11])
+{
+	out[0] = S_ISCHR(m) ? 'c' : S_ISBLK(m) ? 'b' : S_ISDIR(m) ? 'd' : S_ISLNK(m) ? 'l' : '-';
+	const char *rwx = "rwxrwxrwx";
+	for (int i = 0; i < 9; i++)
+		out[1 + i] = (m & (1u << (8 - i))) ? rwx[i] : '-';
+	out[10] = '\0';
+}
+
+static void list_dir(struct strbuf *out, const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d) {
+		sb_printf(out, "# %s: %s\n", dir, strerror(errno));
+		return;
+	}
+	sb_printf(out, "%s:\n", dir);
+	struct dirent *e;
+	char **names = NULL;
+	size_t n = 0;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			names = xrealloc(names, (n + 1) * sizeof(char *));
+			names[n++] = xstrdup(e->d_name);
+		}
+	closedir(d);
+	qsort(names, n, sizeof(char *), cmp_str);
+	for (size_t i = 0; i < n; i++) {
+		char *path = xasprintf("%s/%s", dir, names[i]);
+		struct stat st;
+		if (lstat(path, &st) < 0) {
+			sb_printf(out, "  %s: %s\n", names[i], strerror(errno));
+		} else {
+			char mode[11];
+			mode_string(st.st_mode, mode);
+			struct group *g = getgrgid(st.st_gid);
+			sb_printf(out, "  %s uid=%u gid=%u(%s)", mode, (unsigned)st.st_uid, (unsigned)st.st_gid,
+				  g ? g->gr_name : "?");
+			if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
+				sb_printf(out, " %u:%u", major(st.st_rdev), minor(st.st_rdev));
+			sb_printf(out, " %s", names[i]);
+			char target[PATH_MAX];
+			ssize_t k = S_ISLNK(st.st_mode) ? readlink(path, target, sizeof(target) - 1) : -1;
+			if (k > 0) {
+				target[k] = '\0';
+				sb_printf(out, " -> %s", target);
+			}
+			sb_puts(out, "\n");
+		}
+		free(path);
+		free(names[i]);
+	}
+	free(names);
+}
+
+static void collect_dri(struct bundle *b)
+{
+	struct strbuf *out = add_member(b, "dev-dri.txt");
+	list_dir(out, "/dev/dri");
+	list_dir(out, "/dev/dri/by-path");
+	sb_printf(out, "\nthis process: uid=%u gid=%u groups=", (unsigned)getuid(), (unsigned)getgid());
+	gid_t groups[256];
+	int n = getgroups(256, groups);
+	for (int i = 0; i < n; i++)
+		sb_printf(out, "%s%u", i ? "," : "", (unsigned)groups[i]);
+	sb_puts(out, "\n");
+}
+
+static void collect_gpus(struct bundle *b, struct strbuf *index)
+{
+	struct strbuf *out = add_member(b, "gpus.txt");
+	DIR *d = opendir("/sys/class/drm");
+	size_t cards = 0;
+	if (!d) {
+		sb_printf(out, "# /sys/class/drm: %s\n", strerror(errno));
+		sb_puts(index, "gpus.txt: no /sys/class/drm\n");
+		return;
+	}
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		const char *n = e->d_name;
+		bool card = strncmp(n, "card", 4) == 0 && n[4] && strspn(n + 4, "0123456789") == strlen(n + 4);
+		bool render = strncmp(n, "renderD", 7) == 0;
+		if (!card && !render)
+			continue;
+		cards += card;
+		char *dev = xasprintf("/sys/class/drm/%s/device", n);
+		char real[PATH_MAX];
+		sb_printf(out, "[%s]\n  device: %s\n", n, realpath(dev, real) ? real : strerror(errno));
+		static const char *const attrs[] = { "vendor", "device", "subsystem_vendor", "subsystem_device",
+						     "revision", "class", "numa_node", "current_link_speed",
+						     "current_link_width" };
+		for (size_t i = 0; i < ARRAY_SIZE(attrs); i++) {
+			char *p = xasprintf("%s/%s", dev, attrs[i]);
+			char v[256];
+			if (read_line_file(p, v, sizeof(v)) == 0) {
+				text_sanitize(v);
+				sb_printf(out, "  %s: %s\n", attrs[i], v);
+			}
+			free(p);
+		}
+		char *drv = xasprintf("%s/driver", dev);
+		char target[PATH_MAX];
+		ssize_t k = readlink(drv, target, sizeof(target) - 1);
+		if (k > 0) {
+			target[k] = '\0';
+			sb_printf(out, "  driver: %s\n", strrchr(target, '/') ? strrchr(target, '/') + 1 : target);
+		}
+		free(drv);
+		free(dev);
+	}
+	closedir(d);
+	sb_printf(index, "gpus.txt: %zu DRM cards\n", cards);
+}
+
+static void copy_file(struct bundle *b, const char *name, const char *path)
+{
+	struct strbuf *out = add_member(b, name);
+	char *content = NULL;
+	size_t len = 0;
+	int rc = read_file(path, &content, &len);
+	if (rc < 0) {
+		sb_printf(out, "# %s: %s\n", path, strerror(-rc));
+		return;
+	}
+	sb_add(out, content, len);
+	free(content);
+}
+
+static void collect_kernel_log(struct bundle *b, struct strbuf *index)
+{
+	struct strbuf *out = add_member(b, "kernel-gpu.txt");
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		sb_printf(out, "# /dev/kmsg: %s (needs CAP_SYSLOG or dmesg_restrict=0)\n", strerror(errno));
+		sb_printf(index, "kernel-gpu.txt: kernel log not readable (%s)\n", strerror(errno));
+		return;
+	}
+	static const char *const pats[] = { "*i915*", "*[[]drm*", "*xe *", "*xe:*", "*GuC*", "*HuC*",
+					    "*DMC*", "*gpu*", "*GPU*", "*drm:*" };
+	char rec[8192];
+	size_t kept = 0;
+	for (;;) {
+		ssize_t n = read(fd, rec, sizeof(rec) - 1);
+		if (n < 0 && errno == EPIPE)
+			continue; /* records were overwritten while we read */
+		if (n <= 0)
+			break;
+		rec[n] = '\0';
+		char *msg = strchr(rec, ';');
+		if (!msg)
+			continue;
+		msg++;
+		msg[strcspn(msg, "\n")] = '\0';
+		for (size_t i = 0; i < ARRAY_SIZE(pats); i++) {
+			if (fnmatch(pats[i], msg, 0) == 0) {
+				text_sanitize(msg);
+				sb_printf(out, "%.*s %s\n", (int)strcspn(rec, ";"), rec, msg);
+				kept++;
+				break;
+			}
+		}
+	}
+	close(fd);
+	sb_printf(index, "kernel-gpu.txt: %zu GPU lines from /dev/kmsg\n", kept);
+}
+
+/* Hook for the runtime probe: when this gpugate has a `probe` command, its
+ * stage log and the Level Zero loader's debug trace of one run go into
+ * probe.txt and probe-stderr.txt. Until then, probe.txt says so. */
+static void collect_probe_log(struct bundle *b, const char *gpugate, struct strbuf *index)
+{
+	struct strbuf *out = add_member(b, "probe.txt");
+	struct strbuf *err = add_member(b, "probe-stderr.txt");
+	char *help[] = { (char *)gpugate, "probe", "--help", NULL };
+	struct strbuf ignore = STRBUF_INIT, ignore2 = STRBUF_INIT;
+	int status = 0;
+	bool has_probe = run_capture(help, NULL, 10, &ignore, &ignore2, &status) == 0 && WIFEXITED(status) &&
+			 WEXITSTATUS(status) == 0;
+	sb_release(&ignore);
+	sb_release(&ignore2);
+	if (!has_probe) {
+		sb_puts(out, "# this gpugate has no 'probe' command; no probe stage log\n");
+		sb_puts(index, "probe.txt: no probe command in this build\n");
+		return;
+	}
+	size_t n = 0;
+	while (environ[n])
+		n++;
+	char **env = xcalloc(n + 2, sizeof(char *));
+	memcpy(env, environ, n * sizeof(char *));
+	env[n] = "ZE_ENABLE_LOADER_DEBUG_TRACE=1";
+	char *argv[] = { (char *)gpugate, "probe", NULL };
+	run_capture(argv, env, 120, out, err, &status);
+	free(env);
+	sb_puts(index, "probe.txt: gpugate probe with ZE_ENABLE_LOADER_DEBUG_TRACE=1: ");
+	describe_status(index, status);
+	sb_puts(index, "\n");
+}
+
+static void collect_secrets(struct bundle *b)
+{
+	for (char **e = environ; *e; e++) {
+		const char *eq = strchr(*e, '=');
+		if (eq && secret_name(*e, (size_t)(eq - *e)))
+			add_secret(b, eq + 1);
+	}
+	char *token = NULL;
+	char err[300];
+	if (hfloc_token(&token, err, sizeof(err)) == 0 && token) {
+		add_secret(b, token);
+		explicit_bzero(token, strlen(token));
+		free(token);
+	}
+}
+
+static int write_archive(struct bundle *b, const char *path)
+{
+	char *tmp = xasprintf("%s.%d.tmp", path, (int)getpid());
+	struct archive *a = archive_write_new();
+	archive_write_add_filter_gzip(a);
+	archive_write_set_format_pax_restricted(a);
+	int rc = 0;
+	if (archive_write_open_filename(a, tmp) != ARCHIVE_OK) {
+		fprintf(stderr, "gpugate: %s: %s\n", tmp, archive_error_string(a));
+		archive_write_free(a);
+		free(tmp);
+		return -1;
+	}
+	time_t now = time(NULL);
+	for (size_t i = 0; i < b->count && rc == 0; i++) {
+		struct member *m = &b->members[i];
+		scrub(b, &m->text);
+		struct archive_entry *e = archive_entry_new();
+		char *name = xasprintf(PREFIX "%s", m->name);
+		archive_entry_set_pathname(e, name);
+		archive_entry_set_filetype(e, AE_IFREG);
+		archive_entry_set_perm(e, 0644);
+		archive_entry_set_size(e, (la_int64_t)m->text.len);
+		archive_entry_set_mtime(e, now, 0);
+		if (archive_write_header(a, e) != ARCHIVE_OK ||
+		    (m->text.len && archive_write_data(a, m->text.buf, m->text.len) != (la_ssize_t)m->text.len)) {
+			fprintf(stderr, "gpugate: %s: %s: %s\n", tmp, name, archive_error_string(a));
+			rc = -1;
+		}
+		archive_entry_free(e);
+		free(name);
+	}
+	if (archive_write_close(a) != ARCHIVE_OK) {
+		fprintf(stderr, "gpugate: %s: %s\n", tmp, archive_error_string(a));
+		rc = -1;
+	}
+	archive_write_free(a);
+	if (rc == 0 && rename(tmp, path) < 0) {
+		fprintf(stderr, "gpugate: %s: %s\n", path, strerror(errno));
+		rc = -1;
+	}
+	if (rc < 0)
+		unlink(tmp);
+	free(tmp);
+	return rc;
+}
+
+int bundle_main(int argc, char **argv, const char *gpugate)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *output = NULL;
+	opterr = 0;
+	optind = 1;
+	int c;
+	while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			output = optarg;
+			break;
+		case 'h':
+			puts("usage: gpugate bundle -o FILE.tar.gz");
+			return PROV_OK;
+		case ':':
+			return prov_usage("bundle: option '%s' needs an argument", argv[optind - 1]);
+		default:
+			return prov_usage("bundle: unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return prov_usage("bundle: unexpected argument '%s'", argv[optind]);
+	if (!output)
+		return prov_usage("bundle: -o FILE.tar.gz is required");
+	struct bundle b;
+	memset(&b, 0, sizeof(b));
+	collect_secrets(&b);
+	struct strbuf index = STRBUF_INIT;
+	struct utsname u;
+	char when[64];
+	time_t now = time(NULL);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+	sb_printf(&index, "gpugate bundle %s, made %s\n", GPUGATE_VERSION, when);
+	if (uname(&u) == 0)
+		sb_printf(&index, "kernel: %s %s %s\n", u.sysname, u.release, u.machine);
+	sb_puts(&index, "\n");
+	collect_report(&b, gpugate, &index);
+	collect_environment(&b);
+	collect_packages(&b, &index);
+	collect_dri(&b);
+	collect_gpus(&b, &index);
+	copy_file(&b, "mountinfo.txt", "/proc/self/mountinfo");
+	copy_file(&b, "os-release.txt", "/etc/os-release");
+	copy_file(&b, "cmdline.txt", "/proc/cmdline");
+	collect_kernel_log(&b, &index);
+	collect_probe_log(&b, gpugate, &index);
+	struct strbuf *idx = add_member(&b, "index.txt");
+	sb_add(idx, index.buf, index.len);
+	sb_release(&index);
+	int rc = write_archive(&b, output);
+	if (rc == 0)
+		fprintf(stderr, "gpugate: wrote %s (%zu files under " PREFIX ")\n", output, b.count);
+	for (size_t i = 0; i < b.count; i++)
+		sb_release(&b.members[i].text);
+	for (size_t i = 0; i < b.n_secrets; i++) {
+		explicit_bzero(b.secrets[i], strlen(b.secrets[i]));
+		free(b.secrets[i]);
+	}
+	free(b.secrets);
+	return rc == 0 ? PROV_OK : PROV_FAILED;
+}

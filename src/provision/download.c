@@ -1,0 +1,780 @@
+#include "download.h"
+
+#include <ctype.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/util.h"
+
+#define USER_AGENT "gpugate-provision/" GPUGATE_VERSION
+
+struct dl_state {
+	CURL *easy;
+	int fd;
+	EVP_MD_CTX *sha256, *sha1;
+	int64_t written;       /* verified prefix in the file */
+	int attempt;
+	double not_before;     /* monotonic time of the next attempt */
+	bool active, done;
+	bool fatal;            /* our own failure inside a callback: no retry */
+	bool discard;          /* this response is an error page */
+	bool started;          /* the current response's first body byte has arrived */
+	long code;
+	int64_t range_start;   /* from Content-Range of the current response */
+	double retry_after;
+	char xerror[200];      /* X-Error-Code / X-Error-Message of the hub */
+	char body[200];        /* start of an error page */
+	size_t body_len;
+	char curl_err[CURL_ERROR_SIZE];
+	/* Hashing and writing run on a worker thread per transfer, a buffer at a
+	 * time, while this thread receives into the other buffer: libcurl hands
+	 * over 16 KiB pieces, and sha256 plus write(2) on the receiving thread
+	 * halved the throughput. */
+	pthread_t worker;
+	bool worker_running;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	char *fill, *busy;     /* fill: the receiving thread's; busy: the worker's */
+	size_t fill_len, busy_len;
+	bool has_work, quit;
+	int write_errno;       /* set by the worker */
+};
+
+#define WRITE_BUFFER (4u << 20)
+
+static volatile sig_atomic_t interrupted; /* set by SIGINT/SIGTERM: clean up, then exit */
+
+static void on_signal(int sig)
+{
+	interrupted = sig;
+}
+
+int retries_from_env(void)
+{
+	const char *v = getenv("GPUGATE_RETRIES");
+	char *end;
+	long n = v && *v ? strtol(v, &end, 10) : -1;
+	if (!v || !*v || *end || n < 0 || n > 20) {
+		if (v && *v)
+			fprintf(stderr, "gpugate: GPUGATE_RETRIES='%s' is not 0 to 20; using 5\n", v);
+		return 5;
+	}
+	return (int)n;
+}
+
+void dl_options_init(struct dl_options *o)
+{
+	o->parallel = 8;
+	o->retries = retries_from_env();
+	o->backoff = 0.5;
+	o->stall_seconds = 60;
+	o->progress = isatty(STDERR_FILENO);
+}
+
+bool is_hex(const char *s, size_t n)
+{
+	size_t i = 0;
+	for (; s[i] && i < n; i++)
+		if (!isxdigit((unsigned char)s[i]))
+			return false;
+	return i == n && s[i] == '\0';
+}
+
+static void to_hex(const unsigned char *d, unsigned n, char *out)
+{
+	for (unsigned i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", d[i]);
+}
+
+static EVP_MD_CTX *digest_new(const EVP_MD *md)
+{
+	EVP_MD_CTX *c = EVP_MD_CTX_new();
+	if (!c || EVP_DigestInit_ex(c, md, NULL) != 1) {
+		fputs("gpugate-provision: OpenSSL digest initialisation failed\n", stderr);
+		abort();
+	}
+	return c;
+}
+
+static void digest_hex(EVP_MD_CTX *c, char *out)
+{
+	unsigned char d[EVP_MAX_MD_SIZE];
+	unsigned n = 0;
+	EVP_DigestFinal_ex(c, d, &n);
+	to_hex(d, n, out);
+}
+
+static EVP_MD_CTX *git_sha1_new(int64_t size)
+{
+	EVP_MD_CTX *c = digest_new(EVP_sha1());
+	char head[48];
+	int n = snprintf(head, sizeof(head), "blob %" PRId64, size);
+	EVP_DigestUpdate(c, head, (size_t)n + 1); /* the NUL is part of the object header */
+	return c;
+}
+
+int hash_file(const char *path, char sha256_hex[65], char gitsha1_hex[41], int64_t *size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	EVP_MD_CTX *s256 = sha256_hex ? digest_new(EVP_sha256()) : NULL;
+	EVP_MD_CTX *s1 = gitsha1_hex ? git_sha1_new(st.st_size) : NULL;
+	size_t cap = 1 << 20;
+	char *buf = xmalloc(cap);
+	int rc = 0;
+	for (;;) {
+		ssize_t n = read(fd, buf, cap);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		if (s256)
+			EVP_DigestUpdate(s256, buf, (size_t)n);
+		if (s1)
+			EVP_DigestUpdate(s1, buf, (size_t)n);
+	}
+	free(buf);
+	close(fd);
+	if (rc == 0 && s256)
+		digest_hex(s256, sha256_hex);
+	if (rc == 0 && s1)
+		digest_hex(s1, gitsha1_hex);
+	EVP_MD_CTX_free(s256);
+	EVP_MD_CTX_free(s1);
+	if (size)
+		*size = st.st_size;
+	return rc;
+}
+
+/* Keeps printable ASCII only: servers' text reaches the terminal. */
+static void printable(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e)
+			*s = '?';
+}
+
+static void restart_hashes(struct dl_job *job)
+{
+	struct dl_state *s = job->state;
+	EVP_MD_CTX_free(s->sha256);
+	EVP_MD_CTX_free(s->sha1);
+	s->sha256 = job->sha256 ? digest_new(EVP_sha256()) : NULL;
+	s->sha1 = job->git_sha1 && job->size >= 0 ? git_sha1_new(job->size) : NULL;
+}
+
+/* The worker: hashes and writes each buffer handed over, in order. */
+static void *sink_main(void *arg)
+{
+	struct dl_state *s = arg;
+	pthread_mutex_lock(&s->mu);
+	for (;;) {
+		while (!s->has_work && !s->quit)
+			pthread_cond_wait(&s->cv, &s->mu);
+		if (!s->has_work)
+			break;
+		pthread_mutex_unlock(&s->mu);
+		if (s->sha256)
+			EVP_DigestUpdate(s->sha256, s->busy, s->busy_len);
+		if (s->sha1)
+			EVP_DigestUpdate(s->sha1, s->busy, s->busy_len);
+		int err = 0;
+		for (size_t off = 0; off < s->busy_len && !err;) {
+			ssize_t w = write(s->fd, s->busy + off, s->busy_len - off);
+			if (w < 0 && errno != EINTR)
+				err = errno;
+			else if (w > 0)
+				off += (size_t)w;
+		}
+		pthread_mutex_lock(&s->mu);
+		if (err && !s->write_errno)
+			s->write_errno = err;
+		s->has_work = false;
+		pthread_cond_broadcast(&s->cv);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
+
+static int sink_start(struct dl_job *job)
+{
+	struct dl_state *s = job->state;
+	if (s->worker_running)
+		return 0;
+	s->fill = xmalloc(WRITE_BUFFER);
+	s->busy = xmalloc(WRITE_BUFFER);
+	s->fill_len = s->busy_len = 0;
+	s->has_work = s->quit = false;
+	s->write_errno = 0;
+	if (pthread_mutex_init(&s->mu, NULL) != 0 || pthread_cond_init(&s->cv, NULL) != 0 ||
+	    pthread_create(&s->worker, NULL, sink_main, s) != 0) {
+		snprintf(job->error, sizeof(job->error), "cannot start a writer thread");
+		return -1;
+	}
+	s->worker_running = true;
+	return 0;
+}
+
+/* Waits until the worker is idle; returns 0, or -1 with job->error set. */
+static int sink_wait(struct dl_job *job)
+{
+	struct dl_state *s = job->state;
+	if (!s->worker_running)
+		return 0;
+	pthread_mutex_lock(&s->mu);
+	while (s->has_work)
+		pthread_cond_wait(&s->cv, &s->mu);
+	int err = s->write_errno;
+	pthread_mutex_unlock(&s->mu);
+	if (err) {
+		snprintf(job->error, sizeof(job->error), "%s: %s", job->tmp_path, strerror(err));
+		return -1;
+	}
+	return 0;
+}
+
+/* Hands the fill buffer to the worker (after the previous one is done). */
+static int sink_handoff(struct dl_job *job)
+{
+	struct dl_state *s = job->state;
+	if (sink_wait(job) < 0)
+		return -1;
+	if (s->fill_len == 0)
+		return 0;
+	pthread_mutex_lock(&s->mu);
+	char *t = s->busy;
+	s->busy = s->fill;
+	s->busy_len = s->fill_len;
+	s->fill = t;
+	s->fill_len = 0;
+	s->has_work = true;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	return 0;
+}
+
+/* Everything received is hashed and written; returns 0 or -1 with job->error. */
+static int sink_drain(struct dl_job *job)
+{
+	return sink_handoff(job) < 0 ? -1 : sink_wait(job);
+}
+
+static void sink_stop(struct dl_state *s)
+{
+	if (!s->worker_running)
+		return;
+	pthread_mutex_lock(&s->mu);
+	s->quit = true;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	pthread_join(s->worker, NULL);
+	pthread_mutex_destroy(&s->mu);
+	pthread_cond_destroy(&s->cv);
+	free(s->fill);
+	free(s->busy);
+	s->fill = s->busy = NULL;
+	s->worker_running = false;
+}
+
+/* Only with the worker idle (sink_wait) or not started. */
+static int truncate_to_zero(struct dl_job *job)
+{
+	struct dl_state *s = job->state;
+	if (ftruncate(s->fd, 0) < 0 || lseek(s->fd, 0, SEEK_SET) < 0) {
+		snprintf(job->error, sizeof(job->error), "%s: %s", job->tmp_path, strerror(errno));
+		return -1;
+	}
+	s->written = 0;
+	s->fill_len = 0;
+	restart_hashes(job);
+	return 0;
+}
+
+static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
+{
+	struct dl_job *job = ud;
+	struct dl_state *s = job->state;
+	size_t n = size * nmemb;
+	char line[256];
+	size_t len = n < sizeof(line) - 1 ? n : sizeof(line) - 1;
+	memcpy(line, p, len);
+	line[len] = '\0';
+	line[strcspn(line, "\r\n")] = '\0';
+	if (strncmp(line, "HTTP/", 5) == 0) { /* a new response (after a redirect, too) */
+		s->started = false;
+		s->discard = false;
+		s->range_start = -1;
+		s->retry_after = 0;
+		s->xerror[0] = '\0';
+		return n;
+	}
+	char *colon = strchr(line, ':');
+	if (!colon)
+		return n;
+	*colon = '\0';
+	char *value = colon + 1;
+	while (*value == ' ' || *value == '\t')
+		value++;
+	if (strcasecmp(line, "Content-Range") == 0) {
+		long long start;
+		if (sscanf(value, "bytes %lld-", &start) == 1)
+			s->range_start = start;
+	} else if (strcasecmp(line, "Retry-After") == 0) {
+		char *end;
+		double v = strtod(value, &end);
+		if (end != value && v > 0)
+			s->retry_after = v < 60 ? v : 60;
+	} else if (strcasecmp(line, "X-Error-Code") == 0 || strcasecmp(line, "X-Error-Message") == 0) {
+		size_t used = strlen(s->xerror);
+		snprintf(s->xerror + used, sizeof(s->xerror) - used, "%s%s", used ? ": " : "", value);
+		printable(s->xerror);
+	}
+	return n;
+}
+
+static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
+{
+	struct dl_job *job = ud;
+	struct dl_state *s = job->state;
+	size_t n = size * nmemb;
+	if (!s->started) {
+		s->started = true;
+		curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &s->code);
+		if (s->code >= 300) {
+			s->discard = true;
+		} else if (s->code == 206 && s->range_start != s->written) {
+			snprintf(job->error, sizeof(job->error), "asked to resume at byte %" PRId64
+				 " and the server answered from byte %" PRId64, s->written, s->range_start);
+			s->fatal = true;
+			return 0;
+		} else if (s->code != 206 && s->written > 0 && (sink_wait(job) < 0 || truncate_to_zero(job) < 0)) {
+			s->fatal = true; /* a full answer to a Range request: start again */
+			return 0;
+		}
+	}
+	if (s->discard) {
+		size_t room = sizeof(s->body) - 1 - s->body_len;
+		size_t take = n < room ? n : room;
+		memcpy(s->body + s->body_len, p, take);
+		s->body_len += take;
+		s->body[s->body_len] = '\0';
+		return n;
+	}
+	if (job->size >= 0 && s->written + (int64_t)n > job->size) {
+		snprintf(job->error, sizeof(job->error), "the server sent more than the %" PRId64
+			 " bytes announced", job->size);
+		s->fatal = true;
+		return 0;
+	}
+	for (size_t off = 0; off < n;) {
+		if (s->fill_len == WRITE_BUFFER && sink_handoff(job) < 0) {
+			s->fatal = true;
+			return 0;
+		}
+		size_t take = n - off < WRITE_BUFFER - s->fill_len ? n - off : WRITE_BUFFER - s->fill_len;
+		memcpy(s->fill + s->fill_len, p + off, take);
+		s->fill_len += take;
+		off += take;
+	}
+	s->written += (int64_t)n;
+	return n;
+}
+
+/* Opens the temp file; with keep_partial, hashes the bytes already there. */
+static int open_target(struct dl_job *job)
+{
+	struct dl_state *s = job->state;
+	int flags = O_RDWR | O_CREAT | O_CLOEXEC | (job->keep_partial ? 0 : O_TRUNC);
+	s->fd = open(job->tmp_path, flags, 0644);
+	if (s->fd < 0) {
+		snprintf(job->error, sizeof(job->error), "%s: %s", job->tmp_path, strerror(errno));
+		return -1;
+	}
+	restart_hashes(job);
+	s->written = 0;
+	if (!job->keep_partial)
+		return 0;
+	struct stat st;
+	if (fstat(s->fd, &st) < 0) {
+		snprintf(job->error, sizeof(job->error), "%s: %s", job->tmp_path, strerror(errno));
+		return -1;
+	}
+	if (st.st_size == 0 || (job->size >= 0 && st.st_size >= job->size))
+		return truncate_to_zero(job); /* nothing to resume, or not a prefix */
+	char *buf = xmalloc(1 << 20);
+	for (;;) {
+		ssize_t r = read(s->fd, buf, 1 << 20);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			snprintf(job->error, sizeof(job->error), "%s: %s", job->tmp_path, strerror(errno));
+			free(buf);
+			return -1;
+		}
+		if (r == 0)
+			break;
+		if (s->sha256)
+			EVP_DigestUpdate(s->sha256, buf, (size_t)r);
+		if (s->sha1)
+			EVP_DigestUpdate(s->sha1, buf, (size_t)r);
+		s->written += r;
+	}
+	free(buf);
+	return 0;
+}
+
+static int start_attempt(CURLM *multi, struct dl_job *job, const struct dl_options *o)
+{
+	struct dl_state *s = job->state;
+	s->easy = curl_easy_init();
+	if (!s->easy) {
+		snprintf(job->error, sizeof(job->error), "libcurl could not create a transfer");
+		return -1;
+	}
+	CURL *e = s->easy;
+	if (sink_start(job) < 0) {
+		curl_easy_cleanup(e);
+		s->easy = NULL;
+		return -1;
+	}
+	s->started = s->discard = s->fatal = false;
+	s->body_len = 0;
+	s->body[0] = s->xerror[0] = s->curl_err[0] = '\0';
+	s->code = 0;
+	curl_easy_setopt(e, CURLOPT_URL, job->url);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, job->headers);
+	/* Redirects are followed; libcurl sends a custom Authorization header only
+	 * to the host (and port) of the first URL unless UNRESTRICTED_AUTH is set,
+	 * so the token never reaches a CDN on another host. Stated explicitly: */
+	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(e, CURLOPT_UNRESTRICTED_AUTH, 0L);
+	curl_easy_setopt(e, CURLOPT_MAXREDIRS, 10L);
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+	curl_easy_setopt(e, CURLOPT_USERAGENT, USER_AGENT);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, 30L);
+	curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, o->stall_seconds);
+	curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 512L * 1024);
+	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, s->curl_err);
+	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(e, CURLOPT_HEADERDATA, job);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, job);
+	curl_easy_setopt(e, CURLOPT_PRIVATE, job);
+	if (s->written > 0)
+		curl_easy_setopt(e, CURLOPT_RESUME_FROM_LARGE, (curl_off_t)s->written);
+	if (curl_multi_add_handle(multi, e) != CURLM_OK) {
+		snprintf(job->error, sizeof(job->error), "libcurl could not start a transfer");
+		curl_easy_cleanup(e);
+		s->easy = NULL;
+		return -1;
+	}
+	s->active = true;
+	job->error[0] = '\0';
+	return 0;
+}
+
+static bool retryable_curl_error(CURLcode rc)
+{
+	switch (rc) {
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_OPERATION_TIMEDOUT:
+	case CURLE_PARTIAL_FILE:
+	case CURLE_GOT_NOTHING:
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+	case CURLE_HTTP2:
+	case CURLE_HTTP2_STREAM:
+	case CURLE_SSL_CONNECT_ERROR:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void finish_job(struct dl_job *job, bool ok)
+{
+	struct dl_state *s = job->state;
+	job->ok = ok;
+	s->done = true;
+	sink_stop(s);
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+	if (!ok && !(job->keep_partial && s->written > 0))
+		unlink(job->tmp_path);
+}
+
+/* The transfer ended well: check length and hashes, then rename into place. */
+static void complete(struct dl_job *job)
+{
+	struct dl_state *s = job->state;
+	char hex[65];
+	if (s->sha256) {
+		digest_hex(s->sha256, hex);
+		EVP_MD_CTX_free(s->sha256);
+		s->sha256 = NULL;
+		if (strcasecmp(hex, job->sha256) != 0) {
+			snprintf(job->error, sizeof(job->error), "sha256 mismatch: expected %s, received %s",
+				 job->sha256, hex);
+			job->keep_partial = false; /* corrupt: never resume from it */
+			finish_job(job, false);
+			return;
+		}
+	}
+	if (s->sha1) {
+		digest_hex(s->sha1, hex);
+		EVP_MD_CTX_free(s->sha1);
+		s->sha1 = NULL;
+		if (strcasecmp(hex, job->git_sha1) != 0) {
+			snprintf(job->error, sizeof(job->error), "git blob id mismatch: expected %s, received %s",
+				 job->git_sha1, hex);
+			job->keep_partial = false;
+			finish_job(job, false);
+			return;
+		}
+	}
+	if (fsync(s->fd) < 0 || rename(job->tmp_path, job->final_path) < 0) {
+		snprintf(job->error, sizeof(job->error), "%s: %s", job->final_path, strerror(errno));
+		job->keep_partial = false;
+		finish_job(job, false);
+		return;
+	}
+	finish_job(job, true);
+}
+
+static void schedule_retry(struct dl_job *job, const struct dl_options *o, const char *why)
+{
+	struct dl_state *s = job->state;
+	if (s->attempt >= o->retries) {
+		snprintf(job->error, sizeof(job->error), "%s (gave up after %d attempts)", why, s->attempt + 1);
+		finish_job(job, false);
+		return;
+	}
+	double wait = o->backoff * pow(2, s->attempt);
+	if (wait > 30)
+		wait = 30;
+	if (s->retry_after > wait)
+		wait = s->retry_after;
+	s->attempt++;
+	s->not_before = monotonic_seconds() + wait;
+	if (o->progress)
+		fprintf(stderr, "\r\033[K");
+	fprintf(stderr, "gpugate: %s: %s; retrying in %.1f s\n", job->label, why, wait);
+}
+
+static void on_done(struct dl_job *job, CURLcode rc, const struct dl_options *o)
+{
+	struct dl_state *s = job->state;
+	long code = 0;
+	curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &code);
+	job->http_code = code;
+	s->active = false;
+	char why[400];
+	if (!s->fatal && sink_drain(job) < 0)
+		s->fatal = true; /* what arrived is kept: a retry resumes after it */
+	if (s->fatal) {
+		job->keep_partial = job->keep_partial && s->written > 0 && strstr(job->error, "more than") == NULL;
+		finish_job(job, false);
+		return;
+	}
+	if (rc != CURLE_OK) {
+		snprintf(why, sizeof(why), "%s", s->curl_err[0] ? s->curl_err : curl_easy_strerror(rc));
+		printable(why);
+		if (retryable_curl_error(rc)) {
+			schedule_retry(job, o, why);
+		} else {
+			snprintf(job->error, sizeof(job->error), "%s", why);
+			finish_job(job, false);
+		}
+		return;
+	}
+	if (code == 416 && s->written > 0) { /* our partial file is not a prefix any more */
+		if (sink_wait(job) < 0 || truncate_to_zero(job) < 0) {
+			finish_job(job, false);
+			return;
+		}
+		schedule_retry(job, o, "the server refused to resume (HTTP 416)");
+		return;
+	}
+	if (code >= 300 || code < 200) {
+		if (s->xerror[0])
+			snprintf(why, sizeof(why), "HTTP %ld (%s)", code, s->xerror);
+		else
+			snprintf(why, sizeof(why), "HTTP %ld", code);
+		if (code == 429 || code >= 500) {
+			schedule_retry(job, o, why);
+		} else {
+			if (code == 401 || code == 403)
+				snprintf(why + strlen(why), sizeof(why) - strlen(why),
+					 ": the file needs a token with access (HF_TOKEN or the token file)");
+			snprintf(job->error, sizeof(job->error), "%s", why);
+			finish_job(job, false);
+		}
+		return;
+	}
+	if (job->size >= 0 && s->written != job->size) {
+		snprintf(why, sizeof(why), "received %" PRId64 " of %" PRId64 " bytes", s->written, job->size);
+		schedule_retry(job, o, why);
+		return;
+	}
+	complete(job);
+}
+
+static void human(double b, char *out, size_t n)
+{
+	const char *unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	int u = 0;
+	while (b >= 1024 && u < 4) {
+		b /= 1024;
+		u++;
+	}
+	snprintf(out, n, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
+}
+
+static void draw_progress(struct dl_job *jobs, size_t n, double t0)
+{
+	int64_t got = 0, total = 0;
+	size_t done = 0;
+	for (size_t i = 0; i < n; i++) {
+		got += jobs[i].state->written;
+		total += jobs[i].size > 0 ? jobs[i].size : 0;
+		done += jobs[i].state->done;
+	}
+	char a[32], b[32], r[32];
+	human((double)got, a, sizeof(a));
+	human((double)total, b, sizeof(b));
+	double dt = monotonic_seconds() - t0;
+	human(dt > 0 ? (double)got / dt : 0, r, sizeof(r));
+	fprintf(stderr, "\r\033[K  %zu/%zu files  %s / %s  %s/s", done, n, a, b, r);
+}
+
+size_t dl_run(struct dl_job *jobs, size_t n, const struct dl_options *o)
+{
+	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	CURLM *multi = curl_multi_init();
+	if (!multi) {
+		fputs("gpugate: libcurl could not start\n", stderr);
+		return n;
+	}
+	curl_multi_setopt(multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)o->parallel);
+	struct dl_state *states = xcalloc(n ? n : 1, sizeof(*states));
+	for (size_t i = 0; i < n; i++) {
+		jobs[i].state = &states[i];
+		jobs[i].ok = false;
+		jobs[i].error[0] = '\0';
+		states[i].fd = -1;
+		if (open_target(&jobs[i]) < 0)
+			finish_job(&jobs[i], false);
+	}
+	double t0 = monotonic_seconds(), last_draw = 0;
+	for (;;) {
+		size_t active = 0, pending = 0;
+		double now = monotonic_seconds(), next_wake = now + 1;
+		for (size_t i = 0; i < n; i++)
+			active += states[i].active;
+		for (size_t i = 0; i < n && !interrupted; i++) {
+			struct dl_state *s = &states[i];
+			if (s->done || s->active)
+				continue;
+			pending++;
+			if (s->not_before > now) {
+				if (s->not_before < next_wake)
+					next_wake = s->not_before;
+				continue;
+			}
+			if (active >= (size_t)o->parallel)
+				continue;
+			if (start_attempt(multi, &jobs[i], o) < 0)
+				finish_job(&jobs[i], false);
+			else
+				active++;
+		}
+		if (interrupted)
+			break;
+		if (active == 0 && pending == 0)
+			break;
+		int running = 0;
+		curl_multi_perform(multi, &running);
+		CURLMsg *msg;
+		int left;
+		while ((msg = curl_multi_info_read(multi, &left))) {
+			if (msg->msg != CURLMSG_DONE)
+				continue;
+			struct dl_job *job = NULL;
+			curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&job);
+			CURLcode rc = msg->data.result;
+			on_done(job, rc, o);
+			curl_multi_remove_handle(multi, msg->easy_handle);
+			curl_easy_cleanup(msg->easy_handle);
+			job->state->easy = NULL;
+		}
+		if (o->progress && monotonic_seconds() - last_draw > 0.25) {
+			draw_progress(jobs, n, t0);
+			last_draw = monotonic_seconds();
+		}
+		int wait_ms = (int)((next_wake - monotonic_seconds()) * 1000);
+		if (wait_ms < 0)
+			wait_ms = 0;
+		if (wait_ms > 250)
+			wait_ms = 250;
+		curl_multi_poll(multi, NULL, 0, wait_ms, NULL);
+	}
+	if (o->progress) {
+		draw_progress(jobs, n, t0);
+		fputc('\n', stderr);
+	}
+	size_t failed = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct dl_state *s = &states[i];
+		if (s->easy) {
+			curl_multi_remove_handle(multi, s->easy);
+			curl_easy_cleanup(s->easy);
+		}
+		if (!s->done) {
+			snprintf(jobs[i].error, sizeof(jobs[i].error), "interrupted by signal %d", (int)interrupted);
+			finish_job(&jobs[i], false);
+		}
+		EVP_MD_CTX_free(s->sha256);
+		EVP_MD_CTX_free(s->sha1);
+		failed += !jobs[i].ok;
+		jobs[i].state = NULL;
+	}
+	free(states);
+	curl_multi_cleanup(multi);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (interrupted)
+		fprintf(stderr, "gpugate: interrupted; partial downloads removed\n");
+	return failed;
+}

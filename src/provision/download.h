@@ -1,0 +1,55 @@
+/* Parallel HTTP(S) downloads into files with libcurl multi: size and hash
+ * checked while streaming, retries with backoff on 5xx, 429 and network
+ * errors, Range resume after a dropped connection, a progress line on a TTY.
+ * A file reaches its final name only complete and verified. */
+#ifndef GPUGATE_PROVISION_DOWNLOAD_H
+#define GPUGATE_PROVISION_DOWNLOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct curl_slist;
+struct dl_state;
+
+struct dl_job {
+	/* filled by the caller */
+	const char *url;
+	const struct curl_slist *headers; /* extra request headers (borrowed), or NULL */
+	const char *tmp_path;    /* bytes go here first */
+	const char *final_path;  /* renamed to this once verified */
+	int64_t size;            /* expected length, or -1 when unknown */
+	const char *sha256;      /* 64 lowercase hex to match, or NULL */
+	const char *git_sha1;    /* 40 hex git blob id to match (needs size), or NULL */
+	bool keep_partial;       /* resume from tmp_path now, and keep it on failure */
+	const char *label;       /* how messages name the file */
+	/* filled by dl_run */
+	bool ok;
+	long http_code;
+	char error[512];
+	struct dl_state *state;
+};
+
+struct dl_options {
+	int parallel;        /* transfers at once */
+	int retries;         /* extra attempts after a retryable failure */
+	double backoff;      /* first wait in seconds, doubled each time */
+	long stall_seconds;  /* abort an attempt that received nothing this long */
+	bool progress;       /* redraw a progress line on stderr */
+};
+
+/* GPUGATE_RETRIES (0 to 20), else 5. */
+int retries_from_env(void);
+/* Sets defaults: 8 at once, 5 retries, 0.5 s backoff, 60 s stall, progress on a TTY. */
+void dl_options_init(struct dl_options *o);
+/* Runs every job; returns how many failed (each failed job has error set). */
+size_t dl_run(struct dl_job *jobs, size_t n, const struct dl_options *o);
+
+/* Hashes a file: sha256 (64 hex) and/or git blob sha1 (40 hex); either out may be NULL.
+ * Returns 0 or -errno; *size gets the length. */
+int hash_file(const char *path, char sha256_hex[65], char gitsha1_hex[41], int64_t *size);
+
+/* True for n lowercase-or-uppercase hex digits and nothing else. */
+bool is_hex(const char *s, size_t n);
+
+#endif

@@ -1,0 +1,716 @@
+/* gpugate hf fetch: downloads a repo's files into the Hugging Face hub cache
+ * in huggingface_hub's own layout (research/hf-cache.md, "Download protocol"),
+ * so the Python libraries then run offline on it. */
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <openssl/rand.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "download.h"
+#include "hf_location.h"
+#include "http.h"
+#include "lib/util.h"
+#include "provision.h"
+
+static bool isalnum_ascii(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+struct hf_file {
+	char *path;      /* inside the repo */
+	char *etag;
+	int64_t size;
+	size_t blob;     /* index into blobs */
+	char error[600];
+};
+
+struct hf_blob {
+	char *etag;
+	int64_t size;
+	char *final_path;
+	char *tmp_path;
+	char *label;
+	int lock_fd;
+	bool cached;     /* present and verified before we started */
+	bool ok;
+};
+
+struct hf_fetch {
+	const char *repo;
+	const char *type;     /* model, dataset, space */
+	char *revision;
+	char *endpoint;
+	char *cache;
+	char *repo_dir;       /* cache/models--org--name */
+	char *folder;         /* models--org--name */
+	char *commit;
+	struct curl_slist *headers;
+	CURL *meta;           /* one handle for the metadata requests: one connection */
+	bool have_token;
+	int jobs;
+	bool quiet;
+	struct hf_file *files;
+	size_t n_files;
+	struct hf_blob *blobs;
+	size_t n_blobs;
+};
+
+static const char usage_text[] =
+	"usage: gpugate hf fetch REPO[@REVISION] [FILE...] [--repo-type model|dataset|space]\n"
+	"                        [--cache-dir DIR] [--jobs N] [--quiet]\n";
+
+/* huggingface_hub's repo id rule: [namespace/]name of letters, digits, - _ .
+ * without '--' or '..', not starting or ending with - or ., at most 96. */
+static const char *repo_id_problem(const char *id)
+{
+	size_t n = strlen(id);
+	if (n == 0 || n > 96)
+		return "must have 1 to 96 characters";
+	if (strstr(id, "--") || strstr(id, ".."))
+		return "must not contain '--' or '..'";
+	int slashes = 0;
+	for (const char *p = id; *p; p++) {
+		if (*p == '/') {
+			if (++slashes > 1 || p == id || !p[1])
+				return "must be NAME or NAMESPACE/NAME";
+			continue;
+		}
+		if (!(isalnum_ascii(*p) || *p == '-' || *p == '_' || *p == '.'))
+			return "may contain only letters, digits, '-', '_', '.' and one '/'";
+	}
+	if (id[0] == '-' || id[0] == '.' || id[n - 1] == '-' || id[n - 1] == '.')
+		return "must not start or end with '-' or '.'";
+	return NULL;
+}
+
+/* A relative path of plain components: it becomes a path under snapshots/. */
+static const char *path_problem(const char *p, bool is_revision)
+{
+	if (!p[0])
+		return "is empty";
+	if (p[0] == '/')
+		return "is an absolute path";
+	if (strchr(p, '\\'))
+		return "contains a backslash";
+	if (!is_revision && isalnum_ascii(p[0]) && p[1] == ':')
+		return "starts with a drive letter";
+	for (const char *c = p; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return "contains a control character";
+	for (const char *c = p; *c;) {
+		size_t len = strcspn(c, "/");
+		if (len == 0)
+			return "has an empty path component";
+		if ((len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.'))
+			return "has a '.' or '..' component";
+		c += len;
+		if (*c == '/')
+			c++;
+		if (!*c && c[-1] == '/')
+			return "ends with '/'";
+	}
+	return NULL;
+}
+
+static char *url_quote(const char *s, bool keep_slash)
+{
+	struct strbuf sb = STRBUF_INIT;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (isalnum_ascii((char)*p) || strchr("-_.~", *p) || (keep_slash && *p == '/'))
+			sb_add(&sb, (const char *)p, 1);
+		else
+			sb_printf(&sb, "%%%02X", *p);
+	}
+	return sb_detach(&sb);
+}
+
+static const char *url_prefix(const char *type)
+{
+	if (strcmp(type, "dataset") == 0)
+		return "datasets/";
+	if (strcmp(type, "space") == 0)
+		return "spaces/";
+	return "";
+}
+
+/* Removes W/ and the quotes from an ETag value. */
+static char *normalize_etag(const char *v)
+{
+	if (strncmp(v, "W/", 2) == 0)
+		v += 2;
+	size_t n = strlen(v);
+	if (n >= 2 && v[0] == '"' && v[n - 1] == '"')
+		return xstrndup(v + 1, n - 2);
+	return xstrdup(v);
+}
+
+static bool safe_etag(const char *e)
+{
+	if (!e[0] || strlen(e) > 128)
+		return false;
+	for (const char *p = e; *p; p++)
+		if (!(isalnum_ascii(*p) || *p == '-' || *p == '_'))
+			return false;
+	return true;
+}
+
+static char *origin_of(const char *url)
+{
+	const char *s = strstr(url, "://");
+	if (!s)
+		return xstrdup(url);
+	const char *slash = strchr(s + 3, '/');
+	return slash ? xstrndup(url, (size_t)(slash - url)) : xstrdup(url);
+}
+
+static void describe_http_error(const struct hf_fetch *f, const struct http_response *r,
+				const char *what, char *out, size_t n)
+{
+	char detail[300] = "";
+	if (r->error_code || r->error_message)
+		snprintf(detail, sizeof(detail), " (%s%s%s)", r->error_code ? r->error_code : "",
+			 r->error_code && r->error_message ? ": " : "", r->error_message ? r->error_message : "");
+	const char *hint = "";
+	if (r->code == 401 || r->code == 403)
+		hint = f->have_token ? ": the token has no access to this repo (gated: accept its terms on the hub)"
+				     : ": the repo is gated or private; set HF_TOKEN or log in (token file)";
+	else if (r->code == 404 && r->error_code && strcmp(r->error_code, "EntryNotFound") == 0)
+		hint = ": no such file at this revision";
+	else if (r->code == 404 && r->error_code && strcmp(r->error_code, "RevisionNotFound") == 0)
+		hint = ": no such branch, tag or commit";
+	else if (r->code == 404)
+		hint = f->have_token ? ": repository not found" : ": repository not found (or private: set HF_TOKEN)";
+	snprintf(out, n, "%s: HTTP %ld%s%s", what, r->code, detail, hint);
+}
+
+/* GET /api/{type}s/{repo}/revision/{rev}: the commit and siblings[].rfilename. */
+static int list_files(struct hf_fetch *f)
+{
+	char *rev = url_quote(f->revision, false);
+	char *url = xasprintf("%s/api/%ss/%s/revision/%s", f->endpoint, f->type, f->repo, rev);
+	free(rev);
+	struct http_request req = { .url = url, .headers = f->headers, .follow_redirects = true,
+				    .retries = retries_from_env(), .backoff = 0.5, .handle = f->meta };
+	struct http_response r;
+	int rc = -1;
+	char msg[800];
+	if (http_fetch(&req, &r) < 0) {
+		fprintf(stderr, "gpugate: %s: %s\n", url, r.error);
+		goto out;
+	}
+	if (r.code != 200) {
+		describe_http_error(f, &r, url, msg, sizeof(msg));
+		fprintf(stderr, "gpugate: listing %s@%s: %s\n", f->repo, f->revision, msg);
+		goto out;
+	}
+	json_error_t jerr;
+	json_t *root = json_loadb(r.body.buf ? r.body.buf : "", r.body.len, 0, &jerr);
+	json_t *sha = root ? json_object_get(root, "sha") : NULL;
+	json_t *siblings = root ? json_object_get(root, "siblings") : NULL;
+	if (!root || !json_is_string(sha) || !json_is_array(siblings)) {
+		fprintf(stderr, "gpugate: %s: not the hub's revision answer (%s)\n", url,
+			root ? "no 'sha' string or 'siblings' list" : jerr.text);
+		json_decref(root);
+		goto out;
+	}
+	if (!is_hex(json_string_value(sha), 40)) {
+		fprintf(stderr, "gpugate: %s: 'sha' is not a 40-hex commit\n", url);
+		json_decref(root);
+		goto out;
+	}
+	f->commit = xstrdup(json_string_value(sha));
+	size_t i;
+	json_t *s;
+	f->files = xcalloc(json_array_size(siblings) + 1, sizeof(*f->files));
+	rc = 0;
+	json_array_foreach(siblings, i, s) {
+		json_t *name = json_object_get(s, "rfilename");
+		if (!json_is_string(name)) {
+			fprintf(stderr, "gpugate: %s: siblings[%zu] has no 'rfilename' string\n", url, i);
+			rc = -1;
+			continue;
+		}
+		f->files[f->n_files++].path = xstrdup(json_string_value(name));
+	}
+	json_decref(root);
+out:
+	http_response_free(&r);
+	free(url);
+	return rc;
+}
+
+/* HEAD .../resolve/{rev}/{path} without redirects, following only relative
+ * Location (renamed repos); reads commit, etag and size from the headers. */
+static int resolve_file(struct hf_fetch *f, struct hf_file *file)
+{
+	const char *rev = f->commit ? f->commit : f->revision;
+	char *qrev = url_quote(rev, false), *qpath = url_quote(file->path, true);
+	char *url = xasprintf("%s/%s%s/resolve/%s/%s", f->endpoint, url_prefix(f->type), f->repo, qrev, qpath);
+	free(qrev);
+	free(qpath);
+	struct http_response r;
+	int rc = -1;
+	for (int hop = 0;; hop++) {
+		struct http_request req = { .url = url, .headers = f->headers, .head = true,
+					    .retries = retries_from_env(), .backoff = 0.5, .handle = f->meta };
+		if (http_fetch(&req, &r) < 0) {
+			snprintf(file->error, sizeof(file->error), "%s", r.error);
+			goto out;
+		}
+		bool relative = r.location && r.location[0] == '/' && r.location[1] != '/';
+		if (r.code >= 300 && r.code < 400 && relative && hop < 5) {
+			char *origin = origin_of(url);
+			free(url);
+			url = xasprintf("%s%s", origin, r.location);
+			free(origin);
+			http_response_free(&r);
+			continue;
+		}
+		break;
+	}
+	if (r.code < 200 || r.code >= 400) {
+		describe_http_error(f, &r, file->path, file->error, sizeof(file->error));
+		if (r.code == 404 && r.error_code && strcmp(r.error_code, "EntryNotFound") == 0 &&
+		    r.repo_commit && is_hex(r.repo_commit, 40)) {
+			/* as huggingface_hub: remember that the file is absent at this commit */
+			char *marker = xasprintf("%s/.no_exist/%s/%s", f->repo_dir, r.repo_commit, file->path);
+			char *dir = xstrndup(marker, (size_t)(strrchr(marker, '/') - marker));
+			int fd = mkdir_p(dir, 0755) == 0 ? open(marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0644) : -1;
+			if (fd >= 0)
+				close(fd);
+			free(dir);
+			free(marker);
+		}
+		goto out;
+	}
+	const char *etag = r.linked_etag ? r.linked_etag : r.etag;
+	const char *size = r.linked_size ? r.linked_size : r.content_length;
+	if (!r.repo_commit || !etag || !size) {
+		snprintf(file->error, sizeof(file->error), "the hub's answer lacks %s (HTTP %ld)",
+			 !r.repo_commit ? "X-Repo-Commit" : !etag ? "an ETag" : "a size", r.code);
+		goto out;
+	}
+	if (!is_hex(r.repo_commit, 40)) {
+		snprintf(file->error, sizeof(file->error), "X-Repo-Commit '%.60s' is not a 40-hex commit", r.repo_commit);
+		goto out;
+	}
+	file->etag = normalize_etag(etag);
+	if (!safe_etag(file->etag)) {
+		snprintf(file->error, sizeof(file->error), "ETag '%.80s' cannot be a blob file name", file->etag);
+		goto out;
+	}
+	char *end;
+	errno = 0;
+	long long sz = strtoll(size, &end, 10);
+	if (errno || end == size || *end || sz < 0) {
+		snprintf(file->error, sizeof(file->error), "size '%.40s' is not a number of bytes", size);
+		goto out;
+	}
+	file->size = sz;
+	if (!f->commit) {
+		f->commit = xstrdup(r.repo_commit);
+	} else if (strcmp(f->commit, r.repo_commit) != 0) {
+		snprintf(file->error, sizeof(file->error), "resolved to commit %s, but the other files to %s "
+			 "(the revision moved during the fetch; run it again)", r.repo_commit, f->commit);
+		goto out;
+	}
+	rc = 0;
+out:
+	http_response_free(&r);
+	free(url);
+	return rc;
+}
+
+static int lock_blob(struct hf_fetch *f, struct hf_blob *b)
+{
+	char *dir = xasprintf("%s/.locks/%s", f->cache, f->folder);
+	char *path = xasprintf("%s/%s.lock", dir, b->etag);
+	int rc = mkdir_p(dir, 0755);
+	if (rc == 0) {
+		b->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0664);
+		if (b->lock_fd < 0)
+			rc = -errno;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "gpugate: %s: %s\n", path, strerror(-rc));
+	} else if (flock(b->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno == EWOULDBLOCK) {
+			fprintf(stderr, "gpugate: waiting for another download of %s (%s)\n", b->label, path);
+			if (flock(b->lock_fd, LOCK_EX) < 0)
+				rc = -errno;
+		} else if (errno == ENOLCK || errno == EOPNOTSUPP || errno == EINVAL) {
+			fprintf(stderr, "gpugate: %s: this filesystem has no flock (%s); going on unlocked\n",
+				path, strerror(errno));
+		} else {
+			rc = -errno;
+		}
+		if (rc < 0)
+			fprintf(stderr, "gpugate: %s: %s\n", path, strerror(-rc));
+	}
+	free(dir);
+	free(path);
+	return rc;
+}
+
+/* A blob already under its final name is kept only when size and hash match its name. */
+static bool blob_verified(struct hf_blob *b)
+{
+	struct stat st;
+	if (lstat(b->final_path, &st) < 0)
+		return false;
+	bool lfs = is_hex(b->etag, 64), git = is_hex(b->etag, 40);
+	char sha256[65], sha1[41];
+	int64_t size = -1;
+	const char *why = NULL;
+	if (!S_ISREG(st.st_mode))
+		why = "is not a regular file";
+	else if (st.st_size != b->size)
+		why = "has the wrong size";
+	else if ((lfs || git) && hash_file(b->final_path, lfs ? sha256 : NULL, git ? sha1 : NULL, &size) < 0)
+		why = "cannot be read";
+	else if ((lfs && strcasecmp(sha256, b->etag) != 0) || (git && strcasecmp(sha1, b->etag) != 0))
+		why = "does not match its hash";
+	if (!why)
+		return true;
+	fprintf(stderr, "gpugate: %s %s; downloading it again\n", b->final_path, why);
+	if (unlink(b->final_path) < 0 && errno != ENOENT)
+		fprintf(stderr, "gpugate: %s: %s\n", b->final_path, strerror(errno));
+	return false;
+}
+
+static size_t add_blob(struct hf_fetch *f, const struct hf_file *file)
+{
+	for (size_t i = 0; i < f->n_blobs; i++)
+		if (strcmp(f->blobs[i].etag, file->etag) == 0)
+			return i;
+	f->blobs = xrealloc(f->blobs, (f->n_blobs + 1) * sizeof(*f->blobs));
+	struct hf_blob *b = &f->blobs[f->n_blobs];
+	memset(b, 0, sizeof(*b));
+	b->etag = xstrdup(file->etag);
+	b->size = file->size;
+	b->final_path = xasprintf("%s/blobs/%s", f->repo_dir, b->etag);
+	unsigned char rnd[4];
+	if (RAND_bytes(rnd, sizeof(rnd)) != 1)
+		memset(rnd, 0, sizeof(rnd));
+	b->tmp_path = xasprintf("%s/blobs/%s.%02x%02x%02x%02x.incomplete", f->repo_dir, b->etag,
+				rnd[0], rnd[1], rnd[2], rnd[3]);
+	b->label = xstrdup(file->path);
+	b->lock_fd = -1;
+	return f->n_blobs++;
+}
+
+static int cmp_blob(const void *a, const void *b)
+{
+	return strcmp(((const struct hf_blob *)a)->etag, ((const struct hf_blob *)b)->etag);
+}
+
+/* snapshots/<commit>/<path> -> ../../blobs/<etag> (one more ../ per folder),
+ * made under a temp name and renamed over whatever was there. */
+static int link_snapshot(struct hf_fetch *f, const struct hf_file *file, char *err, size_t n)
+{
+	char *link = xasprintf("%s/snapshots/%s/%s", f->repo_dir, f->commit, file->path);
+	char *dir = xstrndup(link, (size_t)(strrchr(link, '/') - link));
+	struct strbuf target = STRBUF_INIT;
+	sb_puts(&target, "../../");
+	for (const char *c = file->path; *c; c++)
+		if (*c == '/')
+			sb_puts(&target, "../");
+	sb_printf(&target, "blobs/%s", file->etag);
+	char *tmp = xasprintf("%s.%d.tmp-link", link, (int)getpid());
+	int rc = mkdir_p(dir, 0755);
+	if (rc == 0) {
+		unlink(tmp);
+		if (symlink(target.buf, tmp) < 0 || rename(tmp, link) < 0)
+			rc = -errno;
+	}
+	if (rc < 0) {
+		snprintf(err, n, "%s: %s", link, strerror(-rc));
+		unlink(tmp);
+	}
+	free(tmp);
+	sb_release(&target);
+	free(dir);
+	free(link);
+	return rc;
+}
+
+static int write_ref(struct hf_fetch *f)
+{
+	if (strcmp(f->revision, f->commit) == 0)
+		return 0;
+	char *ref = xasprintf("%s/refs/%s", f->repo_dir, f->revision);
+	char *dir = xstrndup(ref, (size_t)(strrchr(ref, '/') - ref));
+	int rc = mkdir_p(dir, 0755);
+	if (rc == 0)
+		rc = write_file_atomic(ref, f->commit, strlen(f->commit), 0644);
+	if (rc < 0)
+		fprintf(stderr, "gpugate: %s: %s\n", ref, strerror(-rc));
+	free(dir);
+	free(ref);
+	return rc;
+}
+
+static int parse_args(int argc, char **argv, struct hf_fetch *f, char ***names, size_t *n_names)
+{
+	enum { OPT_TYPE = 256, OPT_CACHE, OPT_JOBS, OPT_QUIET };
+	static const struct option longopts[] = {
+		{ "repo-type", required_argument, NULL, OPT_TYPE },
+		{ "cache-dir", required_argument, NULL, OPT_CACHE },
+		{ "jobs", required_argument, NULL, OPT_JOBS },
+		{ "quiet", no_argument, NULL, OPT_QUIET },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	opterr = 0;
+	optind = 1;
+	int c;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_TYPE:
+			if (strcmp(optarg, "model") && strcmp(optarg, "dataset") && strcmp(optarg, "space"))
+				return prov_usage("--repo-type: '%s' is not model, dataset or space", optarg);
+			f->type = optarg;
+			break;
+		case OPT_CACHE:
+			free(f->cache);
+			f->cache = xstrdup(optarg);
+			break;
+		case OPT_JOBS: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || end == optarg || v < 1 || v > 64)
+				return prov_usage("--jobs: '%s' is not a number from 1 to 64", optarg);
+			f->jobs = (int)v;
+			break;
+		}
+		case OPT_QUIET:
+			f->quiet = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return -1;
+		case ':':
+			return prov_usage("hf fetch: option '%s' needs an argument", argv[optind - 1]);
+		default:
+			return prov_usage("hf fetch: unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return prov_usage("hf fetch: which repo? (REPO[@REVISION] [FILE...])");
+	char *spec = argv[optind++];
+	char *at = strchr(spec, '@');
+	f->revision = xstrdup(at ? at + 1 : "main");
+	f->repo = spec;
+	if (at)
+		*at = '\0';
+	const char *why = repo_id_problem(f->repo);
+	if (why)
+		return prov_usage("hf fetch: repo id '%s' %s", f->repo, why);
+	if ((why = path_problem(f->revision, true)))
+		return prov_usage("hf fetch: revision '%s' %s", f->revision, why);
+	*names = argv + optind;
+	*n_names = (size_t)(argc - optind);
+	for (size_t i = 0; i < *n_names; i++)
+		if ((why = path_problem((*names)[i], false)))
+			return prov_usage("hf fetch: file name '%s' %s", (*names)[i], why);
+	return 0;
+}
+
+static void free_fetch(struct hf_fetch *f)
+{
+	for (size_t i = 0; i < f->n_files; i++) {
+		free(f->files[i].path);
+		free(f->files[i].etag);
+	}
+	free(f->files);
+	for (size_t i = 0; i < f->n_blobs; i++) {
+		if (f->blobs[i].lock_fd >= 0)
+			close(f->blobs[i].lock_fd); /* releases the flock */
+		free(f->blobs[i].etag);
+		free(f->blobs[i].final_path);
+		free(f->blobs[i].tmp_path);
+		free(f->blobs[i].label);
+	}
+	free(f->blobs);
+	curl_slist_free_all(f->headers);
+	if (f->meta)
+		curl_easy_cleanup(f->meta);
+	free(f->revision);
+	free(f->endpoint);
+	free(f->cache);
+	free(f->repo_dir);
+	free(f->folder);
+	free(f->commit);
+}
+
+int hf_fetch_main(int argc, char **argv)
+{
+	struct hf_fetch f = { .type = "model", .jobs = 8 };
+	char **names = NULL;
+	size_t n_names = 0;
+	int rc = parse_args(argc, argv, &f, &names, &n_names);
+	if (rc) {
+		free_fetch(&f);
+		return rc < 0 ? PROV_OK : rc;
+	}
+	if (hfloc_offline()) {
+		fprintf(stderr, "gpugate: hf fetch: offline mode is on (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE);"
+			" no request was made. Unset it to download.\n");
+		free_fetch(&f);
+		return PROV_FAILED;
+	}
+	char err[400];
+	char *token = NULL;
+	if (hfloc_token(&token, err, sizeof(err)) < 0) {
+		fprintf(stderr, "gpugate: hf fetch: %s\n", err);
+		free_fetch(&f);
+		return PROV_USAGE;
+	}
+	if (token) {
+		char *h = xasprintf("Authorization: Bearer %s", token);
+		f.headers = curl_slist_append(f.headers, h);
+		explicit_bzero(h, strlen(h));
+		explicit_bzero(token, strlen(token));
+		free(h);
+		free(token);
+		f.have_token = true;
+	}
+	f.headers = curl_slist_append(f.headers, "Accept-Encoding: identity");
+	f.endpoint = hfloc_endpoint();
+	f.meta = curl_easy_init();
+	if (!f.meta) {
+		fputs("gpugate: hf fetch: libcurl could not start\n", stderr);
+		free_fetch(&f);
+		return PROV_FAILED;
+	}
+	if (!f.cache)
+		f.cache = hfloc_hub_cache();
+	/* models--org--name: the repo id with '/' replaced by '--' */
+	const char *slash = strchr(f.repo, '/');
+	f.folder = slash ? xasprintf("%ss--%.*s--%s", f.type, (int)(slash - f.repo), f.repo, slash + 1)
+			 : xasprintf("%ss--%s", f.type, f.repo);
+	f.repo_dir = xasprintf("%s/%s", f.cache, f.folder);
+	int failed = 0;
+
+	if (n_names == 0) {
+		if (list_files(&f) < 0) {
+			free_fetch(&f);
+			return PROV_FAILED;
+		}
+		if (f.n_files == 0)
+			fprintf(stderr, "gpugate: %s@%s lists no files\n", f.repo, f.revision);
+	} else {
+		f.files = xcalloc(n_names, sizeof(*f.files));
+		for (size_t i = 0; i < n_names; i++)
+			f.files[f.n_files++].path = xstrdup(names[i]);
+	}
+	for (size_t i = 0; i < f.n_files; i++) {
+		const char *why = path_problem(f.files[i].path, false);
+		if (why)
+			snprintf(f.files[i].error, sizeof(f.files[i].error), "refused: the name %s", why);
+		else
+			resolve_file(&f, &f.files[i]);
+	}
+	size_t resolved = 0;
+	for (size_t i = 0; i < f.n_files; i++)
+		resolved += !f.files[i].error[0];
+	char *blobs_dir = xasprintf("%s/blobs", f.repo_dir);
+	int mk = resolved ? mkdir_p(blobs_dir, 0755) : 0; /* nothing to store: create nothing */
+	if (mk < 0) {
+		fprintf(stderr, "gpugate: %s: %s\n", blobs_dir, strerror(-mk));
+		free(blobs_dir);
+		free_fetch(&f);
+		return PROV_FAILED;
+	}
+	free(blobs_dir);
+	for (size_t i = 0; i < f.n_files; i++)
+		if (!f.files[i].error[0])
+			add_blob(&f, &f.files[i]);
+	/* Locks in etag order, so two fetches never wait on each other in a circle. */
+	if (f.n_blobs > 1)
+		qsort(f.blobs, f.n_blobs, sizeof(*f.blobs), cmp_blob);
+	for (size_t i = 0; i < f.n_files; i++)
+		for (size_t b = 0; !f.files[i].error[0] && b < f.n_blobs; b++)
+			if (strcmp(f.blobs[b].etag, f.files[i].etag) == 0)
+				f.files[i].blob = b;
+	struct dl_job *jobs = xcalloc(f.n_blobs + 1, sizeof(*jobs));
+	size_t n_jobs = 0;
+	int64_t to_download = 0;
+	for (size_t b = 0; b < f.n_blobs; b++) {
+		struct hf_blob *blob = &f.blobs[b];
+		if (lock_blob(&f, blob) < 0)
+			continue;
+		if (blob_verified(blob)) {
+			blob->cached = blob->ok = true;
+			continue;
+		}
+		struct dl_job *j = &jobs[n_jobs++];
+		char *qpath = url_quote(blob->label, true);
+		j->url = xasprintf("%s/%s%s/resolve/%s/%s", f.endpoint, url_prefix(f.type), f.repo, f.commit, qpath);
+		free(qpath);
+		j->headers = f.headers;
+		j->tmp_path = blob->tmp_path;
+		j->final_path = blob->final_path;
+		j->size = blob->size;
+		j->sha256 = is_hex(blob->etag, 64) ? blob->etag : NULL;
+		j->git_sha1 = is_hex(blob->etag, 40) ? blob->etag : NULL;
+		j->label = blob->label;
+		to_download += blob->size;
+	}
+	struct dl_options o;
+	dl_options_init(&o);
+	o.parallel = f.jobs;
+	if (f.quiet)
+		o.progress = false;
+	dl_run(jobs, n_jobs, &o);
+	for (size_t k = 0; k < n_jobs; k++) {
+		for (size_t b = 0; b < f.n_blobs; b++) {
+			if (jobs[k].final_path != f.blobs[b].final_path)
+				continue;
+			f.blobs[b].ok = jobs[k].ok;
+			for (size_t i = 0; !jobs[k].ok && i < f.n_files; i++)
+				if (!f.files[i].error[0] && f.files[i].blob == b)
+					snprintf(f.files[i].error, sizeof(f.files[i].error), "%s", jobs[k].error);
+		}
+		free((char *)jobs[k].url);
+		if (!jobs[k].ok)
+			to_download -= jobs[k].size;
+	}
+	free(jobs);
+	size_t cached = 0, linked = 0;
+	for (size_t i = 0; i < f.n_files; i++) {
+		struct hf_file *file = &f.files[i];
+		if (!file->error[0] && !f.blobs[file->blob].ok)
+			snprintf(file->error, sizeof(file->error), "not downloaded (lock failed)");
+		if (!file->error[0] && link_snapshot(&f, file, file->error, sizeof(file->error)) == 0) {
+			linked++;
+			cached += f.blobs[file->blob].cached;
+		}
+		if (file->error[0]) {
+			fprintf(stderr, "gpugate: %s: %s\n", file->path, file->error);
+			failed++;
+		}
+	}
+	if (f.commit && linked > 0 && write_ref(&f) < 0)
+		failed++;
+	char *snapshot = f.commit ? xasprintf("%s/snapshots/%s", f.repo_dir, f.commit) : NULL;
+	if (!f.quiet)
+		fprintf(stderr, "gpugate: %s@%s: %zu of %zu files in the cache (%zu were already there, "
+			"%.1f MiB downloaded)%s\n", f.repo, f.revision, linked, f.n_files, cached,
+			(double)to_download / (1 << 20), failed ? "; some failed" : "");
+	if (snapshot && linked > 0)
+		printf("%s\n", snapshot);
+	free(snapshot);
+	free_fetch(&f);
+	return failed || f.n_files == 0 ? PROV_FAILED : PROV_OK;
+}

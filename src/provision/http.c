@@ -1,0 +1,152 @@
+#include "http.h"
+
+#include <curl/curl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#define BODY_LIMIT (16u << 20)
+
+static void clear(struct http_response *r)
+{
+	char **fields[] = { &r->repo_commit, &r->linked_etag, &r->etag, &r->linked_size,
+			    &r->content_length, &r->location, &r->error_code, &r->error_message };
+	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
+		free(*fields[i]);
+		*fields[i] = NULL;
+	}
+	sb_release(&r->body);
+	r->code = 0;
+}
+
+void http_response_free(struct http_response *r)
+{
+	clear(r);
+}
+
+static void keep(char **slot, const char *value)
+{
+	free(*slot);
+	*slot = xstrdup(value);
+	text_sanitize(*slot);
+}
+
+static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
+{
+	struct http_response *r = ud;
+	size_t n = size * nmemb;
+	char *line = xstrndup(p, n);
+	line[strcspn(line, "\r\n")] = '\0';
+	if (strncmp(line, "HTTP/", 5) == 0) {
+		clear(r);
+	} else {
+		char *colon = strchr(line, ':');
+		if (colon) {
+			*colon = '\0';
+			char *v = colon + 1;
+			while (*v == ' ' || *v == '\t')
+				v++;
+			static const struct { const char *name; size_t off; } map[] = {
+				{ "X-Repo-Commit", offsetof(struct http_response, repo_commit) },
+				{ "X-Linked-Etag", offsetof(struct http_response, linked_etag) },
+				{ "ETag", offsetof(struct http_response, etag) },
+				{ "X-Linked-Size", offsetof(struct http_response, linked_size) },
+				{ "Content-Length", offsetof(struct http_response, content_length) },
+				{ "Location", offsetof(struct http_response, location) },
+				{ "X-Error-Code", offsetof(struct http_response, error_code) },
+				{ "X-Error-Message", offsetof(struct http_response, error_message) },
+			};
+			for (size_t i = 0; i < ARRAY_SIZE(map); i++)
+				if (strcasecmp(line, map[i].name) == 0)
+					keep((char **)((char *)r + map[i].off), v);
+		}
+	}
+	free(line);
+	return n;
+}
+
+static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
+{
+	struct http_response *r = ud;
+	size_t n = size * nmemb;
+	if (r->body.len + n > BODY_LIMIT)
+		return 0;
+	sb_add(&r->body, p, n);
+	return n;
+}
+
+static bool retryable(CURLcode rc)
+{
+	return rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_COULDNT_CONNECT ||
+	       rc == CURLE_OPERATION_TIMEDOUT || rc == CURLE_PARTIAL_FILE || rc == CURLE_GOT_NOTHING ||
+	       rc == CURLE_SEND_ERROR || rc == CURLE_RECV_ERROR || rc == CURLE_SSL_CONNECT_ERROR;
+}
+
+static void sleep_seconds(double s)
+{
+	struct timespec ts = { .tv_sec = (time_t)s, .tv_nsec = (long)((s - floor(s)) * 1e9) };
+	while (nanosleep(&ts, &ts) < 0)
+		;
+}
+
+int http_fetch(const struct http_request *req, struct http_response *r)
+{
+	memset(r, 0, sizeof(*r));
+	CURL *e = req->handle ? req->handle : curl_easy_init();
+	if (!e) {
+		snprintf(r->error, sizeof(r->error), "libcurl could not create a request");
+		return -1;
+	}
+	char curl_err[CURL_ERROR_SIZE];
+	for (int attempt = 0;; attempt++) {
+		clear(r);
+		curl_err[0] = '\0';
+		curl_easy_reset(e);
+		curl_easy_setopt(e, CURLOPT_URL, req->url);
+		curl_easy_setopt(e, CURLOPT_HTTPHEADER, req->headers);
+		curl_easy_setopt(e, CURLOPT_NOBODY, req->head ? 1L : 0L);
+		curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, req->follow_redirects ? 1L : 0L);
+		curl_easy_setopt(e, CURLOPT_UNRESTRICTED_AUTH, 0L);
+		curl_easy_setopt(e, CURLOPT_MAXREDIRS, 10L);
+		curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+		curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+		curl_easy_setopt(e, CURLOPT_USERAGENT, "gpugate-provision/" GPUGATE_VERSION);
+		curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+		curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, 30L);
+		curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+		curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, 60L);
+		curl_easy_setopt(e, CURLOPT_ERRORBUFFER, curl_err);
+		curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+		curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
+		curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+		curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+		CURLcode rc = curl_easy_perform(e);
+		long code = 0;
+		curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
+		r->code = code;
+		bool again;
+		if (rc != CURLE_OK) {
+			snprintf(r->error, sizeof(r->error), "%s", curl_err[0] ? curl_err : curl_easy_strerror(rc));
+			text_sanitize(r->error);
+			again = retryable(rc);
+		} else {
+			again = code == 429 || code >= 500;
+		}
+		if (!again || attempt >= req->retries) {
+			if (!req->handle)
+				curl_easy_cleanup(e);
+			return rc == CURLE_OK ? 0 : -1;
+		}
+		double wait = req->backoff * pow(2, attempt);
+		char why[420];
+		if (rc != CURLE_OK)
+			snprintf(why, sizeof(why), "%s", r->error);
+		else
+			snprintf(why, sizeof(why), "HTTP %ld%s", code, code == 429 ? " (rate limited)" : "");
+		fprintf(stderr, "gpugate: %s: %s; retrying in %.1f s\n", req->url, why, wait > 30 ? 30 : wait);
+		sleep_seconds(wait > 30 ? 30 : wait);
+	}
+}

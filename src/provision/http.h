@@ -1,0 +1,42 @@
+/* One HTTP request into memory (HEAD or a small GET), with the same retry
+ * policy as the downloads: 5xx, 429 and network errors are retried with
+ * backoff. Used for the hub's metadata requests. */
+#ifndef GPUGATE_PROVISION_HTTP_H
+#define GPUGATE_PROVISION_HTTP_H
+
+#include <stdbool.h>
+
+#include "lib/util.h"
+
+struct curl_slist;
+
+struct http_response {
+	long code;
+	char *repo_commit;     /* X-Repo-Commit */
+	char *linked_etag;     /* X-Linked-Etag */
+	char *etag;            /* ETag */
+	char *linked_size;     /* X-Linked-Size */
+	char *content_length;  /* Content-Length */
+	char *location;        /* Location */
+	char *error_code;      /* X-Error-Code */
+	char *error_message;   /* X-Error-Message */
+	struct strbuf body;    /* at most 16 MiB */
+	char error[400];       /* transport failure, when the call returns -1 */
+};
+
+struct http_request {
+	const char *url;
+	const struct curl_slist *headers;
+	bool head;
+	bool follow_redirects;
+	int retries;
+	double backoff;
+	void *handle;          /* a CURL easy handle to reuse (keeps the connection), or NULL */
+};
+
+/* Returns 0 when a response arrived (any status), -1 on a transport error
+ * (r->error says which). Call http_response_free afterwards either way. */
+int http_fetch(const struct http_request *req, struct http_response *r);
+void http_response_free(struct http_response *r);
+
+#endif

@@ -1,0 +1,189 @@
+"""A stand-in for the Hugging Face hub and its CDN, for gpugate's provisioning
+tests. The hub answers on 127.0.0.1:PORT and redirects LFS files to a "CDN"
+at localhost:PORT: another host name, so the Authorization header must not
+follow. Faults (503, slow, corrupt, dropped) are set per file."""
+import hashlib
+import http.server
+import json
+import threading
+import time
+
+TOKEN = "hf_standin_secret_token_1234"
+
+
+def git_blob_sha1(data):
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+class Repo:
+    def __init__(self, repo_id, commit, files, lfs=(), gated=False, kind="model"):
+        self.repo_id, self.commit, self.files = repo_id, commit, dict(files)
+        self.lfs, self.gated, self.kind = set(lfs), gated, kind
+
+    def etag(self, path):
+        data = self.files[path]
+        return hashlib.sha256(data).hexdigest() if path in self.lfs else git_blob_sha1(data)
+
+
+class Hub:
+    def __init__(self):
+        self.repos = {}          # (kind, repo_id) -> Repo
+        self.renamed = {}        # old id -> new id
+        self.faults = {}         # sha256 or path -> {"503": n, "slow": s, "corrupt": True, "drop": n}
+        self.static = {}         # URL path -> bytes (for .deb files)
+        self.log = []            # (method, host, path, authorization)
+        self.lock = threading.Lock()
+        hub = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def do_HEAD(self):
+                hub.handle(self, head=True)
+
+            def do_GET(self):
+                hub.handle(self, head=False)
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.url = "http://127.0.0.1:%d" % self.port
+        self.cdn = "http://localhost:%d" % self.port
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+    def add(self, repo):
+        self.repos[(repo.kind, repo.repo_id)] = repo
+        return repo
+
+    # -- answers --------------------------------------------------------
+    def reply(self, h, code, headers=(), body=b"", head=False):
+        h.send_response(code)
+        for k, v in headers:
+            h.send_header(k, v)
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        if not head:
+            h.wfile.write(body)
+
+    def error(self, h, code, error_code, head, commit=None):
+        headers = [("X-Error-Code", error_code), ("X-Error-Message", error_code + " (stand-in)")]
+        if commit:
+            headers.append(("X-Repo-Commit", commit))
+        self.reply(h, code, headers, b'{"error": "%s"}' % error_code.encode(), head)
+
+    def fault(self, key, name):
+        with self.lock:
+            f = self.faults.get(key, {})
+            if f.get(name, 0) > 0:
+                if isinstance(f[name], int) and not isinstance(f[name], bool):
+                    f[name] -= 1
+                return True
+        return False
+
+    def handle(self, h, head):
+        path = h.path.split("?")[0]
+        from urllib.parse import unquote
+        with self.lock:
+            self.log.append((h.command, h.headers.get("Host", ""), path, h.headers.get("Authorization")))
+        if path in self.static:
+            return self.serve_bytes(h, self.static[path], path, head)
+        if path.startswith("/cdn/"):
+            sha = path[5:]
+            for repo in self.repos.values():
+                for p, data in repo.files.items():
+                    if p in repo.lfs and hashlib.sha256(data).hexdigest() == sha:
+                        return self.serve_bytes(h, data, sha, head)
+            return self.reply(h, 404, head=head)
+        parts = path.lstrip("/").split("/")
+        if path.startswith("/api/"):
+            # /api/{kind}s/{ns}/{name}/revision/{rev}
+            kind = parts[1][:-1]
+            idx = parts.index("revision")
+            repo_id, rev = "/".join(parts[2:idx]), unquote(parts[idx + 1])
+            repo = self.repos.get((kind, repo_id))
+            if not repo:
+                return self.error(h, 404, "RepositoryNotFound", head)
+            if repo.gated and h.headers.get("Authorization") != "Bearer " + TOKEN:
+                return self.error(h, 401, "GatedRepo", head)
+            if rev not in ("main", repo.commit):
+                return self.error(h, 404, "RevisionNotFound", head)
+            body = json.dumps({"id": repo_id, "sha": repo.commit,
+                               "siblings": [{"rfilename": p} for p in repo.files]}).encode()
+            return self.reply(h, 200, [("Content-Type", "application/json")], body, head)
+        kind = "model"
+        if parts[0] in ("datasets", "spaces"):
+            kind, parts = parts[0][:-1], parts[1:]
+        if "resolve" not in parts:
+            return self.reply(h, 404, head=head)
+        idx = parts.index("resolve")
+        repo_id = "/".join(parts[:idx])
+        rev, fpath = unquote(parts[idx + 1]), unquote("/".join(parts[idx + 2:]))
+        if repo_id in self.renamed:
+            new = "/" + self.renamed[repo_id] + "/" + "/".join(parts[idx:])
+            return self.reply(h, 307, [("Location", new)], head=head)
+        repo = self.repos.get((kind, repo_id))
+        if not repo:
+            return self.error(h, 404, "RepositoryNotFound", head)
+        if repo.gated and h.headers.get("Authorization") != "Bearer " + TOKEN:
+            return self.error(h, 401, "GatedRepo", head)
+        if rev not in ("main", repo.commit):
+            return self.error(h, 404, "RevisionNotFound", head)
+        if fpath not in repo.files:
+            return self.error(h, 404, "EntryNotFound", head, commit=repo.commit)
+        if self.fault(fpath, "head503") and head:
+            return self.reply(h, 503, head=head)
+        data = repo.files[fpath]
+        etag = repo.etag(fpath)
+        if fpath in repo.lfs:
+            headers = [("X-Repo-Commit", repo.commit), ("X-Linked-Etag", '"%s"' % etag),
+                       ("X-Linked-Size", str(len(data) + self.faults.get(fpath, {}).get("size_delta", 0))),
+                       ("ETag", 'W/"not-the-blob-id"'),
+                       ("Location", "%s/cdn/%s?sig=abc" % (self.cdn, etag))]
+            return self.reply(h, 302, headers, b"redirecting", head)
+        headers = [("X-Repo-Commit", repo.commit), ("ETag", '"%s"' % etag)]
+        return self.serve_bytes(h, data, fpath, head, headers)
+
+    def serve_bytes(self, h, data, key, head, headers=()):
+        if not head and self.fault(key, "503"):
+            return self.reply(h, 503, [("Retry-After", "0")], b"busy", head)
+        start = 0
+        rng = h.headers.get("Range")
+        code = 200
+        extra = list(headers)
+        if rng and rng.startswith("bytes=") and not head:
+            start = int(rng[6:].split("-")[0])
+            if start >= len(data):
+                return self.reply(h, 416, head=head)
+            code = 206
+            extra.append(("Content-Range", "bytes %d-%d/%d" % (start, len(data) - 1, len(data))))
+        body = data[start:]
+        if self.faults.get(key, {}).get("corrupt") and body:
+            body = bytes([body[0] ^ 0xFF]) + body[1:]
+        h.send_response(code)
+        for k, v in extra:
+            h.send_header(k, v)
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        if head:
+            return
+        if self.fault(key, "drop"):
+            h.wfile.write(body[: len(body) // 2])
+            h.wfile.flush()
+            h.close_connection = True
+            import socket
+            h.connection.shutdown(socket.SHUT_RDWR)
+            return
+        slow = self.faults.get(key, {}).get("slow", 0)
+        chunk = 1 << 20
+        for i in range(0, len(body), chunk):
+            if slow:
+                time.sleep(slow)
+            h.wfile.write(body[i:i + chunk])

@@ -1,0 +1,103 @@
+"""gpugate bundle: fixed member names, the validate report, and no secret
+anywhere inside (environment values, the HF token file's content)."""
+import json
+import os
+import subprocess
+import tarfile
+
+GPUGATE = os.environ.get("GPUGATE", os.path.join(os.path.dirname(__file__), "../../build/gpugate"))
+MEMBERS = {"report.json", "report-stderr.txt", "environment.txt", "packages.txt", "dev-dri.txt",
+           "gpus.txt", "mountinfo.txt", "os-release.txt", "cmdline.txt", "kernel-gpu.txt",
+           "probe.txt", "probe-stderr.txt", "index.txt"}
+SECRETS = {"HF_TOKEN": "hf_envtokenvalue_42", "MY_API_KEY": "k3y-value-xyz",
+           "DB_PASSWORD": "pa55word!", "AWS_SECRET_ACCESS_KEY": "aws/secret+value",
+           "GITHUB_TOKEN": "ghp_tokenvalue"}
+
+
+def run_bundle(tmp_path, extra_env=None, args=None):
+    env = {k: v for k, v in os.environ.items() if "TOKEN" not in k and "KEY" not in k}
+    env.update(SECRETS)
+    env["HF_HOME"] = str(tmp_path / "hfhome")
+    env["https_proxy"] = "http://alice:proxypass99@proxy.example:3128"
+    env.update(extra_env or {})
+    (tmp_path / "hfhome").mkdir(exist_ok=True)
+    (tmp_path / "hfhome" / "token").write_text("hf_filetokenvalue_77\n")
+    out = tmp_path / "diag.tar.gz"
+    r = subprocess.run([GPUGATE, "bundle", *(["-o", str(out)] if args is None else args)], env=env,
+                       capture_output=True, text=True, timeout=300)
+    return r, out
+
+
+def read_all(path):
+    with tarfile.open(path, "r:gz") as t:
+        members = t.getmembers()
+        return members, {m.name: t.extractfile(m).read() for m in members}
+
+
+def test_bundle_contents_and_no_secrets(tmp_path):
+    r, out = run_bundle(tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "wrote" in r.stderr and str(out) in r.stderr
+    members, data = read_all(out)
+    assert {m.name for m in members} == {"gpugate-bundle/" + n for n in MEMBERS}
+    assert all(m.isfile() and m.mode == 0o644 for m in members)
+    blob = b"\n".join(data.values())
+    for value in list(SECRETS.values()) + ["hf_filetokenvalue_77", "proxypass99"]:
+        assert value.encode() not in blob, value
+    env_txt = data["gpugate-bundle/environment.txt"].decode()
+    for name in SECRETS:
+        assert "%s=<redacted>\n" % name in env_txt
+    assert "https_proxy=http://<redacted>@proxy.example:3128" in env_txt
+    assert "HF_HOME=%s" % (tmp_path / "hfhome") in env_txt
+    report = json.loads(data["gpugate-bundle/report.json"])
+    assert report["profile"] == "validate" and report["checks"]
+    index = data["gpugate-bundle/index.txt"].decode()
+    assert "report.json: gpugate check --profile validate --format json: exit" in index
+    assert "probe.txt:" in index
+    mounts = data["gpugate-bundle/mountinfo.txt"].decode()
+    assert " / / " in mounts
+
+
+def test_bundle_package_versions_match_dpkg(tmp_path):
+    r, out = run_bundle(tmp_path)
+    assert r.returncode == 0, r.stderr
+    _, data = read_all(out)
+    listed = {}
+    for line in data["gpugate-bundle/packages.txt"].decode().splitlines():
+        if not line.startswith("#"):
+            name, version, arch, _ = line.split("\t")
+            listed[name] = version
+    q = subprocess.run(["dpkg-query", "-W", "-f", "${Package}\t${Version}\n", "libdrm*", "intel-*"],
+                       capture_output=True, text=True)
+    expected = dict(line.split("\t") for line in q.stdout.splitlines() if line.split("\t")[1])
+    for name, version in expected.items():
+        assert listed.get(name) == version, name
+
+
+def test_bundle_secret_value_inside_other_text_is_scrubbed(tmp_path):
+    # a secret that also shows up in a non-secret variable's value
+    r, out = run_bundle(tmp_path, {"SOME_NOTE": "uses pa55word! inside"})
+    assert r.returncode == 0
+    _, data = read_all(out)
+    assert "SOME_NOTE=uses <redacted> inside" in data["gpugate-bundle/environment.txt"].decode()
+
+
+def test_bundle_usage_and_unwritable_output(tmp_path):
+    r, _ = run_bundle(tmp_path, args=[])
+    assert r.returncode == 3 and "-o FILE.tar.gz is required" in r.stderr
+    r, _ = run_bundle(tmp_path, args=["-o", str(tmp_path / "no/such/dir/x.tar.gz")])
+    assert r.returncode == 1 and "no/such/dir" in r.stderr
+    assert not os.path.exists(tmp_path / "no")
+
+
+def test_installed_layout_finds_the_provision_executable(tmp_path):
+    import shutil
+    prov = os.path.join(os.path.dirname(os.path.abspath(GPUGATE)), "gpugate-provision")
+    (tmp_path / "bin").mkdir()
+    shutil.copy(GPUGATE, tmp_path / "bin/gpugate")
+    r = subprocess.run([str(tmp_path / "bin/gpugate"), "stack", "--help"], capture_output=True, text=True)
+    assert r.returncode == 3 and "needs gpugate-provision" in r.stderr
+    (tmp_path / "libexec/gpugate").mkdir(parents=True)
+    shutil.copy(prov, tmp_path / "libexec/gpugate/gpugate-provision")
+    r = subprocess.run([str(tmp_path / "bin/gpugate"), "stack", "--help"], capture_output=True, text=True)
+    assert r.returncode == 0 and "gpugate stack fetch --manifest" in r.stdout

@@ -1,0 +1,372 @@
+"""gpugate hf fetch against a hub stand-in on 127.0.0.1 (provision_hub.py):
+the cache tree is compared byte for byte with the layout huggingface_hub
+writes, and every failure mode leaves no blob with wrong content behind."""
+import hashlib
+import os
+import subprocess
+
+import pytest
+
+from provision_hub import TOKEN, Hub, Repo, git_blob_sha1
+
+GPUGATE = os.environ.get("GPUGATE", os.path.join(os.path.dirname(__file__), "../../build/gpugate"))
+PROVISION = os.path.join(os.path.dirname(os.path.abspath(GPUGATE)), "gpugate-provision")
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+def fetch_cmd():
+    """`gpugate hf fetch` once the hf dispatcher routes it; the executable itself before."""
+    r = subprocess.run([GPUGATE, "hf", "fetch", "--help"], capture_output=True, text=True)
+    if r.returncode == 0 and "hf fetch" in r.stdout:
+        return [GPUGATE, "hf", "fetch"]
+    return [PROVISION, "hf-fetch"]
+
+
+@pytest.fixture
+def hub():
+    h = Hub()
+    yield h
+    h.close()
+
+
+@pytest.fixture
+def env(tmp_path, hub):
+    e = {k: v for k, v in os.environ.items()
+         if not k.startswith(("HF_", "HUGGING", "TRANSFORMERS_", "XDG_")) and "proxy" not in k.lower()}
+    e.update(HF_ENDPOINT=hub.url, HF_HOME=str(tmp_path / "home"), HOME=str(tmp_path))
+    return e
+
+
+def run(args, env, timeout=60):
+    return subprocess.run(fetch_cmd() + args, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def tree(root):
+    """{relative path: ("link", target) | ("file", bytes) | ("dir",)} of a folder."""
+    out = {}
+    for dirpath, dirs, files in os.walk(root):
+        for name in dirs + files:
+            full = os.path.join(dirpath, name)
+            rel = os.path.relpath(full, root)
+            if os.path.islink(full):
+                out[rel] = ("link", os.readlink(full))
+            elif os.path.isdir(full):
+                out[rel] = ("dir",)
+            else:
+                with open(full, "rb") as f:
+                    out[rel] = ("file", f.read())
+    return out
+
+
+def expected_tree(repo, paths=None, ref="main"):
+    folder = "%ss--%s" % (repo.kind, repo.repo_id.replace("/", "--"))
+    out = {".locks": ("dir",), ".locks/" + folder: ("dir",), folder: ("dir",),
+           folder + "/blobs": ("dir",), folder + "/snapshots": ("dir",),
+           folder + "/snapshots/" + repo.commit: ("dir",)}
+    if ref:
+        out[folder + "/refs"] = ("dir",)
+        out[folder + "/refs/" + ref] = ("file", repo.commit.encode())
+    for p in paths if paths is not None else repo.files:
+        etag = repo.etag(p)
+        out[".locks/%s/%s.lock" % (folder, etag)] = ("file", b"")
+        out["%s/blobs/%s" % (folder, etag)] = ("file", repo.files[p])
+        parts = p.split("/")
+        for i in range(1, len(parts)):
+            out["%s/snapshots/%s/%s" % (folder, repo.commit, "/".join(parts[:i]))] = ("dir",)
+        out["%s/snapshots/%s/%s" % (folder, repo.commit, p)] = \
+            ("link", "../" * (len(parts) + 1) + "blobs/" + etag)
+    return out
+
+
+def model(hub, **kw):
+    files = {"config.json": b'{"hidden_size": 8}\n', "README.md": b"# test\n",
+             "weights/model.safetensors": os.urandom(3 << 20), "tokenizer.json": b"{}" * 5000}
+    return hub.add(Repo("org/tiny", COMMIT, files, lfs={"weights/model.safetensors"}, **kw))
+
+
+def test_full_repo_matches_huggingface_layout(hub, env, tmp_path):
+    repo = model(hub)
+    r = run(["org/tiny"], env)
+    assert r.returncode == 0, r.stderr
+    cache = tmp_path / "home" / "hub"
+    snapshot = cache / "models--org--tiny" / "snapshots" / COMMIT
+    assert r.stdout.strip() == str(snapshot)
+    assert "4 of 4 files" in r.stderr
+    assert tree(cache) == expected_tree(repo)
+    # independent oracles: git hash-object for plain files, sha256 for LFS
+    git = subprocess.run(["git", "hash-object", str(snapshot / "config.json")], capture_output=True, text=True)
+    assert git.stdout.strip() == repo.etag("config.json")
+    assert hashlib.sha256((snapshot / "weights/model.safetensors").read_bytes()).hexdigest() == \
+        repo.etag("weights/model.safetensors")
+    # the LFS body came from the CDN host name, not from the hub's
+    hosts = {(m, h.split(":")[0], p.split("/")[1]) for m, h, p, _ in hub.log}
+    assert ("GET", "localhost", "cdn") in hosts
+    # a second run downloads nothing and verifies what is there
+    n = len(hub.log)
+    r = run(["org/tiny"], env)
+    assert r.returncode == 0 and "4 were already there" in r.stderr
+    assert not [x for x in hub.log[n:] if x[2].startswith("/cdn/") or x[0] == "GET" and "resolve" in x[2]]
+    assert tree(cache) == expected_tree(repo)
+
+
+def test_selected_files_at_commit_write_no_ref(hub, env, tmp_path):
+    repo = model(hub)
+    r = run(["org/tiny@" + COMMIT, "config.json", "weights/model.safetensors"], env)
+    assert r.returncode == 0, r.stderr
+    assert tree(tmp_path / "home" / "hub") == \
+        expected_tree(repo, ["config.json", "weights/model.safetensors"], ref=None)
+
+
+def test_cache_location_from_hf_hub_cache_with_expansion(hub, env, tmp_path):
+    model(hub)
+    env["MYROOT"] = str(tmp_path / "elsewhere")
+    env["HF_HUB_CACHE"] = "$MYROOT/c"
+    r = run(["org/tiny", "config.json"], env)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "elsewhere/c/models--org--tiny/refs/main").read_bytes() == COMMIT.encode()
+    env["HF_HUB_CACHE"] = "~/tilde"
+    assert run(["org/tiny", "config.json"], env).returncode == 0
+    assert (tmp_path / "tilde/models--org--tiny/refs/main").exists()
+
+
+def test_gated_repo_token_reaches_hub_not_cdn(hub, env, tmp_path):
+    repo = model(hub, gated=True)
+    r = run(["org/tiny"], env)
+    assert r.returncode == 1
+    assert "HTTP 401" in r.stderr and "HF_TOKEN" in r.stderr
+    assert not (tmp_path / "home/hub/models--org--tiny/blobs").exists() or \
+        not os.listdir(tmp_path / "home/hub/models--org--tiny/blobs")
+    hub.log.clear()
+    (tmp_path / "home").mkdir(exist_ok=True)
+    (tmp_path / "home" / "token").write_text(TOKEN + "\n")
+    r = run(["org/tiny"], env)
+    assert r.returncode == 0, r.stderr
+    assert TOKEN not in r.stdout + r.stderr
+    hub_auth = {a for m, h, p, a in hub.log if h.startswith("127.0.0.1")}
+    cdn_auth = {a for m, h, p, a in hub.log if h.startswith("localhost")}
+    assert hub_auth == {"Bearer " + TOKEN}
+    assert cdn_auth == {None} and cdn_auth  # the CDN was asked, without the token
+    assert tree(tmp_path / "home/hub") == expected_tree(repo)
+
+
+def test_hf_token_env_wins_over_file(hub, env, tmp_path):
+    model(hub, gated=True)
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "token").write_text("hf_wrong_token")
+    env["HF_TOKEN"] = TOKEN
+    r = run(["org/tiny", "config.json"], env)
+    assert r.returncode == 0, r.stderr
+
+
+def test_missing_file_404_and_no_exist_marker(hub, env, tmp_path):
+    model(hub)
+    r = run(["org/tiny", "config.json", "nope.bin"], env)
+    assert r.returncode == 1
+    assert "nope.bin" in r.stderr and "EntryNotFound" in r.stderr and "HTTP 404" in r.stderr
+    base = tmp_path / "home/hub/models--org--tiny"
+    assert (base / ".no_exist" / COMMIT / "nope.bin").read_bytes() == b""
+    assert os.readlink(base / "snapshots" / COMMIT / "config.json").startswith("../../blobs/")
+
+
+def test_unknown_repo_and_revision(hub, env):
+    model(hub)
+    r = run(["org/other"], env)
+    assert r.returncode == 1 and "RepositoryNotFound" in r.stderr
+    r = run(["org/tiny@v9", "config.json"], env)
+    assert r.returncode == 1 and "RevisionNotFound" in r.stderr
+
+
+def test_flaky_503_and_slow_response_are_retried(hub, env, tmp_path):
+    repo = model(hub)
+    sha = repo.etag("weights/model.safetensors")
+    hub.faults[sha] = {"503": 2, "slow": 0.2}
+    hub.faults["config.json"] = {"head503": 1}
+    r = run(["org/tiny"], env)
+    assert r.returncode == 0, r.stderr
+    assert "retrying" in r.stderr and "HTTP 503" in r.stderr
+    assert tree(tmp_path / "home/hub") == expected_tree(repo)
+
+
+def test_dropped_connection_resumes(hub, env, tmp_path):
+    repo = model(hub)
+    sha = repo.etag("weights/model.safetensors")
+    hub.faults[sha] = {"drop": 1}
+    r = run(["org/tiny"], env)
+    assert r.returncode == 0, r.stderr
+    assert "retrying" in r.stderr
+    ranged = [x for x in hub.log if x[2] == "/cdn/" + sha]
+    assert len(ranged) == 2
+    assert tree(tmp_path / "home/hub") == expected_tree(repo)
+
+
+def test_corrupt_cdn_body_leaves_nothing(hub, env, tmp_path):
+    repo = model(hub)
+    sha = repo.etag("weights/model.safetensors")
+    hub.faults[sha] = {"corrupt": True}
+    r = run(["org/tiny"], env)
+    assert r.returncode == 1
+    assert "sha256 mismatch" in r.stderr and "weights/model.safetensors" in r.stderr
+    blobs = os.listdir(tmp_path / "home/hub/models--org--tiny/blobs")
+    assert sha not in blobs
+    assert not [b for b in blobs if b.endswith(".incomplete")]
+    assert not (tmp_path / "home/hub/models--org--tiny/snapshots" / COMMIT / "weights/model.safetensors").exists()
+
+
+def test_corrupted_blob_in_cache_is_replaced(hub, env, tmp_path):
+    repo = model(hub)
+    assert run(["org/tiny"], env).returncode == 0
+    blob = tmp_path / "home/hub/models--org--tiny/blobs" / repo.etag("config.json")
+    blob.write_bytes(b'{"hidden_size": 9}\n')
+    r = run(["org/tiny"], env)
+    assert r.returncode == 0 and "does not match its hash" in r.stderr
+    assert tree(tmp_path / "home/hub") == expected_tree(repo)
+
+
+def test_renamed_repo_follows_relative_redirect(hub, env, tmp_path):
+    repo = model(hub)
+    hub.renamed["old/name"] = "org/tiny"
+    r = run(["old/name", "config.json"], env)
+    assert r.returncode == 0, r.stderr
+    link = tmp_path / "home/hub/models--old--name/snapshots" / COMMIT / "config.json"
+    assert link.read_bytes() == repo.files["config.json"]
+
+
+def test_dataset_repo_type(hub, env, tmp_path):
+    hub.add(Repo("org/data", COMMIT, {"train.csv": b"a,b\n1,2\n"}, kind="dataset"))
+    r = run(["org/data", "--repo-type", "dataset"], env)
+    assert r.returncode == 0, r.stderr
+    assert os.readlink(tmp_path / "home/hub/datasets--org--data/snapshots" / COMMIT / "train.csv") == \
+        "../../blobs/" + git_blob_sha1(b"a,b\n1,2\n")
+
+
+def test_offline_refuses_without_request(hub, env):
+    model(hub)
+    for var, val in (("HF_HUB_OFFLINE", "1"), ("HF_HUB_OFFLINE", "yes"), ("TRANSFORMERS_OFFLINE", "TRUE")):
+        e = dict(env, **{var: val})
+        r = run(["org/tiny"], e)
+        assert r.returncode == 1 and "offline" in r.stderr
+    assert hub.log == []
+    r = run(["org/tiny", "config.json"], dict(env, HF_HUB_OFFLINE="0", TRANSFORMERS_OFFLINE="1"))
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("name", ["../evil", "/etc/passwd", "a/../../b", "C:evil", "a\\b", "a//b"])
+def test_hostile_file_names_rejected(hub, env, name):
+    model(hub)
+    r = run(["org/tiny", name], env)
+    assert r.returncode == 3 and "file name" in r.stderr
+    assert hub.log == []
+
+
+def test_hostile_names_from_listing_rejected(hub, env, tmp_path):
+    hub.add(Repo("org/evil", COMMIT, {"ok.txt": b"ok", "../../escape.txt": b"x"}))
+    r = run(["org/evil"], env)
+    assert r.returncode == 1 and "refused" in r.stderr and "escape.txt" in r.stderr
+    assert not (tmp_path / "home/escape.txt").exists() and not (tmp_path / "escape.txt").exists()
+
+
+def test_bad_repo_ids_are_usage_errors(env):
+    for bad in ("a--b/c", "a/b/c", "x-", "org/", "a b"):
+        r = run([bad], env)
+        assert r.returncode == 3 and "repo id" in r.stderr
+
+
+def test_interrupted_download_leaves_nothing(hub, env, tmp_path):
+    import signal
+    import time
+    repo = model(hub)
+    sha = repo.etag("weights/model.safetensors")
+    hub.faults[sha] = {"slow": 1.0}
+    p = subprocess.Popen(fetch_cmd() + ["org/tiny", "weights/model.safetensors"], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    blobs = tmp_path / "home/hub/models--org--tiny/blobs"
+    deadline = time.time() + 20
+    while time.time() < deadline and not (blobs.exists() and any(
+            n.endswith(".incomplete") for n in os.listdir(blobs))):
+        time.sleep(0.05)
+    time.sleep(0.5)  # mid-body: the stand-in sends 1 MiB a second
+    assert [n for n in os.listdir(blobs) if n.endswith(".incomplete")]
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=20)
+    assert p.returncode == 1
+    assert "interrupted" in err
+    assert os.listdir(blobs) == []
+    assert not (tmp_path / "home/hub/models--org--tiny/snapshots" / COMMIT / "weights/model.safetensors").exists()
+
+
+def test_two_concurrent_fetches_share_the_lock(hub, env, tmp_path):
+    repo = model(hub)
+    hub.faults[repo.etag("weights/model.safetensors")] = {"slow": 0.3}
+    procs = [subprocess.Popen(fetch_cmd() + ["org/tiny"], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    results = [p.communicate(timeout=60) + (p.returncode,) for p in procs]
+    assert [r[2] for r in results] == [0, 0], results
+    assert tree(tmp_path / "home/hub") == expected_tree(repo)
+    errs = results[0][1] + results[1][1]
+    assert "waiting for another download" in errs
+    # the weights went over the wire once: the second fetch found the verified blob
+    assert len([x for x in hub.log if x[2].startswith("/cdn/")]) == 1
+
+
+def test_main_binary_does_not_link_curl_or_archive():
+    ldd = subprocess.run(["ldd", GPUGATE], capture_output=True, text=True).stdout
+    assert "libc.so" in ldd
+    assert "libcurl" not in ldd and "libarchive" not in ldd
+    prov = subprocess.run(["ldd", PROVISION], capture_output=True, text=True).stdout
+    assert "libcurl" in prov and "libarchive" in prov
+
+
+def test_progress_line_on_a_tty(hub, env, tmp_path):
+    model(hub)
+    cmd = " ".join(fetch_cmd() + ["org/tiny"])
+    r = subprocess.run(["script", "-qec", cmd, "/dev/null"], env=env, capture_output=True, timeout=60)
+    assert r.returncode == 0, r.stdout
+    assert b"4/4 files  3.0 MiB / 3.0 MiB" in r.stdout and b"\r\x1b[K" in r.stdout
+    r = run(["org/tiny"], env)  # not a TTY: no progress line
+    assert "files  " not in r.stderr
+
+
+@pytest.mark.parametrize("delta,message", [(-10, "more than the"), (10, "received")])
+def test_size_mismatch_leaves_no_blob(hub, env, tmp_path, delta, message):
+    model(hub)
+    hub.faults["weights/model.safetensors"] = {"size_delta": delta}
+    env["GPUGATE_RETRIES"] = "1"
+    r = run(["org/tiny", "weights/model.safetensors"], env)
+    assert r.returncode == 1 and message in r.stderr and "weights/model.safetensors" in r.stderr
+    assert os.listdir(tmp_path / "home/hub/models--org--tiny/blobs") == []
+
+
+@pytest.mark.parametrize("setting,expected", [
+    ({"HF_HUB_CACHE": "{t}/a", "HUGGINGFACE_HUB_CACHE": "{t}/b", "HF_HOME": "{t}/c"}, "a"),
+    ({"HUGGINGFACE_HUB_CACHE": "{t}/b", "HF_HOME": "{t}/c"}, "b"),
+    ({"HF_HOME": "{t}/c", "XDG_CACHE_HOME": "{t}/x"}, "c/hub"),
+    ({"XDG_CACHE_HOME": "{t}/x"}, "x/huggingface/hub"),
+    ({}, ".cache/huggingface/hub"),
+    ({"HF_HOME": "~/h", "HOME": "{t}"}, "h/hub"),
+    ({"HF_HUB_CACHE": "${{VAR}}/v", "VAR": "{t}/var"}, "var/v"),
+])
+def test_cache_location_rules(hub, env, tmp_path, setting, expected):
+    model(hub)
+    for k in ("HF_HOME", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "XDG_CACHE_HOME"):
+        env.pop(k, None)
+    env["HOME"] = str(tmp_path)
+    env.update({k: v.format(t=tmp_path) for k, v in setting.items()})
+    r = run(["org/tiny", "config.json"], env)
+    assert r.returncode == 0, r.stderr
+    snap = tmp_path / expected / "models--org--tiny" / "snapshots" / COMMIT
+    assert r.stdout.strip() == str(snap)
+    assert (tmp_path / expected / "models--org--tiny/refs/main").read_bytes() == COMMIT.encode()
+
+
+def test_token_sources_and_bad_token(hub, env, tmp_path):
+    model(hub, gated=True)
+    (tmp_path / "tok").write_text("  %s\n" % TOKEN)
+    r = run(["org/tiny", "config.json"], dict(env, HF_TOKEN_PATH=str(tmp_path / "tok")))
+    assert r.returncode == 0, r.stderr
+    r = run(["org/tiny", "README.md"], dict(env, HF_TOKEN="", HUGGING_FACE_HUB_TOKEN=TOKEN))
+    assert r.returncode == 0, r.stderr
+    bad = "hf_has a space"
+    r = run(["org/tiny", "config.json"], dict(env, HF_TOKEN=bad))
+    assert r.returncode == 3 and "HF_TOKEN" in r.stderr and bad not in r.stderr
+    r = run(["org/tiny", "config.json"], dict(env, HF_TOKEN="hf_wrong_but_valid"))
+    assert r.returncode == 1 and "no access" in r.stderr and "hf_wrong_but_valid" not in r.stderr
