@@ -1,0 +1,107 @@
+/* A scan of a Hugging Face hub cache folder: repos, blobs, snapshots, refs,
+ * and every problem huggingface_hub's scan_cache_dir() would drop a whole
+ * repo for, recorded per repo instead (plus leftovers it does not flag).
+ * Nothing inside the cache is followed: snapshot links are resolved as text
+ * and must read "../"*depth + "blobs/<name>" within the same repo. */
+#ifndef GPUGATE_HF_LAYOUT_H
+#define GPUGATE_HF_LAYOUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+enum hf_link {
+	HF_LINK_OK = 0,        /* a relative link to an existing blob of this repo */
+	HF_LINK_COPY,          /* a regular file in the snapshot (no-symlink mode) */
+	HF_LINK_MISSING_BLOB,  /* to blobs/<name>, which is missing */
+	HF_LINK_ABSOLUTE,      /* an absolute target: never opened */
+	HF_LINK_ESCAPES,       /* ".." leaves the repo folder: never opened */
+	HF_LINK_NOT_BLOB,      /* inside the repo but not "../"*depth + "blobs/<name>" */
+	HF_LINK_ODD,           /* not a file or link (fifo, device, socket) */
+};
+
+struct hf_blob {
+	char *name;
+	uint64_t size;
+	time_t atime, mtime;
+	bool regular;          /* a plain file (not a link, folder or device) */
+	bool referenced;       /* some snapshot file links to it */
+};
+
+struct hf_file {
+	char *path;            /* relative to the snapshot folder */
+	char *target;          /* the link text, or NULL for a copied file */
+	enum hf_link link;
+	long blob;             /* index in repo->blobs, or -1 */
+	uint64_t size;         /* of the blob or the copied file */
+};
+
+struct hf_revision {
+	char *commit;
+	struct hf_file *files;
+	size_t n_files;
+	uint64_t size;         /* sum of the sizes of its unique blobs */
+};
+
+struct hf_ref {
+	char *name;            /* "main", "refs/pr/1" */
+	char *commit;          /* the content as read (raw: a newline stays) */
+	bool has_snapshot;
+};
+
+enum hf_severity { HF_WARN = 1, HF_FAIL = 2 };
+
+struct hf_warning {
+	enum hf_severity severity;
+	bool hides_repo;       /* scan_cache_dir() would drop the whole repo for it */
+	char *path;            /* relative to the cache folder */
+	char *message;
+};
+
+struct hf_repo {
+	char *folder;          /* models--org--name */
+	char *type;            /* model, dataset, space, kernel, or the raw prefix */
+	char *id;              /* org/name */
+	struct hf_blob *blobs; /* sorted by name */
+	size_t n_blobs;
+	struct hf_revision *revisions;
+	size_t n_revisions;
+	struct hf_ref *refs;
+	size_t n_refs;
+	struct hf_warning *warnings;
+	size_t n_warnings;
+	uint64_t size_on_disk; /* unique referenced blobs */
+	size_t n_files;        /* unique referenced blobs */
+	time_t last_accessed, last_modified;
+	uint64_t incomplete_bytes;
+	size_t n_incomplete;
+	bool is_repo;          /* a folder with a known type (else only its warnings count) */
+};
+
+struct hf_cache {
+	char *path;
+	struct hf_repo *repos; /* sorted by folder */
+	size_t n_repos;
+	struct hf_warning *warnings; /* about the cache folder itself */
+	size_t n_warnings;
+};
+
+/* Scans path. Returns 0, or -errno when the cache folder itself cannot be
+ * opened (err names it); problems inside are recorded as warnings. */
+int hf_cache_scan(const char *path, struct hf_cache *cache, char *err, size_t errsize);
+void hf_cache_free(struct hf_cache *cache);
+
+/* The blob of repo named name, or NULL. */
+const struct hf_blob *hf_repo_blob(const struct hf_repo *repo, const char *name);
+/* The revision with that commit, or NULL. */
+const struct hf_revision *hf_repo_revision(const struct hf_repo *repo, const char *commit);
+/* The repo folder for an id: "org/name" (a model), "datasets/x", "spaces/o/n",
+ * "model:org/name", or the folder name itself. Caller frees. */
+char *hf_repo_folder(const char *id, const char *type);
+
+/* How many hex digits name is made of entirely (0 when anything else). */
+size_t hf_hex_length(const char *name);
+const char *hf_link_text(enum hf_link link);
+
+#endif

@@ -1,0 +1,64 @@
+/* Where huggingface_hub keeps its files, by its own rules (constants.py):
+ * the hub cache is HF_HUB_CACHE, else HUGGINGFACE_HUB_CACHE, else
+ * $HF_HOME/hub, else $XDG_CACHE_HOME/huggingface/hub, else
+ * ~/.cache/huggingface/hub; the final values of HF_HOME and HF_HUB_CACHE go
+ * through os.path.expanduser and then os.path.expandvars. A variable set to
+ * the empty string counts as set. */
+#ifndef GPUGATE_HF_LOCATION_H
+#define GPUGATE_HF_LOCATION_H
+
+#include <stdbool.h>
+
+/* The environment and the user database the rules read. getenv returns NULL
+ * for unset, "" for empty. home_of returns a malloc'd home folder for a user
+ * name (NULL: the current user), or NULL when there is no such user. */
+struct hf_env {
+	const char *(*getenv)(void *arg, const char *name);
+	char *(*home_of)(void *arg, const char *user);
+	void *arg;
+};
+
+struct hf_location {
+	char *hub_cache;        /* the hub cache folder, as huggingface_hub computes it */
+	const char *hub_source; /* HF_HUB_CACHE, HUGGINGFACE_HUB_CACHE, HF_HOME, XDG_CACHE_HOME or "default" */
+	char *hf_home;
+	const char *home_source; /* HF_HOME, XDG_CACHE_HOME or "default" */
+	char *token_path;       /* HF_TOKEN_PATH or $HF_HOME/token */
+	const char *token_source; /* HF_TOKEN, HUGGING_FACE_HUB_TOKEN, the token file, or NULL: none */
+	bool offline;
+	const char *offline_source; /* HF_HUB_OFFLINE, TRANSFORMERS_OFFLINE or NULL */
+	char *xet_cache, *assets_cache, *datasets_cache;
+	const char *deprecated[4];  /* set variables that are deprecated, NULL-terminated */
+};
+
+/* Python's os.path.expanduser: "~" or "~user" at the start; unchanged when
+ * the user is unknown. Returns a malloc'd string. */
+char *hf_expanduser(const struct hf_env *env, const char *path);
+/* Python's os.path.expandvars (posixpath): $NAME and ${NAME} with NAME of
+ * [A-Za-z0-9_]; unknown variables are left as written. */
+char *hf_expandvars(const struct hf_env *env, const char *path);
+/* Python's os.path.join of two parts. */
+char *hf_path_join(const char *a, const char *b);
+
+/* Fills loc by the rules above. token_file_exists is asked about the token
+ * path only when no token variable is set (may be NULL). */
+void hf_location_resolve(const struct hf_env *env, bool (*token_file_exists)(void *arg, const char *path),
+			 struct hf_location *loc);
+void hf_location_free(struct hf_location *loc);
+
+/* True for the values huggingface_hub reads as true: 1, ON, YES, TRUE in any case. */
+bool hf_is_true(const char *value);
+
+/* An hf_env over a NAME=value array (the context's snapshot), reading the
+ * user database under root ("" for the real one). */
+struct hf_env_environ {
+	char **environ;
+	const char *root;
+};
+void hf_env_from_environ(struct hf_env *env, struct hf_env_environ *data);
+
+/* Lexically normalises an absolute path: "//", "." and ".." removed, no
+ * trailing slash. Returns a malloc'd string. */
+char *hf_path_normalize(const char *path);
+
+#endif
