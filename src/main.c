@@ -270,6 +270,7 @@ static const struct {
 	{ "list", cmd_list },
 	{ "stack", cmd_stack },
 	{ "bundle", cmd_bundle },
+	{ "hf", cmd_hf },
 };
 
 int main(int argc, char **argv)

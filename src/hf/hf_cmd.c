@@ -1,0 +1,516 @@
+/* `gpugate hf where|scan|verify|fetch`: the Hugging Face cache from the
+ * command line. where prints the hub cache path as huggingface_hub computes
+ * it; scan lists what `hf cache ls` shows plus every problem per repo; verify
+ * hashes every blob against its name, offline. fetch lives elsewhere. */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../commands.h"
+#include "../lib/util.h"
+#include "../result.h"
+#include "layout.h"
+#include "location.h"
+#include "verify.h"
+
+extern char **environ;
+
+static const char hf_usage[] =
+	"usage: gpugate hf where [-v] [--format text|json] [--root DIR]\n"
+	"       gpugate hf scan [--format text|json] [--root DIR] [--cache DIR]\n"
+	"       gpugate hf verify [--format text|json] [--root DIR] [--cache DIR] [--jobs N] [REPO...]\n"
+	"       gpugate hf fetch REPO[@REV] [FILE...]\n"
+	"\n"
+	"The cache is found from HF_HUB_CACHE, HUGGINGFACE_HUB_CACHE, HF_HOME, XDG_CACHE_HOME\n"
+	"as huggingface_hub does (read under --root DIR), or given with --cache DIR.\n"
+	"REPO: org/name (a model), datasets/name, spaces/org/name, or the folder models--org--name.\n"
+	"exit status: 0 healthy, 1 problems found, 3 usage error\n";
+
+struct hf_options {
+	const char *format;
+	const char *root;
+	const char *cache;
+	bool verbose;
+	unsigned jobs;
+	int first_arg;
+};
+
+static int parse_hf_options(int argc, char **argv, bool allow_args, bool allow_verbose, struct hf_options *o)
+{
+	enum { OPT_FORMAT = 256, OPT_ROOT, OPT_CACHE, OPT_JOBS };
+	static const struct option longopts[] = {
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "root", required_argument, NULL, OPT_ROOT },
+		{ "cache", required_argument, NULL, OPT_CACHE },
+		{ "jobs", required_argument, NULL, OPT_JOBS },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	memset(o, 0, sizeof(*o));
+	o->format = "text";
+	opterr = 0;
+	optind = 1;
+	int c;
+	while ((c = getopt_long(argc, argv, "+vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_FORMAT:
+			if (strcmp(optarg, "text") != 0 && strcmp(optarg, "json") != 0)
+				return usage_error("hf %s --format: unknown format '%s' (text, json)", argv[0], optarg);
+			o->format = optarg;
+			break;
+		case OPT_ROOT: {
+			struct stat st;
+			if (stat(optarg, &st) < 0)
+				return usage_error("--root %s: %s", optarg, strerror(errno));
+			if (!S_ISDIR(st.st_mode))
+				return usage_error("--root %s: not a directory", optarg);
+			o->root = optarg;
+			break;
+		}
+		case OPT_CACHE:
+			if (strcmp(argv[0], "where") == 0)
+				return usage_error("hf where takes no --cache: it says where the cache is");
+			o->cache = optarg;
+			break;
+		case OPT_JOBS: {
+			char *end;
+			long n = strtol(optarg, &end, 10);
+			if (*end || n < 1 || n > 1024 || strcmp(argv[0], "verify") != 0)
+				return usage_error("--jobs wants a number from 1 to 1024 (hf verify only), not '%s'", optarg);
+			o->jobs = (unsigned)n;
+			break;
+		}
+		case 'v':
+			if (!allow_verbose)
+				return usage_error("hf %s: unknown option '-v'", argv[0]);
+			o->verbose = true;
+			break;
+		case 'h':
+			fputs(hf_usage, stdout);
+			return -1;
+		default:
+			if (optopt >= OPT_FORMAT)
+				return usage_error("option '%s' needs an argument", argv[optind - 1]);
+			return usage_error("hf %s: unknown option '%s'", argv[0], argv[optind - 1]);
+		}
+	}
+	if (!allow_args && optind < argc)
+		return usage_error("hf %s: unexpected argument '%s'", argv[0], argv[optind]);
+	o->first_arg = optind;
+	return 0;
+}
+
+static bool token_file_exists(void *arg, const char *path)
+{
+	struct hf_env_environ *d = arg;
+	char *p = root_path(d->root, path);
+	bool yes = access(p, F_OK) == 0;
+	free(p);
+	return yes;
+}
+
+static void resolve(const char *root, struct hf_location *loc)
+{
+	struct hf_env_environ data = { environ, root ? root : "" };
+	struct hf_env env;
+	hf_env_from_environ(&env, &data);
+	hf_location_resolve(&env, token_file_exists, loc);
+}
+
+static void print_json(json_t *j)
+{
+	char *s = json_dumps(j, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+	if (s)
+		puts(s);
+	free(s);
+	json_decref(j);
+}
+
+static const char *source_words(const char *source)
+{
+	if (strcmp(source, "default") == 0)
+		return "the default ~/.cache/huggingface";
+	return source;
+}
+
+static int hf_where(int argc, char **argv)
+{
+	struct hf_options o;
+	int rc = parse_hf_options(argc, argv, false, true, &o);
+	if (rc)
+		return rc < 0 ? EXIT_HEALTHY : rc;
+	struct hf_location loc;
+	resolve(o.root, &loc);
+	bool usable = loc.hub_cache[0] == '/';
+	if (strcmp(o.format, "json") == 0) {
+		json_t *j = json_object();
+		json_object_set_new(j, "hub_cache", json_text(loc.hub_cache));
+		json_object_set_new(j, "hub_cache_from", json_text(loc.hub_source));
+		json_object_set_new(j, "hf_home", json_text(loc.hf_home));
+		json_object_set_new(j, "hf_home_from", json_text(loc.home_source));
+		json_object_set_new(j, "token_path", json_text(loc.token_path));
+		json_object_set_new(j, "token_from", loc.token_source ? json_text(loc.token_source) : json_null());
+		json_object_set_new(j, "offline", json_boolean(loc.offline));
+		json_object_set_new(j, "offline_from", loc.offline_source ? json_text(loc.offline_source) : json_null());
+		json_object_set_new(j, "xet_cache", json_text(loc.xet_cache));
+		json_object_set_new(j, "assets_cache", json_text(loc.assets_cache));
+		json_object_set_new(j, "datasets_cache", json_text(loc.datasets_cache));
+		json_t *dep = json_array();
+		for (const char *const *d = loc.deprecated; *d; d++)
+			json_array_append_new(dep, json_string(*d));
+		json_object_set_new(j, "deprecated_set", dep);
+		print_json(j);
+	} else if (!o.verbose) {
+		puts(loc.hub_cache);
+	} else {
+		printf("hub cache:      %s (from %s)\n", loc.hub_cache, source_words(loc.hub_source));
+		printf("HF_HOME:        %s (from %s)\n", loc.hf_home, source_words(loc.home_source));
+		printf("token path:     %s (token %s)\n", loc.token_path,
+		       loc.token_source ? loc.token_source : "none: anonymous downloads");
+		if (loc.token_source)
+			printf("                the token comes from %s; it is never printed\n", loc.token_source);
+		printf("offline:        %s", loc.offline ? "yes" : "no");
+		if (loc.offline_source)
+			printf(" (%s=%s)", loc.offline_source, getenv(loc.offline_source));
+		putchar('\n');
+		printf("xet cache:      %s\nassets cache:   %s\ndatasets cache: %s\n", loc.xet_cache,
+		       loc.assets_cache, loc.datasets_cache);
+		for (const char *const *d = loc.deprecated; *d; d++)
+			printf("deprecated:     %s is set; huggingface_hub ignores it (use HF_HOME or HF_HUB_CACHE)\n", *d);
+	}
+	if (!usable)
+		fprintf(stderr, "gpugate: the hub cache path '%s' is not absolute: huggingface_hub would use it relative to the working folder\n",
+			loc.hub_cache);
+	hf_location_free(&loc);
+	return usable ? EXIT_HEALTHY : EXIT_UNHEALTHY;
+}
+
+/* The cache folder to read: --cache, or the resolved one under --root. */
+static char *cache_dir(const struct hf_options *o)
+{
+	if (o->cache)
+		return xstrdup(o->cache);
+	struct hf_location loc;
+	resolve(o->root, &loc);
+	char *p = root_path(o->root, loc.hub_cache);
+	hf_location_free(&loc);
+	return p;
+}
+
+static void human_size(uint64_t n, char *buf, size_t size)
+{
+	static const char *const units[] = { "B", "K", "M", "G", "T", "P" };
+	double v = (double)n;
+	size_t u = 0;
+	while (v >= 1000 && u + 1 < ARRAY_SIZE(units)) {
+		v /= 1000;
+		u++;
+	}
+	snprintf(buf, size, u ? "%.1f%s" : "%.0f%s", v, units[u]);
+}
+
+static void time_text(time_t t, char *buf, size_t size)
+{
+	struct tm tm;
+	if (!t || !gmtime_r(&t, &tm) || !strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(buf, size, "-");
+}
+
+static json_t *warning_json(const struct hf_warning *w)
+{
+	json_t *j = json_object();
+	json_object_set_new(j, "severity", json_string(w->severity == HF_FAIL ? "fail" : "warn"));
+	json_object_set_new(j, "path", json_text(w->path));
+	json_object_set_new(j, "message", json_text(w->message));
+	json_object_set_new(j, "hidden_by_hf_cache_ls", json_boolean(w->hides_repo));
+	return j;
+}
+
+static json_t *repo_json(const struct hf_cache *cache, const struct hf_repo *r)
+{
+	json_t *j = json_object();
+	json_object_set_new(j, "folder", json_text(r->folder));
+	json_object_set_new(j, "repo_id", r->id ? json_text(r->id) : json_null());
+	json_object_set_new(j, "repo_type", r->type ? json_text(r->type) : json_null());
+	char *path = xasprintf("%s/%s", cache->path, r->folder);
+	json_object_set_new(j, "path", json_text(path));
+	free(path);
+	json_object_set_new(j, "size_on_disk", json_integer((json_int_t)r->size_on_disk));
+	json_object_set_new(j, "nb_files", json_integer((json_int_t)r->n_files));
+	json_object_set_new(j, "last_accessed", json_integer((json_int_t)r->last_accessed));
+	json_object_set_new(j, "last_modified", json_integer((json_int_t)r->last_modified));
+	json_t *refs = json_object();
+	for (size_t i = 0; i < r->n_refs; i++)
+		json_object_set_new(refs, r->refs[i].name, json_text(r->refs[i].commit));
+	json_object_set_new(j, "refs", refs);
+	json_t *revs = json_array();
+	for (size_t v = 0; v < r->n_revisions; v++) {
+		const struct hf_revision *rev = &r->revisions[v];
+		json_t *jr = json_object();
+		json_object_set_new(jr, "commit_hash", json_text(rev->commit));
+		json_object_set_new(jr, "nb_files", json_integer((json_int_t)rev->n_files));
+		json_object_set_new(jr, "size_on_disk", json_integer((json_int_t)rev->size));
+		json_t *names = json_array();
+		for (size_t i = 0; i < r->n_refs; i++)
+			if (strcmp(r->refs[i].commit, rev->commit) == 0)
+				json_array_append_new(names, json_text(r->refs[i].name));
+		json_object_set_new(jr, "refs", names);
+		json_array_append_new(revs, jr);
+	}
+	json_object_set_new(j, "revisions", revs);
+	json_t *inc = json_object();
+	json_object_set_new(inc, "count", json_integer((json_int_t)r->n_incomplete));
+	json_object_set_new(inc, "bytes", json_integer((json_int_t)r->incomplete_bytes));
+	json_object_set_new(j, "incomplete", inc);
+	json_t *ws = json_array();
+	for (size_t i = 0; i < r->n_warnings; i++)
+		json_array_append_new(ws, warning_json(&r->warnings[i]));
+	json_object_set_new(j, "warnings", ws);
+	return j;
+}
+
+static bool repo_failed(const struct hf_repo *r)
+{
+	for (size_t i = 0; i < r->n_warnings; i++)
+		if (r->warnings[i].severity == HF_FAIL)
+			return true;
+	return false;
+}
+
+static int scan_or_explain(const struct hf_options *o, struct hf_cache *cache)
+{
+	char *dir = cache_dir(o);
+	char err[4200];
+	int rc = hf_cache_scan(dir, cache, err, sizeof(err));
+	free(dir);
+	if (rc < 0) {
+		fprintf(stderr, "gpugate: no Hugging Face cache to read: %s\n", err);
+		hf_cache_free(cache);
+	}
+	return rc;
+}
+
+static int hf_scan(int argc, char **argv)
+{
+	struct hf_options o;
+	int rc = parse_hf_options(argc, argv, false, false, &o);
+	if (rc)
+		return rc < 0 ? EXIT_HEALTHY : rc;
+	struct hf_cache cache;
+	if (scan_or_explain(&o, &cache) < 0)
+		return EXIT_UNHEALTHY;
+	bool failed = false;
+	uint64_t total = 0;
+	for (size_t i = 0; i < cache.n_repos; i++) {
+		failed |= repo_failed(&cache.repos[i]);
+		total += cache.repos[i].size_on_disk;
+	}
+	if (strcmp(o.format, "json") == 0) {
+		json_t *j = json_object();
+		json_object_set_new(j, "schema", json_string("gpugate/hf-scan/v1"));
+		json_object_set_new(j, "cache", json_text(cache.path));
+		json_object_set_new(j, "size_on_disk", json_integer((json_int_t)total));
+		json_t *repos = json_array();
+		for (size_t i = 0; i < cache.n_repos; i++)
+			json_array_append_new(repos, repo_json(&cache, &cache.repos[i]));
+		json_object_set_new(j, "repos", repos);
+		print_json(j);
+	} else {
+		printf("%-40s %-8s %12s %8s %-20s %-20s %s\n", "REPO ID", "TYPE", "SIZE ON DISK", "FILES",
+		       "LAST ACCESSED", "LAST MODIFIED", "REFS");
+		for (size_t i = 0; i < cache.n_repos; i++) {
+			const struct hf_repo *r = &cache.repos[i];
+			char size[32], acc[32], mod[32];
+			human_size(r->size_on_disk, size, sizeof(size));
+			time_text(r->last_accessed, acc, sizeof(acc));
+			time_text(r->last_modified, mod, sizeof(mod));
+			struct strbuf refs = STRBUF_INIT;
+			sb_puts(&refs, "");
+			for (size_t k = 0; k < r->n_refs; k++)
+				sb_printf(&refs, "%s%s", k ? "," : "", r->refs[k].name);
+			char *id = xstrdup(r->id ? r->id : r->folder);
+			text_sanitize(id);
+			text_sanitize(refs.buf);
+			printf("%-40s %-8s %12s %8zu %-20s %-20s %s\n", id, r->type ? r->type : "?", size, r->n_files,
+			       acc, mod, refs.buf);
+			free(id);
+			sb_release(&refs);
+			for (size_t v = 0; v < r->n_revisions; v++) {
+				char rs[32];
+				human_size(r->revisions[v].size, rs, sizeof(rs));
+				char *commit = xstrdup(r->revisions[v].commit);
+				text_sanitize(commit);
+				printf("    revision %s: %zu files, %s\n", commit, r->revisions[v].n_files, rs);
+				free(commit);
+			}
+			for (size_t w = 0; w < r->n_warnings; w++)
+				printf("    %s: %s\n", r->warnings[w].severity == HF_FAIL ? "FAIL" : "warn", r->warnings[w].message);
+		}
+		char t[32];
+		human_size(total, t, sizeof(t));
+		char *path = xstrdup(cache.path);
+		text_sanitize(path);
+		printf("%zu repos, %s on disk in %s%s\n", cache.n_repos, t, path,
+		       failed ? "; problems found (see FAIL lines)" : "");
+		free(path);
+	}
+	hf_cache_free(&cache);
+	return failed ? EXIT_UNHEALTHY : EXIT_HEALTHY;
+}
+
+static int hf_verify(int argc, char **argv)
+{
+	struct hf_options o;
+	int rc = parse_hf_options(argc, argv, true, false, &o);
+	if (rc)
+		return rc < 0 ? EXIT_HEALTHY : rc;
+	struct hf_cache cache;
+	if (scan_or_explain(&o, &cache) < 0)
+		return EXIT_UNHEALTHY;
+	size_t n_names = (size_t)(argc - o.first_arg);
+	char **folders = n_names ? xcalloc(n_names + 1, sizeof(char *)) : NULL;
+	json_t *problems = json_array();
+	size_t n_fail = 0;
+	for (size_t i = 0; i < n_names; i++) {
+		folders[i] = hf_repo_folder(argv[o.first_arg + (int)i], NULL);
+		bool found = false;
+		for (size_t r = 0; r < cache.n_repos; r++)
+			found |= strcmp(cache.repos[r].folder, folders[i]) == 0;
+		if (!found) {
+			json_t *p = json_object();
+			json_object_set_new(p, "repo", json_text(argv[o.first_arg + (int)i]));
+			json_object_set_new(p, "severity", json_string("fail"));
+			char *msg = xasprintf("%s is not in the cache (no folder %s)", argv[o.first_arg + (int)i], folders[i]);
+			json_object_set_new(p, "message", json_text(msg));
+			free(msg);
+			json_array_append_new(problems, p);
+			n_fail++;
+		}
+	}
+	struct hf_verify_options vo = { .repos = folders, .threads = o.jobs, .progress = isatty(2) };
+	struct hf_verify v;
+	if (hf_verify_run(&cache, &vo, &v) < 0) {
+		fprintf(stderr, "gpugate: cannot open %s: %s\n", cache.path, strerror(errno));
+		hf_cache_free(&cache);
+		free_list(folders);
+		json_decref(problems);
+		return EXIT_UNHEALTHY;
+	}
+	size_t n_repos = 0, n_warn = 0;
+	for (size_t r = 0; r < cache.n_repos; r++) {
+		const struct hf_repo *repo = &cache.repos[r];
+		bool sel = !folders;
+		for (size_t i = 0; folders && folders[i]; i++)
+			sel |= strcmp(folders[i], repo->folder) == 0;
+		if (!sel)
+			continue;
+		n_repos++;
+		for (size_t w = 0; w < repo->n_warnings; w++) {
+			json_t *p = warning_json(&repo->warnings[w]);
+			json_object_set_new(p, "repo", json_text(repo->folder));
+			json_array_append_new(problems, p);
+			if (repo->warnings[w].severity == HF_FAIL)
+				n_fail++;
+			else
+				n_warn++;
+		}
+	}
+	for (size_t i = 0; i < v.count; i++) {
+		const struct hf_blob_result *res = &v.results[i];
+		if (res->state == HF_BLOB_OK || (res->state == HF_BLOB_SKIPPED && !v.timed_out))
+			continue; /* non-plain blobs are already reported by the scan */
+		const struct hf_repo *repo = &cache.repos[res->repo];
+		const struct hf_blob *b = &repo->blobs[res->blob];
+		json_t *p = json_object();
+		json_object_set_new(p, "repo", json_text(repo->folder));
+		char *path = xasprintf("blobs/%s", b->name);
+		json_object_set_new(p, "path", json_text(path));
+		free(path);
+		char *msg;
+		bool fail = true;
+		switch (res->state) {
+		case HF_BLOB_MISMATCH:
+			msg = xasprintf("%s/blobs/%s: %s mismatch: expected %s, actual %s%s", repo->folder, b->name, res->algorithm,
+					b->name, res->actual, b->referenced ? "" : " (not used by any snapshot)");
+			json_object_set_new(p, "algorithm", json_string(res->algorithm));
+			json_object_set_new(p, "expected", json_text(b->name));
+			json_object_set_new(p, "actual", json_string(res->actual));
+			break;
+		case HF_BLOB_UNREADABLE:
+			msg = xasprintf("%s/blobs/%s: cannot read: %s", repo->folder, b->name, strerror(res->error));
+			break;
+		case HF_BLOB_CHANGED:
+			msg = xasprintf("%s/blobs/%s: the file changed size while it was read (a download in progress?)",
+					repo->folder, b->name);
+			break;
+		case HF_BLOB_UNNAMED:
+			msg = xasprintf("%s/blobs/%s: the name is not a sha256 or git sha1: content not verifiable", repo->folder, b->name);
+			fail = false;
+			break;
+		default:
+			msg = xasprintf("%s/blobs/%s: not hashed before the deadline", repo->folder, b->name);
+		}
+		json_object_set_new(p, "severity", json_string(fail ? "fail" : "warn"));
+		json_object_set_new(p, "message", json_text(msg));
+		free(msg);
+		json_array_append_new(problems, p);
+		if (fail)
+			n_fail++;
+		else
+			n_warn++;
+	}
+	double gbs = v.seconds > 0 ? (double)v.bytes / 1e9 / v.seconds : 0;
+	if (strcmp(o.format, "json") == 0) {
+		json_t *j = json_object();
+		json_object_set_new(j, "schema", json_string("gpugate/hf-verify/v1"));
+		json_object_set_new(j, "verdict", json_string(n_fail ? "fail" : "pass"));
+		json_object_set_new(j, "cache", json_text(cache.path));
+		json_object_set_new(j, "repos", json_integer((json_int_t)n_repos));
+		json_object_set_new(j, "blobs", json_integer((json_int_t)v.count));
+		json_object_set_new(j, "bytes_hashed", json_integer((json_int_t)v.bytes));
+		json_object_set_new(j, "seconds", json_real(v.seconds));
+		json_object_set_new(j, "problems", problems);
+		print_json(j);
+	} else {
+		for (size_t i = 0; i < json_array_size(problems); i++) {
+			json_t *p = json_array_get(problems, i);
+			const char *sev = json_string_value(json_object_get(p, "severity"));
+			printf("%s %s\n", strcmp(sev, "fail") == 0 ? "FAIL" : "warn",
+			       json_string_value(json_object_get(p, "message")));
+		}
+		printf("hf verify: %s: %zu repos, %zu blobs, %.2f GB hashed in %.2f s (%.2f GB/s); %zu problems, %zu warnings\n",
+		       n_fail ? "FAIL" : "ok", n_repos, v.count, (double)v.bytes / 1e9, v.seconds, gbs, n_fail, n_warn);
+		json_decref(problems);
+	}
+	hf_verify_free(&v);
+	hf_cache_free(&cache);
+	free_list(folders);
+	return n_fail ? EXIT_UNHEALTHY : EXIT_HEALTHY;
+}
+
+int cmd_hf(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage_error("hf wants a subcommand: where, scan, verify or fetch");
+	const char *sub = argv[1];
+	if (strcmp(sub, "where") == 0)
+		return hf_where(argc - 1, argv + 1);
+	if (strcmp(sub, "scan") == 0)
+		return hf_scan(argc - 1, argv + 1);
+	if (strcmp(sub, "verify") == 0)
+		return hf_verify(argc - 1, argv + 1);
+	if (strcmp(sub, "fetch") == 0)
+		return cmd_hf_fetch(argc - 1, argv + 1);
+	if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0 || strcmp(sub, "help") == 0) {
+		fputs(hf_usage, stdout);
+		return EXIT_HEALTHY;
+	}
+	return usage_error("hf: unknown subcommand '%s' (where, scan, verify, fetch)", sub);
+}
