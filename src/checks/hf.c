@@ -1,18 +1,826 @@
-/* Check group `hf`: not built yet (see its issue). */
+/* Check group `hf`: the Hugging Face hub cache the tests read. Where it is
+ * (huggingface_hub's own rules), that it lies on a mounted volume, can be
+ * written (or is read-only on purpose), has room, has usable lock files, a
+ * sound layout, the models the spec needs complete, and (hf.integrity) that
+ * every blob's content matches its name. Paths are read under --root. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "../hf/layout.h"
+#include "../hf/location.h"
+#include "../hf/verify.h"
+#include "../lib/mountinfo.h"
+#include "../lib/util.h"
 #include "groups.h"
 
+#define GIB (1024ull * 1024 * 1024)
+#define MAX_LISTED 50 /* findings per check; the rest are counted */
+
 static const struct spec_key hf_keys[] = {
-	{ "hf", SPEC_MAP, SCALAR_STR, NULL, "the hf section" },
+	{ "hf", SPEC_MAP, SCALAR_STR, NULL, "the Hugging Face hub cache (found as huggingface_hub finds it)" },
+	{ "hf.require_mount", SPEC_SCALAR, SCALAR_BOOL, NULL,
+	  "the cache must be on a mounted volume, not the container's root filesystem (default true)" },
+	{ "hf.read_only", SPEC_SCALAR, SCALAR_BOOL, NULL,
+	  "the cache is read-only on purpose: no write test, no space or lock checks; HF_HUB_OFFLINE should be set" },
+	{ "hf.min_free", SPEC_SCALAR, SCALAR_SIZE, NULL,
+	  "free space the cache's filesystem must have (default 10GiB; healthcheck: only reported)" },
+	{ "hf.integrity", SPEC_SCALAR, SCALAR_BOOL, NULL, "hash every blob against its name (hf.integrity check)" },
+	{ "hf.models", SPEC_SEQ, SCALAR_STR, NULL, "repos that must be complete in the cache" },
+	{ "hf.models[]", SPEC_SCALAR | SPEC_MAP, SCALAR_STR, NULL, "'org/name', 'org/name@revision', or a map" },
+	{ "hf.models[].repo", SPEC_SCALAR, SCALAR_STR, NULL, "repo id: org/name (datasets/name for a dataset)" },
+	{ "hf.models[].revision", SPEC_SCALAR, SCALAR_STR, NULL, "branch, tag or 40-hex commit (default main)" },
+	{ "hf.models[].type", SPEC_SCALAR, SCALAR_ENUM, "model|dataset|space", "repo type (default model)" },
+	{ "hf.models[].files", SPEC_SEQ, SCALAR_STR, NULL, "files that must be in the snapshot (default: all it has, at least one)" },
+	{ "hf.models[].files[]", SPEC_SCALAR, SCALAR_STR, NULL, "a path inside the repo" },
 	{ NULL, 0, 0, NULL, NULL },
 };
 
+/* One required model, from the spec. */
+struct model_req {
+	char *repo, *revision, *type;
+	char **files;
+};
+
+static bool bad_repo_path(const char *s)
+{
+	if (!*s || s[0] == '/' || strstr(s, "\\") || (s[0] && s[1] == ':'))
+		return true;
+	for (const char *p = s; *p;) {
+		const char *end = strchrnul(p, '/');
+		size_t n = (size_t)(end - p);
+		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return true;
+		p = *end ? end + 1 : end;
+	}
+	return false;
+}
+
+static void model_free(struct model_req *m)
+{
+	free(m->repo);
+	free(m->revision);
+	free(m->type);
+	free_list(m->files);
+}
+
+/* Reads item i of hf.models; 0, or -1 with err located at the item. */
+static int model_read(const struct spec *spec, const yaml_node_t *item, struct model_req *m, struct spec_error *err)
+{
+	memset(m, 0, sizeof(*m));
+	const char *s = spec_node_str(item);
+	if (s) {
+		const char *at = strchr(s, '@');
+		m->repo = at ? xstrndup(s, (size_t)(at - s)) : xstrdup(s);
+		m->revision = xstrdup(at ? at + 1 : "main");
+	} else {
+		yaml_node_t *repo = spec_child(spec, item, "repo");
+		if (!repo || !spec_node_str(repo))
+			return spec_error_at(err, spec, item, "hf.models: an entry as a map needs 'repo: org/name'");
+		m->repo = xstrdup(spec_node_str(repo));
+		yaml_node_t *rev = spec_child(spec, item, "revision");
+		m->revision = xstrdup(rev && spec_node_str(rev) ? spec_node_str(rev) : "main");
+		yaml_node_t *type = spec_child(spec, item, "type");
+		if (type && spec_node_str(type))
+			m->type = xstrdup(spec_node_str(type));
+		yaml_node_t *files = spec_child(spec, item, "files");
+		size_t n = spec_seq_len(files);
+		if (n) {
+			m->files = xcalloc(n + 1, sizeof(char *));
+			for (size_t i = 0; i < n; i++) {
+				yaml_node_t *f = spec_seq_item(spec, files, i);
+				const char *name = spec_node_str(f) ? spec_node_str(f) : "";
+				if (bad_repo_path(name))
+					return spec_error_at(err, spec, f, "hf.models: file '%s' must be a relative path inside the repo (no '..', no leading '/')", name);
+				m->files[i] = xstrdup(name);
+			}
+		}
+	}
+	if (bad_repo_path(m->repo) || strstr(m->repo, "--"))
+		return spec_error_at(err, spec, item, "hf.models: '%s' is not a repo id such as org/name", m->repo);
+	if (!*m->revision || strchr(m->revision, '\n') || strstr(m->revision, ".."))
+		return spec_error_at(err, spec, item, "hf.models: '%s' is not a revision (branch, tag or commit)", m->revision);
+	return 0;
+}
+
+static int hf_validate(const struct spec *spec, struct spec_error *err)
+{
+	yaml_node_t *list = spec_get(spec, "hf.models");
+	for (size_t i = 0; i < spec_seq_len(list); i++) {
+		struct model_req m;
+		int rc = model_read(spec, spec_seq_item(spec, list, i), &m, err);
+		model_free(&m);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Shared by the group's checks: made once in prepare. The scan is made on
+ * first use (the checks run one after another on one thread). */
+struct hf_state {
+	struct hf_env_environ envdata;
+	struct hf_env env;
+	struct hf_location loc;
+	bool usable;             /* an absolute cache path */
+	char *cache;             /* the cache folder under --root */
+	char *mount_path;        /* the cache path as the mount table sees it */
+	struct mountinfo mi;
+	bool mi_ok;
+	char mi_err[4300];
+	bool scanned;
+	int scan_rc;
+	char scan_err[4300];
+	struct hf_cache scan;
+};
+
+static bool token_file_exists(void *arg, const char *path)
+{
+	struct hf_env_environ *d = arg;
+	char *p = root_path(d->root, path);
+	bool yes = access(p, F_OK) == 0;
+	free(p);
+	return yes;
+}
+
+static void *hf_prepare(const struct context *ctx)
+{
+	struct hf_state *s = xcalloc(1, sizeof(*s));
+	s->envdata.environ = ctx->env;
+	s->envdata.root = ctx->root;
+	hf_env_from_environ(&s->env, &s->envdata);
+	hf_location_resolve(&s->env, token_file_exists, &s->loc);
+	s->usable = s->loc.hub_cache[0] == '/';
+	if (s->usable) {
+		s->cache = ctx_path(ctx, s->loc.hub_cache);
+		char real[PATH_MAX];
+		/* on the real root, links such as ~/.cache -> /data count */
+		if ((!*ctx->root || strcmp(ctx->root, "/") == 0) && realpath(s->loc.hub_cache, real))
+			s->mount_path = xstrdup(real);
+		else
+			s->mount_path = hf_path_normalize(s->loc.hub_cache);
+	}
+	char *mi = ctx_path(ctx, "/proc/self/mountinfo");
+	s->mi_ok = mountinfo_load(mi, &s->mi, s->mi_err, sizeof(s->mi_err)) == 0;
+	free(mi);
+	return s;
+}
+
+static void hf_release(void *state)
+{
+	struct hf_state *s = state;
+	if (!s)
+		return;
+	hf_location_free(&s->loc);
+	free(s->cache);
+	free(s->mount_path);
+	mountinfo_free(&s->mi);
+	if (s->scanned)
+		hf_cache_free(&s->scan);
+	free(s);
+}
+
+static const struct hf_cache *scanned(struct hf_state *s)
+{
+	if (!s->scanned) {
+		s->scanned = true;
+		s->scan_rc = hf_cache_scan(s->cache, &s->scan, s->scan_err, sizeof(s->scan_err));
+	}
+	return s->scan_rc == 0 ? &s->scan : NULL;
+}
+
+/* The host side and container side of the -v line that fixes the mount. */
+static void remedy_mount(struct result *r, const struct hf_state *s)
+{
+	char *home_hub = hf_path_join(s->loc.hf_home, "hub");
+	if (strcmp(home_hub, s->loc.hub_cache) == 0)
+		result_remedy(r, "docker run -v $HOME/.cache/huggingface:%s ...   (mount the host's Hugging Face home at HF_HOME)",
+			      s->loc.hf_home);
+	else
+		result_remedy(r, "docker run -v $HOME/.cache/huggingface/hub:%s ...   (mount the host's hub cache at the cache path)",
+			      s->loc.hub_cache);
+	free(home_hub);
+}
+
+/* False when a check cannot run for want of a usable path; sets the skip. */
+static bool need_path(struct result *r, const struct hf_state *s)
+{
+	if (s->usable)
+		return true;
+	result_set(r, STATUS_SKIP, "no usable hub cache path (see hf.location)");
+	return false;
+}
+
+static void run_location(const struct context *ctx, void *state, struct result *r)
+{
+	(void)ctx;
+	struct hf_state *s = state;
+	const struct hf_location *l = &s->loc;
+	json_t *d = result_details(r);
+	json_object_set_new(d, "hub_cache", json_text(l->hub_cache));
+	json_object_set_new(d, "from", json_text(l->hub_source));
+	json_object_set_new(d, "hf_home", json_text(l->hf_home));
+	json_object_set_new(d, "offline", json_boolean(l->offline));
+	json_object_set_new(d, "token", json_text(l->token_source ? l->token_source : "none")); /* never the token */
+	const char *var = strcmp(l->hub_source, "default") == 0 ? "HOME" : l->hub_source;
+	if (!*l->hub_cache) {
+		result_set(r, STATUS_FAIL, "the hub cache path is empty (%s is set to the empty string)", var);
+		result_remedy(r, "unset %s   (or export %s=/absolute/path)", var, var);
+	} else if (l->hub_cache[0] != '/') {
+		result_set(r, STATUS_FAIL, "the hub cache path '%s' (from %s) is relative: huggingface_hub would use a folder under whatever the working folder is",
+			   l->hub_cache, var);
+		result_remedy(r, "export %s=/absolute/path   (or unset it: the default is ~/.cache/huggingface)", var);
+	} else {
+		struct stat st;
+		bool exists = stat(s->cache, &st) == 0 && S_ISDIR(st.st_mode);
+		result_set(r, STATUS_PASS, "hub cache %s (from %s)%s", l->hub_cache,
+			   strcmp(l->hub_source, "default") == 0 ? "the default ~/.cache/huggingface/hub" : l->hub_source,
+			   exists ? "" : ", not created yet");
+	}
+	for (const char *const *dep = l->deprecated; *dep; dep++) {
+		result_finding(r, STATUS_WARN, "%s is set, but huggingface_hub ignores it (deprecated): the cache is %s",
+			       *dep, l->hub_cache);
+		result_remedy(r, "unset %s; export HF_HOME=... instead", *dep);
+	}
+}
+
+static bool system_mount(const char *mp)
+{
+	static const char *const sys[] = { "/proc", "/sys", "/dev", "/run", "/etc/hosts", "/etc/hostname", "/etc/resolv.conf" };
+	for (size_t i = 0; i < ARRAY_SIZE(sys); i++) {
+		size_t n = strlen(sys[i]);
+		if (strncmp(mp, sys[i], n) == 0 && (mp[n] == '\0' || mp[n] == '/'))
+			return true;
+	}
+	return strcmp(mp, "/") == 0;
+}
+
+/* True when folder (under --root) looks like a hub cache: repo folders or
+ * the CACHEDIR.TAG huggingface_hub writes. */
+static bool looks_like_hub(const char *folder)
+{
+	DIR *d = opendir(folder);
+	if (!d)
+		return false;
+	bool yes = false;
+	struct dirent *de;
+	while (!yes && (de = readdir(d)))
+		yes = str_starts_with(de->d_name, "models--") || str_starts_with(de->d_name, "datasets--") ||
+		      strcmp(de->d_name, "CACHEDIR.TAG") == 0;
+	closedir(d);
+	return yes;
+}
+
+static void run_mounted(const struct context *ctx, void *state, struct result *r)
+{
+	struct hf_state *s = state;
+	if (!need_path(r, s))
+		return;
+	if (!s->mi_ok) {
+		result_set(r, STATUS_FAIL, "cannot read the mount table: %s", s->mi_err);
+		return;
+	}
+	struct stat st;
+	if (stat(s->cache, &st) < 0 && (errno == ESTALE || errno == ENOTCONN || errno == EIO)) {
+		result_set(r, STATUS_FAIL, "the cache mount at %s is gone: %s", s->loc.hub_cache, strerror(errno));
+		result_remedy(r, "restart the container once the host's volume is back (a stale NFS or FUSE mount)");
+		return;
+	}
+	const struct mount_entry *m = mountinfo_find(&s->mi, s->mount_path);
+	const struct mount_entry *root = mountinfo_find(&s->mi, "/");
+	if (!m) {
+		result_set(r, STATUS_FAIL, "no mount in the mount table holds %s", s->mount_path);
+		return;
+	}
+	json_t *d = result_details(r);
+	json_object_set_new(d, "mount_point", json_text(m->mount_point));
+	json_object_set_new(d, "fstype", json_text(m->fstype));
+	json_object_set_new(d, "source", json_text(m->source));
+	json_object_set_new(d, "options", json_text(m->mount_options));
+	bool on_root = m == root;
+	/* another mount that holds a hub cache: HF_HOME points beside it */
+	char *beside = NULL;
+	for (size_t i = 0; i < s->mi.count && !beside; i++) {
+		const struct mount_entry *e = &s->mi.entries[i];
+		if (e == m || system_mount(e->mount_point))
+			continue;
+		char *top = ctx_path(ctx, e->mount_point);
+		char *hub = xasprintf("%s/hub", top);
+		if (looks_like_hub(hub))
+			beside = xasprintf("export HF_HOME=%s", e->mount_point);
+		else if (looks_like_hub(top))
+			beside = xasprintf("export HF_HUB_CACHE=%s", e->mount_point);
+		free(top);
+		free(hub);
+		if (beside) {
+			result_finding(r, on_root ? STATUS_FAIL : STATUS_WARN,
+				       "a Hugging Face cache is mounted at %s, but huggingface_hub uses %s (from %s): HF_HOME points beside the mount",
+				       e->mount_point, s->loc.hub_cache, s->loc.hub_source);
+			result_remedy(r, "%s", beside);
+		}
+	}
+	bool required = spec_bool(ctx->spec, "hf.require_mount", true);
+	if (on_root && required) {
+		result_set(r, STATUS_FAIL, "the cache %s is on the container's root filesystem (%s at /), not a mounted volume: downloads vanish with the container",
+			   s->loc.hub_cache, m->fstype);
+		if (!beside)
+			remedy_mount(r, s);
+	} else if (on_root) {
+		result_set(r, r->status, "the cache %s is on the root filesystem (hf.require_mount is false)", s->loc.hub_cache);
+	} else {
+		result_set(r, r->status, "the cache %s is on its own mount %s (%s from %s)", s->loc.hub_cache, m->mount_point,
+			   m->fstype, m->source);
+	}
+	free(beside);
+}
+
+static const struct mount_entry *cache_mount(const struct hf_state *s)
+{
+	return s->mi_ok ? mountinfo_find(&s->mi, s->mount_path) : NULL;
+}
+
+/* The cache folder, or its nearest existing parent (a fresh volume where
+ * huggingface_hub has not made hub/ yet). Caller frees. */
+static char *existing_folder(const char *path)
+{
+	char *p = xstrdup(path);
+	struct stat st;
+	while (stat(p, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		char *slash = strrchr(p, '/');
+		if (!slash || slash == p) {
+			free(p);
+			return xstrdup("/");
+		}
+		*slash = '\0';
+	}
+	return p;
+}
+
+static void run_writable(const struct context *ctx, void *state, struct result *r)
+{
+	struct hf_state *s = state;
+	if (!need_path(r, s))
+		return;
+	const struct mount_entry *m = cache_mount(s);
+	bool ro_mount = m && mount_is_read_only(m);
+	if (spec_bool(ctx->spec, "hf.read_only", false)) {
+		result_set(r, STATUS_PASS, "read-only by design (hf.read_only)%s", ro_mount ? ", and the mount is read-only" : "");
+		if (!s->loc.offline) {
+			result_finding(r, STATUS_WARN, "the cache is read-only but HF_HUB_OFFLINE is not set: huggingface_hub will call the Hub and try to write");
+			result_remedy(r, "export HF_HUB_OFFLINE=1");
+			result_set(r, STATUS_WARN, "read-only by design, but HF_HUB_OFFLINE is not set");
+		}
+		return;
+	}
+	if (ro_mount) {
+		result_set(r, STATUS_FAIL, "the cache %s is on a read-only mount %s (%s): downloads and lock files fail",
+			   s->loc.hub_cache, m->mount_point, m->mount_options);
+		result_remedy(r, "mount it read-write (drop ':ro' from -v ...:%s:ro), or set 'read_only: true' in the hf spec and export HF_HUB_OFFLINE=1",
+			      m->mount_point);
+		return;
+	}
+	char *dir = existing_folder(s->cache);
+	bool missing = strcmp(dir, s->cache) != 0;
+	if (ctx_is_healthcheck(ctx)) { /* never writes: the permission bits only */
+		if (access(dir, W_OK | X_OK) < 0) {
+			result_set(r, STATUS_FAIL, "%s is not writable by uid %u: %s", dir, (unsigned)geteuid(), strerror(errno));
+			result_remedy(r, "chown -R %u %s   (on the host, or run the container as the owner)", (unsigned)geteuid(), dir);
+		} else {
+			result_set(r, STATUS_PASS, "%s is writable (mount options %s)", dir, m ? m->mount_options : "unknown");
+		}
+		free(dir);
+		return;
+	}
+	char *tmp = xasprintf("%s/.gpugate-write-test.XXXXXX", dir);
+	int fd = mkstemp(tmp);
+	if (fd < 0) {
+		int e = errno;
+		if (e == EROFS)
+			result_set(r, STATUS_FAIL, "%s is read-only (EROFS): a write test failed", dir);
+		else
+			result_set(r, STATUS_FAIL, "cannot create a file in %s as uid %u: %s", dir, (unsigned)geteuid(), strerror(e));
+		result_remedy(r, e == EROFS ? "mount the cache read-write, or set 'read_only: true' in the hf spec and export HF_HUB_OFFLINE=1"
+				      : "chown -R $(id -u):$(id -g) the host folder behind the cache, or run the container as its owner");
+	} else {
+		bool ok = write(fd, "x", 1) == 1;
+		int werr = errno;
+		if (close(fd) < 0 && ok) {
+			ok = false;
+			werr = errno;
+		}
+		if (unlink(tmp) < 0) {
+			result_set(r, STATUS_FAIL, "wrote %s but cannot remove it: %s", tmp, strerror(errno));
+		} else if (!ok) {
+			result_set(r, STATUS_FAIL, "cannot write into %s: %s", dir, strerror(werr));
+		} else if (missing) {
+			result_set(r, STATUS_WARN, "the cache %s does not exist yet; %s is writable, so huggingface_hub can create it",
+				   s->loc.hub_cache, dir);
+		} else {
+			result_set(r, STATUS_PASS, "%s is writable (a temp file was created and removed)", s->loc.hub_cache);
+		}
+	}
+	free(tmp);
+	free(dir);
+}
+
+static void human(uint64_t n, char *buf, size_t size)
+{
+	if (n >= GIB)
+		snprintf(buf, size, "%.1f GiB", (double)n / GIB);
+	else
+		snprintf(buf, size, "%.1f MiB", (double)n / (1024 * 1024));
+}
+
+static void run_space(const struct context *ctx, void *state, struct result *r)
+{
+	struct hf_state *s = state;
+	if (!need_path(r, s))
+		return;
+	if (spec_bool(ctx->spec, "hf.read_only", false)) {
+		result_set(r, STATUS_SKIP, "read-only cache (hf.read_only): nothing will be downloaded");
+		return;
+	}
+	char *dir = existing_folder(s->cache);
+	struct statvfs vfs;
+	if (statvfs(dir, &vfs) < 0) {
+		result_set(r, STATUS_FAIL, "cannot read the free space of %s: %s", dir, strerror(errno));
+		free(dir);
+		return;
+	}
+	uint64_t avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+	uint64_t need = spec_size(ctx->spec, "hf.min_free", ctx_is_healthcheck(ctx) ? 0 : 10 * GIB);
+	json_t *d = result_details(r);
+	json_object_set_new(d, "free_bytes", json_integer((json_int_t)avail));
+	json_object_set_new(d, "min_free_bytes", json_integer((json_int_t)need));
+	char a[32], n[32];
+	human(avail, a, sizeof(a));
+	human(need, n, sizeof(n));
+	if (avail < need) {
+		result_set(r, STATUS_FAIL, "only %s free on the cache's filesystem (%s), need at least %s (min_free)", a, dir, n);
+		result_remedy(r, "free space (gpugate hf scan lists repos by size; hf cache rm REPO removes one) or mount a larger volume at %s",
+			      s->loc.hf_home);
+	} else {
+		result_set(r, STATUS_PASS, "%s free on the cache's filesystem%s%s", a, need ? ", at least " : "", need ? n : "");
+	}
+	free(dir);
+}
+
+static bool can_write(const struct stat *st)
+{
+	uid_t uid = geteuid();
+	if (uid == 0)
+		return true;
+	if (st->st_uid == uid)
+		return st->st_mode & S_IWUSR;
+	gid_t groups[256];
+	int n = getgroups(ARRAY_SIZE(groups), groups);
+	bool member = st->st_gid == getegid();
+	for (int i = 0; i < n && !member; i++)
+		member = groups[i] == st->st_gid;
+	return member ? (st->st_mode & S_IWGRP) : (st->st_mode & S_IWOTH);
+}
+
+static void lock_finding(struct result *r, size_t *bad, const char *path, const struct stat *st)
+{
+	if (++*bad <= MAX_LISTED)
+		result_finding(r, STATUS_FAIL, "%s is owned by uid %u with mode %04o: uid %u cannot %s it",
+			       path, (unsigned)st->st_uid, (unsigned)(st->st_mode & 07777), (unsigned)geteuid(),
+			       S_ISDIR(st->st_mode) ? "create lock files in" : "lock");
+}
+
+static void run_locks(const struct context *ctx, void *state, struct result *r)
+{
+	struct hf_state *s = state;
+	if (!need_path(r, s))
+		return;
+	if (spec_bool(ctx->spec, "hf.read_only", false)) {
+		result_set(r, STATUS_SKIP, "read-only cache (hf.read_only): no locks are taken offline");
+		return;
+	}
+	char *locks = xasprintf("%s/.locks", s->cache);
+	int fd = open(locks, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			result_set(r, STATUS_PASS, "no .locks folder yet (huggingface_hub creates it)");
+		else
+			result_set(r, STATUS_FAIL, "cannot open %s: %s", locks, strerror(errno));
+		free(locks);
+		return;
+	}
+	size_t bad = 0, files = 0;
+	struct stat st;
+	if (fstat(fd, &st) == 0 && !can_write(&st))
+		lock_finding(r, &bad, locks, &st);
+	DIR *d = fdopendir(fd);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		int sub = openat(fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0)
+			continue;
+		char *subpath = xasprintf("%s/%s", locks, de->d_name);
+		if (fstat(sub, &st) == 0 && !can_write(&st))
+			lock_finding(r, &bad, subpath, &st);
+		DIR *sd = fdopendir(sub);
+		struct dirent *le;
+		while (sd && (le = readdir(sd))) {
+			if (!str_ends_with(le->d_name, ".lock"))
+				continue;
+			files++;
+			if (fstatat(sub, le->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !can_write(&st)) {
+				char *p = xasprintf("%s/%s", subpath, le->d_name);
+				lock_finding(r, &bad, p, &st);
+				free(p);
+			}
+		}
+		if (sd)
+			closedir(sd);
+		else
+			close(sub);
+		free(subpath);
+	}
+	if (d)
+		closedir(d);
+	else
+		close(fd);
+	if (bad) {
+		if (bad > MAX_LISTED)
+			result_finding(r, STATUS_FAIL, "and %zu more", bad - MAX_LISTED);
+		result_set(r, STATUS_FAIL, "%zu lock files or folders under %s/.locks are not writable by uid %u: downloads fail with PermissionError",
+			   bad, s->loc.hub_cache, (unsigned)geteuid());
+		result_remedy(r, "chmod -R a+rwX %s/.locks   (or rm -rf %s/.locks: huggingface_hub recreates it)", s->loc.hub_cache,
+			      s->loc.hub_cache);
+	} else {
+		result_set(r, STATUS_PASS, "%zu lock files under .locks, all writable by uid %u", files, (unsigned)geteuid());
+	}
+	free(locks);
+}
+
+/* The cache scan, or a skip/fail explained when there is none. */
+static const struct hf_cache *need_scan(struct result *r, struct hf_state *s)
+{
+	if (!need_path(r, s))
+		return NULL;
+	const struct hf_cache *c = scanned(s);
+	if (!c) {
+		if (s->scan_rc == -ENOENT)
+			result_set(r, STATUS_SKIP, "no cache folder at %s yet", s->loc.hub_cache);
+		else
+			result_set(r, STATUS_FAIL, "cannot read the cache: %s", s->scan_err);
+	}
+	return c;
+}
+
+static void run_layout(const struct context *ctx, void *state, struct result *r)
+{
+	(void)ctx;
+	struct hf_state *s = state;
+	const struct hf_cache *c = need_scan(r, s);
+	if (!c)
+		return;
+	size_t fails = 0, warns = 0;
+	uint64_t size = 0;
+	for (size_t i = 0; i < c->n_repos; i++) {
+		const struct hf_repo *repo = &c->repos[i];
+		size += repo->size_on_disk;
+		for (size_t w = 0; w < repo->n_warnings; w++) {
+			const struct hf_warning *wa = &repo->warnings[w];
+			if (wa->severity == HF_FAIL)
+				fails++;
+			else
+				warns++;
+			if (fails + warns <= MAX_LISTED)
+				result_finding(r, wa->severity == HF_FAIL ? STATUS_FAIL : STATUS_WARN, "%s: %s%s", repo->folder,
+					       wa->message, wa->hides_repo ? " (hf cache ls hides this repo)" : "");
+			if (strstr(wa->message, "partial download"))
+				result_remedy(r, "rm %s/%s/blobs/*.incomplete   (partial downloads; re-run the download)", s->loc.hub_cache, repo->folder);
+			else if (strstr(wa->message, "newline"))
+				result_remedy(r, "printf %%s \"$(tr -d ' \\n\\r\\t' < %s/%s/%s)\" > %s/%s/%s.new && mv %s/%s/%s.new %s/%s/%s",
+					      s->loc.hub_cache, repo->folder, wa->path, s->loc.hub_cache, repo->folder, wa->path,
+					      s->loc.hub_cache, repo->folder, wa->path, s->loc.hub_cache, repo->folder, wa->path);
+			else if (strstr(wa->message, "outside the repo") || strstr(wa->message, "absolute link"))
+				result_remedy(r, "copy caches whole: cp -a (or rsync -a) of the cache root keeps the relative links; else re-download %s",
+					      repo->id ? repo->id : repo->folder);
+			else if (wa->severity == HF_FAIL && repo->id)
+				result_remedy(r, "re-download: HF_HUB_CACHE=%s hf download %s%s", s->loc.hub_cache,
+					      strcmp(repo->type, "model") == 0 ? "" : strcmp(repo->type, "dataset") == 0 ? "--repo-type dataset " : "--repo-type space ",
+					      repo->id);
+			else if (wa->severity == HF_FAIL)
+				result_remedy(r, "move %s/%s out of the cache: it is not a repo folder", s->loc.hub_cache, repo->folder);
+		}
+	}
+	if (fails + warns > MAX_LISTED)
+		result_finding(r, fails ? STATUS_FAIL : STATUS_WARN, "and %zu more problems", fails + warns - MAX_LISTED);
+	char h[32];
+	human(size, h, sizeof(h));
+	json_object_set_new(result_details(r), "repos", json_integer((json_int_t)c->n_repos));
+	json_object_set_new(result_details(r), "size_on_disk", json_integer((json_int_t)size));
+	if (fails)
+		result_set(r, STATUS_FAIL, "%zu layout problems in %s (%zu repos, %s)", fails, s->loc.hub_cache, c->n_repos, h);
+	else
+		result_set(r, warns ? STATUS_WARN : STATUS_PASS, "%zu repos, %s, layout sound%s", c->n_repos, h,
+			   warns ? " (with warnings)" : "");
+}
+
+static bool file_usable(const struct hf_repo *repo, const struct hf_file *f)
+{
+	if (f->link == HF_LINK_COPY)
+		return true;
+	return f->link == HF_LINK_OK && f->blob >= 0 && repo->blobs[f->blob].regular;
+}
+
+static void check_model(struct result *r, const struct hf_state *s, const struct hf_cache *c, const struct model_req *m)
+{
+	char *folder = hf_repo_folder(m->repo, m->type);
+	const char *type_opt = str_starts_with(folder, "datasets--") ? " --repo-type dataset"
+			     : str_starts_with(folder, "spaces--") ? " --repo-type space" : "";
+	char *fix = xasprintf("HF_HUB_CACHE=%s hf download %s%s --revision %s", s->loc.hub_cache, m->repo, type_opt,
+			      m->revision);
+	const struct hf_repo *repo = NULL;
+	for (size_t i = 0; i < c->n_repos && !repo; i++)
+		if (strcmp(c->repos[i].folder, folder) == 0)
+			repo = &c->repos[i];
+	const char *commit = NULL;
+	if (!repo || !repo->is_repo) {
+		result_finding(r, STATUS_FAIL, "%s: not in the cache (no folder %s)", m->repo, folder);
+	} else if (strlen(m->revision) == 40 && hf_hex_length(m->revision) == 40) {
+		commit = m->revision;
+	} else {
+		const struct hf_ref *ref = NULL;
+		for (size_t i = 0; i < repo->n_refs && !ref; i++)
+			if (strcmp(repo->refs[i].name, m->revision) == 0)
+				ref = &repo->refs[i];
+		if (!ref)
+			result_finding(r, STATUS_FAIL, "%s@%s: no refs/%s in %s: offline, huggingface_hub cannot resolve the revision",
+				       m->repo, m->revision, m->revision, folder);
+		else if (!ref->has_snapshot)
+			result_finding(r, STATUS_FAIL, "%s@%s: refs/%s names '%s', which is no snapshot (a trailing newline or a missing download)",
+				       m->repo, m->revision, m->revision, ref->commit);
+		else
+			commit = ref->commit;
+	}
+	const struct hf_revision *rev = commit && repo ? hf_repo_revision(repo, commit) : NULL;
+	if (commit && !rev)
+		result_finding(r, STATUS_FAIL, "%s@%s: no snapshot folder %s", m->repo, m->revision, commit);
+	size_t bad = 0;
+	if (rev && m->files) {
+		for (char **f = m->files; *f; f++) {
+			const struct hf_file *hit = NULL;
+			for (size_t i = 0; i < rev->n_files && !hit; i++)
+				if (strcmp(rev->files[i].path, *f) == 0)
+					hit = &rev->files[i];
+			if (!hit) {
+				char *marker = xasprintf("%s/%s/.no_exist/%s/%s", s->cache, folder, commit, *f);
+				bool no_exist = access(marker, F_OK) == 0;
+				free(marker);
+				result_finding(r, STATUS_FAIL, "%s@%s: %s is missing from snapshot %s%s", m->repo, m->revision, *f, commit,
+					       no_exist ? " (.no_exist says the Hub has no such file at that commit)" : "");
+				bad++;
+			} else if (!file_usable(repo, hit)) {
+				result_finding(r, STATUS_FAIL, "%s@%s: %s is unusable: %s", m->repo, m->revision, *f, hf_link_text(hit->link));
+				bad++;
+			}
+		}
+	} else if (rev) {
+		if (!rev->n_files) {
+			result_finding(r, STATUS_FAIL, "%s@%s: snapshot %s is empty", m->repo, m->revision, commit);
+			bad++;
+		}
+		for (size_t i = 0; i < rev->n_files; i++)
+			if (!file_usable(repo, &rev->files[i])) {
+				result_finding(r, STATUS_FAIL, "%s@%s: %s is unusable: %s", m->repo, m->revision, rev->files[i].path,
+					       hf_link_text(rev->files[i].link));
+				bad++;
+			}
+	}
+	if (!rev || bad) {
+		if (m->files) {
+			struct strbuf sb = STRBUF_INIT;
+			sb_puts(&sb, fix);
+			for (char **f = m->files; *f; f++)
+				sb_printf(&sb, " %s", *f);
+			result_remedy(r, "%s", sb.buf);
+			sb_release(&sb);
+		} else {
+			result_remedy(r, "%s", fix);
+		}
+	}
+	free(fix);
+	free(folder);
+}
+
+static void run_models(const struct context *ctx, void *state, struct result *r)
+{
+	struct hf_state *s = state;
+	yaml_node_t *list = spec_get(ctx->spec, "hf.models");
+	size_t n = spec_seq_len(list);
+	if (!n) {
+		result_set(r, STATUS_SKIP, "the spec lists no models (hf.models)");
+		return;
+	}
+	if (!need_path(r, s))
+		return;
+	const struct hf_cache *c = scanned(s);
+	struct hf_cache empty = { 0 };
+	if (!c) {
+		if (s->scan_rc != -ENOENT) {
+			result_set(r, STATUS_FAIL, "cannot read the cache: %s", s->scan_err);
+			return;
+		}
+		c = &empty;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct model_req m;
+		struct spec_error err;
+		if (model_read(ctx->spec, spec_seq_item(ctx->spec, list, i), &m, &err) == 0)
+			check_model(r, s, c, &m);
+		model_free(&m);
+	}
+	if (r->status == STATUS_FAIL)
+		result_set(r, STATUS_FAIL, "required models are not complete in %s: HF_HUB_OFFLINE=1 runs would fail", s->loc.hub_cache);
+	else
+		result_set(r, STATUS_PASS, "all %zu required models are complete in the cache", n);
+}
+
+static void run_integrity(const struct context *ctx, void *state, struct result *r)
+{
+	struct hf_state *s = state;
+	const struct hf_cache *c = need_scan(r, s);
+	if (!c)
+		return;
+	/* leave half a second for the reports */
+	double deadline = ctx->deadline - 0.5;
+	struct hf_verify_options opt = { .deadline = deadline > ctx->start ? deadline : ctx->deadline };
+	struct hf_verify v;
+	if (hf_verify_run(c, &opt, &v) < 0) {
+		result_set(r, STATUS_FAIL, "cannot open %s: %s", s->cache, strerror(errno));
+		return;
+	}
+	size_t bad = 0;
+	for (size_t i = 0; i < v.count; i++) {
+		const struct hf_blob_result *res = &v.results[i];
+		if (res->state == HF_BLOB_OK || res->state == HF_BLOB_SKIPPED || res->state == HF_BLOB_UNNAMED)
+			continue;
+		const struct hf_repo *repo = &c->repos[res->repo];
+		const struct hf_blob *b = &repo->blobs[res->blob];
+		if (++bad > MAX_LISTED)
+			continue;
+		if (res->state == HF_BLOB_MISMATCH)
+			result_finding(r, STATUS_FAIL, "%s/blobs/%s: %s mismatch: expected %s, actual %s", repo->folder, b->name,
+				       res->algorithm, b->name, res->actual);
+		else
+			result_finding(r, STATUS_FAIL, "%s/blobs/%s: %s%s%s", repo->folder, b->name, hf_blob_state_text(res->state),
+				       res->error ? ": " : "", res->error ? strerror(res->error) : "");
+		result_remedy(r, "rm %s/%s/blobs/%s and re-download %s (HF_HUB_CACHE=%s hf download %s)", s->loc.hub_cache,
+			      repo->folder, b->name, repo->id ? repo->id : repo->folder, s->loc.hub_cache, repo->id ? repo->id : repo->folder);
+	}
+	if (bad > MAX_LISTED)
+		result_finding(r, STATUS_FAIL, "and %zu more", bad - MAX_LISTED);
+	json_t *d = result_details(r);
+	json_object_set_new(d, "blobs", json_integer((json_int_t)v.count));
+	json_object_set_new(d, "bytes_hashed", json_integer((json_int_t)v.bytes));
+	double gb = (double)v.bytes / 1e9;
+	if (bad)
+		result_set(r, STATUS_FAIL, "%zu of %zu blobs do not match their names", bad, v.count);
+	else if (v.timed_out) {
+		result_set(r, STATUS_FAIL, "not finished before the deadline: %.2f GB hashed in %.1f s", gb, v.seconds);
+		result_remedy(r, "raise --deadline, or run gpugate hf verify (no deadline)");
+	} else
+		result_set(r, STATUS_PASS, "%zu blobs match their names (%.2f GB in %.1f s)", v.count, gb, v.seconds);
+	hf_verify_free(&v);
+}
+
 static const struct check_def hf_checks[] = {
+	{ "hf.location", "the hub cache path resolves (HF_HUB_CACHE, HF_HOME, ... as huggingface_hub does) to an absolute path",
+	  NULL, false, run_location },
+	{ "hf.mounted", "the cache is on a mounted volume, not the container's root filesystem; HF_HOME not beside the mount",
+	  NULL, false, run_mounted },
+	{ "hf.writable", "the cache can be written (write test; healthcheck: mount options), or is read-only by design",
+	  NULL, false, run_writable },
+	{ "hf.space", "the cache's filesystem has at least min_free bytes free", NULL, false, run_space },
+	{ "hf.locks", "the lock files under .locks are writable by this user", NULL, false, run_locks },
+	{ "hf.layout", "repos, snapshots, links and refs are as huggingface_hub writes them; no partial downloads",
+	  NULL, false, run_layout },
+	{ "hf.models", "the models the spec lists are complete in the snapshot their revision names", NULL, false, run_models },
+	{ "hf.integrity", "every blob's content hashes to its name (sha256 or git sha1), offline", "hf.integrity", true,
+	  run_integrity },
 	{ NULL, NULL, NULL, false, NULL },
 };
 
 const struct check_group hf_group = {
 	.name = "hf",
-	.description = "hf",
+	.description = "the Hugging Face hub cache: location, mount, writability, space, locks, layout, models, integrity",
 	.spec_keys = hf_keys,
+	.validate = hf_validate,
+	.prepare = hf_prepare,
+	.release = hf_release,
 	.checks = hf_checks,
 };
