@@ -415,6 +415,9 @@ static int hf_verify(int argc, char **argv)
 		for (size_t w = 0; w < repo->n_warnings; w++) {
 			json_t *p = warning_json(&repo->warnings[w]);
 			json_object_set_new(p, "repo", json_text(repo->folder));
+			char *msg = xasprintf("%s: %s", repo->folder, repo->warnings[w].message);
+			json_object_set_new(p, "message", json_text(msg));
+			free(msg);
 			json_array_append_new(problems, p);
 			if (repo->warnings[w].severity == HF_FAIL)
 				n_fail++;

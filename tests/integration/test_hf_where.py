@@ -1,0 +1,130 @@
+"""`gpugate hf where` against huggingface_hub's rules, computed here with
+Python's own os.path.expanduser/expandvars (the functions constants.py
+uses) in a child with the same environment."""
+import json
+import os
+import subprocess
+
+import pytest
+
+from conftest import run_gpugate
+
+# The constants.py formula, evaluated by the real posixpath in a child
+# process whose environment is the case's.
+ORACLE = r"""
+import os, json
+def exp(p): return os.path.expandvars(os.path.expanduser(p))
+default_home = os.path.join(os.path.expanduser("~"), ".cache")
+hf_home = exp(os.getenv("HF_HOME", os.path.join(os.getenv("XDG_CACHE_HOME", default_home), "huggingface")))
+legacy = os.getenv("HUGGINGFACE_HUB_CACHE", os.path.join(hf_home, "hub"))
+hub = exp(os.getenv("HF_HUB_CACHE", legacy))
+print(json.dumps({"hub": hub, "home": hf_home}))
+"""
+
+CASES = [
+    {"HOME": "/home/u"},
+    {"HOME": "/home/u/"},
+    {"HOME": ""},
+    {"HOME": "/h", "XDG_CACHE_HOME": "/xdg"},
+    {"HOME": "/h", "XDG_CACHE_HOME": ""},
+    {"HOME": "/h", "XDG_CACHE_HOME": "~/c"},
+    {"HOME": "/h", "HF_HOME": "/hf", "XDG_CACHE_HOME": "/xdg"},
+    {"HOME": "/h", "HF_HOME": ""},
+    {"HOME": "/h", "HF_HOME": "~"},
+    {"HOME": "/h", "HF_HOME": "~root/hf"},
+    {"HOME": "/h", "HF_HOME": "~no_such_user_x/hf"},
+    {"HOME": "/h", "HF_HOME": "$HOME/x"},
+    {"HOME": "/h", "D": "/d", "HF_HOME": "${D}/x"},
+    {"HOME": "/h", "HF_HOME": "$NOPE/x/${ALSO_NOT}"},
+    {"HOME": "/h", "HF_HOME": "/a/${}/b/${OPEN"},
+    {"HOME": "/h", "E": "", "HF_HOME": "/a$E/b$"},
+    {"HOME": "/h", "V": "$HOME", "HF_HOME": "/x/$V"},
+    {"HOME": "/h", "HF_HOME": "/hf", "HUGGINGFACE_HUB_CACHE": "/legacy"},
+    {"HOME": "/h", "HUGGINGFACE_HUB_CACHE": "~/legacy"},
+    {"HOME": "/h", "HF_HUB_CACHE": "/new", "HUGGINGFACE_HUB_CACHE": "/legacy"},
+    {"HOME": "/h", "HF_HUB_CACHE": "$HOME/hub2"},
+    {"HOME": "/h", "HF_HUB_CACHE": "rel/hub"},
+    {"HOME": "/h", "HF_HUB_CACHE": ""},
+    {"HOME": "/h", "U": "me", "HF_HUB_CACHE": "/c/$U-x/${U}y/$Unope"},
+]
+
+
+def base_env(case):
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    env.update(case)
+    return env
+
+
+@pytest.mark.parametrize("case", CASES, ids=[";".join(f"{k}={v}" for k, v in c.items()) for c in CASES])
+def test_where_matches_posixpath(case):
+    env = base_env(case)
+    want = json.loads(subprocess.run(["/usr/bin/python3", "-c", ORACLE], env=env, capture_output=True,
+                                     text=True, check=True).stdout)
+    r = run_gpugate("hf", "where", env=env)
+    relative = not want["hub"].startswith("/")
+    assert r.rc == (1 if relative else 0), r
+    assert r.out == want["hub"] + "\n", r
+    if relative:
+        assert "not absolute" in r.err
+    j = run_gpugate("hf", "where", "--format", "json", env=env).json()
+    assert j["hub_cache"] == want["hub"]
+    assert j["hf_home"] == want["home"]
+
+
+def test_home_unset_uses_passwd():
+    env = {"PATH": "/usr/bin:/bin"}
+    import pwd
+    home = pwd.getpwuid(os.getuid()).pw_dir.rstrip("/")
+    r = run_gpugate("hf", "where", env=env)
+    assert r.rc == 0, r
+    assert r.out.strip() == os.path.join(home or "/", ".cache/huggingface/hub")
+
+
+def test_verbose_sources_offline_token_never_printed():
+    secret = "hf_DoNotPrintThisToken123"
+    env = base_env({"HOME": "/h", "HF_HOME": "/hf", "HF_TOKEN": secret, "HF_HUB_OFFLINE": "",
+                    "TRANSFORMERS_OFFLINE": "yes", "TRANSFORMERS_CACHE": "/old"})
+    r = run_gpugate("hf", "where", "-v", env=env)
+    assert r.rc == 0, r
+    assert "/hf/hub (from HF_HOME)" in r.out
+    assert "token comes from HF_TOKEN" in r.out
+    assert "offline:        yes (TRANSFORMERS_OFFLINE=yes)" in r.out
+    assert "TRANSFORMERS_CACHE is set" in r.out
+    assert "/hf/token" in r.out
+    j = run_gpugate("hf", "where", "--format", "json", env=env)
+    assert j.json()["token_from"] == "HF_TOKEN" and j.json()["deprecated_set"] == ["TRANSFORMERS_CACHE"]
+    c = run_gpugate("check", "--format", "json", "--only", "hf.location", env=env)
+    for out in (r.out + r.err, j.out + j.err, c.out + c.err):
+        assert secret not in out
+
+
+def test_offline_zero_ignores_transformers():
+    env = base_env({"HOME": "/h", "HF_HUB_OFFLINE": "0", "TRANSFORMERS_OFFLINE": "1"})
+    j = run_gpugate("hf", "where", "--format", "json", env=env).json()
+    assert j["offline"] is False and j["offline_from"] == "HF_HUB_OFFLINE"
+
+
+def test_usage_errors():
+    for args, words in ((["hf"], "subcommand"), (["hf", "nope"], "unknown subcommand"),
+                        (["hf", "where", "--format", "xml"], "unknown format"),
+                        (["hf", "where", "extra"], "unexpected argument"),
+                        (["hf", "scan", "--root", "/nonexistent-root"], "No such file"),
+                        (["hf", "verify", "--jobs", "0"], "--jobs")):
+        r = run_gpugate(*args)
+        assert r.rc == 3, r
+        assert words in r.err, r
+
+
+def test_fetch_placeholder_routes():
+    r = run_gpugate("hf", "fetch", "org/x")
+    assert r.rc == 3 and "hf fetch" in r.err, r
+
+
+def test_location_check_relative_and_empty():
+    for env_case, words in (({"HF_HUB_CACHE": ""}, "empty"), ({"HF_HOME": "rel"}, "relative")):
+        env = base_env({"HOME": "/h", **env_case})
+        r = run_gpugate("check", "--format", "json", "--only", "hf.location", env=env)
+        assert r.rc == 1, r
+        c = r.check("hf.location")
+        assert c["status"] == "fail" and words in c["summary"], c
+        assert "export" in c["remediation"] or "unset" in c["remediation"]
