@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,11 +199,18 @@ static enum hf_link classify_link(const char *target, size_t depth, const char *
 	return HF_LINK_OK;
 }
 
+/* One snapshot folder to walk: units run in parallel, so each gathers its
+ * own warnings, merged into the repo's in a fixed order afterwards. */
 struct walk {
 	struct hf_repo *repo;
 	struct hf_revision *rev;
 	size_t alloc;
+	struct hf_warning *warnings;
+	size_t n_warnings;
 };
+
+#define WALK_WARN(w, sev, hides, path, ...) \
+	add_warning(&(w)->warnings, &(w)->n_warnings, sev, hides, path, __VA_ARGS__)
 
 static void add_file(struct walk *w, const char *rel, const char *target, enum hf_link link, long blob, uint64_t size)
 {
@@ -209,7 +218,18 @@ static void add_file(struct walk *w, const char *rel, const char *target, enum h
 		w->alloc = w->alloc ? w->alloc * 2 : 16;
 		w->rev->files = xrealloc(w->rev->files, w->alloc * sizeof(*w->rev->files));
 	}
-	w->rev->files[w->rev->n_files++] = (struct hf_file){ xstrdup(rel), target ? xstrdup(target) : NULL, link, blob, size };
+	/* the usual link's text is implied by the blob: kept only for the odd ones */
+	char *t = target && link != HF_LINK_OK ? xstrdup(target) : NULL;
+	w->rev->files[w->rev->n_files++] = (struct hf_file){ xstrdup(rel), t, link, blob, size };
+}
+
+/* "snapshots/COMMIT/REL", made on first use (only warnings need it). A
+ * function, so that two uses in one argument list are sequenced. */
+static const char *where_of(char **where, const char *commit, const char *rel)
+{
+	if (!*where)
+		*where = xasprintf("snapshots/%s/%s", commit, rel);
+	return *where;
 }
 
 static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t depth)
@@ -224,14 +244,15 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 		if (is_dot(de->d_name))
 			continue;
 		char *rel = *prefix ? xasprintf("%s/%s", prefix, de->d_name) : xstrdup(de->d_name);
-		char *where = xasprintf("snapshots/%s/%s", w->rev->commit, rel);
+		char *where = NULL; /* "snapshots/COMMIT/REL", made only for a warning */
+#define WHERE where_of(&where, w->rev->commit, rel)
 		unsigned char type = entry_type(dirfd, de);
 		if (type == DT_DIR) {
 			int sub = depth - 2 < MAX_SNAPSHOT_DEPTH ? open_dir_at(dirfd, de->d_name) : -1;
 			if (sub >= 0)
 				walk_snapshot(w, sub, rel, depth + 1);
 			else
-				REPO_WARN(w->repo, HF_FAIL, false, where, "cannot open %s: %s", where,
+				WALK_WARN(w, HF_FAIL, false, WHERE, "cannot open %s: %s", WHERE,
 					  depth - 2 < MAX_SNAPSHOT_DEPTH ? strerror(errno) : "folders nested too deep");
 		} else if (type == DT_LNK) {
 			char target[PATH_MAX];
@@ -257,19 +278,19 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 			case HF_LINK_OK:
 				break;
 			case HF_LINK_MISSING_BLOB:
-				REPO_WARN(w->repo, HF_FAIL, true, where, "%s is a broken link: its blob %s is missing", where, target);
+				WALK_WARN(w, HF_FAIL, true, WHERE, "%s is a broken link: its blob %s is missing", WHERE, target);
 				break;
 			case HF_LINK_ABSOLUTE:
-				REPO_WARN(w->repo, HF_FAIL, false, where, "%s is an absolute link to %s (huggingface_hub writes relative links; a moved or hostile cache): not followed",
-					  where, target);
+				WALK_WARN(w, HF_FAIL, false, WHERE, "%s is an absolute link to %s (huggingface_hub writes relative links; a moved or hostile cache): not followed",
+					  WHERE, target);
 				break;
 			case HF_LINK_ESCAPES:
-				REPO_WARN(w->repo, HF_FAIL, false, where, "%s links to %s, outside the repo folder (a 'cp -a' of a single snapshot, or a hostile cache): not followed",
-					  where, target);
+				WALK_WARN(w, HF_FAIL, false, WHERE, "%s links to %s, outside the repo folder (a 'cp -a' of a single snapshot, or a hostile cache): not followed",
+					  WHERE, target);
 				break;
 			default:
-				REPO_WARN(w->repo, HF_FAIL, false, where, "%s links to %s, which is not ../blobs/<name> of this repo: not followed",
-					  where, target);
+				WALK_WARN(w, HF_FAIL, false, WHERE, "%s links to %s, which is not ../blobs/<name> of this repo: not followed",
+					  WHERE, target);
 			}
 		} else if (type == DT_REG) {
 			struct stat st;
@@ -277,14 +298,21 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 			add_file(w, rel, NULL, HF_LINK_COPY, -1, size);
 		} else {
 			add_file(w, rel, NULL, HF_LINK_ODD, -1, 0);
-			REPO_WARN(w->repo, HF_FAIL, false, where, "%s is neither a file nor a link", where);
+			WALK_WARN(w, HF_FAIL, false, WHERE, "%s is neither a file nor a link", WHERE);
 		}
+#undef WHERE
 		free(where);
 		free(rel);
 	}
 	closedir(d);
 }
 
+static int revision_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct hf_revision *)a)->commit, ((const struct hf_revision *)b)->commit);
+}
+
+/* Lists the commit folders; walk_unit walks each later, in parallel. */
 static void scan_snapshots(struct hf_repo *repo, int repo_fd)
 {
 	int fd = open_dir_at(repo_fd, "snapshots");
@@ -311,21 +339,14 @@ static void scan_snapshots(struct hf_repo *repo, int repo_fd)
 			free(where);
 			continue;
 		}
-		int sub = open_dir_at(fd, de->d_name);
-		if (sub < 0) {
-			REPO_WARN(repo, HF_FAIL, true, where, "cannot open %s: %s", where, strerror(errno));
-			free(where);
-			continue;
-		}
 		free(where);
 		repo->revisions = xrealloc(repo->revisions, (repo->n_revisions + 1) * sizeof(*repo->revisions));
 		struct hf_revision *rev = &repo->revisions[repo->n_revisions++];
 		memset(rev, 0, sizeof(*rev));
 		rev->commit = xstrdup(de->d_name);
-		struct walk w = { repo, rev, 0 };
-		walk_snapshot(&w, sub, "", 2);
 	}
 	closedir(d);
+	qsort(repo->revisions, repo->n_revisions, sizeof(*repo->revisions), revision_cmp);
 }
 
 static void read_refs(struct hf_repo *repo, int dirfd, const char *prefix, int depth)
@@ -487,8 +508,90 @@ static void scan_repo(struct hf_repo *repo, int cache_fd)
 	scan_blobs(repo, fd);
 	scan_snapshots(repo, fd);
 	scan_refs(repo, fd);
-	sum_repo(repo);
 	close(fd);
+}
+
+struct walk_pool {
+	int cache_fd;
+	struct hf_cache *cache;
+	struct walk *units;
+	size_t count;
+	atomic_size_t next;
+};
+
+/* Opens cache/REPO/snapshots/COMMIT without following a link on the way. */
+static int open_revision(int cache_fd, const struct hf_repo *repo, const char *commit)
+{
+	int fd = open_dir_at(cache_fd, repo->folder);
+	if (fd < 0)
+		return -1;
+	int snaps = open_dir_at(fd, "snapshots");
+	close(fd);
+	if (snaps < 0)
+		return -1;
+	fd = open_dir_at(snaps, commit);
+	int e = errno;
+	close(snaps);
+	errno = e;
+	return fd;
+}
+
+static void *walk_worker(void *arg)
+{
+	struct walk_pool *p = arg;
+	for (size_t k; (k = atomic_fetch_add(&p->next, 1)) < p->count;) {
+		struct walk *w = &p->units[k];
+		int fd = open_revision(p->cache_fd, w->repo, w->rev->commit);
+		if (fd < 0) {
+			char *where = xasprintf("snapshots/%s", w->rev->commit);
+			WALK_WARN(w, HF_FAIL, true, where, "cannot open %s: %s", where, strerror(errno));
+			free(where);
+			continue;
+		}
+		walk_snapshot(w, fd, "", 2);
+	}
+	return NULL;
+}
+
+/* Walks every snapshot of every repo, one thread per CPU (the scan is
+ * bound by readlink system calls), then merges the warnings in order. */
+static void walk_all(struct hf_cache *cache, int cache_fd)
+{
+	struct walk_pool p = { .cache_fd = cache_fd, .cache = cache };
+	for (size_t r = 0; r < cache->n_repos; r++)
+		p.count += cache->repos[r].n_revisions;
+	p.units = xcalloc(p.count + 1, sizeof(*p.units));
+	size_t k = 0;
+	for (size_t r = 0; r < cache->n_repos; r++)
+		for (size_t v = 0; v < cache->repos[r].n_revisions; v++)
+			p.units[k++] = (struct walk){ .repo = &cache->repos[r], .rev = &cache->repos[r].revisions[v] };
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t threads = cpus > 1 ? (size_t)cpus : 1;
+	if (threads > p.count)
+		threads = p.count;
+	if (threads > 64)
+		threads = 64;
+	pthread_t tids[64];
+	size_t started = 0;
+	for (size_t t = 1; t < threads; t++) /* this thread is one of them */
+		if (pthread_create(&tids[started], NULL, walk_worker, &p) == 0)
+			started++;
+	walk_worker(&p);
+	for (size_t t = 0; t < started; t++)
+		pthread_join(tids[t], NULL);
+	for (k = 0; k < p.count; k++) {
+		struct walk *w = &p.units[k];
+		struct hf_repo *repo = w->repo;
+		if (w->n_warnings) {
+			repo->warnings = xrealloc(repo->warnings, (repo->n_warnings + w->n_warnings) * sizeof(*repo->warnings));
+			memcpy(repo->warnings + repo->n_warnings, w->warnings, w->n_warnings * sizeof(*w->warnings));
+			repo->n_warnings += w->n_warnings;
+		}
+		free(w->warnings);
+	}
+	free(p.units);
+	for (size_t r = 0; r < cache->n_repos; r++)
+		sum_repo(&cache->repos[r]);
 }
 
 static bool top_level_litter(const char *name)
@@ -538,6 +641,7 @@ int hf_cache_scan(const char *path, struct hf_cache *cache, char *err, size_t er
 	qsort(cache->repos, cache->n_repos, sizeof(*cache->repos), repo_cmp);
 	for (size_t i = 0; i < cache->n_repos; i++)
 		scan_repo(&cache->repos[i], fd);
+	walk_all(cache, fd);
 	closedir(d);
 	return 0;
 }
