@@ -154,7 +154,8 @@ static void scan_blobs(struct hf_repo *repo, int repo_fd)
 		}
 	}
 	closedir(d);
-	qsort(repo->blobs, repo->n_blobs, sizeof(*repo->blobs), blob_cmp);
+	if (repo->n_blobs)
+		qsort(repo->blobs, repo->n_blobs, sizeof(*repo->blobs), blob_cmp);
 }
 
 /* Classifies a snapshot link found depth folders below the repo folder.
@@ -346,7 +347,8 @@ static void scan_snapshots(struct hf_repo *repo, int repo_fd)
 		rev->commit = xstrdup(de->d_name);
 	}
 	closedir(d);
-	qsort(repo->revisions, repo->n_revisions, sizeof(*repo->revisions), revision_cmp);
+	if (repo->n_revisions)
+		qsort(repo->revisions, repo->n_revisions, sizeof(*repo->revisions), revision_cmp);
 }
 
 static void read_refs(struct hf_repo *repo, int dirfd, const char *prefix, int depth)
@@ -638,7 +640,8 @@ int hf_cache_scan(const char *path, struct hf_cache *cache, char *err, size_t er
 		memset(repo, 0, sizeof(*repo));
 		repo->folder = xstrdup(de->d_name);
 	}
-	qsort(cache->repos, cache->n_repos, sizeof(*cache->repos), repo_cmp);
+	if (cache->n_repos)
+		qsort(cache->repos, cache->n_repos, sizeof(*cache->repos), repo_cmp);
 	for (size_t i = 0; i < cache->n_repos; i++)
 		scan_repo(&cache->repos[i], fd);
 	walk_all(cache, fd);
