@@ -19,10 +19,12 @@ work=$(mktemp -d "${HF_BENCH_DIR:-/var/tmp}/gpugate-hf-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT INT TERM
 
 now() { date +%s.%N; }
-elapsed() { echo "$2 - $1" | bc -l; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.6f", b - a }'; }
+min() { awk -v a="$1" -v b="$2" 'BEGIN { print (a < b) ? a : b }'; }
+div() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.6f", a / b }'; }
 
 # The data: blobs named by their hashes, each linked from one snapshot.
-/usr/bin/python3 - "$work" "$MB" "$SCAN_FILES" <<'PY'
+python3 - "$work" "$MB" "$SCAN_FILES" <<'PY'
 import hashlib, os, sys
 work, mb, scan_files = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 M = 1 << 20
@@ -89,27 +91,27 @@ find "$blobs" -type f | xargs -P"$(nproc)" -n8 sha256sum > /dev/null   # warm th
 best_shell=999999; best_gg=999999
 for run in 1 2; do
 	t0=$(now); find "$blobs" -type f | xargs -P"$(nproc)" -n8 sha256sum > /dev/null; t1=$(now)
-	t=$(elapsed "$t0" "$t1"); best_shell=$(echo "if ($t < $best_shell) $t else $best_shell" | bc -l)
+	t=$(elapsed "$t0" "$t1"); best_shell=$(min "$t" "$best_shell")
 	t0=$(now); "$GPUGATE" hf verify --cache "$work/mixed" > "$work/verify.out"; t1=$(now)
-	t=$(elapsed "$t0" "$t1"); best_gg=$(echo "if ($t < $best_gg) $t else $best_gg" | bc -l)
+	t=$(elapsed "$t0" "$t1"); best_gg=$(min "$t" "$best_gg")
 done
 grep -q "hf verify: ok" "$work/verify.out" || { echo "hf verify did not pass:"; cat "$work/verify.out"; exit 1; }
-printf '  shell  find|xargs -P%s -n8 sha256sum: %.3f s  %.0f MB/s\n' "$(nproc)" "$best_shell" "$(echo "$bytes / $best_shell / 1000000" | bc -l)"
-printf '  gpugate hf verify:                   %.3f s  %.0f MB/s\n' "$best_gg" "$(echo "$bytes / $best_gg / 1000000" | bc -l)"
-ratio=$(echo "$best_shell / $best_gg" | bc -l)
+printf '  shell  find|xargs -P%s -n8 sha256sum: %.3f s  %.0f MB/s\n' "$(nproc)" "$best_shell" "$(div "$bytes" "$best_shell" | awk '{ print $1 / 1000000 }')"
+printf '  gpugate hf verify:                   %.3f s  %.0f MB/s\n' "$best_gg" "$(div "$bytes" "$best_gg" | awk '{ print $1 / 1000000 }')"
+ratio=$(div "$best_shell" "$best_gg")
 printf '  throughput ratio gpugate/shell: %.2f (goal >= 0.90)\n' "$ratio"
 
 rss() { /usr/bin/time -v "$GPUGATE" hf verify --cache "$1" 2>&1 >/dev/null | awk -F': ' '/Maximum resident/ {print $2}'; }
 rss_big=$(rss "$work/mixed"); rss_small=$(rss "$work/small")
-echo "peak RSS: $rss_big KiB over files up to 256 MiB, $rss_small KiB over one 4 MiB file (ratio $(echo "$rss_big / $rss_small" | bc -l | cut -c1-4); threads x 1 MiB buffer, not file size)"
+echo "peak RSS: $rss_big KiB over files up to 256 MiB, $rss_small KiB over one 4 MiB file (ratio $(div "$rss_big" "$rss_small" | cut -c1-4); threads x 1 MiB buffer, not file size)"
 
 files=$(find "$work/scan" -type l | wc -l)
 best_scan=999999; best_find=999999
 for run in 1 2 3; do
 	t0=$(now); "$GPUGATE" hf scan --format json --cache "$work/scan" > /dev/null; t1=$(now)
-	t=$(elapsed "$t0" "$t1"); best_scan=$(echo "if ($t < $best_scan) $t else $best_scan" | bc -l)
+	t=$(elapsed "$t0" "$t1"); best_scan=$(min "$t" "$best_scan")
 	t0=$(now); find "$work/scan" -printf '%y %s %p %l\n' > /dev/null; t1=$(now)
-	t=$(elapsed "$t0" "$t1"); best_find=$(echo "if ($t < $best_find) $t else $best_find" | bc -l)
+	t=$(elapsed "$t0" "$t1"); best_find=$(min "$t" "$best_find")
 done
 printf 'hf scan: %s snapshot files: %.3f s (goal < 0.5 s); find -printf: %.3f s; ratio gpugate/find %.2f\n' \
-	"$files" "$best_scan" "$best_find" "$(echo "$best_scan / $best_find" | bc -l)"
+	"$files" "$best_scan" "$best_find" "$(div "$best_scan" "$best_find")"

@@ -1,0 +1,96 @@
+/* Small rules of the hub cache layout: repo folder names from ids, hex
+ * names, and the blob hash of an open file (sha256 for 64 hex digits, git
+ * blob sha1 for 40) against known vectors (`printf 'hello\n' | git
+ * hash-object --stdin`, FIPS 180-2 "abc"). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hf/layout.h"
+#include "hf/verify.h"
+
+static void test_repo_folder(void **state)
+{
+	(void)state;
+	struct {
+		const char *id, *type, *folder;
+	} cases[] = {
+		{ "Qwen/Qwen3-0.6B", NULL, "models--Qwen--Qwen3-0.6B" },
+		{ "gpt2", NULL, "models--gpt2" },
+		{ "datasets/glue", NULL, "datasets--glue" },
+		{ "spaces/org/app", NULL, "spaces--org--app" },
+		{ "glue", "dataset", "datasets--glue" },
+		{ "org/x", "space", "spaces--org--x" },
+		{ "models--org--x", NULL, "models--org--x" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		char *f = hf_repo_folder(cases[i].id, cases[i].type);
+		if (strcmp(f, cases[i].folder) != 0)
+			fail_msg("%s: %s, expected %s", cases[i].id, f, cases[i].folder);
+		free(f);
+	}
+}
+
+static void test_hex_length(void **state)
+{
+	(void)state;
+	assert_int_equal(hf_hex_length("ce013625030ba8dba906f756967f9e9ca394464a"), 40);
+	assert_int_equal(hf_hex_length("CE01"), 0); /* etags are lower case */
+	assert_int_equal(hf_hex_length("abc.incomplete"), 0);
+	assert_int_equal(hf_hex_length(""), 0);
+}
+
+static void hash_of(const char *content, size_t hex_len, char hex[65], int *rc)
+{
+	char path[] = "/tmp/gpugate-hash-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, content, strlen(content)), (ssize_t)strlen(content));
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	unsigned char buf[3]; /* tiny reads: the streaming path */
+	uint64_t bytes = 0;
+	*rc = hf_hash_fd(fd, hex_len, buf, sizeof(buf), hex, &bytes);
+	assert_int_equal(bytes, strlen(content));
+	close(fd);
+	unlink(path);
+}
+
+static void test_hash_vectors(void **state)
+{
+	(void)state;
+	char hex[65];
+	int rc;
+	hash_of("hello\n", 40, hex, &rc);
+	assert_int_equal(rc, 0);
+	assert_string_equal(hex, "ce013625030ba8dba906f756967f9e9ca394464a");
+	hash_of("abc", 64, hex, &rc);
+	assert_int_equal(rc, 0);
+	assert_string_equal(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	hash_of("", 40, hex, &rc);
+	assert_string_equal(hex, "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"); /* git's empty blob */
+	/* not a plain file: refused */
+	int fd = open("/tmp", O_RDONLY | O_DIRECTORY);
+	unsigned char buf[16];
+	uint64_t bytes;
+	assert_int_equal(hf_hash_fd(fd, 64, buf, sizeof(buf), hex, &bytes), -EINVAL);
+	close(fd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_repo_folder),
+		cmocka_unit_test(test_hex_length),
+		cmocka_unit_test(test_hash_vectors),
+	};
+	return cmocka_run_group_tests_name("hf_layout", tests, NULL, NULL);
+}
