@@ -9,11 +9,12 @@
 
 int cmd_check(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+/* `gpugate hf where|scan|verify`; `hf fetch` goes on to cmd_hf_fetch. */
+int cmd_hf(int argc, char **argv);
 /* Provisioning, run by the separate gpugate-provision executable (provision_exec.c). */
 int cmd_hf_fetch(int argc, char **argv);
 int cmd_stack(int argc, char **argv);
 int cmd_bundle(int argc, char **argv);
-int cmd_hf(int argc, char **argv);
 
 /* Prints "gpugate: MESSAGE" and the usage hint to stderr; returns EXIT_USAGE. */
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

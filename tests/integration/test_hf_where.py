@@ -115,8 +115,8 @@ def test_usage_errors():
         assert words in r.err, r
 
 
-def test_fetch_placeholder_routes():
-    r = run_gpugate("hf", "fetch", "org/x")
+def test_fetch_routes_to_provisioning():
+    r = run_gpugate("hf", "fetch")
     assert r.rc == 3 and "hf fetch" in r.err, r
 
 
