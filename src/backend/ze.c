@@ -355,8 +355,8 @@ static int smoke(const struct ze_api *api, struct probe_channel *ch, const struc
 	ze_host_mem_alloc_desc_t hdesc = { .stype = ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC };
 	SMOKE_CALL("memory", api->zeMemAllocDevice(o.ctx, &ddesc, bytes, 64, dev, &o.dev_in));
 	SMOKE_CALL("memory", api->zeMemAllocDevice(o.ctx, &ddesc, bytes, 64, dev, &o.dev_out));
-	SMOKE_CALL("memory", api->zeMemAllocHost(o.ctx, &hdesc, bytes, 64, &o.host));
-	uint32_t *host = o.host;
+	SMOKE_CALL("memory", api->zeMemAllocHost(o.ctx, &hdesc, 2 * bytes, 64, &o.host));
+	uint32_t *host = o.host, *result = host + n; /* input, then output */
 	for (size_t i = 0; i < n; i++)
 		host[i] = smoke_input((unsigned)i);
 
@@ -398,9 +398,9 @@ static int smoke(const struct ze_api *api, struct probe_channel *ch, const struc
 	SMOKE_CALL("launch", api->zeCommandListAppendBarrier(o.list, NULL, 0, NULL));
 	SMOKE_CALL("launch", api->zeCommandListAppendLaunchKernel(o.list, o.kernel, &groups, NULL, 0, NULL));
 	SMOKE_CALL("launch", api->zeCommandListAppendBarrier(o.list, NULL, 0, NULL));
-	SMOKE_CALL("launch", api->zeCommandListAppendMemoryCopy(o.list, o.host, o.dev_out, bytes, NULL, 0, NULL));
+	SMOKE_CALL("launch", api->zeCommandListAppendMemoryCopy(o.list, result, o.dev_out, bytes, NULL, 0, NULL));
 	SMOKE_CALL("launch", api->zeCommandListClose(o.list));
-	memset(o.host, 0, bytes); /* a copy that never happened must not pass */
+	memset(result, 0, bytes); /* a copy that never happened must not pass */
 	SMOKE_CALL("launch", api->zeCommandQueueExecuteCommandLists(o.queue, 1, &o.list, o.fence));
 
 	clock_enter(clk, ch, "sync", label);
@@ -416,7 +416,7 @@ static int smoke(const struct ze_api *api, struct probe_channel *ch, const struc
 	clock_enter(clk, ch, "verify", label);
 	size_t bad = 0, first_bad = 0;
 	for (size_t i = 0; i < n; i++)
-		if (host[i] != smoke_expected(smoke_input((unsigned)i), (unsigned)i) && bad++ == 0)
+		if (result[i] != smoke_expected(smoke_input((unsigned)i), (unsigned)i) && bad++ == 0)
 			first_bad = i;
 	json_object_set_new(smoke, "elements", json_integer((json_int_t)n));
 	json_object_set_new(smoke, "mismatches", json_integer((json_int_t)bad));
@@ -425,7 +425,7 @@ static int smoke(const struct ze_api *api, struct probe_channel *ch, const struc
 		json_object_set_new(smoke, "first_bad_index", json_integer((json_int_t)first_bad));
 		char *msg = xasprintf("the smoke kernel computed %zu wrong elements of %zu (first at index %zu: got 0x%08x, expected 0x%08x): "
 				      "the GPU or its driver computes wrong results",
-				      bad, n, first_bad, host[first_bad],
+				      bad, n, first_bad, result[first_bad],
 				      smoke_expected(smoke_input((unsigned)first_bad), (unsigned)first_bad));
 		fail_message(dj, "verify", "wrong result", msg);
 		free(msg);

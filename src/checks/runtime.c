@@ -1,18 +1,395 @@
-/* Check group `runtime`: not built yet (see its issue). */
+/* Check group `runtime`: proves the GPU runtime works, in child processes
+ * (gpugate never loads a GPU library itself). One enumeration probe per
+ * backend, then one smoke probe per device in parallel, all made once in
+ * prepare and shared by the group's checks. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../backend/backend.h"
+#include "../backend/probe.h"
+#include "../lib/util.h"
 #include "groups.h"
 
+#define DEADLINE_MARGIN_S 0.3 /* the verdict must still be written after a kill */
+
 static const struct spec_key runtime_keys[] = {
-	{ "runtime", SPEC_MAP, SCALAR_STR, NULL, "the runtime section" },
+	{ "runtime", SPEC_MAP, SCALAR_STR, NULL, "the runtime section: probe the GPU runtime in a child process" },
+	{ "runtime.backend", SPEC_SCALAR, SCALAR_ENUM, "auto|level-zero|cuda",
+	  "auto: every backend whose loader library is installed; or one backend" },
+	{ "runtime.timeout", SPEC_SCALAR, SCALAR_SECONDS, NULL, "the probe's deadline (capped by the run's deadline); default 30s" },
+	{ "runtime.min_free_memory", SPEC_SCALAR, SCALAR_SIZE, NULL, "free device memory each GPU must have, e.g. 8GiB" },
+	{ "runtime.smoke", SPEC_SCALAR, SCALAR_BOOL, NULL, "run the SPIR-V smoke kernel on every device (default false)" },
+	{ "runtime.telemetry", SPEC_SCALAR, SCALAR_BOOL, NULL, "read temperature and other Sysman telemetry (default false)" },
+	{ "runtime.work_items", SPEC_SCALAR, SCALAR_INT, NULL, "smoke kernel size (at least 1048576)" },
 	{ NULL, 0, 0, NULL, NULL },
 };
 
+static const struct backend *const known_backends[] = { &ze_backend, &cuda_backend, NULL };
+
+struct backend_probe {
+	const struct backend *be;
+	struct probe_run enumeration;
+	struct probe_run *devices; /* smoke runs, one per device */
+	size_t n_devices;
+};
+
+struct runtime_state {
+	struct backend_probe *probes;
+	size_t n;
+	char *none_found; /* auto found no backend library */
+	double deadline;
+};
+
+/* True when the soname is in the linker cache or a library folder (under
+ * --root), without loading it: the check's process stays GPU-free. */
+static bool library_present(const struct context *ctx, const char *soname)
+{
+	char *cache_path = ctx_path(ctx, "/etc/ld.so.cache");
+	char *cache = NULL;
+	size_t len = 0;
+	bool found = false;
+	if (read_file(cache_path, &cache, &len) == 0)
+		found = memmem(cache, len, soname, strlen(soname) + 1) != NULL;
+	free(cache);
+	free(cache_path);
+	static const char *const dirs[] = { "/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib64",
+					    "/usr/lib", "/usr/local/lib", "/usr/lib/wsl/lib", NULL };
+	for (size_t i = 0; !found && dirs[i]; i++) {
+		char *p = xasprintf("%s/%s", dirs[i], soname);
+		char *full = ctx_path(ctx, p);
+		found = access(full, R_OK) == 0;
+		free(full);
+		free(p);
+	}
+	const char *ldp = ctx_getenv(ctx, "LD_LIBRARY_PATH");
+	if (!found && ldp) {
+		char *copy = xstrdup(ldp), *save = NULL;
+		for (char *d = strtok_r(copy, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
+			char *p = xasprintf("%s/%s", d, soname);
+			found = access(p, R_OK) == 0;
+			free(p);
+		}
+		free(copy);
+	}
+	return found;
+}
+
+static void *runtime_prepare(const struct context *ctx)
+{
+	struct runtime_state *st = xcalloc(1, sizeof(*st));
+	const char *choice = spec_str(ctx->spec, "runtime.backend", "auto");
+	double timeout = spec_seconds(ctx->spec, "runtime.timeout", 30);
+	double now = monotonic_seconds();
+	st->deadline = now + timeout;
+	if (ctx->deadline - DEADLINE_MARGIN_S < st->deadline)
+		st->deadline = ctx->deadline - DEADLINE_MARGIN_S;
+	bool smoke = spec_bool(ctx->spec, "runtime.smoke", false);
+	bool telemetry = spec_bool(ctx->spec, "runtime.telemetry", false);
+	long items = spec_int(ctx->spec, "runtime.work_items", 1 << 20);
+
+	st->probes = xcalloc(ARRAY_SIZE(known_backends), sizeof(*st->probes));
+	struct strbuf hints = STRBUF_INIT;
+	for (const struct backend *const *b = known_backends; *b; b++) {
+		if (strcmp(choice, "auto") == 0) {
+			if (!library_present(ctx, (*b)->library)) {
+				sb_printf(&hints, "%s%s (%s: %s)", hints.len ? "; " : "", (*b)->library, (*b)->name,
+					  (*b)->provided_by);
+				continue;
+			}
+		} else if (strcmp(choice, (*b)->name) != 0) {
+			continue;
+		}
+		st->probes[st->n++].be = *b;
+	}
+	if (st->n == 0) {
+		st->none_found = xasprintf("no GPU runtime library is installed: looked for %s", hints.buf ? hints.buf : "");
+		sb_release(&hints);
+		return st;
+	}
+	sb_release(&hints);
+
+	struct probe_request *reqs = xcalloc(st->n, sizeof(*reqs));
+	struct probe_run *runs = xcalloc(st->n, sizeof(*runs));
+	for (size_t i = 0; i < st->n; i++)
+		reqs[i] = (struct probe_request){ .backend = st->probes[i].be->name, .device = -1 };
+	probe_run_all(ctx, reqs, runs, st->n, st->deadline);
+	size_t total = 0;
+	for (size_t i = 0; i < st->n; i++) {
+		st->probes[i].enumeration = runs[i];
+		if (!runs[i].verdict)
+			total += json_array_size(json_object_get(runs[i].result, "devices"));
+	}
+	free(reqs);
+	free(runs);
+	if (!smoke || total == 0)
+		return st;
+	/* one child per device, all in parallel */
+	reqs = xcalloc(total, sizeof(*reqs));
+	runs = xcalloc(total, sizeof(*runs));
+	size_t k = 0;
+	for (size_t i = 0; i < st->n; i++) {
+		struct probe_run *e = &st->probes[i].enumeration;
+		if (e->verdict)
+			continue;
+		size_t nd = json_array_size(json_object_get(e->result, "devices"));
+		for (size_t d = 0; d < nd; d++)
+			reqs[k++] = (struct probe_request){ .backend = st->probes[i].be->name, .device = (int)d,
+							    .smoke = true, .telemetry = telemetry,
+							    .work_items = items > 0 ? (size_t)items : 0,
+							    .sync_timeout_s = st->deadline - monotonic_seconds() };
+	}
+	probe_run_all(ctx, reqs, runs, total, st->deadline);
+	k = 0;
+	for (size_t i = 0; i < st->n; i++) {
+		struct backend_probe *p = &st->probes[i];
+		if (p->enumeration.verdict)
+			continue;
+		p->n_devices = json_array_size(json_object_get(p->enumeration.result, "devices"));
+		p->devices = xcalloc(p->n_devices, sizeof(*p->devices));
+		for (size_t d = 0; d < p->n_devices; d++)
+			p->devices[d] = runs[k++];
+	}
+	free(reqs);
+	free(runs);
+	return st;
+}
+
+static void runtime_release(void *state)
+{
+	struct runtime_state *st = state;
+	if (!st)
+		return;
+	for (size_t i = 0; i < st->n; i++) {
+		probe_run_release(&st->probes[i].enumeration);
+		for (size_t d = 0; d < st->probes[i].n_devices; d++)
+			probe_run_release(&st->probes[i].devices[d]);
+		free(st->probes[i].devices);
+	}
+	free(st->probes);
+	free(st->none_found);
+	free(st);
+}
+
+static bool early_stage(const char *stage)
+{
+	return stage && (!strcmp(stage, "loader") || !strcmp(stage, "init") || !strcmp(stage, "drivers"));
+}
+
+/* Remediation for a failed probe, from its error name and stage. */
+static void remedy_for(struct result *r, const struct backend *be, const struct probe_run *run)
+{
+	const char *error = run->result ? json_string_value(json_object_get(run->result, "error")) : NULL;
+	if (run->killed)
+		result_remedy(r, "the GPU or its driver hangs: read the kernel log (dmesg | grep -iE 'gpu hang|guc|xe|i915') and reset the GPU or reboot the host");
+	else if (run->signal)
+		result_remedy(r, "the %s runtime crashed: reinstall the driver stack and compare the loader and driver versions (packages checks)", be->name);
+	if (!error)
+		return;
+	if (strstr(error, "missing"))
+		result_remedy(r, "install the %s loader: %s", be->name, be->provided_by);
+	else if (strstr(error, "UNINITIALIZED"))
+		result_remedy(r, "make the GPU visible in the container: --device /dev/dri and -v /dev/dri/by-path:/dev/dri/by-path (see the devices checks)");
+	else if (strstr(error, "INSUFFICIENT_PERMISSIONS"))
+		result_remedy(r, "give the container the render node's group: docker run --group-add render (or the node's numeric GID: stat -c %%g /dev/dri/renderD128)");
+	else if (strstr(error, "OUT_OF_DEVICE_MEMORY"))
+		result_remedy(r, "free GPU memory: stop the other processes on the GPU (xpu-smi ps, intel_gpu_top) or lower their share");
+	else if (strstr(error, "DEVICE_LOST"))
+		result_remedy(r, "the GPU was lost: read the kernel log (dmesg) for GPU HANG / GuC errors and reset the GPU");
+	else if (strstr(error, "MODULE_BUILD"))
+		result_remedy(r, "install the graphics compiler matching the driver: apt-get install intel-igc-core-2 intel-igc-opencl-2");
+	else if (strstr(error, "wrong result"))
+		result_remedy(r, "the GPU computes wrong results: take it out of service and report it with the details of this check");
+}
+
+static void add_run_details(json_t *arr, const struct backend *be, const struct probe_run *run)
+{
+	json_t *j = json_object();
+	json_object_set_new(j, "backend", json_string(be->name));
+	json_object_set_new(j, "seconds", json_real(run->seconds));
+	if (run->verdict)
+		json_object_set_new(j, "verdict", json_text(run->verdict));
+	if (run->stage[0])
+		json_object_set_new(j, "last_stage", json_string(run->stage));
+	if (run->result)
+		json_object_set(j, "result", run->result);
+	if (run->output && *run->output)
+		json_object_set_new(j, "output", json_text(run->output));
+	json_array_append_new(arr, j);
+}
+
+static bool no_backend(const struct runtime_state *st, struct result *r)
+{
+	if (!st->none_found)
+		return false;
+	result_set(r, STATUS_FAIL, "%s", st->none_found);
+	result_remedy(r, "install the Level Zero loader and the Intel GPU driver: apt-get install libze1 libze-intel-gpu1 (or intel-level-zero-gpu)");
+	return true;
+}
+
+static void run_loader(const struct context *ctx, void *state, struct result *r)
+{
+	(void)ctx;
+	struct runtime_state *st = state;
+	if (no_backend(st, r))
+		return;
+	json_t *arr = json_array();
+	json_object_set_new(result_details(r), "probes", arr);
+	struct strbuf ok = STRBUF_INIT;
+	for (size_t i = 0; i < st->n; i++) {
+		const struct probe_run *e = &st->probes[i].enumeration;
+		const struct backend *be = st->probes[i].be;
+		add_run_details(arr, be, e);
+		if (e->verdict && (early_stage(e->failed_stage) || e->killed || e->signal || !e->result)) {
+			result_finding(r, STATUS_FAIL, "%s: %s", be->name, e->verdict);
+			remedy_for(r, be, e);
+			continue;
+		}
+		const char *lib = json_string_value(json_object_get(e->result, "library"));
+		const char *ver = json_string_value(json_object_get(e->result, "driver_version"));
+		sb_printf(&ok, "%s%s: %s, driver %s", ok.len ? "; " : "", be->name, lib ? lib : be->library, ver ? ver : "?");
+	}
+	if (result_finding_count(r))
+		result_set(r, STATUS_FAIL, "%s", json_string_value(json_array_get(json_object_get(result_details(r), "findings"), 0)));
+	else
+		result_set(r, STATUS_PASS, "runtime loaded and initialized (%s)", ok.buf ? ok.buf : "");
+	sb_release(&ok);
+}
+
+static void run_devices(const struct context *ctx, void *state, struct result *r)
+{
+	(void)ctx;
+	struct runtime_state *st = state;
+	if (no_backend(st, r))
+		return;
+	size_t total = 0, reached = 0;
+	json_t *all = json_array();
+	json_object_set_new(result_details(r), "devices", all);
+	for (size_t i = 0; i < st->n; i++) {
+		const struct probe_run *e = &st->probes[i].enumeration;
+		const struct backend *be = st->probes[i].be;
+		if (e->verdict && (early_stage(e->failed_stage) || e->killed || e->signal || !e->result))
+			continue;
+		reached++;
+		if (e->verdict) {
+			result_finding(r, STATUS_FAIL, "%s: %s", be->name, e->verdict);
+			result_remedy(r, "check that /dev/dri/renderD* and /dev/dri/by-path are visible (the devices checks) and that ZE_AFFINITY_MASK does not hide every GPU");
+			continue;
+		}
+		json_t *devs = json_object_get(e->result, "devices");
+		size_t d;
+		json_t *dev;
+		json_array_foreach(devs, d, dev) {
+			json_t *copy = json_deep_copy(dev);
+			json_object_set_new(copy, "backend", json_string(be->name));
+			json_array_append_new(all, copy);
+			total++;
+		}
+	}
+	if (reached == 0)
+		result_set(r, STATUS_FAIL, "not reached: the runtime did not initialize (see runtime.loader)");
+	else if (result_finding_count(r))
+		result_set(r, STATUS_FAIL, "%s", json_string_value(json_array_get(json_object_get(result_details(r), "findings"), 0)));
+	else {
+		struct strbuf names = STRBUF_INIT;
+		size_t d;
+		json_t *dev;
+		json_array_foreach(all, d, dev) {
+			const char *pci = json_string_value(json_object_get(dev, "pci"));
+			sb_printf(&names, "%s%s%s%s%s", d ? ", " : "", json_string_value(json_object_get(dev, "name")) ?: "?",
+				  pci ? " (" : "", pci ? pci : "", pci ? ")" : "");
+		}
+		result_set(r, STATUS_PASS, "%zu GPU%s: %s", total, total == 1 ? "" : "s", names.buf);
+		sb_release(&names);
+	}
+}
+
+static void run_smoke(const struct context *ctx, void *state, struct result *r)
+{
+	(void)ctx;
+	struct runtime_state *st = state;
+	if (no_backend(st, r))
+		return;
+	json_t *arr = json_array();
+	json_object_set_new(result_details(r), "probes", arr);
+	size_t passed = 0, ran = 0;
+	long elements = 0;
+	for (size_t i = 0; i < st->n; i++) {
+		const struct backend *be = st->probes[i].be;
+		for (size_t d = 0; d < st->probes[i].n_devices; d++) {
+			const struct probe_run *run = &st->probes[i].devices[d];
+			add_run_details(arr, be, run);
+			ran++;
+			if (run->verdict) {
+				result_finding(r, STATUS_FAIL, "%s device %zu: %s", be->name, d, run->verdict);
+				remedy_for(r, be, run);
+				continue;
+			}
+			json_t *dev = json_array_get(json_object_get(run->result, "devices"), d);
+			elements = (long)json_integer_value(json_object_get(json_object_get(dev, "smoke"), "elements"));
+			passed++;
+		}
+	}
+	if (ran == 0)
+		result_set(r, STATUS_FAIL, "not reached: no device was enumerated (see runtime.loader and runtime.devices)");
+	else if (passed < ran)
+		result_set(r, STATUS_FAIL, "smoke kernel failed on %zu of %zu devices: %s", ran - passed, ran,
+			   json_string_value(json_array_get(json_object_get(result_details(r), "findings"), 0)));
+	else
+		result_set(r, STATUS_PASS, "smoke kernel correct on %zu device%s (%ld elements each, every one verified)", ran,
+			   ran == 1 ? "" : "s", elements);
+}
+
+static void run_memory(const struct context *ctx, void *state, struct result *r)
+{
+	struct runtime_state *st = state;
+	if (no_backend(st, r))
+		return;
+	uint64_t want = spec_size(ctx->spec, "runtime.min_free_memory", 0);
+	size_t seen = 0;
+	for (size_t i = 0; i < st->n; i++) {
+		const struct probe_run *e = &st->probes[i].enumeration;
+		if (e->verdict)
+			continue;
+		size_t d;
+		json_t *dev;
+		json_array_foreach(json_object_get(e->result, "devices"), d, dev) {
+			seen++;
+			json_t *fj = json_object_get(dev, "memory_free");
+			uint64_t total = (uint64_t)json_integer_value(json_object_get(dev, "memory_total"));
+			uint64_t avail = fj ? (uint64_t)json_integer_value(fj) : total;
+			const char *what = fj ? "free" : "total (free memory not reported by this driver: Sysman unsupported)";
+			if (want && avail < want)
+				result_finding(r, STATUS_FAIL, "device %zu: %.1f GiB %s, the spec wants %.1f GiB free", d,
+					       (double)avail / (1 << 30), what, (double)want / (1 << 30));
+			else if (!fj)
+				result_finding(r, STATUS_PASS, "device %zu: %.1f GiB %s", d, (double)avail / (1 << 30), what);
+		}
+	}
+	if (seen == 0)
+		result_set(r, STATUS_FAIL, "not reached: no device was enumerated");
+	else if (r->status == STATUS_FAIL) {
+		result_set(r, STATUS_FAIL, "%s", json_string_value(json_array_get(json_object_get(result_details(r), "findings"), 0)));
+		result_remedy(r, "free GPU memory: stop other processes on the GPU (xpu-smi ps) or lower runtime.min_free_memory");
+	} else
+		result_set(r, STATUS_PASS, "%zu device%s with enough memory%s", seen, seen == 1 ? "" : "s",
+			   want ? "" : " (no minimum set)");
+}
+
 static const struct check_def runtime_checks[] = {
+	{ "runtime.loader", "the GPU runtime loader loads and initializes (zeInit) in a child process", NULL, true, run_loader },
+	{ "runtime.devices", "the runtime enumerates at least one GPU (name, PCI address, memory, driver version)", NULL, true, run_devices },
+	{ "runtime.smoke", "a SPIR-V kernel runs on every GPU and every element of its result is right", "runtime.smoke", true, run_smoke },
+	{ "runtime.memory", "every GPU has the free memory the spec asks for", NULL, true, run_memory },
 	{ NULL, NULL, NULL, false, NULL },
 };
 
 const struct check_group runtime_group = {
 	.name = "runtime",
-	.description = "runtime",
+	.description = "the GPU runtime works: loader, devices, a smoke kernel on each, memory",
 	.spec_keys = runtime_keys,
+	.prepare = runtime_prepare,
+	.release = runtime_release,
 	.checks = runtime_checks,
 };
