@@ -1,0 +1,150 @@
+"""The runtime group against the fake Level Zero driver (tests/fakes/fake_ze.c,
+loaded through the real Debian loader with ZE_ENABLE_ALT_DRIVERS) and against
+the real Intel driver, which finds no GPU here."""
+import json
+import os
+import uuid
+
+import pytest
+
+from conftest import GPUGATE, run_gpugate, write
+
+FAKE = os.environ.get("GPUGATE_FAKE_ZE") or os.path.join(
+    os.path.dirname(GPUGATE), "fakes", "libze_fake.so")
+
+SPEC = """runtime:
+  backend: level-zero
+  smoke: true
+  timeout: 30s
+"""
+
+
+def survivors(tag):
+    """Processes whose environment carries this run's tag."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if tag.encode() in f.read():
+                    found.append(pid)
+        except OSError:
+            pass
+    return found
+
+
+def run_fake(tmp_path, fault="", deadline="5", devices=None, spec=SPEC, validation=False):
+    if not os.path.exists(FAKE):
+        pytest.fail(f"the fake driver {FAKE} is not built (make {FAKE})")
+    tag = "GPUGATE_TEST_TAG=" + uuid.uuid4().hex
+    env = dict(os.environ)
+    env.pop("ZE_ENABLE_VALIDATION_LAYER", None)
+    env.update({"ZE_ENABLE_ALT_DRIVERS": FAKE, "GPUGATE_FAKE_FAULT": fault,
+                tag.split("=")[0]: tag.split("=")[1]})
+    if devices:
+        env["GPUGATE_FAKE_DEVICES"] = str(devices)
+    if validation:
+        env["ZE_ENABLE_VALIDATION_LAYER"] = "1"
+        env["ZE_ENABLE_PARAMETER_VALIDATION"] = "1"
+    path = write(str(tmp_path / "spec.yaml"), spec)
+    r = run_gpugate("--spec", path, "--deadline", deadline, "--format", "json", env=env, timeout=30)
+    assert survivors(tag) == [], f"probe processes survived: {r}"
+    return r
+
+
+def text_of(r):
+    return json.dumps(r.json())
+
+
+FAULTS = [
+    ("hang_init", "runtime.loader", "hung in stage init"),
+    ("hang_sync", "runtime.smoke", "hung in stage sync on 0000:03:00.0"),
+    ("crash_init", "runtime.loader", "crashed with SIGSEGV in stage init"),
+    ("crash_launch", "runtime.smoke", "crashed with SIGSEGV in stage launch on 0000:03:00.0"),
+    ("oom", "runtime.smoke", "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY"),
+    ("wrong_result", "runtime.smoke", "first at index 12345"),
+    ("zero_devices", "runtime.devices", "reports no GPU"),
+    ("permission", "runtime.loader", "ZE_RESULT_ERROR_INSUFFICIENT_PERMISSIONS"),
+    ("slow_init:20000", "runtime.loader", "hung in stage init"),
+    ("two_devices_one_fails", "runtime.smoke", "device 1: exited 3 in stage launch on 0000:04:00.0: ZE_RESULT_ERROR_DEVICE_LOST"),
+    ("bad_module", "runtime.smoke", "exited 3 in stage module on 0000:03:00.0: ZE_RESULT_ERROR_MODULE_BUILD_FAILURE"),
+]
+
+
+@pytest.mark.parametrize("fault,check_id,words", FAULTS, ids=[f[0] for f in FAULTS])
+def test_fault_fails_the_check_in_time(tmp_path, fault, check_id, words):
+    r = run_fake(tmp_path, fault)
+    assert r.rc == 1, r
+    assert r.seconds < 6.0, f"took {r.seconds:.2f} s with --deadline 5: {r}"
+    c = r.check(check_id)
+    assert c["status"] == "fail", r
+    assert words in c["summary"], c
+    assert c.get("remediation"), c
+
+
+def test_hang_is_killed_soon_after_the_deadline(tmp_path):
+    r = run_fake(tmp_path, "hang_sync", deadline="2")
+    assert r.rc == 1, r
+    assert 1.5 < r.seconds < 2.5, r.seconds
+    assert "(killed)" in r.check("runtime.smoke")["summary"]
+
+
+def test_success_one_device_under_validation_layer(tmp_path):
+    r = run_fake(tmp_path, validation=True)
+    assert r.rc == 0, r
+    smoke = r.check("runtime.smoke")
+    assert smoke["status"] == "pass" and "1048576 elements" in smoke["summary"], smoke
+    dev = r.check("runtime.devices")
+    assert "Fake Arc A770 #0 (0000:03:00.0)" in dev["summary"], dev
+    assert dev["details"]["devices"][0]["memory_total"] == 16 << 30
+    loader = r.check("runtime.loader")
+    assert "libze_loader.so.1" in loader["summary"] and "driver 1.3.29735" in loader["summary"], loader
+    out = text_of(r).lower()
+    assert "validation" not in out and "zer_result" not in out and "error" not in out, out
+
+
+def test_success_two_devices_under_validation_layer(tmp_path):
+    r = run_fake(tmp_path, devices=2, validation=True)
+    assert r.rc == 0, r
+    assert "on 2 devices" in r.check("runtime.smoke")["summary"]
+    assert "0000:04:00.0" in r.check("runtime.devices")["summary"]
+    assert "error" not in text_of(r).lower()
+
+
+def test_min_free_memory(tmp_path):
+    r = run_fake(tmp_path, spec=SPEC + "  min_free_memory: 64GiB\n")
+    assert r.rc == 1, r
+    c = r.check("runtime.memory")
+    assert c["status"] == "fail" and "16.0 GiB" in c["summary"] and "64.0 GiB" in c["summary"], c
+
+
+def test_real_intel_driver_without_gpu():
+    """Debian's intel-opencl-icd driver with no GPU: zeInit says UNINITIALIZED
+    and gpugate fails cleanly (loader 1.8.12 would crash on the next call)."""
+    if not os.path.exists("/usr/lib/x86_64-linux-gnu/libze_intel_gpu.so.1"):
+        pytest.fail("intel-opencl-icd is not installed (.ci/install-deps installs it)")
+    env = dict(os.environ)
+    for k in ("ZE_ENABLE_ALT_DRIVERS", "GPUGATE_FAKE_FAULT"):
+        env.pop(k, None)
+    r = run_gpugate("--profile", "ci", "--only", "runtime", "--format", "json", env=env)
+    assert r.rc == 1, r
+    c = r.check("runtime.loader")
+    assert c["status"] == "fail", c
+    assert "exited 3 in stage init: ZE_RESULT_ERROR_UNINITIALIZED" in c["summary"], c
+    assert "crashed" not in c["summary"]
+    assert "/dev/dri/by-path" in c["remediation"]
+
+
+def test_probe_subcommand_rejects_bad_arguments():
+    for args in (["--backend", "nope"], ["--backend", "level-zero", "--device", "x"], []):
+        r = run_gpugate("probe", *args)
+        assert r.rc == 4, r
+        assert "gpugate probe" in r.err
+
+
+def test_spec_rejects_unknown_backend(tmp_path):
+    path = write(str(tmp_path / "s.yaml"), "runtime:\n  backend: opencl\n")
+    r = run_gpugate("--spec", path)
+    assert r.rc == 3, r
+    assert "opencl" in r.err
