@@ -9,6 +9,7 @@
 
 #include "../backend/backend.h"
 #include "../backend/probe.h"
+#include "../backend/probe_cache.h"
 #include "../lib/util.h"
 #include "groups.h"
 
@@ -22,6 +23,8 @@ static const struct spec_key runtime_keys[] = {
 	{ "runtime.min_free_memory", SPEC_SCALAR, SCALAR_SIZE, NULL, "free device memory each GPU must have, e.g. 8GiB" },
 	{ "runtime.smoke", SPEC_SCALAR, SCALAR_BOOL, NULL, "run the SPIR-V smoke kernel on every device (default false)" },
 	{ "runtime.telemetry", SPEC_SCALAR, SCALAR_BOOL, NULL, "read temperature and other Sysman telemetry (default false)" },
+	{ "runtime.cache_ttl", SPEC_SCALAR, SCALAR_SECONDS, NULL,
+	  "healthcheck profile: reuse a passing probe result this long (default 5m; a failure at most 30s)" },
 	{ "runtime.work_items", SPEC_SCALAR, SCALAR_INT, NULL, "smoke kernel size (at least 1048576)" },
 	{ NULL, 0, 0, NULL, NULL },
 };
@@ -40,6 +43,9 @@ struct runtime_state {
 	size_t n;
 	char *none_found; /* auto found no backend library */
 	double deadline;
+	double cache_age;  /* >= 0: the result came from the state cache */
+	char *cache_path;  /* the state folder used, if any */
+	char *cache_note;  /* why the state cache was not used or written */
 };
 
 /* True when the soname is in the linker cache or a library folder (under
@@ -76,9 +82,81 @@ static bool library_present(const struct context *ctx, const char *soname)
 	return found;
 }
 
+static void probe_all(const struct context *ctx, struct runtime_state *st, bool smoke, bool telemetry, long items);
+
+/* What makes a cached result valid: the spec's probe settings and the
+ * environment that changes what the runtime sees. */
+static char *cache_key(const struct context *ctx, const struct runtime_state *st, bool smoke, bool telemetry, long items)
+{
+	static const char *const vars[] = { "ZE_AFFINITY_MASK", "ZE_FLAT_DEVICE_HIERARCHY", "ZE_ENABLE_ALT_DRIVERS",
+					    "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "ONEAPI_DEVICE_SELECTOR", NULL };
+	struct strbuf sb = STRBUF_INIT;
+	sb_printf(&sb, "exe=%s;smoke=%d;telemetry=%d;items=%ld", ctx->self_exe, smoke, telemetry, items);
+	for (size_t i = 0; i < st->n; i++)
+		sb_printf(&sb, ";backend=%s", st->probes[i].be->name);
+	for (size_t i = 0; vars[i]; i++) {
+		const char *v = ctx_getenv(ctx, vars[i]);
+		if (v)
+			sb_printf(&sb, ";%s=%s", vars[i], v);
+	}
+	return sb_detach(&sb);
+}
+
+static bool state_ok(const struct runtime_state *st)
+{
+	for (size_t i = 0; i < st->n; i++) {
+		if (st->probes[i].enumeration.verdict)
+			return false;
+		for (size_t d = 0; d < st->probes[i].n_devices; d++)
+			if (st->probes[i].devices[d].verdict)
+				return false;
+	}
+	return true;
+}
+
+static json_t *save_state(const struct runtime_state *st)
+{
+	json_t *j = json_object(), *arr = json_array();
+	json_object_set_new(j, "backends", arr);
+	for (size_t i = 0; i < st->n; i++) {
+		json_t *b = json_object(), *devs = json_array();
+		json_object_set_new(b, "name", json_string(st->probes[i].be->name));
+		json_object_set_new(b, "enumeration", probe_run_to_json(&st->probes[i].enumeration));
+		for (size_t d = 0; d < st->probes[i].n_devices; d++)
+			json_array_append_new(devs, probe_run_to_json(&st->probes[i].devices[d]));
+		json_object_set_new(b, "devices", devs);
+		json_array_append_new(arr, b);
+	}
+	return j;
+}
+
+static int restore_state(struct runtime_state *st, const json_t *j)
+{
+	json_t *arr = json_object_get(j, "backends");
+	if (json_array_size(arr) != st->n)
+		return -1;
+	for (size_t i = 0; i < st->n; i++) {
+		json_t *b = json_array_get(arr, i);
+		const char *name = json_string_value(json_object_get(b, "name"));
+		if (!name || strcmp(name, st->probes[i].be->name) != 0 || !json_is_object(json_object_get(b, "enumeration")))
+			return -1;
+	}
+	for (size_t i = 0; i < st->n; i++) {
+		json_t *b = json_array_get(arr, i);
+		probe_run_from_json(json_object_get(b, "enumeration"), &st->probes[i].enumeration);
+		json_t *devs = json_object_get(b, "devices");
+		st->probes[i].n_devices = json_array_size(devs);
+		st->probes[i].devices = xcalloc(st->probes[i].n_devices + 1, sizeof(*st->probes[i].devices));
+		for (size_t d = 0; d < st->probes[i].n_devices; d++)
+			probe_run_from_json(json_array_get(devs, d), &st->probes[i].devices[d]);
+	}
+	return 0;
+}
+
 static void *runtime_prepare(const struct context *ctx)
 {
 	struct runtime_state *st = xcalloc(1, sizeof(*st));
+	st->cache_age = -1;
 	const char *choice = spec_str(ctx->spec, "runtime.backend", "auto");
 	double timeout = spec_seconds(ctx->spec, "runtime.timeout", 30);
 	double now = monotonic_seconds();
@@ -109,7 +187,39 @@ static void *runtime_prepare(const struct context *ctx)
 		return st;
 	}
 	sb_release(&hints);
+	if (!ctx_is_healthcheck(ctx)) {
+		probe_all(ctx, st, smoke, telemetry, items);
+		return st;
+	}
+	/* the health check reuses a recent result instead of loading the GPU */
+	char why[512];
+	char *dir = probe_cache_dir(ctx, why, sizeof(why));
+	char *key = cache_key(ctx, st, smoke, telemetry, items);
+	double ttl = spec_seconds(ctx->spec, "runtime.cache_ttl", 300);
+	double age = 0;
+	json_t *cached = dir ? probe_cache_load(dir, key, ttl, &age) : NULL;
+	if (cached && restore_state(st, cached) == 0) {
+		st->cache_age = age;
+	} else {
+		probe_all(ctx, st, smoke, telemetry, items);
+		if (!dir) {
+			st->cache_note = xasprintf("state cache not used: %s", why);
+		} else {
+			json_t *saved = save_state(st);
+			int rc = probe_cache_store(dir, key, state_ok(st), saved);
+			json_decref(saved);
+			if (rc < 0)
+				st->cache_note = xasprintf("cannot write the state cache in %s: %s", dir, strerror(-rc));
+		}
+	}
+	json_decref(cached);
+	st->cache_path = dir;
+	free(key);
+	return st;
+}
 
+static void probe_all(const struct context *ctx, struct runtime_state *st, bool smoke, bool telemetry, long items)
+{
 	struct probe_request *reqs = xcalloc(st->n, sizeof(*reqs));
 	struct probe_run *runs = xcalloc(st->n, sizeof(*runs));
 	for (size_t i = 0; i < st->n; i++)
@@ -124,7 +234,7 @@ static void *runtime_prepare(const struct context *ctx)
 	free(reqs);
 	free(runs);
 	if (!smoke || total == 0)
-		return st;
+		return;
 	/* one child per device, all in parallel */
 	reqs = xcalloc(total, sizeof(*reqs));
 	runs = xcalloc(total, sizeof(*runs));
@@ -153,7 +263,6 @@ static void *runtime_prepare(const struct context *ctx)
 	}
 	free(reqs);
 	free(runs);
-	return st;
 }
 
 static void runtime_release(void *state)
@@ -169,6 +278,8 @@ static void runtime_release(void *state)
 	}
 	free(st->probes);
 	free(st->none_found);
+	free(st->cache_path);
+	free(st->cache_note);
 	free(st);
 }
 
@@ -250,10 +361,24 @@ static void run_loader(const struct context *ctx, void *state, struct result *r)
 		const char *ver = json_string_value(json_object_get(e->result, "driver_version"));
 		sb_printf(&ok, "%s%s: %s, driver %s", ok.len ? "; " : "", be->name, lib ? lib : be->library, ver ? ver : "?");
 	}
-	if (result_finding_count(r))
-		result_set(r, STATUS_FAIL, "%s", json_string_value(json_array_get(json_object_get(result_details(r), "findings"), 0)));
+	char cached[64] = "";
+	if (st->cache_age >= 0) {
+		snprintf(cached, sizeof(cached), " (cached %.0f s ago)", st->cache_age);
+		json_t *c = json_object();
+		json_object_set_new(c, "folder", json_text(st->cache_path));
+		json_object_set_new(c, "age_s", json_real(st->cache_age));
+		json_object_set_new(result_details(r), "state_cache", c);
+	}
+	bool failed = r->status == STATUS_FAIL;
+	const char *first = json_string_value(json_array_get(json_object_get(result_details(r), "findings"), 0));
+	if (st->cache_note) {
+		result_finding(r, STATUS_WARN, "%s", st->cache_note);
+		result_remedy(r, "give gpugate a private state folder: set XDG_RUNTIME_DIR to a folder of this user with mode 0700");
+	}
+	if (failed)
+		result_set(r, STATUS_FAIL, "%s%s", first, cached);
 	else
-		result_set(r, STATUS_PASS, "runtime loaded and initialized (%s)", ok.buf ? ok.buf : "");
+		result_set(r, r->status, "runtime loaded and initialized (%s)%s", ok.buf ? ok.buf : "", cached);
 	sb_release(&ok);
 }
 

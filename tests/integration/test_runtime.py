@@ -34,7 +34,7 @@ def survivors(tag):
     return found
 
 
-def run_fake(tmp_path, fault="", deadline="5", devices=None, spec=SPEC, validation=False):
+def run_fake(tmp_path, fault="", deadline="5", devices=None, spec=SPEC, validation=False, extra=None):
     if not os.path.exists(FAKE):
         pytest.fail(f"the fake driver {FAKE} is not built (make {FAKE})")
     tag = "GPUGATE_TEST_TAG=" + uuid.uuid4().hex
@@ -49,6 +49,7 @@ def run_fake(tmp_path, fault="", deadline="5", devices=None, spec=SPEC, validati
     if validation:
         env["ZE_ENABLE_VALIDATION_LAYER"] = "1"
         env["ZE_ENABLE_PARAMETER_VALIDATION"] = "1"
+    env.update(extra or {})
     path = write(str(tmp_path / "spec.yaml"), spec)
     r = run_gpugate("--spec", path, "--deadline", deadline, "--format", "json", env=env, timeout=30)
     assert survivors(tag) == [], f"probe processes survived: {r}"
@@ -155,3 +156,81 @@ def test_spec_rejects_unknown_backend(tmp_path):
     r = run_gpugate("--spec", path)
     assert r.rc == 3, r
     assert "opencl" in r.err
+
+
+HEALTH = """profile: healthcheck
+runtime:
+  backend: level-zero
+  cache_ttl: 5m
+"""
+
+
+def health(tmp_path, xdg, fault=""):
+    env = dict(os.environ)
+    env.update({"ZE_ENABLE_ALT_DRIVERS": FAKE, "GPUGATE_FAKE_FAULT": fault, "XDG_RUNTIME_DIR": str(xdg)})
+    path = write(str(tmp_path / "health.yaml"), HEALTH)
+    return run_gpugate("--spec", path, "--format", "json", env=env)
+
+
+def age_cache(cache, seconds):
+    with open(cache) as f:
+        state = json.load(f)
+    state["written"] -= seconds
+    with open(cache, "w") as f:
+        json.dump(state, f)
+
+
+def test_state_cache_reuses_a_pass_for_the_ttl(tmp_path):
+    xdg = tmp_path / "xdg"
+    xdg.mkdir(mode=0o700)
+    first = health(tmp_path, xdg)
+    assert first.rc == 0 and "cached" not in first.check("runtime.loader")["summary"], first
+    cache = xdg / "gpugate" / "runtime.json"
+    assert oct(os.stat(cache).st_mode & 0o777) == "0o600"
+    assert oct(os.stat(xdg / "gpugate").st_mode & 0o777) == "0o700"
+    # a fault now would fail a fresh probe: the cached pass proves no probe ran
+    second = health(tmp_path, xdg, fault="crash_init")
+    assert second.rc == 0, second
+    assert "(cached 0 s ago)" in second.check("runtime.loader")["summary"], second
+    age_cache(cache, 200)  # still inside the 5 min TTL
+    assert health(tmp_path, xdg, fault="crash_init").rc == 0
+    age_cache(cache, 200)  # now 400 s old: probed again
+    third = health(tmp_path, xdg, fault="crash_init")
+    assert third.rc == 1 and "crashed with SIGSEGV in stage init" in third.check("runtime.loader")["summary"], third
+
+
+def test_state_cache_keeps_a_failure_at_most_30_s(tmp_path):
+    xdg = tmp_path / "xdg"
+    xdg.mkdir(mode=0o700)
+    first = health(tmp_path, xdg, fault="crash_init")
+    assert first.rc == 1, first
+    again = health(tmp_path, xdg)
+    assert again.rc == 1 and "(cached" in again.check("runtime.loader")["summary"], again
+    age_cache(xdg / "gpugate" / "runtime.json", 31)
+    fresh = health(tmp_path, xdg)
+    assert fresh.rc == 0 and "cached" not in fresh.check("runtime.loader")["summary"], fresh
+
+
+def test_state_cache_refuses_a_foreign_folder(tmp_path):
+    xdg = tmp_path / "xdg"
+    xdg.mkdir(mode=0o700)
+    (xdg / "gpugate").mkdir(mode=0o777)
+    os.chmod(xdg / "gpugate", 0o777)
+    r = health(tmp_path, xdg)
+    assert r.rc == 0, r
+    assert not (xdg / "gpugate" / "runtime.json").exists()
+    os.chmod(xdg / "gpugate", 0o700)
+    os.chown(xdg / "gpugate", 4321, 4321)
+    r = health(tmp_path, xdg)
+    assert r.rc == 0, r
+    assert not (xdg / "gpugate" / "runtime.json").exists()
+
+
+def test_ci_never_uses_the_state_cache(tmp_path):
+    xdg = tmp_path / "xdg"
+    xdg.mkdir(mode=0o700)
+    for _ in range(2):
+        r = run_fake(tmp_path, extra={"XDG_RUNTIME_DIR": str(xdg)})
+        assert r.rc == 0, r
+        assert "cached" not in r.check("runtime.loader")["summary"]
+    assert not (xdg / "gpugate").exists()
