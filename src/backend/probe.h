@@ -16,6 +16,7 @@ struct probe_request {
 	bool smoke, telemetry;
 	size_t work_items;
 	double sync_timeout_s;
+	const char *cache_dir;  /* native module cache folder, or NULL */
 };
 
 struct probe_run {

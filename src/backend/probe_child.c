@@ -1,5 +1,6 @@
 /* `gpugate probe --backend NAME [--device N] [--smoke] [--telemetry]
- *  [--work-items N] [--sync-timeout S] [--fd FD]`: the hidden subcommand the
+ *  [--work-items N] [--sync-timeout S] [--fd FD]
+ *  [--cache-dir DIR]`: the hidden subcommand the
  * runtime check starts in its own process group. It loads the GPU library,
  * streams its stages and result on FD (default 3) and exits 0 when every stage
  * passed, 3 when one failed (the result says which), 4 on bad arguments. */
@@ -38,7 +39,7 @@ int cmd_probe(int argc, char **argv)
 		{ "backend", required_argument, NULL, 'b' },   { "device", required_argument, NULL, 'd' },
 		{ "smoke", no_argument, NULL, 's' },           { "telemetry", no_argument, NULL, 't' },
 		{ "work-items", required_argument, NULL, 'w' }, { "sync-timeout", required_argument, NULL, 'T' },
-		{ "fd", required_argument, NULL, 'f' },        { NULL, 0, NULL, 0 },
+		{ "fd", required_argument, NULL, 'f' },        { "cache-dir", required_argument, NULL, 'c' },        { NULL, 0, NULL, 0 },
 	};
 	struct backend_options opt = { .device = -1, .work_items = 1u << 20, .sync_timeout_s = 10 };
 	const struct backend *be = NULL;
@@ -82,6 +83,9 @@ int cmd_probe(int argc, char **argv)
 				fprintf(stderr, "gpugate probe: --sync-timeout wants seconds, not '%s'\n", optarg);
 				return PROBE_EXIT_USAGE;
 			}
+			break;
+		case 'c':
+			opt.cache_dir = optarg;
 			break;
 		case 'f':
 			if (parse_count(optarg, 0, 1 << 20, &fd) < 0) {

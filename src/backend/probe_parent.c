@@ -47,8 +47,6 @@ static char **child_env(const struct context *ctx)
 
 static char **child_argv(const struct context *ctx, const struct probe_request *r, char *buf[6])
 {
-	struct strbuf sb = STRBUF_INIT;
-	(void)sb;
 	buf[0] = xasprintf("%d", r->device);
 	buf[1] = xasprintf("%zu", r->work_items ? r->work_items : (size_t)1 << 20);
 	buf[2] = xasprintf("%.3f", r->sync_timeout_s > 0 ? r->sync_timeout_s : 10.0);
@@ -72,6 +70,10 @@ static char **child_argv(const struct context *ctx, const struct probe_request *
 	argv[k++] = buf[1];
 	argv[k++] = "--sync-timeout";
 	argv[k++] = buf[2];
+	if (r->cache_dir) {
+		argv[k++] = "--cache-dir";
+		argv[k++] = (char *)r->cache_dir;
+	}
 	argv[k] = NULL;
 	return argv;
 }

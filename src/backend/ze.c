@@ -3,6 +3,11 @@
  * After a failed zeInit nothing else is called (loader 1.8.12 segfaults on
  * the next call when no GPU was found). */
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <openssl/evp.h>
 #include <limits.h>
 #include <link.h>
 #include <stdio.h>
@@ -29,7 +34,7 @@
 	X(zeModuleCreate) X(zeModuleDestroy) X(zeModuleBuildLogGetString)                         \
 	X(zeModuleBuildLogDestroy) X(zeKernelCreate) X(zeKernelDestroy)                           \
 	X(zeKernelSetArgumentValue) X(zeKernelSetGroupSize) X(zeKernelSuggestGroupSize)           \
-	X(zeFenceCreate) X(zeFenceDestroy) X(zeFenceHostSynchronize)
+	X(zeFenceCreate) X(zeFenceDestroy) X(zeFenceHostSynchronize) X(zeModuleGetNativeBinary)
 /* optional: older loaders or drivers lack them */
 #define ZE_OPTIONAL_FUNCS(X) X(zeDevicePciGetPropertiesExt) X(zesDeviceEnumMemoryModules) \
 	X(zesMemoryGetState) X(zesDeviceEnumTemperatureSensors) X(zesTemperatureGetState)
@@ -313,18 +318,107 @@ static void smoke_free(const struct ze_api *api, struct smoke_objects *o)
 		api->zeContextDestroy(o->ctx);
 }
 
-#define SMOKE_CALL(stage, call)                          \
-	do {                                             \
-		ze_result_t rc_ = (call);                \
-		if (rc_ != ZE_RESULT_SUCCESS) {          \
-			set_error(dj, stage, rc_, #call); \
-			goto out;                        \
-		}                                        \
+/* Calls api->FN(args); on failure records the error with FN's name. */
+#define SMOKE_CALL(stage, fn, ...)                              \
+	do {                                                    \
+		ze_result_t rc_ = api->fn(__VA_ARGS__);         \
+		if (rc_ != ZE_RESULT_SUCCESS) {                 \
+			set_error(dj, stage, rc_, #fn " failed"); \
+			goto out;                               \
+		}                                               \
 	} while (0)
+
+/* A cached native binary: a regular file of ours, nobody else may write it. */
+static unsigned char *read_private(const char *path, size_t *size)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	unsigned char *buf = NULL;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & 077) &&
+	    st.st_size > 0 && st.st_size < (64 << 20)) {
+		buf = xmalloc((size_t)st.st_size);
+		if (read(fd, buf, (size_t)st.st_size) != st.st_size) {
+			free(buf);
+			buf = NULL;
+		}
+		*size = (size_t)st.st_size;
+	}
+	close(fd);
+	return buf;
+}
+
+/* The module from the native binary cached for this device, driver and
+ * SPIR-V, else built from the SPIR-V (and its native binary cached). */
+static int create_module(const struct ze_api *api, struct smoke_objects *o, ze_device_handle_t dev,
+			 const struct embedded_file *spv, const char *cache_file, json_t *dj, json_t *smoke)
+{
+	size_t native_size = 0;
+	unsigned char *native = cache_file ? read_private(cache_file, &native_size) : NULL;
+	if (native) {
+		ze_module_desc_t ndesc = { .stype = ZE_STRUCTURE_TYPE_MODULE_DESC, .format = ZE_MODULE_FORMAT_NATIVE,
+					   .inputSize = native_size, .pInputModule = native, .pBuildFlags = "" };
+		ze_result_t nrc = api->zeModuleCreate(o->ctx, dev, &ndesc, &o->module, NULL);
+		free(native);
+		if (nrc == ZE_RESULT_SUCCESS) {
+			json_object_set_new(smoke, "module_cache", json_string("hit"));
+			return 0;
+		}
+		o->module = NULL;
+		json_object_set_new(smoke, "module_cache", json_string("stale: rebuilt from SPIR-V"));
+		unlink(cache_file);
+	}
+	ze_module_desc_t mdesc = { .stype = ZE_STRUCTURE_TYPE_MODULE_DESC, .format = ZE_MODULE_FORMAT_IL_SPIRV,
+				   .inputSize = spv->size, .pInputModule = spv->data, .pBuildFlags = "" };
+	ze_module_build_log_handle_t log = NULL;
+	ze_result_t mrc = api->zeModuleCreate(o->ctx, dev, &mdesc, &o->module, &log);
+	if (mrc != ZE_RESULT_SUCCESS) {
+		char *text = build_log(api, log);
+		char *detail = xasprintf("build log: %s", text && *text ? text : "(empty)");
+		set_error(dj, "module", mrc, detail);
+		if (text)
+			json_object_set_new(dj, "build_log", json_text(text));
+		free(detail);
+		free(text);
+		o->module = NULL;
+		if (log)
+			api->zeModuleBuildLogDestroy(log);
+		return -1;
+	}
+	if (log)
+		api->zeModuleBuildLogDestroy(log);
+	size_t size = 0;
+	if (cache_file && api->zeModuleGetNativeBinary(o->module, &size, NULL) == ZE_RESULT_SUCCESS && size > 0 &&
+	    size < (64 << 20)) {
+		uint8_t *bin = xmalloc(size);
+		if (api->zeModuleGetNativeBinary(o->module, &size, bin) == ZE_RESULT_SUCCESS) {
+			int rc = write_file_atomic(cache_file, (const char *)bin, size, 0600);
+			if (!json_object_get(smoke, "module_cache"))
+				json_object_set_new(smoke, "module_cache", json_string(rc == 0 ? "stored" : "not writable"));
+		}
+		free(bin);
+	}
+	return 0;
+}
+
+/* <dir>/smoke-<uuid>-<driver>-<sha256 of the SPIR-V, 16 hex>.bin */
+static char *module_cache_file(const char *dir, const char *uuid, const char *driver, const struct embedded_file *spv)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int len = 0;
+	if (!dir || !uuid || !driver || !EVP_Digest(spv->data, spv->size, md, &len, EVP_sha256(), NULL) || len < 8)
+		return NULL;
+	char hex[17];
+	for (int i = 0; i < 8; i++)
+		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	return xasprintf("%s/smoke-%s-%s-%s.bin", dir, uuid, driver, hex);
+}
 
 /* Runs the smoke kernel on one device; fills dj (the device's object). */
 static int smoke(const struct ze_api *api, struct probe_channel *ch, const struct backend_options *opt,
-		 ze_driver_handle_t drv, ze_device_handle_t dev, const char *label, json_t *dj, struct stage_clock *clk)
+		 ze_driver_handle_t drv, ze_device_handle_t dev, const char *label, json_t *dj, struct stage_clock *clk,
+		 const char *cache_file)
 {
 	struct smoke_objects o = { 0 };
 	int ok = -1;
@@ -336,7 +430,7 @@ static int smoke(const struct ze_api *api, struct probe_channel *ch, const struc
 
 	clock_enter(clk, ch, "context", label);
 	ze_context_desc_t cdesc = { .stype = ZE_STRUCTURE_TYPE_CONTEXT_DESC };
-	SMOKE_CALL("context", api->zeContextCreate(drv, &cdesc, &o.ctx));
+	SMOKE_CALL("context", zeContextCreate, drv, &cdesc, &o.ctx);
 	uint32_t ordinal = 0;
 	if (compute_ordinal(api, dev, &ordinal) < 0) {
 		fail_message(dj, "context", "no compute queue", "the device reports no command queue group that can compute");
@@ -344,64 +438,47 @@ static int smoke(const struct ze_api *api, struct probe_channel *ch, const struc
 	}
 	ze_command_queue_desc_t qdesc = { .stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, .ordinal = ordinal,
 					  .mode = ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS };
-	SMOKE_CALL("context", api->zeCommandQueueCreate(o.ctx, dev, &qdesc, &o.queue));
+	SMOKE_CALL("context", zeCommandQueueCreate, o.ctx, dev, &qdesc, &o.queue);
 	ze_command_list_desc_t ldesc = { .stype = ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, .commandQueueGroupOrdinal = ordinal };
-	SMOKE_CALL("context", api->zeCommandListCreate(o.ctx, dev, &ldesc, &o.list));
+	SMOKE_CALL("context", zeCommandListCreate, o.ctx, dev, &ldesc, &o.list);
 	ze_fence_desc_t fdesc = { .stype = ZE_STRUCTURE_TYPE_FENCE_DESC };
-	SMOKE_CALL("context", api->zeFenceCreate(o.queue, &fdesc, &o.fence));
+	SMOKE_CALL("context", zeFenceCreate, o.queue, &fdesc, &o.fence);
 
 	clock_enter(clk, ch, "memory", label);
 	ze_device_mem_alloc_desc_t ddesc = { .stype = ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC };
 	ze_host_mem_alloc_desc_t hdesc = { .stype = ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC };
-	SMOKE_CALL("memory", api->zeMemAllocDevice(o.ctx, &ddesc, bytes, 64, dev, &o.dev_in));
-	SMOKE_CALL("memory", api->zeMemAllocDevice(o.ctx, &ddesc, bytes, 64, dev, &o.dev_out));
-	SMOKE_CALL("memory", api->zeMemAllocHost(o.ctx, &hdesc, 2 * bytes, 64, &o.host));
+	SMOKE_CALL("memory", zeMemAllocDevice, o.ctx, &ddesc, bytes, 64, dev, &o.dev_in);
+	SMOKE_CALL("memory", zeMemAllocDevice, o.ctx, &ddesc, bytes, 64, dev, &o.dev_out);
+	SMOKE_CALL("memory", zeMemAllocHost, o.ctx, &hdesc, 2 * bytes, 64, &o.host);
 	uint32_t *host = o.host, *result = host + n; /* input, then output */
 	for (size_t i = 0; i < n; i++)
 		host[i] = smoke_input((unsigned)i);
 
 	clock_enter(clk, ch, "module", label);
-	ze_module_desc_t mdesc = { .stype = ZE_STRUCTURE_TYPE_MODULE_DESC, .format = ZE_MODULE_FORMAT_IL_SPIRV,
-				   .inputSize = spv->size, .pInputModule = spv->data, .pBuildFlags = "" };
-	ze_module_build_log_handle_t log = NULL;
-	ze_result_t mrc = api->zeModuleCreate(o.ctx, dev, &mdesc, &o.module, &log);
-	if (mrc != ZE_RESULT_SUCCESS) {
-		char *text = build_log(api, log);
-		char *detail = xasprintf("build log: %s", text && *text ? text : "(empty)");
-		set_error(dj, "module", mrc, detail);
-		if (text)
-			json_object_set_new(dj, "build_log", json_text(text));
-		free(detail);
-		free(text);
-		o.module = NULL;
-		if (log)
-			api->zeModuleBuildLogDestroy(log);
+	if (create_module(api, &o, dev, spv, cache_file, dj, smoke) < 0)
 		goto out;
-	}
-	if (log)
-		api->zeModuleBuildLogDestroy(log);
 	ze_kernel_desc_t kdesc = { .stype = ZE_STRUCTURE_TYPE_KERNEL_DESC, .pKernelName = "smoke" };
-	SMOKE_CALL("module", api->zeKernelCreate(o.module, &kdesc, &o.kernel));
+	SMOKE_CALL("module", zeKernelCreate, o.module, &kdesc, &o.kernel);
 
 	clock_enter(clk, ch, "launch", label);
 	uint32_t gx = 1, gy = 1, gz = 1;
-	SMOKE_CALL("launch", api->zeKernelSuggestGroupSize(o.kernel, (uint32_t)n, 1, 1, &gx, &gy, &gz));
+	SMOKE_CALL("launch", zeKernelSuggestGroupSize, o.kernel, (uint32_t)n, 1, 1, &gx, &gy, &gz);
 	if (gx == 0 || n % gx) {
 		fail_message(dj, "launch", "bad group size", "the driver suggested a group size that does not divide the work");
 		goto out;
 	}
-	SMOKE_CALL("launch", api->zeKernelSetGroupSize(o.kernel, gx, 1, 1));
-	SMOKE_CALL("launch", api->zeKernelSetArgumentValue(o.kernel, 0, sizeof(o.dev_in), &o.dev_in));
-	SMOKE_CALL("launch", api->zeKernelSetArgumentValue(o.kernel, 1, sizeof(o.dev_out), &o.dev_out));
+	SMOKE_CALL("launch", zeKernelSetGroupSize, o.kernel, gx, 1, 1);
+	SMOKE_CALL("launch", zeKernelSetArgumentValue, o.kernel, 0, sizeof(o.dev_in), &o.dev_in);
+	SMOKE_CALL("launch", zeKernelSetArgumentValue, o.kernel, 1, sizeof(o.dev_out), &o.dev_out);
 	ze_group_count_t groups = { (uint32_t)(n / gx), 1, 1 };
-	SMOKE_CALL("launch", api->zeCommandListAppendMemoryCopy(o.list, o.dev_in, o.host, bytes, NULL, 0, NULL));
-	SMOKE_CALL("launch", api->zeCommandListAppendBarrier(o.list, NULL, 0, NULL));
-	SMOKE_CALL("launch", api->zeCommandListAppendLaunchKernel(o.list, o.kernel, &groups, NULL, 0, NULL));
-	SMOKE_CALL("launch", api->zeCommandListAppendBarrier(o.list, NULL, 0, NULL));
-	SMOKE_CALL("launch", api->zeCommandListAppendMemoryCopy(o.list, result, o.dev_out, bytes, NULL, 0, NULL));
-	SMOKE_CALL("launch", api->zeCommandListClose(o.list));
+	SMOKE_CALL("launch", zeCommandListAppendMemoryCopy, o.list, o.dev_in, o.host, bytes, NULL, 0, NULL);
+	SMOKE_CALL("launch", zeCommandListAppendBarrier, o.list, NULL, 0, NULL);
+	SMOKE_CALL("launch", zeCommandListAppendLaunchKernel, o.list, o.kernel, &groups, NULL, 0, NULL);
+	SMOKE_CALL("launch", zeCommandListAppendBarrier, o.list, NULL, 0, NULL);
+	SMOKE_CALL("launch", zeCommandListAppendMemoryCopy, o.list, result, o.dev_out, bytes, NULL, 0, NULL);
+	SMOKE_CALL("launch", zeCommandListClose, o.list);
 	memset(result, 0, bytes); /* a copy that never happened must not pass */
-	SMOKE_CALL("launch", api->zeCommandQueueExecuteCommandLists(o.queue, 1, &o.list, o.fence));
+	SMOKE_CALL("launch", zeCommandQueueExecuteCommandLists, o.queue, 1, &o.list, o.fence);
 
 	clock_enter(clk, ch, "sync", label);
 	double timeout = opt->sync_timeout_s > 0 ? opt->sync_timeout_s : 10;
@@ -530,7 +607,11 @@ static int ze_run(struct probe_channel *ch, const struct backend_options *opt, j
 		struct stage_clock dclk = { .timings = dt };
 		json_object_set_new(target_json, "timings_ms", dt);
 		clock_enter(&clk, NULL, NULL, NULL);
-		int src = smoke(&api, ch, opt, target_drv, target, target_label, target_json, &dclk);
+		char *cache_file = module_cache_file(opt->cache_dir, json_string_value(json_object_get(target_json, "uuid")),
+						     json_string_value(json_object_get(res, "driver_version")),
+						     embedded_find(embedded_kernels, "smoke.spv"));
+		int src = smoke(&api, ch, opt, target_drv, target, target_label, target_json, &dclk, cache_file);
+		free(cache_file);
 		clock_enter(&dclk, NULL, NULL, NULL);
 		if (src < 0) {
 			json_t *stage = json_object_get(target_json, "stage");

@@ -250,7 +250,13 @@ static void probe_all(const struct context *ctx, struct runtime_state *st, bool 
 							    .work_items = items > 0 ? (size_t)items : 0,
 							    .sync_timeout_s = st->deadline - monotonic_seconds() };
 	}
+	/* ci and validate keep compiled modules so later probes skip the build */
+	char why[512];
+	char *cache_dir = probe_cache_dir(ctx, why, sizeof(why));
+	for (size_t i = 0; i < total; i++)
+		reqs[i].cache_dir = cache_dir;
 	probe_run_all(ctx, reqs, runs, total, st->deadline);
+	free(cache_dir);
 	k = 0;
 	for (size_t i = 0; i < st->n; i++) {
 		struct backend_probe *p = &st->probes[i];

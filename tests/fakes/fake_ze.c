@@ -480,8 +480,21 @@ static ze_result_t ZE_APICALL fake_module_create(ze_context_handle_t c, ze_devic
 	struct fake_module *m = calloc(1, sizeof(*m));
 	if (!m)
 		return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
-	bool ok = desc->format == ZE_MODULE_FORMAT_IL_SPIRV && desc->inputSize % 4 == 0 &&
-		  spirv_entry((const uint32_t *)desc->pInputModule, desc->inputSize / 4, m->name, sizeof(m->name));
+	bool ok;
+	if (desc->format == ZE_MODULE_FORMAT_NATIVE) {
+		/* our "native binary" is the entry point's name, as GetNativeBinary gave it */
+		ok = desc->inputSize == sizeof(m->name) && memchr(desc->pInputModule, 0, sizeof(m->name)) &&
+		     ((const char *)desc->pInputModule)[0] != '\0' && !fault("bad_module");
+		if (!ok) {
+			free(m);
+			return ZE_RESULT_ERROR_INVALID_NATIVE_BINARY;
+		}
+		memcpy(m->name, desc->pInputModule, sizeof(m->name));
+		*out = (ze_module_handle_t)m;
+		return ZE_RESULT_SUCCESS;
+	}
+	ok = desc->format == ZE_MODULE_FORMAT_IL_SPIRV && desc->inputSize % 4 == 0 &&
+	     spirv_entry((const uint32_t *)desc->pInputModule, desc->inputSize / 4, m->name, sizeof(m->name));
 	if (!ok || fault("bad_module")) {
 		if (l)
 			snprintf(l->text, sizeof(l->text), "error: %s",

@@ -49,6 +49,9 @@ def run_fake(tmp_path, fault="", deadline="5", devices=None, spec=SPEC, validati
     if validation:
         env["ZE_ENABLE_VALIDATION_LAYER"] = "1"
         env["ZE_ENABLE_PARAMETER_VALIDATION"] = "1"
+    xdg = tmp_path / "xdg"
+    xdg.mkdir(mode=0o700, exist_ok=True)
+    env["XDG_RUNTIME_DIR"] = str(xdg)
     env.update(extra or {})
     path = write(str(tmp_path / "spec.yaml"), spec)
     r = run_gpugate("--spec", path, "--deadline", deadline, "--format", "json", env=env, timeout=30)
@@ -226,11 +229,25 @@ def test_state_cache_refuses_a_foreign_folder(tmp_path):
     assert not (xdg / "gpugate" / "runtime.json").exists()
 
 
-def test_ci_never_uses_the_state_cache(tmp_path):
+def smoke_of(r, device=0):
+    probe = r.check("runtime.smoke")["details"]["probes"][device]
+    return probe["result"]["devices"][device]["smoke"]
+
+
+def test_ci_probes_every_time_and_caches_the_native_module(tmp_path):
     xdg = tmp_path / "xdg"
-    xdg.mkdir(mode=0o700)
-    for _ in range(2):
-        r = run_fake(tmp_path, extra={"XDG_RUNTIME_DIR": str(xdg)})
-        assert r.rc == 0, r
-        assert "cached" not in r.check("runtime.loader")["summary"]
-    assert not (xdg / "gpugate").exists()
+    first = run_fake(tmp_path)
+    assert first.rc == 0, first
+    assert smoke_of(first)["module_cache"] == "stored"
+    bins = list((xdg / "gpugate").glob("smoke-86000000000000000000000000000000-1.3.29735-*.bin"))
+    assert len(bins) == 1 and oct(os.stat(bins[0]).st_mode & 0o777) == "0o600", bins
+    second = run_fake(tmp_path)
+    assert second.rc == 0 and "cached" not in second.check("runtime.loader")["summary"], second
+    assert smoke_of(second)["module_cache"] == "hit"
+    assert not (xdg / "gpugate" / "runtime.json").exists()
+    # a corrupt cached binary is rebuilt from the SPIR-V, never a failure
+    bins[0].write_bytes(b"garbage")
+    os.chmod(bins[0], 0o600)
+    third = run_fake(tmp_path)
+    assert third.rc == 0, third
+    assert smoke_of(third)["module_cache"] == "stale: rebuilt from SPIR-V"
