@@ -153,6 +153,44 @@ static int load_api(struct ze_api *api, json_t *res)
 	return 0;
 }
 
+struct driver_search {
+	const char *alt;   /* ZE_ENABLE_ALT_DRIVERS, or NULL */
+	char path[PATH_MAX];
+};
+
+static int find_driver(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	struct driver_search *s = data;
+	const char *name = info->dlpi_name;
+	if (!name || !*name)
+		return 0;
+	const char *base = strrchr(name, '/');
+	base = base ? base + 1 : name;
+	bool alt = false;
+	if (s->alt) {
+		char *copy = xstrdup(s->alt), *save = NULL;
+		for (char *d = strtok_r(copy, ",", &save); d && !alt; d = strtok_r(NULL, ",", &save))
+			alt = strcmp(d, name) == 0 || strcmp(d, base) == 0;
+		free(copy);
+	}
+	if (alt || str_starts_with(base, "libze_intel_gpu") || str_starts_with(base, "libze_intel_npu") ||
+	    str_starts_with(base, "libze_intel_vpu")) {
+		if (!realpath(name, s->path))
+			snprintf(s->path, sizeof(s->path), "%s", name);
+		return 1;
+	}
+	return 0;
+}
+
+/* The real path of the GPU driver the loader picked, for the package check. */
+static void report_driver_library(json_t *res)
+{
+	struct driver_search s = { .alt = getenv("ZE_ENABLE_ALT_DRIVERS") };
+	if (dl_iterate_phdr(find_driver, &s))
+		json_object_set_new(res, "driver_library", json_text(s.path));
+}
+
 static void uuid_text(const uint8_t *id, char *buf)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -536,6 +574,7 @@ static int ze_run(struct probe_channel *ch, const struct backend_options *opt, j
 	}
 
 	clock_enter(&clk, ch, "drivers", NULL);
+	report_driver_library(res);
 	uint32_t ndrv = 0;
 	ze_result_t drc = api.zeDriverGet(&ndrv, NULL);
 	if (drc != ZE_RESULT_SUCCESS || ndrv == 0) {

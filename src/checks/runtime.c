@@ -5,12 +5,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <limits.h>
 #include <unistd.h>
 
 #include "../backend/backend.h"
 #include "../backend/probe.h"
 #include "../backend/probe_cache.h"
+#include "../lib/dpkg_status.h"
 #include "../lib/util.h"
+#include "../lib/zeversion.h"
 #include "groups.h"
 
 #define DEADLINE_MARGIN_S 0.3 /* the verdict must still be written after a kill */
@@ -345,9 +349,142 @@ static bool no_backend(const struct runtime_state *st, struct result *r)
 	return true;
 }
 
+/* True when list (a dpkg .list file's text) names path on a line of its own. */
+static bool list_names(const char *list, size_t len, const char *path)
+{
+	size_t n = strlen(path);
+	for (const char *p = list; p && p < list + len; p = memchr(p, '\n', (size_t)(list + len - p)), p = p ? p + 1 : NULL)
+		if ((size_t)(list + len - p) >= n && memcmp(p, path, n) == 0 && (p + n == list + len || p[n] == '\n'))
+			return true;
+	return false;
+}
+
+/* The package whose file list names path (or its merged-/usr twin), from
+ * /var/lib/dpkg/info/ under --root. Packages that ship Level Zero are tried
+ * first; the full scan only when thorough. Caller frees. */
+static char *package_owning(const struct context *ctx, const char *path, bool thorough)
+{
+	static const char *const likely[] = { "libze1", "libze-intel-gpu1", "intel-level-zero-gpu", "intel-opencl-icd",
+					      "level-zero", "libze-intel-gpu-legacy1", "libcuda1", NULL };
+	char *twin = str_starts_with(path, "/usr/lib/") ? xstrdup(path + 4)
+		     : str_starts_with(path, "/lib/")   ? xasprintf("/usr%s", path)
+							 : NULL;
+	char *dir = ctx_path(ctx, "/var/lib/dpkg/info");
+	char *owner = NULL;
+	for (int pass = 0; pass < (thorough ? 2 : 1) && !owner; pass++) {
+		DIR *d = opendir(dir);
+		if (!d)
+			break;
+		struct dirent *e;
+		while (!owner && (e = readdir(d))) {
+			if (!str_ends_with(e->d_name, ".list"))
+				continue;
+			size_t n = strcspn(e->d_name, ":.");
+			bool is_likely = false;
+			for (size_t i = 0; likely[i] && !is_likely; i++)
+				is_likely = strlen(likely[i]) == n && strncmp(likely[i], e->d_name, n) == 0 &&
+					    (e->d_name[n] == ':' || strcmp(e->d_name + n, ".list") == 0);
+			if (is_likely != (pass == 0))
+				continue;
+			char *file = xasprintf("%s/%s", dir, e->d_name), *text = NULL;
+			size_t len = 0;
+			if (read_file(file, &text, &len) == 0 &&
+			    (list_names(text, len, path) || (twin && list_names(text, len, twin))))
+				owner = xstrndup(e->d_name, n);
+			free(text);
+			free(file);
+		}
+		closedir(d);
+	}
+	free(dir);
+	free(twin);
+	return owner;
+}
+
+/* The installed version of package, or NULL. Caller frees. */
+static char *package_version(const struct context *ctx, const char *package)
+{
+	char *path = ctx_path(ctx, "/var/lib/dpkg/status");
+	const char *wanted[] = { package, NULL };
+	struct dpkg_status st;
+	char err[256];
+	char *version = NULL;
+	if (dpkg_status_load(path, wanted, &st, err, sizeof(err)) == 0) {
+		for (size_t i = 0; i < st.count && !version; i++)
+			if (dpkg_pkg_installed(&st.pkgs[i]) && *st.pkgs[i].version)
+				version = xstrdup(st.pkgs[i].version);
+		dpkg_status_free(&st);
+	}
+	free(path);
+	return version;
+}
+
+/* Which package the loader and the driver came from; a copy outside any
+ * package that shadows a system one, or a driver whose build differs from
+ * its package's, is a warning. */
+static void check_provenance(const struct context *ctx, const struct backend *be, const json_t *res, struct result *r)
+{
+	/* every package list only in validate: a full scan costs ~100 ms */
+	bool thorough = ctx->profile && strcmp(ctx->profile, "validate") == 0;
+	json_t *prov = json_object();
+	const char *lib = json_string_value(json_object_get(res, "library"));
+	if (lib) {
+		char *owner = package_owning(ctx, lib, thorough);
+		if (owner) {
+			char *ver = package_version(ctx, owner);
+			char *text = xasprintf("%s %s", owner, ver ? ver : "(version unknown)");
+			json_object_set_new(prov, "loader_package", json_text(text));
+			free(text);
+			free(ver);
+		} else {
+			char *sys = xasprintf("/usr/lib/x86_64-linux-gnu/%s", be->library);
+			char *sys_root = ctx_path(ctx, sys);
+			char real[PATH_MAX];
+			bool shadows = realpath(sys_root, real) && strcmp(real, lib) != 0;
+			if (shadows) {
+				result_finding(r, STATUS_WARN, "%s: the loader in use, %s, belongs to no package (a pip or conda copy?) and shadows the system one at %s",
+					       be->name, lib, real);
+				result_remedy(r, "use the system loader: remove the other copy or its folder from LD_LIBRARY_PATH (pip uninstall / conda remove of level-zero)");
+			} else {
+				json_object_set_new(prov, "loader_package", json_string("(none of the Level Zero packages)"));
+			}
+			free(sys_root);
+			free(sys);
+		}
+		free(owner);
+	}
+	const char *drv = json_string_value(json_object_get(res, "driver_library"));
+	if (drv) {
+		char *owner = package_owning(ctx, drv, thorough);
+		json_object_set_new(prov, "driver_library", json_text(drv));
+		if (owner) {
+			char *ver = package_version(ctx, owner);
+			char *text = xasprintf("%s %s", owner, ver ? ver : "(version unknown)");
+			json_object_set_new(prov, "driver_package", json_text(text));
+			long pkg_build = ze_package_build(ver);
+			json_t *b = json_object_get(res, "driver_build");
+			if (ver && pkg_build >= 0 && b && json_integer_value(b) != pkg_build)
+				result_finding(r, STATUS_WARN, "%s: the driver reports build %lld (%s) but its package is %s (build %ld): a stale or shadowed driver library",
+					       be->name, (long long)json_integer_value(b),
+					       json_string_value(json_object_get(res, "driver_version")) ?: "?", text, pkg_build);
+			free(text);
+			free(ver);
+		} else {
+			json_object_set_new(prov, "driver_package", json_string("(none of the Level Zero packages)"));
+		}
+		free(owner);
+	}
+	json_object_set_new(prov, "backend", json_string(be->name));
+	json_t *arr = json_object_get(result_details(r), "provenance");
+	if (!arr) {
+		arr = json_array();
+		json_object_set_new(result_details(r), "provenance", arr);
+	}
+	json_array_append_new(arr, prov);
+}
+
 static void run_loader(const struct context *ctx, void *state, struct result *r)
 {
-	(void)ctx;
 	struct runtime_state *st = state;
 	if (no_backend(st, r))
 		return;
@@ -363,6 +500,7 @@ static void run_loader(const struct context *ctx, void *state, struct result *r)
 			remedy_for(r, be, e);
 			continue;
 		}
+		check_provenance(ctx, be, e->result, r);
 		const char *lib = json_string_value(json_object_get(e->result, "library"));
 		const char *ver = json_string_value(json_object_get(e->result, "driver_version"));
 		sb_printf(&ok, "%s%s: %s, driver %s", ok.len ? "; " : "", be->name, lib ? lib : be->library, ver ? ver : "?");

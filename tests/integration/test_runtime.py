@@ -251,3 +251,30 @@ def test_ci_probes_every_time_and_caches_the_native_module(tmp_path):
     third = run_fake(tmp_path)
     assert third.rc == 0, third
     assert smoke_of(third)["module_cache"] == "stale: rebuilt from SPIR-V"
+
+
+def test_driver_build_differs_from_its_package(tmp_path):
+    """The loaded driver reports build 29735; a root whose dpkg database says
+    the driver package is build 29700 gives a warning naming both."""
+    root = tmp_path / "root"
+    fake = os.path.realpath(FAKE)
+    write(str(root / "var/lib/dpkg/info/libze-intel-gpu1:amd64.list"), f"/.\n/usr\n{fake}\n")
+    write(str(root / "var/lib/dpkg/info/libze1:amd64.list"),
+          "/usr/lib/x86_64-linux-gnu/libze_loader.so.1.8.0\n")
+    write(str(root / "var/lib/dpkg/status"),
+          "Package: libze-intel-gpu1\nStatus: install ok installed\nArchitecture: amd64\n"
+          "Version: 24.22.29700.1-1\nDescription: x\n\n"
+          "Package: libze1\nStatus: install ok installed\nArchitecture: amd64\n"
+          "Version: 1.8.12-1\nDescription: x\n")
+    env = dict(os.environ)
+    env.update({"ZE_ENABLE_ALT_DRIVERS": FAKE, "GPUGATE_FAKE_FAULT": "", "XDG_RUNTIME_DIR": str(tmp_path)})
+    path = write(str(tmp_path / "spec.yaml"), "runtime:\n  backend: level-zero\n")
+    r = run_gpugate("--spec", path, "--root", str(root), "--format", "json", env=env)
+    assert r.rc == 0, r
+    c = r.check("runtime.loader")
+    assert c["status"] == "warn", c
+    finding = " ".join(c["details"]["findings"])
+    assert "reports build 29735 (1.3.29735)" in finding and "libze-intel-gpu1 24.22.29700.1-1 (build 29700)" in finding, c
+    prov = c["details"]["provenance"][0]
+    assert prov["loader_package"] == "libze1 1.8.12-1", prov
+    assert prov["driver_library"] == fake
