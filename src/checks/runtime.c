@@ -646,11 +646,45 @@ static void run_memory(const struct context *ctx, void *state, struct result *r)
 			   want ? "" : " (no minimum set)");
 }
 
+static void run_health(const struct context *ctx, void *state, struct result *r)
+{
+	(void)ctx;
+	struct runtime_state *st = state;
+	if (no_backend(st, r))
+		return;
+	struct strbuf text = STRBUF_INIT;
+	size_t seen = 0;
+	json_t *all = json_array();
+	json_object_set_new(result_details(r), "telemetry", all);
+	for (size_t i = 0; i < st->n; i++)
+		for (size_t d = 0; d < st->probes[i].n_devices; d++) {
+			const struct probe_run *run = &st->probes[i].devices[d];
+			json_t *dev = json_array_get(json_object_get(run->result, "devices"), d);
+			json_t *t = json_object_get(dev, "telemetry");
+			if (!t)
+				continue;
+			seen++;
+			json_array_append(all, t);
+			json_t *temp = json_object_get(t, "temperature_c");
+			if (json_is_number(temp))
+				sb_printf(&text, "%sdevice %zu %.1f °C", text.len ? ", " : "", d, json_number_value(temp));
+			else
+				sb_printf(&text, "%sdevice %zu temperature %s", text.len ? ", " : "", d,
+					  json_string_value(temp) ? json_string_value(temp) : "unknown");
+		}
+	if (seen == 0)
+		result_set(r, STATUS_FAIL, "not reached: no device finished its probe (see runtime.smoke)");
+	else
+		result_set(r, STATUS_PASS, "%s", text.buf);
+	sb_release(&text);
+}
+
 static const struct check_def runtime_checks[] = {
 	{ "runtime.loader", "the GPU runtime loader loads and initializes (zeInit) in a child process", NULL, true, run_loader },
 	{ "runtime.devices", "the runtime enumerates at least one GPU (name, PCI address, memory, driver version)", NULL, true, run_devices },
 	{ "runtime.smoke", "a SPIR-V kernel runs on every GPU and every element of its result is right", "runtime.smoke", true, run_smoke },
 	{ "runtime.memory", "every GPU has the free memory the spec asks for", NULL, true, run_memory },
+	{ "runtime.health", "Sysman telemetry of every GPU (temperature), best effort", "runtime.telemetry", true, run_health },
 	{ NULL, NULL, NULL, false, NULL },
 };
 

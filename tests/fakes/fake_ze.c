@@ -19,6 +19,8 @@
 
 #include "backend/backend.h"
 
+/* Sysman answers only with ZES_ENABLE_SYSMAN=1, as loader 1.8 needs; free
+ * memory is 12 GiB of 16 unless GPUGATE_FAKE_FREE_MB says otherwise. */
 #define EXPORT __attribute__((visibility("default")))
 #define MAX_DEVICES 8
 #define MAX_CMDS 16
@@ -584,6 +586,52 @@ static ze_result_t ZE_APICALL fake_kernel_suggest(ze_kernel_handle_t h, uint32_t
 	return ZE_RESULT_SUCCESS;
 }
 
+static bool sysman_enabled(void)
+{
+	const char *v = getenv("ZES_ENABLE_SYSMAN");
+	return v && strcmp(v, "1") == 0;
+}
+
+static int sysman_token;
+
+static ze_result_t ZE_APICALL fake_zes_enum_memory(zes_device_handle_t d, uint32_t *count, zes_mem_handle_t *out)
+{
+	if (!sysman_enabled())
+		return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+	if (out && *count >= 1)
+		out[0] = (zes_mem_handle_t)d;
+	*count = 1;
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t ZE_APICALL fake_zes_memory_state(zes_mem_handle_t h, zes_mem_state_t *st)
+{
+	(void)h;
+	const char *mb = getenv("GPUGATE_FAKE_FREE_MB");
+	st->health = ZES_MEM_HEALTH_OK;
+	st->size = 16ull << 30;
+	st->free = mb ? strtoull(mb, NULL, 10) << 20 : 12ull << 30;
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t ZE_APICALL fake_zes_enum_temperature(zes_device_handle_t d, uint32_t *count, zes_temp_handle_t *out)
+{
+	(void)d;
+	if (!sysman_enabled())
+		return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+	if (out && *count >= 1)
+		out[0] = (zes_temp_handle_t)&sysman_token;
+	*count = 1;
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t ZE_APICALL fake_zes_temperature(zes_temp_handle_t h, double *celsius)
+{
+	(void)h;
+	*celsius = 45.5;
+	return ZE_RESULT_SUCCESS;
+}
+
 #define TABLE_GETTER(NAME, TYPE, FILL)                                                     \
 	EXPORT ze_result_t ZE_APICALL NAME(ze_api_version_t version, TYPE *t)             \
 	{                                                                                  \
@@ -638,7 +686,8 @@ TABLE_GETTER(zeGetSamplerProcAddrTable, ze_sampler_dditable_t, (void)0)
 TABLE_GETTER(zeGetPhysicalMemProcAddrTable, ze_physical_mem_dditable_t, (void)0)
 TABLE_GETTER(zeGetVirtualMemProcAddrTable, ze_virtual_mem_dditable_t, (void)0)
 TABLE_GETTER(zesGetDriverProcAddrTable, zes_driver_dditable_t, (void)0)
-TABLE_GETTER(zesGetDeviceProcAddrTable, zes_device_dditable_t, (void)0)
+TABLE_GETTER(zesGetDeviceProcAddrTable, zes_device_dditable_t,
+	     (t->pfnEnumMemoryModules = fake_zes_enum_memory, t->pfnEnumTemperatureSensors = fake_zes_enum_temperature))
 TABLE_GETTER(zesGetSchedulerProcAddrTable, zes_scheduler_dditable_t, (void)0)
 TABLE_GETTER(zesGetPerformanceFactorProcAddrTable, zes_performance_factor_dditable_t, (void)0)
 TABLE_GETTER(zesGetPowerProcAddrTable, zes_power_dditable_t, (void)0)
@@ -646,9 +695,9 @@ TABLE_GETTER(zesGetFrequencyProcAddrTable, zes_frequency_dditable_t, (void)0)
 TABLE_GETTER(zesGetEngineProcAddrTable, zes_engine_dditable_t, (void)0)
 TABLE_GETTER(zesGetStandbyProcAddrTable, zes_standby_dditable_t, (void)0)
 TABLE_GETTER(zesGetFirmwareProcAddrTable, zes_firmware_dditable_t, (void)0)
-TABLE_GETTER(zesGetMemoryProcAddrTable, zes_memory_dditable_t, (void)0)
+TABLE_GETTER(zesGetMemoryProcAddrTable, zes_memory_dditable_t, t->pfnGetState = fake_zes_memory_state)
 TABLE_GETTER(zesGetFabricPortProcAddrTable, zes_fabric_port_dditable_t, (void)0)
-TABLE_GETTER(zesGetTemperatureProcAddrTable, zes_temperature_dditable_t, (void)0)
+TABLE_GETTER(zesGetTemperatureProcAddrTable, zes_temperature_dditable_t, t->pfnGetState = fake_zes_temperature)
 TABLE_GETTER(zesGetPsuProcAddrTable, zes_psu_dditable_t, (void)0)
 TABLE_GETTER(zesGetFanProcAddrTable, zes_fan_dditable_t, (void)0)
 TABLE_GETTER(zesGetLedProcAddrTable, zes_led_dditable_t, (void)0)

@@ -122,7 +122,18 @@ def test_min_free_memory(tmp_path):
     r = run_fake(tmp_path, spec=SPEC + "  min_free_memory: 64GiB\n")
     assert r.rc == 1, r
     c = r.check("runtime.memory")
-    assert c["status"] == "fail" and "16.0 GiB" in c["summary"] and "64.0 GiB" in c["summary"], c
+    assert c["status"] == "fail" and "12.0 GiB free" in c["summary"] and "64.0 GiB" in c["summary"], c
+    r = run_fake(tmp_path, spec=SPEC + "  min_free_memory: 1GiB\n", extra={"GPUGATE_FAKE_FREE_MB": "512"})
+    assert r.rc == 1 and "0.5 GiB free" in r.check("runtime.memory")["summary"], r
+    r = run_fake(tmp_path, spec=SPEC + "  min_free_memory: 1GiB\n")
+    assert r.rc == 0 and r.check("runtime.memory")["status"] == "pass", r
+
+
+def test_telemetry_needs_sysman_which_the_parent_enables(tmp_path):
+    r = run_fake(tmp_path, spec=SPEC + "  telemetry: true\n", extra={"ZES_ENABLE_SYSMAN": "0"})
+    assert r.rc == 0, r
+    c = r.check("runtime.health")
+    assert c["status"] == "pass" and "device 0 45.5 °C" in c["summary"], c
 
 
 def test_real_intel_driver_without_gpu():
