@@ -182,6 +182,7 @@ runtime:
 def health(tmp_path, xdg, fault=""):
     env = dict(os.environ)
     env.update({"ZE_ENABLE_ALT_DRIVERS": FAKE, "GPUGATE_FAKE_FAULT": fault, "XDG_RUNTIME_DIR": str(xdg)})
+    env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") + ":handle_segv=0").lstrip(":")
     path = write(str(tmp_path / "health.yaml"), HEALTH)
     return run_gpugate("--spec", path, "--format", "json", env=env)
 
