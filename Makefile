@@ -107,7 +107,7 @@ test-integration: $(BUILD)/gpugate $(BUILD)/gpugate-provision $(BUILD)/fakes/lib
 
 # The XPU image's HEALTHCHECK in a Debian 12 rootfs (tests/container; root;
 # the rootfs is cached in build/rootfs-cache; skips, saying why, offline).
-test-container: $(BUILD)/gpugate
+test-container: $(BUILD)/gpugate $(BUILD)/fakes/libze_fake.so
 	GPUGATE=$(CURDIR)/$(BUILD)/gpugate $(PYTEST) -q -rs tests/container
 
 bench: deps

@@ -45,15 +45,18 @@ static int trusted_dir(const char *path, char *why, size_t why_size)
 char *probe_cache_dir(const struct context *ctx, char *why, size_t why_size)
 {
 	const char *xdg = ctx_getenv(ctx, "XDG_RUNTIME_DIR");
-	char *candidates[3] = { NULL, NULL, NULL };
+	char *candidates[4] = { NULL, NULL, NULL, NULL };
 	if (xdg && xdg[0] == '/')
 		candidates[0] = xasprintf("%s/gpugate", xdg);
 	if (access("/run", W_OK) == 0)
 		candidates[1] = xstrdup("/run/gpugate");
-	candidates[2] = xasprintf("/tmp/gpugate-%u", (unsigned)geteuid());
+	/* a tmpfs private to the container: never the image's writable layer */
+	if (access("/dev/shm", W_OK) == 0)
+		candidates[2] = xasprintf("/dev/shm/gpugate-%u", (unsigned)geteuid());
+	candidates[3] = xasprintf("/tmp/gpugate-%u", (unsigned)geteuid());
 	char *found = NULL;
 	why[0] = '\0';
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		if (!candidates[i])
 			continue;
 		if (!found && trusted_dir(candidates[i], why, why_size) == 0)

@@ -1,6 +1,7 @@
 /* The health check's state cache: a probe result kept in an owner-only file so
  * that a HEALTHCHECK every 30 s does not load the GPU every time. The folder is
- * $XDG_RUNTIME_DIR/gpugate, else /run/gpugate, else /tmp/gpugate-UID; a folder
+ * $XDG_RUNTIME_DIR/gpugate, else /run/gpugate, else /dev/shm/gpugate-UID (a
+ * container's private tmpfs), else /tmp/gpugate-UID; a folder
  * owned by someone else or writable by others is refused. */
 #ifndef GPUGATE_PROBE_CACHE_H
 #define GPUGATE_PROBE_CACHE_H
