@@ -25,7 +25,8 @@ PROV_PKGS := libcurl libarchive libcrypto jansson yaml-0.1
 PROV_SRCS := $(sort $(wildcard src/provision/*.c))
 PROV_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(PROV_SRCS)) \
              $(BUILD)/obj/lib/util.o $(BUILD)/obj/lib/debversion.o $(BUILD)/obj/lib/debrelation.o
-OBJS      := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRCS)) $(BUILD)/obj/gen/embedded_profiles.o
+OBJS      := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRCS)) $(BUILD)/obj/gen/embedded_profiles.o \
+            $(BUILD)/obj/gen/embedded_kernels.o
 LIB_OBJS  := $(filter-out $(BUILD)/obj/main.o,$(OBJS))
 PROFILES  := $(wildcard checks/*.yaml)
 EMBEDDED_PROFILES := healthcheck ci validate
@@ -57,6 +58,25 @@ $(BUILD)/gen/embedded_profiles.c: $(PROFILES) src/tools/embed.sh
 	sh src/tools/embed.sh embedded_profiles $(foreach p,$(EMBEDDED_PROFILES),$(p)=checks/$(p).yaml) > $@.tmp
 	mv $@.tmp $@
 
+# The smoke kernel: OpenCL C to SPIR-V (clang + llvm-spirv-14), validated by
+# spirv-val, embedded in the binary.
+$(BUILD)/gen/%.spv: src/kernels/%.cl
+	@mkdir -p $(dir $@)
+	clang -c -cl-std=CL2.0 -target spir64 -emit-llvm -o $(BUILD)/gen/$*.bc $<
+	llvm-spirv-14 $(BUILD)/gen/$*.bc -o $@.tmp
+	spirv-val $@.tmp
+	mv $@.tmp $@
+
+$(BUILD)/gen/embedded_kernels.c: $(BUILD)/gen/smoke.spv src/tools/embed.sh
+	sh src/tools/embed.sh embedded_kernels smoke.spv=$(BUILD)/gen/smoke.spv > $@.tmp
+	mv $@.tmp $@
+
+# The Level Zero test driver, loaded through the real loader with
+# ZE_ENABLE_ALT_DRIVERS (tests/fakes/fake_ze.c).
+$(BUILD)/fakes/libze_fake.so: tests/fakes/fake_ze.c src/backend/backend.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -shared -fPIC -fvisibility=hidden -o $@ $< $(LDFLAGS)
+
 $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
@@ -82,16 +102,16 @@ export DEBVERSION_PAIRS
 test-unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
-test-integration: $(BUILD)/gpugate $(BUILD)/gpugate-provision
-	GPUGATE=$(CURDIR)/$(BUILD)/gpugate $(PYTEST) -q tests/integration
+test-integration: $(BUILD)/gpugate $(BUILD)/gpugate-provision $(BUILD)/fakes/libze_fake.so
+	GPUGATE=$(CURDIR)/$(BUILD)/gpugate GPUGATE_FAKE_ZE=$(CURDIR)/$(BUILD)/fakes/libze_fake.so $(PYTEST) -q tests/integration
 
 # The XPU image's HEALTHCHECK in a Debian 12 rootfs (tests/container; root;
 # the rootfs is cached in build/rootfs-cache; skips, saying why, offline).
-test-container: $(BUILD)/gpugate
+test-container: $(BUILD)/gpugate $(BUILD)/fakes/libze_fake.so
 	GPUGATE=$(CURDIR)/$(BUILD)/gpugate $(PYTEST) -q -rs tests/container
 
 bench: deps
-	$(MAKE) $(BUILD)/gpugate $(BUILD)/gpugate-provision
+	$(MAKE) $(BUILD)/gpugate $(BUILD)/gpugate-provision $(BUILD)/fakes/libze_fake.so
 	@set -e; for b in tests/bench/*.sh; do echo "== $$b"; GPUGATE=$(CURDIR)/$(BUILD)/gpugate sh $$b; done
 
 install: $(BUILD)/gpugate $(BUILD)/gpugate-provision

@@ -271,6 +271,7 @@ static const struct {
 	{ "stack", cmd_stack },
 	{ "bundle", cmd_bundle },
 	{ "hf", cmd_hf },
+	{ "probe", cmd_probe }, /* hidden: the runtime check's child */
 };
 
 int main(int argc, char **argv)

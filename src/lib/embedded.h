@@ -13,6 +13,8 @@ struct embedded_file {
 
 /* checks/{healthcheck,ci,validate}.yaml, by name without .yaml; NULL-name terminated */
 extern const struct embedded_file embedded_profiles[];
+/* the kernels of src/kernels/ built to SPIR-V ("smoke.spv"); NULL-name terminated */
+extern const struct embedded_file embedded_kernels[];
 
 const struct embedded_file *embedded_find(const struct embedded_file *table, const char *name);
 

@@ -21,6 +21,7 @@ import glob
 import hashlib
 import json
 import os
+import pathlib
 import re
 import shutil
 import subprocess
@@ -270,6 +271,18 @@ def image(tmp_path_factory):
     assert binary_dest, "the runtime stage does not COPY gpugate from the builder"
     assert user, "the image has no USER"
     copied = install_binary(root, binary_dest)
+    # The runtime checks need a Level Zero loader and a driver: Debian's
+    # loader and the test driver (tests/fakes), as the image's libze1 and
+    # libze-intel-gpu1 would be, with the libraries they need.
+    fake = pathlib.Path(GPUGATE).parent / "fakes" / "libze_fake.so"
+    libdir = root / "usr/lib/x86_64-linux-gnu"
+    for lib in (pathlib.Path("/usr/lib/x86_64-linux-gnu/libze_loader.so.1"), fake):
+        shutil.copy2(os.path.realpath(lib), libdir / lib.name)
+        ldd = subprocess.run(["ldd", str(lib)], capture_output=True, text=True, check=True).stdout
+        for dep in re.findall(r"(/\S+) \(0x", ldd):
+            if not (root / dep.lstrip("/")).exists() and not (root / os.path.realpath(dep).lstrip("/")).exists():
+                shutil.copy2(os.path.realpath(dep), root / dep.lstrip("/"))
+                copied.append(dep)
 
     # The Intel stack every spec the image runs asks for, as fixture stanzas.
     relations = debfixture.spec_packages(REPO / "checks" / "healthcheck.yaml")
@@ -300,7 +313,8 @@ def image(tmp_path_factory):
     (fix / "hf").mkdir()
 
     hc = dockerfile.final_healthcheck(instructions)
-    container_env = {"PATH": DOCKER_PATH, "HOSTNAME": "gpugate-test", "HOME": pw[5]}
+    container_env = {"PATH": DOCKER_PATH, "HOSTNAME": "gpugate-test", "HOME": pw[5],
+                     "ZE_ENABLE_ALT_DRIVERS": "/usr/lib/x86_64-linux-gnu/libze_fake.so"}
     container_env.update(env)
     yield {
         "root": root, "fix": fix, "healthcheck": hc, "uid": pw[2], "gid": pw[3], "groups": gids,

@@ -1,0 +1,43 @@
+/* The parent's side of the probe: start `gpugate probe ...` children in their
+ * own process groups, watch them until a deadline, kill and reap every one,
+ * and say what happened. The checking process never loads a GPU library. */
+#ifndef GPUGATE_PROBE_H
+#define GPUGATE_PROBE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../context.h"
+
+struct probe_request {
+	const char *backend;    /* "level-zero", "cuda" */
+	int device;             /* -1: enumerate only */
+	bool smoke, telemetry;
+	size_t work_items;
+	double sync_timeout_s;
+	const char *cache_dir;  /* native module cache folder, or NULL */
+};
+
+struct probe_run {
+	char stage[32];         /* the last stage the child entered ("" if none) */
+	char device[64];        /* and its device, "" if none */
+	json_t *result;         /* the result object, NULL if the child sent none */
+	bool killed;            /* still running at the deadline */
+	double stage_seconds;   /* how long it had been in that stage when it ended */
+	int exit_code;          /* -1 unless it exited */
+	int signal;             /* 0 unless a signal ended it */
+	double seconds;         /* start to end */
+	char *output;           /* the tail of the child's stdout and stderr */
+	char *verdict;          /* NULL when ok; else "hung in stage sync on ... (killed)" */
+	char *failed_stage;     /* NULL when ok; the stage to blame */
+};
+
+/* Runs every request in parallel, each in its own child, until all ended or
+ * the monotonic deadline passed (then kills them). Every child is reaped and
+ * its process group killed before this returns. */
+void probe_run_all(const struct context *ctx, const struct probe_request *reqs, struct probe_run *runs, size_t n,
+		   double deadline);
+void probe_run_release(struct probe_run *run);
+
+#endif

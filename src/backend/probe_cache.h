@@ -1,0 +1,30 @@
+/* The health check's state cache: a probe result kept in an owner-only file so
+ * that a HEALTHCHECK every 30 s does not load the GPU every time. The folder is
+ * $XDG_RUNTIME_DIR/gpugate, else /run/gpugate, else /dev/shm/gpugate-UID (a
+ * container's private tmpfs), else /tmp/gpugate-UID; a folder
+ * owned by someone else or writable by others is refused. */
+#ifndef GPUGATE_PROBE_CACHE_H
+#define GPUGATE_PROBE_CACHE_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "../context.h"
+#include "probe.h"
+
+#define PROBE_CACHE_FAILURE_TTL_S 30.0
+
+/* The state folder (created 0700 when missing), or NULL with why filled. */
+char *probe_cache_dir(const struct context *ctx, char *why, size_t why_size);
+
+/* A probe run to JSON and back (only the fields a check reads). */
+json_t *probe_run_to_json(const struct probe_run *run);
+void probe_run_from_json(const json_t *j, struct probe_run *run);
+
+/* The cached object for key when younger than its TTL (ok results: ttl,
+ * failed ones: at most 30 s), else NULL. age_s receives its age. */
+json_t *probe_cache_load(const char *dir, const char *key, double ttl, double *age_s);
+/* Stores state (an object) with key, ok and the time; 0 or -errno. */
+int probe_cache_store(const char *dir, const char *key, bool ok, json_t *state);
+
+#endif

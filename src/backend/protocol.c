@@ -1,0 +1,100 @@
+/* Both ends of the probe line protocol: the child writes stage and result
+ * lines, unbuffered, because the next API call may hang or crash; the parent
+ * parses them. */
+#include "protocol.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "../lib/util.h"
+
+static void write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return; /* the parent has gone: nothing left to tell */
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
+static bool is_token(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s <= ' ' || *s > '~')
+			return false;
+	return true;
+}
+
+void probe_stage(struct probe_channel *ch, const char *stage, const char *device)
+{
+	char line[128];
+	int n = device && is_token(device) ? snprintf(line, sizeof(line), "stage %s %s\n", stage, device)
+					   : snprintf(line, sizeof(line), "stage %s\n", stage);
+	if (n > 0 && (size_t)n < sizeof(line))
+		write_all(ch->fd, line, (size_t)n);
+}
+
+void probe_result(struct probe_channel *ch, json_t *result)
+{
+	/* JSON_COMPACT never emits a raw newline: strings escape it */
+	char *text = json_dumps(result, JSON_COMPACT | JSON_ENSURE_ASCII);
+	if (!text)
+		return;
+	char *line = xasprintf("result %s\n", text);
+	write_all(ch->fd, line, strlen(line));
+	free(line);
+	free(text);
+}
+
+static void bad(struct probe_line *out, const char *why)
+{
+	out->kind = PROBE_LINE_BAD;
+	snprintf(out->error, sizeof(out->error), "%s", why);
+}
+
+void probe_parse_line(const char *line, struct probe_line *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (strncmp(line, "stage ", 6) == 0) {
+		const char *name = line + 6;
+		size_t len = strcspn(name, " ");
+		if (len == 0 || len >= sizeof(out->stage))
+			return bad(out, "stage line without a valid stage name");
+		memcpy(out->stage, name, len);
+		if (!is_token(out->stage))
+			return bad(out, "stage name with control or non-ASCII characters");
+		const char *dev = name + len;
+		if (*dev == ' ') {
+			dev++;
+			if (strlen(dev) >= sizeof(out->device) || !is_token(dev))
+				return bad(out, "stage line with an invalid device");
+			strcpy(out->device, dev);
+		}
+		out->kind = PROBE_LINE_STAGE;
+		return;
+	}
+	if (strncmp(line, "result ", 7) == 0) {
+		json_error_t err;
+		json_t *j = json_loads(line + 7, JSON_REJECT_DUPLICATES, &err);
+		if (!j)
+			return bad(out, "result line is not JSON");
+		if (!json_is_object(j)) {
+			json_decref(j);
+			return bad(out, "result line is not a JSON object");
+		}
+		out->kind = PROBE_LINE_RESULT;
+		out->result = j;
+		return;
+	}
+	bad(out, "neither a stage nor a result line");
+}
