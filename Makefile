@@ -19,7 +19,8 @@ LDFLAGS  += -fsanitize=address,undefined
 endif
 
 SRCS      := $(sort $(wildcard src/*.c src/*/*.c))
-OBJS      := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRCS)) $(BUILD)/obj/gen/embedded_profiles.o
+OBJS      := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRCS)) $(BUILD)/obj/gen/embedded_profiles.o \
+             $(BUILD)/obj/gen/embedded_ptx.o
 LIB_OBJS  := $(filter-out $(BUILD)/obj/main.o,$(OBJS))
 PROFILES  := $(wildcard checks/*.yaml)
 EMBEDDED_PROFILES := healthcheck ci validate
@@ -27,7 +28,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 PYTEST    := /usr/bin/python3 -m pytest
 
-.PHONY: all deps run test test-unit test-integration test-asan bench install clean
+.PHONY: all deps run test test-unit test-integration test-asan bench install clean ptx ptx-check cuda-test-programs
 all: $(BUILD)/gpugate
 
 deps:
@@ -59,7 +60,7 @@ run: deps
 	$(MAKE) $(BUILD)/gpugate
 	@$(BUILD)/gpugate check; rc=$$?; [ $$rc -le 1 ] || exit $$rc
 
-test: deps
+test: deps ptx-check
 	$(MAKE) test-unit test-integration
 	$(MAKE) BUILD=build/asan SANITIZE=1 DEBVERSION_PAIRS=1000 test-unit test-integration
 
@@ -69,12 +70,61 @@ export DEBVERSION_PAIRS
 test-unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
-test-integration: $(BUILD)/gpugate
+test-integration: $(BUILD)/gpugate cuda-test-programs
 	GPUGATE=$(CURDIR)/$(BUILD)/gpugate $(PYTEST) -q tests/integration
 
 bench: deps
 	$(MAKE) $(BUILD)/gpugate
 	@set -e; for b in tests/bench/*.sh; do echo "== $$b"; GPUGATE=$(CURDIR)/$(BUILD)/gpugate sh $$b; done
+
+# CUDA smoke kernel. src/kernels/smoke.ptx is checked in and embedded, so
+# builds need no CUDA toolkit. Where nvcc exists, `make ptx` regenerates it and
+# `make ptx-check` (run by `make test`) fails when it is stale. compute_75 is
+# the lowest virtual arch nvcc 13 offers; the ISA version is lowered to 6.3
+# (CUDA 10.0, the first that knows sm_75) so drivers from 410 on load it, and
+# ptxas checks the result is valid at that version.
+NVCC  ?= $(firstword $(wildcard /usr/local/cuda/bin/nvcc) $(shell command -v nvcc 2>/dev/null))
+PTXAS := $(dir $(NVCC))ptxas
+
+$(BUILD)/gen/embedded_ptx.c: src/kernels/smoke.ptx src/tools/embed.sh
+	@mkdir -p $(dir $@)
+	sh src/tools/embed.sh embedded_ptx smoke=src/kernels/smoke.ptx > $@.tmp
+	mv $@.tmp $@
+
+$(BUILD)/gen/smoke.ptx: src/kernels/smoke.cu
+	@mkdir -p $(dir $@)
+	@[ -n "$(NVCC)" ] || { echo "make ptx: nvcc not found (set NVCC=)" >&2; exit 1; }
+	$(NVCC) -ptx -arch=compute_75 -o $@.raw $<
+	{ echo '// Generated from src/kernels/smoke.cu by `make ptx` (nvcc -ptx -arch=compute_75,'; \
+	  echo '// PTX ISA lowered to 6.3). Do not edit.'; \
+	  sed -e '/^\/\//d' -e 's/^\.version .*/.version 6.3/' $@.raw; } > $@
+	$(PTXAS) -arch=sm_75 -o /dev/null $@
+
+ptx: $(BUILD)/gen/smoke.ptx
+	cp $< src/kernels/smoke.ptx
+
+ptx-check:
+	@if [ -z "$(NVCC)" ]; then echo "ptx-check: no nvcc; using the checked-in src/kernels/smoke.ptx"; \
+	else $(MAKE) --no-print-directory $(BUILD)/gen/smoke.ptx && \
+	  { cmp -s $(BUILD)/gen/smoke.ptx src/kernels/smoke.ptx || \
+	    { diff -u src/kernels/smoke.ptx $(BUILD)/gen/smoke.ptx; \
+	      echo "ptx-check: src/kernels/smoke.ptx is stale; run make ptx" >&2; exit 1; }; }; fi
+
+# Test programs for the CUDA backend: a driver that runs it in-process, a
+# fault-injecting stand-in libcuda.so.1, and the benchmark's floor program.
+cuda-test-programs: $(BUILD)/tests/cuda_probe $(BUILD)/tests/fake_cuda/libcuda.so.1 $(BUILD)/tests/cuda_floor
+
+$(BUILD)/tests/cuda_probe: tests/fakes/cuda_probe_main.c $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(LIB_OBJS) $(LDFLAGS) $(LDLIBS)
+
+$(BUILD)/tests/fake_cuda/libcuda.so.1: tests/fakes/fake_libcuda.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -shared -fPIC -o $@ $<
+
+$(BUILD)/tests/cuda_floor: tests/bench/cuda_floor.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -o $@ $< -ldl
 
 install: $(BUILD)/gpugate
 	install -D -m 0755 $(BUILD)/gpugate $(DESTDIR)$(PREFIX)/bin/gpugate
