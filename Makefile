@@ -114,9 +114,10 @@ ptx-check:
 # fault-injecting stand-in libcuda.so.1, and the benchmark's floor program.
 cuda-test-programs: $(BUILD)/tests/cuda_probe $(BUILD)/tests/fake_cuda/libcuda.so.1 $(BUILD)/tests/cuda_floor
 
-$(BUILD)/tests/cuda_probe: tests/fakes/cuda_probe_main.c $(LIB_OBJS)
+CUDA_PROBE_OBJS := $(filter $(BUILD)/obj/backend/% $(BUILD)/obj/lib/% $(BUILD)/obj/gen/%,$(LIB_OBJS))
+$(BUILD)/tests/cuda_probe: tests/fakes/cuda_probe_main.c $(CUDA_PROBE_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(LIB_OBJS) $(LDFLAGS) $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $< $(CUDA_PROBE_OBJS) $(LDFLAGS) $(LDLIBS)
 
 $(BUILD)/tests/fake_cuda/libcuda.so.1: tests/fakes/fake_libcuda.c
 	@mkdir -p $(dir $@)

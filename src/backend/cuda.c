@@ -600,7 +600,7 @@ out:
 const struct backend cuda_backend = {
 	.name = "cuda",
 	.library = "libcuda.so.1",
-	.provided_by = "the NVIDIA driver: libcuda1 (Debian), libnvidia-compute-NNN (Ubuntu), "
-		       "or the NVIDIA Container Toolkit",
+	.provided_by = "libcuda1 (Debian), libnvidia-compute-NNN (Ubuntu), the NVIDIA driver "
+		       "installer",
 	.run = cuda_run,
 };

@@ -31,7 +31,7 @@ __attribute__((weak)) void probe_stage(struct probe_channel *ch, const char *sta
 
 __attribute__((weak)) void probe_result(struct probe_channel *ch, json_t *result)
 {
-	char *text = json_dumps(result, JSON_COMPACT);
+	char *text = json_dumps(result, JSON_COMPACT | JSON_REAL_PRECISION(6));
 	if (!text)
 		return;
 	write_all(ch->fd, "result ", 7);
