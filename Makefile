@@ -19,8 +19,7 @@ LDFLAGS  += -fsanitize=address,undefined
 endif
 
 SRCS      := $(sort $(wildcard src/*.c src/*/*.c))
-OBJS      := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRCS)) $(BUILD)/obj/gen/embedded_profiles.o \
-             $(BUILD)/obj/gen/embedded_ptx.o
+OBJS      := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRCS)) $(BUILD)/obj/gen/embedded_profiles.o
 LIB_OBJS  := $(filter-out $(BUILD)/obj/main.o,$(OBJS))
 PROFILES  := $(wildcard checks/*.yaml)
 EMBEDDED_PROFILES := healthcheck ci validate
@@ -28,7 +27,11 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 PYTEST    := /usr/bin/python3 -m pytest
 
-.PHONY: all deps run test test-unit test-integration test-asan bench install clean ptx ptx-check cuda-test-programs
+# The CUDA smoke kernel's PTX, embedded (rules below, at ptx).
+OBJS      += $(BUILD)/obj/gen/embedded_ptx.o
+LIB_OBJS  += $(BUILD)/obj/gen/embedded_ptx.o
+
+.PHONY: all deps run test test-unit test-integration test-asan bench install clean
 all: $(BUILD)/gpugate
 
 deps:
@@ -60,7 +63,7 @@ run: deps
 	$(MAKE) $(BUILD)/gpugate
 	@$(BUILD)/gpugate check; rc=$$?; [ $$rc -le 1 ] || exit $$rc
 
-test: deps ptx-check
+test: deps
 	$(MAKE) test-unit test-integration
 	$(MAKE) BUILD=build/asan SANITIZE=1 DEBVERSION_PAIRS=1000 test-unit test-integration
 
@@ -70,7 +73,7 @@ export DEBVERSION_PAIRS
 test-unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
-test-integration: $(BUILD)/gpugate cuda-test-programs
+test-integration: $(BUILD)/gpugate
 	GPUGATE=$(CURDIR)/$(BUILD)/gpugate $(PYTEST) -q tests/integration
 
 bench: deps
@@ -83,6 +86,7 @@ bench: deps
 # the lowest virtual arch nvcc 13 offers; the ISA version is lowered to 6.3
 # (CUDA 10.0, the first that knows sm_75) so drivers from 410 on load it, and
 # ptxas checks the result is valid at that version.
+.PHONY: ptx ptx-check cuda-test-programs
 NVCC  ?= $(firstword $(wildcard /usr/local/cuda/bin/nvcc) $(shell command -v nvcc 2>/dev/null))
 PTXAS := $(dir $(NVCC))ptxas
 
@@ -110,11 +114,15 @@ ptx-check:
 	    { diff -u src/kernels/smoke.ptx $(BUILD)/gen/smoke.ptx; \
 	      echo "ptx-check: src/kernels/smoke.ptx is stale; run make ptx" >&2; exit 1; }; }; fi
 
+test: ptx-check
+test-integration: cuda-test-programs
+
 # Test programs for the CUDA backend: a driver that runs it in-process, a
 # fault-injecting stand-in libcuda.so.1, and the benchmark's floor program.
 cuda-test-programs: $(BUILD)/tests/cuda_probe $(BUILD)/tests/fake_cuda/libcuda.so.1 $(BUILD)/tests/cuda_floor
 
-CUDA_PROBE_OBJS := $(filter $(BUILD)/obj/backend/% $(BUILD)/obj/lib/% $(BUILD)/obj/gen/%,$(LIB_OBJS))
+CUDA_PROBE_OBJS := $(filter $(BUILD)/obj/backend/cuda.o $(BUILD)/obj/backend/nvml.o $(BUILD)/obj/backend/protocol%.o \
+                   $(BUILD)/obj/lib/% $(BUILD)/obj/gen/%,$(LIB_OBJS))
 $(BUILD)/tests/cuda_probe: tests/fakes/cuda_probe_main.c $(CUDA_PROBE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(CUDA_PROBE_OBJS) $(LDFLAGS) $(LDLIBS)

@@ -556,6 +556,7 @@ static int cuda_run(struct probe_channel *ch, const struct backend_options *opt,
 	free(vtext);
 	stage_end(&t);
 
+	stage_begin(&t, ch, timings, "devices", NULL);
 	int count = 0;
 	if ((rc = api.DeviceGetCount(&count)) != CUDA_SUCCESS) {
 		set_cuda_error(&api, result, "devices", "cuDeviceGetCount", rc);
@@ -575,6 +576,7 @@ static int cuda_run(struct probe_channel *ch, const struct backend_options *opt,
 		free(msg);
 		goto out;
 	}
+	stage_end(&t);
 	json_t *devices = json_array();
 	json_object_set_new(result, "devices", devices);
 	int first = opt->device >= 0 ? opt->device : 0;

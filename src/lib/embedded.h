@@ -14,9 +14,9 @@ struct embedded_file {
 /* checks/{healthcheck,ci,validate}.yaml, by name without .yaml; NULL-name terminated */
 extern const struct embedded_file embedded_profiles[];
 
+const struct embedded_file *embedded_find(const struct embedded_file *table, const char *name);
+
 /* src/kernels/smoke.ptx as "smoke" (NUL-terminated, for cuModuleLoadData) */
 extern const struct embedded_file embedded_ptx[];
-
-const struct embedded_file *embedded_find(const struct embedded_file *table, const char *name);
 
 #endif
