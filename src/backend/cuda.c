@@ -602,7 +602,7 @@ out:
 const struct backend cuda_backend = {
 	.name = "cuda",
 	.library = "libcuda.so.1",
-	.provided_by = "libcuda1 (Debian), libnvidia-compute-NNN (Ubuntu), the NVIDIA driver "
+	.provided_by = "libcuda1 on Debian, libnvidia-compute-NNN on Ubuntu, or the NVIDIA driver "
 		       "installer",
 	.run = cuda_run,
 };

@@ -1,5 +1,8 @@
 #!/bin/sh
 # CUDA probe start-up cost: process start to verdict, median of N runs, for
+#   check  gpugate check --only runtime with backend: cuda and the smoke kernel
+#          (the real verdict: parent, probe child, report), where the binary
+#          has the probe child
 #   probe  the CUDA backend (cuInit, primary context, 1 Mi-element smoke
 #          kernel from embedded PTX, every element verified) via the probe
 #          driver build/tests/cuda_probe
@@ -48,6 +51,15 @@ median_ms() {
 value() { cat /tmp/cuda_bench_$1.$$; }
 
 nvidia-smi -L 2>/dev/null | head -1 || true
+check=0
+spec=/tmp/cuda_bench_spec.$$.yaml
+printf 'runtime:\n  backend: cuda\n  smoke: true\n' >"$spec"
+if "$GPUGATE" check --spec "$spec" --only runtime >/dev/null 2>&1; then
+	median_ms check "$GPUGATE" check --spec "$spec" --only runtime && check=1
+else
+	echo "check  gpugate check --only runtime did not pass here (no probe child in this build?): skipped"
+fi
+rm -f "$spec"
 median_ms probe "$probe"
 median_ms floor "$floor" "$ptx"
 command -v nvidia-smi >/dev/null && median_ms smi nvidia-smi -L
@@ -58,6 +70,8 @@ else
 	echo "torch  not installed: skipped"
 fi
 awk -v p="$(value probe)" -v f="$(value floor)" 'BEGIN { printf "probe/floor  %.2f x (goal <= 1.3)\n", p / f }'
+[ $check = 1 ] && awk -v c="$(value check)" -v f="$(value floor)" 'BEGIN { printf "check/floor  %.2f x (goal <= 1.3)\n", c / f }'
+[ $check = 1 ] && [ $torch = 1 ] && awk -v c="$(value check)" -v t="$(value torch)" 'BEGIN { printf "torch/check  %.2f x (goal >= 10)\n", t / c }'
 [ -f /tmp/cuda_bench_smi.$$ ] && awk -v p="$(value probe)" -v s="$(value smi)" 'BEGIN { printf "smi/probe    %.2f x\n", s / p }'
 [ $torch = 1 ] && awk -v p="$(value probe)" -v t="$(value torch)" 'BEGIN { printf "torch/probe  %.2f x (goal >= 10)\n", t / p }'
 rm -f /tmp/cuda_bench_*.$$
