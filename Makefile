@@ -115,7 +115,7 @@ ptx-check:
 	      echo "ptx-check: src/kernels/smoke.ptx is stale; run make ptx" >&2; exit 1; }; }; fi
 
 test: ptx-check
-test-integration: cuda-test-programs
+test-integration bench: cuda-test-programs
 
 # Test programs for the CUDA backend: a driver that runs it in-process, a
 # fault-injecting stand-in libcuda.so.1, and the benchmark's floor program.

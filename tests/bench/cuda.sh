@@ -23,6 +23,7 @@ floor=${CUDA_FLOOR:-$tests/cuda_floor}
 ptx=${PTX:-src/kernels/smoke.ptx}
 N=${N:-11}
 
+[ -x "$probe" ] && [ -x "$floor" ] || { echo "cuda bench: $probe or $floor missing: run make cuda-test-programs" >&2; exit 1; }
 if ! "$probe" --no-smoke --device -1 >/dev/null 2>&1; then
 	echo "cuda bench: skipped: no usable GPU (libcuda.so.1 missing or no device): $("$probe" --no-smoke --device -1 2>&1 | tail -1 | cut -c1-200)"
 	exit 0
