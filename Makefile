@@ -34,6 +34,10 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 PYTEST    := /usr/bin/python3 -m pytest
 
+# The CUDA smoke kernel's PTX, embedded (rules below, at ptx).
+OBJS      += $(BUILD)/obj/gen/embedded_ptx.o
+LIB_OBJS  += $(BUILD)/obj/gen/embedded_ptx.o
+
 .PHONY: all deps run test test-unit test-integration test-asan test-container bench install clean
 all: $(BUILD)/gpugate $(BUILD)/gpugate-provision
 
@@ -113,6 +117,61 @@ test-container: $(BUILD)/gpugate $(BUILD)/fakes/libze_fake.so
 bench: deps
 	$(MAKE) $(BUILD)/gpugate $(BUILD)/gpugate-provision $(BUILD)/fakes/libze_fake.so
 	@set -e; for b in tests/bench/*.sh; do echo "== $$b"; GPUGATE=$(CURDIR)/$(BUILD)/gpugate sh $$b; done
+
+# CUDA smoke kernel. src/kernels/smoke.ptx is checked in and embedded, so
+# builds need no CUDA toolkit. Where nvcc exists, `make ptx` regenerates it and
+# `make ptx-check` (run by `make test`) fails when it is stale. compute_75 is
+# the lowest virtual arch nvcc 13 offers; the ISA version is lowered to 6.3
+# (CUDA 10.0, the first that knows sm_75) so drivers from 410 on load it, and
+# ptxas checks the result is valid at that version.
+.PHONY: ptx ptx-check cuda-test-programs
+NVCC  ?= $(firstword $(wildcard /usr/local/cuda/bin/nvcc) $(shell command -v nvcc 2>/dev/null))
+PTXAS := $(dir $(NVCC))ptxas
+
+$(BUILD)/gen/embedded_ptx.c: src/kernels/smoke.ptx src/tools/embed.sh
+	@mkdir -p $(dir $@)
+	sh src/tools/embed.sh embedded_ptx smoke=src/kernels/smoke.ptx > $@.tmp
+	mv $@.tmp $@
+
+$(BUILD)/gen/smoke.ptx: src/kernels/smoke.cu
+	@mkdir -p $(dir $@)
+	@[ -n "$(NVCC)" ] || { echo "make ptx: nvcc not found (set NVCC=)" >&2; exit 1; }
+	$(NVCC) -ptx -arch=compute_75 -o $@.raw $<
+	{ echo '// Generated from src/kernels/smoke.cu by `make ptx` (nvcc -ptx -arch=compute_75,'; \
+	  echo '// PTX ISA lowered to 6.3). Do not edit.'; \
+	  sed -e '/^\/\//d' -e 's/^\.version .*/.version 6.3/' $@.raw; } > $@
+	$(PTXAS) -arch=sm_75 -o /dev/null $@
+
+ptx: $(BUILD)/gen/smoke.ptx
+	cp $< src/kernels/smoke.ptx
+
+ptx-check:
+	@if [ -z "$(NVCC)" ]; then echo "ptx-check: no nvcc; using the checked-in src/kernels/smoke.ptx"; \
+	else $(MAKE) --no-print-directory $(BUILD)/gen/smoke.ptx && \
+	  { cmp -s $(BUILD)/gen/smoke.ptx src/kernels/smoke.ptx || \
+	    { diff -u src/kernels/smoke.ptx $(BUILD)/gen/smoke.ptx; \
+	      echo "ptx-check: src/kernels/smoke.ptx is stale; run make ptx" >&2; exit 1; }; }; fi
+
+test: ptx-check
+test-integration bench: cuda-test-programs
+
+# Test programs for the CUDA backend: a driver that runs it in-process, a
+# fault-injecting stand-in libcuda.so.1, and the benchmark's floor program.
+cuda-test-programs: $(BUILD)/tests/cuda_probe $(BUILD)/tests/fake_cuda/libcuda.so.1 $(BUILD)/tests/cuda_floor
+
+CUDA_PROBE_OBJS := $(filter $(BUILD)/obj/backend/cuda.o $(BUILD)/obj/backend/nvml.o $(BUILD)/obj/backend/protocol%.o \
+                   $(BUILD)/obj/lib/% $(BUILD)/obj/gen/%,$(LIB_OBJS))
+$(BUILD)/tests/cuda_probe: tests/fakes/cuda_probe_main.c $(CUDA_PROBE_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(CUDA_PROBE_OBJS) $(LDFLAGS) $(LDLIBS)
+
+$(BUILD)/tests/fake_cuda/libcuda.so.1: tests/fakes/fake_libcuda.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -shared -fPIC -o $@ $<
+
+$(BUILD)/tests/cuda_floor: tests/bench/cuda_floor.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -o $@ $< -ldl
 
 install: $(BUILD)/gpugate $(BUILD)/gpugate-provision
 	install -D -m 0755 $(BUILD)/gpugate $(DESTDIR)$(PREFIX)/bin/gpugate

@@ -18,4 +18,7 @@ extern const struct embedded_file embedded_kernels[];
 
 const struct embedded_file *embedded_find(const struct embedded_file *table, const char *name);
 
+/* src/kernels/smoke.ptx as "smoke" (NUL-terminated, for cuModuleLoadData) */
+extern const struct embedded_file embedded_ptx[];
+
 #endif
