@@ -626,6 +626,12 @@ static void run_memory(const struct context *ctx, void *state, struct result *r)
 		json_array_foreach(json_object_get(e->result, "devices"), d, dev) {
 			seen++;
 			json_t *fj = json_object_get(dev, "memory_free");
+			/* The per-device smoke probe holds a context, so CUDA reports free
+			 * memory there (cuMemGetInfo) even when the enumeration cannot. */
+			if (!fj && d < st->probes[i].n_devices) {
+				json_t *sd = json_array_get(json_object_get(st->probes[i].devices[d].result, "devices"), d);
+				fj = json_object_get(sd, "memory_free");
+			}
 			uint64_t total = (uint64_t)json_integer_value(json_object_get(dev, "memory_total"));
 			uint64_t avail = fj ? (uint64_t)json_integer_value(fj) : total;
 			const char *what = fj ? "free" : "total (free memory not reported by this driver: Sysman unsupported)";

@@ -230,3 +230,21 @@ def test_bench_skips_cleanly_without_a_gpu(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "cuda bench: skipped: no usable GPU" in r.stdout
     assert "libcuda.so.1 not found" in r.stdout
+
+
+@pytest.mark.parametrize("minimum,ok", [("70GiB", True), ("79.5GiB", False)])
+def test_check_enforces_min_free_memory_from_the_smoke_probe(tmp_path, minimum, ok):
+    """The fake driver reports 79 GiB free of 80 through cuMemGetInfo, which
+    needs a context: only the smoke probe has one, and its figure must count."""
+    if "gpugate-probe" not in DRIVERS:
+        pytest.skip("this gpugate has no probe child")
+    spec = tmp_path / "cuda.yaml"
+    spec.write_text(f"runtime:\n  backend: cuda\n  smoke: true\n  min_free_memory: {minimum}\n")
+    r = subprocess.run([GPUGATE, "check", "--spec", str(spec), "--format", "json", "--deadline", "20"],
+                       capture_output=True, text=True, timeout=60, env=env_with())
+    doc = json.loads(r.stdout)
+    mem = next(c for c in doc["checks"] if c["id"] == "runtime.memory")
+    assert (r.returncode == 0) == ok, r.stdout + r.stderr
+    assert mem["status"] == ("pass" if ok else "fail"), mem
+    if not ok:
+        assert "79.0 GiB free, the spec wants 79.5 GiB free" in mem["summary"], mem
