@@ -222,57 +222,67 @@ static void *runtime_prepare(const struct context *ctx)
 	return st;
 }
 
+static struct probe_request smoke_request(const struct runtime_state *st, size_t i, int device, bool telemetry,
+					  long items, const char *cache_dir)
+{
+	return (struct probe_request){ .backend = st->probes[i].be->name, .device = device, .smoke = true,
+				       .telemetry = telemetry, .work_items = items > 0 ? (size_t)items : 0,
+				       .sync_timeout_s = st->deadline - monotonic_seconds(), .cache_dir = cache_dir };
+}
+
 static void probe_all(const struct context *ctx, struct runtime_state *st, bool smoke, bool telemetry, long items)
 {
-	struct probe_request *reqs = xcalloc(st->n, sizeof(*reqs));
-	struct probe_run *runs = xcalloc(st->n, sizeof(*runs));
-	for (size_t i = 0; i < st->n; i++)
-		reqs[i] = (struct probe_request){ .backend = st->probes[i].be->name, .device = -1 };
-	probe_run_all(ctx, reqs, runs, st->n, st->deadline);
-	size_t total = 0;
-	for (size_t i = 0; i < st->n; i++) {
-		st->probes[i].enumeration = runs[i];
-		if (!runs[i].verdict)
-			total += json_array_size(json_object_get(runs[i].result, "devices"));
-	}
-	free(reqs);
-	free(runs);
-	if (!smoke || total == 0)
-		return;
-	/* one child per device, all in parallel */
-	reqs = xcalloc(total, sizeof(*reqs));
-	runs = xcalloc(total, sizeof(*runs));
-	size_t k = 0;
-	for (size_t i = 0; i < st->n; i++) {
-		struct probe_run *e = &st->probes[i].enumeration;
-		if (e->verdict)
-			continue;
-		size_t nd = json_array_size(json_object_get(e->result, "devices"));
-		for (size_t d = 0; d < nd; d++)
-			reqs[k++] = (struct probe_request){ .backend = st->probes[i].be->name, .device = (int)d,
-							    .smoke = true, .telemetry = telemetry,
-							    .work_items = items > 0 ? (size_t)items : 0,
-							    .sync_timeout_s = st->deadline - monotonic_seconds() };
-	}
 	/* ci and validate keep compiled modules so later probes skip the build */
 	char why[512];
-	char *cache_dir = probe_cache_dir(ctx, why, sizeof(why));
-	for (size_t i = 0; i < total; i++)
-		reqs[i].cache_dir = cache_dir;
-	probe_run_all(ctx, reqs, runs, total, st->deadline);
-	free(cache_dir);
-	k = 0;
+	char *cache_dir = smoke ? probe_cache_dir(ctx, why, sizeof(why)) : NULL;
+	/* First batch: every backend's enumeration and, when smoking, its device 0
+	 * at the same time. Most machines have one GPU, and each child pays the
+	 * runtime's start (cuInit alone is about 100 ms on an H100): running the
+	 * two in turn would double it. A device 0 that does not exist is dropped. */
+	size_t first = st->n * (smoke ? 2 : 1);
+	struct probe_request *reqs = xcalloc(first, sizeof(*reqs));
+	struct probe_run *runs = xcalloc(first, sizeof(*runs));
+	for (size_t i = 0; i < st->n; i++) {
+		reqs[i] = (struct probe_request){ .backend = st->probes[i].be->name, .device = -1 };
+		if (smoke)
+			reqs[st->n + i] = smoke_request(st, i, 0, telemetry, items, cache_dir);
+	}
+	probe_run_all(ctx, reqs, runs, first, st->deadline);
+	size_t rest = 0;
 	for (size_t i = 0; i < st->n; i++) {
 		struct backend_probe *p = &st->probes[i];
-		if (p->enumeration.verdict)
+		p->enumeration = runs[i];
+		size_t nd = p->enumeration.verdict ? 0 : json_array_size(json_object_get(p->enumeration.result, "devices"));
+		if (!smoke)
 			continue;
-		p->n_devices = json_array_size(json_object_get(p->enumeration.result, "devices"));
-		p->devices = xcalloc(p->n_devices, sizeof(*p->devices));
-		for (size_t d = 0; d < p->n_devices; d++)
-			p->devices[d] = runs[k++];
+		if (nd == 0) {
+			probe_run_release(&runs[st->n + i]);
+			continue;
+		}
+		p->n_devices = nd;
+		p->devices = xcalloc(nd, sizeof(*p->devices));
+		p->devices[0] = runs[st->n + i];
+		rest += nd - 1;
 	}
 	free(reqs);
 	free(runs);
+	if (rest > 0) {
+		/* the other devices, one child each, all in parallel */
+		reqs = xcalloc(rest, sizeof(*reqs));
+		runs = xcalloc(rest, sizeof(*runs));
+		size_t k = 0;
+		for (size_t i = 0; i < st->n; i++)
+			for (size_t d = 1; d < st->probes[i].n_devices; d++)
+				reqs[k++] = smoke_request(st, i, (int)d, telemetry, items, cache_dir);
+		probe_run_all(ctx, reqs, runs, rest, st->deadline);
+		k = 0;
+		for (size_t i = 0; i < st->n; i++)
+			for (size_t d = 1; d < st->probes[i].n_devices; d++)
+				st->probes[i].devices[d] = runs[k++];
+		free(reqs);
+		free(runs);
+	}
+	free(cache_dir);
 }
 
 static void runtime_release(void *state)
