@@ -312,7 +312,15 @@ static bool early_stage(const char *stage)
 static void remedy_for(struct result *r, const struct backend *be, const struct probe_run *run)
 {
 	const char *error = run->result ? json_string_value(json_object_get(run->result, "error")) : NULL;
-	if (run->killed)
+	if (run->killed && run->stage[0] == '\0')
+		/* killed before the child said anything: the time it had was too short
+		 * to start a process at all, nothing points at the GPU */
+		result_remedy(r, "the probe had only %.2f s and was killed before it started: raise --deadline or runtime.timeout "
+				 "(the %s runtime needs about 0.5 s to start)", run->seconds, be->name);
+	else if (run->killed && strcmp(be->name, "cuda") == 0)
+		result_remedy(r, "the GPU or its driver hangs: read the host's kernel log for Xid errors (dmesg | grep -i xid), "
+				 "check nvidia-smi, and reset the GPU (nvidia-smi -r) or reboot the host");
+	else if (run->killed)
 		result_remedy(r, "the GPU or its driver hangs: read the kernel log (dmesg | grep -iE 'gpu hang|guc|xe|i915') and reset the GPU or reboot the host");
 	else if (run->signal)
 		result_remedy(r, "the %s runtime crashed: reinstall the driver stack and compare the loader and driver versions (packages checks)", be->name);

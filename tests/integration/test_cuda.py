@@ -248,3 +248,15 @@ def test_check_enforces_min_free_memory_from_the_smoke_probe(tmp_path, minimum, 
     assert mem["status"] == ("pass" if ok else "fail"), mem
     if not ok:
         assert "79.0 GiB free, the spec wants 79.5 GiB free" in mem["summary"], mem
+
+
+def test_hang_remediation_is_nvidia_specific(tmp_path):
+    if "gpugate-probe" not in DRIVERS:
+        pytest.skip("this gpugate has no probe child")
+    spec = tmp_path / "cuda.yaml"
+    spec.write_text("runtime:\n  backend: cuda\n  smoke: true\n")
+    r = subprocess.run([GPUGATE, "check", "--spec", str(spec), "--deadline", "1.5"], capture_output=True,
+                       text=True, timeout=30, env=env_with("hang_init"))
+    assert r.returncode == 1, r.stdout
+    assert "hung in stage init" in r.stdout and "dmesg | grep -i xid" in r.stdout, r.stdout
+    assert "i915" not in r.stdout
