@@ -125,3 +125,15 @@ def test_spec_deadline_key_is_used(tmp_path):
     spec = spec_file(tmp_path, "deadline: 300ms\n" + PKG_SPEC)
     r = run_gpugate("--spec", spec, "--root", str(root), timeout=10)
     assert r.rc == 1 and r.seconds < 1.2 and "timed out" in r.out, r
+
+
+def test_example_spec_and_profiles_are_valid():
+    """checks/example.yaml documents every section: it must load (exit 0 or 1, never 3)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    example = os.path.join(here, "..", "..", "checks", "example.yaml")
+    r = run_gpugate("check", "--spec", example, "--only", "packages", "--format", "json")
+    assert r.rc in (0, 1), r
+    for profile in ("healthcheck", "ci", "validate"):
+        path = os.path.join(here, "..", "..", "checks", f"{profile}.yaml")
+        r = run_gpugate("check", "--spec", path, "--only", "packages", "--format", "json")
+        assert r.rc in (0, 1) and r.json()["profile"] == profile, r
