@@ -38,7 +38,7 @@ static const char usage_text[] =
 	"  --profile healthcheck|ci|validate   built-in spec (default ci)\n"
 	"  --spec FILE.yaml                    your own spec instead of a profile\n"
 	"  --root DIR                          read system paths under DIR instead of /\n"
-	"  --format text|json|junit|prom|github  report on stdout (default text)\n"
+	"  --format text|json|junit|prom|github|nfd  report on stdout (default text)\n"
 	"  --report FORMAT:FILE                also write a report to FILE (repeatable)\n"
 	"  --deadline SECONDS                  the whole run finishes by then\n"
 	"  --only ID[,ID]  --skip ID[,ID]      checks by id or id prefix (runtime, hf.integrity)\n"
