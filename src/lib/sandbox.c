@@ -98,7 +98,7 @@ static int add_socket_rules(scmp_filter_ctx f, enum sandbox_profile profile)
 	const int *families = profile == SANDBOX_NETWORK ? network : local;
 	size_t n = profile == SANDBOX_NETWORK ? ARRAY_SIZE(network) : ARRAY_SIZE(local);
 	for (size_t i = 0; i < n; i++) {
-		struct scmp_arg_cmp fam = SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)families[i]);
+		struct scmp_arg_cmp fam = SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)families[i], 0);
 		int rc = add(f, SCMP_ACT_ALLOW, "socket", 1, &fam);
 		if (rc == 0)
 			rc = add(f, SCMP_ACT_ALLOW, "socketpair", 1, &fam);
@@ -145,7 +145,7 @@ static int add_process_rules(scmp_filter_ctx f, enum sandbox_profile profile)
 		rc = add(f, SCMP_ACT_ALLOW, "clone", 1, &thread);
 	}
 	if (rc == 0 && profile == SANDBOX_CHECK) {
-		struct scmp_arg_cmp path = SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)(uintptr_t)sandbox_self_exe);
+		struct scmp_arg_cmp path = SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)(uintptr_t)sandbox_self_exe, 0);
 		rc = add(f, SCMP_ACT_ALLOW, "execve", 1, &path);
 	}
 	if (rc == 0 && SANDBOX_SANITIZER)
