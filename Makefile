@@ -79,8 +79,9 @@ run: deps
 	@$(BUILD)/gpugate check; rc=$$?; [ $$rc -le 1 ] || exit $$rc
 
 test: deps
-	$(MAKE) test-unit test-integration test-container
-	$(MAKE) BUILD=build/asan SANITIZE=1 DEBVERSION_PAIRS=1000 test-unit test-integration
+	$(MAKE) test-unit test-integration test-container test-faults
+	$(MAKE) BUILD=build/asan SANITIZE=1 DEBVERSION_PAIRS=1000 test-unit test-integration test-faults
+	$(MAKE) fuzz-brief
 
 # 10,000 dpkg oracle pairs in the normal run; fewer under the sanitizers
 # (the code is the same, and each pair costs two dpkg processes)
