@@ -245,6 +245,8 @@ int cmd_check(int argc, char **argv)
 		char why[256];
 		if (sandbox_apply(SANDBOX_CHECK, why, sizeof(why)) < 0)
 			fprintf(stderr, "gpugate: warning: running without the seccomp sandbox: %s\n", why);
+		else
+			ctx.sandbox_filters = 1; /* system.seccomp tells it from the container's */
 	}
 	struct run run;
 	run_checks(&ctx, &sel, &run);

@@ -3,7 +3,10 @@
  * line). The labels come from results' details that the groups set:
  *   gpugate.healthy         true | false (no check failed)
  *   gpugate.profile         the profile that produced the verdict
- *   gpugate.gpus            details.gpu_count of check devices.gpus
+ *   gpugate.gpus            details.gpu_count of check devices.gpus, else the
+ *                           number of its details.gpus entries that are selected
+ *                           and present (the GPUs of the spec's vendor this
+ *                           container sees)
  *   gpugate.driver_version  details.driver_version of the first runtime.* check
  * A label whose source is absent is left out rather than guessed. */
 #include <string.h>
@@ -41,6 +44,27 @@ static const struct result *find_result(const struct run *run, const char *id)
 	return NULL;
 }
 
+/* -1 when the check did not run or says nothing usable. */
+static long long gpu_count(const struct result *r)
+{
+	if (!r || !r->details)
+		return -1;
+	json_t *count = json_object_get(r->details, "gpu_count");
+	if (json_is_integer(count))
+		return json_integer_value(count) >= 0 ? json_integer_value(count) : -1;
+	json_t *list = json_object_get(r->details, "gpus");
+	if (!json_is_array(list))
+		return -1;
+	long long n = 0;
+	for (size_t i = 0; i < json_array_size(list); i++) {
+		json_t *g = json_array_get(list, i);
+		json_t *selected = json_object_get(g, "selected"), *present = json_object_get(g, "present");
+		if (json_is_object(g) && !json_is_false(selected) && !json_is_false(present))
+			n++;
+	}
+	return n;
+}
+
 static const char *driver_version(const struct run *run)
 {
 	for (size_t i = 0; i < run->count; i++) {
@@ -61,10 +85,9 @@ void report_nfd(struct strbuf *out, const struct run *run, const struct report_o
 	sb_printf(out, "gpugate.healthy=%s\n", run_exit_code(run) == 0 ? "true" : "false");
 	if (run->profile && label_value(run->profile, value))
 		sb_printf(out, "gpugate.profile=%s\n", value);
-	const struct result *gpus = find_result(run, "devices.gpus");
-	json_t *count = gpus && gpus->details ? json_object_get(gpus->details, "gpu_count") : NULL;
-	if (json_is_integer(count) && json_integer_value(count) >= 0)
-		sb_printf(out, "gpugate.gpus=%lld\n", (long long)json_integer_value(count));
+	long long gpus = gpu_count(find_result(run, "devices.gpus"));
+	if (gpus >= 0)
+		sb_printf(out, "gpugate.gpus=%lld\n", gpus);
 	const char *version = driver_version(run);
 	if (version && label_value(version, value))
 		sb_printf(out, "gpugate.driver_version=%s\n", value);

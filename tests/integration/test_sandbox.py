@@ -70,3 +70,15 @@ def test_reports_are_written_inside_the_sandbox(tmp_path):
 def test_help_names_the_switch():
     r = run_gpugate("--help")
     assert r.rc == 0 and "--no-sandbox" in r.out and "GPUGATE_NO_SANDBOX" in r.out
+
+
+def test_own_filter_is_not_reported_as_the_containers(tmp_path):
+    """system.seccomp and system.capabilities judge the container's filter,
+    not the one gpugate loads on itself: the same verdicts either way."""
+    def statuses(*args):
+        r = run_gpugate("--profile", "ci", "--only", "system", "--format", "json", *args)
+        return {c["id"]: (c["status"], c["summary"]) for c in r.json()["checks"]}, r
+    sandboxed, r = statuses()
+    plain, _ = statuses("--no-sandbox")
+    assert sandboxed == plain, r
+    assert r.check("system.seccomp")["details"]["gpugate_sandbox_filters"] == 1

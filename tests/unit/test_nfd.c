@@ -47,6 +47,28 @@ static void test_gpus_and_driver_version(void **state)
 		result_release(&r[i]);
 }
 
+/* the devices group's own shape: a list of GPUs with selected/present */
+static void test_gpus_from_the_devices_list(void **state)
+{
+	(void)state;
+	struct result r[1] = { { .id = "devices.gpus" } };
+	result_set(&r[0], STATUS_PASS, "GPUs");
+	json_t *list = json_array();
+	json_array_append_new(list, json_pack("{s:s,s:b,s:b}", "pci", "0000:03:00.0", "selected", 1, "present", 1));
+	json_array_append_new(list, json_pack("{s:s,s:b,s:b}", "pci", "0000:04:00.0", "selected", 1, "present", 0));
+	json_array_append_new(list, json_pack("{s:s,s:b,s:b}", "pci", "0000:00:02.0", "selected", 0, "present", 1));
+	json_array_append_new(list, json_pack("{s:s,s:b,s:b}", "pci", "0000:05:00.0", "selected", 1, "present", 1));
+	json_object_set_new(result_details(&r[0]), "gpus", list);
+	char *text = render(r, 1, "ci");
+	assert_string_equal(text, "gpugate.healthy=true\ngpugate.profile=ci\ngpugate.gpus=2\n");
+	free(text);
+	json_object_set_new(result_details(&r[0]), "gpus", json_array());
+	text = render(r, 1, "ci");
+	assert_string_equal(text, "gpugate.healthy=true\ngpugate.profile=ci\ngpugate.gpus=0\n");
+	free(text);
+	result_release(&r[0]);
+}
+
 static void test_bad_sources_are_left_out(void **state)
 {
 	(void)state;
@@ -75,6 +97,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_healthy_without_sources),
 		cmocka_unit_test(test_gpus_and_driver_version),
+		cmocka_unit_test(test_gpus_from_the_devices_list),
 		cmocka_unit_test(test_bad_sources_are_left_out),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
