@@ -13,6 +13,9 @@ CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -DGPUGATE_VERSION='"$(VERSION)"' \
             -Isrc -I$(BUILD)/gen $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldl -lpthread -lm
+ifneq ($(FUZZ),)
+CFLAGS   += -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+endif
 ifneq ($(SANITIZE),)
 CFLAGS   += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 LDFLAGS  += -fsanitize=address,undefined
@@ -33,12 +36,16 @@ EMBEDDED_PROFILES := healthcheck ci validate
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 PYTEST    := /usr/bin/python3 -m pytest
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzzers/%,$(FUZZ_SRCS))
+FUZZ_SECONDS ?= 60
 
 # The CUDA smoke kernel's PTX, embedded (rules below, at ptx).
 OBJS      += $(BUILD)/obj/gen/embedded_ptx.o
 LIB_OBJS  += $(BUILD)/obj/gen/embedded_ptx.o
 
-.PHONY: all deps run test test-unit test-integration test-asan test-container bench install clean
+.PHONY: all deps run test test-unit test-integration test-asan test-container test-faults bench install clean \
+        fuzz fuzz-build fuzz-run fuzz-brief
 all: $(BUILD)/gpugate $(BUILD)/gpugate-provision
 
 deps:
@@ -96,8 +103,9 @@ run: deps
 	@$(BUILD)/gpugate check; rc=$$?; [ $$rc -le 1 ] || exit $$rc
 
 test: deps
-	$(MAKE) test-unit test-integration test-container
-	$(MAKE) BUILD=build/asan SANITIZE=1 DEBVERSION_PAIRS=1000 test-unit test-integration
+	$(MAKE) test-unit test-integration test-container test-faults
+	$(MAKE) BUILD=build/asan SANITIZE=1 DEBVERSION_PAIRS=1000 test-unit test-integration test-faults
+	$(MAKE) fuzz-brief
 
 # 10,000 dpkg oracle pairs in the normal run; fewer under the sanitizers
 # (the code is the same, and each pair costs two dpkg processes)
@@ -113,6 +121,41 @@ test-integration: $(BUILD)/gpugate $(BUILD)/gpugate-provision $(BUILD)/fakes/lib
 # the rootfs is cached in build/rootfs-cache; skips, saying why, offline).
 test-container: $(BUILD)/gpugate $(BUILD)/fakes/libze_fake.so
 	GPUGATE=$(CURDIR)/$(BUILD)/gpugate $(PYTEST) -q -rs tests/container
+
+# The fault matrix: every injected fault's verdict, crash and hang counts.
+test-faults: $(BUILD)/gpugate
+	GPUGATE=$(CURDIR)/$(BUILD)/gpugate /usr/bin/python3 tests/faults/faults.py
+
+# libFuzzer targets (tests/fuzz/fuzz_*.c), built with clang into build/fuzz.
+# Each runs FUZZ_SECONDS from its seeds in tests/fuzz/corpus/NAME; new inputs
+# go to build/fuzz/corpus/NAME, crashes to build/fuzz/artifacts/.
+fuzz: deps
+	$(MAKE) BUILD=build/fuzz CC=clang FUZZ=1 fuzz-build
+	$(MAKE) BUILD=build/fuzz fuzz-run FUZZ_SECONDS=$(FUZZ_SECONDS)
+
+fuzz-build: $(FUZZ_BINS)
+
+$(BUILD)/fuzzers/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer -Itests/fuzz -o $@ $< $(LIB_OBJS) $(LDLIBS)
+
+fuzz-run:
+	@set -e; mkdir -p $(BUILD)/artifacts; for f in $(FUZZ_BINS); do \
+		t=$$(basename $$f); mkdir -p $(BUILD)/corpus/$$t tests/fuzz/corpus/$$t; \
+		echo "== $$t ($(FUZZ_SECONDS) s)"; \
+		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 $$f -max_total_time=$(FUZZ_SECONDS) \
+			-timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+			-artifact_prefix=$(BUILD)/artifacts/$$t- $(BUILD)/corpus/$$t tests/fuzz/corpus/$$t \
+			2>$(BUILD)/$$t.log || { tail -40 $(BUILD)/$$t.log; exit 1; }; \
+		grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb)' $(BUILD)/$$t.log | tr '\n' ' '; echo; \
+	done
+
+# `make test` fuzzes each target briefly when clang can link libFuzzer.
+fuzz-brief:
+	@if echo 'int LLVMFuzzerTestOneInput(const char *d, long n){(void)d;(void)n;return 0;}' | \
+		clang -x c -fsanitize=fuzzer -o /dev/null - 2>/dev/null; then \
+		$(MAKE) fuzz FUZZ_SECONDS=3; \
+	else echo "fuzz: clang with libFuzzer not found; skipped (apt-get install clang libclang-rt-14-dev)"; fi
 
 bench: deps
 	$(MAKE) $(BUILD)/gpugate $(BUILD)/gpugate-provision $(BUILD)/fakes/libze_fake.so

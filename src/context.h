@@ -15,6 +15,7 @@ struct context {
 	const char *self_exe;   /* this binary, for the probe child */
 	double start;           /* monotonic seconds */
 	double deadline;        /* monotonic seconds; the whole run ends by then */
+	int sandbox_filters;    /* seccomp filters gpugate loaded on itself (0: --no-sandbox) */
 };
 
 /* NULL when unset; "" when set to the empty string. */

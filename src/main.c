@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "context.h"
 #include "lib/embedded.h"
+#include "lib/sandbox.h"
 #include "lib/util.h"
 #include "registry.h"
 #include "report/report.h"
@@ -37,10 +38,11 @@ static const char usage_text[] =
 	"  --profile healthcheck|ci|validate   built-in spec (default ci)\n"
 	"  --spec FILE.yaml                    your own spec instead of a profile\n"
 	"  --root DIR                          read system paths under DIR instead of /\n"
-	"  --format text|json|junit|prom|github  report on stdout (default text)\n"
+	"  --format text|json|junit|prom|github|nfd  report on stdout (default text)\n"
 	"  --report FORMAT:FILE                also write a report to FILE (repeatable)\n"
 	"  --deadline SECONDS                  the whole run finishes by then\n"
 	"  --only ID[,ID]  --skip ID[,ID]      checks by id or id prefix (runtime, hf.integrity)\n"
+	"  --no-sandbox                        no seccomp filter (debugging; or GPUGATE_NO_SANDBOX=1)\n"
 	"\n"
 	"exit status: 0 healthy (warnings allowed), 1 unhealthy, 3 usage or spec error\n";
 
@@ -58,6 +60,7 @@ struct check_options {
 	char **only, **skip;
 	struct report_request *reports;
 	size_t n_reports;
+	bool no_sandbox;
 };
 
 static double default_deadline(const char *profile)
@@ -83,7 +86,7 @@ static int check_patterns(char **list, const char *option)
 
 static int parse_check_options(int argc, char **argv, struct check_options *o)
 {
-	enum { OPT_PROFILE = 256, OPT_SPEC, OPT_ROOT, OPT_FORMAT, OPT_REPORT, OPT_DEADLINE, OPT_ONLY, OPT_SKIP };
+	enum { OPT_PROFILE = 256, OPT_SPEC, OPT_ROOT, OPT_FORMAT, OPT_REPORT, OPT_DEADLINE, OPT_ONLY, OPT_SKIP, OPT_NO_SANDBOX };
 	static const struct option longopts[] = {
 		{ "profile", required_argument, NULL, OPT_PROFILE },
 		{ "spec", required_argument, NULL, OPT_SPEC },
@@ -93,6 +96,7 @@ static int parse_check_options(int argc, char **argv, struct check_options *o)
 		{ "deadline", required_argument, NULL, OPT_DEADLINE },
 		{ "only", required_argument, NULL, OPT_ONLY },
 		{ "skip", required_argument, NULL, OPT_SKIP },
+		{ "no-sandbox", no_argument, NULL, OPT_NO_SANDBOX },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -156,6 +160,9 @@ static int parse_check_options(int argc, char **argv, struct check_options *o)
 			o->skip = split_list(optarg, NULL);
 			if (check_patterns(o->skip, "--skip"))
 				return EXIT_USAGE;
+			break;
+		case OPT_NO_SANDBOX:
+			o->no_sandbox = true;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -233,6 +240,14 @@ int cmd_check(int argc, char **argv)
 		.deadline = start + deadline,
 	};
 	struct selection sel = { .only = o.only, .skip = o.skip };
+	if (!o.no_sandbox && !sandbox_disabled_by_env(environ)) {
+		/* from here on a parser bug cannot open a socket or run a shell */
+		char why[256];
+		if (sandbox_apply(SANDBOX_CHECK, why, sizeof(why)) < 0)
+			fprintf(stderr, "gpugate: warning: running without the seccomp sandbox: %s\n", why);
+		else
+			ctx.sandbox_filters = 1; /* system.seccomp tells it from the container's */
+	}
 	struct run run;
 	run_checks(&ctx, &sel, &run);
 	if (strcmp(profile, "healthcheck") == 0)

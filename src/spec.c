@@ -2,12 +2,14 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "lib/util.h"
 #include "registry.h"
@@ -226,11 +228,72 @@ static int validate_node(const struct spec *spec, yaml_node_t *node, const char 
 	return 0;
 }
 
+/* Limits on a spec's shape. A spec is a few KB; libyaml's scanner costs
+ * O(depth) per token (its simple-key stack), so a megabyte of '[' takes
+ * minutes, and aliases can multiply the nodes a walker visits. */
+#define SPEC_MAX_BYTES (1u << 20)
+#define SPEC_MAX_DEPTH 64
+#define SPEC_MAX_ALIASES 64
+
+/* A pass over the events that stops at the first limit crossed, before the
+ * document loader sees the input. Syntax errors are left to the loader. */
+static int check_shape(const char *name, const char *buf, size_t len, struct spec_error *err)
+{
+	if (len > SPEC_MAX_BYTES) {
+		snprintf(err->msg, sizeof(err->msg), "%s:1:1: is %zu bytes; a spec may hold at most %u",
+			 name, len, SPEC_MAX_BYTES);
+		return -1;
+	}
+	yaml_parser_t parser;
+	if (!yaml_parser_initialize(&parser)) {
+		snprintf(err->msg, sizeof(err->msg), "%s:1:1: cannot start the YAML parser", name);
+		return -1;
+	}
+	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
+	int depth = 0, aliases = 0, rc = 0;
+	for (bool done = false; !done && rc == 0;) {
+		yaml_event_t ev;
+		if (!yaml_parser_parse(&parser, &ev))
+			break; /* the loader reports it with its context */
+		const char *problem = NULL;
+		switch (ev.type) {
+		case YAML_SEQUENCE_START_EVENT:
+		case YAML_MAPPING_START_EVENT:
+			if (++depth > SPEC_MAX_DEPTH)
+				problem = "nests lists and maps deeper than 64 levels";
+			break;
+		case YAML_SEQUENCE_END_EVENT:
+		case YAML_MAPPING_END_EVENT:
+			depth--;
+			break;
+		case YAML_ALIAS_EVENT:
+			if (++aliases > SPEC_MAX_ALIASES)
+				problem = "uses more than 64 aliases (*name)";
+			break;
+		case YAML_STREAM_END_EVENT:
+			done = true;
+			break;
+		default:
+			break;
+		}
+		if (problem) {
+			snprintf(err->msg, sizeof(err->msg), "%s:%zu:%zu: %s", name, ev.start_mark.line + 1,
+				 ev.start_mark.column + 1, problem);
+			rc = -1;
+		}
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&parser);
+	return rc;
+}
+
 int spec_load_buffer(struct spec *spec, const char *name, const char *buf, size_t len,
 		     struct spec_error *err)
 {
 	memset(spec, 0, sizeof(*spec));
 	spec->name = xstrdup(name);
+	if (check_shape(name, buf, len, err) < 0)
+		return -1;
 	yaml_parser_t parser;
 	if (!yaml_parser_initialize(&parser))
 		return spec_error_at(err, spec, NULL, "cannot start the YAML parser");
@@ -264,11 +327,46 @@ int spec_load_buffer(struct spec *spec, const char *name, const char *buf, size_
 	return registry_validate_spec(spec, err);
 }
 
+/* Reads at most SPEC_MAX_BYTES + 1 bytes, so that --spec /dev/zero or an
+ * endless pipe ends in "too large" instead of eating memory. */
+static int read_spec_bytes(const char *path, char **content, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	size_t cap = 4096, n = 0;
+	char *buf = xmalloc(cap);
+	for (;;) {
+		if (n == cap) {
+			if (cap > SPEC_MAX_BYTES)
+				break;
+			cap *= 2;
+			buf = xrealloc(buf, cap);
+		}
+		ssize_t got = read(fd, buf + n, cap - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			int e = -errno;
+			close(fd);
+			free(buf);
+			return e;
+		}
+		if (got == 0)
+			break;
+		n += (size_t)got;
+	}
+	close(fd);
+	*content = buf;
+	*len = n;
+	return 0;
+}
+
 int spec_load_file(struct spec *spec, const char *path, struct spec_error *err)
 {
-	char *buf;
-	size_t len;
-	int rc = read_file(path, &buf, &len);
+	char *buf = NULL;
+	size_t len = 0;
+	int rc = read_spec_bytes(path, &buf, &len);
 	if (rc < 0) {
 		memset(spec, 0, sizeof(*spec));
 		snprintf(err->msg, sizeof(err->msg), "%s: cannot read the spec: %s", path, strerror(-rc));

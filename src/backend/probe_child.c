@@ -7,11 +7,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "../lib/sandbox.h"
 #include "../commands.h"
 #include "../spec.h"
 #include "../lib/util.h"
@@ -39,11 +41,13 @@ int cmd_probe(int argc, char **argv)
 		{ "backend", required_argument, NULL, 'b' },   { "device", required_argument, NULL, 'd' },
 		{ "smoke", no_argument, NULL, 's' },           { "telemetry", no_argument, NULL, 't' },
 		{ "work-items", required_argument, NULL, 'w' }, { "sync-timeout", required_argument, NULL, 'T' },
-		{ "fd", required_argument, NULL, 'f' },        { "cache-dir", required_argument, NULL, 'c' },        { NULL, 0, NULL, 0 },
+		{ "fd", required_argument, NULL, 'f' },        { "cache-dir", required_argument, NULL, 'c' },
+		{ "sandbox", no_argument, NULL, 'S' },         { NULL, 0, NULL, 0 },
 	};
 	struct backend_options opt = { .device = -1, .work_items = 1u << 20, .sync_timeout_s = 10 };
 	const struct backend *be = NULL;
 	long fd = 3, v;
+	bool sandbox = false;
 	opterr = 0;
 	optind = 1;
 	int c;
@@ -87,6 +91,9 @@ int cmd_probe(int argc, char **argv)
 		case 'c':
 			opt.cache_dir = optarg;
 			break;
+		case 'S':
+			sandbox = true;
+			break;
 		case 'f':
 			if (parse_count(optarg, 0, 1 << 20, &fd) < 0) {
 				fprintf(stderr, "gpugate probe: --fd wants a descriptor, not '%s'\n", optarg);
@@ -107,6 +114,11 @@ int cmd_probe(int argc, char **argv)
 		fprintf(stderr, "gpugate probe: descriptor %ld is not open: %s\n", fd, strerror(errno));
 		return PROBE_EXIT_USAGE;
 	}
+	/* The checking process ran sandboxed: narrow its inherited filter further
+	 * (no fork, no execve) before any GPU library is loaded. */
+	char why[256];
+	if (sandbox && sandbox_apply(SANDBOX_PROBE, why, sizeof(why)) < 0)
+		fprintf(stderr, "gpugate probe: warning: no probe sandbox: %s\n", why);
 	struct probe_channel ch = { (int)fd };
 	json_t *res = json_object();
 	json_object_set_new(res, "backend", json_string(be->name));

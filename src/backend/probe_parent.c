@@ -2,6 +2,7 @@
  * process group, reaps, and classifies: "hung in stage sync on 0000:03:00.0
  * for 10.0 s (killed)", "crashed with SIGSEGV in stage init", "exited 3 in
  * stage module: ...". */
+#include "../lib/sandbox.h"
 #include "probe.h"
 
 #include <errno.h>
@@ -50,7 +51,7 @@ static char **child_argv(const struct context *ctx, const struct probe_request *
 	buf[0] = xasprintf("%d", r->device);
 	buf[1] = xasprintf("%zu", r->work_items ? r->work_items : (size_t)1 << 20);
 	buf[2] = xasprintf("%.3f", r->sync_timeout_s > 0 ? r->sync_timeout_s : 10.0);
-	char **argv = xcalloc(24, sizeof(*argv)); /* 17 at most, below */
+	char **argv = xcalloc(24, sizeof(*argv)); /* 18 at most, below */
 	size_t k = 0;
 	argv[k++] = (char *)ctx->self_exe;
 	argv[k++] = "probe";
@@ -68,6 +69,8 @@ static char **child_argv(const struct context *ctx, const struct probe_request *
 		argv[k++] = "--telemetry";
 	argv[k++] = "--work-items";
 	argv[k++] = buf[1];
+	if (ctx->sandbox_filters > 0)
+		argv[k++] = "--sandbox";
 	argv[k++] = "--sync-timeout";
 	argv[k++] = buf[2];
 	if (r->cache_dir) {
@@ -109,7 +112,8 @@ static int spawn(const struct context *ctx, const struct probe_request *r, struc
 		dup2(out[1], 1);
 		dup2(out[1], 2);
 		dup2(proto[1], 3); /* dup2 clears O_CLOEXEC on the new descriptor */
-		execve(ctx->self_exe, argv, env);
+		/* the one execve the sandbox allows: this binary, by its fixed path */
+		sandbox_exec_self(argv, env);
 		static const char msg[] = "gpugate probe: cannot execute the gpugate binary\n";
 		ssize_t ignored = write(2, msg, sizeof(msg) - 1);
 		(void)ignored;

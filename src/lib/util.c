@@ -193,7 +193,11 @@ int read_line_file(const char *path, char *buf, size_t size)
 
 int write_file_atomic(const char *path, const char *content, size_t len, unsigned mode)
 {
-	char *tmp = xasprintf("%s.%ld.tmp", path, (long)getpid());
+	/* a dot-file beside path: collectors that read every file of a folder
+	 * (node-feature-discovery's features.d) skip hidden names */
+	const char *slash = strrchr(path, '/');
+	char *tmp = slash ? xasprintf("%.*s/.%s.%ld.tmp", (int)(slash - path), path, slash + 1, (long)getpid())
+			  : xasprintf(".%s.%ld.tmp", path, (long)getpid());
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
 	if (fd < 0) {
 		int err = -errno;

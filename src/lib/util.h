@@ -37,7 +37,7 @@ void sb_release(struct strbuf *sb);
 int read_file(const char *path, char **content, size_t *len);
 /* Reads a small sysfs-style file and strips the trailing newline. */
 int read_line_file(const char *path, char *buf, size_t size);
-/* Writes content to path through a temp file in the same folder and rename(2),
+/* Writes content to path through a hidden temp file (.NAME.PID.tmp) in the same folder and rename(2),
  * so a reader never sees half a file. mode as for open(2). Returns 0 or -errno. */
 int write_file_atomic(const char *path, const char *content, size_t len, unsigned mode);
 

@@ -15,6 +15,7 @@ static const struct {
 	{ "junit", report_junit },
 	{ "prom", report_prom },
 	{ "github", report_github },
+	{ "nfd", report_nfd },
 };
 
 report_fn report_lookup(const char *format)
@@ -27,7 +28,7 @@ report_fn report_lookup(const char *format)
 
 const char *report_format_names(void)
 {
-	return "text|json|junit|prom|github";
+	return "text|json|junit|prom|github|nfd";
 }
 
 int report_to_stdout(const char *format, const struct run *run)

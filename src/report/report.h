@@ -18,10 +18,11 @@ void report_json(struct strbuf *out, const struct run *run, const struct report_
 void report_junit(struct strbuf *out, const struct run *run, const struct report_opts *opts);
 void report_prom(struct strbuf *out, const struct run *run, const struct report_opts *opts);
 void report_github(struct strbuf *out, const struct run *run, const struct report_opts *opts);
+void report_nfd(struct strbuf *out, const struct run *run, const struct report_opts *opts);
 
 /* NULL when the format is unknown. */
 report_fn report_lookup(const char *format);
-/* "text|json|junit|prom|github" */
+/* "text|json|junit|prom|github|nfd" */
 const char *report_format_names(void);
 
 /* Writes to stdout (colour when it is a TTY). Returns 0 or -errno. */

@@ -1,0 +1,271 @@
+#!/usr/bin/python3
+"""The fault matrix: every injected fault runs the built gpugate once and must
+get the right verdict (exit code and key words), never a crash (a signal, an
+exit code other than 0, 1 or 3) and never a hang (past the row's time limit).
+
+Run: GPUGATE=build/gpugate python3 tests/faults/faults.py [-k WORD] [-v]
+It prints one line per fault with its verdict time, then
+    faults: N injected, N right verdicts, 0 gpugate crashes, 0 hangs
+and exits 1 when any fault got a wrong verdict, crashed or hung.
+
+Adding a fault: append a Fault(...) row to FAULTS (or to a group's list that
+is added to FAULTS). A row is
+    Fault(group, name, setup, rc, words, seconds=10, as_user=None)
+where setup(fx) builds the fixture with the Fixture helpers below and returns
+the gpugate arguments (a list), or (arguments, extra environment) as a tuple;
+rc is the expected exit code; words must all appear in stdout+stderr; seconds
+is the limit past which the run counts as a hang (a row that injects a hang
+passes a short --deadline and expects rc 1 and "timed out"); as_user runs
+gpugate as that uid/gid through setpriv.
+"""
+import argparse
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+GPUGATE = os.environ.get("GPUGATE") or os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "build", "gpugate")
+
+
+class Fixture:
+    """A scratch folder with a root file system under root/."""
+
+    def __init__(self, base):
+        self.base = base
+        self.root = os.path.join(base, "root")
+        os.makedirs(self.root)
+
+    def path(self, rel):
+        return os.path.join(self.base, rel)
+
+    def file(self, rel, content, mode=None, under_root=True):
+        p = os.path.join(self.root if under_root else self.base, rel.lstrip("/"))
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "wb") as f:
+            f.write(content.encode() if isinstance(content, str) else content)
+        if mode is not None:
+            os.chmod(p, mode)
+        return p
+
+    def symlink(self, rel, target, under_root=True):
+        p = os.path.join(self.root if under_root else self.base, rel.lstrip("/"))
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        os.symlink(target, p)
+        return p
+
+    def fifo(self, rel, under_root=True):
+        p = os.path.join(self.root if under_root else self.base, rel.lstrip("/"))
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        os.mkfifo(p)
+        return p
+
+    def spec(self, text, name="spec.yaml"):
+        return self.file(name, text, under_root=False)
+
+    def dpkg(self, status):
+        return self.file("var/lib/dpkg/status", status)
+
+    def packages_check(self, status=None, relations=("libze1 (>= 1.17)",), extra=()):
+        """The usual packages run: a status file, a spec of relations."""
+        if status is not None:
+            self.dpkg(status)
+        spec = self.spec("packages:\n" + "".join(f"  - {r}\n" for r in relations))
+        return ["--spec", spec, "--root", self.root, *extra]
+
+
+def stanza(name, version, arch="amd64", state="installed"):
+    want = "install" if state == "installed" else "deinstall"
+    return (f"Package: {name}\nStatus: {want} ok {state}\nArchitecture: {arch}\n"
+            f"Version: {version}\nDescription: fixture\n")
+
+
+GOOD = stanza("dpkg", "1.21.22") + "\n" + stanza("libze1", "1.17.2-1")
+
+
+class Fault:
+    def __init__(self, group, name, setup, rc, words=(), seconds=10, as_user=None):
+        self.group, self.name, self.setup = group, name, setup
+        self.rc, self.words, self.seconds, self.as_user = rc, tuple(words), seconds, as_user
+
+
+# --- malformed specs -----------------------------------------------------
+def spec_case(text):
+    return lambda fx: ["--spec", fx.spec(text), "--root", fx.root]
+
+
+SPEC_FAULTS = [
+    Fault("spec", "tab indentation", spec_case("packages:\n\t- libze1\n"), 3, ["spec error", "spec.yaml:2:"]),
+    Fault("spec", "unclosed flow list", spec_case("packages: [libze1\n"), 3, ["YAML syntax error"]),
+    Fault("spec", "unknown top key", spec_case("pakages:\n  - libze1\n"), 3, ["unknown key 'pakages'"]),
+    Fault("spec", "map where a list goes", spec_case("packages:\n  libze1: 1\n"), 3, ["packages"]),
+    Fault("spec", "bad relation", spec_case("packages:\n  - libze1 (=> 1.0)\n"), 3, ["spec.yaml:2:"]),
+    Fault("spec", "bad deadline", spec_case("deadline: soon\npackages: [a]\n"), 3, ["deadline"]),
+    Fault("spec", "empty file", spec_case(""), 3, ["is empty"]),
+    Fault("spec", "scalar document", spec_case("just text\n"), 3, ["top level must be a mapping"]),
+    Fault("spec", "two documents", spec_case("packages: [a]\n---\npackages: [b]\n"), 3, ["more than one YAML document"]),
+    Fault("spec", "duplicate key", spec_case("packages: [a]\npackages: [b]\n"), 3, ["duplicate key 'packages'"]),
+    Fault("spec", "NUL bytes", spec_case("packages:\x00 [a]\n"), 3, ["NUL bytes"]),
+    Fault("spec", "binary garbage", spec_case("\xff\xfe\x81garbage\x1b[31m"), 3, ["spec error"]),
+    Fault("spec", "deep flow nesting (2 MB)", spec_case("packages: " + "[" * 600000 + "]" * 600000 + "\n"),
+          3, ["at most 1048576"]),
+    Fault("spec", "deep flow nesting (200 KB)", spec_case("packages: " + "[" * 100000 + "]" * 100000 + "\n"),
+          3, ["deeper than 64 levels"]),
+    Fault("spec", "alias fan-out", spec_case("packages: &a0 [x, x]\n" + "".join(
+        f"k{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]\n" for i in range(1, 9))), 3, ["more than 64 aliases"]),
+    Fault("spec", "missing file", lambda fx: ["--spec", fx.path("nope.yaml")], 3, ["No such file or directory"]),
+    Fault("spec", "a folder", lambda fx: ["--spec", fx.base], 3, ["Is a directory"]),
+    Fault("spec", "/dev/zero", lambda fx: ["--spec", "/dev/zero"], 3, ["NUL bytes"]),
+    Fault("spec", "symlink loop", lambda fx: ["--spec", fx.symlink("loop.yaml", "loop.yaml", under_root=False)],
+          3, ["Too many levels of symbolic links"]),
+    Fault("spec", "unreadable by the user", lambda fx: (
+        os.chmod(fx.base, 0o755), ["--spec", fx.file("s.yaml", "packages: [a]\n", mode=0o600, under_root=False)])[1],
+        3, ["Permission denied"], as_user=65534),
+]
+
+# --- malformed dpkg status -----------------------------------------------
+DPKG_FAULTS = [
+    Fault("dpkg", "no status file", lambda fx: fx.packages_check(), 1, ["no dpkg database", "No such file"]),
+    Fault("dpkg", "empty status", lambda fx: fx.packages_check(""), 1, ["libze1"]),
+    Fault("dpkg", "binary garbage", lambda fx: fx.packages_check(b"\x00\xff\x80" * 5000), 1, ["packages.installed"]),
+    Fault("dpkg", "no final newline", lambda fx: fx.packages_check(GOOD.rstrip("\n")), 0, ["PASS"]),
+    # dpkg itself refuses a CRLF status file; gpugate's parser reads it on
+    # purpose (src/lib/dpkg_status.c), so the verdict follows the versions
+    Fault("dpkg", "CRLF line ends", lambda fx: fx.packages_check(GOOD.replace("\n", "\r\n")), 0, ["PASS"]),
+    Fault("dpkg", "line without colon", lambda fx: fx.packages_check("Package libze1\n" + GOOD), 1, ["status:1"]),
+    Fault("dpkg", "continuation first", lambda fx: fx.packages_check(" orphan\n" + GOOD), 1, ["status:1"]),
+    Fault("dpkg", "1 MB line", lambda fx: fx.packages_check(GOOD + "\nPackage: x\nDescription: " + "y" * 1048576 + "\n"),
+          0, ["PASS"]),
+    Fault("dpkg", "invalid installed version", lambda fx: fx.packages_check(stanza("libze1", "1:")), 1,
+          ["libze1"]),
+    Fault("dpkg", "stanza without Package", lambda fx: fx.packages_check("Status: install ok installed\nVersion: 1\n\n" + GOOD),
+          1, ["status:1"]),
+    Fault("dpkg", "status is a folder", lambda fx: (os.makedirs(fx.root + "/var/lib/dpkg/status"), fx.packages_check())[1],
+          1, ["status"]),
+    Fault("dpkg", "status links to /dev/zero", lambda fx: (
+        fx.symlink("var/lib/dpkg/status", "/dev/zero"), fx.packages_check())[1], 1, ["packages.installed"]),
+    Fault("dpkg", "status is a FIFO (read blocks)", lambda fx: (
+        fx.fifo("var/lib/dpkg/status"), fx.packages_check(extra=["--deadline", "1"]))[1], 1, ["timed out"], seconds=5),
+    Fault("dpkg", "unreadable status", lambda fx: (
+        os.chmod(fx.base, 0o755), fx.file("var/lib/dpkg/status", GOOD, mode=0o600),
+        fx.packages_check())[2], 1, ["Permission denied"], as_user=65534),
+]
+
+# --- garbage environment -------------------------------------------------
+def env_case(env):
+    return lambda fx: (fx.packages_check(GOOD), env)
+
+
+ENV_FAULTS = [
+    Fault("env", "GPUGATE_NO_SANDBOX garbage", env_case({"GPUGATE_NO_SANDBOX": "\x01\x02yes"}), 0, ["HEALTHY"]),
+    Fault("env", "NO_COLOR invalid UTF-8", env_case({"NO_COLOR": "\udcff\udcfe"}), 0, ["HEALTHY"]),
+    Fault("env", "HOME unset, PATH empty", env_case({"HOME": None, "PATH": ""}), 0, ["HEALTHY"]),
+    Fault("env", "100 KB variable", env_case({"GPUGATE_JUNK": "x" * 100000}), 0, ["HEALTHY"]),
+    Fault("env", "locale and TZ garbage", env_case({"LANG": "xx_YY.BOGUS", "LC_ALL": "\udcff", "TZ": "/../../etc/x"}),
+          0, ["HEALTHY"]),
+    Fault("env", "HF variables garbage", env_case({"HF_HOME": "\udcff/../..", "HF_HUB_CACHE": "", "HF_HUB_OFFLINE": "maybe",
+                                                   "ZE_AFFINITY_MASK": "0.0.0.0.x", "CUDA_VISIBLE_DEVICES": "-1,zz"}),
+          0, ["HEALTHY"]),
+]
+
+# --- root, options and report paths --------------------------------------
+OPTION_FAULTS = [
+    Fault("options", "missing --root", lambda fx: ["--root", fx.path("nope")], 3, ["--root", "No such file"]),
+    Fault("options", "--root is a file", lambda fx: ["--root", fx.file("f", "x", under_root=False)], 3,
+          ["not a directory"]),
+    Fault("options", "empty --root", lambda fx: fx.packages_check(), 1, ["no dpkg database"]),
+    Fault("report", "report folder missing", lambda fx: fx.packages_check(GOOD, extra=[
+        "--report", "json:" + fx.path("missing/r.json")]), 3, ["cannot write the json report", "No such file"]),
+    Fault("report", "report path is a folder", lambda fx: fx.packages_check(GOOD, extra=[
+        "--report", "nfd:" + fx.base]), 3, ["cannot write the nfd report"]),
+    Fault("report", "report folder read-only to the user", lambda fx: (
+        os.chmod(fx.base, 0o755), fx.packages_check(GOOD, extra=["--report", "prom:" + fx.base + "/g.prom"]))[1],
+        3, ["cannot write the prom report", "Permission denied"], as_user=65534),
+    Fault("report", "report into /proc", lambda fx: fx.packages_check(GOOD, extra=[
+        "--report", "junit:/proc/gpugate.xml"]), 3, ["cannot write the junit report"]),
+]
+
+FAULTS = SPEC_FAULTS + DPKG_FAULTS + ENV_FAULTS + OPTION_FAULTS
+
+
+def run_fault(fault, verbose):
+    base = tempfile.mkdtemp(prefix="gpugate-fault-")
+    try:
+        os.chmod(base, 0o755)
+        fx = Fixture(base)
+        made = fault.setup(fx)
+        args, extra_env = made if isinstance(made, tuple) else (made, {})
+        env = dict(os.environ)
+        for k, v in extra_env.items():
+            if v is None:
+                env.pop(k, None)
+            else:
+                env[k] = v
+        env = {k.encode(): v.encode("utf-8", "surrogateescape") for k, v in env.items()}
+        cmd = [GPUGATE, *args]
+        if fault.as_user is not None:
+            cmd = ["setpriv", f"--reuid={fault.as_user}", f"--regid={fault.as_user}", "--clear-groups", *cmd]
+        t0 = time.monotonic()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                                start_new_session=True)
+        try:
+            out, err = proc.communicate(timeout=fault.seconds)
+            hung = False
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate()
+            hung = True
+        seconds = time.monotonic() - t0
+        text = (out + err).decode("utf-8", "replace")
+        rc = proc.returncode
+        crashed = not hung and (rc < 0 or rc not in (0, 1, 3))
+        right = not hung and not crashed and rc == fault.rc and all(w in text for w in fault.words)
+        missing = [w for w in fault.words if w not in text]
+        return right, crashed, hung, rc, seconds, missing, text
+    finally:
+        for dirpath, dirnames, _ in os.walk(base):
+            for d in dirnames:
+                try:
+                    os.chmod(os.path.join(dirpath, d), 0o755)
+                except OSError:
+                    pass
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("-k", help="only faults whose group or name contains this")
+    ap.add_argument("-v", action="store_true", help="print gpugate's output for every fault")
+    opts = ap.parse_args()
+    if not os.access(GPUGATE, os.X_OK):
+        sys.exit(f"faults: no gpugate binary at {GPUGATE} (set GPUGATE)")
+    rows = [f for f in FAULTS if not opts.k or opts.k in f.group or opts.k in f.name]
+    can_switch_user = os.geteuid() == 0 and shutil.which("setpriv")
+    injected = right_n = crashes = hangs = skipped = 0
+    for f in rows:
+        if f.as_user is not None and not can_switch_user:
+            print(f"  SKIP  {f.group:8} {f.name} (needs root and setpriv to run as uid {f.as_user})")
+            skipped += 1
+            continue
+        injected += 1
+        right, crashed, hung, rc, seconds, missing, text = run_fault(f, opts.v)
+        right_n += right
+        crashes += crashed
+        hangs += hung
+        what = "ok" if right else "HANG" if hung else "CRASH" if crashed else "WRONG"
+        print(f"  {what:5} {f.group:8} {f.name:40} rc={rc} (want {f.rc}) {seconds * 1e3:8.1f} ms")
+        if not right or opts.v:
+            if missing:
+                print(f"        missing words: {missing}")
+            print("        " + text.strip().replace("\n", "\n        ")[:2000])
+    print(f"faults: {injected} injected, {right_n} right verdicts, {crashes} gpugate crashes, {hangs} hangs"
+          + (f" ({skipped} skipped)" if skipped else ""))
+    return 0 if right_n == injected and not crashes and not hangs else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
