@@ -27,7 +27,8 @@ SRCS      := $(sort $(filter-out src/provision/%.c,$(wildcard src/*.c src/*/*.c)
 PROV_PKGS := libcurl libarchive libcrypto jansson yaml-0.1
 PROV_SRCS := $(sort $(wildcard src/provision/*.c))
 PROV_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(PROV_SRCS)) \
-             $(BUILD)/obj/lib/util.o $(BUILD)/obj/lib/debversion.o $(BUILD)/obj/lib/debrelation.o
+             $(BUILD)/obj/lib/util.o $(BUILD)/obj/lib/debversion.o $(BUILD)/obj/lib/debrelation.o \
+             $(BUILD)/obj/hf/location.o
 OBJS      := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRCS)) $(BUILD)/obj/gen/embedded_profiles.o \
             $(BUILD)/obj/gen/embedded_kernels.o
 LIB_OBJS  := $(filter-out $(BUILD)/obj/main.o,$(OBJS))

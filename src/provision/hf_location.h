@@ -1,18 +1,15 @@
-/* Where the Hugging Face hub cache is, the token and offline mode, by the
- * rules of huggingface_hub (research/hf-cache.md). This is the provisioning
- * executable's own small copy; src/hf/location.c resolves the same for the
- * checks, and the two should be unified. */
+/* What hf fetch needs from the Hugging Face environment. Where the hub cache,
+ * the token file and offline mode are comes from src/hf/location.c, the same
+ * resolver the checks and `gpugate hf where` use; this file adds only what
+ * downloading needs on top: the endpoint and the token's value. */
 #ifndef GPUGATE_PROVISION_HF_LOCATION_H
 #define GPUGATE_PROVISION_HF_LOCATION_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-/* os.path.expandvars(os.path.expanduser(v)): ~ and ~user, then $VAR and ${VAR}
- * (unknown variables stay as written). Caller frees. */
-char *hfloc_expand(const char *v);
-char *hfloc_home(void);       /* HF_HOME */
-char *hfloc_hub_cache(void);  /* HF_HUB_CACHE, HUGGINGFACE_HUB_CACHE, $HF_HOME/hub */
+/* The hub cache folder (HF_HUB_CACHE, HUGGINGFACE_HUB_CACHE, $HF_HOME/hub). Caller frees. */
+char *hfloc_hub_cache(void);
 /* HF_HUB_OFFLINE (1/on/yes/true), or TRANSFORMERS_OFFLINE when that is unset or empty. */
 bool hfloc_offline(void);
 /* HF_ENDPOINT without trailing slashes, else https://huggingface.co. Caller frees. */
