@@ -30,6 +30,9 @@ import time
 
 GPUGATE = os.environ.get("GPUGATE") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "..", "build", "gpugate")
+# the fake Level Zero driver (tests/fakes/fake_ze.c), built next to gpugate
+FAKE_ZE = os.environ.get("GPUGATE_FAKE_ZE") or os.path.join(
+    os.path.dirname(os.path.abspath(GPUGATE)), "fakes", "libze_fake.so")
 
 
 class Fixture:
@@ -189,7 +192,39 @@ OPTION_FAULTS = [
         "--report", "junit:/proc/gpugate.xml"]), 3, ["cannot write the junit report"]),
 ]
 
-FAULTS = SPEC_FAULTS + DPKG_FAULTS + ENV_FAULTS + OPTION_FAULTS
+# --- driver faults: the fake Level Zero driver through the real loader ----
+RUNTIME_SPEC = "runtime:\n  backend: level-zero\n  smoke: true\n  timeout: 30s\n"
+
+
+def driver_case(fault, deadline="3", spec=RUNTIME_SPEC, env=None):
+    def setup(fx):
+        xdg = fx.path("xdg")
+        os.makedirs(xdg, mode=0o700)
+        extra = {"ZE_ENABLE_ALT_DRIVERS": FAKE_ZE, "GPUGATE_FAKE_FAULT": fault, "XDG_RUNTIME_DIR": xdg,
+                 "ZE_ENABLE_VALIDATION_LAYER": None,
+                 # under ASan a SIGSEGV must still end the probe child as a signal would
+                 "ASAN_OPTIONS": (os.environ.get("ASAN_OPTIONS", "") + ":handle_segv=0").lstrip(":")}
+        extra.update(env or {})
+        return ["--spec", fx.spec(spec), "--deadline", deadline], extra
+    return setup
+
+
+RUNTIME_FAULTS = [
+    Fault("runtime", "driver hangs in init", driver_case("hang_init"), 1, ["hung in stage init", "(killed)"], seconds=5),
+    Fault("runtime", "driver hangs in sync", driver_case("hang_sync"), 1, ["hung in stage sync", "(killed)"], seconds=5),
+    Fault("runtime", "driver crashes in init", driver_case("crash_init"), 1, ["crashed with SIGSEGV in stage init"]),
+    Fault("runtime", "device out of memory", driver_case("oom"), 1, ["ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY"]),
+    Fault("runtime", "kernel computes a wrong result", driver_case("wrong_result"), 1, ["first at index 12345"]),
+    Fault("runtime", "driver reports zero devices", driver_case("zero_devices"), 1, ["reports no GPU"]),
+    Fault("runtime", "driver refuses permission", driver_case("permission"), 1,
+          ["ZE_RESULT_ERROR_INSUFFICIENT_PERMISSIONS"]),
+    Fault("runtime", "loader finds no driver", driver_case("", env={
+        "ZE_ENABLE_ALT_DRIVERS": "/nonexistent/libze_none.so", "LD_LIBRARY_PATH": "/nonexistent"}), 1, ["runtime.loader", "no Level Zero driver found a GPU"]),
+    Fault("runtime", "cuda backend on a machine without it", driver_case(
+        "", spec="runtime:\n  backend: cuda\n  smoke: true\n"), 1, ["runtime.loader", "libcuda.so.1 not found"]),
+]
+
+FAULTS = SPEC_FAULTS + DPKG_FAULTS + ENV_FAULTS + OPTION_FAULTS + RUNTIME_FAULTS
 
 
 def run_fault(fault, verbose):
