@@ -17,6 +17,10 @@ rc is the expected exit code; words must all appear in stdout+stderr; seconds
 is the limit past which the run counts as a hang (a row that injects a hang
 passes a short --deadline and expects rc 1 and "timed out"); as_user runs
 gpugate as that uid/gid through setpriv.
+Driver rows use the fake Level Zero driver (env GPUGATE_FAKE_ZE, default
+next to gpugate in fakes/; `make test-faults` builds it) through
+driver_case(fault); device rows build a GPU host root with the integration
+tests' gpufixture.Root, HF rows a cache with their hf_builder.
 """
 import argparse
 import os
@@ -27,6 +31,12 @@ import subprocess
 import sys
 import tempfile
 import time
+
+# the integration tests' fixture builders: GPU hosts (sysfs, nodes, by-path)
+# and Hugging Face caches with oracle-named blobs
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+import gpufixture  # noqa: E402
+import hf_builder  # noqa: E402
 
 GPUGATE = os.environ.get("GPUGATE") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "..", "build", "gpugate")
@@ -224,7 +234,76 @@ RUNTIME_FAULTS = [
         "", spec="runtime:\n  backend: cuda\n  smoke: true\n"), 1, ["runtime.loader", "libcuda.so.1 not found"]),
 ]
 
-FAULTS = SPEC_FAULTS + DPKG_FAULTS + ENV_FAULTS + OPTION_FAULTS + RUNTIME_FAULTS
+# --- device nodes: a GPU host root (gpufixture.Root) --------------------
+GPU_A = "0000:18:00.0"
+
+
+def devices_case(by_path=True, damage=None):
+    def setup(fx):
+        root = gpufixture.Root(fx.root).add_gpus(1, by_path=by_path)
+        if damage:
+            damage(root)
+        return ["check", "--root", fx.root, "--profile", "ci", "--only", "devices"]
+    return setup
+
+
+def dangle(root):
+    link = root.p("dev/dri/by-path/pci-%s-render" % GPU_A)
+    os.unlink(link)
+    os.symlink("../renderD200", link)
+
+
+DEVICE_FAULTS = [
+    Fault("devices", "by-path missing (ci)", devices_case(by_path=False), 1,
+          ["devices.by_path", "by-path is missing", "-v /dev/dri/by-path:/dev/dri/by-path"]),
+    Fault("devices", "dangling by-path link", devices_case(damage=dangle), 1,
+          ["devices.by_path", "dangling", "../renderD200"]),
+]
+
+
+# --- Hugging Face cache: a valid cache (hf_builder), then one corruption ---
+def hf_case(damage):
+    def setup(fx):
+        cache = fx.path("hub")
+        names = hf_builder.valid_cache(cache)
+        damage(os.path.join(cache, "models--org--tiny"), names)
+        spec = fx.spec("profile: ci\nhf:\n  require_mount: false\n  min_free: 1MiB\n  integrity: true\n")
+        return ["check", "--spec", spec], {"HF_HUB_CACHE": cache, "HOME": "/nonexistent-home"}
+    return setup
+
+
+def flip_weights(repo, names):
+    blob = os.path.join(repo, "blobs", names["model"]["model.safetensors"])
+    with open(blob, "r+b") as f:
+        f.seek(100)
+        b = f.read(1)
+        f.seek(100)
+        f.write(bytes([b[0] ^ 0xFF]))
+
+
+def escaping_link(repo, names):
+    link = os.path.join(repo, "snapshots", hf_builder.COMMIT_A, "tokenizer", "vocab.txt")
+    os.unlink(link)
+    os.mkfifo(os.path.join(repo, "..", "escape.fifo"))  # following it would block
+    os.symlink("../../../../escape.fifo", link)
+
+
+def broken_ref(repo, names):
+    with open(os.path.join(repo, "refs", "main"), "w") as f:
+        f.write("c" * 40)
+
+
+HF_FAULTS = [
+    Fault("hf", "corrupt blob (one byte flipped)", hf_case(flip_weights), 1,
+          ["hf.integrity", "sha256 mismatch", "models--org--tiny/blobs/", "re-download org/tiny"]),
+    Fault("hf", "snapshot link escaping the repo", hf_case(escaping_link), 1,
+          ["hf.layout", "outside the repo", "not followed", "vocab.txt"]),
+    Fault("hf", "ref naming a missing commit", hf_case(broken_ref), 1,
+          ["hf.layout", "refs/main", "c" * 40, "no snapshot"]),
+]
+
+FAULTS = (SPEC_FAULTS + DPKG_FAULTS + ENV_FAULTS + OPTION_FAULTS + RUNTIME_FAULTS + DEVICE_FAULTS
+          + HF_FAULTS)
 
 
 def run_fault(fault, verbose):
