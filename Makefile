@@ -124,8 +124,8 @@ test-container: $(BUILD)/gpugate $(BUILD)/fakes/libze_fake.so
 	GPUGATE=$(CURDIR)/$(BUILD)/gpugate $(PYTEST) -q -rs tests/container
 
 # The fault matrix: every injected fault's verdict, crash and hang counts.
-test-faults: $(BUILD)/gpugate
-	GPUGATE=$(CURDIR)/$(BUILD)/gpugate /usr/bin/python3 tests/faults/faults.py
+test-faults: $(BUILD)/gpugate $(BUILD)/fakes/libze_fake.so
+	GPUGATE=$(CURDIR)/$(BUILD)/gpugate GPUGATE_FAKE_ZE=$(CURDIR)/$(BUILD)/fakes/libze_fake.so /usr/bin/python3 tests/faults/faults.py
 
 # libFuzzer targets (tests/fuzz/fuzz_*.c), built with clang into build/fuzz.
 # Each runs FUZZ_SECONDS from its seeds in tests/fuzz/corpus/NAME; new inputs

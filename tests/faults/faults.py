@@ -17,6 +17,10 @@ rc is the expected exit code; words must all appear in stdout+stderr; seconds
 is the limit past which the run counts as a hang (a row that injects a hang
 passes a short --deadline and expects rc 1 and "timed out"); as_user runs
 gpugate as that uid/gid through setpriv.
+Driver rows use the fake Level Zero driver (env GPUGATE_FAKE_ZE, default
+next to gpugate in fakes/; `make test-faults` builds it) through
+driver_case(fault); device rows build a GPU host root with the integration
+tests' gpufixture.Root, HF rows a cache with their hf_builder.
 """
 import argparse
 import os
@@ -28,8 +32,17 @@ import sys
 import tempfile
 import time
 
+# the integration tests' fixture builders: GPU hosts (sysfs, nodes, by-path)
+# and Hugging Face caches with oracle-named blobs
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+import gpufixture  # noqa: E402
+import hf_builder  # noqa: E402
+
 GPUGATE = os.environ.get("GPUGATE") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "..", "build", "gpugate")
+# the fake Level Zero driver (tests/fakes/fake_ze.c), built next to gpugate
+FAKE_ZE = os.environ.get("GPUGATE_FAKE_ZE") or os.path.join(
+    os.path.dirname(os.path.abspath(GPUGATE)), "fakes", "libze_fake.so")
 
 
 class Fixture:
@@ -189,7 +202,108 @@ OPTION_FAULTS = [
         "--report", "junit:/proc/gpugate.xml"]), 3, ["cannot write the junit report"]),
 ]
 
-FAULTS = SPEC_FAULTS + DPKG_FAULTS + ENV_FAULTS + OPTION_FAULTS
+# --- driver faults: the fake Level Zero driver through the real loader ----
+RUNTIME_SPEC = "runtime:\n  backend: level-zero\n  smoke: true\n  timeout: 30s\n"
+
+
+def driver_case(fault, deadline="3", spec=RUNTIME_SPEC, env=None):
+    def setup(fx):
+        xdg = fx.path("xdg")
+        os.makedirs(xdg, mode=0o700)
+        extra = {"ZE_ENABLE_ALT_DRIVERS": FAKE_ZE, "GPUGATE_FAKE_FAULT": fault, "XDG_RUNTIME_DIR": xdg,
+                 "ZE_ENABLE_VALIDATION_LAYER": None,
+                 # under ASan a SIGSEGV must still end the probe child as a signal would
+                 "ASAN_OPTIONS": (os.environ.get("ASAN_OPTIONS", "") + ":handle_segv=0").lstrip(":")}
+        extra.update(env or {})
+        return ["--spec", fx.spec(spec), "--deadline", deadline], extra
+    return setup
+
+
+RUNTIME_FAULTS = [
+    Fault("runtime", "driver hangs in init", driver_case("hang_init"), 1, ["hung in stage init", "(killed)"], seconds=5),
+    Fault("runtime", "driver hangs in sync", driver_case("hang_sync"), 1, ["hung in stage sync", "(killed)"], seconds=5),
+    Fault("runtime", "driver crashes in init", driver_case("crash_init"), 1, ["crashed with SIGSEGV in stage init"]),
+    Fault("runtime", "device out of memory", driver_case("oom"), 1, ["ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY"]),
+    Fault("runtime", "kernel computes a wrong result", driver_case("wrong_result"), 1, ["first at index 12345"]),
+    Fault("runtime", "driver reports zero devices", driver_case("zero_devices"), 1, ["reports no GPU"]),
+    Fault("runtime", "driver refuses permission", driver_case("permission"), 1,
+          ["ZE_RESULT_ERROR_INSUFFICIENT_PERMISSIONS"]),
+    Fault("runtime", "loader finds no driver", driver_case("", env={
+        "ZE_ENABLE_ALT_DRIVERS": "/nonexistent/libze_none.so", "LD_LIBRARY_PATH": "/nonexistent"}), 1, ["runtime.loader", "no Level Zero driver found a GPU"]),
+    Fault("runtime", "cuda backend on a machine without it", driver_case(
+        "", spec="runtime:\n  backend: cuda\n  smoke: true\n"), 1, ["runtime.loader", "libcuda.so.1 not found"]),
+]
+
+# --- device nodes: a GPU host root (gpufixture.Root) --------------------
+GPU_A = "0000:18:00.0"
+
+
+def devices_case(by_path=True, damage=None):
+    def setup(fx):
+        root = gpufixture.Root(fx.root).add_gpus(1, by_path=by_path)
+        if damage:
+            damage(root)
+        return ["check", "--root", fx.root, "--profile", "ci", "--only", "devices"]
+    return setup
+
+
+def dangle(root):
+    link = root.p("dev/dri/by-path/pci-%s-render" % GPU_A)
+    os.unlink(link)
+    os.symlink("../renderD200", link)
+
+
+DEVICE_FAULTS = [
+    Fault("devices", "by-path missing (ci)", devices_case(by_path=False), 1,
+          ["devices.by_path", "by-path is missing", "-v /dev/dri/by-path:/dev/dri/by-path"]),
+    Fault("devices", "dangling by-path link", devices_case(damage=dangle), 1,
+          ["devices.by_path", "dangling", "../renderD200"]),
+]
+
+
+# --- Hugging Face cache: a valid cache (hf_builder), then one corruption ---
+def hf_case(damage):
+    def setup(fx):
+        cache = fx.path("hub")
+        names = hf_builder.valid_cache(cache)
+        damage(os.path.join(cache, "models--org--tiny"), names)
+        spec = fx.spec("profile: ci\nhf:\n  require_mount: false\n  min_free: 1MiB\n  integrity: true\n")
+        return ["check", "--spec", spec], {"HF_HUB_CACHE": cache, "HOME": "/nonexistent-home"}
+    return setup
+
+
+def flip_weights(repo, names):
+    blob = os.path.join(repo, "blobs", names["model"]["model.safetensors"])
+    with open(blob, "r+b") as f:
+        f.seek(100)
+        b = f.read(1)
+        f.seek(100)
+        f.write(bytes([b[0] ^ 0xFF]))
+
+
+def escaping_link(repo, names):
+    link = os.path.join(repo, "snapshots", hf_builder.COMMIT_A, "tokenizer", "vocab.txt")
+    os.unlink(link)
+    os.mkfifo(os.path.join(repo, "..", "escape.fifo"))  # following it would block
+    os.symlink("../../../../escape.fifo", link)
+
+
+def broken_ref(repo, names):
+    with open(os.path.join(repo, "refs", "main"), "w") as f:
+        f.write("c" * 40)
+
+
+HF_FAULTS = [
+    Fault("hf", "corrupt blob (one byte flipped)", hf_case(flip_weights), 1,
+          ["hf.integrity", "sha256 mismatch", "models--org--tiny/blobs/", "re-download org/tiny"]),
+    Fault("hf", "snapshot link escaping the repo", hf_case(escaping_link), 1,
+          ["hf.layout", "outside the repo", "not followed", "vocab.txt"]),
+    Fault("hf", "ref naming a missing commit", hf_case(broken_ref), 1,
+          ["hf.layout", "refs/main", "c" * 40, "no snapshot"]),
+]
+
+FAULTS = (SPEC_FAULTS + DPKG_FAULTS + ENV_FAULTS + OPTION_FAULTS + RUNTIME_FAULTS + DEVICE_FAULTS
+          + HF_FAULTS)
 
 
 def run_fault(fault, verbose):
