@@ -93,6 +93,13 @@ def test_full_repo_matches_huggingface_layout(hub, env, tmp_path):
     assert r.stdout.strip() == str(snapshot)
     assert "4 of 4 files" in r.stderr
     assert tree(cache) == expected_tree(repo)
+    # gpugate's own offline verifier and layout scan accept the tree it wrote
+    v = subprocess.run([GPUGATE, "hf", "verify", "--cache", str(cache), "--format", "json"], env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert v.returncode == 0, v.stdout + v.stderr
+    s = subprocess.run([GPUGATE, "hf", "scan", "--cache", str(cache)], env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert s.returncode == 0 and "org/tiny" in s.stdout, s.stdout + s.stderr
     # independent oracles: git hash-object for plain files, sha256 for LFS
     git = subprocess.run(["git", "hash-object", str(snapshot / "config.json")], capture_output=True, text=True)
     assert git.stdout.strip() == repo.etag("config.json")
