@@ -20,4 +20,7 @@ int cmd_probe(int argc, char **argv); /* hidden: the runtime check's child */
 /* Prints "gpugate: MESSAGE" and the usage hint to stderr; returns EXIT_USAGE. */
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* 0 when --root DIR names a directory; else the usage error (3). */
+int check_root_option(const char *dir);
+
 #endif

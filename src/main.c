@@ -115,15 +115,11 @@ static int parse_check_options(int argc, char **argv, struct check_options *o)
 		case OPT_SPEC:
 			o->spec_path = optarg;
 			break;
-		case OPT_ROOT: {
-			struct stat st;
-			if (stat(optarg, &st) < 0)
-				return usage_error("--root %s: %s", optarg, strerror(errno));
-			if (!S_ISDIR(st.st_mode))
-				return usage_error("--root %s: not a directory", optarg);
+		case OPT_ROOT:
+			if (check_root_option(optarg))
+				return EXIT_USAGE;
 			o->root = optarg;
 			break;
-		}
 		case OPT_FORMAT:
 			if (!report_lookup(optarg))
 				return usage_error("--format: unknown format '%s' (%s)", optarg, report_format_names());

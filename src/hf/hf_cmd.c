@@ -65,15 +65,11 @@ static int parse_hf_options(int argc, char **argv, bool allow_args, bool allow_v
 				return usage_error("hf %s --format: unknown format '%s' (text, json)", argv[0], optarg);
 			o->format = optarg;
 			break;
-		case OPT_ROOT: {
-			struct stat st;
-			if (stat(optarg, &st) < 0)
-				return usage_error("--root %s: %s", optarg, strerror(errno));
-			if (!S_ISDIR(st.st_mode))
-				return usage_error("--root %s: not a directory", optarg);
+		case OPT_ROOT:
+			if (check_root_option(optarg))
+				return EXIT_USAGE;
 			o->root = optarg;
 			break;
-		}
 		case OPT_CACHE:
 			if (strcmp(argv[0], "where") == 0)
 				return usage_error("hf where takes no --cache: it says where the cache is");

@@ -11,25 +11,6 @@
 
 #include "util.h"
 
-int read_attr_at(int dirfd, const char *name, char *buf, size_t size)
-{
-	/* O_NONBLOCK: a FIFO planted in a fixture or image must not hang us */
-	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
-	ssize_t n;
-	do
-		n = read(fd, buf, size - 1);
-	while (n < 0 && errno == EINTR);
-	int err = n < 0 ? -errno : 0;
-	close(fd);
-	if (err)
-		return err;
-	buf[n] = '\0';
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
-		buf[--n] = '\0';
-	return 0;
-}
 
 bool pci_bdf_valid(const char *s)
 {

@@ -59,8 +59,5 @@ const char *pci_vendor_name(unsigned vendor);
 /* Number of tiles (stacks) of a GPU: i915's card/gt/gtN or xe's device/tileN;
  * 1 when neither is there. */
 unsigned drm_gpu_tiles(const char *root, const struct drm_gpu *gpu);
-/* Reads a small attribute file without following a FIFO into a hang:
- * 0 or -errno; the trailing newline is dropped. */
-int read_attr_at(int dirfd, const char *name, char *buf, size_t size);
 
 #endif

@@ -172,9 +172,10 @@ int read_file(const char *path, char **content, size_t *len)
 	return 0;
 }
 
-int read_line_file(const char *path, char *buf, size_t size)
+int read_attr_at(int dirfd, const char *name, char *buf, size_t size)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: a FIFO planted in a fixture or image must not hang us */
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
 	ssize_t n;
@@ -186,9 +187,14 @@ int read_line_file(const char *path, char *buf, size_t size)
 	if (err)
 		return err;
 	buf[n] = '\0';
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
 		buf[--n] = '\0';
 	return 0;
+}
+
+int read_line_file(const char *path, char *buf, size_t size)
+{
+	return read_attr_at(AT_FDCWD, path, buf, size);
 }
 
 int write_file_atomic(const char *path, const char *content, size_t len, unsigned mode)

@@ -35,7 +35,9 @@ void sb_release(struct strbuf *sb);
 
 /* Reads a whole file. Returns 0, or -errno (content untouched). */
 int read_file(const char *path, char **content, size_t *len);
-/* Reads a small sysfs-style file and strips the trailing newline. */
+/* Reads a small sysfs-style file (name relative to dirfd, or AT_FDCWD) and
+ * strips trailing newlines and spaces; never blocks on a FIFO. 0 or -errno. */
+int read_attr_at(int dirfd, const char *name, char *buf, size_t size);
 int read_line_file(const char *path, char *buf, size_t size);
 /* Writes content to path through a hidden temp file (.NAME.PID.tmp) in the same folder and rename(2),
  * so a reader never sees half a file. mode as for open(2). Returns 0 or -errno. */
