@@ -105,8 +105,9 @@ run: deps
 
 test: deps
 	$(MAKE) test-unit test-integration test-container test-faults
-	$(MAKE) BUILD=build/asan SANITIZE=1 DEBVERSION_PAIRS=1000 test-unit test-integration test-faults
 	$(MAKE) fuzz-brief
+	@# the sanitizer pass last, so the closing line is pytest's summary
+	$(MAKE) BUILD=build/asan SANITIZE=1 DEBVERSION_PAIRS=1000 test-unit test-faults test-integration
 
 # 10,000 dpkg oracle pairs in the normal run; fewer under the sanitizers
 # (the code is the same, and each pair costs two dpkg processes)
