@@ -8,7 +8,7 @@ CC       ?= cc
 VERSION  := 0.1.0
 SANITIZE ?=
 
-PKGS     := yaml-0.1 jansson libcrypto libseccomp
+PKGS     := yaml-0.1 jansson libseccomp
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -DGPUGATE_VERSION='"$(VERSION)"' \
             -Isrc -I$(BUILD)/gen $(shell pkg-config --cflags $(PKGS) 2>/dev/null)

@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <openssl/evp.h>
 #include <limits.h>
 #include <link.h>
 #include <stdio.h>
@@ -17,6 +16,7 @@
 #include <level_zero/ze_api.h>
 #include <level_zero/zes_api.h>
 
+#include "../lib/crypto_dl.h"
 #include "backend.h"
 #include "../lib/embedded.h"
 #include "../lib/util.h"
@@ -445,7 +445,8 @@ static char *module_cache_file(const char *dir, const char *uuid, const char *dr
 {
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int len = 0;
-	if (!dir || !uuid || !driver || !EVP_Digest(spv->data, spv->size, md, &len, EVP_sha256(), NULL) || len < 8)
+	const struct crypto_api *c = crypto_dl();
+	if (!c || !dir || !uuid || !driver || !c->digest(spv->data, spv->size, md, &len, c->sha256(), NULL) || len < 8)
 		return NULL;
 	char hex[17];
 	for (int i = 0; i < 8; i++)

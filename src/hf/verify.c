@@ -2,7 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
+#include "../lib/crypto_dl.h"
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -38,17 +38,20 @@ int hf_hash_fd(int fd, size_t hex_len, unsigned char *buf, size_t bufsize, char 
 		return -errno;
 	if (!S_ISREG(st.st_mode))
 		return -EINVAL;
-	const EVP_MD *md = hex_len == 64 ? EVP_sha256() : EVP_sha1();
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	if (!ctx || !EVP_DigestInit_ex(ctx, md, NULL)) {
-		EVP_MD_CTX_free(ctx);
+	const struct crypto_api *c = crypto_dl();
+	if (!c)
+		return -ENOSYS; /* libcrypto missing: nothing can be verified */
+	const EVP_MD *md = hex_len == 64 ? c->sha256() : c->sha1();
+	EVP_MD_CTX *ctx = c->ctx_new();
+	if (!ctx || !c->init(ctx, md, NULL)) {
+		c->ctx_free(ctx);
 		return -ENOMEM;
 	}
 	int rc = 0;
 	if (hex_len == 40) {
 		char header[64];
 		int n = snprintf(header, sizeof(header), "blob %llu", (unsigned long long)st.st_size);
-		if (!EVP_DigestUpdate(ctx, header, (size_t)n + 1)) /* with its NUL */
+		if (!c->update(ctx, header, (size_t)n + 1)) /* with its NUL */
 			rc = -EIO;
 	}
 	(void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
@@ -64,16 +67,16 @@ int hf_hash_fd(int fd, size_t hex_len, unsigned char *buf, size_t bufsize, char 
 		if (n == 0)
 			break;
 		total += (uint64_t)n;
-		if (!EVP_DigestUpdate(ctx, buf, (size_t)n))
+		if (!c->update(ctx, buf, (size_t)n))
 			rc = -EIO;
 	}
 	if (rc == 0 && total != (uint64_t)st.st_size)
 		rc = -ESTALE;
 	unsigned char digest[EVP_MAX_MD_SIZE];
 	unsigned len = 0;
-	if (rc == 0 && !EVP_DigestFinal_ex(ctx, digest, &len))
+	if (rc == 0 && !c->final(ctx, digest, &len))
 		rc = -EIO;
-	EVP_MD_CTX_free(ctx);
+	c->ctx_free(ctx);
 	if (rc == 0) {
 		for (unsigned i = 0; i < len && i * 2 < 64; i++)
 			snprintf(hex + 2 * i, 3, "%02x", digest[i]);

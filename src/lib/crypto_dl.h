@@ -1,0 +1,26 @@
+/* OpenSSL's digests, loaded with dlopen on first use. Linking libcrypto costs
+ * every process start about a millisecond of relocations (performance.md),
+ * and only `hf verify`, hf.integrity and the probe's module cache hash. */
+#ifndef GPUGATE_CRYPTO_DL_H
+#define GPUGATE_CRYPTO_DL_H
+
+#include <openssl/evp.h>
+
+struct crypto_api {
+	const EVP_MD *(*sha256)(void);
+	const EVP_MD *(*sha1)(void);
+	EVP_MD_CTX *(*ctx_new)(void);
+	void (*ctx_free)(EVP_MD_CTX *ctx);
+	int (*init)(EVP_MD_CTX *ctx, const EVP_MD *type, ENGINE *impl);
+	int (*update)(EVP_MD_CTX *ctx, const void *d, size_t cnt);
+	int (*final)(EVP_MD_CTX *ctx, unsigned char *md, unsigned int *s);
+	int (*digest)(const void *data, size_t count, unsigned char *md, unsigned int *size,
+		      const EVP_MD *type, ENGINE *impl);
+};
+
+/* The loaded functions, or NULL when libcrypto.so.3 cannot be loaded (the
+ * reason is then in crypto_dl_error()). Thread-safe. */
+const struct crypto_api *crypto_dl(void);
+const char *crypto_dl_error(void);
+
+#endif
