@@ -598,15 +598,15 @@ int bundle_main(int argc, char **argv, const char *gpugate)
 			puts("usage: gpugate bundle -o FILE.tar.gz");
 			return PROV_OK;
 		case ':':
-			return prov_usage("bundle: option '%s' needs an argument", argv[optind - 1]);
+			return usage_error("bundle: option '%s' needs an argument", argv[optind - 1]);
 		default:
-			return prov_usage("bundle: unknown option '%s'", argv[optind - 1]);
+			return usage_error("bundle: unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		return prov_usage("bundle: unexpected argument '%s'", argv[optind]);
+		return usage_error("bundle: unexpected argument '%s'", argv[optind]);
 	if (!output)
-		return prov_usage("bundle: -o FILE.tar.gz is required");
+		return usage_error("bundle: -o FILE.tar.gz is required");
 	struct bundle b;
 	memset(&b, 0, sizeof(b));
 	collect_secrets(&b);

@@ -478,7 +478,7 @@ static int parse_args(int argc, char **argv, struct hf_fetch *f, char ***names, 
 		switch (c) {
 		case OPT_TYPE:
 			if (strcmp(optarg, "model") && strcmp(optarg, "dataset") && strcmp(optarg, "space"))
-				return prov_usage("--repo-type: '%s' is not model, dataset or space", optarg);
+				return usage_error("--repo-type: '%s' is not model, dataset or space", optarg);
 			f->type = optarg;
 			break;
 		case OPT_CACHE:
@@ -489,7 +489,7 @@ static int parse_args(int argc, char **argv, struct hf_fetch *f, char ***names, 
 			char *end;
 			long v = strtol(optarg, &end, 10);
 			if (*end || end == optarg || v < 1 || v > 64)
-				return prov_usage("--jobs: '%s' is not a number from 1 to 64", optarg);
+				return usage_error("--jobs: '%s' is not a number from 1 to 64", optarg);
 			f->jobs = (int)v;
 			break;
 		}
@@ -500,13 +500,13 @@ static int parse_args(int argc, char **argv, struct hf_fetch *f, char ***names, 
 			fputs(usage_text, stdout);
 			return -1;
 		case ':':
-			return prov_usage("hf fetch: option '%s' needs an argument", argv[optind - 1]);
+			return usage_error("hf fetch: option '%s' needs an argument", argv[optind - 1]);
 		default:
-			return prov_usage("hf fetch: unknown option '%s'", argv[optind - 1]);
+			return usage_error("hf fetch: unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind >= argc)
-		return prov_usage("hf fetch: which repo? (REPO[@REVISION] [FILE...])");
+		return usage_error("hf fetch: which repo? (REPO[@REVISION] [FILE...])");
 	char *spec = argv[optind++];
 	char *at = strchr(spec, '@');
 	f->revision = xstrdup(at ? at + 1 : "main");
@@ -515,14 +515,14 @@ static int parse_args(int argc, char **argv, struct hf_fetch *f, char ***names, 
 		*at = '\0';
 	const char *why = repo_id_problem(f->repo);
 	if (why)
-		return prov_usage("hf fetch: repo id '%s' %s", f->repo, why);
+		return usage_error("hf fetch: repo id '%s' %s", f->repo, why);
 	if ((why = path_problem(f->revision, true)))
-		return prov_usage("hf fetch: revision '%s' %s", f->revision, why);
+		return usage_error("hf fetch: revision '%s' %s", f->revision, why);
 	*names = argv + optind;
 	*n_names = (size_t)(argc - optind);
 	for (size_t i = 0; i < *n_names; i++)
 		if ((why = path_problem((*names)[i], false)))
-			return prov_usage("hf fetch: file name '%s' %s", (*names)[i], why);
+			return usage_error("hf fetch: file name '%s' %s", (*names)[i], why);
 	return 0;
 }
 

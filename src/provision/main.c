@@ -13,17 +13,6 @@
 #include "lib/util.h"
 #include "provision.h"
 
-int prov_usage(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("gpugate: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\nTry 'gpugate --help' for usage.\n", stderr);
-	return PROV_USAGE;
-}
-
 int mkdir_p(const char *path, unsigned mode)
 {
 	char *p = xstrdup(path);
@@ -61,7 +50,7 @@ int main(int argc, char **argv)
 		i = 3;
 	}
 	if (i >= argc)
-		return prov_usage("gpugate-provision: which command? (hf-fetch, stack, bundle)");
+		return usage_error("gpugate-provision: which command? (hf-fetch, stack, bundle)");
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		fputs("gpugate: libcurl could not initialise\n", stderr);
 		return PROV_FAILED;
@@ -75,7 +64,7 @@ int main(int argc, char **argv)
 	else if (strcmp(verb, "bundle") == 0)
 		rc = bundle_main(argc - i, argv + i, gpugate);
 	else
-		rc = prov_usage("gpugate-provision: unknown command '%s' (hf-fetch, stack, bundle)", verb);
+		rc = usage_error("gpugate-provision: unknown command '%s' (hf-fetch, stack, bundle)", verb);
 	curl_global_cleanup();
 	return rc;
 }

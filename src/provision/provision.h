@@ -3,9 +3,11 @@
 #ifndef GPUGATE_PROVISION_H
 #define GPUGATE_PROVISION_H
 
+#include "../commands.h" /* usage_error(): "gpugate: MESSAGE", the hint, and 3 */
+
 #define PROV_OK 0
 #define PROV_FAILED 1
-#define PROV_USAGE 3
+#define PROV_USAGE EXIT_USAGE
 
 /* gpugate hf fetch REPO[@REVISION] [FILE...] */
 int hf_fetch_main(int argc, char **argv);
@@ -14,8 +16,6 @@ int stack_main(int argc, char **argv);
 /* gpugate bundle -o FILE.tar.gz; gpugate is the main binary, for its report. */
 int bundle_main(int argc, char **argv, const char *gpugate);
 
-/* Prints "gpugate: MESSAGE" to stderr; returns PROV_USAGE. */
-int prov_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* mkdir -p; returns 0 or -errno. */
 int mkdir_p(const char *path, unsigned mode);
 

@@ -201,7 +201,7 @@ int stack_main(int argc, char **argv)
 	const char *verb = argv[1];
 	bool is_fetch = strcmp(verb, "fetch") == 0;
 	if (!is_fetch && strcmp(verb, "verify") != 0)
-		return prov_usage("stack: unknown command '%s' (fetch, verify)", verb);
+		return usage_error("stack: unknown command '%s' (fetch, verify)", verb);
 	enum { OPT_MANIFEST = 256, OPT_DEST, OPT_UNPINNED, OPT_JOBS };
 	static const struct option longopts[] = {
 		{ "manifest", required_argument, NULL, OPT_MANIFEST },
@@ -229,25 +229,25 @@ int stack_main(int argc, char **argv)
 			char *end;
 			long v = strtol(optarg, &end, 10);
 			if (*end || end == optarg || v < 1 || v > 64)
-				return prov_usage("--jobs: '%s' is not a number from 1 to 64", optarg);
+				return usage_error("--jobs: '%s' is not a number from 1 to 64", optarg);
 			o.jobs = (int)v;
 			break;
 		}
 		case ':':
-			return prov_usage("stack %s: option '%s' needs an argument", verb, argv[optind]);
+			return usage_error("stack %s: option '%s' needs an argument", verb, argv[optind]);
 		default:
-			return prov_usage("stack %s: unknown option '%s'", verb, argv[optind]);
+			return usage_error("stack %s: unknown option '%s'", verb, argv[optind]);
 		}
 	}
 	int rest = argc - 1 - optind;
 	if (!is_fetch && rest == 1 && !o.dir)
 		o.dir = argv[1 + optind];
 	else if (rest > 0)
-		return prov_usage("stack %s: unexpected argument '%s'", verb, argv[1 + optind]);
+		return usage_error("stack %s: unexpected argument '%s'", verb, argv[1 + optind]);
 	if (!o.manifest)
-		return prov_usage("stack %s: --manifest FILE is required", verb);
+		return usage_error("stack %s: --manifest FILE is required", verb);
 	if (!o.dir)
-		return prov_usage(is_fetch ? "stack fetch: --dest DIR is required" : "stack verify: which folder?");
+		return usage_error(is_fetch ? "stack fetch: --dest DIR is required" : "stack verify: which folder?");
 	struct manifest m;
 	char err[600];
 	if (manifest_load(o.manifest, &m, err, sizeof(err)) < 0) {
