@@ -5,7 +5,10 @@
 #include "backend/nvml.h"
 #include "lib/util.h"
 
+#include "lib/dynlib.h"
+
 #include <dlfcn.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -52,44 +55,45 @@ struct nvml_api {
 	nvmlReturn_t (*GetComputeRunningProcesses)(nvmlDevice_t, unsigned *, nvml_process_info *);
 };
 
-/* dlsym into a function pointer without type punning. */
-#define LOAD(field, name)                                   \
-	do {                                                \
-		void *fn_ = dlsym(n->lib, name);            \
-		memcpy(&n->field, &fn_, sizeof fn_);        \
-	} while (0)
+#define NVML_SYM(field, name, optional) { name, offsetof(struct nvml_api, field), optional }
+static const struct dynlib_symbol nvml_symbols[] = {
+	NVML_SYM(Init, "nvmlInit_v2", false),
+	NVML_SYM(Shutdown, "nvmlShutdown", true),
+	NVML_SYM(ErrorString, "nvmlErrorString", false),
+	NVML_SYM(SystemGetDriverVersion, "nvmlSystemGetDriverVersion", true),
+	NVML_SYM(GetHandleByPciBusId, "nvmlDeviceGetHandleByPciBusId_v2", false),
+	NVML_SYM(GetTemperature, "nvmlDeviceGetTemperature", true),
+	NVML_SYM(GetPowerUsage, "nvmlDeviceGetPowerUsage", true),
+	NVML_SYM(GetEnforcedPowerLimit, "nvmlDeviceGetEnforcedPowerLimit", true),
+	NVML_SYM(GetEccMode, "nvmlDeviceGetEccMode", true),
+	NVML_SYM(GetTotalEccErrors, "nvmlDeviceGetTotalEccErrors", true),
+	NVML_SYM(GetRetiredPages, "nvmlDeviceGetRetiredPages", true),
+	NVML_SYM(GetRetiredPagesPendingStatus, "nvmlDeviceGetRetiredPagesPendingStatus", true),
+	NVML_SYM(GetRemappedRows, "nvmlDeviceGetRemappedRows", true),
+	NVML_SYM(GetComputeRunningProcesses, "nvmlDeviceGetComputeRunningProcesses_v3", true),
+};
+/* drivers before R510 export only the _v2 process query */
+static const struct dynlib_symbol nvml_processes_v2 =
+	NVML_SYM(GetComputeRunningProcesses, "nvmlDeviceGetComputeRunningProcesses_v2", true);
 
 static int nvml_load(struct nvml_api *n, json_t *telemetry)
 {
 	memset(n, 0, sizeof *n);
-	n->lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+	char why[200];
+	n->lib = dynlib_open("libnvidia-ml.so.1", why, sizeof why);
 	if (!n->lib) {
-		char *msg = xasprintf("not loaded (%s): health needs the driver's NVML library",
-				      dlerror());
+		char *msg = xasprintf("not loaded (%s): health needs the driver's NVML library", why);
 		json_object_set_new(telemetry, "nvml", json_string(msg));
 		free(msg);
 		return -1;
 	}
-	LOAD(Init, "nvmlInit_v2");
-	LOAD(Shutdown, "nvmlShutdown");
-	LOAD(ErrorString, "nvmlErrorString");
-	LOAD(SystemGetDriverVersion, "nvmlSystemGetDriverVersion");
-	LOAD(GetHandleByPciBusId, "nvmlDeviceGetHandleByPciBusId_v2");
-	LOAD(GetTemperature, "nvmlDeviceGetTemperature");
-	LOAD(GetPowerUsage, "nvmlDeviceGetPowerUsage");
-	LOAD(GetEnforcedPowerLimit, "nvmlDeviceGetEnforcedPowerLimit");
-	LOAD(GetEccMode, "nvmlDeviceGetEccMode");
-	LOAD(GetTotalEccErrors, "nvmlDeviceGetTotalEccErrors");
-	LOAD(GetRetiredPages, "nvmlDeviceGetRetiredPages");
-	LOAD(GetRetiredPagesPendingStatus, "nvmlDeviceGetRetiredPagesPendingStatus");
-	LOAD(GetRemappedRows, "nvmlDeviceGetRemappedRows");
-	LOAD(GetComputeRunningProcesses, "nvmlDeviceGetComputeRunningProcesses_v3");
-	if (!n->GetComputeRunningProcesses)
-		LOAD(GetComputeRunningProcesses, "nvmlDeviceGetComputeRunningProcesses_v2");
-	if (!n->Init || !n->ErrorString || !n->GetHandleByPciBusId) {
-		json_object_set_new(telemetry, "nvml",
-				    json_string("libnvidia-ml.so.1 lacks nvmlInit_v2 or "
-						"nvmlDeviceGetHandleByPciBusId_v2: too old"));
+	const char *missing = dynlib_resolve(n->lib, n, nvml_symbols, sizeof nvml_symbols / sizeof nvml_symbols[0]);
+	if (!missing && !n->GetComputeRunningProcesses)
+		dynlib_resolve(n->lib, n, &nvml_processes_v2, 1);
+	if (missing) {
+		char *msg = xasprintf("libnvidia-ml.so.1 lacks %s: too old", missing);
+		json_object_set_new(telemetry, "nvml", json_string(msg));
+		free(msg);
 		return -1;
 	}
 	return 0;

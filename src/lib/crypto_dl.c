@@ -1,6 +1,8 @@
 #include "crypto_dl.h"
 
-#include <dlfcn.h>
+#include "dynlib.h"
+
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 
@@ -9,23 +11,26 @@ static const struct crypto_api *loaded;
 static char error[256];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
+#define CRYPTO_SYM(field, name) { name, offsetof(struct crypto_api, field), false }
+static const struct dynlib_symbol symbols[] = {
+	CRYPTO_SYM(sha256, "EVP_sha256"),          CRYPTO_SYM(sha1, "EVP_sha1"),
+	CRYPTO_SYM(ctx_new, "EVP_MD_CTX_new"),     CRYPTO_SYM(ctx_free, "EVP_MD_CTX_free"),
+	CRYPTO_SYM(init, "EVP_DigestInit_ex"),     CRYPTO_SYM(update, "EVP_DigestUpdate"),
+	CRYPTO_SYM(final, "EVP_DigestFinal_ex"),   CRYPTO_SYM(digest, "EVP_Digest"),
+};
+
 static void load(void)
 {
-	void *h = dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL);
+	char why[200];
+	void *h = dynlib_open("libcrypto.so.3", why, sizeof why);
 	if (!h) {
-		snprintf(error, sizeof(error), "cannot load libcrypto.so.3 (apt-get install libssl3): %s", dlerror());
+		snprintf(error, sizeof(error), "cannot load libcrypto.so.3 (apt-get install libssl3): %s", why);
 		return;
 	}
-	static const char *const names[] = { "EVP_sha256", "EVP_sha1", "EVP_MD_CTX_new", "EVP_MD_CTX_free",
-					     "EVP_DigestInit_ex", "EVP_DigestUpdate", "EVP_DigestFinal_ex", "EVP_Digest" };
-	void **slots[] = { (void **)&api.sha256, (void **)&api.sha1, (void **)&api.ctx_new, (void **)&api.ctx_free,
-			   (void **)&api.init, (void **)&api.update, (void **)&api.final, (void **)&api.digest };
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		*slots[i] = dlsym(h, names[i]);
-		if (!*slots[i]) {
-			snprintf(error, sizeof(error), "libcrypto.so.3 lacks %s", names[i]);
-			return;
-		}
+	const char *missing = dynlib_resolve(h, &api, symbols, sizeof symbols / sizeof symbols[0]);
+	if (missing) {
+		snprintf(error, sizeof(error), "libcrypto.so.3 lacks %s", missing);
+		return;
 	}
 	loaded = &api;
 }
