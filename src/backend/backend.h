@@ -5,7 +5,7 @@
  *
  *   stage NAME [DEVICE]       entering a stage (loader, init, drivers, devices,
  *                             context, memory, module, launch, sync, verify,
- *                             telemetry); DEVICE is a PCI address or index
+ *                             perf, telemetry); DEVICE is a PCI address or index
  *   result JSON               the final result, one line of JSON (last line)
  *
  * so that when the child hangs or dies, the parent still knows the last stage
@@ -24,8 +24,10 @@
  *                  device_id, memory_total, memory_free (bytes), compute
  *                  (e.g. "9.0" or EU count), smoke {ok, elements,
  *                  mismatches, first_bad_index}, timings_ms {stage: ms},
- *                  telemetry {temperature_c, power_w, ...}, error/stage
- *                  when this device failed
+ *                  telemetry {temperature_c, power_w, ...}, processes
+ *                  [{pid, memory, self}] or "not supported by this driver",
+ *                  performance {copy_bandwidth_gbs, launch_latency_us,
+ *                  buffer_bytes, method}, error/stage when this device failed
  *   timings_ms     per stage, whole-probe
  */
 #ifndef GPUGATE_BACKEND_H
@@ -49,6 +51,9 @@ struct backend_options {
 	int device;               /* probe this device index only; -1: enumerate all, smoke none */
 	bool smoke;               /* run the smoke kernel */
 	bool telemetry;           /* temperature, power, ... (validate profile) */
+	bool processes;           /* list the processes using the device (ci, validate) */
+	bool perf;                /* copy bandwidth and launch latency after the smoke (validate) */
+	size_t perf_bytes;        /* the bandwidth copy's buffer size */
 	size_t work_items;        /* smoke kernel size; at least 1 << 20 */
 	double sync_timeout_s;    /* finite wait for completion; the parent's kill is the backstop */
 	const char *cache_dir;    /* where a backend may keep a native module cache, or NULL */

@@ -14,6 +14,9 @@ struct probe_request {
 	const char *backend;    /* "level-zero", "cuda" */
 	int device;             /* -1: enumerate only */
 	bool smoke, telemetry;
+	bool processes;         /* list the processes using the device */
+	bool perf;              /* measure bandwidth and launch latency after the smoke */
+	size_t perf_bytes;      /* the bandwidth copy's buffer */
 	size_t work_items;
 	double sync_timeout_s;
 	const char *cache_dir;  /* native module cache folder, or NULL */

@@ -1,6 +1,6 @@
 /* `gpugate probe --backend NAME [--device N] [--smoke] [--telemetry]
- *  [--work-items N] [--sync-timeout S] [--fd FD]
- *  [--cache-dir DIR]`: the hidden subcommand the
+ *  [--processes] [--perf-bytes N] [--work-items N] [--sync-timeout S]
+ *  [--fd FD] [--cache-dir DIR]`: the hidden subcommand the
  * runtime check starts in its own process group. It loads the GPU library,
  * streams its stages and result on FD (default 3) and exits 0 when every stage
  * passed, 3 when one failed (the result says which), 4 on bad arguments. */
@@ -42,7 +42,8 @@ int cmd_probe(int argc, char **argv)
 		{ "smoke", no_argument, NULL, 's' },           { "telemetry", no_argument, NULL, 't' },
 		{ "work-items", required_argument, NULL, 'w' }, { "sync-timeout", required_argument, NULL, 'T' },
 		{ "fd", required_argument, NULL, 'f' },        { "cache-dir", required_argument, NULL, 'c' },
-		{ "sandbox", no_argument, NULL, 'S' },         { NULL, 0, NULL, 0 },
+		{ "sandbox", no_argument, NULL, 'S' },         { "processes", no_argument, NULL, 'p' },
+		{ "perf-bytes", required_argument, NULL, 'P' }, { NULL, 0, NULL, 0 },
 	};
 	struct backend_options opt = { .device = -1, .work_items = 1u << 20, .sync_timeout_s = 10 };
 	const struct backend *be = NULL;
@@ -74,6 +75,17 @@ int cmd_probe(int argc, char **argv)
 			break;
 		case 't':
 			opt.telemetry = true;
+			break;
+		case 'p':
+			opt.processes = true;
+			break;
+		case 'P': /* the bandwidth measurement's buffer: 1 MiB to 4 GiB */
+			if (parse_count(optarg, 1L << 20, 1L << 32, &v) < 0) {
+				fprintf(stderr, "gpugate probe: --perf-bytes wants a byte count from 1 MiB to 4 GiB, not '%s'\n", optarg);
+				return PROBE_EXIT_USAGE;
+			}
+			opt.perf = true;
+			opt.perf_bytes = (size_t)v;
 			break;
 		case 'w':
 			if (parse_count(optarg, 1, 1L << 28, &v) < 0) {

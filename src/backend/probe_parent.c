@@ -51,7 +51,7 @@ static char **child_argv(const struct context *ctx, const struct probe_request *
 	buf[0] = xasprintf("%d", r->device);
 	buf[1] = xasprintf("%zu", r->work_items ? r->work_items : (size_t)1 << 20);
 	buf[2] = xasprintf("%.3f", r->sync_timeout_s > 0 ? r->sync_timeout_s : 10.0);
-	char **argv = xcalloc(24, sizeof(*argv)); /* 18 at most, below */
+	char **argv = xcalloc(24, sizeof(*argv)); /* 21 at most, below */
 	size_t k = 0;
 	argv[k++] = (char *)ctx->self_exe;
 	argv[k++] = "probe";
@@ -67,6 +67,13 @@ static char **child_argv(const struct context *ctx, const struct probe_request *
 		argv[k++] = "--smoke";
 	if (r->telemetry)
 		argv[k++] = "--telemetry";
+	if (r->processes)
+		argv[k++] = "--processes";
+	if (r->perf) {
+		buf[3] = xasprintf("%zu", r->perf_bytes ? r->perf_bytes : (size_t)256 << 20);
+		argv[k++] = "--perf-bytes";
+		argv[k++] = buf[3];
+	}
 	argv[k++] = "--work-items";
 	argv[k++] = buf[1];
 	if (ctx->sandbox_filters > 0)

@@ -13,38 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <level_zero/ze_api.h>
-#include <level_zero/zes_api.h>
 
 #include "../lib/crypto_dl.h"
 #include "backend.h"
+#include "ze_api.h"
 #include "../lib/embedded.h"
 #include "../lib/util.h"
 #include "../lib/zeversion.h"
 #include "../result.h"
-
-#define ZE_FUNCS(X)                                                                             \
-	X(zeInit) X(zeDriverGet) X(zeDriverGetProperties) X(zeDeviceGet) X(zeDeviceGetProperties) \
-	X(zeDeviceGetComputeProperties) X(zeDeviceGetMemoryProperties)                          \
-	X(zeDeviceGetCommandQueueGroupProperties) X(zeContextCreate) X(zeContextDestroy)          \
-	X(zeCommandQueueCreate) X(zeCommandQueueDestroy) X(zeCommandQueueExecuteCommandLists)     \
-	X(zeCommandListCreate) X(zeCommandListDestroy) X(zeCommandListClose)                      \
-	X(zeCommandListAppendMemoryCopy) X(zeCommandListAppendBarrier)                            \
-	X(zeCommandListAppendLaunchKernel) X(zeMemAllocDevice) X(zeMemAllocHost) X(zeMemFree)     \
-	X(zeModuleCreate) X(zeModuleDestroy) X(zeModuleBuildLogGetString)                         \
-	X(zeModuleBuildLogDestroy) X(zeKernelCreate) X(zeKernelDestroy)                           \
-	X(zeKernelSetArgumentValue) X(zeKernelSetGroupSize) X(zeKernelSuggestGroupSize)           \
-	X(zeFenceCreate) X(zeFenceDestroy) X(zeFenceHostSynchronize) X(zeModuleGetNativeBinary)
-/* optional: older loaders or drivers lack them */
-#define ZE_OPTIONAL_FUNCS(X) X(zeDevicePciGetPropertiesExt) X(zesDeviceEnumMemoryModules) \
-	X(zesMemoryGetState) X(zesDeviceEnumTemperatureSensors) X(zesTemperatureGetState)
-
-struct ze_api {
-	void *lib;
-#define ZE_DECLARE(name) __typeof__(&name) name;
-	ZE_FUNCS(ZE_DECLARE)
-	ZE_OPTIONAL_FUNCS(ZE_DECLARE)
-};
 
 struct ze_error_text {
 	ze_result_t code;
@@ -80,17 +56,29 @@ static const struct ze_error_text ze_errors[] = {
 	{ ZE_RESULT_ERROR_UNKNOWN, "ZE_RESULT_ERROR_UNKNOWN", "the driver failed for an unknown reason" },
 };
 
-static void set_error(json_t *res, const char *stage, ze_result_t rc, const char *detail)
+static const struct ze_error_text *error_text(ze_result_t rc)
 {
-	const struct ze_error_text *e = NULL;
 	for (size_t i = 0; i < ARRAY_SIZE(ze_errors); i++)
 		if (ze_errors[i].code == rc)
-			e = &ze_errors[i];
-	char name[48];
+			return &ze_errors[i];
+	return NULL;
+}
+
+const char *ze_result_name(ze_result_t rc, char *buf, size_t size)
+{
+	const struct ze_error_text *e = error_text(rc);
 	if (e)
-		snprintf(name, sizeof(name), "%s", e->name);
+		snprintf(buf, size, "%s", e->name);
 	else
-		snprintf(name, sizeof(name), "ZE_RESULT 0x%08x", (unsigned)rc);
+		snprintf(buf, size, "ZE_RESULT 0x%08x", (unsigned)rc);
+	return buf;
+}
+
+static void set_error(json_t *res, const char *stage, ze_result_t rc, const char *detail)
+{
+	const struct ze_error_text *e = error_text(rc);
+	char name[48];
+	ze_result_name(rc, name, sizeof(name));
 	json_object_set_new(res, "stage", json_string(stage));
 	json_object_set_new(res, "error", json_string(name));
 	char *msg = xasprintf("%s%s%s", e ? e->meaning : "the call failed", detail ? ": " : "", detail ? detail : "");
@@ -261,31 +249,6 @@ static void describe_device(const struct ze_api *api, ze_device_handle_t dev, in
 			free(mods);
 		}
 	}
-}
-
-static void telemetry(const struct ze_api *api, ze_device_handle_t dev, json_t *j)
-{
-	json_t *t = json_object();
-	if (api->zesDeviceEnumTemperatureSensors && api->zesTemperatureGetState) {
-		uint32_t count = 0;
-		zes_device_handle_t sdev = (zes_device_handle_t)dev;
-		if (api->zesDeviceEnumTemperatureSensors(sdev, &count, NULL) == ZE_RESULT_SUCCESS && count > 0 && count < 64) {
-			zes_temp_handle_t *s = xcalloc(count, sizeof(*s));
-			double hottest = -1e9;
-			if (api->zesDeviceEnumTemperatureSensors(sdev, &count, s) == ZE_RESULT_SUCCESS)
-				for (uint32_t i = 0; i < count; i++) {
-					double c;
-					if (api->zesTemperatureGetState(s[i], &c) == ZE_RESULT_SUCCESS && c > hottest)
-						hottest = c;
-				}
-			if (hottest > -1e9)
-				json_object_set_new(t, "temperature_c", json_real(hottest));
-			free(s);
-		}
-	}
-	if (!json_object_get(t, "temperature_c"))
-		json_object_set_new(t, "temperature_c", json_string("not supported by this driver"));
-	json_object_set_new(j, "telemetry", t);
 }
 
 static int compute_ordinal(const struct ze_api *api, ze_device_handle_t dev, uint32_t *ordinal)
@@ -548,6 +511,18 @@ static int smoke(const struct ze_api *api, struct probe_channel *ch, const struc
 		goto out;
 	}
 	ok = 0;
+	if (opt->perf) {
+		/* after a correct smoke only: a wrong GPU's speed means nothing */
+		clock_enter(clk, ch, "perf", label);
+		struct ze_perf_target pt = { .ctx = o.ctx, .dev = dev, .queue = o.queue, .ordinal = ordinal,
+					     .module = o.module, .bytes = opt->perf_bytes, .timeout_s = timeout };
+		if (ze_perf_measure(api, &pt, dj) < 0) {
+			json_t *perf = json_object_get(dj, "performance");
+			fail_message(dj, "perf", json_string_value(json_object_get(perf, "error")),
+				     json_string_value(json_object_get(perf, "message")));
+			ok = -1;
+		}
+	}
 out:
 	json_object_set_new(smoke, "ok", json_boolean(ok == 0));
 	smoke_free(api, &o);
@@ -661,9 +636,12 @@ static int ze_run(struct probe_channel *ch, const struct backend_options *opt, j
 			goto out;
 		}
 	}
-	if (target && opt->telemetry) {
+	if (target && (opt->telemetry || opt->processes)) {
 		clock_enter(&clk, ch, "telemetry", target_label);
-		telemetry(&api, target, target_json);
+		if (opt->telemetry)
+			ze_sysman_telemetry(&api, target, target_json);
+		if (opt->processes)
+			ze_sysman_processes(&api, target, target_json);
 	}
 	rc = 0;
 out:

@@ -6,3 +6,11 @@ __kernel void smoke(__global const uint *in, __global uint *out)
 	size_t i = get_global_id(0);
 	out[i] = in[i] * 3u + (uint)i;
 }
+
+/* The bandwidth kernel of the validate profile: each work item copies 16
+ * bytes, so the timed copy reads and writes every byte of the buffers once. */
+__kernel void copy(__global const uint4 *in, __global uint4 *out)
+{
+	size_t i = get_global_id(0);
+	out[i] = in[i];
+}

@@ -4,7 +4,16 @@
  * with a C twin, and injects the fault named in GPUGATE_FAKE_FAULT:
  *   hang_init hang_sync crash_init crash_launch oom wrong_result zero_devices
  *   permission slow_init:MS two_devices_one_fails bad_module
- * GPUGATE_FAKE_DEVICES=N sets the device count (default 1). */
+ *   slow_copy          the copy kernel's timestamps say 280 GB/s instead of 400
+ *   slow_launch        every submission takes 2 ms more (launch latency)
+ *   ras_uncorrectable  RAS reports 3 uncorrectable (and 5 correctable) errors
+ *   foreign_process    another process (pid 4242, 2 GiB) uses every device
+ *   no_telemetry       Sysman answers UNSUPPORTED_FEATURE for everything but
+ *                      free memory
+ * GPUGATE_FAKE_DEVICES=N sets the device count (default 1).
+ * Kernel timestamps are deterministic: the copy kernel moves its bytes (read
+ * plus written) at the fake bandwidth, in 10 ns ticks of a 32-bit counter
+ * that starts just below its wrap, so a reader must handle the wrap. */
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,12 +39,27 @@ struct fake_device {
 	bool fails; /* two_devices_one_fails: this one loses the device */
 };
 
+#define MAX_ENTRIES 4
+#define FAKE_BANDWIDTH_GBS 400.0 /* bytes read + written per ns */
+#define FAKE_TIMER_NS 10
+#define FAKE_TS_BITS 32
+#define FAKE_WATTS 150
+
+/* the "native binary" too: GetNativeBinary hands out this struct's bytes */
 struct fake_module {
-	char name[64];
+	char names[MAX_ENTRIES][32]; /* entry points of the SPIR-V */
 };
 
 struct fake_kernel {
-	void *args[4];
+	char name[32];
+	void *args[2];
+	uint32_t group;
+};
+
+struct fake_event {
+	bool timestamps; /* from a pool with ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP */
+	bool signaled;
+	uint64_t start, end; /* kernel timestamps, in ticks */
 };
 
 enum cmd_kind { CMD_COPY, CMD_LAUNCH, CMD_BARRIER };
@@ -46,6 +70,8 @@ struct cmd {
 	size_t size;
 	void *launch_args[2];
 	size_t items;
+	bool copy_kernel;
+	struct fake_event *signal;
 };
 
 struct fake_list {
@@ -57,6 +83,7 @@ struct fake_list {
 static struct fake_device devices[MAX_DEVICES];
 static uint32_t device_count = 1;
 static int driver_token;
+static uint64_t device_clock = (UINT64_C(1) << FAKE_TS_BITS) - 5000; /* ticks; wraps soon */
 
 static bool fault(const char *name)
 {
@@ -182,9 +209,9 @@ static ze_result_t ZE_APICALL fake_device_properties(ze_device_handle_t h, ze_de
 	p->numEUsPerSubslice = 16;
 	p->numSubslicesPerSlice = 32;
 	p->numSlices = 1;
-	p->timerResolution = 1000;
+	p->timerResolution = FAKE_TIMER_NS;
 	p->timestampValidBits = 64;
-	p->kernelTimestampValidBits = 32;
+	p->kernelTimestampValidBits = FAKE_TS_BITS;
 	memset(p->uuid.id, 0, sizeof(p->uuid.id));
 	p->uuid.id[0] = 0x86;
 	p->uuid.id[15] = (uint8_t)d->index;
@@ -249,7 +276,7 @@ static ze_result_t ZE_APICALL fake_device_timestamps(ze_device_handle_t h, uint6
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	*host = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	*dev = *host / 1000; /* timerResolution 1000 ns */
+	*dev = *host / FAKE_TIMER_NS;
 	return ZE_RESULT_SUCCESS;
 }
 
@@ -339,14 +366,15 @@ static ze_result_t ZE_APICALL fake_list_launch(ze_command_list_handle_t l, ze_ke
 					   const ze_group_count_t *groups, ze_event_handle_t ev, uint32_t nwait,
 					   ze_event_handle_t *wait)
 {
-	(void)ev;
 	(void)nwait;
 	(void)wait;
 	struct fake_kernel *kern = (struct fake_kernel *)k;
-	uint32_t *gs = (uint32_t *)&kern->args[2];
 	if (fault("crash_launch"))
 		raise(SIGSEGV);
-	struct cmd c = { .kind = CMD_LAUNCH, .items = (size_t)groups->groupCountX * gs[0] };
+	if (kern->group == 0)
+		return ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION;
+	struct cmd c = { .kind = CMD_LAUNCH, .items = (size_t)groups->groupCountX * kern->group,
+			 .copy_kernel = strcmp(kern->name, "copy") == 0, .signal = (struct fake_event *)ev };
 	c.launch_args[0] = kern->args[0];
 	c.launch_args[1] = kern->args[1];
 	if (!c.launch_args[0] || !c.launch_args[1])
@@ -363,6 +391,21 @@ static void smoke_twin(const uint32_t *in, uint32_t *out, size_t n)
 		out[12345] ^= 1;
 }
 
+/* A kernel's run on the fake device clock: the copy kernel at the fake
+ * bandwidth, anything else one microsecond. */
+static void stamp(struct fake_event *ev, const struct cmd *cmd)
+{
+	double ns = 1000;
+	if (cmd->copy_kernel)
+		ns = 2.0 * (double)(cmd->items * 16) / (fault("slow_copy") ? FAKE_BANDWIDTH_GBS * 0.7 : FAKE_BANDWIDTH_GBS);
+	uint64_t mask = (UINT64_C(1) << FAKE_TS_BITS) - 1;
+	ev->start = device_clock & mask;
+	device_clock += (uint64_t)(ns / FAKE_TIMER_NS + 0.5);
+	ev->end = device_clock & mask;
+	device_clock += 100;
+	ev->signaled = true;
+}
+
 static ze_result_t ZE_APICALL fake_queue_execute(ze_command_queue_handle_t q, uint32_t n, ze_command_list_handle_t *lists,
 					     ze_fence_handle_t fence)
 {
@@ -370,14 +413,20 @@ static ze_result_t ZE_APICALL fake_queue_execute(ze_command_queue_handle_t q, ui
 	struct fake_device *dev = (struct fake_device *)q;
 	if (dev->fails)
 		return ZE_RESULT_ERROR_DEVICE_LOST;
+	if (fault("slow_launch"))
+		sleep_ms(2);
 	for (uint32_t i = 0; i < n; i++) {
 		struct fake_list *l = (struct fake_list *)lists[i];
 		for (size_t c = 0; c < l->n; c++) {
 			struct cmd *cmd = &l->cmds[c];
 			if (cmd->kind == CMD_COPY)
 				memcpy(cmd->dst, cmd->src, cmd->size);
+			else if (cmd->kind == CMD_LAUNCH && cmd->copy_kernel)
+				memcpy(cmd->launch_args[1], cmd->launch_args[0], cmd->items * 16);
 			else if (cmd->kind == CMD_LAUNCH)
 				smoke_twin(cmd->launch_args[0], cmd->launch_args[1], cmd->items);
+			if (cmd->signal)
+				stamp(cmd->signal, cmd);
 		}
 	}
 	return ZE_RESULT_SUCCESS;
@@ -412,6 +461,90 @@ static ze_result_t ZE_APICALL fake_fence_sync(ze_fence_handle_t f, uint64_t time
 	return fake_queue_sync(NULL, timeout);
 }
 
+static ze_result_t ZE_APICALL fake_fence_reset(ze_fence_handle_t f)
+{
+	(void)f;
+	return ZE_RESULT_SUCCESS;
+}
+
+struct fake_pool {
+	uint32_t count;
+	ze_event_pool_flags_t flags;
+};
+
+static ze_result_t ZE_APICALL fake_pool_create(ze_context_handle_t c, const ze_event_pool_desc_t *desc, uint32_t ndev,
+					   ze_device_handle_t *devs, ze_event_pool_handle_t *out)
+{
+	(void)c;
+	(void)ndev;
+	(void)devs;
+	if (!desc || desc->count == 0)
+		return ZE_RESULT_ERROR_INVALID_SIZE;
+	struct fake_pool *p = calloc(1, sizeof(*p));
+	if (!p)
+		return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+	p->count = desc->count;
+	p->flags = desc->flags;
+	*out = (ze_event_pool_handle_t)p;
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t ZE_APICALL fake_pool_destroy(ze_event_pool_handle_t p)
+{
+	free(p);
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t ZE_APICALL fake_event_create(ze_event_pool_handle_t h, const ze_event_desc_t *desc, ze_event_handle_t *out)
+{
+	struct fake_pool *p = (struct fake_pool *)h;
+	if (desc->index >= p->count)
+		return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+	struct fake_event *e = calloc(1, sizeof(*e));
+	if (!e)
+		return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+	e->timestamps = p->flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP;
+	*out = (ze_event_handle_t)e;
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t ZE_APICALL fake_event_destroy(ze_event_handle_t e)
+{
+	free(e);
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t ZE_APICALL fake_event_reset(ze_event_handle_t h)
+{
+	struct fake_event *e = (struct fake_event *)h;
+	e->signaled = false;
+	e->start = e->end = 0;
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t ZE_APICALL fake_event_status(ze_event_handle_t h)
+{
+	return ((struct fake_event *)h)->signaled ? ZE_RESULT_SUCCESS : ZE_RESULT_NOT_READY;
+}
+
+static ze_result_t ZE_APICALL fake_event_sync(ze_event_handle_t h, uint64_t timeout)
+{
+	(void)timeout;
+	return fake_event_status(h);
+}
+
+static ze_result_t ZE_APICALL fake_event_timestamp(ze_event_handle_t h, ze_kernel_timestamp_result_t *ts)
+{
+	struct fake_event *e = (struct fake_event *)h;
+	if (!e->timestamps)
+		return ZE_RESULT_ERROR_INVALID_ARGUMENT; /* not a kernel timestamp event */
+	if (!e->signaled)
+		return ZE_RESULT_NOT_READY;
+	ts->global.kernelStart = ts->context.kernelStart = e->start;
+	ts->global.kernelEnd = ts->context.kernelEnd = e->end;
+	return ZE_RESULT_SUCCESS;
+}
+
 static ze_result_t ZE_APICALL fake_alloc_device(ze_context_handle_t c, const ze_device_mem_alloc_desc_t *desc, size_t size,
 					    size_t align, ze_device_handle_t d, void **out)
 {
@@ -440,11 +573,13 @@ static ze_result_t ZE_APICALL fake_free(ze_context_handle_t c, void *p)
 	return ZE_RESULT_SUCCESS;
 }
 
-/* Reads a SPIR-V string literal (words, little endian, NUL-terminated). */
-static bool spirv_entry(const uint32_t *w, size_t words, char *name, size_t size)
+/* Reads every OpEntryPoint's name (a SPIR-V string literal: words, little
+ * endian, NUL-terminated) into m; false unless a SPIR-V 1.x module with one. */
+static bool spirv_entries(const uint32_t *w, size_t words, struct fake_module *m)
 {
 	if (words < 5 || w[0] != 0x07230203u || (w[1] >> 16) != 1 || (w[1] & 0xff00ffffu) != 0)
 		return false;
+	size_t found = 0;
 	for (size_t i = 5; i < words;) {
 		uint32_t count = w[i] >> 16, op = w[i] & 0xffff;
 		if (count == 0 || i + count > words)
@@ -453,14 +588,13 @@ static bool spirv_entry(const uint32_t *w, size_t words, char *name, size_t size
 			const char *s = (const char *)&w[i + 3];
 			size_t max = (count - 3) * 4;
 			size_t len = strnlen(s, max);
-			if (len == max || len >= size)
+			if (len == max || len >= sizeof(m->names[0]) || found == MAX_ENTRIES)
 				return false;
-			memcpy(name, s, len + 1);
-			return true;
+			memcpy(m->names[found++], s, len + 1);
 		}
 		i += count;
 	}
-	return false;
+	return found > 0;
 }
 
 struct fake_log {
@@ -485,18 +619,19 @@ static ze_result_t ZE_APICALL fake_module_create(ze_context_handle_t c, ze_devic
 	bool ok;
 	if (desc->format == ZE_MODULE_FORMAT_NATIVE) {
 		/* our "native binary" is the entry point's name, as GetNativeBinary gave it */
-		ok = desc->inputSize == sizeof(m->name) && memchr(desc->pInputModule, 0, sizeof(m->name)) &&
-		     ((const char *)desc->pInputModule)[0] != '\0' && !fault("bad_module");
+		ok = desc->inputSize == sizeof(*m) && ((const char *)desc->pInputModule)[0] != '\0' && !fault("bad_module");
 		if (!ok) {
 			free(m);
 			return ZE_RESULT_ERROR_INVALID_NATIVE_BINARY;
 		}
-		memcpy(m->name, desc->pInputModule, sizeof(m->name));
+		memcpy(m, desc->pInputModule, sizeof(*m));
+		for (size_t i = 0; i < MAX_ENTRIES; i++)
+			m->names[i][sizeof(m->names[i]) - 1] = '\0';
 		*out = (ze_module_handle_t)m;
 		return ZE_RESULT_SUCCESS;
 	}
 	ok = desc->format == ZE_MODULE_FORMAT_IL_SPIRV && desc->inputSize % 4 == 0 &&
-	     spirv_entry((const uint32_t *)desc->pInputModule, desc->inputSize / 4, m->name, sizeof(m->name));
+	     spirv_entries((const uint32_t *)desc->pInputModule, desc->inputSize / 4, m);
 	if (!ok || fault("bad_module")) {
 		if (l)
 			snprintf(l->text, sizeof(l->text), "error: %s",
@@ -517,9 +652,9 @@ static ze_result_t ZE_APICALL fake_module_destroy(ze_module_handle_t m)
 static ze_result_t ZE_APICALL fake_module_native(ze_module_handle_t m, size_t *size, uint8_t *out)
 {
 	struct fake_module *mod = (struct fake_module *)m;
-	if (out && *size >= sizeof(mod->name))
-		memcpy(out, mod->name, sizeof(mod->name));
-	*size = sizeof(mod->name);
+	if (out && *size >= sizeof(*mod))
+		memcpy(out, mod, sizeof(*mod));
+	*size = sizeof(*mod);
 	return ZE_RESULT_SUCCESS;
 }
 
@@ -542,11 +677,15 @@ static ze_result_t ZE_APICALL fake_log_destroy(ze_module_build_log_handle_t h)
 static ze_result_t ZE_APICALL fake_kernel_create(ze_module_handle_t m, const ze_kernel_desc_t *desc, ze_kernel_handle_t *out)
 {
 	struct fake_module *mod = (struct fake_module *)m;
-	if (!desc->pKernelName || strcmp(desc->pKernelName, mod->name) != 0)
+	size_t i = 0;
+	while (i < MAX_ENTRIES && (!desc->pKernelName || strcmp(desc->pKernelName, mod->names[i]) != 0))
+		i++;
+	if (i == MAX_ENTRIES || !mod->names[i][0])
 		return ZE_RESULT_ERROR_INVALID_KERNEL_NAME;
 	struct fake_kernel *k = calloc(1, sizeof(*k));
 	if (!k)
 		return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+	snprintf(k->name, sizeof(k->name), "%s", mod->names[i]);
 	*out = (ze_kernel_handle_t)k;
 	return ZE_RESULT_SUCCESS;
 }
@@ -571,7 +710,7 @@ static ze_result_t ZE_APICALL fake_kernel_group_size(ze_kernel_handle_t h, uint3
 	struct fake_kernel *k = (struct fake_kernel *)h;
 	if (x == 0 || x > 1024 || y != 1 || z != 1)
 		return ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION;
-	memcpy(&k->args[2], &x, sizeof(x));
+	k->group = x;
 	return ZE_RESULT_SUCCESS;
 }
 
@@ -604,11 +743,17 @@ static ze_result_t ZE_APICALL fake_zes_enum_memory(zes_device_handle_t d, uint32
 	return ZE_RESULT_SUCCESS;
 }
 
+static bool telemetry_off(void)
+{
+	return !sysman_enabled() || fault("no_telemetry");
+}
+
 static ze_result_t ZE_APICALL fake_zes_memory_state(zes_mem_handle_t h, zes_mem_state_t *st)
 {
 	(void)h;
 	const char *mb = getenv("GPUGATE_FAKE_FREE_MB");
-	st->health = ZES_MEM_HEALTH_OK;
+	/* without the counters real drivers say UNKNOWN */
+	st->health = fault("no_telemetry") ? ZES_MEM_HEALTH_UNKNOWN : ZES_MEM_HEALTH_OK;
 	st->size = 16ull << 30;
 	st->free = mb ? strtoull(mb, NULL, 10) << 20 : 12ull << 30;
 	return ZE_RESULT_SUCCESS;
@@ -617,7 +762,7 @@ static ze_result_t ZE_APICALL fake_zes_memory_state(zes_mem_handle_t h, zes_mem_
 static ze_result_t ZE_APICALL fake_zes_enum_temperature(zes_device_handle_t d, uint32_t *count, zes_temp_handle_t *out)
 {
 	(void)d;
-	if (!sysman_enabled())
+	if (telemetry_off())
 		return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
 	if (out && *count >= 1)
 		out[0] = (zes_temp_handle_t)&sysman_token;
@@ -629,6 +774,118 @@ static ze_result_t ZE_APICALL fake_zes_temperature(zes_temp_handle_t h, double *
 {
 	(void)h;
 	*celsius = 45.5;
+	return ZE_RESULT_SUCCESS;
+}
+
+/* One handle per device for every other Sysman domain: the device itself. */
+#define FAKE_ENUM(NAME, HANDLE)                                                                   \
+	static ze_result_t ZE_APICALL NAME(zes_device_handle_t d, uint32_t *count, HANDLE *out)  \
+	{                                                                                         \
+		if (telemetry_off())                                                              \
+			return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;                               \
+		if (out && *count >= 1)                                                           \
+			out[0] = (HANDLE)d;                                                       \
+		*count = 1;                                                                       \
+		return ZE_RESULT_SUCCESS;                                                         \
+	}
+FAKE_ENUM(fake_zes_enum_power, zes_pwr_handle_t)
+FAKE_ENUM(fake_zes_enum_frequency, zes_freq_handle_t)
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static ze_result_t ZE_APICALL fake_zes_energy(zes_pwr_handle_t h, zes_power_energy_counter_t *e)
+{
+	(void)h;
+	e->timestamp = now_us();
+	e->energy = e->timestamp * FAKE_WATTS; /* µJ */
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t ZE_APICALL fake_zes_power_properties(zes_pwr_handle_t h, zes_power_properties_t *p)
+{
+	(void)h;
+	p->onSubdevice = 0;
+	p->defaultLimit = 225000;
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t ZE_APICALL fake_zes_freq_properties(zes_freq_handle_t h, zes_freq_properties_t *p)
+{
+	(void)h;
+	p->type = ZES_FREQ_DOMAIN_GPU;
+	p->min = 300;
+	p->max = 2400;
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t ZE_APICALL fake_zes_freq_state(zes_freq_handle_t h, zes_freq_state_t *s)
+{
+	(void)h;
+	s->currentVoltage = -1;
+	s->request = 2400;
+	s->tdp = 2400;
+	s->efficient = 300;
+	s->actual = 2100;
+	s->throttleReasons = ZES_FREQ_THROTTLE_REASON_FLAG_AVE_PWR_CAP;
+	return ZE_RESULT_SUCCESS;
+}
+
+/* Two RAS error sets per device: correctable, then uncorrectable. */
+static int ras_sets[MAX_DEVICES][2];
+
+static ze_result_t ZE_APICALL fake_zes_enum_ras(zes_device_handle_t d, uint32_t *count, zes_ras_handle_t *out)
+{
+	if (telemetry_off())
+		return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+	int i = ((struct fake_device *)d)->index;
+	for (uint32_t k = 0; out && k < *count && k < 2; k++)
+		out[k] = (zes_ras_handle_t)&ras_sets[i][k];
+	*count = 2;
+	return ZE_RESULT_SUCCESS;
+}
+
+static bool ras_uncorrectable_set(zes_ras_handle_t h)
+{
+	return ((const int *)h - &ras_sets[0][0]) % 2 == 1;
+}
+
+static ze_result_t ZE_APICALL fake_zes_ras_properties(zes_ras_handle_t h, zes_ras_properties_t *p)
+{
+	p->type = ras_uncorrectable_set(h) ? ZES_RAS_ERROR_TYPE_UNCORRECTABLE : ZES_RAS_ERROR_TYPE_CORRECTABLE;
+	p->onSubdevice = 0;
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t ZE_APICALL fake_zes_ras_state(zes_ras_handle_t h, ze_bool_t clear, zes_ras_state_t *s)
+{
+	(void)clear;
+	memset(s->category, 0, sizeof(s->category));
+	if (fault("ras_uncorrectable"))
+		s->category[ZES_RAS_ERROR_CAT_CACHE_ERRORS] = ras_uncorrectable_set(h) ? 3 : 5;
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t ZE_APICALL fake_zes_processes(zes_device_handle_t d, uint32_t *count, zes_process_state_t *out)
+{
+	(void)d;
+	if (telemetry_off())
+		return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+	/* the caller itself, as the real driver lists it while it holds a context */
+	zes_process_state_t all[2] = { { .processId = (uint32_t)getpid(), .memSize = 8u << 20 },
+				       { .processId = 4242, .memSize = 2ull << 30 } };
+	uint32_t n = fault("foreign_process") ? 2 : 1;
+	for (uint32_t i = 0; out && i < *count && i < n; i++) {
+		out[i].processId = all[i].processId;
+		out[i].memSize = all[i].memSize;
+		out[i].sharedSize = 0;
+		out[i].engines = ZES_ENGINE_TYPE_FLAG_COMPUTE;
+	}
+	*count = n;
 	return ZE_RESULT_SUCCESS;
 }
 
@@ -666,7 +923,7 @@ TABLE_GETTER(zeGetCommandListProcAddrTable, ze_command_list_dditable_t,
 	      t->pfnAppendLaunchKernel = fake_list_launch))
 TABLE_GETTER(zeGetFenceProcAddrTable, ze_fence_dditable_t,
 	     (t->pfnCreate = fake_fence_create, t->pfnDestroy = fake_fence_destroy,
-	      t->pfnHostSynchronize = fake_fence_sync))
+	      t->pfnHostSynchronize = fake_fence_sync, t->pfnReset = fake_fence_reset))
 TABLE_GETTER(zeGetMemProcAddrTable, ze_mem_dditable_t,
 	     (t->pfnAllocDevice = fake_alloc_device, t->pfnAllocHost = fake_alloc_host, t->pfnFree = fake_free))
 TABLE_GETTER(zeGetModuleProcAddrTable, ze_module_dditable_t,
@@ -678,20 +935,28 @@ TABLE_GETTER(zeGetKernelProcAddrTable, ze_kernel_dditable_t,
 	     (t->pfnCreate = fake_kernel_create, t->pfnDestroy = fake_kernel_destroy,
 	      t->pfnSetArgumentValue = fake_kernel_arg, t->pfnSetGroupSize = fake_kernel_group_size,
 	      t->pfnSuggestGroupSize = fake_kernel_suggest))
+TABLE_GETTER(zeGetEventPoolProcAddrTable, ze_event_pool_dditable_t,
+	     (t->pfnCreate = fake_pool_create, t->pfnDestroy = fake_pool_destroy))
+TABLE_GETTER(zeGetEventProcAddrTable, ze_event_dditable_t,
+	     (t->pfnCreate = fake_event_create, t->pfnDestroy = fake_event_destroy, t->pfnHostReset = fake_event_reset,
+	      t->pfnQueryStatus = fake_event_status, t->pfnHostSynchronize = fake_event_sync,
+	      t->pfnQueryKernelTimestamp = fake_event_timestamp))
 /* tables the prober never uses: present and empty, as the loader asks for them */
 TABLE_GETTER(zeGetImageProcAddrTable, ze_image_dditable_t, (void)0)
-TABLE_GETTER(zeGetEventPoolProcAddrTable, ze_event_pool_dditable_t, (void)0)
-TABLE_GETTER(zeGetEventProcAddrTable, ze_event_dditable_t, (void)0)
 TABLE_GETTER(zeGetSamplerProcAddrTable, ze_sampler_dditable_t, (void)0)
 TABLE_GETTER(zeGetPhysicalMemProcAddrTable, ze_physical_mem_dditable_t, (void)0)
 TABLE_GETTER(zeGetVirtualMemProcAddrTable, ze_virtual_mem_dditable_t, (void)0)
 TABLE_GETTER(zesGetDriverProcAddrTable, zes_driver_dditable_t, (void)0)
 TABLE_GETTER(zesGetDeviceProcAddrTable, zes_device_dditable_t,
-	     (t->pfnEnumMemoryModules = fake_zes_enum_memory, t->pfnEnumTemperatureSensors = fake_zes_enum_temperature))
+	     (t->pfnEnumMemoryModules = fake_zes_enum_memory, t->pfnEnumTemperatureSensors = fake_zes_enum_temperature,
+	      t->pfnEnumPowerDomains = fake_zes_enum_power, t->pfnEnumFrequencyDomains = fake_zes_enum_frequency,
+	      t->pfnEnumRasErrorSets = fake_zes_enum_ras, t->pfnProcessesGetState = fake_zes_processes))
 TABLE_GETTER(zesGetSchedulerProcAddrTable, zes_scheduler_dditable_t, (void)0)
 TABLE_GETTER(zesGetPerformanceFactorProcAddrTable, zes_performance_factor_dditable_t, (void)0)
-TABLE_GETTER(zesGetPowerProcAddrTable, zes_power_dditable_t, (void)0)
-TABLE_GETTER(zesGetFrequencyProcAddrTable, zes_frequency_dditable_t, (void)0)
+TABLE_GETTER(zesGetPowerProcAddrTable, zes_power_dditable_t,
+	     (t->pfnGetEnergyCounter = fake_zes_energy, t->pfnGetProperties = fake_zes_power_properties))
+TABLE_GETTER(zesGetFrequencyProcAddrTable, zes_frequency_dditable_t,
+	     (t->pfnGetProperties = fake_zes_freq_properties, t->pfnGetState = fake_zes_freq_state))
 TABLE_GETTER(zesGetEngineProcAddrTable, zes_engine_dditable_t, (void)0)
 TABLE_GETTER(zesGetStandbyProcAddrTable, zes_standby_dditable_t, (void)0)
 TABLE_GETTER(zesGetFirmwareProcAddrTable, zes_firmware_dditable_t, (void)0)
@@ -701,7 +966,8 @@ TABLE_GETTER(zesGetTemperatureProcAddrTable, zes_temperature_dditable_t, t->pfnG
 TABLE_GETTER(zesGetPsuProcAddrTable, zes_psu_dditable_t, (void)0)
 TABLE_GETTER(zesGetFanProcAddrTable, zes_fan_dditable_t, (void)0)
 TABLE_GETTER(zesGetLedProcAddrTable, zes_led_dditable_t, (void)0)
-TABLE_GETTER(zesGetRasProcAddrTable, zes_ras_dditable_t, (void)0)
+TABLE_GETTER(zesGetRasProcAddrTable, zes_ras_dditable_t,
+	     (t->pfnGetProperties = fake_zes_ras_properties, t->pfnGetState = fake_zes_ras_state))
 TABLE_GETTER(zesGetDiagnosticsProcAddrTable, zes_diagnostics_dditable_t, (void)0)
 TABLE_GETTER(zetGetDeviceProcAddrTable, zet_device_dditable_t, (void)0)
 TABLE_GETTER(zetGetContextProcAddrTable, zet_context_dditable_t, (void)0)
