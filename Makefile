@@ -30,7 +30,7 @@ PROV_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(PROV_SRCS)) \
              $(BUILD)/obj/lib/util.o $(BUILD)/obj/lib/debversion.o $(BUILD)/obj/lib/debrelation.o \
              $(BUILD)/obj/hf/location.o $(BUILD)/obj/usage.o
 OBJS      := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRCS)) $(BUILD)/obj/gen/embedded_profiles.o \
-            $(BUILD)/obj/gen/embedded_kernels.o
+            $(BUILD)/obj/gen/embedded_kernels.o $(BUILD)/obj/gen/embedded_baselines.o
 LIB_OBJS  := $(filter-out $(BUILD)/obj/main.o,$(OBJS))
 PROFILES  := $(wildcard checks/*.yaml)
 EMBEDDED_PROFILES := healthcheck ci validate
@@ -77,6 +77,15 @@ $(BUILD)/gen/%.spv: src/kernels/%.cl
 	clang -c -cl-std=CL2.0 -target spir64 -emit-llvm -o $(BUILD)/gen/$*.bc $<
 	llvm-spirv-14 $(BUILD)/gen/$*.bc -o $@.tmp
 	spirv-val $@.tmp
+	mv $@.tmp $@
+
+# Performance baselines (checks/baselines/*.json, one GPU model each), embedded
+# after a syntax check that names the file; the runtime checks the fields.
+BASELINES := $(sort $(wildcard checks/baselines/*.json))
+$(BUILD)/gen/embedded_baselines.c: $(BASELINES) src/tools/embed.sh
+	@mkdir -p $(dir $@)
+	@for f in $(BASELINES); do python3 -m json.tool "$$f" > /dev/null || { echo "$$f: not valid JSON" >&2; exit 1; }; done
+	sh src/tools/embed.sh embedded_baselines $(foreach b,$(BASELINES),$(b)=$(b)) > $@.tmp
 	mv $@.tmp $@
 
 $(BUILD)/gen/embedded_kernels.c: $(BUILD)/gen/smoke.spv src/tools/embed.sh

@@ -16,6 +16,7 @@
 #include "../lib/util.h"
 #include "../lib/zeversion.h"
 #include "groups.h"
+#include "runtime_state.h"
 
 #define DEADLINE_MARGIN_S 0.3 /* the verdict must still be written after a kill */
 
@@ -30,27 +31,21 @@ static const struct spec_key runtime_keys[] = {
 	{ "runtime.cache_ttl", SPEC_SCALAR, SCALAR_SECONDS, NULL,
 	  "healthcheck profile: reuse a passing probe result this long (default 5m; a failure at most 30s)" },
 	{ "runtime.work_items", SPEC_SCALAR, SCALAR_INT, NULL, "smoke kernel size (at least 1048576)" },
+	{ "runtime.processes", SPEC_SCALAR, SCALAR_BOOL, NULL,
+	  "warn when other processes use a GPU (default false; needs smoke: true)" },
+	{ "runtime.performance", SPEC_SCALAR, SCALAR_BOOL, NULL,
+	  "measure copy bandwidth and launch latency and compare them with the baselines (default false; needs smoke: true)" },
+	{ "runtime.tolerance", SPEC_SCALAR, SCALAR_STR, NULL,
+	  "how much slower than its baseline a GPU may be, e.g. 20% (the default)" },
+	{ "runtime.baselines", SPEC_SCALAR, SCALAR_STR, NULL,
+	  "a folder of more baseline files (*.json), beside the built-in checks/baselines folder" },
+	{ "runtime.bandwidth_buffer", SPEC_SCALAR, SCALAR_SIZE, NULL,
+	  "the bandwidth copy's buffer size, 1MiB to 4GiB (default 256MiB; baselines are recorded with the default)" },
 	{ NULL, 0, 0, NULL, NULL },
 };
 
 static const struct backend *const known_backends[] = { &ze_backend, &cuda_backend, NULL };
 
-struct backend_probe {
-	const struct backend *be;
-	struct probe_run enumeration;
-	struct probe_run *devices; /* smoke runs, one per device */
-	size_t n_devices;
-};
-
-struct runtime_state {
-	struct backend_probe *probes;
-	size_t n;
-	char *none_found; /* auto found no backend library */
-	double deadline;
-	double cache_age;  /* >= 0: the result came from the state cache */
-	char *cache_path;  /* the state folder used, if any */
-	char *cache_note;  /* why the state cache was not used or written */
-};
 
 /* True when the soname is in the linker cache or a library folder (under
  * --root), without loading it: the check's process stays GPU-free. */
@@ -86,16 +81,24 @@ static bool library_present(const struct context *ctx, const char *soname)
 	return found;
 }
 
-static void probe_all(const struct context *ctx, struct runtime_state *st, bool smoke, bool telemetry, long items);
+/* What the spec asks the probe children to do. */
+struct probe_settings {
+	bool smoke, telemetry, processes, perf;
+	long items;
+	size_t perf_bytes;
+};
+
+static void probe_all(const struct context *ctx, struct runtime_state *st, const struct probe_settings *set);
 
 /* What makes a cached result valid: the spec's probe settings and the
  * environment that changes what the runtime sees. */
-static char *cache_key(const struct context *ctx, const struct runtime_state *st, bool smoke, bool telemetry, long items)
+static char *cache_key(const struct context *ctx, const struct runtime_state *st, const struct probe_settings *set)
 {
 	static const char *const vars[] = { "ZE_AFFINITY_MASK", "ZE_FLAT_DEVICE_HIERARCHY", "ZE_ENABLE_ALT_DRIVERS",
 					    "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "ONEAPI_DEVICE_SELECTOR", NULL };
 	struct strbuf sb = STRBUF_INIT;
-	sb_printf(&sb, "exe=%s;smoke=%d;telemetry=%d;items=%ld", ctx->self_exe, smoke, telemetry, items);
+	sb_printf(&sb, "exe=%s;smoke=%d;telemetry=%d;items=%ld;processes=%d;perf=%d:%zu", ctx->self_exe, set->smoke,
+		  set->telemetry, set->items, set->processes, set->perf, set->perf_bytes);
 	for (size_t i = 0; i < st->n; i++)
 		sb_printf(&sb, ";backend=%s", st->probes[i].be->name);
 	for (size_t i = 0; vars[i]; i++) {
@@ -167,9 +170,14 @@ static void *runtime_prepare(const struct context *ctx)
 	st->deadline = now + timeout;
 	if (ctx->deadline - DEADLINE_MARGIN_S < st->deadline)
 		st->deadline = ctx->deadline - DEADLINE_MARGIN_S;
-	bool smoke = spec_bool(ctx->spec, "runtime.smoke", false);
-	bool telemetry = spec_bool(ctx->spec, "runtime.telemetry", false);
-	long items = spec_int(ctx->spec, "runtime.work_items", 1 << 20);
+	struct probe_settings set = {
+		.smoke = spec_bool(ctx->spec, "runtime.smoke", false),
+		.telemetry = spec_bool(ctx->spec, "runtime.telemetry", false),
+		.processes = spec_bool(ctx->spec, "runtime.processes", false),
+		.perf = spec_bool(ctx->spec, "runtime.performance", false),
+		.items = spec_int(ctx->spec, "runtime.work_items", 1 << 20),
+		.perf_bytes = (size_t)spec_size(ctx->spec, "runtime.bandwidth_buffer", (uint64_t)256 << 20),
+	};
 
 	st->probes = xcalloc(ARRAY_SIZE(known_backends), sizeof(*st->probes));
 	struct strbuf hints = STRBUF_INIT;
@@ -192,20 +200,20 @@ static void *runtime_prepare(const struct context *ctx)
 	}
 	sb_release(&hints);
 	if (!ctx_is_healthcheck(ctx)) {
-		probe_all(ctx, st, smoke, telemetry, items);
+		probe_all(ctx, st, &set);
 		return st;
 	}
 	/* the health check reuses a recent result instead of loading the GPU */
 	char why[512];
 	char *dir = probe_cache_dir(ctx, why, sizeof(why));
-	char *key = cache_key(ctx, st, smoke, telemetry, items);
+	char *key = cache_key(ctx, st, &set);
 	double ttl = spec_seconds(ctx->spec, "runtime.cache_ttl", 300);
 	double age = 0;
 	json_t *cached = dir ? probe_cache_load(dir, key, ttl, &age) : NULL;
 	if (cached && restore_state(st, cached) == 0) {
 		st->cache_age = age;
 	} else {
-		probe_all(ctx, st, smoke, telemetry, items);
+		probe_all(ctx, st, &set);
 		if (!dir) {
 			st->cache_note = xasprintf("state cache not used: %s", why);
 		} else {
@@ -222,16 +230,18 @@ static void *runtime_prepare(const struct context *ctx)
 	return st;
 }
 
-static struct probe_request smoke_request(const struct runtime_state *st, size_t i, int device, bool telemetry,
-					  long items, const char *cache_dir)
+static struct probe_request smoke_request(const struct runtime_state *st, size_t i, int device,
+					  const struct probe_settings *set, const char *cache_dir)
 {
 	return (struct probe_request){ .backend = st->probes[i].be->name, .device = device, .smoke = true,
-				       .telemetry = telemetry, .work_items = items > 0 ? (size_t)items : 0,
+				       .telemetry = set->telemetry, .processes = set->processes, .perf = set->perf,
+				       .perf_bytes = set->perf_bytes, .work_items = set->items > 0 ? (size_t)set->items : 0,
 				       .sync_timeout_s = st->deadline - monotonic_seconds(), .cache_dir = cache_dir };
 }
 
-static void probe_all(const struct context *ctx, struct runtime_state *st, bool smoke, bool telemetry, long items)
+static void probe_all(const struct context *ctx, struct runtime_state *st, const struct probe_settings *set)
 {
+	bool smoke = set->smoke;
 	/* ci and validate keep compiled modules so later probes skip the build */
 	char why[512];
 	char *cache_dir = smoke ? probe_cache_dir(ctx, why, sizeof(why)) : NULL;
@@ -245,7 +255,7 @@ static void probe_all(const struct context *ctx, struct runtime_state *st, bool 
 	for (size_t i = 0; i < st->n; i++) {
 		reqs[i] = (struct probe_request){ .backend = st->probes[i].be->name, .device = -1 };
 		if (smoke)
-			reqs[st->n + i] = smoke_request(st, i, 0, telemetry, items, cache_dir);
+			reqs[st->n + i] = smoke_request(st, i, 0, set, cache_dir);
 	}
 	probe_run_all(ctx, reqs, runs, first, st->deadline);
 	size_t rest = 0;
@@ -273,7 +283,7 @@ static void probe_all(const struct context *ctx, struct runtime_state *st, bool 
 		size_t k = 0;
 		for (size_t i = 0; i < st->n; i++)
 			for (size_t d = 1; d < st->probes[i].n_devices; d++)
-				reqs[k++] = smoke_request(st, i, (int)d, telemetry, items, cache_dir);
+				reqs[k++] = smoke_request(st, i, (int)d, set, cache_dir);
 		probe_run_all(ctx, reqs, runs, rest, st->deadline);
 		k = 0;
 		for (size_t i = 0; i < st->n; i++)
@@ -358,7 +368,7 @@ static void add_run_details(json_t *arr, const struct backend *be, const struct 
 	json_array_append_new(arr, j);
 }
 
-static bool no_backend(const struct runtime_state *st, struct result *r)
+bool runtime_no_backend(const struct runtime_state *st, struct result *r)
 {
 	if (!st->none_found)
 		return false;
@@ -504,7 +514,7 @@ static void check_provenance(const struct context *ctx, const struct backend *be
 static void run_loader(const struct context *ctx, void *state, struct result *r)
 {
 	struct runtime_state *st = state;
-	if (no_backend(st, r))
+	if (runtime_no_backend(st, r))
 		return;
 	json_t *arr = json_array();
 	json_object_set_new(result_details(r), "probes", arr);
@@ -548,7 +558,7 @@ static void run_devices(const struct context *ctx, void *state, struct result *r
 {
 	(void)ctx;
 	struct runtime_state *st = state;
-	if (no_backend(st, r))
+	if (runtime_no_backend(st, r))
 		return;
 	size_t total = 0, reached = 0;
 	json_t *all = json_array();
@@ -596,7 +606,7 @@ static void run_smoke(const struct context *ctx, void *state, struct result *r)
 {
 	(void)ctx;
 	struct runtime_state *st = state;
-	if (no_backend(st, r))
+	if (runtime_no_backend(st, r))
 		return;
 	json_t *arr = json_array();
 	json_object_set_new(result_details(r), "probes", arr);
@@ -631,7 +641,7 @@ static void run_smoke(const struct context *ctx, void *state, struct result *r)
 static void run_memory(const struct context *ctx, void *state, struct result *r)
 {
 	struct runtime_state *st = state;
-	if (no_backend(st, r))
+	if (runtime_no_backend(st, r))
 		return;
 	uint64_t want = spec_size(ctx->spec, "runtime.min_free_memory", 0);
 	size_t seen = 0;
@@ -670,37 +680,31 @@ static void run_memory(const struct context *ctx, void *state, struct result *r)
 			   want ? "" : " (no minimum set)");
 }
 
-static void run_health(const struct context *ctx, void *state, struct result *r)
+json_t *runtime_device_result(const struct probe_run *run, size_t index)
 {
-	(void)ctx;
-	struct runtime_state *st = state;
-	if (no_backend(st, r))
-		return;
-	struct strbuf text = STRBUF_INIT;
-	size_t seen = 0;
-	json_t *all = json_array();
-	json_object_set_new(result_details(r), "telemetry", all);
-	for (size_t i = 0; i < st->n; i++)
-		for (size_t d = 0; d < st->probes[i].n_devices; d++) {
-			const struct probe_run *run = &st->probes[i].devices[d];
-			json_t *dev = json_array_get(json_object_get(run->result, "devices"), d);
-			json_t *t = json_object_get(dev, "telemetry");
-			if (!t)
-				continue;
-			seen++;
-			json_array_append(all, t);
-			json_t *temp = json_object_get(t, "temperature_c");
-			if (json_is_number(temp))
-				sb_printf(&text, "%sdevice %zu %.1f °C", text.len ? ", " : "", d, json_number_value(temp));
-			else
-				sb_printf(&text, "%sdevice %zu temperature %s", text.len ? ", " : "", d,
-					  json_string_value(temp) ? json_string_value(temp) : "unknown");
-		}
-	if (seen == 0)
-		result_set(r, STATUS_FAIL, "not reached: no device finished its probe (see runtime.smoke)");
+	/* Level Zero children list every device, CUDA ones only theirs: by index */
+	json_t *devs = run->result ? json_object_get(run->result, "devices") : NULL;
+	size_t i;
+	json_t *dev;
+	json_array_foreach(devs, i, dev) {
+		json_t *idx = json_object_get(dev, "index");
+		if (json_is_integer(idx) && json_integer_value(idx) == (json_int_t)index)
+			return dev;
+	}
+	return json_array_get(devs, index);
+}
+
+const char *runtime_device_label(const json_t *dev, size_t index, char *buf, size_t size)
+{
+	const char *name = json_string_value(json_object_get(dev, "name"));
+	const char *pci = json_string_value(json_object_get(dev, "pci"));
+	if (name && pci)
+		snprintf(buf, size, "device %zu (%s, %s)", index, name, pci);
+	else if (name || pci)
+		snprintf(buf, size, "device %zu (%s)", index, name ? name : pci);
 	else
-		result_set(r, STATUS_PASS, "%s", text.buf);
-	sb_release(&text);
+		snprintf(buf, size, "device %zu", index);
+	return buf;
 }
 
 static const struct check_def runtime_checks[] = {
@@ -708,7 +712,12 @@ static const struct check_def runtime_checks[] = {
 	{ "runtime.devices", "the runtime enumerates at least one GPU (name, PCI address, memory, driver version)", NULL, true, run_devices },
 	{ "runtime.smoke", "a SPIR-V kernel runs on every GPU and every element of its result is right", "runtime.smoke", true, run_smoke },
 	{ "runtime.memory", "every GPU has the free memory the spec asks for", NULL, true, run_memory },
-	{ "runtime.health", "Sysman telemetry of every GPU (temperature), best effort", "runtime.telemetry", true, run_health },
+	{ "runtime.health", "health of every GPU: temperature, power, frequency, memory health, RAS/ECC errors (best effort)",
+	  "runtime.telemetry", true, runtime_run_health },
+	{ "runtime.processes", "no other process uses a GPU (a warning: tests would share its memory and time)",
+	  "runtime.processes", true, runtime_run_processes },
+	{ "runtime.performance", "copy bandwidth and kernel launch latency of every GPU within the tolerance of its baseline",
+	  "runtime.performance", true, runtime_run_performance },
 	{ NULL, NULL, NULL, false, NULL },
 };
 
@@ -716,6 +725,7 @@ const struct check_group runtime_group = {
 	.name = "runtime",
 	.description = "the GPU runtime works: loader, devices, a smoke kernel on each, memory",
 	.spec_keys = runtime_keys,
+	.validate = runtime_perf_validate,
 	.prepare = runtime_prepare,
 	.release = runtime_release,
 	.checks = runtime_checks,

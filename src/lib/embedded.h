@@ -18,6 +18,9 @@ extern const struct embedded_file embedded_kernels[];
 
 const struct embedded_file *embedded_find(const struct embedded_file *table, const char *name);
 
+/* the performance baselines, checks/baselines/NAME.json, by their path */
+extern const struct embedded_file embedded_baselines[];
+
 /* src/kernels/smoke.ptx as "smoke" (NUL-terminated, for cuModuleLoadData) */
 extern const struct embedded_file embedded_ptx[];
 

@@ -1,0 +1,186 @@
+/* runtime.performance: every GPU's copy bandwidth and kernel launch latency
+ * (measured by the per-device probe child, validate profile) against the
+ * baseline of its model (src/lib/baselines.h), with the spec's tolerance.
+ * A GPU without a baseline passes with its figures and the JSON line that
+ * would record them as one. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/baselines.h"
+#include "../lib/util.h"
+#include "runtime_state.h"
+
+#define DEFAULT_TOLERANCE 20.0
+
+/* "20%" or "20": a percentage above 0 and below 100. */
+static int parse_percent(const char *s, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || (*end && strcmp(end, "%") != 0) || !(v > 0 && v < 100))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static double tolerance(const struct spec *spec)
+{
+	double t = DEFAULT_TOLERANCE;
+	const char *s = spec_str(spec, "runtime.tolerance", NULL);
+	if (s && parse_percent(s, &t) < 0)
+		t = DEFAULT_TOLERANCE; /* the validator has refused it already */
+	return t;
+}
+
+int runtime_perf_validate(const struct spec *spec, struct spec_error *err)
+{
+	const char *s = spec_str(spec, "runtime.tolerance", NULL);
+	double t;
+	if (s && parse_percent(s, &t) < 0)
+		return spec_error_at(err, spec, spec_get(spec, "runtime.tolerance"),
+				     "runtime.tolerance: '%s' is not a percentage between 0 and 100 (e.g. 20%%)", s);
+	bool smoke = spec_bool(spec, "runtime.smoke", false);
+	static const char *const need_smoke[] = { "runtime.performance", "runtime.processes", NULL };
+	for (size_t i = 0; need_smoke[i]; i++)
+		if (spec_bool(spec, need_smoke[i], false) && !smoke)
+			return spec_error_at(err, spec, spec_get(spec, need_smoke[i]),
+					     "%s needs runtime.smoke: true (the per-device probe measures it)", need_smoke[i]);
+	uint64_t buf = spec_size(spec, "runtime.bandwidth_buffer", (uint64_t)256 << 20);
+	if (buf < (1u << 20) || buf > ((uint64_t)4 << 30))
+		return spec_error_at(err, spec, spec_get(spec, "runtime.bandwidth_buffer"),
+				     "runtime.bandwidth_buffer must be from 1MiB to 4GiB");
+	const char *folder = spec_str(spec, "runtime.baselines", NULL);
+	if (!folder && !spec_bool(spec, "runtime.performance", false))
+		return 0;
+	struct baseline_set set;
+	char why[768];
+	int rc = baselines_load(&set, folder, why, sizeof(why));
+	baselines_free(&set);
+	if (rc < 0)
+		return spec_error_at(err, spec, spec_get(spec, folder ? "runtime.baselines" : "runtime.performance"),
+				     "bad performance baseline: %s", why);
+	return 0;
+}
+
+/* The JSON line that would record these figures as the model's baseline. */
+static json_t *candidate(const char *backend, const json_t *dev, long vendor, long device, const json_t *perf,
+			 const json_t *probe)
+{
+	char vid[8], did[8];
+	snprintf(vid, sizeof(vid), "0x%04lx", vendor);
+	snprintf(did, sizeof(did), "0x%04lx", device);
+	json_t *rec = json_object();
+	json_t *drv = json_object_get(probe, "driver_version");
+	if (drv)
+		json_object_set(rec, "driver", drv);
+	json_object_set(rec, "buffer_bytes", json_object_get(perf, "buffer_bytes"));
+	return json_pack("{s:s, s:s, s:s, s:O?, s:f, s:f, s:o}", "vendor_id", vid, "device_id", did, "backend", backend,
+			 "name", json_object_get(dev, "name"), "copy_bandwidth_gbs",
+			 round(json_number_value(json_object_get(perf, "copy_bandwidth_gbs")) * 10) / 10, "launch_latency_us",
+			 round(json_number_value(json_object_get(perf, "launch_latency_us")) * 100) / 100, "recorded", rec);
+}
+
+void runtime_run_performance(const struct context *ctx, void *state, struct result *r)
+{
+	struct runtime_state *st = state;
+	if (runtime_no_backend(st, r))
+		return;
+	double tol = tolerance(ctx->spec);
+	struct baseline_set set;
+	char why[768];
+	if (baselines_load(&set, spec_str(ctx->spec, "runtime.baselines", NULL), why, sizeof(why)) < 0) {
+		result_set(r, STATUS_FAIL, "bad performance baseline: %s", why); /* changed since the validator read it */
+		return;
+	}
+	json_t *cands = json_array(), *figures = json_array();
+	json_object_set_new(result_details(r), "measured", figures);
+	size_t ran = 0, compared = 0, fresh = 0;
+	bool slow = false;
+	for (size_t i = 0; i < st->n; i++) {
+		const char *backend = st->probes[i].be->name;
+		for (size_t d = 0; d < st->probes[i].n_devices; d++) {
+			const struct probe_run *run = &st->probes[i].devices[d];
+			json_t *dev = runtime_device_result(run, d);
+			char label[256];
+			runtime_device_label(dev, d, label, sizeof(label));
+			json_t *perf = json_object_get(dev, "performance");
+			ran++;
+			if (run->verdict && run->failed_stage && strcmp(run->failed_stage, "perf") == 0) {
+				result_finding(r, STATUS_FAIL, "%s %s: %s", backend, label, run->verdict);
+				continue;
+			}
+			if (!json_is_number(json_object_get(perf, "copy_bandwidth_gbs"))) {
+				result_finding(r, STATUS_FAIL, "%s %s: not measured: %s", backend, label,
+					       run->verdict ? run->verdict : "the probe reported no figures");
+				continue;
+			}
+			json_array_append(figures, perf);
+			double bw = json_number_value(json_object_get(perf, "copy_bandwidth_gbs"));
+			double lat = json_number_value(json_object_get(perf, "launch_latency_us"));
+			long vendor = baseline_pci_id(json_object_get(dev, "vendor_id"));
+			long device = baseline_pci_id(json_object_get(dev, "device_id"));
+			const struct baseline *b = vendor >= 0 && device >= 0 ? baselines_find(&set, vendor, device, backend) : NULL;
+			if (!b) {
+				fresh++;
+				json_t *c = vendor >= 0 && device >= 0 ? candidate(backend, dev, vendor, device, perf, run->result) : NULL;
+				char *line = c ? json_dumps(c, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10)) : NULL;
+				if (c)
+					json_array_append_new(cands, c);
+				result_finding(r, STATUS_PASS,
+					       "%s %s: copy bandwidth %.1f GB/s, launch latency %.2f µs; no baseline for %04lx:%04lx: "
+					       "to compare with these figures from now on, save this line as "
+					       "checks/baselines/%04lx-%04lx-%s.json (and rebuild) or in the runtime.baselines folder: %s",
+					       backend, label, bw, lat, vendor & 0xffff, device & 0xffff, vendor & 0xffff,
+					       device & 0xffff, backend, line ? line : "(no PCI ids reported: cannot key a baseline)");
+				free(line);
+				continue;
+			}
+			compared++;
+			bool bad = false;
+			if (b->bandwidth_gbs > 0 && bw < b->bandwidth_gbs * (1 - tol / 100)) {
+				result_finding(r, STATUS_FAIL,
+					       "%s %s: copy bandwidth %.1f GB/s is %.0f%% below the baseline %.1f GB/s (%s; tolerance %.0f%%)",
+					       backend, label, bw, 100 * (1 - bw / b->bandwidth_gbs), b->bandwidth_gbs, b->source, tol);
+				bad = true;
+			}
+			if (b->latency_us > 0 && lat > b->latency_us * (1 + tol / 100)) {
+				result_finding(r, STATUS_FAIL,
+					       "%s %s: kernel launch latency %.2f µs is %.0f%% above the baseline %.2f µs (%s; tolerance %.0f%%)",
+					       backend, label, lat, 100 * (lat / b->latency_us - 1), b->latency_us, b->source, tol);
+				bad = true;
+			}
+			if (bad) {
+				slow = true;
+				continue;
+			}
+			result_finding(r, STATUS_PASS, "%s %s: copy bandwidth %.1f GB/s (baseline %.1f), launch latency %.2f µs (baseline %.2f)",
+				       backend, label, bw, b->bandwidth_gbs, lat, b->latency_us);
+		}
+	}
+	if (json_array_size(cands))
+		json_object_set_new(result_details(r), "baseline_candidates", cands);
+	else
+		json_decref(cands);
+	json_object_set_new(result_details(r), "tolerance_percent", json_real(tol));
+	baselines_free(&set);
+	const char *first = json_string_value(json_array_get(json_object_get(result_details(r), "findings"), 0));
+	if (ran == 0) {
+		result_set(r, STATUS_FAIL, "not reached: no device was enumerated (see runtime.loader and runtime.devices)");
+	} else if (r->status == STATUS_FAIL) {
+		result_set(r, STATUS_FAIL, "%s", first);
+		if (slow)
+			result_remedy(r, "this driver stack is slower than the baseline: compare its driver and firmware with the ones "
+					 "the baseline records (\"recorded\"), check that no other process uses the GPU (runtime.processes) "
+					 "and that its clocks are not throttled (runtime.health); if the new speed is expected, record a new "
+					 "baseline from a passing run (the JSON in details.measured, or the note of a GPU without one)");
+		else
+			result_remedy(r, "the measurement itself failed: see runtime.smoke and the probe's output in the details");
+	} else if (fresh && !compared) {
+		result_set(r, STATUS_PASS, "%s", first);
+	} else {
+		result_set(r, STATUS_PASS, "copy bandwidth and launch latency within %.0f%% of the baseline on %zu device%s%s", tol,
+			   compared, compared == 1 ? "" : "s", fresh ? " (some without a baseline: see the findings)" : "");
+	}
+}
