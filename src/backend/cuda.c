@@ -13,6 +13,7 @@
 #include "lib/util.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <link.h>
 #include <stdio.h>
@@ -38,8 +39,13 @@ enum {
 	CUDA_ERROR_NOT_READY = 600,
 	CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
 	CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+	CU_EVENT_DEFAULT = 0,
 	CU_EVENT_DISABLE_TIMING = 2,
 	SMOKE_BLOCK = 256,
+	COPY_ITEM_BYTES = 16, /* one uint4 per thread */
+	PERF_REPEATS = 5,
+	LATENCY_WARMUP = 5,
+	LATENCY_RUNS = 50,
 };
 
 /* The entry points, resolved by name; versioned names (_v2) are the ones the
@@ -73,6 +79,7 @@ struct cuda_api {
 	CUresult (*EventRecord)(CUevent, CUstream);
 	CUresult (*EventQuery)(CUevent);
 	CUresult (*EventDestroy)(CUevent);
+	CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
 	CUresult (*GetErrorName)(CUresult, const char **);
 	CUresult (*GetErrorString)(CUresult, const char **);
 };
@@ -108,6 +115,7 @@ static const struct {
 	SYM("cuEventRecord", EventRecord),
 	SYM("cuEventQuery", EventQuery),
 	SYM("cuEventDestroy_v2", EventDestroy),
+	SYM("cuEventElapsedTime", EventElapsedTime),
 	SYM("cuGetErrorName", GetErrorName),
 	SYM("cuGetErrorString", GetErrorString),
 #undef SYM
@@ -245,6 +253,24 @@ static char *uuid_text(const CUuuid *u)
 			 b[12], b[13], b[14], b[15]);
 }
 
+/* The PCI device id from sysfs (CUDA has no call for it): the key of the
+ * performance baselines. Absent when /sys is hidden; the model's name then
+ * stands in. */
+static void pci_device_id(const char *pci, json_t *d)
+{
+	if (!pci[0] || strchr(pci, '/'))
+		return;
+	char *path = xasprintf("/sys/bus/pci/devices/%s/device", pci);
+	char buf[32];
+	if (read_attr_at(AT_FDCWD, path, buf, sizeof buf) == 0) {
+		char *end;
+		long id = strtol(buf, &end, 16);
+		if (end != buf && !*end && id > 0 && id <= 0xffff)
+			json_object_set_new(d, "device_id", json_integer(id));
+	}
+	free(path);
+}
+
 /* Properties that need no context: name, uuid, pci, compute capability,
  * total memory. Fills pci (for stage lines). */
 static int device_properties(const struct cuda_api *api, CUdevice dev, int index, json_t *d,
@@ -272,7 +298,8 @@ static int device_properties(const struct cuda_api *api, CUdevice dev, int index
 				*p = (char)(*p - 'A' + 'a');
 		json_object_set_new(d, "pci", json_string(pci));
 	}
-	json_object_set_new(d, "vendor_id", json_string("0x10de"));
+	json_object_set_new(d, "vendor_id", json_integer(0x10de));
+	pci_device_id(pci, d);
 	if (api->DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) ==
 		    CUDA_SUCCESS &&
 	    api->DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) ==
@@ -325,6 +352,9 @@ static void smoke_release(const struct cuda_api *api, struct smoke_buffers *b)
 		api->ModuleUnload(b->module);
 	free(b->host);
 }
+
+static int device_perf(const struct cuda_api *api, struct probe_channel *ch, const struct backend_options *opt,
+		       const char *pci, CUmodule module, json_t *d, json_t *timings);
 
 /* memory, module, launch, sync, verify on the current context. */
 static int device_smoke(const struct cuda_api *api, struct probe_channel *ch,
@@ -443,8 +473,138 @@ static int device_smoke(const struct cuda_api *api, struct probe_channel *ch,
 	json_object_set_new(d, "smoke", smoke);
 	stage_end(&t);
 	ret = mismatches ? -1 : 0;
+	if (ret == 0 && opt->perf) /* a wrong GPU's speed means nothing */
+		ret = device_perf(api, ch, opt, pci, b.module, d, timings);
 out:
 	smoke_release(api, &b);
+	return ret;
+}
+
+/* Spins on an event without sleeping, so the wait adds no scheduler delay to
+ * a latency measurement; bounded by timeout_s. 0, or -1 with rc. */
+static int spin_event(const struct cuda_api *api, CUevent ev, double timeout_s, CUresult *rc)
+{
+	double deadline = now_ms() + timeout_s * 1e3;
+	while ((*rc = api->EventQuery(ev)) == CUDA_ERROR_NOT_READY)
+		if (now_ms() >= deadline)
+			return -1;
+	return *rc == CUDA_SUCCESS ? 0 : -1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The validate profile's figures, after a correct smoke: copy bandwidth (the
+ * `copy` kernel over two buffers, timed with cuEventRecord /
+ * cuEventElapsedTime, best of PERF_REPEATS after a warm-up, bytes read plus
+ * written) and launch latency (host clock from cuLaunchKernel of one thread
+ * to its event's completion, median of LATENCY_RUNS). */
+static int device_perf(const struct cuda_api *api, struct probe_channel *ch, const struct backend_options *opt,
+		       const char *pci, CUmodule module, json_t *d, json_t *timings)
+{
+	struct stage_timer t;
+	CUresult rc;
+	CUdeviceptr src = 0, dst = 0;
+	CUevent start = NULL, stop = NULL;
+	int ret = -1;
+	json_t *perf = json_object();
+	json_object_set_new(d, "performance", perf);
+	size_t bytes = opt->perf_bytes < (1u << 20) ? (1u << 20) : opt->perf_bytes / COPY_ITEM_BYTES * COPY_ITEM_BYTES;
+	unsigned items = (unsigned)(bytes / COPY_ITEM_BYTES);
+	double timeout = opt->sync_timeout_s > 0 ? opt->sync_timeout_s : 10;
+	const char *call = "";
+
+	stage_begin(&t, ch, timings, "perf", pci);
+	CUfunction fn;
+#define PERF_CALL(name, expr)                    \
+	do {                                     \
+		call = name;                     \
+		if ((rc = (expr)) != CUDA_SUCCESS) \
+			goto fail;               \
+	} while (0)
+	PERF_CALL("cuModuleGetFunction(copy)", api->ModuleGetFunction(&fn, module, "copy"));
+	PERF_CALL("cuMemAlloc", api->MemAlloc(&src, bytes));
+	PERF_CALL("cuMemAlloc", api->MemAlloc(&dst, bytes));
+	PERF_CALL("cuEventCreate", api->EventCreate(&start, CU_EVENT_DEFAULT));
+	PERF_CALL("cuEventCreate", api->EventCreate(&stop, CU_EVENT_DEFAULT));
+	unsigned grid = (items + SMOKE_BLOCK - 1) / SMOKE_BLOCK;
+	void *params[] = { &dst, &src, &items };
+	double best_ms = 0;
+	json_t *runs = json_array();
+	json_object_set_new(perf, "copy_runs_ms", runs);
+	for (int r = 0; r <= PERF_REPEATS; r++) { /* run 0 warms up */
+		PERF_CALL("cuEventRecord", api->EventRecord(start, NULL));
+		PERF_CALL("cuLaunchKernel(copy)", api->LaunchKernel(fn, grid, 1, 1, SMOKE_BLOCK, 1, 1, 0, NULL, params, NULL));
+		PERF_CALL("cuEventRecord", api->EventRecord(stop, NULL));
+		int w = wait_for_event(api, stop, timeout, &rc);
+		if (w > 0) {
+			set_error(d, "perf", "TIMEOUT", "the bandwidth copy did not finish in time: the GPU is hung or saturated");
+			goto out;
+		}
+		call = "cuEventQuery";
+		if (w < 0)
+			goto fail;
+		float ms = 0;
+		PERF_CALL("cuEventElapsedTime", api->EventElapsedTime(&ms, start, stop));
+		if (r == 0)
+			continue;
+		json_array_append_new(runs, json_real(ms));
+		if (ms > 0 && (best_ms == 0 || ms < best_ms))
+			best_ms = ms;
+	}
+	if (best_ms <= 0) {
+		set_error(d, "perf", "ZERO_DURATION", "every event said the copy took no time: the driver's event timing is broken");
+		goto out;
+	}
+	unsigned one = 1;
+	void *tiny[] = { &dst, &src, &one };
+	double lat[LATENCY_RUNS];
+	for (int r = 0; r < LATENCY_WARMUP + LATENCY_RUNS; r++) {
+		double t0 = now_ms();
+		PERF_CALL("cuLaunchKernel(copy)", api->LaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, NULL, tiny, NULL));
+		PERF_CALL("cuEventRecord", api->EventRecord(stop, NULL));
+		call = "cuEventQuery";
+		if (spin_event(api, stop, timeout, &rc) < 0) {
+			if (rc == CUDA_ERROR_NOT_READY) {
+				set_error(d, "perf", "TIMEOUT", "a one-thread kernel did not finish in time: the GPU is hung");
+				goto out;
+			}
+			goto fail;
+		}
+		if (r >= LATENCY_WARMUP)
+			lat[r - LATENCY_WARMUP] = (now_ms() - t0) * 1e3;
+	}
+	qsort(lat, LATENCY_RUNS, sizeof lat[0], cmp_double);
+	json_object_set_new(perf, "copy_bandwidth_gbs", json_real(2.0 * (double)bytes / (best_ms * 1e6)));
+	json_object_set_new(perf, "copy_ms", json_real(best_ms));
+	json_object_set_new(perf, "buffer_bytes", json_integer((json_int_t)bytes));
+	json_object_set_new(perf, "launch_latency_us", json_real((lat[LATENCY_RUNS / 2 - 1] + lat[LATENCY_RUNS / 2]) / 2));
+	json_object_set_new(perf, "launch_latency_min_us", json_real(lat[0]));
+	json_object_set_new(perf, "method",
+			    json_string("bandwidth: best of 5 copy kernels (bytes read + written) timed by cuEventRecord/cuEventElapsedTime; "
+					"latency: median of 50 one-thread launches, host clock from cuLaunchKernel to the event's completion"));
+	stage_end(&t);
+	ret = 0;
+	goto out;
+#undef PERF_CALL
+fail:
+	set_cuda_error(api, d, "perf", call, rc);
+out:
+	if (ret < 0) {
+		json_object_set(perf, "error", json_object_get(d, "error"));
+		json_object_set(perf, "message", json_object_get(d, "message"));
+	}
+	if (stop)
+		api->EventDestroy(stop);
+	if (start)
+		api->EventDestroy(start);
+	if (dst)
+		api->MemFree(dst);
+	if (src)
+		api->MemFree(src);
 	return ret;
 }
 
@@ -501,7 +661,7 @@ static int probe_device(const struct cuda_api *api, struct probe_channel *ch,
 		api->CtxSetCurrent(NULL);
 		api->PrimaryCtxRelease(dev);
 	}
-	if (opt->telemetry && pci[0]) {
+	if ((opt->telemetry || opt->processes) && pci[0]) { /* NVML lists the processes too */
 		stage_begin(&t, ch, timings, "telemetry", where);
 		json_t *tele = json_object();
 		nvml_telemetry(pci, tele);

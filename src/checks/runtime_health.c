@@ -131,6 +131,9 @@ void runtime_run_health(const struct context *ctx, void *state, struct result *r
 				note_text(&dn, t, "memory_health", "memory health");
 			note_text(&dn, t, "ras", "RAS error counters");
 			note_text(&dn, t, "ecc", "ECC");
+			const char *nvml = json_string_value(json_object_get(t, "nvml"));
+			if (nvml && strcmp(nvml, "ok") != 0)
+				sb_printf(&dn, "%sNVML %s", dn.len ? "; " : "", nvml);
 			if (dn.len)
 				sb_printf(&notes, "%s%s: %s", notes.len ? "; " : "", label, dn.buf);
 			sb_release(&dn);
@@ -163,16 +166,19 @@ void runtime_run_processes(const struct context *ctx, void *state, struct result
 			json_t *dev = runtime_device_result(&st->probes[i].devices[d], d);
 			/* Level Zero: the device's processes; CUDA: NVML's, in its telemetry */
 			json_t *list = json_object_get(dev, "processes");
+			json_t *t = json_object_get(dev, "telemetry");
 			if (!list)
-				list = json_object_get(json_object_get(dev, "telemetry"), "processes");
-			if (!list)
+				list = json_object_get(t, "processes");
+			const char *nvml = json_string_value(json_object_get(t, "nvml"));
+			if (!list && !(nvml && strcmp(nvml, "ok") != 0))
 				continue;
 			seen++;
 			char label[256];
 			runtime_device_label(dev, d, label, sizeof(label));
-			if (json_is_string(list)) {
+			if (!list || json_is_string(list)) {
 				unknown++;
-				result_finding(r, STATUS_PASS, "%s: the process list is %s", label, json_string_value(list));
+				result_finding(r, STATUS_PASS, "%s: the process list is not available: %s", label,
+					       list ? json_string_value(list) : nvml);
 				continue;
 			}
 			struct strbuf others = STRBUF_INIT;

@@ -68,18 +68,24 @@ int runtime_perf_validate(const struct spec *spec, struct spec_error *err)
 static json_t *candidate(const char *backend, const json_t *dev, long vendor, long device, const json_t *perf,
 			 const json_t *probe)
 {
-	char vid[8], did[8];
-	snprintf(vid, sizeof(vid), "0x%04lx", vendor);
-	snprintf(did, sizeof(did), "0x%04lx", device);
+	char vid[24], did[24];
+	snprintf(vid, sizeof(vid), "0x%04lx", vendor & 0xffff);
+	snprintf(did, sizeof(did), "0x%04lx", device & 0xffff);
+	json_t *name = json_object_get(dev, "name");
+	if (device < 0 && !json_is_string(name))
+		return NULL; /* nothing to key it by */
 	json_t *rec = json_object();
 	json_t *drv = json_object_get(probe, "driver_version");
 	if (drv)
 		json_object_set(rec, "driver", drv);
 	json_object_set(rec, "buffer_bytes", json_object_get(perf, "buffer_bytes"));
-	return json_pack("{s:s, s:s, s:s, s:O?, s:f, s:f, s:o}", "vendor_id", vid, "device_id", did, "backend", backend,
-			 "name", json_object_get(dev, "name"), "copy_bandwidth_gbs",
+	json_t *c = json_pack("{s:s, s:s?, s:s, s:O?, s:f, s:f, s:o}", "vendor_id", vid, "device_id", device >= 0 ? did : NULL,
+			 "backend", backend, "name", name, "copy_bandwidth_gbs",
 			 round(json_number_value(json_object_get(perf, "copy_bandwidth_gbs")) * 10) / 10, "launch_latency_us",
 			 round(json_number_value(json_object_get(perf, "launch_latency_us")) * 100) / 100, "recorded", rec);
+	if (c && device < 0)
+		json_object_del(c, "device_id"); /* keyed by name */
+	return c;
 }
 
 void runtime_run_performance(const struct context *ctx, void *state, struct result *r)
@@ -121,19 +127,28 @@ void runtime_run_performance(const struct context *ctx, void *state, struct resu
 			double lat = json_number_value(json_object_get(perf, "launch_latency_us"));
 			long vendor = baseline_pci_id(json_object_get(dev, "vendor_id"));
 			long device = baseline_pci_id(json_object_get(dev, "device_id"));
-			const struct baseline *b = vendor >= 0 && device >= 0 ? baselines_find(&set, vendor, device, backend) : NULL;
+			const char *model = json_string_value(json_object_get(dev, "name"));
+			const struct baseline *b = vendor >= 0 ? baselines_find(&set, vendor, device, model, backend) : NULL;
+			char key[96];
+			if (device >= 0)
+				snprintf(key, sizeof(key), "%04lx-%04lx", vendor & 0xffff, device);
+			else
+				snprintf(key, sizeof(key), "%04lx-%s", vendor & 0xffff, model ? model : "unknown");
+			for (char *k = key; *k; k++) /* a file name */
+				if (!((*k >= 'a' && *k <= 'z') || (*k >= '0' && *k <= '9') || *k == '-'))
+					*k = (*k >= 'A' && *k <= 'Z') ? (char)(*k - 'A' + 'a') : '-';
 			if (!b) {
 				fresh++;
-				json_t *c = vendor >= 0 && device >= 0 ? candidate(backend, dev, vendor, device, perf, run->result) : NULL;
+				json_t *c = vendor >= 0 ? candidate(backend, dev, vendor, device, perf, run->result) : NULL;
 				char *line = c ? json_dumps(c, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10)) : NULL;
 				if (c)
 					json_array_append_new(cands, c);
 				result_finding(r, STATUS_PASS,
-					       "%s %s: copy bandwidth %.1f GB/s, launch latency %.2f µs; no baseline for %04lx:%04lx: "
+					       "%s %s: copy bandwidth %.1f GB/s, launch latency %.2f µs; no baseline for %s: "
 					       "to compare with these figures from now on, save this line as "
-					       "checks/baselines/%04lx-%04lx-%s.json (and rebuild) or in the runtime.baselines folder: %s",
-					       backend, label, bw, lat, vendor & 0xffff, device & 0xffff, vendor & 0xffff,
-					       device & 0xffff, backend, line ? line : "(no PCI ids reported: cannot key a baseline)");
+					       "checks/baselines/%s-%s.json (and rebuild) or in the runtime.baselines folder: %s",
+					       backend, label, bw, lat, key, key, backend,
+					       line ? line : "(no PCI ids or name reported: cannot key a baseline)");
 				free(line);
 				continue;
 			}

@@ -9,3 +9,13 @@ extern "C" __global__ void smoke(unsigned *out, const unsigned *in, unsigned n)
 	if (i < n)
 		out[i] = in[i] * 3u + i;
 }
+
+/* The bandwidth kernel of the validate profile, twin of `copy` in
+ * src/kernels/smoke.cl: each thread copies 16 bytes, so the timed copy reads
+ * and writes every byte of the buffers once. n counts uint4 elements. */
+extern "C" __global__ void copy(uint4 *out, const uint4 *in, unsigned n)
+{
+	unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n)
+		out[i] = in[i];
+}

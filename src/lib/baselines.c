@@ -73,8 +73,9 @@ int baseline_parse(const char *name, const char *text, size_t len, struct baseli
 		}
 	}
 	out->vendor_id = baseline_pci_id(json_object_get(j, "vendor_id"));
-	out->device_id = baseline_pci_id(json_object_get(j, "device_id"));
-	if (out->vendor_id < 0 || out->device_id < 0) {
+	json_t *did = json_object_get(j, "device_id");
+	out->device_id = did ? baseline_pci_id(did) : -1;
+	if (out->vendor_id < 0 || (did && out->device_id < 0)) {
 		fail(err, errsize, name, "%s", "vendor_id and device_id must be PCI ids, e.g. \"0x8086\" and \"0x56a0\"");
 		goto out;
 	}
@@ -87,6 +88,10 @@ int baseline_parse(const char *name, const char *text, size_t len, struct baseli
 	json_t *nm = json_object_get(j, "name");
 	if (nm && !json_is_string(nm)) {
 		fail(err, errsize, name, "%s", "name must be a string");
+		goto out;
+	}
+	if (!did && !nm) {
+		fail(err, errsize, name, "%s", "give device_id (or, where the PCI id is unknown, the device's name)");
 		goto out;
 	}
 	out->bandwidth_gbs = positive(json_object_get(j, "copy_bandwidth_gbs"));
@@ -183,13 +188,15 @@ int baselines_load(struct baseline_set *set, const char *folder, char *err, size
 	return rc;
 }
 
-const struct baseline *baselines_find(const struct baseline_set *set, long vendor_id, long device_id, const char *backend)
+const struct baseline *baselines_find(const struct baseline_set *set, long vendor_id, long device_id, const char *name,
+				      const char *backend)
 {
 	const struct baseline *found = NULL;
 	for (size_t i = 0; i < set->n; i++) {
 		const struct baseline *b = &set->items[i];
-		if (b->vendor_id == vendor_id && b->device_id == device_id &&
-		    (!b->backend || (backend && strcmp(b->backend, backend) == 0)))
+		bool model = b->device_id >= 0 ? b->device_id == device_id
+						: (name && b->name && strcmp(b->name, name) == 0);
+		if (b->vendor_id == vendor_id && model && (!b->backend || (backend && strcmp(b->backend, backend) == 0)))
 			found = b;
 	}
 	return found;

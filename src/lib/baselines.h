@@ -5,7 +5,8 @@
  *    "name": "Intel Arc A770", "copy_bandwidth_gbs": 480.5,
  *    "launch_latency_us": 9.8, "recorded": {...}}
  *
- * keyed by PCI vendor and device id (and the backend, when given). The files
+ * keyed by PCI vendor and device id (and the backend, when given); where the
+ * device id cannot be read (CUDA without /sys), by vendor and name. The files
  * of checks/baselines/ are built into the binary; the spec's
  * runtime.baselines names a folder of more (they win over built-in ones). */
 #ifndef GPUGATE_BASELINES_H
@@ -16,7 +17,7 @@
 
 struct baseline {
 	char *source;        /* "checks/baselines/x.json (built in)" or the file's path */
-	long vendor_id, device_id;
+	long vendor_id, device_id; /* device_id -1: matched by name */
 	char *backend;       /* NULL: any backend */
 	char *name;          /* the model, for people; may be NULL */
 	double bandwidth_gbs; /* 0: not recorded */
@@ -34,8 +35,10 @@ struct baseline_set {
 int baselines_load(struct baseline_set *set, const char *folder, char *err, size_t errsize);
 /* One file's text; 0 or -1 with err ("NAME:LINE:COL: ..." or "NAME: ..."). */
 int baseline_parse(const char *name, const char *text, size_t len, struct baseline *out, char *err, size_t errsize);
-/* The last loaded baseline for this device and backend, or NULL. */
-const struct baseline *baselines_find(const struct baseline_set *set, long vendor_id, long device_id, const char *backend);
+/* The last loaded baseline for this device (device_id -1 or name NULL when
+ * unknown) and backend, or NULL. */
+const struct baseline *baselines_find(const struct baseline_set *set, long vendor_id, long device_id, const char *name,
+				      const char *backend);
 void baselines_free(struct baseline_set *set);
 
 /* A PCI id from JSON: an integer or a "0x10de" / "10de" string; -1 if neither. */

@@ -4,12 +4,15 @@
  *
  *   FAKE_CUDA_FAULT   hang_init | crash_init | no_device | zero_devices |
  *                     launch_error | wrong_result | hang_sync | old_ptx |
- *                     oom
+ *                     oom | slow_copy (the copy kernel runs at 1400 GB/s
+ *                     instead of 2000)
  *   FAKE_CUDA_DEVICES number of GPUs (default 1)
  *
  * CUDA_VISIBLE_DEVICES is applied as the real driver does: an empty value
  * hides every GPU, and the list stops at the first entry that is not a GPU.
- * Device pointers are host pointers. */
+ * Device pointers are host pointers. Events read a virtual device clock that
+ * only kernels advance (the copy kernel by its bytes read plus written at
+ * the fake bandwidth, any other by 5 µs), so timings are deterministic. */
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,6 +30,8 @@ enum { MAX_DEVICES = 16 };
 
 static int visible[MAX_DEVICES];
 static int visible_count = -1;
+static double device_clock_ms;
+static const char *loaded_image;
 
 static int fault(const char *name)
 {
@@ -90,6 +95,7 @@ CUresult cuModuleLoadData(void **module, const void *image)
 		return 222;
 	if (!strstr(image, ".version") || !strstr(image, ".entry smoke("))
 		return 218; /* CUDA_ERROR_INVALID_PTX */
+	loaded_image = image;
 	*module = (void *)0x2000;
 	return 0;
 }
@@ -97,9 +103,11 @@ CUresult cuModuleUnload(void *m) { (void)m; return 0; }
 CUresult cuModuleGetFunction(void **fn, void *m, const char *name)
 {
 	(void)m;
-	if (strcmp(name, "smoke") != 0)
+	char entry[64];
+	snprintf(entry, sizeof entry, ".entry %s(", name);
+	if ((strcmp(name, "smoke") != 0 && strcmp(name, "copy") != 0) || !loaded_image || !strstr(loaded_image, entry))
 		return 500; /* CUDA_ERROR_NOT_FOUND */
-	*fn = (void *)0x3000;
+	*fn = (void *)(uintptr_t)(strcmp(name, "copy") == 0 ? 0x3001 : 0x3000);
 	return 0;
 }
 
@@ -127,9 +135,19 @@ CUresult cuMemcpyDtoH_v2(void *h, CUdeviceptr d, size_t n) { memcpy(h, (void *)(
 CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
 			unsigned bz, unsigned shared, void *stream, void **params, void **extra)
 {
-	(void)fn; (void)gy; (void)gz; (void)by; (void)bz; (void)shared; (void)stream; (void)extra;
+	(void)gy; (void)gz; (void)by; (void)bz; (void)shared; (void)stream; (void)extra;
 	if (fault("launch_error"))
 		return 719;
+	if ((uintptr_t)fn == 0x3001) { /* copy(uint4 *out, const uint4 *in, unsigned n) */
+		char *out = (char *)(uintptr_t)*(CUdeviceptr *)params[0];
+		const char *in = (const char *)(uintptr_t)*(CUdeviceptr *)params[1];
+		unsigned long long n = *(unsigned *)params[2], threads = (unsigned long long)gx * bx;
+		size_t bytes = (size_t)(n < threads ? n : threads) * 16;
+		memcpy(out, in, bytes);
+		device_clock_ms += 2.0 * (double)bytes / ((fault("slow_copy") ? 1400 : 2000) * 1e6);
+		return 0;
+	}
+	device_clock_ms += 0.005;
 	unsigned *out = (unsigned *)(uintptr_t)*(CUdeviceptr *)params[0];
 	const unsigned *in = (const unsigned *)(uintptr_t)*(CUdeviceptr *)params[1];
 	unsigned n = *(unsigned *)params[2];
@@ -141,10 +159,41 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigne
 	return 0;
 }
 
-CUresult cuEventCreate(void **ev, unsigned flags) { (void)flags; *ev = (void *)0x4000; return 0; }
-CUresult cuEventRecord(void *ev, void *stream) { (void)ev; (void)stream; return 0; }
+struct fake_event {
+	unsigned flags;
+	int recorded;
+	double ms;
+};
+
+CUresult cuEventCreate(void **ev, unsigned flags)
+{
+	struct fake_event *e = calloc(1, sizeof *e);
+	if (!e)
+		return 2;
+	e->flags = flags;
+	*ev = e;
+	return 0;
+}
+CUresult cuEventRecord(void *ev, void *stream)
+{
+	(void)stream;
+	struct fake_event *e = ev;
+	e->recorded = 1;
+	e->ms = device_clock_ms;
+	return 0;
+}
 CUresult cuEventQuery(void *ev) { (void)ev; return fault("hang_sync") ? 600 : 0; }
-CUresult cuEventDestroy_v2(void *ev) { (void)ev; return 0; }
+CUresult cuEventDestroy_v2(void *ev) { free(ev); return 0; }
+CUresult cuEventElapsedTime(float *ms, void *start, void *stop)
+{
+	struct fake_event *a = start, *b = stop;
+	if ((a->flags | b->flags) & 2) /* CU_EVENT_DISABLE_TIMING */
+		return 1;
+	if (!a->recorded || !b->recorded)
+		return 600;
+	*ms = (float)(b->ms - a->ms);
+	return 0;
+}
 
 static const struct {
 	CUresult code;
