@@ -219,6 +219,21 @@ def driver_case(fault, deadline="3", spec=RUNTIME_SPEC, env=None):
     return setup
 
 
+PERF_SPEC = RUNTIME_SPEC + "  performance: true\n  bandwidth_buffer: 16MiB\n  baselines: {folder}\n"
+TELEMETRY_SPEC = RUNTIME_SPEC + "  telemetry: true\n  processes: true\n"
+
+
+def perf_case(fault, bandwidth=400.0):
+    """The fake device (8086:56a0, 400 GB/s by its kernel timestamps) against a baseline."""
+    def setup(fx):
+        folder = fx.path("baselines")
+        os.makedirs(folder)
+        with open(os.path.join(folder, "fake.json"), "w") as f:
+            f.write('{"vendor_id": "0x8086", "device_id": "0x56a0", "copy_bandwidth_gbs": %s}' % bandwidth)
+        return driver_case(fault, deadline="10", spec=PERF_SPEC.format(folder=folder))(fx)
+    return setup
+
+
 RUNTIME_FAULTS = [
     Fault("runtime", "driver hangs in init", driver_case("hang_init"), 1, ["hung in stage init", "(killed)"], seconds=5),
     Fault("runtime", "driver hangs in sync", driver_case("hang_sync"), 1, ["hung in stage sync", "(killed)"], seconds=5),
@@ -230,6 +245,14 @@ RUNTIME_FAULTS = [
           ["ZE_RESULT_ERROR_INSUFFICIENT_PERMISSIONS"]),
     Fault("runtime", "loader finds no driver", driver_case("", env={
         "ZE_ENABLE_ALT_DRIVERS": "/nonexistent/libze_none.so", "LD_LIBRARY_PATH": "/nonexistent"}), 1, ["runtime.loader", "no Level Zero driver found a GPU"]),
+    Fault("runtime", "copy bandwidth 30% below the baseline (slow_copy)", perf_case("slow_copy"), 1,
+          ["runtime.performance", "280.0 GB/s is 30% below the baseline 400.0 GB/s"], seconds=15),
+    Fault("runtime", "RAS reports uncorrectable errors", driver_case("ras_uncorrectable", deadline="10", spec=TELEMETRY_SPEC),
+          1, ["runtime.health", "3 uncorrectable RAS errors"], seconds=15),
+    Fault("runtime", "another process uses the GPU", driver_case("foreign_process", deadline="10", spec=TELEMETRY_SPEC),
+          0, ["runtime.processes", "pid 4242"], seconds=15),
+    Fault("runtime", "driver without Sysman telemetry", driver_case("no_telemetry", deadline="10", spec=TELEMETRY_SPEC),
+          0, ["HEALTHY", "power not supported by this driver"], seconds=15),
     Fault("runtime", "cuda backend on a machine without it", driver_case(
         "", spec="runtime:\n  backend: cuda\n  smoke: true\n"), 1, ["runtime.loader", "libcuda.so.1 not found"]),
 ]
