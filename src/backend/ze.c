@@ -511,6 +511,7 @@ static int smoke(const struct ze_api *api, struct probe_channel *ch, const struc
 		goto out;
 	}
 	ok = 0;
+	json_object_set_new(smoke, "ok", json_true()); /* a failed measurement below does not undo it */
 	if (opt->perf) {
 		/* after a correct smoke only: a wrong GPU's speed means nothing */
 		clock_enter(clk, ch, "perf", label);
@@ -524,7 +525,8 @@ static int smoke(const struct ze_api *api, struct probe_channel *ch, const struc
 		}
 	}
 out:
-	json_object_set_new(smoke, "ok", json_boolean(ok == 0));
+	if (!json_object_get(smoke, "ok"))
+		json_object_set_new(smoke, "ok", json_false());
 	smoke_free(api, &o);
 	return ok;
 }

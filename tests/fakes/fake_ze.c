@@ -10,6 +10,7 @@
  *   foreign_process    another process (pid 4242, 2 GiB) uses every device
  *   no_telemetry       Sysman answers UNSUPPORTED_FEATURE for everything but
  *                      free memory
+ *   no_timestamps      zeEventQueryKernelTimestamp answers UNSUPPORTED_FEATURE
  * GPUGATE_FAKE_DEVICES=N sets the device count (default 1).
  * Kernel timestamps are deterministic: the copy kernel moves its bytes (read
  * plus written) at the fake bandwidth, in 10 ns ticks of a 32-bit counter
@@ -536,6 +537,8 @@ static ze_result_t ZE_APICALL fake_event_sync(ze_event_handle_t h, uint64_t time
 static ze_result_t ZE_APICALL fake_event_timestamp(ze_event_handle_t h, ze_kernel_timestamp_result_t *ts)
 {
 	struct fake_event *e = (struct fake_event *)h;
+	if (fault("no_timestamps"))
+		return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
 	if (!e->timestamps)
 		return ZE_RESULT_ERROR_INVALID_ARGUMENT; /* not a kernel timestamp event */
 	if (!e->signaled)

@@ -111,6 +111,17 @@ def test_slow_launch_fails_on_latency(tmp_path):
     assert "kernel launch latency" in c["summary"] and "above the baseline 500.00 µs" in c["summary"], c
 
 
+def test_failed_measurement_fails_performance_not_the_smoke(tmp_path):
+    r = run(tmp_path, "--deadline", "20", fault="no_timestamps", spec=perf_spec())
+    assert r.rc == 1, r
+    c = r.check("runtime.performance")
+    assert c["status"] == "fail", c
+    assert "exited 3 in stage perf on 0000:03:00.0" in c["summary"], c
+    assert "zeEventQueryKernelTimestamp failed" in c["summary"], c
+    assert "the measurement itself failed" in c["remediation"], c
+    assert r.check("runtime.smoke")["status"] == "pass", r.check("runtime.smoke")
+
+
 def test_no_baseline_passes_with_the_line_that_records_one(tmp_path):
     r = run(tmp_path, "--deadline", "20", spec=perf_spec())
     assert r.rc == 0, r
