@@ -14,7 +14,8 @@
  * GPUGATE_FAKE_DEVICES=N sets the device count (default 1).
  * Kernel timestamps are deterministic: the copy kernel moves its bytes (read
  * plus written) at the fake bandwidth, in 10 ns ticks of a 32-bit counter
- * that starts just below its wrap, so a reader must handle the wrap. */
+ * that wraps in the middle of every copy, with garbage above the 32 valid
+ * bits: a reader must mask and handle the wrap as the specification says. */
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -84,7 +85,7 @@ struct fake_list {
 static struct fake_device devices[MAX_DEVICES];
 static uint32_t device_count = 1;
 static int driver_token;
-static uint64_t device_clock = (UINT64_C(1) << FAKE_TS_BITS) - 5000; /* ticks; wraps soon */
+static uint64_t device_clock; /* ticks */
 
 static bool fault(const char *name)
 {
@@ -399,10 +400,13 @@ static void stamp(struct fake_event *ev, const struct cmd *cmd)
 	double ns = 1000;
 	if (cmd->copy_kernel)
 		ns = 2.0 * (double)(cmd->items * 16) / (fault("slow_copy") ? FAKE_BANDWIDTH_GBS * 0.7 : FAKE_BANDWIDTH_GBS);
-	uint64_t mask = (UINT64_C(1) << FAKE_TS_BITS) - 1;
-	ev->start = device_clock & mask;
-	device_clock += (uint64_t)(ns / FAKE_TIMER_NS + 0.5);
-	ev->end = device_clock & mask;
+	uint64_t mask = (UINT64_C(1) << FAKE_TS_BITS) - 1, ticks = (uint64_t)(ns / FAKE_TIMER_NS + 0.5);
+	if (cmd->copy_kernel) /* every timed copy straddles the counter's wrap */
+		device_clock = (device_clock | mask) - ticks / 2;
+	/* the bits above the valid ones are garbage, as the spec allows */
+	ev->start = (device_clock & mask) | (UINT64_C(0xdead) << 48);
+	device_clock += ticks;
+	ev->end = (device_clock & mask) | (UINT64_C(0xbeef) << 48);
 	device_clock += 100;
 	ev->signaled = true;
 }
