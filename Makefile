@@ -81,8 +81,14 @@ $(BUILD)/gen/%.spv: src/kernels/%.cl
 
 # Performance baselines (checks/baselines/*.json, one GPU model each), embedded
 # after a syntax check that names the file; the runtime checks the fields.
+# baselines.list changes when a file is added or removed, so a removed one
+# is not left embedded.
 BASELINES := $(sort $(wildcard checks/baselines/*.json))
-$(BUILD)/gen/embedded_baselines.c: $(BASELINES) src/tools/embed.sh
+$(BUILD)/gen/baselines.list: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(BASELINES)' | cmp -s - $@ || echo '$(BASELINES)' > $@
+FORCE:
+$(BUILD)/gen/embedded_baselines.c: $(BASELINES) $(BUILD)/gen/baselines.list src/tools/embed.sh
 	@mkdir -p $(dir $@)
 	@for f in $(BASELINES); do python3 -m json.tool "$$f" > /dev/null || { echo "$$f: not valid JSON" >&2; exit 1; }; done
 	sh src/tools/embed.sh embedded_baselines $(foreach b,$(BASELINES),$(b)=$(b)) > $@.tmp
