@@ -158,10 +158,10 @@ static int check_scalar(const struct spec *spec, const yaml_node_t *node, const 
 	case SCALAR_INT:
 		errno = 0;
 		long n = strtol(v, &end, 10);
-		if (*v && !*end && !errno && n >= 0 && n <= 1000000)
+		if (*v && !*end && !errno && n >= 0 && n <= SPEC_INT_MAX)
 			return 0;
-		return spec_error_at(err, spec, node, "%s must be a whole number from 0 to 1000000, not '%s'",
-				     key->path, v);
+		return spec_error_at(err, spec, node, "%s must be a whole number from 0 to %d, not '%s'",
+				     key->path, SPEC_INT_MAX, v);
 	case SCALAR_SIZE:
 		if (parse_size(v, &size) == 0)
 			return 0;

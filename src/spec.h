@@ -14,6 +14,9 @@
 enum spec_kind { SPEC_SCALAR = 1, SPEC_SEQ = 2, SPEC_MAP = 4 };
 /* How a scalar is read. */
 enum spec_scalar { SCALAR_STR = 0, SCALAR_BOOL, SCALAR_INT, SCALAR_SIZE, SCALAR_SECONDS, SCALAR_ENUM };
+/* The largest whole number a spec may hold: 256 Mi (the smoke kernel's
+ * work_items is the biggest count; more than 1 GiB per buffer is a typo). */
+#define SPEC_INT_MAX 268435456
 
 /* One allowed key. path is dotted from the top ("hf.min_free"); the items of a
  * list are "list[]" ("hf.models[]", "hf.models[].repo"). */
