@@ -10,9 +10,10 @@
 #include "backend/backend.h"
 #include "backend/nvml.h"
 #include "lib/embedded.h"
+#include "lib/dynlib.h"
+#include "result.h"
 #include "lib/util.h"
 
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <link.h>
@@ -84,11 +85,8 @@ struct cuda_api {
 	CUresult (*GetErrorString)(CUresult, const char **);
 };
 
-static const struct {
-	const char *symbol;
-	size_t offset;
-} cuda_symbols[] = {
-#define SYM(name, field) { name, offsetof(struct cuda_api, field) }
+static const struct dynlib_symbol cuda_symbols[] = {
+#define SYM(name, field) { name, offsetof(struct cuda_api, field), false }
 	SYM("cuInit", Init),
 	SYM("cuDriverGetVersion", DriverGetVersion),
 	SYM("cuDeviceGetCount", DeviceGetCount),
@@ -213,34 +211,27 @@ static void set_error(json_t *obj, const char *stage, const char *error, const c
 static int cuda_load(struct cuda_api *api, json_t *result)
 {
 	memset(api, 0, sizeof *api);
-	api->lib = dlopen(cuda_backend.library, RTLD_NOW | RTLD_LOCAL);
+	char why[256], real[PATH_MAX];
+	api->lib = dynlib_open(cuda_backend.library, why, sizeof why);
 	if (!api->lib) {
-		const char *why = dlerror();
 		char *msg = xasprintf("CUDA driver %s not found (%s): install the NVIDIA driver's "
 				      "user-mode libraries (%s) or run the container with the NVIDIA "
 				      "runtime (--gpus all), which mounts them",
-				      cuda_backend.library, why ? why : "dlopen failed",
-				      cuda_backend.provided_by);
+				      cuda_backend.library, why, cuda_backend.provided_by);
 		set_error(result, "loader", "LIBRARY_NOT_FOUND", msg);
 		free(msg);
 		return -1;
 	}
-	struct link_map *map = NULL;
-	char real[PATH_MAX];
-	if (dlinfo(api->lib, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name &&
-	    realpath(map->l_name, real))
-		json_object_set_new(result, "library", json_string(real));
-	for (size_t i = 0; i < sizeof cuda_symbols / sizeof cuda_symbols[0]; i++) {
-		void *fn = dlsym(api->lib, cuda_symbols[i].symbol);
-		if (!fn) {
-			char *msg = xasprintf("%s lacks %s: the driver is too old (CUDA 11.4 or later "
-					      "is needed) or the library is not NVIDIA's driver",
-					      cuda_backend.library, cuda_symbols[i].symbol);
-			set_error(result, "loader", "SYMBOL_NOT_FOUND", msg);
-			free(msg);
-			return -1;
-		}
-		memcpy((char *)api + cuda_symbols[i].offset, &fn, sizeof fn);
+	if (dynlib_real_path(api->lib, real, sizeof real))
+		json_object_set_new(result, "library", json_text(real));
+	const char *missing = dynlib_resolve(api->lib, api, cuda_symbols, sizeof cuda_symbols / sizeof cuda_symbols[0]);
+	if (missing) {
+		char *msg = xasprintf("%s lacks %s: the driver is too old (CUDA 11.4 or later "
+				      "is needed) or the library is not NVIDIA's driver",
+				      cuda_backend.library, missing);
+		set_error(result, "loader", "SYMBOL_NOT_FOUND", msg);
+		free(msg);
+		return -1;
 	}
 	return 0;
 }

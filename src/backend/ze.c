@@ -2,7 +2,6 @@
  * zeInit, enumerate, and run the embedded SPIR-V smoke kernel on one device.
  * After a failed zeInit nothing else is called (loader 1.8.12 segfaults on
  * the next call when no GPU was found). */
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -15,6 +14,7 @@
 
 
 #include "../lib/crypto_dl.h"
+#include "../lib/dynlib.h"
 #include "backend.h"
 #include "ze_api.h"
 #include "../lib/embedded.h"
@@ -112,32 +112,29 @@ static void clock_enter(struct stage_clock *c, struct probe_channel *ch, const c
 		probe_stage(ch, stage, device);
 }
 
+#define ZE_SYMBOL(name) { #name, offsetof(struct ze_api, name), false },
+#define ZE_OPTIONAL_SYMBOL(name) { #name, offsetof(struct ze_api, name), true },
+static const struct dynlib_symbol ze_symbols[] = { ZE_FUNCS(ZE_SYMBOL) ZE_OPTIONAL_FUNCS(ZE_OPTIONAL_SYMBOL) };
+
 static int load_api(struct ze_api *api, json_t *res)
 {
-	api->lib = dlopen("libze_loader.so.1", RTLD_NOW | RTLD_LOCAL);
+	char why[256], real[PATH_MAX];
+	api->lib = dynlib_open("libze_loader.so.1", why, sizeof why);
 	if (!api->lib) {
-		const char *why = dlerror();
-		char *msg = xasprintf("cannot load libze_loader.so.1 (%s): install the Level Zero loader (apt-get install libze1)",
-				      why ? why : "not found");
+		char *msg = xasprintf("cannot load libze_loader.so.1 (%s): install the Level Zero loader (apt-get install libze1)", why);
 		fail_message(res, "loader", "loader missing", msg);
 		free(msg);
 		return -1;
 	}
-	struct link_map *map = NULL;
-	if (dlinfo(api->lib, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name) {
-		char real[PATH_MAX];
-		json_object_set_new(res, "library", json_text(realpath(map->l_name, real) ? real : map->l_name));
+	if (dynlib_real_path(api->lib, real, sizeof real))
+		json_object_set_new(res, "library", json_text(real));
+	const char *missing = dynlib_resolve(api->lib, api, ze_symbols, sizeof ze_symbols / sizeof ze_symbols[0]);
+	if (missing) {
+		char *msg = xasprintf("libze_loader.so.1 lacks %s: the loader is too old or broken; reinstall libze1", missing);
+		fail_message(res, "loader", "symbol missing", msg);
+		free(msg);
+		return -1;
 	}
-#define ZE_RESOLVE(name)                                                                        \
-	api->name = (__typeof__(api->name))dlsym(api->lib, #name);                              \
-	if (!api->name) {                                                                       \
-		fail_message(res, "loader", "symbol missing",                                   \
-			     "libze_loader.so.1 lacks " #name ": the loader is too old or broken; reinstall libze1"); \
-		return -1;                                                                      \
-	}
-	ZE_FUNCS(ZE_RESOLVE)
-#define ZE_RESOLVE_OPTIONAL(name) api->name = (__typeof__(api->name))dlsym(api->lib, #name);
-	ZE_OPTIONAL_FUNCS(ZE_RESOLVE_OPTIONAL)
 	return 0;
 }
 
