@@ -11,7 +11,6 @@
 #include "backend/nvml.h"
 #include "lib/embedded.h"
 #include "lib/dynlib.h"
-#include "result.h"
 #include "lib/util.h"
 
 #include <fcntl.h>
@@ -223,7 +222,7 @@ static int cuda_load(struct cuda_api *api, json_t *result)
 		return -1;
 	}
 	if (dynlib_real_path(api->lib, real, sizeof real))
-		json_object_set_new(result, "library", json_text(real));
+		json_object_set_new(result, "library", json_string(real));
 	const char *missing = dynlib_resolve(api->lib, api, cuda_symbols, sizeof cuda_symbols / sizeof cuda_symbols[0]);
 	if (missing) {
 		char *msg = xasprintf("%s lacks %s: the driver is too old (CUDA 11.4 or later "

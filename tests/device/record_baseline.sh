@@ -30,7 +30,7 @@ while [ "$i" -le "$RUNS" ]; do
 		echo "record_baseline: gpugate check exited $rc" >&2
 		exit "$rc"
 	fi
-	/usr/bin/python3 - "$tmp/r$i.json" "$i" <<'PY'
+	"${PYTHON:-python3}" - "$tmp/r$i.json" "$i" <<'PY'
 import json, sys
 report = json.load(open(sys.argv[1]))
 for check in report["checks"]:
