@@ -8,7 +8,7 @@ CC       ?= cc
 VERSION  := 0.1.0
 SANITIZE ?=
 
-PKGS     := yaml-0.1 jansson libseccomp
+PKGS     := yaml-0.1 jansson
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -DGPUGATE_VERSION='"$(VERSION)"' \
             -Isrc -I$(BUILD)/gen $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -23,7 +23,7 @@ endif
 
 # src/provision/ is the separate gpugate-provision executable: libcurl and
 # libarchive cost ~4 ms per start, so the main binary must not link them.
-SRCS      := $(sort $(filter-out src/provision/%.c,$(wildcard src/*.c src/*/*.c)))
+SRCS      := $(sort $(filter-out src/provision/%.c src/tools/%.c,$(wildcard src/*.c src/*/*.c)))
 PROV_PKGS := libcurl libarchive libcrypto jansson yaml-0.1
 PROV_SRCS := $(sort $(wildcard src/provision/*.c))
 PROV_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(PROV_SRCS)) \
@@ -40,6 +40,10 @@ PYTEST    := /usr/bin/python3 -m pytest
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzzers/%,$(FUZZ_SRCS))
 FUZZ_SECONDS ?= 60
+
+# The seccomp programs, built once by libseccomp at build time (rules below).
+OBJS      += $(BUILD)/obj/gen/sandbox_bpf.o
+LIB_OBJS  += $(BUILD)/obj/gen/sandbox_bpf.o
 
 # The CUDA smoke kernel's PTX, embedded (rules below, at ptx).
 OBJS      += $(BUILD)/obj/gen/embedded_ptx.o
@@ -69,6 +73,21 @@ $(BUILD)/gen/embedded_profiles.c: $(PROFILES) src/tools/embed.sh
 	@mkdir -p $(dir $@)
 	sh src/tools/embed.sh embedded_profiles $(foreach p,$(EMBEDDED_PROFILES),$(p)=checks/$(p).yaml) > $@.tmp
 	mv $@.tmp $@
+
+# The seccomp allow-lists: src/tools/sandbox_gen.c builds them with libseccomp
+# and writes the BPF as C; gpugate loads it with seccomp(2) and does not link
+# libseccomp (building the filter at each start cost ~2.5 ms). Same CFLAGS,
+# so sanitizer builds get their variant.
+$(BUILD)/tools/sandbox_gen: src/tools/sandbox_gen.c src/lib/sandbox.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(shell pkg-config --libs libseccomp 2>/dev/null)
+
+$(BUILD)/gen/sandbox_bpf.c: $(BUILD)/tools/sandbox_gen
+	@mkdir -p $(dir $@)
+	$< > $@.tmp
+	mv $@.tmp $@
+
+$(BUILD)/obj/gen/sandbox_bpf.o: src/lib/sandbox_bpf.h
 
 # The smoke kernel: OpenCL C to SPIR-V (clang + llvm-spirv-14), validated by
 # spirv-val, embedded in the binary.

@@ -1,4 +1,5 @@
-/* The self-sandbox: a seccomp filter (libseccomp) that gpugate loads on itself
+/* The self-sandbox: a seccomp filter (built by libseccomp at build time, see
+ * src/tools/sandbox_gen.c) that gpugate loads on itself
  * once options and spec are read and before any check parses a system file.
  * It is an allow-list: what is not listed fails with EPERM (never a kill, so
  * a library that probes an optional call degrades instead of dying).
