@@ -232,8 +232,10 @@ int dpkg_status_load(const char *path, const char *const *wanted, struct dpkg_st
 		return 0;
 	}
 	/* Mapped, not read: the file is most of a megabyte and a copy into fresh
-	 * heap pages costs more than the parse (health checks run every 30 s). */
-	void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	 * heap pages costs more than the parse (health checks run every 30 s).
+	 * MAP_POPULATE maps the whole file in this one call: the parse reads
+	 * every page anyway, and ~190 page faults cost more than the parse. */
+	void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
 	int saved = errno;
 	close(fd);
 	if (map == MAP_FAILED) {
