@@ -17,6 +17,7 @@
 
 #include "../lib/affinity.h"
 #include "../lib/creds.h"
+#include "../lib/dirents.h"
 #include "../lib/drm_nodes.h"
 #include "../lib/util.h"
 #include "groups.h"
@@ -120,6 +121,7 @@ struct devices_state {
 	size_t present;           /* how many of them this container has nodes of */
 	size_t others;            /* GPUs of other vendors */
 	char *dri_dir;            /* ROOT/dev/dri */
+	int dri_fd;               /* it, opened (O_PATH): nodes are looked at relative to it; -1 */
 	int dri_err;
 };
 
@@ -156,10 +158,12 @@ static int stat_under_root(const struct context *ctx, const char *path, struct s
 	return rc;
 }
 
-static void view_node(const struct context *ctx, const char *dir, const char *name, struct node_view *v)
+/* dir/name; dirfd is dir opened, or -1 (then the whole path is looked up). */
+static void view_node(const struct context *ctx, const char *dir, int dirfd, const char *name, struct node_view *v)
 {
 	v->path = xasprintf("%s/%s", dir, name);
-	v->err = lstat(v->path, &v->st) < 0 ? -errno : 0;
+	int rc = dirfd >= 0 ? fstatat(dirfd, name, &v->st, AT_SYMLINK_NOFOLLOW) : lstat(v->path, &v->st);
+	v->err = rc < 0 ? -errno : 0;
 	if (v->err == 0 && S_ISLNK(v->st.st_mode))
 		v->err = stat_under_root(ctx, v->path, &v->st, NULL, 0);
 }
@@ -245,8 +249,10 @@ static void *devices_prepare(const struct context *ctx)
 	if (s->vendor.any || s->vendor.id == PCI_VENDOR_NVIDIA)
 		drm_scan_add_nvidia_proc(ctx->root, &s->scan);
 	s->dri_dir = ctx_path(ctx, "/dev/dri");
-	struct stat st;
-	s->dri_err = stat(s->dri_dir, &st) < 0 ? errno : (S_ISDIR(st.st_mode) ? 0 : ENOTDIR);
+	/* opened once: each node below is then one fstatat of a name, not a
+	 * walk of the whole path (ENOENT / ENOTDIR as stat would say) */
+	s->dri_fd = open(s->dri_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	s->dri_err = s->dri_fd < 0 ? errno : 0;
 	s->views = xcalloc(s->scan.count ? s->scan.count : 1, sizeof(*s->views));
 	char *dev_dir = ctx_path(ctx, "/dev");
 	size_t nvidia_index = 0;
@@ -261,11 +267,11 @@ static void *devices_prepare(const struct context *ctx)
 		v->nvidia_minor = -1;
 		v->driver_ok = driver_allowed(s, g);
 		if (g->card.name[0]) {
-			view_node(ctx, s->dri_dir, g->card.name, &v->card);
+			view_node(ctx, s->dri_dir, s->dri_fd, g->card.name, &v->card);
 			v->present |= v->card.err == 0;
 		}
 		if (g->render.name[0]) {
-			view_node(ctx, s->dri_dir, g->render.name, &v->render);
+			view_node(ctx, s->dri_dir, s->dri_fd, g->render.name, &v->render);
 			v->present |= v->render.err == 0;
 		}
 		if (g->vendor == PCI_VENDOR_NVIDIA) {
@@ -274,7 +280,7 @@ static void *devices_prepare(const struct context *ctx)
 			nvidia_index++;
 			char name[32];
 			snprintf(name, sizeof(name), "nvidia%d", v->nvidia_minor);
-			view_node(ctx, dev_dir, name, &v->nvidia);
+			view_node(ctx, dev_dir, -1, name, &v->nvidia);
 			v->present = v->nvidia.err == 0; /* CUDA needs /dev/nvidiaN, not /dev/dri */
 		}
 		if (v->present)
@@ -297,6 +303,8 @@ static void devices_release(void *state)
 	free(s->views);
 	free_list(s->drivers);
 	free(s->dri_dir);
+	if (s->dri_fd >= 0)
+		close(s->dri_fd);
 	drm_scan_free(&s->scan);
 	free(s);
 }
@@ -621,11 +629,15 @@ static const struct node_view *known_node(const struct devices_state *s, const c
 /* Where a by-path link leads. udev writes "../renderD128": when the folder
  * is a real folder in /dev/dri, that is the node prepare already looked at,
  * and its stat is reused; any other target is followed under ROOT. */
-static int resolve_link(const struct context *ctx, const struct devices_state *s, const char *path, bool plain_dir,
-			struct stat *st, char *target, size_t tsize)
+static int resolve_link(const struct context *ctx, const struct devices_state *s, const char *path, int dirfd,
+			const char *name, bool plain_dir, struct stat *st, char *target, size_t tsize)
 {
 	char link[512];
-	ssize_t n = readlink(path, link, sizeof(link) - 1);
+	ssize_t n = readlinkat(dirfd, name, link, sizeof(link) - 1);
+	if (n < 0 && errno != EINVAL) {
+		target[0] = '\0'; /* missing or unreadable: what a second look would say too */
+		return -errno;
+	}
 	if (n >= 0) {
 		link[n] = '\0';
 		const struct node_view *known = plain_dir && strncmp(link, "../", 3) == 0 && !strchr(link + 3, '/')
@@ -641,15 +653,16 @@ static int resolve_link(const struct context *ctx, const struct devices_state *s
 
 /* Checks one link BYPATH/pci-BDF-KIND against the node sysfs names for it.
  * Returns true when it exists (right or wrong). */
-static bool check_link(const struct context *ctx, const struct devices_state *s, const char *dir, bool plain_dir,
-		       const struct gpu_view *v, const struct drm_node *n, const char *kind, enum status missing,
-		       struct result *r)
+static bool check_link(const struct context *ctx, const struct devices_state *s, const char *dir, int dirfd,
+		       bool plain_dir, const struct gpu_view *v, const struct drm_node *n, const char *kind,
+		       enum status missing, struct result *r)
 {
 	const struct drm_gpu *g = v->gpu;
 	char *path = xasprintf("%s/pci-%s-%s", dir, g->bdf, kind);
+	const char *name = path + strlen(dir) + 1;
 	struct stat st;
 	char target[512];
-	int err = resolve_link(ctx, s, path, plain_dir, &st, target, sizeof(target));
+	int err = resolve_link(ctx, s, path, dirfd, name, plain_dir, &st, target, sizeof(target));
 	text_sanitize(target);
 	bool exists = true;
 	if (err == -ENOENT && !target[0]) {
@@ -694,30 +707,34 @@ static void run_by_path(const struct context *ctx, void *state, struct result *r
 	/* The Intel driver lists by-path when it has entries; only when it is
 	 * missing or empty does it open renderD128..renderD191 instead. */
 	size_t entries = 0;
-	struct stat dst;
-	bool plain_dir = lstat(dir, &dst) == 0 && S_ISDIR(dst.st_mode);
-	DIR *d = opendir(dir);
-	int dir_err = d ? 0 : errno;
-	struct dirent *de;
-	while (d && (de = readdir(d))) {
-		if (de->d_name[0] == '.')
+	/* a real folder (not a link to one) when it opens with O_NOFOLLOW */
+	struct dirents d;
+	int base = s->dri_fd >= 0 ? s->dri_fd : AT_FDCWD;
+	const char *rel = s->dri_fd >= 0 ? "by-path" : dir;
+	int dir_err = -dirents_open(&d, base, rel, O_NOFOLLOW);
+	bool plain_dir = dir_err == 0;
+	if (dir_err == ELOOP || dir_err == ENOTDIR)
+		dir_err = -dirents_open(&d, base, rel, 0);
+	const char *entry;
+	while (!dir_err && (entry = dirents_next(&d, NULL))) {
+		if (entry[0] == '.')
 			continue;
 		entries++;
 		/* a link for a PCI device with no GPU of ours: the driver will try it */
 		char bdf[16];
-		size_t len = strlen(de->d_name);
-		if (len == 4 + 12 + 7 && strncmp(de->d_name, "pci-", 4) == 0 && strcmp(de->d_name + 16, "-render") == 0) {
-			memcpy(bdf, de->d_name + 4, 12);
+		size_t len = strlen(entry);
+		if (len == 4 + 12 + 7 && strncmp(entry, "pci-", 4) == 0 && strcmp(entry + 16, "-render") == 0) {
+			memcpy(bdf, entry + 4, 12);
 			bdf[12] = '\0';
 			bool known = false;
 			for (size_t i = 0; i < s->scan.count && !known; i++)
 				known = strcmp(s->scan.gpus[i].bdf, bdf) == 0;
 			if (!known && pci_bdf_valid(bdf))
-				result_finding(r, STATUS_WARN, "%s/%s names %s, which sysfs does not list as a GPU", dir, de->d_name, bdf);
+				result_finding(r, STATUS_WARN, "%s/%s names %s, which sysfs does not list as a GPU", dir, entry, bdf);
 		}
 	}
-	if (d)
-		closedir(d);
+	if (!dir_err && d.error && entries == 0)
+		dir_err = d.error;
 	size_t intel = 0, linked = 0;
 	for (size_t i = 0; i < s->count; i++) {
 		const struct gpu_view *v = &s->views[i];
@@ -733,10 +750,10 @@ static void run_by_path(const struct context *ctx, void *state, struct result *r
 			continue;
 		}
 		/* by-path is in use: a GPU without its -render link is invisible */
-		if (g->render.name[0] && check_link(ctx, s, dir, plain_dir, v, &g->render, "render", STATUS_FAIL, r))
+		if (g->render.name[0] && check_link(ctx, s, dir, d.fd, plain_dir, v, &g->render, "render", STATUS_FAIL, r))
 			linked++;
 		if (g->card.name[0])
-			check_link(ctx, s, dir, plain_dir, v, &g->card, "card", missing, r);
+			check_link(ctx, s, dir, d.fd, plain_dir, v, &g->card, "card", missing, r);
 	}
 	if (intel == 0) {
 		result_set(r, STATUS_SKIP, "by-path links matter to the Intel driver only; no Intel GPU here");
@@ -753,6 +770,8 @@ static void run_by_path(const struct context *ctx, void *state, struct result *r
 	} else {
 		result_set(r, STATUS_PASS, "%zu of %zu Intel GPU%s reachable through %s", linked, intel, intel == 1 ? "" : "s", dir);
 	}
+	if (!dir_err)
+		dirents_close(&d);
 	free(dir);
 }
 
@@ -815,7 +834,7 @@ static void run_access(const struct context *ctx, void *state, struct result *r)
 		if (!v->present || v->gpu->vendor == PCI_VENDOR_NVIDIA || v->render.err || !S_ISCHR(v->render.st.st_mode))
 			continue; /* missing nodes are devices.nodes' finding */
 		checked++;
-		int rc = creds_access_rw(v->render.path);
+		int rc = s->dri_fd >= 0 ? creds_access_rw_at(s->dri_fd, v->gpu->render.name) : creds_access_rw(v->render.path);
 		if (rc == 0)
 			ok++;
 		else

@@ -1,6 +1,7 @@
 #include "creds.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,11 @@ void creds_format(const struct creds *c, char *buf, size_t size)
 int creds_access_rw(const char *path)
 {
 	return access(path, R_OK | W_OK) == 0 ? 0 : -errno;
+}
+
+int creds_access_rw_at(int dirfd, const char *name)
+{
+	return faccessat(dirfd, name, R_OK | W_OK, 0) == 0 ? 0 : -errno;
 }
 
 int creds_group_name(const char *root, gid_t gid, char *name, size_t size)

@@ -24,6 +24,8 @@ void creds_format(const struct creds *c, char *buf, size_t size);
 /* Read and write access to path with the real credentials (access(2) does
  * exactly that, including root's exemptions). 0 or -errno. */
 int creds_access_rw(const char *path);
+/* The same for name relative to the folder open as dirfd. */
+int creds_access_rw_at(int dirfd, const char *name);
 /* The name of gid in ROOT/etc/group. 0 with name filled, -ENOENT when the
  * file lists no such gid, or -errno when it cannot be read. */
 int creds_group_name(const char *root, gid_t gid, char *name, size_t size);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dirents.h"
 #include "util.h"
 
 
@@ -321,22 +322,25 @@ void drm_scan(const char *root, struct drm_scan *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->class_dir = root_path(root, "/sys/class/drm");
-	DIR *dir = opendir(out->class_dir);
-	if (!dir) {
-		out->error = errno;
+	struct dirents dir;
+	int err = dirents_open(&dir, AT_FDCWD, out->class_dir, 0);
+	if (err) {
+		out->error = -err;
 		return;
 	}
 	char *char_dir = root_path(root, "/sys/dev/char");
 	int charfd = open(char_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	free(char_dir);
-	struct dirent *de;
-	while ((de = readdir(dir))) {
+	const char *name;
+	while ((name = dirents_next(&dir, NULL))) {
 		bool render;
 		unsigned number;
-		if (node_name(de->d_name, &render, &number))
-			scan_entry(out, dirfd(dir), charfd, de->d_name, render, number);
+		if (node_name(name, &render, &number))
+			scan_entry(out, dir.fd, charfd, name, render, number);
 	}
-	closedir(dir);
+	if (dir.error)
+		add_problem(out, "%s: cannot list: %s", out->class_dir, strerror(dir.error));
+	dirents_close(&dir);
 	if (charfd >= 0)
 		close(charfd);
 	if (out->count > 1)
