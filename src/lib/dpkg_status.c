@@ -12,6 +12,10 @@
 
 #include "util.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 struct stanza {
 	const char *name, *arch, *version, *status;
 	size_t name_len, arch_len, version_len, status_len;
@@ -137,17 +141,82 @@ static int finish(const char *path, struct stanza *s, const char *const *wanted,
 	return 0;
 }
 
+/* Whether the line at p (up to its newline or end) ends a stanza: empty or
+ * only blanks, one CR before the newline allowed. The same rule as the
+ * parse loop's "n == 0 || blank" after it drops a trailing CR. */
+static bool blank_line(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if (p < end && *p == '\r')
+		p++;
+	return p == end || *p == '\n';
+}
+
+/* The start of the first line at or after p that ends the stanza (or end),
+ * adding the newlines passed to *line; or, with *nul set, the first NUL byte
+ * on the way (the file is looked at once, so the NUL check rides along). Stanzas of packages nobody asked for
+ * are most of a status file (~20,000 lines, mostly descriptions): this looks
+ * at 16 bytes at a time and stops only where a newline is followed by what
+ * could start a blank line (newline, CR, or a blank then a blank, CR or
+ * newline), instead of one memchr call per line. */
+static const char *skip_stanza(const char *p, const char *end, size_t *line, bool *nul)
+{
+	if (blank_line(p, end))
+		return p;
+	size_t lines = 0;
+	const char *q = p;
+#if defined(__SSE2__)
+	const __m128i nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r');
+	const __m128i sp = _mm_set1_epi8(' '), tab = _mm_set1_epi8('\t'), zero = _mm_setzero_si128();
+	while (end - q >= 18) { /* the loads below read q[0..17] */
+		__m128i b0 = _mm_loadu_si128((const __m128i *)(const void *)q);
+		if (_mm_movemask_epi8(_mm_cmpeq_epi8(b0, zero)))
+			break; /* a NUL: the byte loop below finds which comes first */
+		unsigned nls = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b0, nl));
+		if (nls) {
+			__m128i b1 = _mm_loadu_si128((const __m128i *)(const void *)(q + 1));
+			__m128i b2 = _mm_loadu_si128((const __m128i *)(const void *)(q + 2));
+			__m128i ends = _mm_or_si128(_mm_cmpeq_epi8(b1, nl), _mm_cmpeq_epi8(b1, cr));
+			__m128i blank1 = _mm_or_si128(_mm_cmpeq_epi8(b1, sp), _mm_cmpeq_epi8(b1, tab));
+			__m128i blank2 = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(b2, sp), _mm_cmpeq_epi8(b2, tab)),
+						      _mm_or_si128(_mm_cmpeq_epi8(b2, nl), _mm_cmpeq_epi8(b2, cr)));
+			unsigned cand = nls & (unsigned)_mm_movemask_epi8(_mm_or_si128(ends, _mm_and_si128(blank1, blank2)));
+			for (; cand; cand &= cand - 1) {
+				unsigned bit = (unsigned)__builtin_ctz(cand);
+				if (blank_line(q + bit + 1, end)) {
+					*line += lines + (size_t)__builtin_popcount(nls & ((2u << bit) - 1));
+					return q + bit + 1;
+				}
+			}
+			lines += (size_t)__builtin_popcount(nls);
+		}
+		q += 16;
+	}
+#endif
+	for (; q < end; q++) {
+		if (*q == '\0') {
+			*nul = true;
+			*line += lines;
+			return q;
+		}
+		if (*q != '\n')
+			continue;
+		lines++;
+		if (blank_line(q + 1, end)) {
+			*line += lines;
+			return q + 1;
+		}
+	}
+	*line += lines;
+	return end;
+}
+
 int dpkg_status_parse(const char *path, const char *content, size_t len, const char *const *wanted,
 		      struct dpkg_status *out, char *err, size_t err_size)
 {
 	static const char *const fields[] = { "Package", "Architecture", "Version", "Status" };
 	memset(out, 0, sizeof(*out));
-	const char *nul = memchr(content, '\0', len);
-	if (nul) {
-		snprintf(err, err_size, "%s:%zu: NUL byte in the status file (corrupt?)", path,
-			 line_of(content, nul));
-		return -1;
-	}
 	struct stanza s;
 	memset(&s, 0, sizeof(s));
 	const char *p = content, *end = content + len;
@@ -156,9 +225,26 @@ int dpkg_status_parse(const char *path, const char *content, size_t len, const c
 	int rc = 0;
 	size_t line = 0;
 	while (rc == 0 && p < end) {
+		if (skipping) {
+			bool nul = false;
+			p = skip_stanza(p, end, &line, &nul); /* to the blank line that ends it */
+			if (nul) {
+				snprintf(err, err_size, "%s:%zu: NUL byte in the status file (corrupt?)", path,
+					 line_of(content, p));
+				rc = -1;
+				break;
+			}
+			if (p == end)
+				break;
+		}
 		line++;
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *eol = nl ? nl : end;
+		if (memchr(p, '\0', (size_t)(eol - p))) {
+			snprintf(err, err_size, "%s:%zu: NUL byte in the status file (corrupt?)", path, line);
+			rc = -1;
+			break;
+		}
 		size_t n = (size_t)(eol - p);
 		if (n && p[n - 1] == '\r')
 			n--; /* CRLF, as a file edited on Windows has */
@@ -167,8 +253,6 @@ int dpkg_status_parse(const char *path, const char *content, size_t len, const c
 				rc = finish(path, &s, wanted, out, err, err_size);
 			memset(&s, 0, sizeof(s));
 			in_field = skipping = false;
-		} else if (skipping) {
-			/* most of the file: descriptions of other packages */
 		} else if (p[0] == ' ' || p[0] == '\t') {
 			if (!in_field) {
 				snprintf(err, err_size, "%s:%zu: continuation line outside a field", path, line);

@@ -133,6 +133,84 @@ static void test_large(void **state)
 	sb_release(&sb);
 }
 
+/* NUL bytes are found in stanzas that are skipped too, at every offset of
+ * the 16-byte blocks the skipping scan reads, with the right line. */
+static void test_nul_in_skipped_stanza(void **state)
+{
+	(void)state;
+	const char *wanted[] = { "wanted", NULL };
+	for (size_t at = 0; at < 40; at++) {
+		struct strbuf sb = STRBUF_INIT;
+		sb_puts(&sb, "Package: other\nDescription: x\n");
+		size_t line_start = sb.len;
+		sb_puts(&sb, " 0123456789abcdef0123456789abcdef0123456789\n\nPackage: wanted\nVersion: 1\n");
+		sb.buf[line_start + 1 + at] = '\0';
+		struct dpkg_status st;
+		char err[512];
+		assert_int_equal(dpkg_status_parse("/x/status", sb.buf, sb.len, wanted, &st, err, sizeof(err)), -1);
+		if (!strstr(err, "/x/status:3: NUL byte"))
+			fail_msg("NUL at %zu: '%s'", at, err);
+		sb_release(&sb);
+	}
+}
+
+/* The skipping scan against the plain line loop: random stanzas (blank
+ * separators of every kind, CRLF, tabs, indented description lines, long
+ * and short lines) parsed keeping only some packages must give exactly the
+ * packages, versions and line numbers that a parse keeping everything gives
+ * for them. */
+static void test_skip_matches_full_parse(void **state)
+{
+	(void)state;
+	static const char *const separators[] = { "", " ", "\t", "  \t ", "\r", " \r", "\t\r" };
+	static const char *const bodies[] = { " text", "  * indented", " .", "\tx", " a: b", "   ", " \t y" };
+	unsigned seed = 12345;
+#define RND(n) ((seed = seed * 1103515245u + 12345u) >> 16) % (n)
+	for (int round = 0; round < 300; round++) {
+		struct strbuf sb = STRBUF_INIT;
+		int stanzas = 1 + (int)RND(12);
+		for (int i = 0; i < stanzas; i++) {
+			const char *eol = RND(4) == 0 ? "\r\n" : "\n";
+			sb_printf(&sb, "Package: p%d%s", (int)RND(6), eol);
+			sb_printf(&sb, "Version: %d%s", i, eol);
+			sb_printf(&sb, "Description: d%s", eol);
+			int lines = (int)RND(8);
+			for (int k = 0; k < lines; k++) {
+				const char *body = bodies[RND(ARRAY_SIZE(bodies))];
+				if (strcmp(body, "   ") == 0)
+					body = " x "; /* a blank line would end the stanza here */
+				sb_puts(&sb, body);
+				for (int pad = (int)RND(40); pad > 0; pad--)
+					sb_puts(&sb, RND(5) ? "z" : " ");
+				sb_puts(&sb, eol);
+			}
+			if (i + 1 < stanzas) {
+				int blanks = 1 + (int)RND(3);
+				for (int b = 0; b < blanks; b++)
+					sb_printf(&sb, "%s\n", separators[RND(ARRAY_SIZE(separators))]);
+			}
+		}
+		const char *wanted[] = { "p1", "p4", NULL };
+		struct dpkg_status all = parse_ok(sb.buf, NULL), some = parse_ok(sb.buf, wanted);
+		size_t k = 0;
+		for (size_t i = 0; i < all.count; i++) {
+			if (strcmp(all.pkgs[i].name, "p1") != 0 && strcmp(all.pkgs[i].name, "p4") != 0)
+				continue;
+			if (k >= some.count)
+				fail_msg("round %d: %s at line %zu missing when skipping", round, all.pkgs[i].name, all.pkgs[i].line);
+			assert_string_equal(all.pkgs[i].name, some.pkgs[k].name);
+			assert_string_equal(all.pkgs[i].version, some.pkgs[k].version);
+			assert_int_equal(all.pkgs[i].line, some.pkgs[k].line);
+			k++;
+		}
+		assert_int_equal(k, some.count);
+		dpkg_status_free(&all);
+		dpkg_status_free(&some);
+		sb_release(&sb);
+	}
+#undef RND
+}
+
 static void test_missing_file(void **state)
 {
 	(void)state;
@@ -150,6 +228,8 @@ int main(void)
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_large),
 		cmocka_unit_test(test_missing_file),
+		cmocka_unit_test(test_nul_in_skipped_stanza),
+		cmocka_unit_test(test_skip_matches_full_parse),
 	};
 	return cmocka_run_group_tests_name("dpkg_status", tests, NULL, NULL);
 }
