@@ -75,3 +75,30 @@ verdict = lambda v: "met" if v < 0.3 else "NOT met"
 print(f"goal, group under 0.3 ms: cold first run per process {verdict(med)} ({med:.3f} ms)" +
       (f", warm {verdict(float(warm[0]))} ({float(warm[0]):.3f} ms)" if warm else ""))
 PY
+# System calls of the group, counted by strace: those of the worker thread
+# that runs the checks (the group and the thread's own start and exit), and
+# the whole process with the group against the same run with it skipped.
+if command -v strace > /dev/null; then
+	/usr/bin/python3 - "$GPUGATE" "$work" <<'PY'
+import collections, os, re, subprocess, sys
+gpugate, work = sys.argv[1], sys.argv[2]
+
+def trace(args):
+    log = os.path.join(work, "strace.log")
+    subprocess.run(["strace", "-f", "-qq", "-o", log, gpugate, "check", "--spec", work + "/spec.yaml",
+                    "--root", work + "/root", "--format", "json", *args], capture_output=True)
+    lines = [l for l in open(log) if "resumed>" not in l and not re.match(r"^\d+\s+(\+\+\+|---)", l)]
+    main = lines[0].split()[0]
+    worker = [l for l in lines if l.split()[0] != main]
+    return len(lines), worker
+
+total, worker = trace(["--only", "devices"])
+skipped, _ = trace(["--skip", "devices"])
+calls = collections.Counter(re.match(r"^\d+\s+(\w+)", l).group(1) for l in worker)
+print(f"system calls (strace -f): {len(worker)} on the worker thread that runs the devices group; "
+      f"whole process {total}, {skipped} with the group skipped (+{total - skipped})")
+print("  worker: " + ", ".join(f"{name} {n}" for name, n in calls.most_common()))
+PY
+else
+	echo "(no system call count: strace not installed)"
+fi
