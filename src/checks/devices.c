@@ -715,6 +715,7 @@ static void run_by_path(const struct context *ctx, void *state, struct result *r
 	bool plain_dir = dir_err == 0;
 	if (dir_err == ELOOP || dir_err == ENOTDIR)
 		dir_err = -dirents_open(&d, base, rel, 0);
+	bool opened = dir_err == 0;
 	const char *entry;
 	while (!dir_err && (entry = dirents_next(&d, NULL))) {
 		if (entry[0] == '.')
@@ -770,7 +771,7 @@ static void run_by_path(const struct context *ctx, void *state, struct result *r
 	} else {
 		result_set(r, STATUS_PASS, "%zu of %zu Intel GPU%s reachable through %s", linked, intel, intel == 1 ? "" : "s", dir);
 	}
-	if (!dir_err)
+	if (opened)
 		dirents_close(&d);
 	free(dir);
 }
