@@ -87,6 +87,21 @@ def test_by_path_absolute_link_stays_under_root(root):
     assert rc == 0 and checks["devices.by_path"]["status"] == "pass"
 
 
+def test_by_path_folder_reached_through_a_symlink(root):
+    """by-path opened without O_NOFOLLOW when it is a link to a folder: its
+    links are still followed and checked; a dangling folder link is missing."""
+    root.add_gpus(2)
+    os.rename(root.p("dev/dri/by-path"), root.p("dev/dri/by-path.real"))
+    os.symlink("by-path.real", root.p("dev/dri/by-path"))
+    rc, checks, _ = run(root, "--only", "devices.by_path")
+    c = checks["devices.by_path"]
+    assert rc == 0 and c["status"] == "pass" and "2 of 2 Intel GPUs reachable" in c["summary"], c
+    os.rename(root.p("dev/dri/by-path.real"), root.p("dev/dri/elsewhere"))
+    rc, checks, _ = run(root, "--only", "devices.by_path")
+    c = checks["devices.by_path"]
+    assert rc == 1 and c["status"] == "fail" and "by-path is missing" in c["summary"], c
+
+
 def test_by_path_partial_hides_the_gpu_without_link(root):
     root.add_gpus(2)
     os.unlink(root.p("dev/dri/by-path/pci-%s-render" % GPU_B))
