@@ -162,7 +162,7 @@ test-container: $(BUILD)/gpugate $(BUILD)/fakes/libze_fake.so
 	GPUGATE=$(CURDIR)/$(BUILD)/gpugate $(PYTEST) -q -rs tests/container
 
 # The fault matrix: every injected fault's verdict, crash and hang counts.
-test-faults: $(BUILD)/gpugate $(BUILD)/fakes/libze_fake.so
+test-faults: $(BUILD)/gpugate $(BUILD)/gpugate-provision $(BUILD)/fakes/libze_fake.so
 	GPUGATE=$(CURDIR)/$(BUILD)/gpugate GPUGATE_FAKE_ZE=$(CURDIR)/$(BUILD)/fakes/libze_fake.so /usr/bin/python3 tests/faults/faults.py
 
 # libFuzzer targets (tests/fuzz/fuzz_*.c), built with clang into build/fuzz.
@@ -174,9 +174,14 @@ fuzz: deps
 
 fuzz-build: $(FUZZ_BINS)
 
-$(BUILD)/fuzzers/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(LIB_OBJS)
+# The provisioning parsers (hub answers, .deb control) are fuzzed too: the
+# targets also link gpugate-provision's own objects (not its main.o; the
+# shared ones already come with LIB_OBJS) and its libraries.
+PROV_FUZZ_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(filter-out src/provision/main.c,$(PROV_SRCS)))
+$(BUILD)/fuzzers/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(LIB_OBJS) $(PROV_FUZZ_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fsanitize=fuzzer -Itests/fuzz -o $@ $< $(LIB_OBJS) $(LDLIBS)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer -Itests/fuzz -o $@ $< $(LIB_OBJS) $(PROV_FUZZ_OBJS) $(LDLIBS) \
+		$(shell pkg-config --libs $(PROV_PKGS) 2>/dev/null)
 
 fuzz-run:
 	@set -e; mkdir -p $(BUILD)/artifacts; for f in $(FUZZ_BINS); do \

@@ -32,8 +32,7 @@ static int read_entry(struct archive *a, struct strbuf *sb)
 	}
 }
 
-/* deb822 fields of one stanza: "Name: value" plus continuation lines. */
-static void parse_fields(const char *text, struct deb_control *c)
+void deb_parse_control(const char *text, struct deb_control *c)
 {
 	const char *p = text;
 	char **current = NULL;
@@ -93,7 +92,7 @@ static int control_from_tar(const char *path, const char *member, struct strbuf 
 	int r;
 	while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
 		const char *name = archive_entry_pathname(e);
-		if (strcmp(name, "./control") != 0 && strcmp(name, "control") != 0)
+		if (!name || (strcmp(name, "./control") != 0 && strcmp(name, "control") != 0))
 			continue;
 		struct strbuf text = STRBUF_INIT;
 		if (read_entry(a, &text) < 0) {
@@ -103,7 +102,7 @@ static int control_from_tar(const char *path, const char *member, struct strbuf 
 		}
 		sb_add(&text, "", 0);
 		text_sanitize(text.buf);
-		parse_fields(text.buf, out);
+		deb_parse_control(text.buf, out);
 		sb_release(&text);
 		if (!out->package || !out->version || !out->architecture) {
 			snprintf(err, n, "%s: control lacks %s", path,
@@ -122,49 +121,71 @@ out:
 	return rc;
 }
 
-int deb_read_control(const char *path, struct deb_control *out, char *err, size_t n)
+/* The outer ar archive, opened by the caller on a file or a buffer. */
+static int control_from_ar(struct archive *a, const char *path, struct deb_control *out, char *err, size_t n)
 {
-	memset(out, 0, sizeof(*out));
-	struct archive *a = archive_read_new();
-	archive_read_support_format_ar(a);
-	int rc = -1;
-	if (archive_read_open_filename(a, path, 1 << 16) != ARCHIVE_OK) {
-		snprintf(err, n, "%s: %s", path, aerr(a));
-		goto out;
-	}
 	struct archive_entry *e;
 	int r, index = 0;
 	while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
 		const char *name = archive_entry_pathname(e);
 		if (index++ == 0) {
 			struct strbuf magic = STRBUF_INIT;
-			bool ok = strcmp(name, "debian-binary") == 0 && read_entry(a, &magic) == 0 &&
+			bool ok = name && strcmp(name, "debian-binary") == 0 && read_entry(a, &magic) == 0 &&
 				  magic.len >= 4 && memcmp(magic.buf, "2.", 2) == 0;
 			sb_release(&magic);
 			if (!ok) {
 				snprintf(err, n, "%s: not a Debian package (the first member is not debian-binary 2.x)", path);
-				goto out;
+				return -1;
 			}
 			continue;
 		}
-		if (!str_starts_with(name, "control.tar"))
+		if (!name || !str_starts_with(name, "control.tar"))
 			continue;
 		struct strbuf tar = STRBUF_INIT;
 		int rr = read_entry(a, &tar);
 		if (rr < 0) {
 			snprintf(err, n, "%s: %s: %s", path, name, rr == -2 ? "larger than 64 MiB" : aerr(a));
 			sb_release(&tar);
-			goto out;
+			return -1;
 		}
-		rc = control_from_tar(path, name, &tar, out, err, n);
+		int rc = control_from_tar(path, name, &tar, out, err, n);
 		sb_release(&tar);
-		goto out;
+		return rc;
 	}
 	if (r == ARCHIVE_EOF)
 		snprintf(err, n, "%s: no control.tar member", path);
 	else
 		snprintf(err, n, "%s: %s", path, aerr(a));
-out:
+	return -1;
+}
+
+int deb_read_control(const char *path, struct deb_control *out, char *err, size_t n)
+{
+	memset(out, 0, sizeof(*out));
+	struct archive *a = archive_read_new();
+	archive_read_support_format_ar(a);
+	int rc = -1;
+	if (archive_read_open_filename(a, path, 1 << 16) != ARCHIVE_OK)
+		snprintf(err, n, "%s: %s", path, aerr(a));
+	else
+		rc = control_from_ar(a, path, out, err, n);
+	archive_read_free(a);
+	if (rc < 0)
+		deb_control_free(out);
+	return rc;
+}
+
+int deb_read_control_memory(const void *data, size_t size, const char *label, struct deb_control *out,
+			    char *err, size_t n)
+{
+	memset(out, 0, sizeof(*out));
+	struct archive *a = archive_read_new();
+	archive_read_support_format_ar(a);
+	int rc = -1;
+	if (archive_read_open_memory(a, data, size) != ARCHIVE_OK)
+		snprintf(err, n, "%s: %s", label, aerr(a));
+	else
+		rc = control_from_ar(a, label, out, err, n);
 	archive_read_free(a);
 	if (rc < 0)
 		deb_control_free(out);

@@ -11,6 +11,12 @@ struct deb_control {
 
 /* Returns 0, or -1 with err naming the file and what is wrong with it. */
 int deb_read_control(const char *path, struct deb_control *out, char *err, size_t err_size);
+/* The same from a .deb in memory; label names it in messages. */
+int deb_read_control_memory(const void *data, size_t size, const char *label, struct deb_control *out,
+			    char *err, size_t err_size);
+/* The fields of one deb822 stanza ("Name: value" plus continuation lines),
+ * NUL-terminated text; fields already set are replaced. */
+void deb_parse_control(const char *text, struct deb_control *c);
 void deb_control_free(struct deb_control *c);
 
 #endif

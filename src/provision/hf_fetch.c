@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <jansson.h>
 #include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +17,7 @@
 #include "download.h"
 #include "hf_location.h"
 #include "http.h"
+#include "hub_answer.h"
 #include "lib/util.h"
 #include "provision.h"
 
@@ -143,27 +143,6 @@ static const char *url_prefix(const char *type)
 	return "";
 }
 
-/* Removes W/ and the quotes from an ETag value. */
-static char *normalize_etag(const char *v)
-{
-	if (strncmp(v, "W/", 2) == 0)
-		v += 2;
-	size_t n = strlen(v);
-	if (n >= 2 && v[0] == '"' && v[n - 1] == '"')
-		return xstrndup(v + 1, n - 2);
-	return xstrdup(v);
-}
-
-static bool safe_etag(const char *e)
-{
-	if (!e[0] || strlen(e) > 128)
-		return false;
-	for (const char *p = e; *p; p++)
-		if (!(isalnum_ascii(*p) || *p == '-' || *p == '_'))
-			return false;
-	return true;
-}
-
 static char *origin_of(const char *url)
 {
 	const char *s = strstr(url, "://");
@@ -213,36 +192,17 @@ static int list_files(struct hf_fetch *f)
 		fprintf(stderr, "gpugate: listing %s@%s: %s\n", f->repo, f->revision, msg);
 		goto out;
 	}
-	json_error_t jerr;
-	json_t *root = json_loadb(r.body.buf ? r.body.buf : "", r.body.len, 0, &jerr);
-	json_t *sha = root ? json_object_get(root, "sha") : NULL;
-	json_t *siblings = root ? json_object_get(root, "siblings") : NULL;
-	if (!root || !json_is_string(sha) || !json_is_array(siblings)) {
-		fprintf(stderr, "gpugate: %s: not the hub's revision answer (%s)\n", url,
-			root ? "no 'sha' string or 'siblings' list" : jerr.text);
-		json_decref(root);
+	char **paths, why[300];
+	size_t n_paths;
+	if (hub_parse_revision(r.body.buf, r.body.len, &f->commit, &paths, &n_paths, why, sizeof(why)) < 0) {
+		fprintf(stderr, "gpugate: %s: %s\n", url, why);
 		goto out;
 	}
-	if (!is_hex(json_string_value(sha), 40)) {
-		fprintf(stderr, "gpugate: %s: 'sha' is not a 40-hex commit\n", url);
-		json_decref(root);
-		goto out;
-	}
-	f->commit = xstrdup(json_string_value(sha));
-	size_t i;
-	json_t *s;
-	f->files = xcalloc(json_array_size(siblings) + 1, sizeof(*f->files));
+	f->files = xcalloc(n_paths + 1, sizeof(*f->files));
+	for (size_t i = 0; i < n_paths; i++)
+		f->files[f->n_files++].path = paths[i]; /* ownership moves */
+	free(paths);
 	rc = 0;
-	json_array_foreach(siblings, i, s) {
-		json_t *name = json_object_get(s, "rfilename");
-		if (!json_is_string(name)) {
-			fprintf(stderr, "gpugate: %s: siblings[%zu] has no 'rfilename' string\n", url, i);
-			rc = -1;
-			continue;
-		}
-		f->files[f->n_files++].path = xstrdup(json_string_value(name));
-	}
-	json_decref(root);
 out:
 	http_response_free(&r);
 	free(url);
@@ -279,7 +239,7 @@ static int resolve_file(struct hf_fetch *f, struct hf_file *file)
 		break;
 	}
 	if (r.code < 200 || r.code >= 400) {
-		describe_http_error(f, &r, file->path, file->error, sizeof(file->error));
+		describe_http_error(f, &r, "HEAD", file->error, sizeof(file->error));
 		if (r.code == 404 && r.error_code && strcmp(r.error_code, "EntryNotFound") == 0 &&
 		    r.repo_commit && is_hex(r.repo_commit, 40)) {
 			/* as huggingface_hub: remember that the file is absent at this commit */
@@ -293,30 +253,13 @@ static int resolve_file(struct hf_fetch *f, struct hf_file *file)
 		}
 		goto out;
 	}
-	const char *etag = r.linked_etag ? r.linked_etag : r.etag;
-	const char *size = r.linked_size ? r.linked_size : r.content_length;
-	if (!r.repo_commit || !etag || !size) {
-		snprintf(file->error, sizeof(file->error), "the hub's answer lacks %s (HTTP %ld)",
-			 !r.repo_commit ? "X-Repo-Commit" : !etag ? "an ETag" : "a size", r.code);
+	struct hub_meta meta;
+	if (hub_resolve_meta(&r, &meta, file->error, sizeof(file->error)) < 0)
 		goto out;
-	}
-	if (!is_hex(r.repo_commit, 40)) {
-		snprintf(file->error, sizeof(file->error), "X-Repo-Commit '%.60s' is not a 40-hex commit", r.repo_commit);
-		goto out;
-	}
-	file->etag = normalize_etag(etag);
-	if (!safe_etag(file->etag)) {
-		snprintf(file->error, sizeof(file->error), "ETag '%.80s' cannot be a blob file name", file->etag);
-		goto out;
-	}
-	char *end;
-	errno = 0;
-	long long sz = strtoll(size, &end, 10);
-	if (errno || end == size || *end || sz < 0) {
-		snprintf(file->error, sizeof(file->error), "size '%.40s' is not a number of bytes", size);
-		goto out;
-	}
-	file->size = sz;
+	file->etag = meta.etag;
+	file->size = meta.size;
+	meta.etag = NULL;
+	hub_meta_free(&meta);
 	if (!f->commit) {
 		f->commit = xstrdup(r.repo_commit);
 	} else if (strcmp(f->commit, r.repo_commit) != 0) {

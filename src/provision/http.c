@@ -34,10 +34,8 @@ static void keep(char **slot, const char *value)
 	text_sanitize(*slot);
 }
 
-static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
+void http_header_line(struct http_response *r, const char *p, size_t n)
 {
-	struct http_response *r = ud;
-	size_t n = size * nmemb;
 	char *line = xstrndup(p, n);
 	line[strcspn(line, "\r\n")] = '\0';
 	if (strncmp(line, "HTTP/", 5) == 0) {
@@ -65,6 +63,12 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
 		}
 	}
 	free(line);
+}
+
+static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
+{
+	size_t n = size * nmemb;
+	http_header_line(ud, p, n);
 	return n;
 }
 

@@ -38,5 +38,9 @@ struct http_request {
  * (r->error says which). Call http_response_free afterwards either way. */
 int http_fetch(const struct http_request *req, struct http_response *r);
 void http_response_free(struct http_response *r);
+/* One header line as libcurl hands it over (not NUL-terminated, CRLF at the
+ * end): "HTTP/..." starts a new response and forgets the fields kept so far;
+ * the fields above are kept (trimmed, sanitized); the rest is ignored. */
+void http_header_line(struct http_response *r, const char *line, size_t n);
 
 #endif

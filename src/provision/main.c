@@ -3,43 +3,12 @@
  * gpugate exec()s it as: gpugate-provision --gpugate SELF VERB ARGS...
  * It may also be run by hand with the verbs hf-fetch, stack or bundle. */
 #include <curl/curl.h>
-#include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "lib/util.h"
 #include "provision.h"
-
-int mkdir_p(const char *path, unsigned mode)
-{
-	char *p = xstrdup(path);
-	int rc = 0;
-	for (char *s = p + 1;; s++) {
-		if (*s != '/' && *s != '\0')
-			continue;
-		char c = *s;
-		*s = '\0';
-		if (mkdir(p, mode) < 0 && errno != EEXIST) {
-			rc = -errno;
-			break;
-		}
-		*s = c;
-		if (!c)
-			break;
-	}
-	if (rc == 0) {
-		struct stat st;
-		if (stat(path, &st) < 0)
-			rc = -errno;
-		else if (!S_ISDIR(st.st_mode))
-			rc = -ENOTDIR;
-	}
-	free(p);
-	return rc;
-}
 
 int main(int argc, char **argv)
 {

@@ -10,19 +10,21 @@ and exits 1 when any fault got a wrong verdict, crashed or hung.
 
 Adding a fault: append a Fault(...) row to FAULTS (or to a group's list that
 is added to FAULTS). A row is
-    Fault(group, name, setup, rc, words, seconds=10, as_user=None)
+    Fault(group, name, setup, rc, words, seconds=10, as_user=None, after=None)
 where setup(fx) builds the fixture with the Fixture helpers below and returns
 the gpugate arguments (a list), or (arguments, extra environment) as a tuple;
 rc is the expected exit code; words must all appear in stdout+stderr; seconds
 is the limit past which the run counts as a hang (a row that injects a hang
 passes a short --deadline and expects rc 1 and "timed out"); as_user runs
-gpugate as that uid/gid through setpriv.
+gpugate as that uid/gid through setpriv; after(fx), when given, inspects what
+the run left behind and returns a problem (a string) or None.
 Driver rows use the fake Level Zero driver (env GPUGATE_FAKE_ZE, default
 next to gpugate in fakes/; `make test-faults` builds it) through
 driver_case(fault); device rows build a GPU host root with the integration
 tests' gpufixture.Root, HF rows a cache with their hf_builder.
 """
 import argparse
+import hashlib
 import os
 import shutil
 import signal
@@ -37,6 +39,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import gpufixture  # noqa: E402
 import hf_builder  # noqa: E402
+import provision_hub  # noqa: E402
 
 GPUGATE = os.environ.get("GPUGATE") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "..", "build", "gpugate")
@@ -52,6 +55,7 @@ class Fixture:
         self.base = base
         self.root = os.path.join(base, "root")
         os.makedirs(self.root)
+        self.cleanups = []  # run after the row (a hub stand-in's close)
 
     def path(self, rel):
         return os.path.join(self.base, rel)
@@ -101,9 +105,10 @@ GOOD = stanza("dpkg", "1.21.22") + "\n" + stanza("libze1", "1.17.2-1")
 
 
 class Fault:
-    def __init__(self, group, name, setup, rc, words=(), seconds=10, as_user=None):
+    def __init__(self, group, name, setup, rc, words=(), seconds=10, as_user=None, after=None):
         self.group, self.name, self.setup = group, name, setup
         self.rc, self.words, self.seconds, self.as_user = rc, tuple(words), seconds, as_user
+        self.after = after
 
 
 # --- malformed specs -----------------------------------------------------
@@ -325,12 +330,142 @@ HF_FAULTS = [
           ["hf.layout", "refs/main", "c" * 40, "no snapshot"]),
 ]
 
+
+# --- the hub: gpugate hf fetch against the stand-in (provision_hub.Hub) ---
+HUB_COMMIT = "0123456789abcdef0123456789abcdef01234567"
+HUB_WEIGHTS = bytes(range(256)) * 8192  # 2 MiB, an LFS file served from the "CDN"
+HUB_SHA = hashlib.sha256(HUB_WEIGHTS).hexdigest()
+# the stand-in's corrupt fault flips the first byte it sends
+HUB_CORRUPT_SHA = hashlib.sha256(bytes([HUB_WEIGHTS[0] ^ 0xFF]) + HUB_WEIGHTS[1:]).hexdigest()
+NO_PROXY_ENV = {k: None for k in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy")}
+
+
+def start_hub(fx):
+    hub = provision_hub.Hub()
+    fx.cleanups.append(hub.close)
+    return hub
+
+
+def hub_case(faults, retries="2"):
+    """gpugate hf fetch org/tiny (a config and 2 MiB of LFS weights) with
+    faults {key: fault} set on the stand-in; GPUGATE_RETRIES keeps it short."""
+    def setup(fx):
+        hub = start_hub(fx)
+        hub.add(provision_hub.Repo("org/tiny", HUB_COMMIT, {"config.json": b'{"layers": 2}\n',
+                                                            "model.safetensors": HUB_WEIGHTS},
+                                   lfs={"model.safetensors"}))
+        hub.faults.update(faults)
+        env = {"HF_ENDPOINT": hub.url, "HF_HUB_CACHE": fx.path("hub"), "HF_HOME": fx.path("hfhome"),
+               "HF_TOKEN": None, "HF_HUB_OFFLINE": None, "TRANSFORMERS_OFFLINE": None,
+               "GPUGATE_RETRIES": retries, **NO_PROXY_ENV}
+        return ["hf", "fetch", "org/tiny", "--quiet"], env
+    return setup
+
+
+def hub_blobs(fx, weights_expected):
+    """What a fetch must leave: no .incomplete file, every blob named by its
+    content's hash, and the weights blob present exactly when expected."""
+    blobs = os.path.join(fx.path("hub"), "models--org--tiny", "blobs")
+    names = os.listdir(blobs) if os.path.isdir(blobs) else []
+    for n in names:
+        if n.endswith(".incomplete"):
+            return "left " + n
+        with open(os.path.join(blobs, n), "rb") as f:
+            data = f.read()
+        if n not in (hashlib.sha256(data).hexdigest(), provision_hub.git_blob_sha1(data)):
+            return "blob %s holds other content" % n
+    if (HUB_SHA in names) != weights_expected:
+        return "weights blob %s" % ("missing" if weights_expected else "present after a failure")
+    return None
+
+
+HUB_FAULTS = [
+    Fault("hub", "CDN answers 503 every time", hub_case({HUB_SHA: {"503": 1000}}), 1,
+          ["model.safetensors", "HTTP 503", "gave up after 3 attempts"], seconds=20,
+          after=lambda fx: hub_blobs(fx, False)),
+    Fault("hub", "hub HEAD answers 503 every time", hub_case({"model.safetensors": {"head503": 1000}}), 1,
+          ["model.safetensors", "HTTP 503", "retrying"], seconds=20, after=lambda fx: hub_blobs(fx, False)),
+    Fault("hub", "CDN body corrupted (sha256)", hub_case({HUB_SHA: {"corrupt": True}}), 1,
+          ["model.safetensors", "sha256 mismatch", "expected " + HUB_SHA, "received " + HUB_CORRUPT_SHA],
+          after=lambda fx: hub_blobs(fx, False)),
+    Fault("hub", "connection dropped mid-body once", hub_case({HUB_SHA: {"drop": 1}}), 0,
+          ["model.safetensors", "retrying", "snapshots/" + HUB_COMMIT], after=lambda fx: hub_blobs(fx, True)),
+    Fault("hub", "connection dropped mid-body always", hub_case({HUB_SHA: {"drop": 1000}}), 1,
+          ["model.safetensors", "gave up after 3 attempts"], seconds=20, after=lambda fx: hub_blobs(fx, False)),
+]
+
+
+# --- stack manifests and .deb files (dpkg-deb built, served by the stand-in) ---
+def build_deb(fx, name, version):
+    d = fx.path("src-" + name)
+    os.makedirs(os.path.join(d, "DEBIAN"))
+    with open(os.path.join(d, "DEBIAN", "control"), "w") as f:
+        f.write("Package: %s\nVersion: %s\nArchitecture: amd64\nMaintainer: t <t@example.org>\n"
+                "Description: fault matrix package\n" % (name, version))
+    out = fx.path("%s_%s_amd64.deb" % (name, version))
+    subprocess.run(["dpkg-deb", "--root-owner-group", "-Zxz", "--build", d, out], check=True, capture_output=True)
+    with open(out, "rb") as f:
+        return os.path.basename(out), f.read()
+
+
+def stack_case(verb, pin=None, manifest=None):
+    """stack fetch|verify of one dpkg-deb built package; pin(sha) gives the
+    manifest's sha256; manifest, when given, is the manifest text itself."""
+    def setup(fx):
+        hub = start_hub(fx)
+        name, data = build_deb(fx, "libgmm", "22.3.0")
+        hub.static["/rel/" + name] = data
+        sha = hashlib.sha256(data).hexdigest()
+        dest = fx.path("out")
+        os.makedirs(dest)
+        if verb == "verify":
+            with open(os.path.join(dest, name), "wb") as f:
+                f.write(data)
+        text = manifest if manifest is not None else (
+            "stack: faults\narchitecture: amd64\npackages:\n  - package: libgmm\n    version: \"22.3.0\"\n"
+            "    url: %s/rel/%s\n    sha256: \"%s\"\n" % (hub.url, name, pin(sha) if pin else sha))
+        m = fx.spec(text, name="stack.yaml")
+        args = ["stack", "fetch", "--manifest", m, "--dest", dest] if verb == "fetch" else \
+               ["stack", "verify", "--manifest", m, dest]
+        return args, {"GPUGATE_RETRIES": "1", **NO_PROXY_ENV}
+    return setup
+
+
+def stack_left(fx, present):
+    out = fx.path("out")
+    names = sorted(os.listdir(out)) if os.path.isdir(out) else []
+    if [n for n in names if n.endswith(".part")]:
+        return "left a .part file: %s" % names
+    if present != bool(names):
+        return "out/ holds %s" % (names or "nothing")
+    return None
+
+
+WRONG_SHA = "0" * 64
+STACK_FAULTS = [
+    Fault("stack", ".deb with a wrong sha256 (fetch)", stack_case("fetch", pin=lambda sha: WRONG_SHA), 1,
+          ["libgmm_22.3.0_amd64.deb", "sha256 mismatch", "expected " + WRONG_SHA, "received "],
+          after=lambda fx: stack_left(fx, False)),
+    Fault("stack", ".deb with a wrong sha256 (verify)", stack_case("verify", pin=lambda sha: WRONG_SHA), 1,
+          ["libgmm_22.3.0_amd64.deb", "the manifest pins " + WRONG_SHA, "verification FAILED"]),
+    Fault("stack", "manifest YAML syntax error", stack_case("verify", manifest="stack: x\npackages: [\n"), 3,
+          ["manifest error", "stack.yaml:"]),
+    Fault("stack", "manifest sha256 not hex", stack_case("fetch", pin=lambda sha: "xyz"), 3,
+          ["manifest error", "stack.yaml:", "sha256"], after=lambda fx: stack_left(fx, False)),
+    Fault("stack", "manifest entry without url", stack_case(
+        "fetch", manifest="stack: x\npackages:\n  - package: a\n    version: \"1\"\n"), 3,
+          ["manifest error", "stack.yaml:3:", "url"]),
+    Fault("stack", "manifest is binary garbage", stack_case("verify", manifest="\xff\xfe\x00\x81\x1b[31m"), 3,
+          ["manifest error", "stack.yaml"]),
+]
+
 FAULTS = (SPEC_FAULTS + DPKG_FAULTS + ENV_FAULTS + OPTION_FAULTS + RUNTIME_FAULTS + DEVICE_FAULTS
-          + HF_FAULTS)
+          + HF_FAULTS + HUB_FAULTS + STACK_FAULTS)
 
 
 def run_fault(fault, verbose):
     base = tempfile.mkdtemp(prefix="gpugate-fault-")
+    fx = None
     try:
         os.chmod(base, 0o755)
         fx = Fixture(base)
@@ -360,10 +495,15 @@ def run_fault(fault, verbose):
         text = (out + err).decode("utf-8", "replace")
         rc = proc.returncode
         crashed = not hung and (rc < 0 or rc not in (0, 1, 3))
-        right = not hung and not crashed and rc == fault.rc and all(w in text for w in fault.words)
         missing = [w for w in fault.words if w not in text]
+        problem = fault.after(fx) if fault.after and not hung else None
+        if problem:
+            missing.append("after the run: " + problem)
+        right = not hung and not crashed and rc == fault.rc and not missing
         return right, crashed, hung, rc, seconds, missing, text
     finally:
+        for close in getattr(fx, "cleanups", ()) if fx else ():
+            close()
         for dirpath, dirnames, _ in os.walk(base):
             for d in dirnames:
                 try:

@@ -1,0 +1,31 @@
+/* Reading the hub's answers, apart from the network code so that they can be
+ * fuzzed: the revision listing (JSON) and the metadata of a HEAD .../resolve/
+ * (commit, etag, size from the headers, research/hf-cache.md). */
+#ifndef GPUGATE_PROVISION_HUB_ANSWER_H
+#define GPUGATE_PROVISION_HUB_ANSWER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "http.h"
+
+/* GET /api/{type}s/{repo}/revision/{rev}: 'sha' (40 hex) and every
+ * siblings[].rfilename. Returns 0 with *commit and paths[0..*n) (callee-owned:
+ * free each and the array); -1 with err saying what is wrong, *commit and
+ * *paths NULL. Sibling names are returned as given: the caller checks them. */
+int hub_parse_revision(const char *body, size_t len, char **commit, char ***paths, size_t *n,
+		       char *err, size_t err_size);
+
+/* The file's metadata from a HEAD answer's headers: X-Repo-Commit (40 hex),
+ * X-Linked-Etag over ETag (W/ and quotes removed; it becomes a blob file
+ * name, so only [A-Za-z0-9_-], at most 128), X-Linked-Size over
+ * Content-Length (a decimal >= 0). Returns 0, or -1 with err. */
+struct hub_meta {
+	char *commit;
+	char *etag;
+	int64_t size;
+};
+int hub_resolve_meta(const struct http_response *r, struct hub_meta *m, char *err, size_t err_size);
+void hub_meta_free(struct hub_meta *m);
+
+#endif
