@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/util.h"
@@ -23,10 +24,10 @@ struct dl_state {
 	CURL *easy;
 	int fd;
 	EVP_MD_CTX *sha256, *sha1;
-	int64_t written;       /* verified prefix in the file */
+	_Atomic int64_t written; /* bytes received for the file (read by the progress line) */
 	int attempt;
 	double not_before;     /* monotonic time of the next attempt */
-	bool active, done;
+	_Atomic bool done;
 	bool fatal;            /* our own failure inside a callback: no retry */
 	bool discard;          /* this response is an error page */
 	bool started;          /* the current response's first body byte has arrived */
@@ -37,10 +38,10 @@ struct dl_state {
 	char body[200];        /* start of an error page */
 	size_t body_len;
 	char curl_err[CURL_ERROR_SIZE];
-	/* Hashing and writing run on a worker thread per transfer, a buffer at a
-	 * time, while this thread receives into the other buffer: libcurl hands
-	 * over 16 KiB pieces, and sha256 plus write(2) on the receiving thread
-	 * halved the throughput. */
+	/* Each transfer is received on its own thread (a lane, see dl_run), and
+	 * hashed and written on a second one, a buffer at a time, while the
+	 * lane receives into the other buffer: sha256 and the copy into the page
+	 * cache cost more CPU than receiving, so they must not hold it up. */
 	pthread_t worker;
 	bool worker_running;
 	pthread_mutex_t mu;
@@ -52,12 +53,19 @@ struct dl_state {
 };
 
 #define WRITE_BUFFER (4u << 20)
+#define SINK_SLICE (256u << 10)
 
 static volatile sig_atomic_t interrupted; /* set by SIGINT/SIGTERM: clean up, then exit */
 
 static void on_signal(int sig)
 {
 	interrupted = sig;
+}
+
+static void sleep_seconds(double s)
+{
+	struct timespec ts = { .tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9) };
+	nanosleep(&ts, NULL); /* a signal cuts it short: the caller looks at interrupted */
 }
 
 int retries_from_env(void)
@@ -196,17 +204,23 @@ static void *sink_main(void *arg)
 		if (!s->has_work)
 			break;
 		pthread_mutex_unlock(&s->mu);
-		if (s->sha256)
-			EVP_DigestUpdate(s->sha256, s->busy, s->busy_len);
-		if (s->sha1)
-			EVP_DigestUpdate(s->sha1, s->busy, s->busy_len);
+		/* a slice at a time: write(2) copies it while it is still in the
+		 * cache after hashing (whole buffers came from memory twice) */
 		int err = 0;
-		for (size_t off = 0; off < s->busy_len && !err;) {
-			ssize_t w = write(s->fd, s->busy + off, s->busy_len - off);
-			if (w < 0 && errno != EINTR)
-				err = errno;
-			else if (w > 0)
-				off += (size_t)w;
+		for (size_t at = 0; at < s->busy_len && !err; at += SINK_SLICE) {
+			const char *p = s->busy + at;
+			size_t len = s->busy_len - at < SINK_SLICE ? s->busy_len - at : SINK_SLICE;
+			if (s->sha256)
+				EVP_DigestUpdate(s->sha256, p, len);
+			if (s->sha1)
+				EVP_DigestUpdate(s->sha1, p, len);
+			for (size_t off = 0; off < len && !err;) {
+				ssize_t w = write(s->fd, p + off, len - off);
+				if (w < 0 && errno != EINTR)
+					err = errno;
+				else if (w > 0)
+					off += (size_t)w;
+			}
 		}
 		pthread_mutex_lock(&s->mu);
 		if (err && !s->write_errno)
@@ -445,20 +459,21 @@ static int open_target(struct dl_job *job)
 	return 0;
 }
 
-static int start_attempt(CURLM *multi, struct dl_job *job, const struct dl_options *o)
+/* Makes the transfer stop soon after SIGINT/SIGTERM. */
+static int on_xferinfo(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
+{
+	(void)ud, (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	return interrupted ? 1 : 0;
+}
+
+/* Sets up an attempt on the lane's handle e (reset: its connection stays). */
+static int start_attempt(CURL *e, struct dl_job *job, const struct dl_options *o)
 {
 	struct dl_state *s = job->state;
-	s->easy = curl_easy_init();
-	if (!s->easy) {
-		snprintf(job->error, sizeof(job->error), "libcurl could not create a transfer");
+	if (sink_start(job) < 0)
 		return -1;
-	}
-	CURL *e = s->easy;
-	if (sink_start(job) < 0) {
-		curl_easy_cleanup(e);
-		s->easy = NULL;
-		return -1;
-	}
+	curl_easy_reset(e);
+	s->easy = e;
 	s->started = s->discard = s->fatal = false;
 	s->body_len = 0;
 	s->body[0] = s->xerror[0] = s->curl_err[0] = '\0';
@@ -480,22 +495,17 @@ static int start_attempt(CURLM *multi, struct dl_job *job, const struct dl_optio
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, 30L);
 	curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
 	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, o->stall_seconds);
+	/* large reads: fewer recv(2) calls and callbacks per byte */
 	curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 512L * 1024);
 	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, s->curl_err);
 	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(e, CURLOPT_HEADERDATA, job);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, job);
-	curl_easy_setopt(e, CURLOPT_PRIVATE, job);
+	curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_xferinfo);
 	if (s->written > 0)
 		curl_easy_setopt(e, CURLOPT_RESUME_FROM_LARGE, (curl_off_t)s->written);
-	if (curl_multi_add_handle(multi, e) != CURLM_OK) {
-		snprintf(job->error, sizeof(job->error), "libcurl could not start a transfer");
-		curl_easy_cleanup(e);
-		s->easy = NULL;
-		return -1;
-	}
-	s->active = true;
 	job->error[0] = '\0';
 	return 0;
 }
@@ -596,7 +606,6 @@ static void on_done(struct dl_job *job, CURLcode rc, const struct dl_options *o)
 	long code = 0;
 	curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &code);
 	job->http_code = code;
-	s->active = false;
 	char why[400];
 	if (!s->fatal && sink_drain(job) < 0)
 		s->fatal = true; /* what arrived is kept: a retry resumes after it */
@@ -676,18 +685,78 @@ static void draw_progress(struct dl_job *jobs, size_t n, double t0)
 	fprintf(stderr, "\r\033[K  %zu/%zu files  %s / %s  %s/s", done, n, a, b, r);
 }
 
+/* The jobs shared by the lanes: each lane takes the next job and runs it to
+ * its end (retries included), then the next. */
+struct lanes {
+	struct dl_job *jobs;
+	size_t n;
+	const struct dl_options *o;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	size_t next;       /* the next job to take */
+	size_t running;    /* lanes not finished */
+};
+
+/* One job, every attempt, on the calling thread. */
+static void run_job(CURL *e, struct dl_job *job, const struct dl_options *o)
+{
+	struct dl_state *s = job->state;
+	while (!s->done && !interrupted) {
+		double wait = s->not_before - monotonic_seconds();
+		if (wait > 0) { /* backoff, in short naps so that a signal is seen */
+			sleep_seconds(wait < 0.1 ? wait : 0.1);
+			continue;
+		}
+		if (start_attempt(e, job, o) < 0) {
+			finish_job(job, false);
+			break;
+		}
+		CURLcode rc = curl_easy_perform(e);
+		if (interrupted)
+			break; /* dl_run reports it and cleans up */
+		on_done(job, rc, o);
+	}
+	s->easy = NULL;
+}
+
+static void *lane_main(void *arg)
+{
+	struct lanes *l = arg;
+	CURL *e = curl_easy_init();
+	for (;;) {
+		pthread_mutex_lock(&l->mu);
+		size_t i = l->next < l->n ? l->next++ : l->n;
+		pthread_mutex_unlock(&l->mu);
+		if (i >= l->n || interrupted)
+			break;
+		struct dl_job *job = &l->jobs[i];
+		if (job->state->done)
+			continue;
+		if (!e) {
+			snprintf(job->error, sizeof(job->error), "libcurl could not create a transfer");
+			finish_job(job, false);
+			continue;
+		}
+		run_job(e, job, l->o);
+	}
+	if (e)
+		curl_easy_cleanup(e);
+	pthread_mutex_lock(&l->mu);
+	l->running--;
+	pthread_cond_broadcast(&l->cv);
+	pthread_mutex_unlock(&l->mu);
+	return NULL;
+}
+
+/* Lanes (a thread each, o->parallel at most) rather than one libcurl multi
+ * loop: with one receiving thread for every transfer, that thread's copies
+ * capped the throughput of all of them together. */
 size_t dl_run(struct dl_job *jobs, size_t n, const struct dl_options *o)
 {
 	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
-	CURLM *multi = curl_multi_init();
-	if (!multi) {
-		fputs("gpugate: libcurl could not start\n", stderr);
-		return n;
-	}
-	curl_multi_setopt(multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)o->parallel);
 	struct dl_state *states = xcalloc(n ? n : 1, sizeof(*states));
 	for (size_t i = 0; i < n; i++) {
 		jobs[i].state = &states[i];
@@ -697,59 +766,54 @@ size_t dl_run(struct dl_job *jobs, size_t n, const struct dl_options *o)
 		if (open_target(&jobs[i]) < 0)
 			finish_job(&jobs[i], false);
 	}
-	double t0 = monotonic_seconds(), last_draw = 0;
-	for (;;) {
-		size_t active = 0, pending = 0;
-		double now = monotonic_seconds(), next_wake = now + 1;
-		for (size_t i = 0; i < n; i++)
-			active += states[i].active;
-		for (size_t i = 0; i < n && !interrupted; i++) {
-			struct dl_state *s = &states[i];
-			if (s->done || s->active)
-				continue;
-			pending++;
-			if (s->not_before > now) {
-				if (s->not_before < next_wake)
-					next_wake = s->not_before;
-				continue;
-			}
-			if (active >= (size_t)o->parallel)
-				continue;
-			if (start_attempt(multi, &jobs[i], o) < 0)
-				finish_job(&jobs[i], false);
-			else
-				active++;
-		}
-		if (interrupted)
-			break;
-		if (active == 0 && pending == 0)
-			break;
-		int running = 0;
-		curl_multi_perform(multi, &running);
-		CURLMsg *msg;
-		int left;
-		while ((msg = curl_multi_info_read(multi, &left))) {
-			if (msg->msg != CURLMSG_DONE)
-				continue;
-			struct dl_job *job = NULL;
-			curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&job);
-			CURLcode rc = msg->data.result;
-			on_done(job, rc, o);
-			curl_multi_remove_handle(multi, msg->easy_handle);
-			curl_easy_cleanup(msg->easy_handle);
-			job->state->easy = NULL;
-		}
-		if (o->progress && monotonic_seconds() - last_draw > 0.25) {
-			draw_progress(jobs, n, t0);
-			last_draw = monotonic_seconds();
-		}
-		int wait_ms = (int)((next_wake - monotonic_seconds()) * 1000);
-		if (wait_ms < 0)
-			wait_ms = 0;
-		if (wait_ms > 250)
-			wait_ms = 250;
-		curl_multi_poll(multi, NULL, 0, wait_ms, NULL);
+	struct lanes l = { .jobs = jobs, .n = n, .o = o };
+	size_t want = o->parallel < 1 ? 1 : (size_t)o->parallel;
+	if (want > n)
+		want = n;
+	pthread_t *threads = xcalloc(want ? want : 1, sizeof(*threads));
+	size_t started = 0;
+	if (pthread_mutex_init(&l.mu, NULL) != 0 || pthread_cond_init(&l.cv, NULL) != 0) {
+		fputs("gpugate: cannot start the download threads\n", stderr);
+		abort();
 	}
+	for (; started < want; started++) {
+		pthread_mutex_lock(&l.mu);
+		l.running++;
+		pthread_mutex_unlock(&l.mu);
+		if (pthread_create(&threads[started], NULL, lane_main, &l) != 0) {
+			pthread_mutex_lock(&l.mu);
+			l.running--;
+			pthread_mutex_unlock(&l.mu);
+			break;
+		}
+	}
+	if (started == 0) { /* no thread could start: this one does the work */
+		l.running = 1;
+		lane_main(&l);
+	}
+	double t0 = monotonic_seconds();
+	pthread_mutex_lock(&l.mu);
+	while (l.running > 0) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 250 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&l.cv, &l.mu, &ts);
+		if (o->progress && l.running > 0) {
+			pthread_mutex_unlock(&l.mu);
+			draw_progress(jobs, n, t0);
+			pthread_mutex_lock(&l.mu);
+		}
+	}
+	pthread_mutex_unlock(&l.mu);
+	for (size_t i = 0; i < started; i++)
+		pthread_join(threads[i], NULL);
+	free(threads);
+	pthread_mutex_destroy(&l.mu);
+	pthread_cond_destroy(&l.cv);
 	if (o->progress) {
 		draw_progress(jobs, n, t0);
 		fputc('\n', stderr);
@@ -757,10 +821,6 @@ size_t dl_run(struct dl_job *jobs, size_t n, const struct dl_options *o)
 	size_t failed = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct dl_state *s = &states[i];
-		if (s->easy) {
-			curl_multi_remove_handle(multi, s->easy);
-			curl_easy_cleanup(s->easy);
-		}
 		if (!s->done) {
 			snprintf(jobs[i].error, sizeof(jobs[i].error), "interrupted by signal %d", (int)interrupted);
 			finish_job(&jobs[i], false);
@@ -771,7 +831,6 @@ size_t dl_run(struct dl_job *jobs, size_t n, const struct dl_options *o)
 		jobs[i].state = NULL;
 	}
 	free(states);
-	curl_multi_cleanup(multi);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	if (interrupted)

@@ -1,4 +1,4 @@
-/* Parallel HTTP(S) downloads into files with libcurl multi: size and hash
+/* Parallel HTTP(S) downloads into files, a thread per transfer: size and hash
  * checked while streaming, retries with backoff on 5xx, 429 and network
  * errors, Range resume after a dropped connection, a progress line on a TTY.
  * A file reaches its final name only complete and verified. */

@@ -71,6 +71,10 @@ curl_files_sha() {
 		i=$((i + 1))
 	done | xargs -P $N -I{} sh -c "curl -sS -f -o '$work/out/shard-{}.bin' '$url/bench/model/resolve/main/shard-{}.bin' && sha256sum '$work/out/shard-{}.bin' > /dev/null"
 }
+check_blobs() {
+	n=$(ls "$work/cache/models--bench--model/blobs" | wc -l)
+	[ "$n" -eq $N ] || { echo "fetch.sh: expected $N blobs, found $n" >&2; exit 1; }
+}
 # Times one command into the file $2 (seconds), the clean-up before it untimed.
 timed() {
 	rm -rf "$work/cache" "$work/out"
@@ -90,12 +94,12 @@ while [ $r -lt "$REPS" ]; do
 	if [ $((r % 2)) -eq 0 ]; then
 		timed curl_all curl.t
 		timed gpugate_all gpugate.t
+		check_blobs
 	else
 		timed gpugate_all gpugate.t
+		check_blobs
 		timed curl_all curl.t
 	fi
-	n=$(ls "$work/cache/models--bench--model/blobs" | wc -l)
-	[ "$n" -eq $N ] || { echo "fetch.sh: expected $N blobs, found $n" >&2; exit 1; }
 	timed curl_files_sha sha.t
 	r=$((r + 1))
 done

@@ -66,6 +66,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 off += n
 
 
+http.server.ThreadingHTTPServer.request_queue_size = 64  # 8 connections at once, never a dropped SYN
 server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 server.daemon_threads = True
 print(server.server_address[1], flush=True)
