@@ -126,6 +126,11 @@ $(BUILD)/fakes/libze_fake.so: tests/fakes/fake_ze.c src/backend/backend.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -shared -fPIC -fvisibility=hidden -o $@ $< $(LDFLAGS)
 
+# A loader that prints a newer loader's debug trace (the bundle test).
+$(BUILD)/fakes/loader/libze_loader.so.1: tests/fakes/fake_ze_loader.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -shared -fPIC -o $@ $<
+
 $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
@@ -153,7 +158,8 @@ export DEBVERSION_PAIRS
 test-unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
-test-integration: $(BUILD)/gpugate $(BUILD)/gpugate-provision $(BUILD)/fakes/libze_fake.so
+test-integration: $(BUILD)/gpugate $(BUILD)/gpugate-provision $(BUILD)/fakes/libze_fake.so \
+		  $(BUILD)/fakes/loader/libze_loader.so.1
 	GPUGATE=$(CURDIR)/$(BUILD)/gpugate GPUGATE_FAKE_ZE=$(CURDIR)/$(BUILD)/fakes/libze_fake.so $(PYTEST) -q tests/integration
 
 # The XPU image's HEALTHCHECK in a Debian 12 rootfs (tests/container; root;

@@ -482,37 +482,158 @@ static void collect_kernel_log(struct bundle *b, struct strbuf *index)
 	sb_printf(index, "kernel-gpu.txt: %zu GPU lines from /dev/kmsg\n", kept);
 }
 
-/* Hook for the runtime probe: when this gpugate has a `probe` command, its
- * stage log and the Level Zero loader's debug trace of one run go into
- * probe.txt and probe-stderr.txt. Until then, probe.txt says so. */
+/* The variables that make a Level Zero loader say what it does: the debug
+ * trace on stderr (ZE_LOADER_DEBUG_TRACE: lines, loaders after 1.8), the
+ * spdlog file log (newer loaders, into ZEL_LOADER_LOG_DIR), and the dynamic
+ * linker's library search, the only record that Debian 12's loader 1.8.12
+ * (which has neither) leaves of the drivers it tried. */
+static const char *const loader_debug_vars[] = {
+	"ZE_ENABLE_LOADER_DEBUG_TRACE", "ZEL_ENABLE_LOADER_LOGGING", "ZEL_LOADER_LOGGING_LEVEL",
+	"ZEL_LOADER_LOG_DIR", "ZEL_LOADER_LOG_FILE", "LD_DEBUG", "LD_DEBUG_OUTPUT",
+};
+
+static bool is_loader_debug_var(const char *entry)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(loader_debug_vars); i++) {
+		size_t n = strlen(loader_debug_vars[i]);
+		if (strncmp(entry, loader_debug_vars[i], n) == 0 && entry[n] == '=')
+			return true;
+	}
+	return false;
+}
+
+/* "library":"PATH" from the probe's result line, or NULL. */
+static char *loader_library(const char *stage_log)
+{
+	const char *key = strstr(stage_log, "\"library\":\"");
+	if (!key)
+		return NULL;
+	key += strlen("\"library\":\"");
+	size_t n = strcspn(key, "\"\n");
+	return key[n] == '"' ? xstrndup(key, n) : NULL;
+}
+
+/* Whether the loader file names a variable (it reads only those it names). */
+static bool library_mentions(const char *path, const char *word)
+{
+	char *content = NULL;
+	size_t len = 0;
+	bool hit = read_file(path, &content, &len) == 0 && memmem(content, len, word, strlen(word)) != NULL;
+	free(content);
+	return hit;
+}
+
+/* The runtime probe once, as the runtime check runs it (level-zero backend,
+ * smoke kernel), with every loader debug output on: its stage log goes into
+ * probe.txt, the loader's debug output into ze-loader-debug.txt, the rest of
+ * its stderr into probe-stderr.txt. */
 static void collect_probe_log(struct bundle *b, const char *gpugate, struct strbuf *index)
 {
 	struct strbuf *out = add_member(b, "probe.txt");
 	struct strbuf *err = add_member(b, "probe-stderr.txt");
-	char *help[] = { (char *)gpugate, "probe", "--help", NULL };
-	struct strbuf ignore = STRBUF_INIT, ignore2 = STRBUF_INIT;
-	int status = 0;
-	bool has_probe = run_capture(help, NULL, 10, &ignore, &ignore2, &status) == 0 && WIFEXITED(status) &&
-			 WEXITSTATUS(status) == 0;
-	sb_release(&ignore);
-	sb_release(&ignore2);
-	if (!has_probe) {
-		sb_puts(out, "# this gpugate has no 'probe' command; no probe stage log\n");
-		sb_puts(index, "probe.txt: no probe command in this build\n");
-		return;
+	struct strbuf *dbg = add_member(b, "ze-loader-debug.txt");
+	char logdir[] = "/tmp/gpugate-bundle-zel.XXXXXX";
+	if (!mkdtemp(logdir)) {
+		sb_printf(dbg, "# cannot make a folder for the loader's log: %s\n", strerror(errno));
+		logdir[0] = '\0';
 	}
 	size_t n = 0;
 	while (environ[n])
 		n++;
-	char **env = xcalloc(n + 2, sizeof(char *));
-	memcpy(env, environ, n * sizeof(char *));
-	env[n] = "ZE_ENABLE_LOADER_DEBUG_TRACE=1";
-	char *argv[] = { (char *)gpugate, "probe", NULL };
-	run_capture(argv, env, 120, out, err, &status);
+	char **env = xcalloc(n + ARRAY_SIZE(loader_debug_vars) + 1, sizeof(char *));
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!is_loader_debug_var(environ[i]))
+			env[k++] = environ[i];
+	char *dir_var = xasprintf("ZEL_LOADER_LOG_DIR=%s", logdir[0] ? logdir : "/nonexistent");
+	env[k++] = "ZE_ENABLE_LOADER_DEBUG_TRACE=1";
+	env[k++] = "ZEL_ENABLE_LOADER_LOGGING=1";
+	env[k++] = "ZEL_LOADER_LOGGING_LEVEL=trace";
+	env[k++] = dir_var;
+	env[k++] = "LD_DEBUG=libs";
+	char *argv[] = { (char *)gpugate, "probe", "--backend", "level-zero", "--smoke", "--fd", "1", NULL };
+	struct strbuf raw = STRBUF_INIT;
+	int status = 0;
+	int rc = run_capture(argv, env, 60, out, &raw, &status);
 	free(env);
-	sb_puts(index, "probe.txt: gpugate probe with ZE_ENABLE_LOADER_DEBUG_TRACE=1: ");
-	describe_status(index, status);
-	sb_puts(index, "\n");
+	free(dir_var);
+	sb_add(&raw, "", 0);
+	/* sort stderr: the loader's trace, the linker's search (from the moment
+	 * the loader is looked for: gpugate's own libraries are no news), the rest */
+	struct strbuf trace = STRBUF_INIT, search = STRBUF_INIT;
+	bool loader_seen = false;
+	size_t n_trace = 0, n_search = 0;
+	for (char *line = raw.buf; line && *line;) {
+		char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) + 1 : strlen(line);
+		const char *p = line + strspn(line, " ");
+		size_t digits = strspn(p, "0123456789");
+		bool ld = digits > 0 && p[digits] == ':' && p[digits + 1] == '\t';
+		if (str_starts_with(line, "ZE_LOADER_DEBUG_TRACE")) {
+			sb_add(&trace, line, len);
+			n_trace++;
+		} else if (ld) {
+			const char *msg = p + digits + 2;
+			size_t msg_len = len - (size_t)(msg - line);
+			if (!loader_seen && memmem(msg, msg_len, "libze_loader", strlen("libze_loader")))
+				loader_seen = true;
+			if (loader_seen && *msg != '\n') {
+				sb_add(&search, msg, msg_len);
+				n_search++;
+			}
+		} else {
+			sb_add(err, line, len);
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	sb_release(&raw);
+	char *library = loader_library(out->buf ? out->buf : "");
+	sb_puts(dbg, "# Level Zero loader debug output of one run of gpugate probe --backend level-zero --smoke\n");
+	sb_printf(dbg, "# loader: %s\n", library ? library : "(the probe named none: it did not load one)");
+	if (library && !library_mentions(library, "ZE_ENABLE_LOADER_DEBUG_TRACE") &&
+	    !library_mentions(library, "ZEL_ENABLE_LOADER_LOGGING"))
+		sb_puts(dbg, "# this loader has no debug trace or log of its own (ZE_ENABLE_LOADER_DEBUG_TRACE and\n"
+			     "# ZEL_ENABLE_LOADER_LOGGING came with later loaders); the drivers it tried are in its\n"
+			     "# library search below\n");
+	sb_printf(dbg, "\n## ZE_ENABLE_LOADER_DEBUG_TRACE=1: the loader's trace on stderr (%zu lines)\n", n_trace);
+	sb_add(dbg, trace.buf ? trace.buf : "", trace.len);
+	size_t n_log = 0;
+	if (logdir[0]) {
+		DIR *d = opendir(logdir);
+		struct dirent *de;
+		while (d && (de = readdir(d))) {
+			if (de->d_name[0] == '.')
+				continue;
+			char *path = xasprintf("%s/%s", logdir, de->d_name);
+			char *content = NULL;
+			size_t len = 0;
+			if (read_file(path, &content, &len) == 0) {
+				sb_printf(dbg, "\n## ZEL_ENABLE_LOADER_LOGGING=1: the loader's log %s\n", de->d_name);
+				sb_add(dbg, content, len);
+				n_log++;
+			}
+			free(content);
+			unlink(path);
+			free(path);
+		}
+		if (d)
+			closedir(d);
+		rmdir(logdir);
+	}
+	if (!n_log)
+		sb_puts(dbg, "\n## ZEL_ENABLE_LOADER_LOGGING=1: the loader wrote no log\n");
+	sb_printf(dbg, "\n## LD_DEBUG=libs: the library search from the loader on (%zu lines)\n", n_search);
+	sb_add(dbg, search.buf ? search.buf : "", search.len);
+	sb_release(&trace);
+	sb_release(&search);
+	free(library);
+	sb_puts(index, "probe.txt: gpugate probe --backend level-zero --smoke: ");
+	if (rc < 0)
+		sb_printf(index, "could not run: %s", strerror(-rc));
+	else
+		describe_status(index, status);
+	sb_printf(index, "\nze-loader-debug.txt: %zu loader trace lines, %zu loader logs, %zu library-search lines\n",
+		  n_trace, n_log, n_search);
 }
 
 static void collect_secrets(struct bundle *b)

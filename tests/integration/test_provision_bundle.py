@@ -5,10 +5,18 @@ import os
 import subprocess
 import tarfile
 
+import pytest
+
 GPUGATE = os.environ.get("GPUGATE", os.path.join(os.path.dirname(__file__), "../../build/gpugate"))
+FAKE_ZE = os.environ.get("GPUGATE_FAKE_ZE") or os.path.join(
+    os.path.dirname(os.path.abspath(GPUGATE)), "fakes", "libze_fake.so")
+# prints a newer loader's ZE_LOADER_DEBUG_TRACE lines (tests/fakes/fake_ze_loader.c)
+FAKE_LOADER_DIR = os.path.join(os.path.dirname(os.path.abspath(FAKE_ZE)), "loader")
+REAL_LOADER = "/usr/lib/x86_64-linux-gnu/libze_loader.so.1"
+REAL_DRIVER = "/usr/lib/x86_64-linux-gnu/libze_intel_gpu.so.1"
 MEMBERS = {"report.json", "report-stderr.txt", "environment.txt", "packages.txt", "dev-dri.txt",
            "gpus.txt", "mountinfo.txt", "os-release.txt", "cmdline.txt", "kernel-gpu.txt",
-           "probe.txt", "probe-stderr.txt", "index.txt"}
+           "probe.txt", "probe-stderr.txt", "ze-loader-debug.txt", "index.txt"}
 SECRETS = {"HF_TOKEN": "hf_envtokenvalue_42", "MY_API_KEY": "k3y-value-xyz",
            "DB_PASSWORD": "pa55word!", "AWS_SECRET_ACCESS_KEY": "aws/secret+value",
            "GITHUB_TOKEN": "ghp_tokenvalue"}
@@ -19,7 +27,11 @@ def run_bundle(tmp_path, extra_env=None, args=None):
     env.update(SECRETS)
     env["HF_HOME"] = str(tmp_path / "hfhome")
     env["https_proxy"] = "http://alice:proxypass99@proxy.example:3128"
-    env.update(extra_env or {})
+    for k, v in (extra_env or {}).items():
+        if v is None:
+            env.pop(k, None)
+        else:
+            env[k] = v
     (tmp_path / "hfhome").mkdir(exist_ok=True)
     (tmp_path / "hfhome" / "token").write_text("hf_filetokenvalue_77\n")
     out = tmp_path / "diag.tar.gz"
@@ -101,3 +113,65 @@ def test_installed_layout_finds_the_provision_executable(tmp_path):
     shutil.copy(prov, tmp_path / "libexec/gpugate/gpugate-provision")
     r = subprocess.run([str(tmp_path / "bin/gpugate"), "stack", "--help"], capture_output=True, text=True)
     assert r.returncode == 0 and "gpugate stack fetch --manifest" in r.stdout
+
+
+def loader_debug(tmp_path, extra_env):
+    r, out = run_bundle(tmp_path, extra_env)
+    assert r.returncode == 0, r.stderr
+    members, data = read_all(out)
+    assert "gpugate-bundle/ze-loader-debug.txt" in {m.name for m in members}
+    blob = b"\n".join(data.values())
+    for value in list(SECRETS.values()) + ["hf_filetokenvalue_77", "proxypass99"]:
+        assert value.encode() not in blob, value
+    return (data["gpugate-bundle/ze-loader-debug.txt"].decode(), data["gpugate-bundle/probe.txt"].decode(),
+            data["gpugate-bundle/index.txt"].decode())
+
+
+def real_loader_has_trace():
+    """The oracle: a loader reads only the variables whose names it holds."""
+    with open(os.path.realpath(REAL_LOADER), "rb") as f:
+        return b"ZE_ENABLE_LOADER_DEBUG_TRACE" in f.read()
+
+
+@pytest.mark.skipif(not os.path.exists(REAL_LOADER), reason="libze1 not installed")
+def test_bundle_loader_debug_real_loader_with_fake_driver(tmp_path):
+    dbg, probe, index = loader_debug(tmp_path, {"ZE_ENABLE_ALT_DRIVERS": FAKE_ZE})
+    assert "stage init" in probe and '"ok":true' in probe and "Fake Arc" in probe
+    assert "# loader: /usr/lib/x86_64-linux-gnu/libze_loader.so.1" in dbg
+    if real_loader_has_trace():
+        assert "ZE_LOADER_DEBUG_TRACE" in dbg.split("## ZE_ENABLE_LOADER_DEBUG_TRACE=1")[1]
+    else:  # Debian 12's 1.8.12: no trace of its own; its library search is the record
+        assert "this loader has no debug trace or log of its own" in dbg
+        assert "(0 lines)" in dbg
+    search = dbg.split("## LD_DEBUG=libs")[1]
+    assert "find library=libze_loader.so.1" in search
+    assert "calling init: %s" % FAKE_ZE in search  # the loader loaded the test driver
+    assert "libyaml" not in search  # gpugate's own libraries are left out
+    assert "probe.txt: gpugate probe --backend level-zero --smoke: exit 0" in index
+    assert "ze-loader-debug.txt: 0 loader trace lines" in index or real_loader_has_trace()
+
+
+@pytest.mark.skipif(not os.path.exists(REAL_DRIVER), reason="intel-opencl-icd (libze_intel_gpu) not installed")
+def test_bundle_loader_debug_real_loader_with_real_intel_driver(tmp_path):
+    dbg, probe, index = loader_debug(tmp_path, {"ZE_ENABLE_ALT_DRIVERS": None})
+    search = dbg.split("## LD_DEBUG=libs")[1]
+    # the loader's driver search: the Intel GPU driver found and initialised,
+    # the VPU driver looked for (not installed here)
+    assert "find library=libze_intel_gpu.so.1" in search
+    assert "calling init: /lib/x86_64-linux-gnu/libze_intel_gpu.so.1" in search or \
+        "calling init: /usr/lib/x86_64-linux-gnu/libze_intel_gpu.so.1" in search
+    assert "find library=libze_intel_vpu.so.1" in search
+    if not os.path.exists("/dev/dri"):  # no GPU: the driver declines, and the stage log says where
+        assert "stage init" in probe and "ZE_RESULT_ERROR_UNINITIALIZED" in probe
+        assert "probe.txt: gpugate probe --backend level-zero --smoke: exit 3" in index
+
+
+def test_bundle_loader_debug_trace_lines_of_a_newer_loader(tmp_path):
+    assert os.path.exists(os.path.join(FAKE_LOADER_DIR, "libze_loader.so.1")), "make builds fakes/loader"
+    dbg, probe, index = loader_debug(tmp_path, {"LD_LIBRARY_PATH": FAKE_LOADER_DIR})
+    trace = dbg.split("## ZE_ENABLE_LOADER_DEBUG_TRACE=1")[1].split("##")[0]
+    assert "(2 lines)" in trace
+    assert "ZE_LOADER_DEBUG_TRACE:Load Library of libze_intel_gpu.so.1 failed" in trace
+    assert "ZE_LOADER_DEBUG_TRACE:check_drivers(fake) returned ZE_RESULT_ERROR_UNINITIALIZED" in trace
+    assert "ze-loader-debug.txt: 2 loader trace lines" in index
+    assert "libze_loader.so.1 lacks" in probe  # this stand-in exports no API
