@@ -76,3 +76,12 @@ def spec_file(tmp_path, text, name="spec.yaml"):
 @pytest.fixture
 def gpugate():
     return run_gpugate
+
+
+@pytest.fixture
+def hub():
+    """A Hugging Face hub stand-in on 127.0.0.1 (provision_hub.py), closed after the test."""
+    from provision_hub import Hub
+    h = Hub()
+    yield h
+    h.close()

@@ -88,6 +88,20 @@ class Hub:
                 return True
         return False
 
+    def repo_at(self, h, kind, repo_id, rev, head):
+        """The repo when it exists, the caller may read it and rev names its
+        commit; else None, with the hub's error already answered."""
+        repo = self.repos.get((kind, repo_id))
+        if not repo:
+            self.error(h, 404, "RepositoryNotFound", head)
+        elif repo.gated and h.headers.get("Authorization") != "Bearer " + TOKEN:
+            self.error(h, 401, "GatedRepo", head)
+        elif rev not in ("main", repo.commit):
+            self.error(h, 404, "RevisionNotFound", head)
+        else:
+            return repo
+        return None
+
     def handle(self, h, head):
         path = h.path.split("?")[0]
         from urllib.parse import unquote
@@ -108,13 +122,9 @@ class Hub:
             kind = parts[1][:-1]
             idx = parts.index("revision")
             repo_id, rev = "/".join(parts[2:idx]), unquote(parts[idx + 1])
-            repo = self.repos.get((kind, repo_id))
+            repo = self.repo_at(h, kind, repo_id, rev, head)
             if not repo:
-                return self.error(h, 404, "RepositoryNotFound", head)
-            if repo.gated and h.headers.get("Authorization") != "Bearer " + TOKEN:
-                return self.error(h, 401, "GatedRepo", head)
-            if rev not in ("main", repo.commit):
-                return self.error(h, 404, "RevisionNotFound", head)
+                return
             body = json.dumps({"id": repo_id, "sha": repo.commit,
                                "siblings": [{"rfilename": p} for p in repo.files]}).encode()
             return self.reply(h, 200, [("Content-Type", "application/json")], body, head)
@@ -129,13 +139,9 @@ class Hub:
         if repo_id in self.renamed:
             new = "/" + self.renamed[repo_id] + "/" + "/".join(parts[idx:])
             return self.reply(h, 307, [("Location", new)], head=head)
-        repo = self.repos.get((kind, repo_id))
+        repo = self.repo_at(h, kind, repo_id, rev, head)
         if not repo:
-            return self.error(h, 404, "RepositoryNotFound", head)
-        if repo.gated and h.headers.get("Authorization") != "Bearer " + TOKEN:
-            return self.error(h, 401, "GatedRepo", head)
-        if rev not in ("main", repo.commit):
-            return self.error(h, 404, "RevisionNotFound", head)
+            return
         if fpath not in repo.files:
             return self.error(h, 404, "EntryNotFound", head, commit=repo.commit)
         if self.fault(fpath, "head503") and head:

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from provision_hub import TOKEN, Hub, Repo, git_blob_sha1
+from provision_hub import TOKEN, Repo, git_blob_sha1
 
 GPUGATE = os.environ.get("GPUGATE", os.path.join(os.path.dirname(__file__), "../../build/gpugate"))
 PROVISION = os.path.join(os.path.dirname(os.path.abspath(GPUGATE)), "gpugate-provision")
@@ -20,13 +20,6 @@ def fetch_cmd():
     if r.returncode == 0 and "hf fetch" in r.stdout:
         return [GPUGATE, "hf", "fetch"]
     return [PROVISION, "hf-fetch"]
-
-
-@pytest.fixture
-def hub():
-    h = Hub()
-    yield h
-    h.close()
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ import subprocess
 
 import pytest
 
-from provision_hub import Hub
 
 GPUGATE = os.environ.get("GPUGATE", os.path.join(os.path.dirname(__file__), "../../build/gpugate"))
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../..")
@@ -26,13 +25,6 @@ def build_deb(tmp, name, version, comp, depends=None, arch="amd64"):
     subprocess.run(["dpkg-deb", "--root-owner-group", "-Z" + comp, "--build", str(d), str(out)],
                    check=True, capture_output=True)
     return out
-
-
-@pytest.fixture
-def hub():
-    h = Hub()
-    yield h
-    h.close()
 
 
 @pytest.fixture
