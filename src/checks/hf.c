@@ -162,7 +162,7 @@ static void *hf_prepare(const struct context *ctx)
 		s->cache = ctx_path(ctx, s->loc.hub_cache);
 		char real[PATH_MAX];
 		/* on the real root, links such as ~/.cache -> /data count */
-		if ((!*ctx->root || strcmp(ctx->root, "/") == 0) && realpath(s->loc.hub_cache, real))
+		if (root_is_real(ctx->root) && realpath(s->loc.hub_cache, real))
 			s->mount_path = xstrdup(real);
 		else
 			s->mount_path = hf_path_normalize(s->loc.hub_cache);

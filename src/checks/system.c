@@ -41,10 +41,9 @@ static void run_sysfs(const struct context *ctx, void *state, struct result *r)
 		result_remedy(r, "%s", fix);
 	} else {
 		struct statfs fs;
-		bool real_root = !*ctx->root || strcmp(ctx->root, "/") == 0;
+		bool real_root = root_is_real(ctx->root);
 		if (real_root && statfs(sys, &fs) == 0 && (unsigned long)fs.f_type != SYSFS_MAGIC_NUMBER) {
 			result_finding(r, STATUS_WARN, "%s is not a sysfs mount (filesystem type 0x%lx)", sys, (unsigned long)fs.f_type);
-			result_remedy(r, "%s", fix);
 		}
 		if (stat(pci, &st) < 0)
 			result_finding(r, STATUS_WARN, "%s: %s (the driver reads /sys/bus/pci/devices/<address>/driver)", pci, strerror(errno));
@@ -71,14 +70,13 @@ struct proc_status {
 	unsigned long long cap_eff;
 };
 
-static int read_proc_status(const struct context *ctx, struct proc_status *ps, char **path_out)
+static int read_proc_status(const struct context *ctx, struct proc_status *ps, const char *path)
 {
 	memset(ps, 0, sizeof(*ps));
 	ps->seccomp_filters = -1;
-	*path_out = ctx_path(ctx, "/proc/self/status");
 	char *text;
 	size_t len;
-	int err = read_file(*path_out, &text, &len);
+	int err = read_file(path, &text, &len);
 	if (err)
 		return err;
 	for (char *line = text; line && *line;) {
@@ -102,7 +100,7 @@ static int read_proc_status(const struct context *ctx, struct proc_status *ps, c
 	free(text);
 	/* gpugate's own sandbox (src/lib/sandbox.h) is not the container's
 	 * filter: leave it out when reading this process's real status */
-	bool real_root = !ctx->root[0] || strcmp(ctx->root, "/") == 0;
+	bool real_root = root_is_real(ctx->root);
 	if (real_root && ctx->sandbox_filters > 0 && ps->seccomp == 2 && ps->seccomp_filters >= 0) {
 		ps->seccomp_filters -= ctx->sandbox_filters;
 		if (ps->seccomp_filters <= 0) {
@@ -113,14 +111,48 @@ static int read_proc_status(const struct context *ctx, struct proc_status *ps, c
 	return 0;
 }
 
+/* The group's state: /proc/self/status, read once on first use by
+ * system.seccomp or system.capabilities (both read it; a health check runs
+ * both every 30 s). Checks run one after another on one thread. */
+struct system_state {
+	bool read;
+	int err;
+	char *path;
+	struct proc_status ps;
+};
+
+static void *system_prepare(const struct context *ctx)
+{
+	(void)ctx;
+	return xcalloc(1, sizeof(struct system_state));
+}
+
+static void system_release(void *state)
+{
+	struct system_state *st = state;
+	free(st->path);
+	free(st);
+}
+
+/* The parsed status (0), or -errno; st->path names the file either way. */
+static int proc_status(const struct context *ctx, struct system_state *st)
+{
+	if (!st->read) {
+		st->path = ctx_path(ctx, "/proc/self/status");
+		st->err = read_proc_status(ctx, &st->ps, st->path);
+		st->read = true;
+	}
+	return st->err;
+}
+
 /* system.seccomp ---------------------------------------------------------- */
 
 static void run_seccomp(const struct context *ctx, void *state, struct result *r)
 {
-	(void)state;
-	struct proc_status ps;
-	char *path;
-	int err = read_proc_status(ctx, &ps, &path);
+	struct system_state *st = state;
+	int err = proc_status(ctx, st);
+	const struct proc_status ps = st->ps;
+	const char *path = st->path;
 	if (err) {
 		result_set(r, STATUS_SKIP, "cannot read %s: %s", path, strerror(-err));
 	} else if (!ps.have_seccomp) {
@@ -142,7 +174,6 @@ static void run_seccomp(const struct context *ctx, void *state, struct result *r
 			result_set(r, STATUS_WARN, "unknown seccomp mode %d in %s", ps.seccomp, path);
 		}
 	}
-	free(path);
 }
 
 /* system.capabilities ----------------------------------------------------- */
@@ -165,13 +196,11 @@ static const struct {
 
 static void run_capabilities(const struct context *ctx, void *state, struct result *r)
 {
-	(void)state;
-	struct proc_status ps;
-	char *path;
-	int err = read_proc_status(ctx, &ps, &path);
+	struct system_state *st = state;
+	int err = proc_status(ctx, st);
+	const struct proc_status ps = st->ps;
 	if (err || !ps.have_caps) {
-		result_set(r, STATUS_SKIP, "cannot read CapEff from %s: %s", path, err ? strerror(-err) : "no such field");
-		free(path);
+		result_set(r, STATUS_SKIP, "cannot read CapEff from %s: %s", st->path, err ? strerror(-err) : "no such field");
 		return;
 	}
 	bool filtered = ps.have_seccomp && ps.seccomp == 2;
@@ -200,7 +229,6 @@ static void run_capabilities(const struct context *ctx, void *state, struct resu
 	else
 		result_set(r, STATUS_PASS, "missing %s, but no seccomp filter blocks the calls behind them", missing.buf);
 	sb_release(&missing);
-	free(path);
 }
 
 /* system.container -------------------------------------------------------- */
@@ -310,5 +338,7 @@ const struct check_group system_group = {
 	.name = "system",
 	.description = "the container's posture for GPU work: /sys, seccomp, capabilities, kernel log",
 	.spec_keys = system_keys,
+	.prepare = system_prepare,
+	.release = system_release,
 	.checks = system_checks,
 };

@@ -235,7 +235,7 @@ static const char *environ_getenv(void *arg, const char *name)
 static char *environ_home_of(void *arg, const char *user)
 {
 	struct hf_env_environ *d = arg;
-	if (!d->root || !*d->root || strcmp(d->root, "/") == 0) {
+	if (root_is_real(d->root)) {
 		struct passwd pw, *found = NULL;
 		char buf[4096];
 		int rc = user ? getpwnam_r(user, &pw, buf, sizeof(buf), &found)

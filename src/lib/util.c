@@ -248,9 +248,14 @@ double wall_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+bool root_is_real(const char *root)
+{
+	return !root || !*root || strcmp(root, "/") == 0;
+}
+
 char *root_path(const char *root, const char *path)
 {
-	if (!root || !*root || strcmp(root, "/") == 0)
+	if (root_is_real(root))
 		return xstrdup(path);
 	size_t rl = strlen(root);
 	while (rl > 1 && root[rl - 1] == '/')

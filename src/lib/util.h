@@ -46,6 +46,8 @@ int write_file_atomic(const char *path, const char *content, size_t len, unsigne
 double monotonic_seconds(void);
 double wall_seconds(void);
 
+/* Whether root (a --root value) is the real root: empty, NULL or "/". */
+bool root_is_real(const char *root);
 /* root "" or "/" means the real root. The result is root + path, path absolute. */
 char *root_path(const char *root, const char *path);
 
