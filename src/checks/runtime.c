@@ -659,8 +659,8 @@ static void run_memory(const struct context *ctx, void *state, struct result *r)
 			/* The per-device smoke probe holds a context, so CUDA reports free
 			 * memory there (cuMemGetInfo) even when the enumeration cannot. */
 			if (!fj && d < st->probes[i].n_devices) {
-				json_t *sd = json_array_get(json_object_get(st->probes[i].devices[d].result, "devices"), d);
-				fj = json_object_get(sd, "memory_free");
+				json_t *sd = runtime_device_result(&st->probes[i].devices[d], d);
+				fj = sd ? json_object_get(sd, "memory_free") : NULL;
 			}
 			uint64_t total = (uint64_t)json_integer_value(json_object_get(dev, "memory_total"));
 			uint64_t avail = fj ? (uint64_t)json_integer_value(fj) : total;

@@ -250,6 +250,23 @@ def test_check_enforces_min_free_memory_from_the_smoke_probe(tmp_path, minimum, 
         assert "79.0 GiB free, the spec wants 79.5 GiB free" in mem["summary"], mem
 
 
+def test_min_free_memory_is_checked_on_every_gpu(tmp_path):
+    """Each CUDA smoke child lists only its own device: the free memory of GPU
+    1 must come from GPU 1's child, not fall back to its total."""
+    if "gpugate-probe" not in DRIVERS:
+        pytest.skip("this gpugate has no probe child")
+    spec = tmp_path / "cuda.yaml"
+    spec.write_text("runtime:\n  backend: cuda\n  smoke: true\n  min_free_memory: 79.5GiB\n")
+    r = subprocess.run([GPUGATE, "check", "--spec", str(spec), "--format", "json", "--deadline", "20"],
+                       capture_output=True, text=True, timeout=60, env=env_with(FAKE_CUDA_DEVICES="2"))
+    mem = next(c for c in json.loads(r.stdout)["checks"] if c["id"] == "runtime.memory")
+    assert r.returncode == 1 and mem["status"] == "fail", mem
+    findings = mem["details"]["findings"]
+    for d in (0, 1):
+        assert any(f.startswith(f"device {d}: 79.0 GiB free, the spec wants 79.5 GiB free") for f in findings), findings
+    assert not any("Sysman" in f for f in findings), findings
+
+
 def test_hang_remediation_is_nvidia_specific(tmp_path):
     if "gpugate-probe" not in DRIVERS:
         pytest.skip("this gpugate has no probe child")
