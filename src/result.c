@@ -100,6 +100,12 @@ size_t result_finding_count(const struct result *r)
 	return f ? json_array_size(f) : 0;
 }
 
+const char *result_first_finding(const struct result *r)
+{
+	json_t *f = r->details ? json_object_get(r->details, "findings") : NULL;
+	return json_string_value(json_array_get(f, 0));
+}
+
 void result_release(struct result *r)
 {
 	free(r->summary);

@@ -30,6 +30,8 @@ void result_finding(struct result *r, enum status s, const char *fmt, ...)
 json_t *result_details(struct result *r);
 /* Number of findings recorded so far. */
 size_t result_finding_count(const struct result *r);
+/* The first finding's text, or NULL when there is none. */
+const char *result_first_finding(const struct result *r);
 /* A JSON string from any bytes (invalid UTF-8 replaced): never NULL. */
 json_t *json_text(const char *s);
 void result_release(struct result *r);

@@ -248,8 +248,7 @@ static void classify(struct probe_run *run)
 	const char *rstage = run->result ? json_string_value(json_object_get(run->result, "stage")) : NULL;
 	run->failed_stage = xstrdup(rstage ? rstage : run->stage[0] ? run->stage : "loader");
 	if (run->killed) {
-		run->verdict = xasprintf("hung %s for %.1f s (killed)", where + (str_starts_with(where, "in ") ? 0 : 0),
-					 run->stage_seconds);
+		run->verdict = xasprintf("hung %s for %.1f s (killed)", where, run->stage_seconds);
 		return;
 	}
 	if (run->signal) {
@@ -276,13 +275,8 @@ static void classify(struct probe_run *run)
 		else
 			snprintf(where, sizeof(where), "in stage %s", rstage);
 	}
-	run->verdict = xasprintf("exited %d %s: %s%s%s", run->exit_code, where, error ? error : "failed",
-				 message ? " (" : "", message ? message : "");
-	if (message) {
-		char *v = xasprintf("%s)", run->verdict);
-		free(run->verdict);
-		run->verdict = v;
-	}
+	run->verdict = message ? xasprintf("exited %d %s: %s (%s)", run->exit_code, where, error ? error : "failed", message)
+			       : xasprintf("exited %d %s: %s", run->exit_code, where, error ? error : "failed");
 }
 
 void probe_run_all(const struct context *ctx, const struct probe_request *reqs, struct probe_run *runs, size_t n,

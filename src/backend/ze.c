@@ -405,8 +405,10 @@ static char *module_cache_file(const char *dir, const char *uuid, const char *dr
 {
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int len = 0;
+	if (!dir || !uuid || !driver)
+		return NULL;
 	const struct crypto_api *c = crypto_dl();
-	if (!c || !dir || !uuid || !driver || !c->digest(spv->data, spv->size, md, &len, c->sha256(), NULL) || len < 8)
+	if (!c || !c->digest(spv->data, spv->size, md, &len, c->sha256(), NULL) || len < 8)
 		return NULL;
 	char hex[17];
 	for (int i = 0; i < 8; i++)

@@ -88,7 +88,8 @@ struct probe_settings {
 	size_t perf_bytes;
 };
 
-static void probe_all(const struct context *ctx, struct runtime_state *st, const struct probe_settings *set);
+static void probe_all(const struct context *ctx, struct runtime_state *st, const struct probe_settings *set,
+		      const char *cache_dir);
 
 /* What makes a cached result valid: the spec's probe settings and the
  * environment that changes what the runtime sees. */
@@ -199,12 +200,15 @@ static void *runtime_prepare(const struct context *ctx)
 		return st;
 	}
 	sb_release(&hints);
+	char why[512];
 	if (!ctx_is_healthcheck(ctx)) {
-		probe_all(ctx, st, &set);
+		/* ci and validate keep compiled modules so later probes skip the build */
+		char *module_dir = set.smoke ? probe_cache_dir(ctx, why, sizeof(why)) : NULL;
+		probe_all(ctx, st, &set, module_dir);
+		free(module_dir);
 		return st;
 	}
 	/* the health check reuses a recent result instead of loading the GPU */
-	char why[512];
 	char *dir = probe_cache_dir(ctx, why, sizeof(why));
 	char *key = cache_key(ctx, st, &set);
 	double ttl = spec_seconds(ctx->spec, "runtime.cache_ttl", 300);
@@ -213,7 +217,7 @@ static void *runtime_prepare(const struct context *ctx)
 	if (cached && restore_state(st, cached) == 0) {
 		st->cache_age = age;
 	} else {
-		probe_all(ctx, st, &set);
+		probe_all(ctx, st, &set, dir);
 		if (!dir) {
 			st->cache_note = xasprintf("state cache not used: %s", why);
 		} else {
@@ -239,12 +243,11 @@ static struct probe_request smoke_request(const struct runtime_state *st, size_t
 				       .sync_timeout_s = st->deadline - monotonic_seconds(), .cache_dir = cache_dir };
 }
 
-static void probe_all(const struct context *ctx, struct runtime_state *st, const struct probe_settings *set)
+/* cache_dir: where smoke children keep compiled modules, or NULL */
+static void probe_all(const struct context *ctx, struct runtime_state *st, const struct probe_settings *set,
+		      const char *cache_dir)
 {
 	bool smoke = set->smoke;
-	/* ci and validate keep compiled modules so later probes skip the build */
-	char why[512];
-	char *cache_dir = smoke ? probe_cache_dir(ctx, why, sizeof(why)) : NULL;
 	/* First batch: every backend's enumeration and, when smoking, its device 0
 	 * at the same time. Most machines have one GPU, and each child pays the
 	 * runtime's start (cuInit alone is about 100 ms on an H100): running the
@@ -292,7 +295,6 @@ static void probe_all(const struct context *ctx, struct runtime_state *st, const
 		free(reqs);
 		free(runs);
 	}
-	free(cache_dir);
 }
 
 static void runtime_release(void *state)
@@ -313,9 +315,14 @@ static void runtime_release(void *state)
 	free(st);
 }
 
-static bool early_stage(const char *stage)
+/* An enumeration that never got past initializing the runtime: it failed in
+ * loader, init or drivers, was killed, crashed, or left no result. Its verdict
+ * belongs to runtime.loader; runtime.devices skips it. */
+static bool never_initialized(const struct probe_run *e)
 {
-	return stage && (!strcmp(stage, "loader") || !strcmp(stage, "init") || !strcmp(stage, "drivers"));
+	const char *stage = e->failed_stage;
+	bool early = stage && (!strcmp(stage, "loader") || !strcmp(stage, "init") || !strcmp(stage, "drivers"));
+	return e->verdict && (early || e->killed || e->signal || !e->result);
 }
 
 /* Remediation for a failed probe, from its error name and stage. */
@@ -523,7 +530,7 @@ static void run_loader(const struct context *ctx, void *state, struct result *r)
 		const struct probe_run *e = &st->probes[i].enumeration;
 		const struct backend *be = st->probes[i].be;
 		add_run_details(arr, be, e);
-		if (e->verdict && (early_stage(e->failed_stage) || e->killed || e->signal || !e->result)) {
+		if (never_initialized(e)) {
 			result_finding(r, STATUS_FAIL, "%s: %s", be->name, e->verdict);
 			remedy_for(r, be, e);
 			continue;
@@ -542,7 +549,7 @@ static void run_loader(const struct context *ctx, void *state, struct result *r)
 		json_object_set_new(result_details(r), "state_cache", c);
 	}
 	bool failed = r->status == STATUS_FAIL;
-	const char *first = json_string_value(json_array_get(json_object_get(result_details(r), "findings"), 0));
+	const char *first = result_first_finding(r);
 	if (st->cache_note) {
 		result_finding(r, STATUS_WARN, "%s", st->cache_note);
 		result_remedy(r, "give gpugate a private state folder: set XDG_RUNTIME_DIR to a folder of this user with mode 0700");
@@ -566,7 +573,7 @@ static void run_devices(const struct context *ctx, void *state, struct result *r
 	for (size_t i = 0; i < st->n; i++) {
 		const struct probe_run *e = &st->probes[i].enumeration;
 		const struct backend *be = st->probes[i].be;
-		if (e->verdict && (early_stage(e->failed_stage) || e->killed || e->signal || !e->result))
+		if (never_initialized(e))
 			continue;
 		reached++;
 		if (e->verdict) {
@@ -587,7 +594,7 @@ static void run_devices(const struct context *ctx, void *state, struct result *r
 	if (reached == 0)
 		result_set(r, STATUS_FAIL, "not reached: the runtime did not initialize (see runtime.loader)");
 	else if (result_finding_count(r))
-		result_set(r, STATUS_FAIL, "%s", json_string_value(json_array_get(json_object_get(result_details(r), "findings"), 0)));
+		result_set(r, STATUS_FAIL, "%s", result_first_finding(r));
 	else {
 		struct strbuf names = STRBUF_INIT;
 		size_t d;
@@ -634,7 +641,7 @@ static void run_smoke(const struct context *ctx, void *state, struct result *r)
 		result_set(r, STATUS_FAIL, "not reached: no device was enumerated (see runtime.loader and runtime.devices)");
 	else if (passed < ran)
 		result_set(r, STATUS_FAIL, "smoke kernel failed on %zu of %zu devices: %s", ran - passed, ran,
-			   json_string_value(json_array_get(json_object_get(result_details(r), "findings"), 0)));
+			   result_first_finding(r));
 	else
 		result_set(r, STATUS_PASS, "smoke kernel correct on %zu device%s (%ld elements each, every one verified)", ran,
 			   ran == 1 ? "" : "s", elements);
@@ -675,7 +682,7 @@ static void run_memory(const struct context *ctx, void *state, struct result *r)
 	if (seen == 0)
 		result_set(r, STATUS_FAIL, "not reached: no device was enumerated");
 	else if (r->status == STATUS_FAIL) {
-		result_set(r, STATUS_FAIL, "%s", json_string_value(json_array_get(json_object_get(result_details(r), "findings"), 0)));
+		result_set(r, STATUS_FAIL, "%s", result_first_finding(r));
 		result_remedy(r, "free GPU memory: stop other processes on the GPU (xpu-smi ps) or lower runtime.min_free_memory");
 	} else
 		result_set(r, STATUS_PASS, "%zu device%s with enough memory%s", seen, seen == 1 ? "" : "s",

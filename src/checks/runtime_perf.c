@@ -180,7 +180,7 @@ void runtime_run_performance(const struct context *ctx, void *state, struct resu
 		json_decref(cands);
 	json_object_set_new(result_details(r), "tolerance_percent", json_real(tol));
 	baselines_free(&set);
-	const char *first = json_string_value(json_array_get(json_object_get(result_details(r), "findings"), 0));
+	const char *first = result_first_finding(r);
 	if (ran == 0) {
 		result_set(r, STATUS_FAIL, "not reached: no device was enumerated (see runtime.loader and runtime.devices)");
 	} else if (r->status == STATUS_FAIL) {
