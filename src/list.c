@@ -22,10 +22,8 @@ static void list_profile(const struct embedded_file *f)
 	}
 	const char *sep = " ";
 	for (const struct check_group *const *g = registry_groups; *g; g++) {
-		if (!spec_has(&spec, (*g)->name))
-			continue;
 		for (const struct check_def *c = (*g)->checks; c->id; c++) {
-			if (c->enabled_by && !spec_bool(&spec, c->enabled_by, false))
+			if (!registry_check_enabled(&spec, *g, c))
 				continue;
 			printf("%s%s", sep, c->id);
 			sep = ", ";

@@ -78,10 +78,8 @@ static double default_deadline(const char *profile)
 static int check_patterns(char **list, const char *option)
 {
 	for (char **p = list; p && *p; p++) {
-		bool known = registry_find(*p) != NULL;
-		for (const struct check_group *const *g = registry_groups; !known && *g; g++)
-			known = strcmp((*g)->name, *p) == 0;
-		if (!known)
+		/* a group name matches too: it is a prefix of its checks' ids */
+		if (!registry_find(*p))
 			return usage_error("%s: no check has the id or prefix '%s' (see 'gpugate list')", option, *p);
 	}
 	return 0;
@@ -259,7 +257,7 @@ int cmd_check(int argc, char **argv)
 	}
 	struct run run;
 	run_checks(&ctx, &sel, &run);
-	if (strcmp(profile, "healthcheck") == 0)
+	if (ctx_is_healthcheck(&ctx))
 		run.text_limit = 4096; /* Docker keeps no more of a health check's output */
 
 	int code = run_exit_code(&run);

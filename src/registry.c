@@ -62,3 +62,8 @@ const struct check_def *registry_find(const char *id_or_prefix)
 				return c;
 	return NULL;
 }
+
+bool registry_check_enabled(const struct spec *spec, const struct check_group *g, const struct check_def *c)
+{
+	return spec_has(spec, g->name) && (!c->enabled_by || spec_bool(spec, c->enabled_by, false));
+}

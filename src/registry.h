@@ -37,6 +37,9 @@ const struct spec_key *registry_spec_key(const char *path);
 int registry_validate_spec(const struct spec *spec, struct spec_error *err);
 /* True when id equals pattern or starts with pattern followed by '.'. */
 bool check_id_matches(const char *id, const char *pattern);
+/* Whether spec turns check c of group g on: its group's section is present
+ * and its enabled_by bool, if any, is true. */
+bool registry_check_enabled(const struct spec *spec, const struct check_group *g, const struct check_def *c);
 const struct check_def *registry_find(const char *id_or_prefix);
 
 #endif

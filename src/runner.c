@@ -38,9 +38,7 @@ static bool listed(char **list, const char *id)
 static bool selected(const struct context *ctx, const struct selection *sel,
 		     const struct check_group *g, const struct check_def *c)
 {
-	if (!spec_has(ctx->spec, g->name))
-		return false;
-	if (c->enabled_by && !spec_bool(ctx->spec, c->enabled_by, false))
+	if (!registry_check_enabled(ctx->spec, g, c))
 		return false;
 	if (sel->only && !listed(sel->only, c->id))
 		return false;

@@ -127,19 +127,6 @@ static bool is_null_scalar(const yaml_node_t *node)
 	return node->data.scalar.length == 0 || strcmp(v, "~") == 0 || strcmp(v, "null") == 0;
 }
 
-static bool enum_has(const char *choices, const char *value)
-{
-	size_t n = strlen(value);
-	for (const char *p = choices; p && *p;) {
-		const char *bar = strchr(p, '|');
-		size_t len = bar ? (size_t)(bar - p) : strlen(p);
-		if (len == n && strncmp(p, value, n) == 0)
-			return true;
-		p = bar ? bar + 1 : NULL;
-	}
-	return false;
-}
-
 static int check_scalar(const struct spec *spec, const yaml_node_t *node, const struct spec_key *key,
 			struct spec_error *err)
 {
@@ -173,7 +160,7 @@ static int check_scalar(const struct spec *spec, const yaml_node_t *node, const 
 		return spec_error_at(err, spec, node,
 				     "%s must be a duration such as 10, 10s, 500ms or 2m, not '%s'", key->path, v);
 	case SCALAR_ENUM:
-		if (enum_has(key->choices, v))
+		if (list_has(key->choices, '|', v))
 			return 0;
 		return spec_error_at(err, spec, node, "%s must be one of %s, not '%s'", key->path,
 				     key->choices, v);
@@ -181,12 +168,10 @@ static int check_scalar(const struct spec *spec, const yaml_node_t *node, const 
 	return 0;
 }
 
-static int validate_node(const struct spec *spec, yaml_node_t *node, const char *path,
-			 struct spec_error *err)
+/* node against key, the schema entry of path (looked up once by the caller). */
+static int validate_value(const struct spec *spec, yaml_node_t *node, const struct spec_key *key,
+			  const char *path, struct spec_error *err)
 {
-	const struct spec_key *key = registry_spec_key(path);
-	if (!key)
-		return spec_error_at(err, spec, node, "unknown key '%s'", path);
 	unsigned have = node->type == YAML_MAPPING_NODE ? SPEC_MAP
 		      : node->type == YAML_SEQUENCE_NODE ? SPEC_SEQ : SPEC_SCALAR;
 	if (have == SPEC_SCALAR && is_null_scalar(node) && (key->kinds & (SPEC_MAP | SPEC_SEQ)))
@@ -197,11 +182,14 @@ static int validate_node(const struct spec *spec, yaml_node_t *node, const char 
 		return check_scalar(spec, node, key, err);
 	if (have == SPEC_SEQ) {
 		char *item_path = xasprintf("%s[]", path);
+		const struct spec_key *item_key = registry_spec_key(item_path);
 		int rc = 0;
 		for (yaml_node_item_t *it = node->data.sequence.items.start;
-		     rc == 0 && it < node->data.sequence.items.top; it++)
-			rc = validate_node(spec, yaml_document_get_node((yaml_document_t *)&spec->doc, *it),
-					   item_path, err);
+		     rc == 0 && it < node->data.sequence.items.top; it++) {
+			yaml_node_t *item = yaml_document_get_node((yaml_document_t *)&spec->doc, *it);
+			rc = item_key ? validate_value(spec, item, item_key, item_path, err)
+				      : spec_error_at(err, spec, item, "unknown key '%s'", item_path);
+		}
 		free(item_path);
 		return rc;
 	}
@@ -218,14 +206,24 @@ static int validate_node(const struct spec *spec, yaml_node_t *node, const char 
 		}
 		char *child = *path ? xasprintf("%s.%s", path, (char *)k->data.scalar.value)
 				    : xstrdup((char *)k->data.scalar.value);
-		int rc = registry_spec_key(child)
-			 ? validate_node(spec, yaml_document_get_node((yaml_document_t *)&spec->doc, p->value), child, err)
+		const struct spec_key *child_key = registry_spec_key(child);
+		int rc = child_key
+			 ? validate_value(spec, yaml_document_get_node((yaml_document_t *)&spec->doc, p->value), child_key, child, err)
 			 : spec_error_at(err, spec, k, "unknown key '%s'%s", child, *path ? "" : " (sections: packages, devices, system, hf, runtime)");
 		free(child);
 		if (rc)
 			return rc;
 	}
 	return 0;
+}
+
+static int validate_node(const struct spec *spec, yaml_node_t *node, const char *path,
+			 struct spec_error *err)
+{
+	const struct spec_key *key = registry_spec_key(path);
+	if (!key)
+		return spec_error_at(err, spec, node, "unknown key '%s'", path);
+	return validate_value(spec, node, key, path, err);
 }
 
 /* Limits on a spec's shape. A spec is a few KB; libyaml's scanner costs
@@ -327,46 +325,12 @@ int spec_load_buffer(struct spec *spec, const char *name, const char *buf, size_
 	return registry_validate_spec(spec, err);
 }
 
-/* Reads at most SPEC_MAX_BYTES + 1 bytes, so that --spec /dev/zero or an
- * endless pipe ends in "too large" instead of eating memory. */
-static int read_spec_bytes(const char *path, char **content, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	size_t cap = 4096, n = 0;
-	char *buf = xmalloc(cap);
-	for (;;) {
-		if (n == cap) {
-			if (cap > SPEC_MAX_BYTES)
-				break;
-			cap *= 2;
-			buf = xrealloc(buf, cap);
-		}
-		ssize_t got = read(fd, buf + n, cap - n);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
-			int e = -errno;
-			close(fd);
-			free(buf);
-			return e;
-		}
-		if (got == 0)
-			break;
-		n += (size_t)got;
-	}
-	close(fd);
-	*content = buf;
-	*len = n;
-	return 0;
-}
-
 int spec_load_file(struct spec *spec, const char *path, struct spec_error *err)
 {
 	char *buf = NULL;
 	size_t len = 0;
-	int rc = read_spec_bytes(path, &buf, &len);
+	/* one byte more than allowed: the size check below then says "too large" */
+	int rc = read_file_max(path, SPEC_MAX_BYTES + 1, &buf, &len);
 	if (rc < 0) {
 		memset(spec, 0, sizeof(*spec));
 		snprintf(err->msg, sizeof(err->msg), "%s: cannot read the spec: %s", path, strerror(-rc));

@@ -188,15 +188,7 @@ const struct mount_entry *mountinfo_find(const struct mountinfo *mi, const char 
 
 bool mount_option_has(const char *options, const char *option)
 {
-	size_t n = strlen(option);
-	for (const char *p = options; p && *p;) {
-		const char *comma = strchr(p, ',');
-		size_t len = comma ? (size_t)(comma - p) : strlen(p);
-		if (len == n && strncmp(p, option, n) == 0)
-			return true;
-		p = comma ? comma + 1 : NULL;
-	}
-	return false;
+	return list_has(options, ',', option);
 }
 
 bool mount_is_read_only(const struct mount_entry *m)

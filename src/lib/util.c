@@ -131,6 +131,11 @@ void sb_release(struct strbuf *sb)
 
 int read_file(const char *path, char **content, size_t *len)
 {
+	return read_file_max(path, SIZE_MAX, content, len);
+}
+
+int read_file_max(const char *path, size_t max, char **content, size_t *len)
+{
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
@@ -144,14 +149,15 @@ int read_file(const char *path, char **content, size_t *len)
 		close(fd);
 		return -EISDIR;
 	}
-	size_t cap = st.st_size > 0 ? (size_t)st.st_size + 1 : 4096, used = 0;
+	size_t cap = st.st_size > 0 && (size_t)st.st_size < max ? (size_t)st.st_size + 1 : 4096, used = 0;
 	char *buf = xmalloc(cap);
-	for (;;) {
+	while (used < max) {
 		if (used + 1 >= cap) {
 			cap *= 2;
 			buf = xrealloc(buf, cap);
 		}
-		ssize_t n = read(fd, buf + used, cap - used - 1);
+		size_t room = cap - used - 1;
+		ssize_t n = read(fd, buf + used, room < max - used ? room : max - used);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -346,4 +352,17 @@ void text_sanitize(char *s)
 		}
 		p += n;
 	}
+}
+
+bool list_has(const char *list, char sep, const char *item)
+{
+	size_t n = strlen(item);
+	for (const char *p = list; p && *p;) {
+		const char *end = strchr(p, sep);
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		if (len == n && strncmp(p, item, n) == 0)
+			return true;
+		p = end ? end + 1 : NULL;
+	}
+	return false;
 }

@@ -35,6 +35,9 @@ void sb_release(struct strbuf *sb);
 
 /* Reads a whole file. Returns 0, or -errno (content untouched). */
 int read_file(const char *path, char **content, size_t *len);
+/* read_file that stops after max bytes, so that an endless input (/dev/zero,
+ * a pipe) ends in a size error of the caller's instead of eating memory. */
+int read_file_max(const char *path, size_t max, char **content, size_t *len);
 /* Reads a small sysfs-style file (name relative to dirfd, or AT_FDCWD) and
  * strips trailing newlines and spaces; never blocks on a FIFO. 0 or -errno. */
 int read_attr_at(int dirfd, const char *name, char *buf, size_t size);
@@ -52,6 +55,8 @@ bool root_is_real(const char *root);
 char *root_path(const char *root, const char *path);
 
 bool str_starts_with(const char *s, const char *prefix);
+/* Whether item is one of the sep-separated entries of list ("rw,ro", ','). */
+bool list_has(const char *list, char sep, const char *item);
 bool str_ends_with(const char *s, const char *suffix);
 /* Splits "a,b, c" on commas; trims spaces; empty items dropped. NULL-terminated. */
 char **split_list(const char *s, size_t *count);
