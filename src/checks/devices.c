@@ -115,7 +115,6 @@ struct devices_state {
 	struct drm_scan scan;
 	struct vendor_filter vendor;
 	char **drivers;           /* allowed kernel drivers; NULL: the vendor's defaults */
-	size_t driver_count;
 	struct gpu_view *views;   /* the GPUs of the vendor, in PCI order */
 	size_t count;
 	size_t present;           /* how many of them this container has nodes of */
@@ -240,9 +239,9 @@ static void *devices_prepare(const struct context *ctx)
 		parse_vendor("intel", &s->vendor); /* validated at load: unreachable */
 	yaml_node_t *list = spec_get(ctx->spec, "devices.drivers");
 	if (list && list->type == YAML_SEQUENCE_NODE) {
-		s->driver_count = spec_seq_len(list);
-		s->drivers = xcalloc(s->driver_count + 1, sizeof(*s->drivers));
-		for (size_t i = 0; i < s->driver_count; i++)
+		size_t count = spec_seq_len(list);
+		s->drivers = xcalloc(count + 1, sizeof(*s->drivers)); /* NULL-terminated */
+		for (size_t i = 0; i < count; i++)
 			s->drivers[i] = xstrdup(spec_node_str(spec_seq_item(ctx->spec, list, i)));
 	}
 	drm_scan(ctx->root, &s->scan);
@@ -1002,28 +1001,36 @@ static void run_visibility(const struct context *ctx, void *state, struct result
 
 /* devices.nvidia ---------------------------------------------------------- */
 
-static void check_nvidia_node(const struct context *ctx, const struct creds *c, const char *name, int want_major,
-			      int want_minor, struct result *r)
+/* nv: the node as prepare (GPU nodes) or the caller (nvidiactl, nvidia-uvm) looked it up */
+static void check_nvidia_node(const struct context *ctx, const struct creds *c, const struct node_view *nv,
+			      int want_major, int want_minor, struct result *r)
 {
-	char *rel = xasprintf("/dev/%s", name);
-	struct node_view nv = { .path = ctx_path(ctx, rel) };
-	free(rel);
-	nv.err = stat_under_root(ctx, nv.path, &nv.st, NULL, 0);
-	if (nv.err) {
-		result_finding(r, STATUS_FAIL, "%s: %s", nv.path, strerror(-nv.err));
+	if (nv->err) {
+		result_finding(r, STATUS_FAIL, "%s: %s", nv->path, strerror(-nv->err));
 		result_remedy(r, "pass the GPUs in with the NVIDIA Container Toolkit: docker run --gpus all (or --runtime=nvidia, or CDI --device nvidia.com/gpu=all)");
-	} else if (!S_ISCHR(nv.st.st_mode)) {
-		result_finding(r, STATUS_FAIL, "%s is %s, expected a character device", nv.path, node_kind(&nv.st));
-	} else if ((want_major >= 0 && (int)major(nv.st.st_rdev) != want_major) ||
-		   (want_minor >= 0 && (int)minor(nv.st.st_rdev) != want_minor)) {
-		result_finding(r, STATUS_FAIL, "%s is %u:%u, expected %d:%d", nv.path, major(nv.st.st_rdev), minor(nv.st.st_rdev),
-			       want_major, want_minor);
+	} else if (!S_ISCHR(nv->st.st_mode)) {
+		result_finding(r, STATUS_FAIL, "%s is %s, expected a character device", nv->path, node_kind(&nv->st));
+	} else if ((want_major >= 0 && (int)major(nv->st.st_rdev) != want_major) ||
+		   (want_minor >= 0 && (int)minor(nv->st.st_rdev) != want_minor)) {
+		result_finding(r, STATUS_FAIL, "%s is %u:%u, expected %d:%d", nv->path, major(nv->st.st_rdev),
+			       minor(nv->st.st_rdev), want_major, want_minor);
 	} else {
-		int err = creds_access_rw(nv.path);
+		int err = creds_access_rw(nv->path);
 		if (err)
-			access_denied(ctx, c, &nv, err, r);
+			access_denied(ctx, c, nv, err, r);
 	}
+}
+
+/* A control node of the NVIDIA driver under ROOT/dev, looked up and checked. */
+static void check_nvidia_control(const struct context *ctx, const struct creds *c, const char *name, int want_major,
+				 int want_minor, struct result *r)
+{
+	char *dev_dir = ctx_path(ctx, "/dev");
+	struct node_view nv;
+	view_node(ctx, dev_dir, -1, name, &nv);
+	check_nvidia_node(ctx, c, &nv, want_major, want_minor, r);
 	free(nv.path);
+	free(dev_dir);
 }
 
 static void run_nvidia(const struct context *ctx, void *state, struct result *r)
@@ -1052,16 +1059,14 @@ static void run_nvidia(const struct context *ctx, void *state, struct result *r)
 	struct creds c;
 	if (creds_current(&c) < 0)
 		memset(&c, 0, sizeof(c));
-	check_nvidia_node(ctx, &c, "nvidiactl", NVIDIA_MAJOR, NVIDIACTL_MINOR, r);
-	check_nvidia_node(ctx, &c, "nvidia-uvm", -1, -1, r); /* its major is allocated at load time */
+	check_nvidia_control(ctx, &c, "nvidiactl", NVIDIA_MAJOR, NVIDIACTL_MINOR, r);
+	check_nvidia_control(ctx, &c, "nvidia-uvm", -1, -1, r); /* its major is allocated at load time */
 	size_t gpus = 0;
 	for (size_t i = 0; i < s->count; i++) {
 		const struct gpu_view *v = &s->views[i];
 		if (v->gpu->vendor != PCI_VENDOR_NVIDIA || (!v->present && s->present))
 			continue;
-		char name[32];
-		snprintf(name, sizeof(name), "nvidia%d", v->nvidia_minor);
-		check_nvidia_node(ctx, &c, name, NVIDIA_MAJOR, v->nvidia_minor, r);
+		check_nvidia_node(ctx, &c, &v->nvidia, NVIDIA_MAJOR, v->nvidia_minor, r);
 		gpus++;
 	}
 	if (r->status == STATUS_PASS)
