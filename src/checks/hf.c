@@ -126,8 +126,6 @@ static int hf_validate(const struct spec *spec, struct spec_error *err)
 /* Shared by the group's checks: made once in prepare. The scan is made on
  * first use (the checks run one after another on one thread). */
 struct hf_state {
-	struct hf_env_environ envdata;
-	struct hf_env env;
 	struct hf_location loc;
 	bool usable;             /* an absolute cache path */
 	char *cache;             /* the cache folder under --root */
@@ -141,22 +139,10 @@ struct hf_state {
 	struct hf_cache scan;
 };
 
-static bool token_file_exists(void *arg, const char *path)
-{
-	struct hf_env_environ *d = arg;
-	char *p = root_path(d->root, path);
-	bool yes = access(p, F_OK) == 0;
-	free(p);
-	return yes;
-}
-
 static void *hf_prepare(const struct context *ctx)
 {
 	struct hf_state *s = xcalloc(1, sizeof(*s));
-	s->envdata.environ = ctx->env;
-	s->envdata.root = ctx->root;
-	hf_env_from_environ(&s->env, &s->envdata);
-	hf_location_resolve(&s->env, token_file_exists, &s->loc);
+	hf_location_of_environ(ctx->env, ctx->root, true, &s->loc);
 	s->usable = s->loc.hub_cache[0] == '/';
 	if (s->usable) {
 		s->cache = ctx_path(ctx, s->loc.hub_cache);

@@ -103,23 +103,6 @@ static int parse_hf_options(int argc, char **argv, bool allow_args, bool allow_v
 	return 0;
 }
 
-static bool token_file_exists(void *arg, const char *path)
-{
-	struct hf_env_environ *d = arg;
-	char *p = root_path(d->root, path);
-	bool yes = access(p, F_OK) == 0;
-	free(p);
-	return yes;
-}
-
-static void resolve(const char *root, struct hf_location *loc)
-{
-	struct hf_env_environ data = { environ, root ? root : "" };
-	struct hf_env env;
-	hf_env_from_environ(&env, &data);
-	hf_location_resolve(&env, token_file_exists, loc);
-}
-
 static void print_json(json_t *j)
 {
 	char *s = json_dumps(j, JSON_INDENT(2) | JSON_ENSURE_ASCII);
@@ -143,7 +126,7 @@ static int hf_where(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? EXIT_HEALTHY : rc;
 	struct hf_location loc;
-	resolve(o.root, &loc);
+	hf_location_of_environ(environ, o.root, true, &loc);
 	bool usable = loc.hub_cache[0] == '/';
 	if (strcmp(o.format, "json") == 0) {
 		json_t *j = json_object();
@@ -194,7 +177,7 @@ static char *cache_dir(const struct hf_options *o)
 	if (o->cache)
 		return xstrdup(o->cache);
 	struct hf_location loc;
-	resolve(o->root, &loc);
+	hf_location_of_environ(environ, o->root, true, &loc);
 	char *p = root_path(o->root, loc.hub_cache);
 	hf_location_free(&loc);
 	return p;

@@ -515,7 +515,6 @@ static void scan_repo(struct hf_repo *repo, int cache_fd)
 
 struct walk_pool {
 	int cache_fd;
-	struct hf_cache *cache;
 	struct walk *units;
 	size_t count;
 	atomic_size_t next;
@@ -559,7 +558,7 @@ static void *walk_worker(void *arg)
  * bound by readlink system calls), then merges the warnings in order. */
 static void walk_all(struct hf_cache *cache, int cache_fd)
 {
-	struct walk_pool p = { .cache_fd = cache_fd, .cache = cache };
+	struct walk_pool p = { .cache_fd = cache_fd };
 	for (size_t r = 0; r < cache->n_repos; r++)
 		p.count += cache->repos[r].n_revisions;
 	p.units = xcalloc(p.count + 1, sizeof(*p.units));
@@ -685,35 +684,6 @@ void hf_cache_free(struct hf_cache *cache)
 		free(repo->id);
 	}
 	free(cache->repos);
-	free_warnings(cache->warnings, cache->n_warnings);
 	free(cache->path);
 	memset(cache, 0, sizeof(*cache));
-}
-
-char *hf_repo_folder(const char *id, const char *type)
-{
-	if (strstr(id, "--") && !strchr(id, '/'))
-		return xstrdup(id);
-	const char *prefix = "models";
-	static const struct { const char *word; const char *prefix; } types[] = {
-		{ "model", "models" }, { "dataset", "datasets" }, { "space", "spaces" }, { "kernel", "kernels" },
-	};
-	for (size_t i = 0; i < ARRAY_SIZE(types); i++) {
-		size_t n = strlen(types[i].prefix);
-		if (type && (strcmp(type, types[i].word) == 0 || strcmp(type, types[i].prefix) == 0))
-			prefix = types[i].prefix;
-		else if (!type && strncmp(id, types[i].prefix, n) == 0 && id[n] == '/') {
-			prefix = types[i].prefix;
-			id += n + 1;
-		}
-	}
-	struct strbuf sb = STRBUF_INIT;
-	sb_printf(&sb, "%s--", prefix);
-	for (const char *p = id; *p; p++) {
-		if (*p == '/')
-			sb_puts(&sb, "--");
-		else
-			sb_add(&sb, p, 1);
-	}
-	return sb_detach(&sb);
 }

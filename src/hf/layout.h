@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "location.h"
+
 enum hf_link {
 	HF_LINK_OK = 0,        /* a relative link to an existing blob of this repo */
 	HF_LINK_COPY,          /* a regular file in the snapshot (no-symlink mode) */
@@ -83,8 +85,6 @@ struct hf_cache {
 	char *path;
 	struct hf_repo *repos; /* sorted by folder */
 	size_t n_repos;
-	struct hf_warning *warnings; /* about the cache folder itself */
-	size_t n_warnings;
 };
 
 /* Scans path. Returns 0, or -errno when the cache folder itself cannot be
@@ -96,9 +96,7 @@ void hf_cache_free(struct hf_cache *cache);
 const struct hf_blob *hf_repo_blob(const struct hf_repo *repo, const char *name);
 /* The revision with that commit, or NULL. */
 const struct hf_revision *hf_repo_revision(const struct hf_repo *repo, const char *commit);
-/* The repo folder for an id: "org/name" (a model), "datasets/x", "spaces/o/n",
- * "model:org/name", or the folder name itself. Caller frees. */
-char *hf_repo_folder(const char *id, const char *type);
+/* hf_repo_folder (an id to its folder name) is in location.h */
 
 /* How many hex digits name is made of entirely (0 when anything else). */
 size_t hf_hex_length(const char *name);

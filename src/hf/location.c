@@ -263,6 +263,23 @@ void hf_env_from_environ(struct hf_env *env, struct hf_env_environ *data)
 	env->arg = data;
 }
 
+static bool token_file_under_root(void *arg, const char *path)
+{
+	struct hf_env_environ *d = arg;
+	char *p = root_path(d->root, path);
+	bool yes = access(p, F_OK) == 0;
+	free(p);
+	return yes;
+}
+
+void hf_location_of_environ(char **environ_list, const char *root, bool look_for_token_file, struct hf_location *loc)
+{
+	struct hf_env_environ data = { environ_list, root ? root : "" };
+	struct hf_env env;
+	hf_env_from_environ(&env, &data);
+	hf_location_resolve(&env, look_for_token_file ? token_file_under_root : NULL, loc);
+}
+
 char *hf_path_normalize(const char *path)
 {
 	struct strbuf out = STRBUF_INIT;
@@ -290,4 +307,32 @@ char *hf_path_normalize(const char *path)
 	if (!out.len)
 		sb_puts(&out, "/");
 	return sb_detach(&out);
+}
+
+char *hf_repo_folder(const char *id, const char *type)
+{
+	if (strstr(id, "--") && !strchr(id, '/'))
+		return xstrdup(id);
+	const char *prefix = "models";
+	static const struct { const char *word; const char *prefix; } types[] = {
+		{ "model", "models" }, { "dataset", "datasets" }, { "space", "spaces" }, { "kernel", "kernels" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(types); i++) {
+		size_t n = strlen(types[i].prefix);
+		if (type && (strcmp(type, types[i].word) == 0 || strcmp(type, types[i].prefix) == 0))
+			prefix = types[i].prefix;
+		else if (!type && strncmp(id, types[i].prefix, n) == 0 && id[n] == '/') {
+			prefix = types[i].prefix;
+			id += n + 1;
+		}
+	}
+	struct strbuf sb = STRBUF_INIT;
+	sb_printf(&sb, "%s--", prefix);
+	for (const char *p = id; *p; p++) {
+		if (*p == '/')
+			sb_puts(&sb, "--");
+		else
+			sb_add(&sb, p, 1);
+	}
+	return sb_detach(&sb);
 }

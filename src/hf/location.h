@@ -56,6 +56,14 @@ struct hf_env_environ {
 	const char *root;
 };
 void hf_env_from_environ(struct hf_env *env, struct hf_env_environ *data);
+/* hf_location_resolve over a NAME=value array under root ("" or NULL: the
+ * real root); with look_for_token_file, whether the token file exists under
+ * root decides token_source when no token variable is set. */
+void hf_location_of_environ(char **environ_list, const char *root, bool look_for_token_file, struct hf_location *loc);
+
+/* The repo folder for an id: "org/name" (a model), "datasets/x", "spaces/o/n",
+ * "model:org/name", or the folder name itself. Caller frees. */
+char *hf_repo_folder(const char *id, const char *type);
 
 /* Lexically normalises an absolute path: "//", "." and ".." removed, no
  * trailing slash. Returns a malloc'd string. */

@@ -645,11 +645,14 @@ static void collect_secrets(struct bundle *b)
 	}
 	char *token = NULL;
 	char err[300];
-	if (hfloc_token(&token, err, sizeof(err)) == 0 && token) {
+	struct hf_location loc;
+	hf_location_of_environ(environ, "", false, &loc);
+	if (hfloc_token(&loc, &token, err, sizeof(err)) == 0 && token) {
 		add_secret(b, token);
 		explicit_bzero(token, strlen(token));
 		free(token);
 	}
+	hf_location_free(&loc);
 }
 
 static int write_archive(struct bundle *b, const char *path)

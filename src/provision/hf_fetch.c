@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "download.h"
+#include "hf/location.h"
 #include "hf_location.h"
 #include "http.h"
 #include "hub_answer.h"
@@ -259,15 +260,17 @@ static int resolve_file(struct hf_fetch *f, struct hf_file *file)
 	file->etag = meta.etag;
 	file->size = meta.size;
 	meta.etag = NULL;
-	hub_meta_free(&meta);
 	if (!f->commit) {
-		f->commit = xstrdup(r.repo_commit);
-	} else if (strcmp(f->commit, r.repo_commit) != 0) {
+		f->commit = meta.commit; /* checked: 40 hex digits */
+		meta.commit = NULL;
+		rc = 0;
+	} else if (strcmp(f->commit, meta.commit) != 0) {
 		snprintf(file->error, sizeof(file->error), "resolved to commit %s, but the other files to %s "
-			 "(the revision moved during the fetch; run it again)", r.repo_commit, f->commit);
-		goto out;
+			 "(the revision moved during the fetch; run it again)", meta.commit, f->commit);
+	} else {
+		rc = 0;
 	}
-	rc = 0;
+	hub_meta_free(&meta);
 out:
 	http_response_free(&r);
 	free(url);
@@ -506,16 +509,20 @@ int hf_fetch_main(int argc, char **argv)
 		free_fetch(&f);
 		return rc < 0 ? PROV_OK : rc;
 	}
-	if (hfloc_offline()) {
+	struct hf_location loc;
+	hf_location_of_environ(environ, "", false, &loc);
+	if (loc.offline) {
 		fprintf(stderr, "gpugate: hf fetch: offline mode is on (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE);"
 			" no request was made. Unset it to download.\n");
+		hf_location_free(&loc);
 		free_fetch(&f);
 		return PROV_FAILED;
 	}
 	char err[400];
 	char *token = NULL;
-	if (hfloc_token(&token, err, sizeof(err)) < 0) {
+	if (hfloc_token(&loc, &token, err, sizeof(err)) < 0) {
 		fprintf(stderr, "gpugate: hf fetch: %s\n", err);
+		hf_location_free(&loc);
 		free_fetch(&f);
 		return PROV_USAGE;
 	}
@@ -528,6 +535,11 @@ int hf_fetch_main(int argc, char **argv)
 		free(token);
 		f.have_token = true;
 	}
+	if (!f.cache) {
+		f.cache = loc.hub_cache;
+		loc.hub_cache = NULL;
+	}
+	hf_location_free(&loc);
 	f.headers = curl_slist_append(f.headers, "Accept-Encoding: identity");
 	f.endpoint = hfloc_endpoint();
 	f.meta = curl_easy_init();
@@ -536,12 +548,7 @@ int hf_fetch_main(int argc, char **argv)
 		free_fetch(&f);
 		return PROV_FAILED;
 	}
-	if (!f.cache)
-		f.cache = hfloc_hub_cache();
-	/* models--org--name: the repo id with '/' replaced by '--' */
-	const char *slash = strchr(f.repo, '/');
-	f.folder = slash ? xasprintf("%ss--%.*s--%s", f.type, (int)(slash - f.repo), f.repo, slash + 1)
-			 : xasprintf("%ss--%s", f.type, f.repo);
+	f.folder = hf_repo_folder(f.repo, f.type); /* models--org--name */
 	f.repo_dir = xasprintf("%s/%s", f.cache, f.folder);
 	int failed = 0;
 

@@ -10,34 +10,6 @@
 #include "hf/location.h"
 #include "lib/util.h"
 
-/* The location of this process's own environment on the real root. */
-static void resolve(struct hf_location *loc)
-{
-	struct hf_env_environ data = { environ, "" };
-	struct hf_env env;
-	hf_env_from_environ(&env, &data);
-	hf_location_resolve(&env, NULL, loc);
-}
-
-char *hfloc_hub_cache(void)
-{
-	struct hf_location loc;
-	resolve(&loc);
-	char *cache = loc.hub_cache;
-	loc.hub_cache = NULL;
-	hf_location_free(&loc);
-	return cache;
-}
-
-bool hfloc_offline(void)
-{
-	struct hf_location loc;
-	resolve(&loc);
-	bool offline = loc.offline;
-	hf_location_free(&loc);
-	return offline;
-}
-
 char *hfloc_endpoint(void)
 {
 	const char *v = getenv("HF_ENDPOINT");
@@ -83,7 +55,7 @@ static int read_token_file(const char *path, char **token, char *err, size_t err
 	return 0;
 }
 
-int hfloc_token(char **token, char *err, size_t err_size)
+int hfloc_token(const struct hf_location *loc, char **token, char *err, size_t err_size)
 {
 	*token = NULL;
 	/* As huggingface_hub: HF_TOKEN or HUGGING_FACE_HUB_TOKEN (an empty
@@ -95,25 +67,19 @@ int hfloc_token(char **token, char *err, size_t err_size)
 		source = "HUGGING_FACE_HUB_TOKEN";
 	}
 	char *t = clean_token(v);
-	struct hf_location loc = { 0 };
 	if (!t) {
-		resolve(&loc);
-		source = loc.token_path;
-		if (read_token_file(loc.token_path, &t, err, err_size) < 0) {
-			hf_location_free(&loc);
+		source = loc->token_path;
+		if (read_token_file(loc->token_path, &t, err, err_size) < 0)
 			return -1;
-		}
 	}
 	for (const char *c = t; c && *c; c++) {
 		if ((unsigned char)*c < 0x21 || (unsigned char)*c > 0x7e) {
 			snprintf(err, err_size, "the token from %s contains a space or control character;"
 				 " it cannot go into an HTTP header", source);
 			free(t);
-			hf_location_free(&loc);
 			return -1;
 		}
 	}
-	hf_location_free(&loc);
 	*token = t;
 	return 0;
 }

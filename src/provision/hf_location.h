@@ -8,14 +8,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* The hub cache folder (HF_HUB_CACHE, HUGGINGFACE_HUB_CACHE, $HF_HOME/hub). Caller frees. */
-char *hfloc_hub_cache(void);
-/* HF_HUB_OFFLINE (1/on/yes/true), or TRANSFORMERS_OFFLINE when that is unset or empty. */
-bool hfloc_offline(void);
+#include "hf/location.h"
+
 /* HF_ENDPOINT without trailing slashes, else https://huggingface.co. Caller frees. */
 char *hfloc_endpoint(void);
-/* HF_TOKEN, HUGGING_FACE_HUB_TOKEN, then the file at HF_TOKEN_PATH ($HF_HOME/token).
- * *token is NULL when there is none. Returns 0, or -1 with err set (never the token). */
-int hfloc_token(char **token, char *err, size_t err_size);
+/* HF_TOKEN, HUGGING_FACE_HUB_TOKEN, then the file at loc's token_path
+ * (HF_TOKEN_PATH, $HF_HOME/token). loc: this process's location, from
+ * hf_location_of_environ(environ, "", false, ...), which also tells the hub
+ * cache and offline mode. *token is NULL when there is none. Returns 0, or
+ * -1 with err set (never the token). */
+int hfloc_token(const struct hf_location *loc, char **token, char *err, size_t err_size);
 
 #endif
