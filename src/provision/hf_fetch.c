@@ -59,6 +59,7 @@ struct hf_fetch {
 	CURL *meta;           /* one handle for the metadata requests: one connection */
 	bool have_token;
 	int jobs;
+	struct dl_options dl; /* download settings; dl.retries (GPUGATE_RETRIES) read once */
 	bool quiet;
 	struct hf_file *files;
 	size_t n_files;
@@ -180,7 +181,7 @@ static int list_files(struct hf_fetch *f)
 	char *url = xasprintf("%s/api/%ss/%s/revision/%s", f->endpoint, f->type, f->repo, rev);
 	free(rev);
 	struct http_request req = { .url = url, .headers = f->headers, .follow_redirects = true,
-				    .retries = retries_from_env(), .backoff = 0.5, .handle = f->meta };
+				    .retries = f->dl.retries, .backoff = 0.5, .handle = f->meta };
 	struct http_response r;
 	int rc = -1;
 	char msg[800];
@@ -223,7 +224,7 @@ static int resolve_file(struct hf_fetch *f, struct hf_file *file)
 	int rc = -1;
 	for (int hop = 0;; hop++) {
 		struct http_request req = { .url = url, .headers = f->headers, .head = true,
-					    .retries = retries_from_env(), .backoff = 0.5, .handle = f->meta };
+					    .retries = f->dl.retries, .backoff = 0.5, .handle = f->meta };
 		if (http_fetch(&req, &r) < 0) {
 			snprintf(file->error, sizeof(file->error), "%s", r.error);
 			goto out;
@@ -334,12 +335,9 @@ static bool blob_verified(struct hf_blob *b)
 	return false;
 }
 
+/* Appends the blob that file names; f->blobs has room (collect_blobs). */
 static size_t add_blob(struct hf_fetch *f, const struct hf_file *file)
 {
-	for (size_t i = 0; i < f->n_blobs; i++)
-		if (strcmp(f->blobs[i].etag, file->etag) == 0)
-			return i;
-	f->blobs = xrealloc(f->blobs, (f->n_blobs + 1) * sizeof(*f->blobs));
 	struct hf_blob *b = &f->blobs[f->n_blobs];
 	memset(b, 0, sizeof(*b));
 	b->etag = xstrdup(file->etag);
@@ -355,9 +353,33 @@ static size_t add_blob(struct hf_fetch *f, const struct hf_file *file)
 	return f->n_blobs++;
 }
 
-static int cmp_blob(const void *a, const void *b)
+/* File indices by etag, then by index: the first file naming a blob labels it. */
+static int cmp_file_etag(const void *a, const void *b, void *files)
 {
-	return strcmp(((const struct hf_blob *)a)->etag, ((const struct hf_blob *)b)->etag);
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	const struct hf_file *fs = files;
+	int c = strcmp(fs[i].etag, fs[j].etag);
+	return c ? c : (i > j) - (i < j);
+}
+
+/* One blob per distinct etag among the resolved files, in etag order (the
+ * order locks are taken in, so two fetches never wait on each other in a
+ * circle), each file pointing at its blob. */
+static void collect_blobs(struct hf_fetch *f)
+{
+	size_t *order = xcalloc(f->n_files + 1, sizeof(*order)), n = 0;
+	for (size_t i = 0; i < f->n_files; i++)
+		if (!f->files[i].error[0])
+			order[n++] = i;
+	qsort_r(order, n, sizeof(*order), cmp_file_etag, f->files);
+	f->blobs = xcalloc(n + 1, sizeof(*f->blobs));
+	for (size_t k = 0; k < n; k++) {
+		struct hf_file *file = &f->files[order[k]];
+		if (k == 0 || strcmp(file->etag, f->files[order[k - 1]].etag) != 0)
+			add_blob(f, file);
+		file->blob = f->n_blobs - 1;
+	}
+	free(order);
 }
 
 /* snapshots/<commit>/<path> -> ../../blobs/<etag> (one more ../ per folder),
@@ -541,6 +563,7 @@ int hf_fetch_main(int argc, char **argv)
 	}
 	hf_location_free(&loc);
 	f.headers = curl_slist_append(f.headers, "Accept-Encoding: identity");
+	dl_options_init(&f.dl);
 	f.endpoint = hfloc_endpoint();
 	f.meta = curl_easy_init();
 	if (!f.meta) {
@@ -583,27 +606,21 @@ int hf_fetch_main(int argc, char **argv)
 		return PROV_FAILED;
 	}
 	free(blobs_dir);
-	for (size_t i = 0; i < f.n_files; i++)
-		if (!f.files[i].error[0])
-			add_blob(&f, &f.files[i]);
-	/* Locks in etag order, so two fetches never wait on each other in a circle. */
-	if (f.n_blobs > 1)
-		qsort(f.blobs, f.n_blobs, sizeof(*f.blobs), cmp_blob);
-	for (size_t i = 0; i < f.n_files; i++)
-		for (size_t b = 0; !f.files[i].error[0] && b < f.n_blobs; b++)
-			if (strcmp(f.blobs[b].etag, f.files[i].etag) == 0)
-				f.files[i].blob = b;
+	collect_blobs(&f);
 	struct dl_job *jobs = xcalloc(f.n_blobs + 1, sizeof(*jobs));
+	size_t *blob_job = xcalloc(f.n_blobs + 1, sizeof(*blob_job)); /* SIZE_MAX: no download */
 	size_t n_jobs = 0;
 	int64_t to_download = 0;
 	for (size_t b = 0; b < f.n_blobs; b++) {
 		struct hf_blob *blob = &f.blobs[b];
+		blob_job[b] = SIZE_MAX;
 		if (lock_blob(&f, blob) < 0)
 			continue;
 		if (blob_verified(blob)) {
 			blob->cached = blob->ok = true;
 			continue;
 		}
+		blob_job[b] = n_jobs;
 		struct dl_job *j = &jobs[n_jobs++];
 		char *qpath = url_quote(blob->label, true);
 		j->url = xasprintf("%s/%s%s/resolve/%s/%s", f.endpoint, url_prefix(f.type), f.repo, f.commit, qpath);
@@ -617,31 +634,26 @@ int hf_fetch_main(int argc, char **argv)
 		j->label = blob->label;
 		to_download += blob->size;
 	}
-	struct dl_options o;
-	dl_options_init(&o);
+	struct dl_options o = f.dl;
 	o.parallel = f.jobs;
 	if (f.quiet)
 		o.progress = false;
 	dl_run(jobs, n_jobs, &o);
-	for (size_t k = 0; k < n_jobs; k++) {
-		for (size_t b = 0; b < f.n_blobs; b++) {
-			if (jobs[k].final_path != f.blobs[b].final_path)
-				continue;
-			f.blobs[b].ok = jobs[k].ok;
-			for (size_t i = 0; !jobs[k].ok && i < f.n_files; i++)
-				if (!f.files[i].error[0] && f.files[i].blob == b)
-					snprintf(f.files[i].error, sizeof(f.files[i].error), "%s", jobs[k].error);
-		}
-		free((char *)jobs[k].url);
+	for (size_t b = 0; b < f.n_blobs; b++)
+		if (blob_job[b] != SIZE_MAX)
+			f.blobs[b].ok = jobs[blob_job[b]].ok;
+	for (size_t k = 0; k < n_jobs; k++)
 		if (!jobs[k].ok)
 			to_download -= jobs[k].size;
-	}
-	free(jobs);
 	size_t cached = 0, linked = 0;
 	for (size_t i = 0; i < f.n_files; i++) {
 		struct hf_file *file = &f.files[i];
-		if (!file->error[0] && !f.blobs[file->blob].ok)
-			snprintf(file->error, sizeof(file->error), "not downloaded (lock failed)");
+		if (!file->error[0] && !f.blobs[file->blob].ok) {
+			/* its blob's download failed, or its lock could not be taken */
+			size_t k = blob_job[file->blob];
+			snprintf(file->error, sizeof(file->error), "%s",
+				 k != SIZE_MAX ? jobs[k].error : "not downloaded (lock failed)");
+		}
 		if (!file->error[0] && link_snapshot(&f, file, file->error, sizeof(file->error)) == 0) {
 			linked++;
 			cached += f.blobs[file->blob].cached;
@@ -651,6 +663,10 @@ int hf_fetch_main(int argc, char **argv)
 			failed++;
 		}
 	}
+	for (size_t k = 0; k < n_jobs; k++)
+		free((char *)jobs[k].url);
+	free(jobs);
+	free(blob_job);
 	if (f.commit && linked > 0 && write_ref(&f) < 0)
 		failed++;
 	char *snapshot = f.commit ? xasprintf("%s/snapshots/%s", f.repo_dir, f.commit) : NULL;

@@ -109,6 +109,21 @@ def test_full_repo_matches_huggingface_layout(hub, env, tmp_path):
     assert tree(cache) == expected_tree(repo)
 
 
+def test_files_with_the_same_content_share_one_blob(hub, env, tmp_path):
+    """Two files with one etag: one blob, downloaded once, two snapshot links;
+    the blob list is built in etag order with the first file as its label."""
+    same = os.urandom(1 << 20)
+    files = {"b/second.bin": same, "a/first.bin": same, "z.txt": b"z\n", "c.bin": os.urandom(4096)}
+    repo = hub.add(Repo("org/dup", COMMIT, files, lfs={"b/second.bin", "a/first.bin", "c.bin"}))
+    r = run(["org/dup"], env)
+    assert r.returncode == 0, r.stderr
+    assert "4 of 4 files" in r.stderr
+    cache = tmp_path / "home" / "hub"
+    assert tree(cache) == expected_tree(repo)
+    gets = [p for m, _, p, _ in hub.log if m == "GET" and "resolve" in p and p.endswith(".bin")]
+    assert len([p for p in gets if p.endswith(("first.bin", "second.bin"))]) == 1, gets
+
+
 def test_selected_files_at_commit_write_no_ref(hub, env, tmp_path):
     repo = model(hub)
     r = run(["org/tiny@" + COMMIT, "config.json", "weights/model.safetensors"], env)
