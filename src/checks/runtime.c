@@ -397,61 +397,90 @@ static bool list_names(const char *list, size_t len, const char *path)
 /* The package whose file list names path (or its merged-/usr twin), from
  * /var/lib/dpkg/info/ under --root. Packages that ship Level Zero are tried
  * first; the full scan only when thorough. Caller frees. */
-static char *package_owning(const struct context *ctx, const char *path, bool thorough)
+/* The packages whose file lists name paths[i] (or its /usr-merged twin), into
+ * owners[i] (NULL: none found), in one pass over the lists: the Level Zero
+ * and CUDA packages first, then, when thorough, every other list. */
+static void packages_owning(const struct context *ctx, const char *const paths[], char *owners[], size_t n,
+			    bool thorough)
 {
 	static const char *const likely[] = { "libze1", "libze-intel-gpu1", "intel-level-zero-gpu", "intel-opencl-icd",
 					      "level-zero", "libze-intel-gpu-legacy1", "libcuda1", NULL };
-	char *twin = str_starts_with(path, "/usr/lib/") ? xstrdup(path + 4)
-		     : str_starts_with(path, "/lib/")   ? xasprintf("/usr%s", path)
-							 : NULL;
+	char **twins = xcalloc(n + 1, sizeof(*twins));
+	size_t unknown = 0;
+	for (size_t i = 0; i < n; i++) {
+		owners[i] = NULL;
+		unknown += paths[i] != NULL;
+		const char *path = paths[i] ? paths[i] : "";
+		twins[i] = str_starts_with(path, "/usr/lib/") ? xstrdup(path + 4)
+			 : str_starts_with(path, "/lib/")   ? xasprintf("/usr%s", path)
+							     : NULL;
+	}
 	char *dir = ctx_path(ctx, "/var/lib/dpkg/info");
-	char *owner = NULL;
-	for (int pass = 0; pass < (thorough ? 2 : 1) && !owner; pass++) {
+	for (int pass = 0; pass < (thorough ? 2 : 1) && unknown; pass++) {
 		DIR *d = opendir(dir);
 		if (!d)
 			break;
 		struct dirent *e;
-		while (!owner && (e = readdir(d))) {
+		while (unknown && (e = readdir(d))) {
 			if (!str_ends_with(e->d_name, ".list"))
 				continue;
-			size_t n = strcspn(e->d_name, ":.");
+			size_t len = strcspn(e->d_name, ":.");
 			bool is_likely = false;
 			for (size_t i = 0; likely[i] && !is_likely; i++)
-				is_likely = strlen(likely[i]) == n && strncmp(likely[i], e->d_name, n) == 0 &&
-					    (e->d_name[n] == ':' || strcmp(e->d_name + n, ".list") == 0);
+				is_likely = strlen(likely[i]) == len && strncmp(likely[i], e->d_name, len) == 0 &&
+					    (e->d_name[len] == ':' || strcmp(e->d_name + len, ".list") == 0);
 			if (is_likely != (pass == 0))
 				continue;
 			char *file = xasprintf("%s/%s", dir, e->d_name), *text = NULL;
-			size_t len = 0;
-			if (read_file(file, &text, &len) == 0 &&
-			    (list_names(text, len, path) || (twin && list_names(text, len, twin))))
-				owner = xstrndup(e->d_name, n);
+			size_t size = 0;
+			if (read_file(file, &text, &size) == 0) {
+				for (size_t i = 0; i < n; i++) {
+					if (!paths[i] || owners[i])
+						continue;
+					if (list_names(text, size, paths[i]) || (twins[i] && list_names(text, size, twins[i]))) {
+						owners[i] = xstrndup(e->d_name, len);
+						unknown--;
+					}
+				}
+			}
 			free(text);
 			free(file);
 		}
 		closedir(d);
 	}
 	free(dir);
-	free(twin);
-	return owner;
+	for (size_t i = 0; i < n; i++)
+		free(twins[i]);
+	free(twins);
 }
 
 /* The installed version of package, or NULL. Caller frees. */
-static char *package_version(const struct context *ctx, const char *package)
+/* The installed versions of packages[i] into versions[i] (NULL: unknown),
+ * from one read of the dpkg status file. */
+static void package_versions(const struct context *ctx, char *const packages[], char *versions[], size_t n)
 {
+	const char **wanted = xcalloc(n + 1, sizeof(*wanted));
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		versions[i] = NULL;
+		if (packages[i])
+			wanted[k++] = packages[i];
+	}
 	char *path = ctx_path(ctx, "/var/lib/dpkg/status");
-	const char *wanted[] = { package, NULL };
 	struct dpkg_status st;
 	char err[256];
-	char *version = NULL;
-	if (dpkg_status_load(path, wanted, &st, err, sizeof(err)) == 0) {
-		for (size_t i = 0; i < st.count && !version; i++)
-			if (dpkg_pkg_installed(&st.pkgs[i]) && *st.pkgs[i].version)
-				version = xstrdup(st.pkgs[i].version);
+	if (k && dpkg_status_load(path, wanted, &st, err, sizeof(err)) == 0) {
+		for (size_t p = 0; p < st.count; p++) {
+			if (!dpkg_pkg_installed(&st.pkgs[p]) || !*st.pkgs[p].version)
+				continue;
+			for (size_t i = 0; i < n; i++)
+				if (packages[i] && !versions[i] && strcmp(st.pkgs[p].name, packages[i]) == 0)
+					versions[i] = xstrdup(st.pkgs[p].version);
+		}
 		dpkg_status_free(&st);
 	}
 	free(path);
-	return version;
+	free(wanted);
 }
 
 /* Which package the loader and the driver came from; a copy outside any
@@ -463,14 +492,20 @@ static void check_provenance(const struct context *ctx, const struct backend *be
 	bool thorough = ctx->profile && strcmp(ctx->profile, "validate") == 0;
 	json_t *prov = json_object();
 	const char *lib = json_string_value(json_object_get(res, "library"));
+	const char *drv = json_string_value(json_object_get(res, "driver_library"));
+	/* [0] the loader, [1] the driver: one pass over the package lists and
+	 * one read of the status file for both */
+	const char *const paths[2] = { lib, drv };
+	char *owners[2], *versions[2];
+	packages_owning(ctx, paths, owners, 2, thorough);
+	package_versions(ctx, owners, versions, 2);
 	if (lib) {
-		char *owner = package_owning(ctx, lib, thorough);
+		char *owner = owners[0];
 		if (owner) {
-			char *ver = package_version(ctx, owner);
+			char *ver = versions[0];
 			char *text = xasprintf("%s %s", owner, ver ? ver : "(version unknown)");
 			json_object_set_new(prov, "loader_package", json_text(text));
 			free(text);
-			free(ver);
 		} else {
 			char *sys = xasprintf("/usr/lib/x86_64-linux-gnu/%s", be->library);
 			char *sys_root = ctx_path(ctx, sys);
@@ -486,14 +521,12 @@ static void check_provenance(const struct context *ctx, const struct backend *be
 			free(sys_root);
 			free(sys);
 		}
-		free(owner);
 	}
-	const char *drv = json_string_value(json_object_get(res, "driver_library"));
 	if (drv) {
-		char *owner = package_owning(ctx, drv, thorough);
+		char *owner = owners[1];
 		json_object_set_new(prov, "driver_library", json_text(drv));
 		if (owner) {
-			char *ver = package_version(ctx, owner);
+			char *ver = versions[1];
 			char *text = xasprintf("%s %s", owner, ver ? ver : "(version unknown)");
 			json_object_set_new(prov, "driver_package", json_text(text));
 			long pkg_build = ze_package_build(ver);
@@ -503,11 +536,13 @@ static void check_provenance(const struct context *ctx, const struct backend *be
 					       be->name, (long long)json_integer_value(b),
 					       json_string_value(json_object_get(res, "driver_version")) ?: "?", text, pkg_build);
 			free(text);
-			free(ver);
 		} else {
 			json_object_set_new(prov, "driver_package", json_string("(none of the Level Zero packages)"));
 		}
-		free(owner);
+	}
+	for (size_t i = 0; i < 2; i++) {
+		free(owners[i]);
+		free(versions[i]);
 	}
 	json_object_set_new(prov, "backend", json_string(be->name));
 	json_t *arr = json_object_get(result_details(r), "provenance");
