@@ -116,18 +116,13 @@ void probe_run_from_json(const json_t *j, struct probe_run *run)
 json_t *probe_cache_load(const char *dir, const char *key, double ttl, double *age_s)
 {
 	char *path = xasprintf("%s/" CACHE_FILE, dir);
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	int fd = open_private(path, 1 << 22, &st);
 	free(path);
 	if (fd < 0)
 		return NULL;
-	struct stat st;
-	json_t *j = NULL;
-	/* only a regular file of ours that nobody else could have written */
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & 077) &&
-	    st.st_size < (1 << 22)) {
-		json_error_t err;
-		j = json_loadfd(fd, JSON_REJECT_DUPLICATES, &err);
-	}
+	json_error_t err;
+	json_t *j = json_loadfd(fd, JSON_REJECT_DUPLICATES, &err);
 	close(fd);
 	if (!json_is_object(j)) {
 		json_decref(j);

@@ -329,13 +329,12 @@ static void smoke_free(const struct ze_api *api, struct smoke_objects *o)
 /* A cached native binary: a regular file of ours, nobody else may write it. */
 static unsigned char *read_private(const char *path, size_t *size)
 {
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	int fd = open_private(path, 64 << 20, &st);
 	if (fd < 0)
 		return NULL;
-	struct stat st;
 	unsigned char *buf = NULL;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & 077) &&
-	    st.st_size > 0 && st.st_size < (64 << 20)) {
+	if (st.st_size > 0) {
 		buf = xmalloc((size_t)st.st_size);
 		if (read(fd, buf, (size_t)st.st_size) != st.st_size) {
 			free(buf);

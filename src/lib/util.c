@@ -366,3 +366,15 @@ bool list_has(const char *list, char sep, const char *item)
 	}
 	return false;
 }
+
+int open_private(const char *path, off_t max_size, struct stat *st)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, st) == 0 && S_ISREG(st->st_mode) && st->st_uid == geteuid() && !(st->st_mode & 077) &&
+	    st->st_size < max_size)
+		return fd;
+	close(fd);
+	return -1;
+}

@@ -6,6 +6,7 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <sys/stat.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,6 +39,11 @@ int read_file(const char *path, char **content, size_t *len);
 /* read_file that stops after max bytes, so that an endless input (/dev/zero,
  * a pipe) ends in a size error of the caller's instead of eating memory. */
 int read_file_max(const char *path, size_t max, char **content, size_t *len);
+/* Opens path for reading only when it is a regular file of this effective
+ * user that nobody else can write or read (mode & 077 == 0), no link, of
+ * fewer than max_size bytes: a cache file no other user could have planted.
+ * Returns the fd (st filled) or -1. */
+int open_private(const char *path, off_t max_size, struct stat *st);
 /* Reads a small sysfs-style file (name relative to dirfd, or AT_FDCWD) and
  * strips trailing newlines and spaces; never blocks on a FIFO. 0 or -errno. */
 int read_attr_at(int dirfd, const char *name, char *buf, size_t size);
