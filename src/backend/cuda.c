@@ -9,6 +9,7 @@
  * is cached, so a broken JIT or driver cannot hide behind a cache. */
 #include "backend/backend.h"
 #include "backend/nvml.h"
+#include "backend/perf.h"
 #include "lib/embedded.h"
 #include "lib/dynlib.h"
 #include "lib/util.h"
@@ -42,10 +43,6 @@ enum {
 	CU_EVENT_DEFAULT = 0,
 	CU_EVENT_DISABLE_TIMING = 2,
 	SMOKE_BLOCK = 256,
-	COPY_ITEM_BYTES = 16, /* one uint4 per thread */
-	PERF_REPEATS = 5,
-	LATENCY_WARMUP = 5,
-	LATENCY_RUNS = 50,
 };
 
 /* The entry points, resolved by name; versioned names (_v2) are the ones the
@@ -147,11 +144,10 @@ static const struct {
 	{ 999, "the driver reported an unknown error: check the host's kernel log (dmesg | grep NVRM) and nvidia-smi" },
 };
 
+/* util's monotonic clock, in milliseconds */
 static double now_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+	return monotonic_seconds() * 1e3;
 }
 
 /* Timer for one stage: records elapsed ms into a timings object. */
@@ -481,12 +477,6 @@ static int spin_event(const struct cuda_api *api, CUevent ev, double timeout_s, 
 	return *rc == CUDA_SUCCESS ? 0 : -1;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* The validate profile's figures, after a correct smoke: copy bandwidth (the
  * `copy` kernel over two buffers, timed with cuEventRecord /
  * cuEventElapsedTime, best of PERF_REPEATS after a warm-up, bytes read plus
@@ -502,7 +492,7 @@ static int device_perf(const struct cuda_api *api, struct probe_channel *ch, con
 	int ret = -1;
 	json_t *perf = json_object();
 	json_object_set_new(d, "performance", perf);
-	size_t bytes = opt->perf_bytes < (1u << 20) ? (1u << 20) : opt->perf_bytes / COPY_ITEM_BYTES * COPY_ITEM_BYTES;
+	size_t bytes = perf_copy_bytes(opt->perf_bytes);
 	unsigned items = (unsigned)(bytes / COPY_ITEM_BYTES);
 	double timeout = opt->sync_timeout_s > 0 ? opt->sync_timeout_s : 10;
 	const char *call = "";
@@ -567,12 +557,10 @@ static int device_perf(const struct cuda_api *api, struct probe_channel *ch, con
 		if (r >= LATENCY_WARMUP)
 			lat[r - LATENCY_WARMUP] = (now_ms() - t0) * 1e3;
 	}
-	qsort(lat, LATENCY_RUNS, sizeof lat[0], cmp_double);
 	json_object_set_new(perf, "copy_bandwidth_gbs", json_real(2.0 * (double)bytes / (best_ms * 1e6)));
 	json_object_set_new(perf, "copy_ms", json_real(best_ms));
 	json_object_set_new(perf, "buffer_bytes", json_integer((json_int_t)bytes));
-	json_object_set_new(perf, "launch_latency_us", json_real((lat[LATENCY_RUNS / 2 - 1] + lat[LATENCY_RUNS / 2]) / 2));
-	json_object_set_new(perf, "launch_latency_min_us", json_real(lat[0]));
+	perf_record_latency(perf, lat);
 	json_object_set_new(perf, "method",
 			    json_string("bandwidth: best of 5 copy kernels (bytes read + written) timed by cuEventRecord/cuEventElapsedTime; "
 					"latency: median of 50 one-thread launches, host clock from cuLaunchKernel to the event's completion"));

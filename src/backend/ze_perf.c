@@ -14,12 +14,9 @@
 
 #include "../lib/util.h"
 #include "../result.h"
+#include "perf.h"
 #include "ze_api.h"
 
-#define PERF_REPEATS 5
-#define LATENCY_WARMUP 5
-#define LATENCY_RUNS 50
-#define COPY_ITEM_BYTES 16 /* one uint4 per work item */
 
 struct perf_objects {
 	void *src, *dst;
@@ -82,19 +79,13 @@ static int perf_fail(json_t *perf, const char *call, ze_result_t rc)
 		}                                                        \
 	} while (0)
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 int ze_perf_measure(const struct ze_api *api, const struct ze_perf_target *t, json_t *j)
 {
 	json_t *perf = json_object();
 	json_object_set_new(j, "performance", perf);
 	struct perf_objects o = { 0 };
 	int ret = -1;
-	size_t bytes = t->bytes < (1u << 20) ? (1u << 20) : t->bytes / COPY_ITEM_BYTES * COPY_ITEM_BYTES;
+	size_t bytes = perf_copy_bytes(t->bytes);
 	size_t items = bytes / COPY_ITEM_BYTES;
 	uint64_t wait_ns = (uint64_t)((t->timeout_s > 0 ? t->timeout_s : 10) * 1e9);
 	ze_device_properties_t props = { .stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES };
@@ -174,13 +165,11 @@ int ze_perf_measure(const struct ze_api *api, const struct ze_perf_target *t, js
 		if (r >= LATENCY_WARMUP)
 			lat[r - LATENCY_WARMUP] = us;
 	}
-	qsort(lat, LATENCY_RUNS, sizeof(lat[0]), cmp_double);
 
 	json_object_set_new(perf, "copy_bandwidth_gbs", json_real(2.0 * (double)bytes / best_ns)); /* bytes/ns = GB/s */
 	json_object_set_new(perf, "copy_ns", json_real(best_ns));
 	json_object_set_new(perf, "buffer_bytes", json_integer((json_int_t)bytes));
-	json_object_set_new(perf, "launch_latency_us", json_real((lat[LATENCY_RUNS / 2 - 1] + lat[LATENCY_RUNS / 2]) / 2));
-	json_object_set_new(perf, "launch_latency_min_us", json_real(lat[0]));
+	perf_record_latency(perf, lat);
 	json_object_set_new(perf, "method",
 			    json_string("bandwidth: best of 5 copy kernels (bytes read + written) timed by kernel timestamp events; "
 					"latency: median of 50 one-item kernel submissions, host clock from submit to fence"));
