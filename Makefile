@@ -258,9 +258,9 @@ $(BUILD)/tests/cuda_probe: tests/fakes/cuda_probe_main.c $(CUDA_PROBE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(CUDA_PROBE_OBJS) $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/tests/fake_cuda/libcuda.so.1: tests/fakes/fake_libcuda.c
+$(BUILD)/tests/fake_cuda/libcuda.so.1: tests/fakes/fake_libcuda.c src/backend/backend.h
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -shared -fPIC -o $@ $<
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -Isrc -shared -fPIC -o $@ $<
 
 $(BUILD)/tests/cuda_floor: tests/bench/cuda_floor.c
 	@mkdir -p $(dir $@)
