@@ -301,8 +301,10 @@ static int device_properties(const struct cuda_api *api, CUdevice dev, int index
 
 /* Waits for everything queued on the default stream, at most timeout_s, by
  * polling an event: cuStreamSynchronize could block forever on a hung GPU,
- * and a finite wait gives a precise "sync timed out" before the parent's kill. */
-static int wait_for_event(const struct cuda_api *api, CUevent ev, double timeout_s, CUresult *rc)
+ * and a finite wait gives a precise "sync timed out" before the parent's kill.
+ * spin: poll without sleeping, so the wait adds no scheduler delay to a
+ * latency measurement. 0 done, 1 timed out, -1 failed (rc says how). */
+static int wait_for_event(const struct cuda_api *api, CUevent ev, double timeout_s, bool spin, CUresult *rc)
 {
 	double deadline = now_ms() + timeout_s * 1e3;
 	long sleep_ns = 20000;
@@ -312,6 +314,8 @@ static int wait_for_event(const struct cuda_api *api, CUevent ev, double timeout
 			return *rc == CUDA_SUCCESS ? 0 : -1;
 		if (now_ms() >= deadline)
 			return 1;
+		if (spin)
+			continue;
 		struct timespec ts = { 0, sleep_ns };
 		nanosleep(&ts, NULL);
 		if (sleep_ns < 1000000)
@@ -418,7 +422,7 @@ static int device_smoke(const struct cuda_api *api, struct probe_channel *ch,
 
 	stage_begin(&t, ch, timings, "sync", pci);
 	double timeout = opt->sync_timeout_s > 0 ? opt->sync_timeout_s : 10;
-	int w = wait_for_event(api, b.event, timeout, &rc);
+	int w = wait_for_event(api, b.event, timeout, false, &rc);
 	if (w > 0) {
 		char *msg = xasprintf("the smoke kernel did not finish within %.3g s: the GPU is hung "
 				      "or saturated by another process; check nvidia-smi and the "
@@ -466,17 +470,6 @@ out:
 	return ret;
 }
 
-/* Spins on an event without sleeping, so the wait adds no scheduler delay to
- * a latency measurement; bounded by timeout_s. 0, or -1 with rc. */
-static int spin_event(const struct cuda_api *api, CUevent ev, double timeout_s, CUresult *rc)
-{
-	double deadline = now_ms() + timeout_s * 1e3;
-	while ((*rc = api->EventQuery(ev)) == CUDA_ERROR_NOT_READY)
-		if (now_ms() >= deadline)
-			return -1;
-	return *rc == CUDA_SUCCESS ? 0 : -1;
-}
-
 /* The validate profile's figures, after a correct smoke: copy bandwidth (the
  * `copy` kernel over two buffers, timed with cuEventRecord /
  * cuEventElapsedTime, best of PERF_REPEATS after a warm-up, bytes read plus
@@ -519,7 +512,7 @@ static int device_perf(const struct cuda_api *api, struct probe_channel *ch, con
 		PERF_CALL("cuEventRecord", api->EventRecord(start, NULL));
 		PERF_CALL("cuLaunchKernel(copy)", api->LaunchKernel(fn, grid, 1, 1, SMOKE_BLOCK, 1, 1, 0, NULL, params, NULL));
 		PERF_CALL("cuEventRecord", api->EventRecord(stop, NULL));
-		int w = wait_for_event(api, stop, timeout, &rc);
+		int w = wait_for_event(api, stop, timeout, false, &rc);
 		if (w > 0) {
 			set_error(d, "perf", "TIMEOUT", "the bandwidth copy did not finish in time: the GPU is hung or saturated");
 			goto out;
@@ -547,13 +540,13 @@ static int device_perf(const struct cuda_api *api, struct probe_channel *ch, con
 		PERF_CALL("cuLaunchKernel(copy)", api->LaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, NULL, tiny, NULL));
 		PERF_CALL("cuEventRecord", api->EventRecord(stop, NULL));
 		call = "cuEventQuery";
-		if (spin_event(api, stop, timeout, &rc) < 0) {
-			if (rc == CUDA_ERROR_NOT_READY) {
-				set_error(d, "perf", "TIMEOUT", "a one-thread kernel did not finish in time: the GPU is hung");
-				goto out;
-			}
-			goto fail;
+		int w = wait_for_event(api, stop, timeout, true, &rc);
+		if (w > 0) {
+			set_error(d, "perf", "TIMEOUT", "a one-thread kernel did not finish in time: the GPU is hung");
+			goto out;
 		}
+		if (w < 0)
+			goto fail;
 		if (r >= LATENCY_WARMUP)
 			lat[r - LATENCY_WARMUP] = (now_ms() - t0) * 1e3;
 	}
