@@ -28,6 +28,18 @@ static json_t *failure(ze_result_t rc)
 	return j;
 }
 
+/* Sets t.key to value when there is one (why is then dropped), else to why,
+ * the reason it could not be read, or "not supported by this driver". */
+static void put(json_t *t, const char *key, json_t *value, json_t *why)
+{
+	if (value) {
+		json_decref(why);
+		json_object_set_new(t, key, value);
+	} else {
+		json_object_set_new(t, key, why ? why : json_string(UNSUPPORTED));
+	}
+}
+
 /* Handles of one Sysman enumeration (zesDeviceEnum*), NULL with *why set
  * when there are none. Caller frees. */
 #define ENUM_HANDLES(api_fn, handle_t, dev, count, why)                                                 \
@@ -68,12 +80,7 @@ static void temperature(const struct ze_api *api, zes_device_handle_t dev, json_
 			why = failure(rc);
 	}
 	free(s);
-	if (hottest > -1e9) {
-		json_decref(why);
-		json_object_set_new(t, "temperature_c", json_real(hottest));
-	} else {
-		json_object_set_new(t, "temperature_c", why ? why : json_string(UNSUPPORTED));
-	}
+	put(t, "temperature_c", hottest > -1e9 ? json_real(hottest) : NULL, why);
 }
 
 static void sleep_ms(long ms)
@@ -165,10 +172,10 @@ static void frequency(const struct ze_api *api, zes_device_handle_t dev, json_t 
 		break;
 	}
 	free(d);
-	if (!json_object_get(t, "frequency"))
-		json_object_set_new(t, "frequency", why ? why : json_string(UNSUPPORTED));
+	if (json_object_get(t, "frequency"))
+		json_decref(why); /* a domain answered: earlier failures do not matter */
 	else
-		json_decref(why);
+		put(t, "frequency", NULL, why);
 }
 
 /* The worst health of the memory modules. */
@@ -197,12 +204,7 @@ static void memory_health(const struct ze_api *api, zes_device_handle_t dev, jso
 			worst = h;
 	}
 	free(m);
-	if (worst >= 0) {
-		json_decref(why);
-		json_object_set_new(t, "memory_health", json_string(names[worst]));
-	} else {
-		json_object_set_new(t, "memory_health", why ? why : json_string(UNSUPPORTED));
-	}
+	put(t, "memory_health", worst >= 0 ? json_string(names[worst]) : NULL, why);
 }
 
 /* RAS error counters, summed per type over every error set and category;
@@ -234,13 +236,8 @@ static void ras(const struct ze_api *api, zes_device_handle_t dev, json_t *t)
 		any = true;
 	}
 	free(sets);
-	if (any) {
-		json_decref(why);
-		json_object_set_new(t, "ras", json_pack("{s:I, s:I}", "correctable", (json_int_t)total[0], "uncorrectable",
-							 (json_int_t)total[1]));
-	} else {
-		json_object_set_new(t, "ras", why ? why : json_string(UNSUPPORTED));
-	}
+	put(t, "ras", any ? json_pack("{s:I, s:I}", "correctable", (json_int_t)total[0], "uncorrectable", (json_int_t)total[1])
+		      : NULL, why);
 }
 
 void ze_sysman_telemetry(const struct ze_api *api, ze_device_handle_t dev, json_t *j)
