@@ -42,6 +42,7 @@ struct fake_device {
 };
 
 #define MAX_ENTRIES 4
+#define FAKE_SUBMIT_US 100 /* host time of one submission (see fake_queue_execute) */
 #define FAKE_BANDWIDTH_GBS 400.0 /* bytes read + written per ns */
 #define FAKE_TIMER_NS 10
 #define FAKE_TS_BITS 32
@@ -94,6 +95,13 @@ static bool fault(const char *name)
 		return false;
 	size_t n = strlen(name);
 	return strncmp(f, name, n) == 0 && (f[n] == '\0' || f[n] == ':');
+}
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
 static void sleep_ms(long ms)
@@ -418,6 +426,11 @@ static ze_result_t ZE_APICALL fake_queue_execute(ze_command_queue_handle_t q, ui
 	struct fake_device *dev = (struct fake_device *)q;
 	if (dev->fails)
 		return ZE_RESULT_ERROR_DEVICE_LOST;
+	/* Every submission takes at least FAKE_SUBMIT_US of host time, busy, as a
+	 * GPU's round trip does: gpugate times launch latency on the host, and a
+	 * bare function call (~0.1 us) is all jitter, so a baseline recorded from
+	 * one run would not hold for the next. */
+	uint64_t start = now_us();
 	if (fault("slow_launch"))
 		sleep_ms(2);
 	for (uint32_t i = 0; i < n; i++) {
@@ -434,6 +447,8 @@ static ze_result_t ZE_APICALL fake_queue_execute(ze_command_queue_handle_t q, ui
 				stamp(cmd->signal, cmd);
 		}
 	}
+	while (now_us() - start < FAKE_SUBMIT_US)
+		;
 	return ZE_RESULT_SUCCESS;
 }
 
@@ -798,12 +813,6 @@ static ze_result_t ZE_APICALL fake_zes_temperature(zes_temp_handle_t h, double *
 FAKE_ENUM(fake_zes_enum_power, zes_pwr_handle_t)
 FAKE_ENUM(fake_zes_enum_frequency, zes_freq_handle_t)
 
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
 
 static ze_result_t ZE_APICALL fake_zes_energy(zes_pwr_handle_t h, zes_power_energy_counter_t *e)
 {
