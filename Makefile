@@ -12,7 +12,7 @@ PKGS     := yaml-0.1 jansson
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -DGPUGATE_VERSION='"$(VERSION)"' \
             -Isrc -I$(BUILD)/gen $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldl -lpthread -lm
+LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldl -lpthread
 # Full RELRO (Debian's hardening default): symbols bound at start, GOT then
 # read-only; no lazy-binding stalls (~50 us) inside the first checks.
 LDFLAGS  += -Wl,-z,relro -Wl,-z,now

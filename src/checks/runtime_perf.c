@@ -3,7 +3,6 @@
  * baseline of its model (src/lib/baselines.h), with the spec's tolerance.
  * A GPU without a baseline passes with its figures and the JSON line that
  * would record them as one. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,8 +80,8 @@ static json_t *candidate(const char *backend, const json_t *dev, long vendor, lo
 	json_object_set(rec, "buffer_bytes", json_object_get(perf, "buffer_bytes"));
 	json_t *c = json_pack("{s:s, s:s?, s:s, s:O?, s:f, s:f, s:o}", "vendor_id", vid, "device_id", device >= 0 ? did : NULL,
 			 "backend", backend, "name", name, "copy_bandwidth_gbs",
-			 round(json_number_value(json_object_get(perf, "copy_bandwidth_gbs")) * 10) / 10, "launch_latency_us",
-			 round(json_number_value(json_object_get(perf, "launch_latency_us")) * 100) / 100, "recorded", rec);
+			 round_decimals(json_number_value(json_object_get(perf, "copy_bandwidth_gbs")), 1), "launch_latency_us",
+			 round_decimals(json_number_value(json_object_get(perf, "launch_latency_us")), 2), "recorded", rec);
 	if (c && device < 0)
 		json_object_del(c, "device_id"); /* keyed by name */
 	return c;

@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -212,25 +211,39 @@ static const char *skip_stanza(const char *p, const char *end, size_t *line, boo
 	return end;
 }
 
-int dpkg_status_parse(const char *path, const char *content, size_t len, const char *const *wanted,
-		      struct dpkg_status *out, char *err, size_t err_size)
+/* The parse of one region: whole stanzas (it ends after a blank line) or the
+ * rest of the file. Line numbers continue from ps->line. */
+struct parser {
+	const char *path;
+	const char *const *wanted;
+	struct dpkg_status *out;
+	size_t line; /* lines before the region */
+	char *err;
+	size_t err_size;
+};
+
+static int parse_region(struct parser *ps, const char *content, size_t len)
 {
 	static const char *const fields[] = { "Package", "Architecture", "Version", "Status" };
-	memset(out, 0, sizeof(*out));
+	const char *path = ps->path;
+	const char *const *wanted = ps->wanted;
+	struct dpkg_status *out = ps->out;
+	char *err = ps->err;
+	size_t err_size = ps->err_size;
 	struct stanza s;
 	memset(&s, 0, sizeof(s));
 	const char *p = content, *end = content + len;
 	bool in_field = false; /* a continuation line needs a field before it */
 	bool skipping = false; /* inside a stanza of a package nobody asked for */
 	int rc = 0;
-	size_t line = 0;
+	size_t line = ps->line;
 	while (rc == 0 && p < end) {
 		if (skipping) {
 			bool nul = false;
 			p = skip_stanza(p, end, &line, &nul); /* to the blank line that ends it */
 			if (nul) {
 				snprintf(err, err_size, "%s:%zu: NUL byte in the status file (corrupt?)", path,
-					 line_of(content, p));
+					 ps->line + line_of(content, p));
 				rc = -1;
 				break;
 			}
@@ -289,13 +302,37 @@ int dpkg_status_parse(const char *path, const char *content, size_t len, const c
 	}
 	if (rc == 0 && !skipping)
 		rc = finish(path, &s, wanted, out, err, err_size);
+	ps->line = line;
+	return rc;
+}
+
+int dpkg_status_parse(const char *path, const char *content, size_t len, const char *const *wanted,
+		      struct dpkg_status *out, char *err, size_t err_size)
+{
+	memset(out, 0, sizeof(*out));
+	struct parser ps = { path, wanted, out, 0, err, err_size };
+	int rc = parse_region(&ps, content, len);
 	if (rc < 0)
 		dpkg_status_free(out);
 	return rc;
 }
 
-int dpkg_status_load(const char *path, const char *const *wanted, struct dpkg_status *out,
-		     char *err, size_t err_size)
+/* Where the whole stanzas in buf[0..len) end: just after its last blank
+ * line (the parser's rule, blank_line()), or 0 when it has none. */
+static size_t stanzas_end(const char *buf, size_t len)
+{
+	const char *end = buf + len;
+	for (const char *nl = memrchr(buf, '\n', len); nl;) {
+		const char *prev = nl > buf ? memrchr(buf, '\n', (size_t)(nl - buf)) : NULL;
+		if (blank_line(prev ? prev + 1 : buf, end))
+			return (size_t)(nl + 1 - buf);
+		nl = prev;
+	}
+	return 0;
+}
+
+int dpkg_status_load_buffered(const char *path, const char *const *wanted, size_t buffer_size,
+			      struct dpkg_status *out, char *err, size_t err_size)
 {
 	memset(out, 0, sizeof(*out));
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
@@ -311,25 +348,56 @@ int dpkg_status_load(const char *path, const char *const *wanted, struct dpkg_st
 		close(fd);
 		return -1;
 	}
-	if (st.st_size == 0) {
-		close(fd);
-		return 0;
+	/* Read through one small buffer, whole stanzas at a time, instead of
+	 * mapping the file: the parse then reads from cache-hot memory, and
+	 * the first touch of each page of a mapping (~190 for a real status
+	 * file) cost more than the parse itself. A stanza longer than the
+	 * buffer doubles it. */
+	struct parser ps = { path, wanted, out, 0, err, err_size };
+	size_t cap = buffer_size ? buffer_size : 1, have = 0;
+	char *buf = xmalloc(cap);
+	bool eof = false;
+	int rc = 0;
+	while (rc == 0) {
+		while (!eof && have < cap) {
+			ssize_t n = read(fd, buf + have, cap - have);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0) {
+				snprintf(err, err_size, "%s: %s", path, strerror(errno));
+				rc = -1;
+				break;
+			}
+			eof = n == 0;
+			have += (size_t)n;
+		}
+		if (rc < 0)
+			break;
+		size_t cut = eof ? have : stanzas_end(buf, have);
+		if (cut == 0 && !eof) {
+			cap *= 2;
+			buf = xrealloc(buf, cap);
+			continue;
+		}
+		rc = parse_region(&ps, buf, cut);
+		if (eof)
+			break;
+		memmove(buf, buf + cut, have - cut);
+		have -= cut;
 	}
-	/* Mapped, not read: the file is most of a megabyte and a copy into fresh
-	 * heap pages costs more than the parse (health checks run every 30 s).
-	 * MAP_POPULATE maps the whole file in this one call: the parse reads
-	 * every page anyway, and ~190 page faults cost more than the parse. */
-	void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-	int saved = errno;
+	free(buf);
 	close(fd);
-	if (map == MAP_FAILED) {
-		snprintf(err, err_size, "%s: %s", path, strerror(saved));
-		return -1;
-	}
-	int rc = dpkg_status_parse(path, map, (size_t)st.st_size, wanted, out, err, err_size);
-	munmap(map, (size_t)st.st_size);
+	if (rc < 0)
+		dpkg_status_free(out);
 	return rc;
 }
+
+int dpkg_status_load(const char *path, const char *const *wanted, struct dpkg_status *out,
+		     char *err, size_t err_size)
+{
+	return dpkg_status_load_buffered(path, wanted, DPKG_STATUS_BUFFER, out, err, err_size);
+}
+
 
 void dpkg_status_free(struct dpkg_status *st)
 {

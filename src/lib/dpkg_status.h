@@ -27,6 +27,11 @@ int dpkg_status_parse(const char *path, const char *content, size_t len, const c
 		      struct dpkg_status *out, char *err, size_t err_size);
 int dpkg_status_load(const char *path, const char *const *wanted, struct dpkg_status *out,
 		     char *err, size_t err_size);
+/* dpkg_status_load with the read buffer's first size given (it grows to hold
+ * the longest stanza): the tests use tiny ones to cross every boundary. */
+#define DPKG_STATUS_BUFFER 16384
+int dpkg_status_load_buffered(const char *path, const char *const *wanted, size_t buffer_size,
+			      struct dpkg_status *out, char *err, size_t err_size);
 void dpkg_status_free(struct dpkg_status *st);
 /* True when state is "installed" (only that counts for a relation). */
 bool dpkg_pkg_installed(const struct dpkg_pkg *p);

@@ -247,6 +247,13 @@ double monotonic_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+double round_decimals(double x, int decimals)
+{
+	char text[64];
+	snprintf(text, sizeof(text), "%.*f", decimals, x);
+	return strtod(text, NULL);
+}
+
 double wall_seconds(void)
 {
 	struct timespec ts;

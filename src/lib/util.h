@@ -53,6 +53,9 @@ int read_line_file(const char *path, char *buf, size_t size);
 int write_file_atomic(const char *path, const char *content, size_t len, unsigned mode);
 
 double monotonic_seconds(void);
+/* x rounded to that many decimals, as printf rounds it (gpugate links no libm:
+ * loading it cost every start ~0.1 ms for this one use). */
+double round_decimals(double x, int decimals);
 double wall_seconds(void);
 
 /* Whether root (a --root value) is the real root: empty, NULL or "/". */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/dpkg_status.h"
 #include "lib/util.h"
@@ -154,6 +155,38 @@ static void test_nul_in_skipped_stanza(void **state)
 	}
 }
 
+/* A random status file: blank separators of every kind, CRLF, tabs,
+ * indented description lines, long and short lines. */
+static void random_status(struct strbuf *sb, unsigned *seed)
+{
+	static const char *const separators[] = { "", " ", "\t", "  \t ", "\r", " \r", "\t\r" };
+	static const char *const bodies[] = { " text", "  * indented", " .", "\tx", " a: b", "   ", " \t y" };
+#define RND(n) ((*seed = *seed * 1103515245u + 12345u) >> 16) % (n)
+	int stanzas = 1 + (int)RND(12);
+	for (int i = 0; i < stanzas; i++) {
+		const char *eol = RND(4) == 0 ? "\r\n" : "\n";
+		sb_printf(sb, "Package: p%d%s", (int)RND(6), eol);
+		sb_printf(sb, "Version: %d%s", i, eol);
+		sb_printf(sb, "Description: d%s", eol);
+		int lines = (int)RND(8);
+		for (int k = 0; k < lines; k++) {
+			const char *body = bodies[RND(ARRAY_SIZE(bodies))];
+			if (strcmp(body, "   ") == 0)
+				body = " x "; /* a blank line would end the stanza here */
+			sb_puts(sb, body);
+			for (int pad = (int)RND(40); pad > 0; pad--)
+				sb_puts(sb, RND(5) ? "z" : " ");
+			sb_puts(sb, eol);
+		}
+		if (i + 1 < stanzas) {
+			int blanks = 1 + (int)RND(3);
+			for (int b = 0; b < blanks; b++)
+				sb_printf(sb, "%s\n", separators[RND(ARRAY_SIZE(separators))]);
+		}
+	}
+#undef RND
+}
+
 /* The skipping scan against the plain line loop: random stanzas (blank
  * separators of every kind, CRLF, tabs, indented description lines, long
  * and short lines) parsed keeping only some packages must give exactly the
@@ -162,34 +195,10 @@ static void test_nul_in_skipped_stanza(void **state)
 static void test_skip_matches_full_parse(void **state)
 {
 	(void)state;
-	static const char *const separators[] = { "", " ", "\t", "  \t ", "\r", " \r", "\t\r" };
-	static const char *const bodies[] = { " text", "  * indented", " .", "\tx", " a: b", "   ", " \t y" };
 	unsigned seed = 12345;
-#define RND(n) ((seed = seed * 1103515245u + 12345u) >> 16) % (n)
 	for (int round = 0; round < 300; round++) {
 		struct strbuf sb = STRBUF_INIT;
-		int stanzas = 1 + (int)RND(12);
-		for (int i = 0; i < stanzas; i++) {
-			const char *eol = RND(4) == 0 ? "\r\n" : "\n";
-			sb_printf(&sb, "Package: p%d%s", (int)RND(6), eol);
-			sb_printf(&sb, "Version: %d%s", i, eol);
-			sb_printf(&sb, "Description: d%s", eol);
-			int lines = (int)RND(8);
-			for (int k = 0; k < lines; k++) {
-				const char *body = bodies[RND(ARRAY_SIZE(bodies))];
-				if (strcmp(body, "   ") == 0)
-					body = " x "; /* a blank line would end the stanza here */
-				sb_puts(&sb, body);
-				for (int pad = (int)RND(40); pad > 0; pad--)
-					sb_puts(&sb, RND(5) ? "z" : " ");
-				sb_puts(&sb, eol);
-			}
-			if (i + 1 < stanzas) {
-				int blanks = 1 + (int)RND(3);
-				for (int b = 0; b < blanks; b++)
-					sb_printf(&sb, "%s\n", separators[RND(ARRAY_SIZE(separators))]);
-			}
-		}
+		random_status(&sb, &seed);
 		const char *wanted[] = { "p1", "p4", NULL };
 		struct dpkg_status all = parse_ok(sb.buf, NULL), some = parse_ok(sb.buf, wanted);
 		size_t k = 0;
@@ -208,7 +217,75 @@ static void test_skip_matches_full_parse(void **state)
 		dpkg_status_free(&some);
 		sb_release(&sb);
 	}
-#undef RND
+}
+
+/* dpkg_status_load reads the file through a small buffer, whole stanzas at a
+ * time: with every buffer size from 1 byte up it must give exactly what one
+ * parse of the whole text gives (packages, lines, native arch, errors). */
+static void expect_load_matches_parse(const char *text, size_t len, const char *const *wanted)
+{
+	char path[] = "/tmp/gpugate-status-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, len), (ssize_t)len);
+	assert_int_equal(close(fd), 0);
+	struct dpkg_status whole, read;
+	char whole_err[512] = "", read_err[512] = "";
+	int whole_rc = dpkg_status_parse(path, text, len, wanted, &whole, whole_err, sizeof(whole_err));
+	static const size_t sizes[] = { 1, 2, 3, 5, 8, 13, 64, 100, 4096, DPKG_STATUS_BUFFER };
+	for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
+		read_err[0] = '\0';
+		int rc = dpkg_status_load_buffered(path, wanted, sizes[i], &read, read_err, sizeof(read_err));
+		if (rc != whole_rc || strcmp(read_err, whole_err) != 0)
+			fail_msg("buffer %zu: rc %d '%s', whole parse rc %d '%s'", sizes[i], rc, read_err, whole_rc,
+				 whole_err);
+		assert_int_equal(read.count, whole.count);
+		for (size_t k = 0; k < read.count; k++) {
+			assert_string_equal(read.pkgs[k].name, whole.pkgs[k].name);
+			assert_string_equal(read.pkgs[k].arch, whole.pkgs[k].arch);
+			assert_string_equal(read.pkgs[k].version, whole.pkgs[k].version);
+			assert_string_equal(read.pkgs[k].state, whole.pkgs[k].state);
+			assert_int_equal(read.pkgs[k].line, whole.pkgs[k].line);
+		}
+		assert_true((read.native_arch == NULL) == (whole.native_arch == NULL));
+		if (read.native_arch)
+			assert_string_equal(read.native_arch, whole.native_arch);
+		dpkg_status_free(&read);
+	}
+	dpkg_status_free(&whole);
+	unlink(path);
+}
+
+static void test_buffered_load_matches_parse(void **state)
+{
+	(void)state;
+	const char *some[] = { "p1", "p4", "libze1", "intel-opencl-icd", NULL };
+	expect_load_matches_parse(sample, strlen(sample), some);
+	expect_load_matches_parse(sample, strlen(sample), NULL);
+	static const char *const malformed[] = {
+		"Package: a\nthis line has no colon\n",
+		"Package: a\nVersion: 1\n\n leading continuation\n",
+		"Package: aa\nStatus: install ok\n",
+		"Package: x\n\nVersion: 1\nStatus: install ok installed\n\n",
+		"Package: aa\n\nPackage: \n",
+		"",
+		"\n\n  \n\n",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(malformed); i++) {
+		expect_load_matches_parse(malformed[i], strlen(malformed[i]), NULL);
+		expect_load_matches_parse(malformed[i], strlen(malformed[i]), some);
+	}
+	const char nul_wanted[] = "Package: aa\nVersion: 1\0\n\nPackage: p1\n";
+	expect_load_matches_parse(nul_wanted, sizeof(nul_wanted) - 1, NULL);
+	const char nul_skipped[] = "Package: p1\n\nPackage: other\nDescription: x\n 0123456789abcdef01\0x\n\nPackage: p4\n";
+	expect_load_matches_parse(nul_skipped, sizeof(nul_skipped) - 1, some);
+	unsigned seed = 777;
+	for (int round = 0; round < 60; round++) {
+		struct strbuf sb = STRBUF_INIT;
+		random_status(&sb, &seed);
+		expect_load_matches_parse(sb.buf, sb.len, round % 2 ? some : NULL);
+		sb_release(&sb);
+	}
 }
 
 static void test_missing_file(void **state)
@@ -230,6 +307,7 @@ int main(void)
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_nul_in_skipped_stanza),
 		cmocka_unit_test(test_skip_matches_full_parse),
+		cmocka_unit_test(test_buffered_load_matches_parse),
 	};
 	return cmocka_run_group_tests_name("dpkg_status", tests, NULL, NULL);
 }
