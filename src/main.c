@@ -215,6 +215,34 @@ static void seed_json_hash(void)
 		json_object_seed(seed); /* else jansson seeds itself, as before */
 }
 
+struct delivery {
+	const struct context *ctx;
+	const struct check_options *options;
+};
+
+/* Writes the run's reports (stdout, then each --report file); returns the
+ * exit code. Called by the watchdog too, when the deadline passes. */
+static int deliver(const struct run *run, void *arg)
+{
+	const struct delivery *d = arg;
+	const struct check_options *o = d->options;
+	struct run shown = *run;
+	if (ctx_is_healthcheck(d->ctx))
+		shown.text_limit = 4096; /* Docker keeps no more of a health check's output */
+	int code = run_exit_code(&shown);
+	if (report_to_stdout(o->format, &shown) < 0 && code == EXIT_HEALTHY)
+		code = EXIT_UNHEALTHY;
+	for (size_t i = 0; i < o->n_reports; i++) {
+		int err = report_to_file(o->reports[i].format, &shown, o->reports[i].path);
+		if (err < 0) {
+			fprintf(stderr, "gpugate: cannot write the %s report to %s: %s\n", o->reports[i].format,
+				o->reports[i].path, strerror(-err));
+			code = EXIT_USAGE;
+		}
+	}
+	return code;
+}
+
 int cmd_check(int argc, char **argv)
 {
 	double start = monotonic_seconds();
@@ -255,29 +283,10 @@ int cmd_check(int argc, char **argv)
 		else
 			ctx.sandbox_filters = 1; /* system.seccomp tells it from the container's */
 	}
+	struct delivery delivery = { &ctx, &o };
 	struct run run;
-	run_checks(&ctx, &sel, &run);
-	if (ctx_is_healthcheck(&ctx))
-		run.text_limit = 4096; /* Docker keeps no more of a health check's output */
-
-	int code = run_exit_code(&run);
-	if (report_to_stdout(o.format, &run) < 0 && code == EXIT_HEALTHY)
-		code = EXIT_UNHEALTHY;
-	for (size_t i = 0; i < o.n_reports; i++) {
-		int err = report_to_file(o.reports[i].format, &run, o.reports[i].path);
-		if (err < 0) {
-			fprintf(stderr, "gpugate: cannot write the %s report to %s: %s\n", o.reports[i].format,
-				o.reports[i].path, strerror(-err));
-			code = EXIT_USAGE;
-		}
-	}
-	if (run.timed_out) {
-		/* a check is still running on the worker thread: leave without
-		 * waiting for it or freeing what it uses */
-		fflush(stdout);
-		fflush(stderr);
-		_exit(code);
-	}
+	run_checks(&ctx, &sel, &run, deliver, &delivery);
+	int code = deliver(&run, &delivery);
 	run_release(&run);
 	spec_free(&spec);
 	free_check_options(&o);

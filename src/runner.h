@@ -20,13 +20,18 @@ struct run {
 	size_t count;
 	double duration_ms;
 	double finished_at;    /* wall clock, seconds */
-	bool timed_out;        /* a check was still running at the deadline */
 	size_t text_limit;     /* bytes the text report may use; 0 for no limit */
 };
 
-/* Fills run; returns 0. Checks still running at the deadline are reported as
- * timed out and left behind: the caller must then leave with _exit(). */
-int run_checks(const struct context *ctx, const struct selection *sel, struct run *run);
+/* Delivers a run (writes its reports); returns the process's exit code. */
+typedef int run_deliver_fn(const struct run *run, void *arg);
+
+/* Runs the checks on this thread and fills run; returns 0. When the checks
+ * are not all done by the deadline, a watchdog thread instead reports the
+ * finished ones and the rest as timed out through deliver(run, arg) and ends
+ * the process with its exit code: run_checks then never returns. */
+int run_checks(const struct context *ctx, const struct selection *sel, struct run *run,
+	       run_deliver_fn *deliver, void *deliver_arg);
 /* 0 healthy (warnings allowed), 1 unhealthy. */
 int run_exit_code(const struct run *run);
 void run_counts(const struct run *run, size_t counts[4]);
