@@ -19,6 +19,24 @@
 
 const char sandbox_self_exe[] = "/proc/self/exe";
 
+#ifndef SECCOMP_FILTER_FLAG_SPEC_ALLOW
+#define SECCOMP_FILTER_FLAG_SPEC_ALLOW (1UL << 2)
+#endif
+
+/* Where the kernel's spec_store_bypass_disable is "seccomp" (the default on
+ * affected CPUs), installing a filter also turns on the Speculative Store
+ * Bypass mitigation for the process, which slows every load that follows a
+ * store; it protects a sandbox that runs untrusted code from leaking its own
+ * memory. gpugate runs no untrusted code: its filter only limits what a
+ * parser bug could do. SPEC_ALLOW keeps the filter and leaves speculation as
+ * the rest of the system has it. The network profile keeps the mitigation:
+ * that process holds the Hugging Face token while it parses server answers,
+ * and a download does not notice the cost. */
+static unsigned long spec_flags(enum sandbox_profile profile)
+{
+	return profile == SANDBOX_NETWORK ? 0 : SECCOMP_FILTER_FLAG_SPEC_ALLOW;
+}
+
 int sandbox_apply(enum sandbox_profile profile, char *err, size_t err_size)
 {
 	const struct sandbox_bpf *bpf = &sandbox_bpf_programs[profile];
@@ -34,9 +52,13 @@ int sandbox_apply(enum sandbox_profile profile, char *err, size_t err_size)
 	struct sock_fprog prog = { .len = (unsigned short)bpf->len, .filter = insns };
 	int rc = 0;
 	/* as libseccomp's seccomp_load does: no new privileges, then the filter */
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		rc = -errno;
+	else if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, spec_flags(profile), &prog) < 0)
+		rc = -errno;
+	if (rc == -EINVAL && spec_flags(profile) &&
+	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0)
+		rc = 0; /* a kernel older than 4.17 knows no SPEC_ALLOW */
 	free(insns);
 	if (rc < 0)
 		snprintf(err, err_size, "seccomp_load (%s profile): %s", sandbox_profile_name(profile),
