@@ -81,9 +81,11 @@ $(BUILD)/gen/embedded_profiles.c: $(PROFILES) src/tools/embed.sh
 # and writes the BPF as C; gpugate loads it with seccomp(2) and does not link
 # libseccomp (building the filter at each start cost ~2.5 ms). Same CFLAGS,
 # so sanitizer builds get their variant.
-$(BUILD)/tools/sandbox_gen: src/tools/sandbox_gen.c src/lib/sandbox.h
+$(BUILD)/tools/sandbox_gen: src/tools/sandbox_gen.c src/tools/sandbox_compact.c src/tools/sandbox_compact.h \
+			    src/lib/sandbox.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(shell pkg-config --libs libseccomp 2>/dev/null)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ src/tools/sandbox_gen.c src/tools/sandbox_compact.c \
+		$(shell pkg-config --libs libseccomp 2>/dev/null)
 
 $(BUILD)/gen/sandbox_bpf.c: $(BUILD)/tools/sandbox_gen
 	@mkdir -p $(dir $@)

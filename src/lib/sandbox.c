@@ -1,7 +1,8 @@
 /* Loads the seccomp allow-lists of sandbox.h. The programs are built at
- * build time with libseccomp (src/tools/sandbox_gen.c, which holds the rules)
- * and loaded here with prctl + seccomp(2): building them at every start cost
- * ~2.5 ms, more than a packages check. */
+ * build time (src/tools/sandbox_gen.c holds the rules; libseccomp and
+ * src/tools/sandbox_compact.c compile them) and loaded here with prctl +
+ * seccomp(2): building them at every start cost ~2.5 ms, more than a
+ * packages check. */
 #include "sandbox.h"
 
 #include <errno.h>

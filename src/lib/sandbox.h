@@ -1,4 +1,4 @@
-/* The self-sandbox: a seccomp filter (built by libseccomp at build time, see
+/* The self-sandbox: a seccomp filter (built at build time from the rules of
  * src/tools/sandbox_gen.c) that gpugate loads on itself
  * once options and spec are read and before any check parses a system file.
  * It is an allow-list: what is not listed fails with EPERM (never a kill, so

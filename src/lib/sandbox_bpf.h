@@ -1,5 +1,5 @@
 /* The seccomp programs of sandbox.h, generated at build time by
- * src/tools/sandbox_gen.c (libseccomp) into build/gen/sandbox_bpf.c. */
+ * src/tools/sandbox_gen.c into build/gen/sandbox_bpf.c. */
 #ifndef GPUGATE_SANDBOX_BPF_H
 #define GPUGATE_SANDBOX_BPF_H
 

@@ -2,10 +2,12 @@
  *
  * Building a filter with libseccomp costs ~2.5 ms per start (hundreds of rule
  * adds, then the BPF generation), more than the packages check itself. The
- * rules never change between runs, so this program builds each profile once
- * with libseccomp, exports the BPF (seccomp_export_bpf) and writes it as C
- * arrays to stdout; gpugate loads them with prctl + seccomp(2) and does not
- * link libseccomp at all.
+ * rules never change between runs, so this program builds each profile once,
+ * with libseccomp (seccomp_export_bpf) and in the compact encoding of
+ * sandbox_compact.c (100 instructions instead of 256: loading a filter costs
+ * the kernel time per instruction), checks the second against the rules and
+ * the first, and writes it as C arrays to stdout; gpugate loads them with
+ * prctl + seccomp(2) and does not link libseccomp at all.
  *
  * One rule depends on a run-time value: execve is allowed only when its path
  * argument is the address of sandbox_self_exe, which ASLR moves on every
@@ -29,6 +31,7 @@
 #include <unistd.h>
 
 #include "lib/sandbox.h"
+#include "sandbox_compact.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define SANDBOX_SANITIZER 1
@@ -102,6 +105,9 @@ static const char *const base_calls[] = {
 /* The network profile adds nothing by name: IP sockets are let through by
  * the socket() rule below. */
 
+/* The rules given to libseccomp, for the compact encoding of the program. */
+static struct compact_rules recorded;
+
 static int add(scmp_filter_ctx f, uint32_t action, const char *name, unsigned n,
 	       const struct scmp_arg_cmp *cmp)
 {
@@ -109,7 +115,11 @@ static int add(scmp_filter_ctx f, uint32_t action, const char *name, unsigned n,
 	if (nr == __NR_SCMP_ERROR)
 		return 0; /* unknown to this libseccomp: nothing to allow */
 	int rc = seccomp_rule_add_array(f, action, nr, n, cmp);
-	return rc == -EDOM ? 0 : rc; /* not a call on this architecture */
+	if (rc == -EDOM)
+		return 0; /* not a call on this architecture */
+	if (rc == 0 && compact_add(&recorded, nr, action, n, cmp) < 0)
+		return -EINVAL;
+	return rc;
 }
 
 static int add_socket_rules(scmp_filter_ctx f, enum sandbox_profile profile)
@@ -131,8 +141,9 @@ static int add_socket_rules(scmp_filter_ctx f, enum sandbox_profile profile)
 
 /* ioctl: everything but the terminal injection requests. The deny rule
  * compares the low 32 bits, as the kernel reads the request, so setting high
- * bits does not slip past it; the allow rule is conditional (always true) so
- * that libseccomp keeps both. */
+ * bits does not slip past it. libseccomp folds this call into a plain allow
+ * (its program lets TIOCSTI through); the compact program gpugate loads
+ * keeps the denials, and compact_verify() holds it to them. */
 static int add_ioctl_rules(scmp_filter_ctx f)
 {
 	static const unsigned long denied[] = { TIOCSTI, TIOCLINUX };
@@ -197,21 +208,28 @@ static void die(const char *what, int err)
 	exit(1);
 }
 
-/* The profile's program, exported by libseccomp into a temporary file and
- * read back. Returns the instruction count. */
-static size_t export_program(enum sandbox_profile profile, struct sock_filter **out)
+/* The profile's program: libseccomp's, exported into a temporary file and
+ * read back, then the compact encoding of the same rules, checked by
+ * compact_verify() against the rules and libseccomp's program. Returns the
+ * compact program's length; *reference_len is libseccomp's. */
+static size_t export_program(enum sandbox_profile profile, struct sock_filter **out, size_t *reference_len)
 {
 	scmp_filter_ctx f = seccomp_init(SCMP_ACT_ERRNO(EPERM));
 	if (!f)
 		die("seccomp_init", ENOMEM);
-	/* a binary tree of syscall numbers instead of a linear chain: fewer
-	 * instructions run per call (free here, it costs nothing at start) */
+	/* libseccomp's tree: the reference the compact program is checked
+	 * against (its length is in the generated file's comment) */
 	int rc = seccomp_attr_set(f, SCMP_FLTATR_CTL_OPTIMIZE, 2);
 	if (rc < 0)
 		die("seccomp_attr_set(SCMP_FLTATR_CTL_OPTIMIZE)", -rc);
+	memset(&recorded, 0, sizeof(recorded));
 	rc = build(f, profile);
 	if (rc < 0)
 		die("seccomp_rule_add", -rc);
+	uint32_t badarch = 0;
+	rc = seccomp_attr_get(f, SCMP_FLTATR_ACT_BADARCH, &badarch);
+	if (rc < 0)
+		die("seccomp_attr_get(SCMP_FLTATR_ACT_BADARCH)", -rc);
 	FILE *tmp = tmpfile();
 	if (!tmp)
 		die("tmpfile", errno);
@@ -223,14 +241,22 @@ static size_t export_program(enum sandbox_profile profile, struct sock_filter **
 	if (size <= 0 || size % (long)sizeof(struct sock_filter) != 0 ||
 	    size / (long)sizeof(struct sock_filter) > BPF_MAXINSNS)
 		die("seccomp_export_bpf gave a program of odd size", EINVAL);
-	struct sock_filter *prog = malloc((size_t)size);
-	if (!prog)
+	struct sock_filter *reference = malloc((size_t)size);
+	if (!reference)
 		die("malloc", ENOMEM);
-	if (pread(fileno(tmp), prog, (size_t)size, 0) != size)
+	if (pread(fileno(tmp), reference, (size_t)size, 0) != size)
 		die("reading the exported program back", errno ? errno : EIO);
 	fclose(tmp);
-	*out = prog;
-	return (size_t)size / sizeof(struct sock_filter);
+	*reference_len = (size_t)size / sizeof(struct sock_filter);
+	size_t n = compact_program(&recorded, seccomp_arch_native(), SCMP_ACT_ERRNO(EPERM), badarch, out);
+	char why[512];
+	if (compact_verify(&recorded, seccomp_arch_native(), SCMP_ACT_ERRNO(EPERM), badarch, reference,
+			   *reference_len, *out, n, why, sizeof(why)) < 0) {
+		fprintf(stderr, "sandbox_gen: the program of profile %d is wrong: %s\n", (int)profile, why);
+		exit(1);
+	}
+	free(reference);
+	return n;
 }
 
 /* Indexes of the instructions comparing (JEQ with a constant) against value;
@@ -276,7 +302,10 @@ int main(void)
 	size_t len[N_ELEMS(profiles)];
 	for (size_t p = 0; p < N_ELEMS(profiles); p++) {
 		struct sock_filter *prog;
-		size_t n = export_program(profiles[p].profile, &prog);
+		size_t reference_len;
+		size_t n = export_program(profiles[p].profile, &prog, &reference_len);
+		printf("/* %s: %zu instructions; libseccomp's tree of the same rules has %zu */\n",
+		       profiles[p].name, n, reference_len);
 		unsigned hi_idx[8], lo_idx[8];
 		size_t n_hi = sizeof(void *) == 8 ? find_compares(prog, n, hi, hi_idx, N_ELEMS(hi_idx)) : 0;
 		size_t n_lo = find_compares(prog, n, lo, lo_idx, N_ELEMS(lo_idx));

@@ -31,7 +31,8 @@ def test_strace_shows_filter_before_system_files(tmp_path):
     proc, log = traced(tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "PR_SET_NO_NEW_PRIVS, 1" in log
-    load = re.search(r"seccomp\(SECCOMP_SET_MODE_FILTER, 0, \{len=\d+, filter=0x[0-9a-f]+\}\) = 0", log)
+    load = re.search(r"seccomp\(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_SPEC_ALLOW, "
+                     r"\{len=\d+, filter=0x[0-9a-f]+\}\) = 0", log)
     assert load, log
     status = log.find("var/lib/dpkg/status")
     assert status > load.start(), "the dpkg status file was read before the filter loaded"
@@ -42,7 +43,7 @@ def test_strace_shows_filter_before_system_files(tmp_path):
 def test_sandbox_can_be_turned_off(tmp_path, args, env):
     proc, log = traced(tmp_path, *args, extra_env=env)
     assert proc.returncode == 0, proc.stderr
-    assert "SECCOMP_SET_MODE_FILTER, 0, {" not in log
+    assert "SECCOMP_SET_MODE_FILTER" not in log
     assert "var/lib/dpkg/status" in log
 
 
