@@ -1,6 +1,7 @@
 #include "context.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/util.h"
 
@@ -27,4 +28,14 @@ double ctx_remaining(const struct context *ctx)
 bool ctx_is_healthcheck(const struct context *ctx)
 {
 	return ctx->profile && strcmp(ctx->profile, "healthcheck") == 0;
+}
+
+const char *ctx_self_exe(const struct context *ctx)
+{
+	static char self[4096];
+	if (!self[0]) {
+		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		self[n > 0 ? n : 0] = '\0';
+	}
+	return self[0] ? self : ctx->argv0;
 }

@@ -12,7 +12,7 @@ struct context {
 	const struct spec *spec;
 	const char *profile;    /* healthcheck, ci, validate, or the spec's own name */
 	char **env;             /* NULL-terminated "NAME=value" snapshot */
-	const char *self_exe;   /* this binary, for the probe child */
+	const char *argv0;      /* how this binary was started (see ctx_self_exe) */
 	double start;           /* monotonic seconds */
 	double deadline;        /* monotonic seconds; the whole run ends by then */
 	int sandbox_filters;    /* seccomp filters gpugate loaded on itself (0: --no-sandbox) */
@@ -20,6 +20,9 @@ struct context {
 
 /* NULL when unset; "" when set to the empty string. */
 const char *ctx_getenv(const struct context *ctx, const char *name);
+/* This binary's path, for the probe child: /proc/self/exe's target, read on
+ * first use (most runs start no probe), else argv0. */
+const char *ctx_self_exe(const struct context *ctx);
 /* An absolute system path read under --root; caller frees. */
 char *ctx_path(const struct context *ctx, const char *abs_path);
 /* Seconds left before the deadline (never negative). */

@@ -260,9 +260,6 @@ int cmd_check(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	const char *profile = o.profile ? o.profile : spec_str(&spec, "profile", "ci");
-	char self[4096];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	self[n > 0 ? n : 0] = '\0';
 	double deadline = o.deadline ? o.deadline
 				     : spec_seconds(&spec, "deadline", default_deadline(profile));
 	struct context ctx = {
@@ -270,7 +267,7 @@ int cmd_check(int argc, char **argv)
 		.spec = &spec,
 		.profile = profile,
 		.env = environ,
-		.self_exe = n > 0 ? self : argv[0],
+		.argv0 = argv[0],
 		.start = start,
 		.deadline = start + deadline,
 	};

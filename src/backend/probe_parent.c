@@ -53,7 +53,7 @@ static char **child_argv(const struct context *ctx, const struct probe_request *
 	buf[2] = xasprintf("%.3f", r->sync_timeout_s > 0 ? r->sync_timeout_s : 10.0);
 	char **argv = xcalloc(24, sizeof(*argv)); /* 21 at most, below */
 	size_t k = 0;
-	argv[k++] = (char *)ctx->self_exe;
+	argv[k++] = (char *)ctx_self_exe(ctx);
 	argv[k++] = "probe";
 	argv[k++] = "--backend";
 	argv[k++] = (char *)r->backend;

@@ -98,7 +98,7 @@ static char *cache_key(const struct context *ctx, const struct runtime_state *st
 	static const char *const vars[] = { "ZE_AFFINITY_MASK", "ZE_FLAT_DEVICE_HIERARCHY", "ZE_ENABLE_ALT_DRIVERS",
 					    "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "ONEAPI_DEVICE_SELECTOR", NULL };
 	struct strbuf sb = STRBUF_INIT;
-	sb_printf(&sb, "exe=%s;smoke=%d;telemetry=%d;items=%ld;processes=%d;perf=%d:%zu", ctx->self_exe, set->smoke,
+	sb_printf(&sb, "exe=%s;smoke=%d;telemetry=%d;items=%ld;processes=%d;perf=%d:%zu", ctx_self_exe(ctx), set->smoke,
 		  set->telemetry, set->items, set->processes, set->perf, set->perf_bytes);
 	for (size_t i = 0; i < st->n; i++)
 		sb_printf(&sb, ";backend=%s", st->probes[i].be->name);
