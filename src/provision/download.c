@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "http.h"
 #include "lib/util.h"
 
 #define USER_AGENT "gpugate-provision/" GPUGATE_VERSION
@@ -532,25 +533,6 @@ static int start_attempt(CURL *e, struct dl_job *job, const struct dl_options *o
 	return 0;
 }
 
-static bool retryable_curl_error(CURLcode rc)
-{
-	switch (rc) {
-	case CURLE_COULDNT_RESOLVE_HOST:
-	case CURLE_COULDNT_CONNECT:
-	case CURLE_OPERATION_TIMEDOUT:
-	case CURLE_PARTIAL_FILE:
-	case CURLE_GOT_NOTHING:
-	case CURLE_SEND_ERROR:
-	case CURLE_RECV_ERROR:
-	case CURLE_HTTP2:
-	case CURLE_HTTP2_STREAM:
-	case CURLE_SSL_CONNECT_ERROR:
-		return true;
-	default:
-		return false;
-	}
-}
-
 static void finish_job(struct dl_job *job, bool ok)
 {
 	struct dl_state *s = job->state;
@@ -639,7 +621,7 @@ static void on_done(struct dl_job *job, CURLcode rc, const struct dl_options *o)
 	if (rc != CURLE_OK) {
 		snprintf(why, sizeof(why), "%s", s->curl_err[0] ? s->curl_err : curl_easy_strerror(rc));
 		printable(why);
-		if (retryable_curl_error(rc)) {
+		if (http_transient_error(rc)) {
 			schedule_retry(job, o, why);
 		} else {
 			snprintf(job->error, sizeof(job->error), "%s", why);

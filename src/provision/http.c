@@ -82,11 +82,23 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
-static bool retryable(CURLcode rc)
+bool http_transient_error(int curl_code)
 {
-	return rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_COULDNT_CONNECT ||
-	       rc == CURLE_OPERATION_TIMEDOUT || rc == CURLE_PARTIAL_FILE || rc == CURLE_GOT_NOTHING ||
-	       rc == CURLE_SEND_ERROR || rc == CURLE_RECV_ERROR || rc == CURLE_SSL_CONNECT_ERROR;
+	switch ((CURLcode)curl_code) {
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_OPERATION_TIMEDOUT:
+	case CURLE_PARTIAL_FILE:
+	case CURLE_GOT_NOTHING:
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+	case CURLE_HTTP2:
+	case CURLE_HTTP2_STREAM:
+	case CURLE_SSL_CONNECT_ERROR:
+		return true;
+	default:
+		return false;
+	}
 }
 
 static void sleep_seconds(double s)
@@ -135,7 +147,7 @@ int http_fetch(const struct http_request *req, struct http_response *r)
 		if (rc != CURLE_OK) {
 			snprintf(r->error, sizeof(r->error), "%s", curl_err[0] ? curl_err : curl_easy_strerror(rc));
 			text_sanitize(r->error);
-			again = retryable(rc);
+			again = http_transient_error(rc);
 		} else {
 			again = code == 429 || code >= 500;
 		}

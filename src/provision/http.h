@@ -42,5 +42,9 @@ void http_response_free(struct http_response *r);
  * end): "HTTP/..." starts a new response and forgets the fields kept so far;
  * the fields above are kept (trimmed, sanitized); the rest is ignored. */
 void http_header_line(struct http_response *r, const char *line, size_t n);
+/* Whether a libcurl transfer error (a CURLcode) may pass on a retry: name
+ * resolution, connect, timeout, a cut transfer, a reset HTTP/2 stream, TLS
+ * set-up. One list for the hub's metadata requests and the file downloads. */
+bool http_transient_error(int curl_code);
 
 #endif
