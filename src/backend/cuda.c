@@ -360,28 +360,24 @@ static int device_smoke(const struct cuda_api *api, struct probe_channel *ch,
 	size_t bytes = n * sizeof(unsigned);
 	int ret = -1;
 
+	/* one driver call of a stage: on failure, record it and leave */
+#define CUDA_CALL(stage, name, expr)                             \
+	do {                                                     \
+		if ((rc = (expr)) != CUDA_SUCCESS) {             \
+			set_cuda_error(api, d, stage, name, rc); \
+			goto out;                                \
+		}                                                \
+	} while (0)
 	stage_begin(&t, ch, timings, "memory", pci);
 	b.host = xmalloc(bytes);
 	for (size_t i = 0; i < n; i++)
 		b.host[i] = smoke_input((unsigned)i);
-	if ((rc = api->MemAlloc(&b.in, bytes)) != CUDA_SUCCESS) {
-		set_cuda_error(api, d, "memory", "cuMemAlloc", rc);
-		goto out;
-	}
-	if ((rc = api->MemAlloc(&b.out, bytes)) != CUDA_SUCCESS) {
-		set_cuda_error(api, d, "memory", "cuMemAlloc", rc);
-		goto out;
-	}
+	CUDA_CALL("memory", "cuMemAlloc", api->MemAlloc(&b.in, bytes));
+	CUDA_CALL("memory", "cuMemAlloc", api->MemAlloc(&b.out, bytes));
 	/* A sentinel in the output, so a kernel that never ran cannot pass on
 	 * whatever memory happened to hold. */
-	if ((rc = api->MemsetD32(b.out, 0xdeadbeefu, n)) != CUDA_SUCCESS) {
-		set_cuda_error(api, d, "memory", "cuMemsetD32", rc);
-		goto out;
-	}
-	if ((rc = api->MemcpyHtoD(b.in, b.host, bytes)) != CUDA_SUCCESS) {
-		set_cuda_error(api, d, "memory", "cuMemcpyHtoD", rc);
-		goto out;
-	}
+	CUDA_CALL("memory", "cuMemsetD32", api->MemsetD32(b.out, 0xdeadbeefu, n));
+	CUDA_CALL("memory", "cuMemcpyHtoD", api->MemcpyHtoD(b.in, b.host, bytes));
 	stage_end(&t);
 
 	stage_begin(&t, ch, timings, "module", pci);
@@ -390,34 +386,19 @@ static int device_smoke(const struct cuda_api *api, struct probe_channel *ch,
 		set_error(d, "module", "PTX_MISSING", "the smoke kernel's PTX is not in this binary");
 		goto out;
 	}
-	if ((rc = api->ModuleLoadData(&b.module, ptx->data)) != CUDA_SUCCESS) {
-		set_cuda_error(api, d, "module", "cuModuleLoadData", rc);
-		goto out;
-	}
+	CUDA_CALL("module", "cuModuleLoadData", api->ModuleLoadData(&b.module, ptx->data));
 	CUfunction fn;
-	if ((rc = api->ModuleGetFunction(&fn, b.module, "smoke")) != CUDA_SUCCESS) {
-		set_cuda_error(api, d, "module", "cuModuleGetFunction", rc);
-		goto out;
-	}
+	CUDA_CALL("module", "cuModuleGetFunction", api->ModuleGetFunction(&fn, b.module, "smoke"));
 	stage_end(&t);
 
 	stage_begin(&t, ch, timings, "launch", pci);
 	unsigned count = (unsigned)n;
 	void *params[] = { &b.out, &b.in, &count };
 	unsigned grid = (unsigned)((n + SMOKE_BLOCK - 1) / SMOKE_BLOCK);
-	if ((rc = api->LaunchKernel(fn, grid, 1, 1, SMOKE_BLOCK, 1, 1, 0, NULL, params, NULL)) !=
-	    CUDA_SUCCESS) {
-		set_cuda_error(api, d, "launch", "cuLaunchKernel", rc);
-		goto out;
-	}
-	if ((rc = api->EventCreate(&b.event, CU_EVENT_DISABLE_TIMING)) != CUDA_SUCCESS) {
-		set_cuda_error(api, d, "launch", "cuEventCreate", rc);
-		goto out;
-	}
-	if ((rc = api->EventRecord(b.event, NULL)) != CUDA_SUCCESS) {
-		set_cuda_error(api, d, "launch", "cuEventRecord", rc);
-		goto out;
-	}
+	CUDA_CALL("launch", "cuLaunchKernel",
+		  api->LaunchKernel(fn, grid, 1, 1, SMOKE_BLOCK, 1, 1, 0, NULL, params, NULL));
+	CUDA_CALL("launch", "cuEventCreate", api->EventCreate(&b.event, CU_EVENT_DISABLE_TIMING));
+	CUDA_CALL("launch", "cuEventRecord", api->EventRecord(b.event, NULL));
 	stage_end(&t);
 
 	stage_begin(&t, ch, timings, "sync", pci);
@@ -438,10 +419,7 @@ static int device_smoke(const struct cuda_api *api, struct probe_channel *ch,
 	stage_end(&t);
 
 	stage_begin(&t, ch, timings, "verify", pci);
-	if ((rc = api->MemcpyDtoH(b.host, b.out, bytes)) != CUDA_SUCCESS) {
-		set_cuda_error(api, d, "verify", "cuMemcpyDtoH", rc);
-		goto out;
-	}
+	CUDA_CALL("verify", "cuMemcpyDtoH", api->MemcpyDtoH(b.host, b.out, bytes));
 	size_t mismatches = 0, first_bad = 0;
 	for (size_t i = 0; i < n; i++)
 		if (b.host[i] != smoke_expected(smoke_input((unsigned)i), (unsigned)i) &&
@@ -469,6 +447,7 @@ out:
 	smoke_release(api, &b);
 	return ret;
 }
+#undef CUDA_CALL
 
 /* The validate profile's figures, after a correct smoke: copy bandwidth (the
  * `copy` kernel over two buffers, timed with cuEventRecord /
