@@ -118,6 +118,30 @@ def test_deadline_fails_a_hung_check_in_time(tmp_path):
     assert "timed out" in c["summary"] and "1.0 s deadline" in c["summary"]
 
 
+def test_deadline_keeps_finished_results_and_writes_reports(tmp_path):
+    """A check that hangs after others finished (system.seccomp opening a FIFO as
+    ROOT/proc/self/status): at the deadline the finished check keeps its own verdict,
+    the hung one is 'still running', the next 'not started', and every --report file
+    is written by the watchdog before the process ends."""
+    root = dpkg_root(tmp_path, [stanza("libze1", "1.9.0-1")])
+    os.makedirs(root / "proc/self")
+    os.mkfifo(root / "proc/self/status")
+    spec = spec_file(tmp_path, PKG_SPEC + "system:\n  kernel_log: false\n")
+    junit = tmp_path / "out.xml"
+    r = run_gpugate("--spec", spec, "--root", str(root), "--deadline", "1", "--format", "json",
+                    "--only", "packages,system.seccomp,system.capabilities",
+                    "--report", f"junit:{junit}", timeout=10)
+    assert r.rc == 1, r
+    assert r.seconds < 1.8, r.seconds
+    assert [c["id"] for c in r.json()["checks"]] == [
+        "packages.installed", "system.seccomp", "system.capabilities"]
+    assert r.check("packages.installed")["status"] == "pass", r
+    assert "still running when the 1.0 s deadline passed" in r.check("system.seccomp")["summary"]
+    assert "not started before the 1.0 s deadline passed" in r.check("system.capabilities")["summary"]
+    xml = junit.read_text()
+    assert xml.count("<testcase") == 3 and xml.count("<failure") == 2, xml
+
+
 def test_spec_deadline_key_is_used(tmp_path):
     root = tmp_path / "root"
     os.makedirs(root / "var/lib/dpkg")
