@@ -36,7 +36,7 @@
  *   and reporters' own paths.
  *
  * The filter applies to the calling thread and the threads and children it
- * creates afterwards, so apply it before the runner starts its worker. */
+ * creates afterwards, so apply it before the runner starts its watchdog thread. */
 #ifndef GPUGATE_SANDBOX_H
 #define GPUGATE_SANDBOX_H
 
