@@ -246,6 +246,12 @@ static int deliver(const struct run *run, void *arg)
 int cmd_check(int argc, char **argv)
 {
 	double start = monotonic_seconds();
+	/* Guarded from the start: a --root or spec on a dead mount, or a spec
+	 * FIFO nobody writes, must not keep a health check forever. Parsing
+	 * options takes microseconds, so the shortest default deadline holds
+	 * until they say which applies. */
+	struct watchdog *guard = watchdog_start(start, start + default_deadline("healthcheck"),
+						 "reading the options (--root)");
 	seed_json_hash();
 	struct check_options o;
 	int rc = parse_check_options(argc, argv, &o);
@@ -253,6 +259,11 @@ int cmd_check(int argc, char **argv)
 		free_check_options(&o);
 		return rc < 0 ? EXIT_HEALTHY : rc;
 	}
+	char doing[300];
+	snprintf(doing, sizeof(doing), o.spec_path ? "reading the spec %s" : "loading the built-in profile",
+		 o.spec_path);
+	watchdog_setup(guard, start + (o.deadline ? o.deadline : default_deadline(o.profile ? o.profile : "ci")),
+		       doing);
 	struct spec spec;
 	if (load_spec(&o, &spec) < 0) {
 		spec_free(&spec);
@@ -272,6 +283,7 @@ int cmd_check(int argc, char **argv)
 		.deadline = start + deadline,
 	};
 	struct selection sel = { .only = o.only, .skip = o.skip };
+	watchdog_setup(guard, ctx.deadline, "loading the seccomp sandbox");
 	if (!o.no_sandbox && !sandbox_disabled_by_env(environ)) {
 		/* from here on a parser bug cannot open a socket or run a shell */
 		char why[256];
@@ -282,7 +294,7 @@ int cmd_check(int argc, char **argv)
 	}
 	struct delivery delivery = { &ctx, &o };
 	struct run run;
-	run_checks(&ctx, &sel, &run, deliver, &delivery);
+	run_checks(&ctx, &sel, &run, deliver, &delivery, guard);
 	int code = deliver(&run, &delivery);
 	run_release(&run);
 	spec_free(&spec);

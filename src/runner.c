@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "commands.h"
 #include "lib/util.h"
 #include "registry.h"
 
@@ -16,21 +17,26 @@ struct planned {
 	const struct check_def *check;
 };
 
-/* Shared between the thread running the checks and the watchdog. Results
- * before `done` are final; the running thread never touches them again.
- * `state` is read and changed under the lock: whichever of the two threads
- * moves it from RUNNING first delivers the run. */
-enum job_state { JOB_RUNNING, JOB_FINISHED, JOB_TIMED_OUT };
+/* The deadline guard, shared between the thread doing the work and the
+ * watchdog thread. Everything is read and changed under the lock. During
+ * SETUP (options, spec, sandbox) the deadline and `doing` may still change;
+ * during RUNNING results before `done` are final and the running thread never
+ * touches them again. Whichever thread moves the state on from SETUP or
+ * RUNNING first decides how the process ends. */
+enum guard_state { GUARD_SETUP, GUARD_RUNNING, GUARD_FINISHED, GUARD_TIMED_OUT };
 
-struct job {
+struct watchdog {
+	pthread_mutex_t lock;
+	pthread_cond_t changed;
+	enum guard_state state;
+	double start, deadline;
+	char doing[512]; /* what SETUP is busy with, for the message at the deadline */
+	/* the run, from run_checks on */
 	const struct context *ctx;
 	struct planned *plan;
 	struct result *results;
 	size_t count;
 	size_t done;
-	enum job_state state;
-	pthread_mutex_t lock;
-	pthread_cond_t changed;
 	run_deliver_fn *deliver;
 	void *deliver_arg;
 };
@@ -87,15 +93,15 @@ static size_t plan_checks(const struct context *ctx, const struct selection *sel
 }
 
 /* The run as it stands: the finished results, then the rest as timed out. */
-static void collect(const struct job *job, size_t done, struct run *run)
+static void collect(const struct watchdog *w, size_t done, struct run *run)
 {
-	run->count = job->count;
-	run->results = xcalloc(job->count ? job->count : 1, sizeof(*run->results));
-	memcpy(run->results, job->results, done * sizeof(*run->results));
-	double limit = job->ctx->deadline - job->ctx->start;
-	for (size_t i = done; i < job->count; i++) {
+	run->count = w->count;
+	run->results = xcalloc(w->count ? w->count : 1, sizeof(*run->results));
+	memcpy(run->results, w->results, done * sizeof(*run->results));
+	double limit = w->ctx->deadline - w->ctx->start;
+	for (size_t i = done; i < w->count; i++) {
 		struct result *r = &run->results[i];
-		r->id = job->plan[i].check->id;
+		r->id = w->plan[i].check->id;
 		if (i == done)
 			result_set(r, STATUS_FAIL, "timed out: still running when the %.1f s deadline passed", limit);
 		else
@@ -103,93 +109,139 @@ static void collect(const struct job *job, size_t done, struct run *run)
 		result_remedy(r, "raise --deadline (or the spec's deadline), or find what blocks this check");
 		r->duration_ms = 0;
 	}
-	run->duration_ms = (monotonic_seconds() - job->ctx->start) * 1e3;
+	run->duration_ms = (monotonic_seconds() - w->ctx->start) * 1e3;
 	run->finished_at = wall_seconds();
 }
 
-/* The watchdog may look at its job until the process ends; held here, the
- * job is in use rather than lost (LeakSanitizer). */
-static struct job *volatile watched_job;
+/* The watchdog looks at its state until the process ends; held here, it is
+ * in use rather than lost (LeakSanitizer). */
+static struct watchdog *volatile the_watchdog;
 
-/* Sleeps until the deadline. If the checks are still running then (one
- * stuck in the kernel: a dead NFS mount, a wedged driver file), it delivers
- * the run as it stands and ends the process; the stuck thread goes with it. */
-static void *watchdog(void *arg)
+/* Sleeps until the deadline, which SETUP may still move. If the work is not
+ * done by then (stuck in the kernel: a dead NFS mount, a FIFO with no
+ * writer, a wedged driver file), it ends the process: during SETUP with a
+ * message saying what was in progress (exit 3, the spec or options could not
+ * be read), during the run by delivering the finished results and the rest
+ * as timed out. The stuck thread goes with the process. */
+static void *watchdog_main(void *arg)
 {
-	struct job *job = arg;
-	struct timespec until = to_timespec(job->ctx->deadline);
-	pthread_mutex_lock(&job->lock);
-	while (job->state == JOB_RUNNING && pthread_cond_timedwait(&job->changed, &job->lock, &until) == 0)
-		;
-	if (job->state != JOB_RUNNING) {
-		pthread_mutex_unlock(&job->lock);
-		return NULL;
+	struct watchdog *w = arg;
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		if (w->state == GUARD_FINISHED) {
+			pthread_mutex_unlock(&w->lock);
+			return NULL;
+		}
+		struct timespec until = to_timespec(w->deadline);
+		if (pthread_cond_timedwait(&w->changed, &w->lock, &until) != 0 && monotonic_seconds() >= w->deadline)
+			break;
 	}
-	job->state = JOB_TIMED_OUT;
-	size_t done = job->done;
-	pthread_mutex_unlock(&job->lock);
+	if (w->state == GUARD_SETUP) {
+		fprintf(stderr, "gpugate: gave up after %.1f s, before any check ran, while %s: a FIFO with no "
+				"writer or a hung network mount? (raise --deadline if it is only slow)\n",
+			w->deadline - w->start, w->doing);
+		fflush(stderr);
+		_exit(EXIT_USAGE);
+	}
+	w->state = GUARD_TIMED_OUT;
+	size_t done = w->done;
+	pthread_mutex_unlock(&w->lock);
 	struct run run;
 	memset(&run, 0, sizeof(run));
-	run.profile = job->ctx->profile;
-	collect(job, done, &run);
-	int code = job->deliver(&run, job->deliver_arg);
+	run.profile = w->ctx->profile;
+	collect(w, done, &run);
+	int code = w->deliver(&run, w->deliver_arg);
 	fflush(stdout);
 	fflush(stderr);
 	_exit(code);
 }
 
-/* Marks result i final; returns false when the watchdog has taken over. */
-static bool finish_result(struct job *job, size_t i)
+struct watchdog *watchdog_start(double start, double deadline, const char *doing)
 {
-	pthread_mutex_lock(&job->lock);
-	bool running = job->state == JOB_RUNNING;
-	if (running) {
-		job->done = i + 1;
-		/* the watchdog is not woken: it sees FINISHED if it ever wakes,
-		 * and the process has usually ended before the deadline */
-		if (job->done == job->count)
-			job->state = JOB_FINISHED;
-	}
-	pthread_mutex_unlock(&job->lock);
-	return running;
-}
-
-int run_checks(const struct context *ctx, const struct selection *sel, struct run *run,
-	       run_deliver_fn *deliver, void *deliver_arg)
-{
-	memset(run, 0, sizeof(*run));
-	run->profile = ctx->profile;
-	struct job *job = xcalloc(1, sizeof(*job));
-	job->ctx = ctx;
-	job->count = plan_checks(ctx, sel, &job->plan);
-	job->results = xcalloc(job->count ? job->count : 1, sizeof(*job->results));
-	job->deliver = deliver;
-	job->deliver_arg = deliver_arg;
-	pthread_mutex_init(&job->lock, NULL);
+	struct watchdog *w = xcalloc(1, sizeof(*w));
+	w->start = start;
+	w->deadline = deadline;
+	snprintf(w->doing, sizeof(w->doing), "%s", doing);
+	pthread_mutex_init(&w->lock, NULL);
 	pthread_condattr_t attr;
 	pthread_condattr_init(&attr);
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&job->changed, &attr);
+	pthread_cond_init(&w->changed, &attr);
 	pthread_condattr_destroy(&attr);
-
-	/* The checks run on this thread and a watchdog thread waits for the
-	 * deadline, rather than the other way round: no hand-over from one
-	 * thread to another in a run that finishes in time (each cost a
-	 * wake-up of an idle CPU, ~0.1-0.3 ms, more than most checks). */
 	/* One malloc arena: a second one costs a 64 MiB reservation and a
 	 * page fault for each fresh page it hands out. */
 	mallopt(M_ARENA_MAX, 1);
 	pthread_t thread;
-	bool watched = job->count > 0 && pthread_create(&thread, NULL, watchdog, job) == 0;
-	if (watched)
-		pthread_detach(thread);
-	/* else no thread to be had: the checks still run, unguarded */
+	if (pthread_create(&thread, NULL, watchdog_main, w) != 0) {
+		pthread_cond_destroy(&w->changed);
+		pthread_mutex_destroy(&w->lock);
+		free(w);
+		return NULL; /* no thread to be had: the work still runs, unguarded */
+	}
+	pthread_detach(thread);
+	the_watchdog = w;
+	return w;
+}
+
+void watchdog_setup(struct watchdog *w, double deadline, const char *doing)
+{
+	if (!w)
+		return;
+	pthread_mutex_lock(&w->lock);
+	if (deadline > 0 && deadline != w->deadline) {
+		w->deadline = deadline;
+		pthread_cond_signal(&w->changed); /* to wait for the new one */
+	}
+	if (doing)
+		snprintf(w->doing, sizeof(w->doing), "%s", doing);
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* Marks result i final; returns false when the watchdog has taken over. */
+static bool finish_result(struct watchdog *w, size_t i)
+{
+	pthread_mutex_lock(&w->lock);
+	bool running = w->state == GUARD_RUNNING;
+	if (running) {
+		w->done = i + 1;
+		/* the watchdog is not woken: it sees FINISHED if it ever wakes,
+		 * and the process has usually ended before the deadline */
+		if (w->done == w->count)
+			w->state = GUARD_FINISHED;
+	}
+	pthread_mutex_unlock(&w->lock);
+	return running;
+}
+
+int run_checks(const struct context *ctx, const struct selection *sel, struct run *run,
+	       run_deliver_fn *deliver, void *deliver_arg, struct watchdog *w)
+{
+	memset(run, 0, sizeof(*run));
+	run->profile = ctx->profile;
+	struct planned *plan;
+	size_t count = plan_checks(ctx, sel, &plan);
+	struct result *results = xcalloc(count ? count : 1, sizeof(*results));
+	if (w) {
+		pthread_mutex_lock(&w->lock);
+		w->ctx = ctx;
+		w->plan = plan;
+		w->results = results;
+		w->count = count;
+		w->deliver = deliver;
+		w->deliver_arg = deliver_arg;
+		w->state = count ? GUARD_RUNNING : GUARD_FINISHED;
+		if (ctx->deadline != w->deadline) {
+			w->deadline = ctx->deadline;
+			pthread_cond_signal(&w->changed);
+		}
+		pthread_mutex_unlock(&w->lock);
+	}
 
 	const struct check_group *current = NULL;
 	void *state = NULL;
-	for (size_t i = 0; i < job->count; i++) {
-		const struct planned *p = &job->plan[i];
-		struct result *r = &job->results[i];
+	for (size_t i = 0; i < count; i++) {
+		const struct planned *p = &plan[i];
+		struct result *r = &results[i];
 		double t0 = monotonic_seconds();
 		if (p->group != current) {
 			if (current && current->release)
@@ -202,23 +254,17 @@ int run_checks(const struct context *ctx, const struct selection *sel, struct ru
 		if (!r->summary)
 			result_set(r, STATUS_FAIL, "internal error: the check set no result");
 		r->duration_ms = (monotonic_seconds() - t0) * 1e3;
-		if (!finish_result(job, i))
+		if (w && !finish_result(w, i))
 			for (;;)
 				pause(); /* the watchdog is delivering the run and ends the process */
 	}
 	if (current && current->release)
 		current->release(state);
-	collect(job, job->count, run);
-	free(job->results); /* collect() copied them */
-	job->results = NULL;
-	if (watched) {
-		watched_job = job;
-	} else {
-		pthread_cond_destroy(&job->changed);
-		pthread_mutex_destroy(&job->lock);
-		free(job->plan);
-		free(job);
-	}
+	struct watchdog unguarded = { .ctx = ctx, .plan = plan, .results = results, .count = count };
+	collect(&unguarded, count, run);
+	free(results); /* collect() copied them */
+	if (!w)
+		free(plan); /* else the watchdog may look at it until the process ends */
 	return 0;
 }
 

@@ -26,12 +26,23 @@ struct run {
 /* Delivers a run (writes its reports); returns the process's exit code. */
 typedef int run_deliver_fn(const struct run *run, void *arg);
 
-/* Runs the checks on this thread and fills run; returns 0. When the checks
- * are not all done by the deadline, a watchdog thread instead reports the
+/* The deadline guard: a thread started first thing in a check command, so
+ * that nothing gpugate does can keep it past its deadline, reading the spec
+ * from a FIFO or a dead mount included. Until run_checks, the deadline
+ * ends the process with exit 3 and a message saying what was in progress
+ * (`doing`, such as "reading the spec FILE"). NULL when no thread could be
+ * had: the work then runs unguarded. */
+struct watchdog;
+struct watchdog *watchdog_start(double start, double deadline, const char *doing);
+/* A new deadline (when > 0) and what is in progress now (when not NULL). */
+void watchdog_setup(struct watchdog *w, double deadline, const char *doing);
+
+/* Runs the checks on this thread and fills run; returns 0. When they are not
+ * all done by the context's deadline, the watchdog instead reports the
  * finished ones and the rest as timed out through deliver(run, arg) and ends
  * the process with its exit code: run_checks then never returns. */
 int run_checks(const struct context *ctx, const struct selection *sel, struct run *run,
-	       run_deliver_fn *deliver, void *deliver_arg);
+	       run_deliver_fn *deliver, void *deliver_arg, struct watchdog *w);
 /* 0 healthy (warnings allowed), 1 unhealthy. */
 int run_exit_code(const struct run *run);
 void run_counts(const struct run *run, size_t counts[4]);

@@ -38,6 +38,14 @@ static unsigned long spec_flags(enum sandbox_profile profile)
 	return profile == SANDBOX_NETWORK ? 0 : SECCOMP_FILTER_FLAG_SPEC_ALLOW;
 }
 
+/* Loads the program on every thread of the process (TSYNC): the deadline
+ * watchdog is started before the filter, and must be under it too. Returns
+ * 0, a thread id TSYNC could not synchronize, or -1 with errno. */
+static long load(const struct sock_fprog *prog, unsigned long flags)
+{
+	return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, prog);
+}
+
 int sandbox_apply(enum sandbox_profile profile, char *err, size_t err_size)
 {
 	const struct sandbox_bpf *bpf = &sandbox_bpf_programs[profile];
@@ -53,14 +61,20 @@ int sandbox_apply(enum sandbox_profile profile, char *err, size_t err_size)
 	struct sock_fprog prog = { .len = (unsigned short)bpf->len, .filter = insns };
 	int rc = 0;
 	/* as libseccomp's seccomp_load does: no new privileges, then the filter */
+	long loaded = 0;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		rc = -errno;
-	else if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, spec_flags(profile), &prog) < 0)
+	else if ((loaded = load(&prog, SECCOMP_FILTER_FLAG_TSYNC | spec_flags(profile))) < 0)
 		rc = -errno;
-	if (rc == -EINVAL && spec_flags(profile) &&
-	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0)
+	if (rc == -EINVAL && spec_flags(profile) && (loaded = load(&prog, SECCOMP_FILTER_FLAG_TSYNC)) >= 0)
 		rc = 0; /* a kernel older than 4.17 knows no SPEC_ALLOW */
 	free(insns);
+	if (rc == 0 && loaded > 0) {
+		/* TSYNC names a thread it could not bring under the filter */
+		snprintf(err, err_size, "seccomp_load (%s profile): thread %ld has a filter of its own",
+			 sandbox_profile_name(profile), loaded);
+		return -EBUSY;
+	}
 	if (rc < 0)
 		snprintf(err, err_size, "seccomp_load (%s profile): %s", sandbox_profile_name(profile),
 			 strerror(-rc));

@@ -35,8 +35,9 @@
  *   cache and --report files are written through open/rename in the checks'
  *   and reporters' own paths.
  *
- * The filter applies to the calling thread and the threads and children it
- * creates afterwards, so apply it before the runner starts its watchdog thread. */
+ * The filter is loaded with TSYNC: it applies at once to every thread of the
+ * process (the deadline watchdog, started before it) and to the threads and
+ * children created afterwards. */
 #ifndef GPUGATE_SANDBOX_H
 #define GPUGATE_SANDBOX_H
 

@@ -1,6 +1,8 @@
 """The command-line contract of DESIGN.md: options, exit codes, spec errors."""
 import os
 import re
+import threading
+import time
 
 import pytest
 
@@ -140,6 +142,39 @@ def test_deadline_keeps_finished_results_and_writes_reports(tmp_path):
     assert "not started before the 1.0 s deadline passed" in r.check("system.capabilities")["summary"]
     xml = junit.read_text()
     assert xml.count("<testcase") == 3 and xml.count("<failure") == 2, xml
+
+
+def test_spec_fifo_without_writer_ends_at_the_deadline(tmp_path):
+    """The spec is read before any check: a FIFO nobody writes (or a dead mount) must
+    still end the run at the deadline, with exit 3 and what was in progress."""
+    fifo = tmp_path / "spec.fifo"
+    os.mkfifo(fifo)
+    r = run_gpugate("--spec", str(fifo), "--deadline", "1", timeout=10)
+    assert r.rc == 3, r
+    assert r.seconds < 1.8, r.seconds
+    assert "before any check ran" in r.err and f"reading the spec {fifo}" in r.err, r.err
+
+
+def test_spec_from_a_pipe_still_works(tmp_path):
+    """A spec from a pipe (--spec /dev/stdin, or a FIFO a writer fills later) is read
+    as a file is."""
+    root = dpkg_root(tmp_path, [stanza("libze1", "1.9.0-1")])
+    r = run_gpugate("--spec", "/dev/stdin", "--root", str(root), "--format", "json",
+                    input=PKG_SPEC, timeout=10)
+    assert r.rc == 0 and r.check("packages.installed")["status"] == "pass", r
+    fifo = tmp_path / "spec.fifo"
+    os.mkfifo(fifo)
+
+    def write_later():
+        time.sleep(0.3)
+        with open(fifo, "w") as f:
+            f.write(PKG_SPEC)
+
+    writer = threading.Thread(target=write_later)
+    writer.start()
+    r = run_gpugate("--spec", str(fifo), "--root", str(root), "--deadline", "5", timeout=10)
+    writer.join()
+    assert r.rc == 0, r
 
 
 def test_spec_deadline_key_is_used(tmp_path):
