@@ -5,7 +5,8 @@
  * libseccomp compiles an allow-list into a tree with one comparison per
  * system call (256 instructions for the check profile), and the kernel's cost
  * of loading a filter grows with its length (JIT, the per-syscall action
- * cache): ~0.15 ms of every gpugate start. The same rules fit in about 100
+ * cache): 0.22 ms on the H100 host, where this encoding loads in 0.15 ms.
+ * The same rules fit in about 100
  * instructions when the unconditional allows become a bitmap indexed by the
  * system call number. The build fails unless it gives what the rules say
  * for every system call number and the argument values the rules compare
