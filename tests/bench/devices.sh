@@ -66,7 +66,7 @@ shell_wall, _, _ = cpu_ms(["sh", work + "/shell.sh", work + "/root"])
 groups.sort()
 med, p90 = statistics.median(groups), groups[int(len(groups) * 0.9)]
 print(f"devices group on 8 GPUs, inside gpugate (one cold run per process): median {med:.3f} ms, p90 {p90:.3f} ms, best {groups[0]:.3f} ms ({runs} runs)")
-print(f"CPU time the group adds to the process, its worker thread and report included: {cpu_with - cpu_without:.3f} ms (with {cpu_with:.3f} ms, skipped {cpu_without:.3f} ms, mean of {runs})")
+print(f"CPU time the group adds to the process, its report included: {cpu_with - cpu_without:.3f} ms (with {cpu_with:.3f} ms, skipped {cpu_without:.3f} ms, mean of {runs})")
 if warm:
     print(f"devices group repeated in one process (warm, 2000 runs): median {float(warm[0]):.3f} ms, best {float(warm[1]):.3f} ms")
 print(f"the same facts with a shell script (readlink/stat/cat/test per GPU): median {shell_wall:.2f} ms")
@@ -75,9 +75,8 @@ verdict = lambda v: "met" if v < 0.3 else "NOT met"
 print(f"goal, group under 0.3 ms: cold first run per process {verdict(med)} ({med:.3f} ms)" +
       (f", warm {verdict(float(warm[0]))} ({float(warm[0]):.3f} ms)" if warm else ""))
 PY
-# System calls of the group, counted by strace: those of the worker thread
-# that runs the checks (the group and the thread's own start and exit), and
-# the whole process with the group against the same run with it skipped.
+# System calls of the group, counted by strace: the whole process with the
+# group against the same run with it skipped, and which calls the group adds.
 if command -v strace > /dev/null; then
 	/usr/bin/python3 - "$GPUGATE" "$work" <<'PY'
 import collections, os, re, subprocess, sys
@@ -88,16 +87,12 @@ def trace(args):
     subprocess.run(["strace", "-f", "-qq", "-o", log, gpugate, "check", "--spec", work + "/spec.yaml",
                     "--root", work + "/root", "--format", "json", *args], capture_output=True)
     lines = [l for l in open(log) if "resumed>" not in l and not re.match(r"^\d+\s+(\+\+\+|---)", l)]
-    main = lines[0].split()[0]
-    worker = [l for l in lines if l.split()[0] != main]
-    return len(lines), worker
+    return len(lines), collections.Counter(re.match(r"^\d+\s+(\w+)", l).group(1) for l in lines)
 
-total, worker = trace(["--only", "devices"])
-skipped, _ = trace(["--skip", "devices"])
-calls = collections.Counter(re.match(r"^\d+\s+(\w+)", l).group(1) for l in worker)
-print(f"system calls (strace -f): {len(worker)} on the worker thread that runs the devices group; "
-      f"whole process {total}, {skipped} with the group skipped (+{total - skipped})")
-print("  worker: " + ", ".join(f"{name} {n}" for name, n in calls.most_common()))
+total, with_group = trace(["--only", "devices"])
+skipped, without_group = trace(["--skip", "devices"])
+print(f"system calls (strace -f): whole process {total}, {skipped} with the group skipped (+{total - skipped})")
+print("  the group adds: " + ", ".join(f"{name} {n}" for name, n in (with_group - without_group).most_common()))
 PY
 else
 	echo "(no system call count: strace not installed)"
