@@ -501,11 +501,7 @@ static int device_perf(const struct cuda_api *api, struct probe_channel *ch, con
 			goto fail;
 		float ms = 0;
 		PERF_CALL("cuEventElapsedTime", api->EventElapsedTime(&ms, start, stop));
-		if (r == 0)
-			continue;
-		json_array_append_new(runs, json_real(ms));
-		if (ms > 0 && (best_ms == 0 || ms < best_ms))
-			best_ms = ms;
+		perf_keep_copy(r, ms, runs, &best_ms);
 	}
 	if (best_ms <= 0) {
 		set_error(d, "perf", "ZERO_DURATION", "every event said the copy took no time: the driver's event timing is broken");

@@ -1,6 +1,6 @@
 /* What the performance measurement of every backend shares (ze_perf.c,
- * cuda.c): how many runs, the copy buffer's size, and the launch-latency
- * summary, so the figures compared against one baseline mean the same. */
+ * cuda.c): how many runs, the copy buffer's size, which copy counts, and the
+ * launch-latency summary, so the figures compared against one baseline mean the same. */
 #ifndef GPUGATE_BACKEND_PERF_H
 #define GPUGATE_BACKEND_PERF_H
 
@@ -24,6 +24,17 @@ static inline int perf_cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return x < y ? -1 : x > y;
+}
+
+/* One timed copy of run (0..PERF_REPEATS; run 0 only warms up): added to
+ * runs, and kept in *best when it is the shortest positive time so far. */
+static inline void perf_keep_copy(int run, double time, json_t *runs, double *best)
+{
+	if (run == 0)
+		return;
+	json_array_append_new(runs, json_real(time));
+	if (time > 0 && (*best == 0 || time < *best))
+		*best = time;
 }
 
 /* Sorts lat (LATENCY_RUNS launch times in microseconds) and records their

@@ -135,12 +135,7 @@ int ze_perf_measure(const struct ze_api *api, const struct ze_perf_target *t, js
 		PERF_CALL(zeFenceHostSynchronize, o.fence, wait_ns);
 		ze_kernel_timestamp_result_t ts = { 0 };
 		PERF_CALL(zeEventQueryKernelTimestamp, o.event, &ts);
-		double ns = kernel_ns(&ts, &props);
-		if (r == 0)
-			continue;
-		json_array_append_new(runs, json_real(ns));
-		if (ns > 0 && (best_ns == 0 || ns < best_ns))
-			best_ns = ns;
+		perf_keep_copy(r, kernel_ns(&ts, &props), runs, &best_ns);
 	}
 	if (best_ns <= 0) {
 		json_object_set_new(perf, "error", json_string("zero duration"));

@@ -414,7 +414,6 @@ int dpkg_status_load(const char *path, const char *const *wanted, struct dpkg_st
 	return dpkg_status_load_buffered(path, wanted, DPKG_STATUS_BUFFER, out, err, err_size);
 }
 
-
 void dpkg_status_free(struct dpkg_status *st)
 {
 	for (size_t i = 0; i < st->count; i++) {
