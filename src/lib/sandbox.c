@@ -24,13 +24,13 @@ const char sandbox_self_exe[] = "/proc/self/exe";
 #define SECCOMP_FILTER_FLAG_SPEC_ALLOW (1UL << 2)
 #endif
 
-/* Where the kernel's spec_store_bypass_disable is "seccomp" (the default on
- * affected CPUs), installing a filter also turns on the Speculative Store
- * Bypass mitigation for the process, which slows every load that follows a
- * store; it protects a sandbox that runs untrusted code from leaking its own
- * memory. gpugate runs no untrusted code: its filter only limits what a
- * parser bug could do. SPEC_ALLOW keeps the filter and leaves speculation as
- * the rest of the system has it. The network profile keeps the mitigation:
+/* Where the kernel's spec_store_bypass_disable or spectre_v2_user is
+ * "seccomp" (older kernels' default), installing a filter also turns on the
+ * Speculative Store Bypass and indirect branch mitigations for the process,
+ * which slow what follows; they protect a sandbox that runs untrusted code
+ * from leaking its own memory. gpugate runs no untrusted code: its filter
+ * only limits what a parser bug could do. SPEC_ALLOW keeps the filter and
+ * leaves speculation as the rest of the system has it. The network profile keeps the mitigation:
  * that process holds the Hugging Face token while it parses server answers,
  * and a download does not notice the cost. */
 static unsigned long spec_flags(enum sandbox_profile profile)
