@@ -222,8 +222,7 @@ static const char *skip_stanza(const char *p, const char *end, size_t *line, boo
 	return end;
 }
 
-/* The parse of one region: whole stanzas (it ends after a blank line) or the
- * rest of the file. Line numbers continue from ps->line. */
+/* What a parse carries from one region of the file to the next. */
 struct parser {
 	const char *path;
 	const char *const *wanted;
@@ -233,6 +232,8 @@ struct parser {
 	size_t err_size;
 };
 
+/* The parse of one region: whole stanzas (it ends after a blank line) or the
+ * rest of the file. Line numbers continue from ps->line. */
 static int parse_region(struct parser *ps, const char *content, size_t len)
 {
 #define FIELD(name) { name, sizeof(name) - 1 }
