@@ -92,16 +92,17 @@ static size_t plan_checks(const struct context *ctx, const struct selection *sel
 	return n;
 }
 
-/* The run as it stands: the finished results, then the rest as timed out. */
-static void collect(const struct watchdog *w, size_t done, struct run *run)
+/* The run as it stands: the first `done` results, then the rest as timed out. */
+static void collect(const struct context *ctx, const struct planned *plan, const struct result *results,
+		    size_t count, size_t done, struct run *run)
 {
-	run->count = w->count;
-	run->results = xcalloc(w->count ? w->count : 1, sizeof(*run->results));
-	memcpy(run->results, w->results, done * sizeof(*run->results));
-	double limit = w->ctx->deadline - w->ctx->start;
-	for (size_t i = done; i < w->count; i++) {
+	run->count = count;
+	run->results = xcalloc(count ? count : 1, sizeof(*run->results));
+	memcpy(run->results, results, done * sizeof(*run->results));
+	double limit = ctx->deadline - ctx->start;
+	for (size_t i = done; i < count; i++) {
 		struct result *r = &run->results[i];
-		r->id = w->plan[i].check->id;
+		r->id = plan[i].check->id;
 		if (i == done)
 			result_set(r, STATUS_FAIL, "timed out: still running when the %.1f s deadline passed", limit);
 		else
@@ -109,7 +110,7 @@ static void collect(const struct watchdog *w, size_t done, struct run *run)
 		result_remedy(r, "raise --deadline (or the spec's deadline), or find what blocks this check");
 		r->duration_ms = 0;
 	}
-	run->duration_ms = (monotonic_seconds() - w->ctx->start) * 1e3;
+	run->duration_ms = (monotonic_seconds() - ctx->start) * 1e3;
 	run->finished_at = wall_seconds();
 }
 
@@ -149,7 +150,7 @@ static void *watchdog_main(void *arg)
 	struct run run;
 	memset(&run, 0, sizeof(run));
 	run.profile = w->ctx->profile;
-	collect(w, done, &run);
+	collect(w->ctx, w->plan, w->results, w->count, done, &run);
 	int code = w->deliver(&run, w->deliver_arg);
 	fflush(stdout);
 	fflush(stderr);
@@ -260,8 +261,7 @@ int run_checks(const struct context *ctx, const struct selection *sel, struct ru
 	}
 	if (current && current->release)
 		current->release(state);
-	struct watchdog unguarded = { .ctx = ctx, .plan = plan, .results = results, .count = count };
-	collect(&unguarded, count, run);
+	collect(ctx, plan, results, count, count, run);
 	free(results); /* collect() copied them */
 	if (!w)
 		free(plan); /* else the watchdog may look at it until the process ends */
