@@ -117,9 +117,7 @@ static int parse_check_options(int argc, char **argv, struct check_options *o)
 			o->spec_path = optarg;
 			break;
 		case OPT_ROOT:
-			if (check_root_option(optarg))
-				return EXIT_USAGE;
-			o->root = optarg;
+			o->root = optarg; /* looked at once the watchdog runs: a dead mount blocks */
 			break;
 		case OPT_FORMAT:
 			if (!report_lookup(optarg))
@@ -246,12 +244,6 @@ static int deliver(const struct run *run, void *arg)
 int cmd_check(int argc, char **argv)
 {
 	double start = monotonic_seconds();
-	/* Guarded from the start: a --root or spec on a dead mount, or a spec
-	 * FIFO nobody writes, must not keep a health check forever. Parsing
-	 * options takes microseconds, so the shortest default deadline holds
-	 * until they say which applies. */
-	struct watchdog *guard = watchdog_start(start, start + default_deadline("healthcheck"),
-						 "reading the options (--root)");
 	seed_json_hash();
 	struct check_options o;
 	int rc = parse_check_options(argc, argv, &o);
@@ -259,11 +251,29 @@ int cmd_check(int argc, char **argv)
 		free_check_options(&o);
 		return rc < 0 ? EXIT_HEALTHY : rc;
 	}
+	struct context ctx = { 0 };
+	/* The filter goes on before any file is read: the spec (libyaml) and
+	 * --root are looked at under it too. Options are parsed first, as they
+	 * can turn it off, but read nothing. The watchdog thread inherits it. */
+	if (!o.no_sandbox && !sandbox_disabled_by_env(environ)) {
+		char why[256];
+		if (sandbox_apply(SANDBOX_CHECK, why, sizeof(why)) < 0)
+			fprintf(stderr, "gpugate: warning: running without the seccomp sandbox: %s\n", why);
+		else
+			ctx.sandbox_filters = 1; /* system.seccomp tells it from the container's */
+	}
+	/* Guarded from here on: a --root or spec on a dead mount, or a spec
+	 * FIFO nobody writes, must not keep a health check forever. */
+	double setup_deadline = start + (o.deadline ? o.deadline : default_deadline(o.profile ? o.profile : "ci"));
+	struct watchdog *guard = watchdog_start(start, setup_deadline, "looking at --root");
+	if (o.root && check_root_option(o.root)) {
+		free_check_options(&o);
+		return EXIT_USAGE;
+	}
 	char doing[300];
 	snprintf(doing, sizeof(doing), o.spec_path ? "reading the spec %s" : "loading the built-in profile",
 		 o.spec_path);
-	watchdog_setup(guard, start + (o.deadline ? o.deadline : default_deadline(o.profile ? o.profile : "ci")),
-		       doing);
+	watchdog_setup(guard, 0, doing);
 	struct spec spec;
 	if (load_spec(&o, &spec) < 0) {
 		spec_free(&spec);
@@ -273,25 +283,15 @@ int cmd_check(int argc, char **argv)
 	const char *profile = o.profile ? o.profile : spec_str(&spec, "profile", "ci");
 	double deadline = o.deadline ? o.deadline
 				     : spec_seconds(&spec, "deadline", default_deadline(profile));
-	struct context ctx = {
-		.root = o.root ? o.root : "",
-		.spec = &spec,
-		.profile = profile,
-		.env = environ,
-		.argv0 = argv[0],
-		.start = start,
-		.deadline = start + deadline,
-	};
+	ctx.root = o.root ? o.root : "";
+	ctx.spec = &spec;
+	ctx.profile = profile;
+	ctx.env = environ;
+	ctx.argv0 = argv[0];
+	ctx.start = start;
+	ctx.deadline = start + deadline;
 	struct selection sel = { .only = o.only, .skip = o.skip };
-	watchdog_setup(guard, ctx.deadline, "loading the seccomp sandbox");
-	if (!o.no_sandbox && !sandbox_disabled_by_env(environ)) {
-		/* from here on a parser bug cannot open a socket or run a shell */
-		char why[256];
-		if (sandbox_apply(SANDBOX_CHECK, why, sizeof(why)) < 0)
-			fprintf(stderr, "gpugate: warning: running without the seccomp sandbox: %s\n", why);
-		else
-			ctx.sandbox_filters = 1; /* system.seccomp tells it from the container's */
-	}
+	watchdog_setup(guard, ctx.deadline, NULL);
 	struct delivery delivery = { &ctx, &o };
 	struct run run;
 	run_checks(&ctx, &sel, &run, deliver, &delivery, guard);

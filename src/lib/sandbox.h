@@ -1,6 +1,6 @@
 /* The self-sandbox: a seccomp filter (built at build time from the rules of
  * src/tools/sandbox_gen.c) that gpugate loads on itself
- * once options and spec are read and before any check parses a system file.
+ * once the options are parsed, before it reads the spec or any other file.
  * It is an allow-list: what is not listed fails with EPERM (never a kill, so
  * a library that probes an optional call degrades instead of dying).
  *

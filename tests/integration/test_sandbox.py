@@ -20,7 +20,7 @@ def traced(tmp_path, *args, extra_env=None):
     # process already traced by strace cannot do
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0", **(extra_env or {}))
     log = tmp_path / "strace.log"
-    proc = subprocess.run([STRACE, "-f", "-o", str(log), "-e", "trace=seccomp,prctl,openat",
+    proc = subprocess.run([STRACE, "-f", "-o", str(log), "-e", "trace=seccomp,prctl,openat,clone,clone3",
                            GPUGATE, "check", "--spec", spec, "--root", str(root), *args],
                           capture_output=True, text=True, env=env, timeout=60)
     return proc, log.read_text()
@@ -31,12 +31,18 @@ def test_strace_shows_filter_before_system_files(tmp_path):
     proc, log = traced(tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "PR_SET_NO_NEW_PRIVS, 1" in log
-    # TSYNC: the deadline watchdog, started first, goes under the filter too
     load = re.search(r"seccomp\(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC\|SECCOMP_FILTER_FLAG_SPEC_ALLOW, "
                      r"\{len=\d+, filter=0x[0-9a-f]+\}\) = 0", log)
     assert load, log
     status = log.find("var/lib/dpkg/status")
     assert status > load.start(), "the dpkg status file was read before the filter loaded"
+    # the spec (libyaml) is parsed under the filter too
+    spec = log.find("spec.yaml")
+    assert spec > load.start(), "the spec was read before the filter loaded"
+    # the deadline watchdog is created afterwards and inherits it; clone3
+    # answers ENOSYS under the filter, so glibc falls back to clone
+    thread = re.search(r"clone3?\(.*CLONE_THREAD", log)
+    assert thread and thread.start() > load.start(), log
 
 
 @pytest.mark.skipif(not STRACE, reason="strace not installed")
