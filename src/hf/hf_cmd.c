@@ -385,10 +385,7 @@ static int hf_verify(int argc, char **argv)
 	size_t n_repos = 0, n_warn = 0;
 	for (size_t r = 0; r < cache.n_repos; r++) {
 		const struct hf_repo *repo = &cache.repos[r];
-		bool sel = !folders;
-		for (size_t i = 0; folders && folders[i]; i++)
-			sel |= strcmp(folders[i], repo->folder) == 0;
-		if (!sel)
+		if (!hf_verify_selected(&vo, repo->folder))
 			continue;
 		n_repos++;
 		for (size_t w = 0; w < repo->n_warnings; w++) {

@@ -145,7 +145,7 @@ static unsigned cpu_count(void)
 	return n > 0 ? (unsigned)n : 1;
 }
 
-static bool selected(const struct hf_verify_options *opt, const char *folder)
+bool hf_verify_selected(const struct hf_verify_options *opt, const char *folder)
 {
 	if (!opt->repos)
 		return true;
@@ -190,11 +190,13 @@ int hf_verify_run(const struct hf_cache *cache, const struct hf_verify_options *
 	}
 	struct pool p = { .cache = cache, .out = out, .deadline = opt->deadline };
 	p.blobs_fd = xcalloc(cache->n_repos + 1, sizeof(int));
+	/* the work list: results[] indexes of the blobs to hash */
+	size_t n_work = 0;
 	uint64_t total = 0;
 	for (size_t r = 0; r < cache->n_repos; r++) {
 		const struct hf_repo *repo = &cache->repos[r];
 		p.blobs_fd[r] = -1;
-		if (!repo->is_repo || !selected(opt, repo->folder) || !repo->n_blobs)
+		if (!repo->is_repo || !hf_verify_selected(opt, repo->folder) || !repo->n_blobs)
 			continue;
 		int fd = openat(cache_fd, repo->folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd >= 0) {
@@ -202,6 +204,7 @@ int hf_verify_run(const struct hf_cache *cache, const struct hf_verify_options *
 			close(fd);
 		}
 		out->results = xrealloc(out->results, (out->count + repo->n_blobs) * sizeof(*out->results));
+		p.order = xrealloc(p.order, (out->count + repo->n_blobs) * sizeof(*p.order));
 		for (size_t b = 0; b < repo->n_blobs; b++) {
 			struct hf_blob_result *res = &out->results[out->count++];
 			memset(res, 0, sizeof(*res));
@@ -219,21 +222,14 @@ int hf_verify_run(const struct hf_cache *cache, const struct hf_verify_options *
 			} else {
 				res->state = HF_BLOB_SKIPPED; /* until a worker hashes it */
 				total += repo->blobs[b].size;
+				p.order[n_work++] = out->count - 1;
 			}
 		}
 	}
 	close(cache_fd);
-	/* the work list: blobs to hash, largest first so that no thread is left
-	 * with one big file at the end */
-	size_t n_work = 0;
-	p.order = xcalloc(out->count + 1, sizeof(size_t));
-	for (size_t i = 0; i < out->count; i++) {
-		struct hf_blob_result *res = &out->results[i];
-		if (res->state == HF_BLOB_SKIPPED && p.blobs_fd[res->repo] >= 0 &&
-		    cache->repos[res->repo].blobs[res->blob].regular && res->algorithm)
-			p.order[n_work++] = i;
-	}
-	qsort_r(p.order, n_work, sizeof(size_t), sort_by_size, &p);
+	/* largest first, so that no thread is left with one big file at the end */
+	if (n_work) /* order is NULL when nothing is selected */
+		qsort_r(p.order, n_work, sizeof(size_t), sort_by_size, &p);
 	/* workers walk order[0..n_work) */
 	struct hf_verify view = *out;
 	view.count = n_work;

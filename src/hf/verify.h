@@ -47,6 +47,8 @@ struct hf_verify {
  * cache folder cannot be opened. */
 int hf_verify_run(const struct hf_cache *cache, const struct hf_verify_options *opt, struct hf_verify *out);
 void hf_verify_free(struct hf_verify *v);
+/* Whether the options select the repo in this cache folder. */
+bool hf_verify_selected(const struct hf_verify_options *opt, const char *folder);
 const char *hf_blob_state_text(enum hf_blob_state s);
 
 /* Hashes an open file by the algorithm its name calls for (hex_len 64:
