@@ -19,7 +19,7 @@ struct planned {
 
 /* The deadline guard, shared between the thread doing the work and the
  * watchdog thread. Everything is read and changed under the lock. During
- * SETUP (options, spec, sandbox) the deadline and `doing` may still change;
+ * SETUP (--root, the spec) the deadline and `doing` may still change;
  * during RUNNING results before `done` are final and the running thread never
  * touches them again. Whichever thread moves the state on from SETUP or
  * RUNNING first decides how the process ends. */
@@ -121,7 +121,7 @@ static struct watchdog *volatile the_watchdog;
 /* Sleeps until the deadline, which SETUP may still move. If the work is not
  * done by then (stuck in the kernel: a dead NFS mount, a FIFO with no
  * writer, a wedged driver file), it ends the process: during SETUP with a
- * message saying what was in progress (exit 3, the spec or options could not
+ * message saying what was in progress (exit 3, --root or the spec could not
  * be read), during the run by delivering the finished results and the rest
  * as timed out. The stuck thread goes with the process. */
 static void *watchdog_main(void *arg)

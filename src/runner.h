@@ -26,9 +26,10 @@ struct run {
 /* Delivers a run (writes its reports); returns the process's exit code. */
 typedef int run_deliver_fn(const struct run *run, void *arg);
 
-/* The deadline guard: a thread started first thing in a check command, so
- * that nothing gpugate does can keep it past its deadline, reading the spec
- * from a FIFO or a dead mount included. Until run_checks, the deadline
+/* The deadline guard: a thread started in a check command as soon as the
+ * options are parsed (and the sandbox loaded), so that nothing gpugate does
+ * can keep it past its deadline, looking at --root or reading the spec from
+ * a FIFO or a dead mount included. Until run_checks, the deadline
  * ends the process with exit 3 and a message saying what was in progress
  * (`doing`, such as "reading the spec FILE"). NULL when no thread could be
  * had: the work then runs unguarded. */

@@ -394,12 +394,10 @@ static bool list_names(const char *list, size_t len, const char *path)
 	return false;
 }
 
-/* The package whose file list names path (or its merged-/usr twin), from
- * /var/lib/dpkg/info/ under --root. Packages that ship Level Zero are tried
- * first; the full scan only when thorough. Caller frees. */
-/* The packages whose file lists name paths[i] (or its /usr-merged twin), into
- * owners[i] (NULL: none found), in one pass over the lists: the Level Zero
- * and CUDA packages first, then, when thorough, every other list. */
+/* The packages whose file lists (/var/lib/dpkg/info/ under --root) name
+ * paths[i] (or its /usr-merged twin), into owners[i] (NULL: none found), in
+ * one pass over the lists: the Level Zero and CUDA packages first, then,
+ * when thorough, every other list. Caller frees owners[i]. */
 static void packages_owning(const struct context *ctx, const char *const paths[], char *owners[], size_t n,
 			    bool thorough)
 {
@@ -454,7 +452,6 @@ static void packages_owning(const struct context *ctx, const char *const paths[]
 	free(twins);
 }
 
-/* The installed version of package, or NULL. Caller frees. */
 /* The installed versions of packages[i] into versions[i] (NULL: unknown),
  * from one read of the dpkg status file. */
 static void package_versions(const struct context *ctx, char *const packages[], char *versions[], size_t n)

@@ -38,9 +38,9 @@ static unsigned long spec_flags(enum sandbox_profile profile)
 	return profile == SANDBOX_NETWORK ? 0 : SECCOMP_FILTER_FLAG_SPEC_ALLOW;
 }
 
-/* Loads the program on every thread of the process (TSYNC): the deadline
- * watchdog is started before the filter, and must be under it too. Returns
- * 0, a thread id TSYNC could not synchronize, or -1 with errno. */
+/* Loads the program on every thread of the process (TSYNC), so that no
+ * thread already running stays outside it. Returns 0, a thread id TSYNC
+ * could not synchronize, or -1 with errno. */
 static long load(const struct sock_fprog *prog, unsigned long flags)
 {
 	return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, prog);

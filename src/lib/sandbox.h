@@ -35,9 +35,9 @@
  *   cache and --report files are written through open/rename in the checks'
  *   and reporters' own paths.
  *
- * The filter is loaded with TSYNC: it applies at once to every thread of the
- * process (the deadline watchdog, started before it) and to the threads and
- * children created afterwards. */
+ * The filter applies to the threads and children created afterwards (the
+ * deadline watchdog is started after it). It is loaded with TSYNC, so that a
+ * thread already running could not stay outside it either. */
 #ifndef GPUGATE_SANDBOX_H
 #define GPUGATE_SANDBOX_H
 
