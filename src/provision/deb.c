@@ -159,30 +159,21 @@ static int control_from_ar(struct archive *a, const char *path, struct deb_contr
 	return -1;
 }
 
-int deb_read_control(const char *path, struct deb_control *out, char *err, size_t n)
+/* A reader of ar archives, for the .deb's outer layer. */
+static struct archive *ar_reader(void)
 {
-	memset(out, 0, sizeof(*out));
 	struct archive *a = archive_read_new();
 	archive_read_support_format_ar(a);
-	int rc = -1;
-	if (archive_read_open_filename(a, path, 1 << 16) != ARCHIVE_OK)
-		snprintf(err, n, "%s: %s", path, aerr(a));
-	else
-		rc = control_from_ar(a, path, out, err, n);
-	archive_read_free(a);
-	if (rc < 0)
-		deb_control_free(out);
-	return rc;
+	return a;
 }
 
-int deb_read_control_memory(const void *data, size_t size, const char *label, struct deb_control *out,
-			    char *err, size_t n)
+/* The control of the .deb that a was opened on (opened: the open call's
+ * answer); frees a, and out on failure. */
+static int control_of_opened(struct archive *a, int opened, const char *label, struct deb_control *out, char *err,
+			     size_t n)
 {
-	memset(out, 0, sizeof(*out));
-	struct archive *a = archive_read_new();
-	archive_read_support_format_ar(a);
 	int rc = -1;
-	if (archive_read_open_memory(a, data, size) != ARCHIVE_OK)
+	if (opened != ARCHIVE_OK)
 		snprintf(err, n, "%s: %s", label, aerr(a));
 	else
 		rc = control_from_ar(a, label, out, err, n);
@@ -190,6 +181,21 @@ int deb_read_control_memory(const void *data, size_t size, const char *label, st
 	if (rc < 0)
 		deb_control_free(out);
 	return rc;
+}
+
+int deb_read_control(const char *path, struct deb_control *out, char *err, size_t n)
+{
+	memset(out, 0, sizeof(*out));
+	struct archive *a = ar_reader();
+	return control_of_opened(a, archive_read_open_filename(a, path, 1 << 16), path, out, err, n);
+}
+
+int deb_read_control_memory(const void *data, size_t size, const char *label, struct deb_control *out,
+			    char *err, size_t n)
+{
+	memset(out, 0, sizeof(*out));
+	struct archive *a = ar_reader();
+	return control_of_opened(a, archive_read_open_memory(a, data, size), label, out, err, n);
 }
 
 void deb_control_free(struct deb_control *c)
