@@ -247,6 +247,12 @@ double monotonic_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+void sleep_seconds(double s)
+{
+	struct timespec ts = { .tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9) };
+	nanosleep(&ts, NULL);
+}
+
 double round_decimals(double x, int decimals)
 {
 	char text[64];
@@ -359,6 +365,11 @@ void text_sanitize(char *s)
 		}
 		p += n;
 	}
+}
+
+bool isalnum_ascii(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
 
 bool list_has(const char *list, char sep, const char *item)

@@ -53,6 +53,9 @@ int read_line_file(const char *path, char *buf, size_t size);
 int write_file_atomic(const char *path, const char *content, size_t len, unsigned mode);
 
 double monotonic_seconds(void);
+/* Sleeps s seconds (s >= 0); a caught signal cuts it short, so a caller that
+ * handles one looks at its own flag afterwards. */
+void sleep_seconds(double s);
 /* x rounded to that many decimals, as printf rounds it (gpugate links no libm:
  * loading it cost every start ~0.1 ms for this one use). */
 double round_decimals(double x, int decimals);
@@ -64,6 +67,8 @@ bool root_is_real(const char *root);
 char *root_path(const char *root, const char *path);
 
 bool str_starts_with(const char *s, const char *prefix);
+/* [A-Za-z0-9], whatever the locale. */
+bool isalnum_ascii(char c);
 /* Whether item is one of the sep-separated entries of list ("rw,ro", ','). */
 bool list_has(const char *list, char sep, const char *item);
 bool str_ends_with(const char *s, const char *suffix);

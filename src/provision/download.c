@@ -67,12 +67,6 @@ static void on_signal(int sig)
 	interrupted = sig;
 }
 
-static void sleep_seconds(double s)
-{
-	struct timespec ts = { .tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9) };
-	nanosleep(&ts, NULL); /* a signal cuts it short: the caller looks at interrupted */
-}
-
 int retries_from_env(void)
 {
 	const char *v = getenv("GPUGATE_RETRIES");

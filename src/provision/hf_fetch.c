@@ -22,11 +22,6 @@
 #include "lib/util.h"
 #include "provision.h"
 
-static bool isalnum_ascii(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
 struct hf_file {
 	char *path;      /* inside the repo */
 	char *etag;

@@ -101,13 +101,6 @@ bool http_transient_error(int curl_code)
 	}
 }
 
-static void sleep_seconds(double s)
-{
-	struct timespec ts = { .tv_sec = (time_t)s, .tv_nsec = (long)((s - floor(s)) * 1e9) };
-	while (nanosleep(&ts, &ts) < 0)
-		;
-}
-
 int http_fetch(const struct http_request *req, struct http_response *r)
 {
 	memset(r, 0, sizeof(*r));

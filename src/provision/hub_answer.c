@@ -68,11 +68,9 @@ static bool safe_etag(const char *e)
 {
 	if (!e[0] || strlen(e) > 128)
 		return false;
-	for (const char *p = e; *p; p++) {
-		bool alnum = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9');
-		if (!(alnum || *p == '-' || *p == '_'))
+	for (const char *p = e; *p; p++)
+		if (!(isalnum_ascii(*p) || *p == '-' || *p == '_'))
 			return false;
-	}
 	return true;
 }
 
