@@ -513,12 +513,14 @@ static char *loader_library(const char *stage_log)
 	return key[n] == '"' ? xstrndup(key, n) : NULL;
 }
 
-/* Whether the loader file names a variable (it reads only those it names). */
-static bool library_mentions(const char *path, const char *word)
+/* Whether the loader file names either variable (it reads only those it
+ * names), from one read of the file. */
+static bool library_mentions(const char *path, const char *word, const char *other)
 {
 	char *content = NULL;
 	size_t len = 0;
-	bool hit = read_file(path, &content, &len) == 0 && memmem(content, len, word, strlen(word)) != NULL;
+	bool hit = read_file(path, &content, &len) == 0 &&
+		   (memmem(content, len, word, strlen(word)) || memmem(content, len, other, strlen(other)));
 	free(content);
 	return hit;
 }
@@ -590,8 +592,7 @@ static void collect_probe_log(struct bundle *b, const char *gpugate, struct strb
 	char *library = loader_library(out->buf ? out->buf : "");
 	sb_puts(dbg, "# Level Zero loader debug output of one run of gpugate probe --backend level-zero --smoke\n");
 	sb_printf(dbg, "# loader: %s\n", library ? library : "(the probe named none: it did not load one)");
-	if (library && !library_mentions(library, "ZE_ENABLE_LOADER_DEBUG_TRACE") &&
-	    !library_mentions(library, "ZEL_ENABLE_LOADER_LOGGING"))
+	if (library && !library_mentions(library, "ZE_ENABLE_LOADER_DEBUG_TRACE", "ZEL_ENABLE_LOADER_LOGGING"))
 		sb_puts(dbg, "# this loader has no debug trace or log of its own (ZE_ENABLE_LOADER_DEBUG_TRACE and\n"
 			     "# ZEL_ENABLE_LOADER_LOGGING came with later loaders); the drivers it tried are in its\n"
 			     "# library search below\n");
