@@ -30,9 +30,10 @@ const char sandbox_self_exe[] = "/proc/self/exe";
  * which slow what follows; they protect a sandbox that runs untrusted code
  * from leaking its own memory. gpugate runs no untrusted code: its filter
  * only limits what a parser bug could do. SPEC_ALLOW keeps the filter and
- * leaves speculation as the rest of the system has it. The network profile keeps the mitigation:
- * that process holds the Hugging Face token while it parses server answers,
- * and a download does not notice the cost. */
+ * leaves speculation as the rest of the system has it. The network profile
+ * (gpugate-provision) keeps the mitigations: that process holds the Hugging
+ * Face token while it parses server answers, and a download does not notice
+ * the cost. */
 static unsigned long spec_flags(enum sandbox_profile profile)
 {
 	return profile == SANDBOX_NETWORK ? 0 : SECCOMP_FILTER_FLAG_SPEC_ALLOW;

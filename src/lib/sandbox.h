@@ -23,7 +23,8 @@
  * - Network: socket() is allowed for AF_UNIX only (glibc's NSS asks nscd or
  *   sssd over a local socket when a check names a group); AF_INET, AF_INET6,
  *   AF_NETLINK, AF_PACKET and every other family fail with EPERM. No check
- *   needs the network; `hf fetch` and `stack fetch` use SANDBOX_NETWORK.
+ *   needs the network; gpugate-provision's `hf fetch` and `stack` load
+ *   SANDBOX_NETWORK (src/provision/main.c).
  * - Denied outright (besides everything not listed): ptrace, mount, umount2,
  *   pivot_root, bpf, keyctl, add_key, request_key, kexec_*, *_module,
  *   reboot, swapon/off, perf_event_open, process_vm_readv/writev, userfaultfd,
@@ -47,7 +48,7 @@
 enum sandbox_profile {
 	SANDBOX_CHECK,   /* gpugate check: files, time, memory, threads, the probe child */
 	SANDBOX_PROBE,   /* the probe child after exec: CHECK less fork and execve */
-	SANDBOX_NETWORK, /* hf fetch, stack fetch: CHECK plus IP sockets, no execve */
+	SANDBOX_NETWORK, /* hf fetch, stack: CHECK plus IP sockets and symlinks; threads only, no fork or execve */
 };
 
 /* The only path SANDBOX_CHECK lets execve run (compared by address). */

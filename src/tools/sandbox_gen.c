@@ -102,8 +102,10 @@ static const char *const base_calls[] = {
 	NULL,
 };
 
-/* The network profile adds nothing by name: IP sockets are let through by
- * the socket() rule below. */
+/* What the network profile adds by name: the snapshot links of the Hugging
+ * Face cache that hf fetch makes (IP sockets are let through by the socket()
+ * rule below). */
+static const char *const network_calls[] = { "symlink", "symlinkat", NULL };
 
 /* The rules given to libseccomp, for the compact encoding of the program. */
 static struct compact_rules recorded;
@@ -190,6 +192,11 @@ static int add_process_rules(scmp_filter_ctx f, enum sandbox_profile profile)
 static int build(scmp_filter_ctx f, enum sandbox_profile profile)
 {
 	for (const char *const *name = base_calls; *name; name++) {
+		int rc = add(f, SCMP_ACT_ALLOW, *name, 0, NULL);
+		if (rc < 0)
+			return rc;
+	}
+	for (const char *const *name = network_calls; profile == SANDBOX_NETWORK && *name; name++) {
 		int rc = add(f, SCMP_ACT_ALLOW, *name, 0, NULL);
 		if (rc < 0)
 			return rc;

@@ -3,6 +3,8 @@ the cache tree is compared byte for byte with the layout huggingface_hub
 writes, and every failure mode leaves no blob with wrong content behind."""
 import hashlib
 import os
+import re
+import shutil
 import subprocess
 
 import pytest
@@ -75,6 +77,31 @@ def model(hub, **kw):
     files = {"config.json": b'{"hidden_size": 8}\n', "README.md": b"# test\n",
              "weights/model.safetensors": os.urandom(3 << 20), "tokenizer.json": b"{}" * 5000}
     return hub.add(Repo("org/tiny", COMMIT, files, lfs={"weights/model.safetensors"}, **kw))
+
+
+@pytest.mark.skipif(not shutil.which("strace"), reason="strace not installed")
+@pytest.mark.parametrize("off", [False, True])
+def test_fetch_runs_under_the_network_filter(hub, env, tmp_path, off):
+    """gpugate-provision loads the network profile (IP sockets and links, no
+    fork or execve; the speculation mitigations kept) before hf fetch talks to
+    the hub, and still writes the whole snapshot; GPUGATE_NO_SANDBOX=1 turns it off."""
+    repo = model(hub)
+    if off:
+        env["GPUGATE_NO_SANDBOX"] = "1"
+    env["ASAN_OPTIONS"] = "detect_leaks=0"  # LeakSanitizer cannot ptrace under strace
+    log = tmp_path / "strace.log"
+    r = subprocess.run(["strace", "-f", "-o", str(log), "-e", "trace=seccomp,connect"] + fetch_cmd() + ["org/tiny"],
+                       env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert tree(tmp_path / "home" / "hub") == expected_tree(repo)
+    text = log.read_text()
+    load = re.search(r"seccomp\(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, \{len=\d+, filter=0x[0-9a-f]+\}\) = 0", text)
+    if off:
+        assert "SECCOMP_SET_MODE_FILTER" not in text, text
+    else:
+        assert load, text
+        first_connect = re.search(r"connect\(\d+, \{sa_family=AF_INET", text)
+        assert first_connect and first_connect.start() > load.start(), "the hub was reached before the filter loaded"
 
 
 def test_full_repo_matches_huggingface_layout(hub, env, tmp_path):

@@ -81,6 +81,19 @@ static void files_work(void)
 	close(p[1]);
 }
 
+/* symlink(2) in a fresh folder: 0, or the errno it failed with. */
+static int symlink_errno(void)
+{
+	char dir[] = "/tmp/gpugate-sandbox-XXXXXX";
+	EXPECT(mkdtemp(dir) != NULL);
+	char link[256];
+	snprintf(link, sizeof(link), "%s/l", dir);
+	int err = symlink("../blobs/x", link) == 0 ? 0 : errno;
+	unlink(link);
+	EXPECT(rmdir(dir) == 0);
+	return err;
+}
+
 /* What every profile denies. */
 static void dangerous_denied(void)
 {
@@ -162,6 +175,7 @@ static void check_body(void)
 	dangerous_denied();
 	threads_work();
 	files_work();
+	EXPECT(symlink_errno() == EPERM); /* no check makes links */
 	/* the probe child: fork, then execve of this binary through the one
 	 * allowed address (it exits at once: see main) */
 	pid_t pid = fork();
@@ -207,6 +221,11 @@ static void network_body(void)
 	dangerous_denied();
 	threads_work();
 	files_work();
+	EXPECT(symlink_errno() == 0); /* hf fetch links snapshot files to blobs */
+	char *argv[] = { "test_sandbox", "--exit-42", NULL };
+	EXPECT(denied_with(sandbox_exec_self(argv, NULL), EPERM));
+	if (!SANITIZER)
+		EXPECT(denied_with(fork(), EPERM));
 }
 
 static void test_check_profile(void **state)
