@@ -138,6 +138,8 @@ static int hf_where(int argc, char **argv)
 		json_object_set_new(j, "token_from", loc.token_source ? json_text(loc.token_source) : json_null());
 		json_object_set_new(j, "offline", json_boolean(loc.offline));
 		json_object_set_new(j, "offline_from", loc.offline_source ? json_text(loc.offline_source) : json_null());
+		json_object_set_new(j, "endpoint", json_text(loc.endpoint));
+		json_object_set_new(j, "endpoint_from", json_text(loc.endpoint_source));
 		json_object_set_new(j, "xet_cache", json_text(loc.xet_cache));
 		json_object_set_new(j, "assets_cache", json_text(loc.assets_cache));
 		json_object_set_new(j, "datasets_cache", json_text(loc.datasets_cache));
@@ -159,6 +161,7 @@ static int hf_where(int argc, char **argv)
 		if (loc.offline_source)
 			printf(" (%s=%s)", loc.offline_source, getenv(loc.offline_source));
 		putchar('\n');
+		printf("endpoint:       %s (from %s)\n", loc.endpoint, source_words(loc.endpoint_source));
 		printf("xet cache:      %s\nassets cache:   %s\ndatasets cache: %s\n", loc.xet_cache,
 		       loc.assets_cache, loc.datasets_cache);
 		for (const char *const *d = loc.deprecated; *d; d++)
