@@ -244,6 +244,17 @@ static json_t *repo_json(const struct hf_cache *cache, const struct hf_repo *r)
 			if (strcmp(r->refs[i].commit, rev->commit) == 0)
 				json_array_append_new(names, json_text(r->refs[i].name));
 		json_object_set_new(jr, "refs", names);
+		json_t *jl = json_object();
+		json_object_set_new(jl, "state", json_string(hf_listing_state_text(rev->listing.state)));
+		if (rev->listing.problem)
+			json_object_set_new(jl, "problem", json_text(rev->listing.problem));
+		if (rev->listing.state == HF_LISTING_OK) {
+			json_object_set_new(jl, "files", json_integer((json_int_t)rev->listing.n_files));
+			json_object_set_new(jl, "missing", json_integer((json_int_t)rev->n_missing));
+			json_object_set_new(jl, "size_differs", json_integer((json_int_t)rev->n_size_differs));
+			json_object_set_new(jl, "other_blob", json_integer((json_int_t)rev->n_other_blob));
+		}
+		json_object_set_new(jr, "listing", jl);
 		json_array_append_new(revs, jr);
 	}
 	json_object_set_new(j, "revisions", revs);
@@ -345,7 +356,13 @@ static int hf_scan(int argc, char **argv)
 				human_size(r->revisions[v].size, rs, sizeof(rs));
 				char *commit = xstrdup(r->revisions[v].commit);
 				text_sanitize(commit);
-				printf("    revision %s: %zu files, %s\n", commit, r->revisions[v].n_files, rs);
+				const struct hf_revision *rev = &r->revisions[v];
+				if (rev->listing.state == HF_LISTING_OK)
+					printf("    revision %s: %zu files, %s; listing: %zu files, %zu missing\n", commit, rev->n_files,
+					       rs, rev->listing.n_files, rev->n_missing);
+				else
+					printf("    revision %s: %zu files, %s; %s: completeness not checked\n", commit, rev->n_files, rs,
+					       hf_listing_state_text(rev->listing.state));
 				free(commit);
 			}
 			for (size_t w = 0; w < r->n_warnings; w++)

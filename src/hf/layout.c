@@ -490,7 +490,8 @@ static void scan_snapshots(const struct hf_cache *cache, int cache_fd, struct hf
 {
 	int fd = open_dir_at(repo_fd, "snapshots");
 	struct stat st;
-	if (fd < 0 && errno == ELOOP && fstatat(repo_fd, "snapshots", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
+	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR) && fstatat(repo_fd, "snapshots", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISLNK(st.st_mode)) {
 		/* upstream lists a linked snapshots/ (is_dir() follows it); so do we, inside the cache */
 		const char *why = NULL;
 		fd = follow_dir_link(cache, cache_fd, repo_fd, repo->real, "snapshots", &repo->snapshots, &why);

@@ -305,7 +305,7 @@ int hf_verify_run(const struct hf_cache *cache, const struct hf_verify_options *
 		p.blobs_fd[r] = -1;
 		if (!repo->is_repo || !hf_verify_selected(opt, repo->folder) || !repo->n_blobs)
 			continue;
-		int fd = openat(cache_fd, repo->folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int fd = repo->real ? hf_open_in_cache(cache_fd, repo->real, O_RDONLY | O_DIRECTORY) : -1;
 		if (fd >= 0) {
 			p.blobs_fd[r] = openat(fd, "blobs", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			close(fd);
