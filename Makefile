@@ -34,6 +34,7 @@ PROV_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(PROV_SRCS)) \
              $(BUILD)/obj/hf/location.o $(BUILD)/obj/usage.o \
              $(BUILD)/obj/lib/sandbox.o $(BUILD)/obj/gen/sandbox_bpf.o
 OBJS      := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRCS)) $(BUILD)/obj/gen/embedded_profiles.o \
+            $(BUILD)/obj/gen/embedded_vendor_pins.o \
             $(BUILD)/obj/gen/embedded_kernels.o $(BUILD)/obj/gen/embedded_baselines.o
 LIB_OBJS  := $(filter-out $(BUILD)/obj/main.o,$(OBJS))
 PROFILES  := $(wildcard checks/*.yaml)
@@ -76,6 +77,14 @@ $(BUILD)/obj/%.o: src/%.c
 $(BUILD)/gen/embedded_profiles.c: $(PROFILES) src/tools/embed.sh
 	@mkdir -p $(dir $@)
 	sh src/tools/embed.sh embedded_profiles $(foreach p,$(EMBEDDED_PROFILES),$(p)=checks/$(p).yaml) > $@.tmp
+	mv $@.tmp $@
+
+# Each vendor's driver-stack pins, laid over the built-in profiles for that
+# vendor only (src/profile.c).
+VENDOR_PINS := $(sort $(wildcard checks/vendor/*.yaml))
+$(BUILD)/gen/embedded_vendor_pins.c: $(VENDOR_PINS) src/tools/embed.sh
+	@mkdir -p $(dir $@)
+	sh src/tools/embed.sh embedded_vendor_pins $(foreach p,$(VENDOR_PINS),$(basename $(notdir $(p)))=$(p)) > $@.tmp
 	mv $@.tmp $@
 
 # The seccomp allow-lists: src/tools/sandbox_gen.c builds them with libseccomp
