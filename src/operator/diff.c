@@ -410,6 +410,8 @@ static void render(struct strbuf *sb, const json_t *diff, bool md)
 	json_t *list = json_object_get(diff, "checks");
 	sb_printf(sb, md ? "\n### Checks whose status changed (%zu)\n\n" : "\nchecks whose status changed: %zu\n",
 		  json_array_size(list));
+	if (md && !json_array_size(list))
+		sb_puts(sb, "None.\n");
 	if (md && json_array_size(list))
 		sb_puts(sb, "| check | old | new | |\n|---|---|---|---|\n");
 	json_array_foreach(list, i, e)
@@ -418,6 +420,8 @@ static void render(struct strbuf *sb, const json_t *diff, bool md)
 
 	list = json_object_get(diff, "packages");
 	sb_printf(sb, md ? "\n### Packages (%zu changed)\n\n" : "\npackages changed: %zu\n", json_array_size(list));
+	if (md && !json_array_size(list))
+		sb_puts(sb, "None.\n");
 	if (md && json_array_size(list))
 		sb_puts(sb, "| package | old | new | |\n|---|---|---|---|\n");
 	json_array_foreach(list, i, e)
@@ -427,6 +431,8 @@ static void render(struct strbuf *sb, const json_t *diff, bool md)
 	list = json_object_get(diff, "drivers");
 	sb_printf(sb, md ? "\n### Runtime drivers (%zu changed)\n\n" : "\nruntime drivers changed: %zu\n",
 		  json_array_size(list));
+	if (md && !json_array_size(list))
+		sb_puts(sb, "None.\n");
 	if (md && json_array_size(list))
 		sb_puts(sb, "| backend | old | new | library |\n|---|---|---|---|\n");
 	json_array_foreach(list, i, e)
@@ -435,6 +441,8 @@ static void render(struct strbuf *sb, const json_t *diff, bool md)
 
 	list = json_object_get(diff, "devices");
 	sb_printf(sb, md ? "\n### GPUs gained or lost (%zu)\n\n" : "\nGPUs gained or lost: %zu\n", json_array_size(list));
+	if (md && !json_array_size(list))
+		sb_puts(sb, "None.\n");
 	json_array_foreach(list, i, e)
 		sb_printf(sb, md ? "- %s: `%s` %s\n" : "  %s: %s %s\n", s_of(e, "change"), s_of(e, "device"), s_of(e, "name"));
 
@@ -542,6 +550,7 @@ int cmd_diff(int argc, char **argv)
 		free(text);
 	} else {
 		render(&out, diff, strcmp(format, "markdown") == 0);
+		text_sanitize(out.buf); /* names from the reports reach a terminal: no escapes */
 	}
 	char err[4352];
 	int rc = operator_write_output("-", out.buf, out.len, err, sizeof(err));

@@ -247,6 +247,11 @@ static int emit_packages(struct strbuf *sb, const struct freeze_options *o, cons
 	char err[512];
 	int rc = dpkg_status_load(path, NULL, &st, err, sizeof(err));
 	*pinned = 0;
+	if (rc == -2) { /* not a Debian-based root: nothing to pin, not an error */
+		sb_printf(sb, "# No package is pinned: %s.\n\n", err);
+		free(path);
+		return 0;
+	}
 	if (rc < 0) {
 		fprintf(stderr, "gpugate: spec freeze: cannot read the package database: %s\n", err);
 		free(path);
