@@ -21,7 +21,7 @@
 #include "result.h"
 
 /* A report is a few hundred KB even with many GPUs; 64 MiB is no report. */
-#define REPORT_MAX ((size_t)64 << 20)
+#define REPORT_MAX        ((size_t)64 << 20)
 #define DEFAULT_TOLERANCE 20.0 /* runtime.tolerance's default (src/checks/runtime_perf.c) */
 
 struct report {
@@ -58,14 +58,16 @@ static int load_report(const char *path, struct report *r)
 		why = "it has no \"checks\" list";
 	size_t i;
 	json_t *c;
-	json_array_foreach(checks, i, c) {
+	json_array_foreach(checks, i, c)
+	{
 		if (why)
 			break;
 		if (!json_is_string(json_object_get(c, "id")) || !json_is_string(json_object_get(c, "status")))
 			why = "a check without a string \"id\" and \"status\"";
 	}
 	if (why) {
-		fprintf(stderr, "gpugate: diff: %s: not a gpugate JSON report (gpugate check --format json): %s\n", path, why);
+		fprintf(stderr, "gpugate: diff: %s: not a gpugate JSON report (gpugate check --format json): %s\n",
+			path, why);
 		json_decref(r->doc);
 		r->doc = NULL;
 		return -1;
@@ -78,8 +80,10 @@ static json_t *check_of(const struct report *r, const char *id)
 	size_t i;
 	json_t *c;
 	json_array_foreach(json_object_get(r->doc, "checks"), i, c)
+	{
 		if (strcmp(json_string_value(json_object_get(c, "id")), id) == 0)
 			return c;
+	}
 	return NULL;
 }
 
@@ -117,7 +121,8 @@ static void diff_checks(json_t *diff, const struct report *old, const struct rep
 	json_t *out = json_array();
 	size_t i;
 	json_t *c;
-	json_array_foreach(json_object_get(new->doc, "checks"), i, c) {
+	json_array_foreach(json_object_get(new->doc, "checks"), i, c)
+	{
 		const char *id = json_string_value(json_object_get(c, "id"));
 		const char *now = json_string_value(json_object_get(c, "status"));
 		json_t *before = check_of(old, id);
@@ -125,18 +130,21 @@ static void diff_checks(json_t *diff, const struct report *old, const struct rep
 		if (was && strcmp(was, now) == 0)
 			continue;
 		const char *change = !was ? "added" : status_rank(now) > status_rank(was) ? "worse" : "better";
-		json_t *e = json_pack("{s:o, s:o?, s:s, s:s, s:o}", "id", json_text(id), "old", was ? json_string(was) : NULL,
-				      "new", now, "change", change, "summary", json_text(str_or(json_object_get(c, "summary"), "")));
+		json_t *e = json_pack("{s:o, s:o?, s:s, s:s, s:o}", "id", json_text(id), "old",
+				      was ? json_string(was) : NULL, "new", now, "change", change, "summary",
+				      json_text(str_or(json_object_get(c, "summary"), "")));
 		json_array_append_new(out, e);
 		if (strcmp(now, "fail") == 0 && (!was || strcmp(was, "fail") != 0))
-			regression(diff, "%s: %s -> fail: %s", id, was ? was : "absent", str_or(json_object_get(c, "summary"), ""));
+			regression(diff, "%s: %s -> fail: %s", id, was ? was : "absent",
+				   str_or(json_object_get(c, "summary"), ""));
 	}
-	json_array_foreach(json_object_get(old->doc, "checks"), i, c) {
+	json_array_foreach(json_object_get(old->doc, "checks"), i, c)
+	{
 		const char *id = json_string_value(json_object_get(c, "id"));
 		if (!check_of(new, id))
 			json_array_append_new(out, json_pack("{s:o, s:s, s:n, s:s}", "id", json_text(id), "old",
-							     json_string_value(json_object_get(c, "status")), "new", "change",
-							     "removed"));
+							     json_string_value(json_object_get(c, "status")), "new",
+							     "change", "removed"));
 	}
 	json_object_set_new(diff, "checks", out);
 }
@@ -147,8 +155,10 @@ static json_t *installed_packages(const struct report *r)
 	json_t *map = json_object();
 	size_t i, k;
 	json_t *rel, *p;
-	json_array_foreach(json_object_get(details_of(r, "packages.installed"), "relations"), i, rel) {
-		json_array_foreach(json_object_get(rel, "installed"), k, p) {
+	json_array_foreach(json_object_get(details_of(r, "packages.installed"), "relations"), i, rel)
+	{
+		json_array_foreach(json_object_get(rel, "installed"), k, p)
+		{
 			const char *name = json_string_value(json_object_get(p, "package"));
 			const char *arch = json_string_value(json_object_get(p, "architecture"));
 			const char *version = json_string_value(json_object_get(p, "version"));
@@ -167,19 +177,26 @@ static void diff_packages(json_t *diff, const struct report *old, const struct r
 	json_t *a = installed_packages(old), *b = installed_packages(new), *out = json_array();
 	const char *key;
 	json_t *v;
-	json_object_foreach(b, key, v) {
+	json_object_foreach(b, key, v)
+	{
 		json_t *was = json_object_get(a, key);
 		const char *now = json_string_value(v);
 		if (was && strcmp(json_string_value(was), now) == 0)
 			continue;
 		int cmp = was ? debversion_compare(now, json_string_value(was)) : 0;
-		json_array_append_new(out, json_pack("{s:s, s:O?, s:s, s:s}", "package", key, "old", was, "new", now, "change",
-						     !was ? "added" : cmp > 0 ? "upgraded" : cmp < 0 ? "downgraded" : "rebuilt"));
+		json_array_append_new(out, json_pack("{s:s, s:O?, s:s, s:s}", "package", key, "old", was, "new", now,
+						     "change",
+						     !was      ? "added"
+						     : cmp > 0 ? "upgraded"
+						     : cmp < 0 ? "downgraded"
+							       : "rebuilt"));
 	}
 	json_object_foreach(a, key, v)
+	{
 		if (!json_object_get(b, key))
-			json_array_append_new(out, json_pack("{s:s, s:O, s:n, s:s}", "package", key, "old", v, "new", "change",
-							     "removed"));
+			json_array_append_new(out, json_pack("{s:s, s:O, s:n, s:s}", "package", key, "old", v, "new",
+							     "change", "removed"));
+	}
 	json_object_set_new(diff, "packages", out);
 	json_decref(a);
 	json_decref(b);
@@ -191,13 +208,16 @@ static json_t *drivers_of(const struct report *r)
 	json_t *map = json_object();
 	size_t i;
 	json_t *p;
-	json_array_foreach(json_object_get(details_of(r, "runtime.loader"), "probes"), i, p) {
+	json_array_foreach(json_object_get(details_of(r, "runtime.loader"), "probes"), i, p)
+	{
 		json_t *res = json_object_get(p, "result");
-		const char *backend = str_or(json_object_get(p, "backend"), str_or(json_object_get(res, "backend"), NULL));
+		const char *backend =
+			str_or(json_object_get(p, "backend"), str_or(json_object_get(res, "backend"), NULL));
 		if (!backend)
 			continue;
-		json_object_set_new(map, backend, json_pack("{s:O?, s:O?}", "version", json_object_get(res, "driver_version"),
-							    "library", json_object_get(res, "library")));
+		json_object_set_new(map, backend,
+				    json_pack("{s:O?, s:O?}", "version", json_object_get(res, "driver_version"),
+					      "library", json_object_get(res, "library")));
 	}
 	return map;
 }
@@ -207,7 +227,8 @@ static void diff_drivers(json_t *diff, const struct report *old, const struct re
 	json_t *a = drivers_of(old), *b = drivers_of(new), *out = json_array();
 	const char *backend;
 	json_t *v;
-	json_object_foreach(b, backend, v) {
+	json_object_foreach(b, backend, v)
+	{
 		json_t *w = json_object_get(a, backend);
 		const char *now = str_or(json_object_get(v, "version"), "?");
 		const char *was = w ? str_or(json_object_get(w, "version"), "?") : NULL;
@@ -220,9 +241,11 @@ static void diff_drivers(json_t *diff, const struct report *old, const struct re
 						     lib_was ? json_text(lib_was) : NULL, "new_library", lib_now));
 	}
 	json_object_foreach(a, backend, v)
+	{
 		if (!json_object_get(b, backend))
 			json_array_append_new(out, json_pack("{s:s, s:O?, s:n}", "backend", backend, "old",
 							     json_object_get(v, "version"), "new"));
+	}
 	json_object_set_new(diff, "drivers", out);
 	json_decref(a);
 	json_decref(b);
@@ -235,18 +258,22 @@ static json_t *gpus_of(const struct report *r)
 	json_t *map = json_object();
 	size_t i;
 	json_t *g;
-	json_array_foreach(json_object_get(details_of(r, "devices.gpus"), "gpus"), i, g) {
+	json_array_foreach(json_object_get(details_of(r, "devices.gpus"), "gpus"), i, g)
+	{
 		const char *pci = json_string_value(json_object_get(g, "pci"));
-		if (!pci || json_is_false(json_object_get(g, "present")) || json_is_false(json_object_get(g, "selected")))
+		if (!pci || json_is_false(json_object_get(g, "present")) ||
+		    json_is_false(json_object_get(g, "selected")))
 			continue;
 		char *key = xasprintf("pci %s", pci);
 		char *label = xasprintf("%s %s (driver %s)", str_or(json_object_get(g, "vendor"), "?"),
-					str_or(json_object_get(g, "device"), "?"), str_or(json_object_get(g, "driver"), "none"));
+					str_or(json_object_get(g, "device"), "?"),
+					str_or(json_object_get(g, "driver"), "none"));
 		json_object_set_new(map, key, json_text(label));
 		free(key);
 		free(label);
 	}
-	json_array_foreach(json_object_get(details_of(r, "runtime.devices"), "devices"), i, g) {
+	json_array_foreach(json_object_get(details_of(r, "runtime.devices"), "devices"), i, g)
+	{
 		const char *pci = json_string_value(json_object_get(g, "pci"));
 		char *key = pci ? xasprintf("%s %s", str_or(json_object_get(g, "backend"), "runtime"), pci)
 				: xasprintf("%s device %zu", str_or(json_object_get(g, "backend"), "runtime"), i);
@@ -261,15 +288,20 @@ static void diff_devices(json_t *diff, const struct report *old, const struct re
 	json_t *a = gpus_of(old), *b = gpus_of(new), *out = json_array();
 	const char *key;
 	json_t *v;
-	json_object_foreach(a, key, v) {
+	json_object_foreach(a, key, v)
+	{
 		if (json_object_get(b, key))
 			continue;
 		json_array_append_new(out, json_pack("{s:s, s:O, s:s}", "device", key, "name", v, "change", "lost"));
-		regression(diff, "GPU lost: %s (%s) is in %s but not in %s", key, json_string_value(v), old->path, new->path);
+		regression(diff, "GPU lost: %s (%s) is in %s but not in %s", key, json_string_value(v), old->path,
+			   new->path);
 	}
 	json_object_foreach(b, key, v)
+	{
 		if (!json_object_get(a, key))
-			json_array_append_new(out, json_pack("{s:s, s:O, s:s}", "device", key, "name", v, "change", "added"));
+			json_array_append_new(
+				out, json_pack("{s:s, s:O, s:s}", "device", key, "name", v, "change", "added"));
+	}
 	json_object_set_new(diff, "devices", out);
 	json_decref(a);
 	json_decref(b);
@@ -281,7 +313,8 @@ static json_t *figures_of(const struct report *r)
 	json_t *map = json_object();
 	size_t i;
 	json_t *m;
-	json_array_foreach(json_object_get(details_of(r, "runtime.performance"), "measured"), i, m) {
+	json_array_foreach(json_object_get(details_of(r, "runtime.performance"), "measured"), i, m)
+	{
 		const char *pci = json_string_value(json_object_get(m, "pci"));
 		const char *backend = str_or(json_object_get(m, "backend"), "runtime");
 		char *key = pci ? xasprintf("%s %s", backend, pci) : xasprintf("%s device %zu", backend, i);
@@ -302,7 +335,8 @@ static void diff_performance(json_t *diff, const struct report *old, const struc
 	json_t *a = figures_of(old), *b = figures_of(new), *out = json_array();
 	const char *key;
 	json_t *now;
-	json_object_foreach(b, key, now) {
+	json_object_foreach(b, key, now)
+	{
 		json_t *was = json_object_get(a, key);
 		if (!was)
 			continue;
@@ -315,8 +349,8 @@ static void diff_performance(json_t *diff, const struct report *old, const struc
 		const char *name = str_or(json_object_get(now, "name"), "");
 		json_t *e = json_pack("{s:s, s:s, s:f, s:f, s:o, s:f, s:f, s:o, s:b}", "device", key, "name", name,
 				      "old_bandwidth_gbs", bw0, "new_bandwidth_gbs", bw1, "bandwidth_change_percent",
-				      isfinite(dbw) ? json_real(round_decimals(dbw, 1)) : json_null(), "old_latency_us", lat0,
-				      "new_latency_us", lat1, "latency_change_percent",
+				      isfinite(dbw) ? json_real(round_decimals(dbw, 1)) : json_null(), "old_latency_us",
+				      lat0, "new_latency_us", lat1, "latency_change_percent",
 				      isfinite(dlat) ? json_real(round_decimals(dlat, 1)) : json_null(), "regressed",
 				      slow_copy || slow_launch);
 		json_array_append_new(out, e);
@@ -395,16 +429,19 @@ static void render(struct strbuf *sb, const json_t *diff, bool md)
 	size_t i;
 	json_t *e;
 	if (md)
-		sb_printf(sb, "## gpugate diff\n\n| | report | verdict | profile | host | time |\n|---|---|---|---|---|---|\n"
-			      "| old | `%s` | %s | %s | %s | %s |\n| new | `%s` | %s | %s | %s | %s |\n",
-			  s_of(old, "file"), s_of(old, "verdict"), s_of(old, "profile"), s_of(old, "hostname"),
-			  s_of(old, "timestamp"), s_of(new, "file"), s_of(new, "verdict"), s_of(new, "profile"),
-			  s_of(new, "hostname"), s_of(new, "timestamp"));
+		sb_printf(
+			sb,
+			"## gpugate diff\n\n| | report | verdict | profile | host | time |\n|---|---|---|---|---|---|\n"
+			"| old | `%s` | %s | %s | %s | %s |\n| new | `%s` | %s | %s | %s | %s |\n",
+			s_of(old, "file"), s_of(old, "verdict"), s_of(old, "profile"), s_of(old, "hostname"),
+			s_of(old, "timestamp"), s_of(new, "file"), s_of(new, "verdict"), s_of(new, "profile"),
+			s_of(new, "hostname"), s_of(new, "timestamp"));
 	else
 		sb_printf(sb, "old: %s (%s, profile %s%s%s)\nnew: %s (%s, profile %s%s%s)\n", s_of(old, "file"),
 			  s_of(old, "verdict"), s_of(old, "profile"), json_object_get(old, "hostname") ? ", host " : "",
-			  json_is_string(json_object_get(old, "hostname")) ? s_of(old, "hostname") : "", s_of(new, "file"),
-			  s_of(new, "verdict"), s_of(new, "profile"), json_object_get(new, "hostname") ? ", host " : "",
+			  json_is_string(json_object_get(old, "hostname")) ? s_of(old, "hostname") : "",
+			  s_of(new, "file"), s_of(new, "verdict"), s_of(new, "profile"),
+			  json_object_get(new, "hostname") ? ", host " : "",
 			  json_is_string(json_object_get(new, "hostname")) ? s_of(new, "hostname") : "");
 
 	json_t *list = json_object_get(diff, "checks");
@@ -415,8 +452,10 @@ static void render(struct strbuf *sb, const json_t *diff, bool md)
 	if (md && json_array_size(list))
 		sb_puts(sb, "| check | old | new | |\n|---|---|---|---|\n");
 	json_array_foreach(list, i, e)
-		sb_printf(sb, md ? "| `%s` | %s | %s | %s |\n" : "  %-28s %s -> %s (%s)\n", s_of(e, "id"), s_of(e, "old"),
-			  s_of(e, "new"), s_of(e, "change"));
+	{
+		sb_printf(sb, md ? "| `%s` | %s | %s | %s |\n" : "  %-28s %s -> %s (%s)\n", s_of(e, "id"),
+			  s_of(e, "old"), s_of(e, "new"), s_of(e, "change"));
+	}
 
 	list = json_object_get(diff, "packages");
 	sb_printf(sb, md ? "\n### Packages (%zu changed)\n\n" : "\npackages changed: %zu\n", json_array_size(list));
@@ -425,8 +464,10 @@ static void render(struct strbuf *sb, const json_t *diff, bool md)
 	if (md && json_array_size(list))
 		sb_puts(sb, "| package | old | new | |\n|---|---|---|---|\n");
 	json_array_foreach(list, i, e)
+	{
 		sb_printf(sb, md ? "| `%s` | %s | %s | %s |\n" : "  %-28s %s -> %s (%s)\n", s_of(e, "package"),
 			  s_of(e, "old"), s_of(e, "new"), s_of(e, "change"));
+	}
 
 	list = json_object_get(diff, "drivers");
 	sb_printf(sb, md ? "\n### Runtime drivers (%zu changed)\n\n" : "\nruntime drivers changed: %zu\n",
@@ -436,15 +477,21 @@ static void render(struct strbuf *sb, const json_t *diff, bool md)
 	if (md && json_array_size(list))
 		sb_puts(sb, "| backend | old | new | library |\n|---|---|---|---|\n");
 	json_array_foreach(list, i, e)
-		sb_printf(sb, md ? "| %s | %s | %s | `%s` |\n" : "  %-28s %s -> %s (%s)\n", s_of(e, "backend"), s_of(e, "old"),
-			  s_of(e, "new"), s_of(e, "new_library"));
+	{
+		sb_printf(sb, md ? "| %s | %s | %s | `%s` |\n" : "  %-28s %s -> %s (%s)\n", s_of(e, "backend"),
+			  s_of(e, "old"), s_of(e, "new"), s_of(e, "new_library"));
+	}
 
 	list = json_object_get(diff, "devices");
-	sb_printf(sb, md ? "\n### GPUs gained or lost (%zu)\n\n" : "\nGPUs gained or lost: %zu\n", json_array_size(list));
+	sb_printf(sb, md ? "\n### GPUs gained or lost (%zu)\n\n" : "\nGPUs gained or lost: %zu\n",
+		  json_array_size(list));
 	if (md && !json_array_size(list))
 		sb_puts(sb, "None.\n");
 	json_array_foreach(list, i, e)
-		sb_printf(sb, md ? "- %s: `%s` %s\n" : "  %s: %s %s\n", s_of(e, "change"), s_of(e, "device"), s_of(e, "name"));
+	{
+		sb_printf(sb, md ? "- %s: `%s` %s\n" : "  %s: %s %s\n", s_of(e, "change"), s_of(e, "device"),
+			  s_of(e, "name"));
+	}
 
 	list = json_object_get(diff, "performance");
 	sb_printf(sb, md ? "\n### Performance (tolerance %.0f%%)\n\n" : "\nperformance (tolerance %.0f%%):\n",
@@ -455,7 +502,8 @@ static void render(struct strbuf *sb, const json_t *diff, bool md)
 	else if (md)
 		sb_puts(sb, "| GPU | copy GB/s old | new | change | launch µs old | new | change | |\n"
 			    "|---|---|---|---|---|---|---|---|\n");
-	json_array_foreach(list, i, e) {
+	json_array_foreach(list, i, e)
+	{
 		char dbw[32], dlat[32];
 		percent_text(dbw, sizeof(dbw), json_object_get(e, "bandwidth_change_percent"));
 		percent_text(dlat, sizeof(dlat), json_object_get(e, "latency_change_percent"));
@@ -463,7 +511,8 @@ static void render(struct strbuf *sb, const json_t *diff, bool md)
 		sb_printf(sb,
 			  md ? "| %s %s | %.1f | %.1f | %s | %.2f | %.2f | %s | %s |\n"
 			     : "  %s %s: copy %.1f -> %.1f GB/s (%s), launch %.2f -> %.2f µs (%s) %s\n",
-			  s_of(e, "device"), s_of(e, "name"), json_number_value(json_object_get(e, "old_bandwidth_gbs")),
+			  s_of(e, "device"), s_of(e, "name"),
+			  json_number_value(json_object_get(e, "old_bandwidth_gbs")),
 			  json_number_value(json_object_get(e, "new_bandwidth_gbs")), dbw,
 			  json_number_value(json_object_get(e, "old_latency_us")),
 			  json_number_value(json_object_get(e, "new_latency_us")), dlat, flag);
@@ -471,10 +520,14 @@ static void render(struct strbuf *sb, const json_t *diff, bool md)
 
 	list = json_object_get(diff, "regressions");
 	if (json_array_size(list)) {
-		sb_printf(sb, md ? "\n### Verdict: NEW regressed (%zu)\n\n" : "\nverdict: NEW regressed against OLD (%zu):\n",
+		sb_printf(sb,
+			  md ? "\n### Verdict: NEW regressed (%zu)\n\n"
+			     : "\nverdict: NEW regressed against OLD (%zu):\n",
 			  json_array_size(list));
 		json_array_foreach(list, i, e)
+		{
 			sb_printf(sb, md ? "- %s\n" : "  - %s\n", json_string_value(e));
+		}
 	} else {
 		sb_puts(sb, md ? "\n### Verdict: no regression\n" : "\nverdict: no regression\n");
 	}
@@ -515,13 +568,16 @@ int cmd_diff(int argc, char **argv)
 			break;
 		case OPT_TOLERANCE:
 			if (parse_tolerance(optarg, &tol) < 0)
-				return usage_error("diff: --tolerance: '%s' is not a percentage from 0 to 100 (e.g. 20%%)", optarg);
+				return usage_error(
+					"diff: --tolerance: '%s' is not a percentage from 0 to 100 (e.g. 20%%)",
+					optarg);
 			break;
 		case 'h':
 			fputs("usage: gpugate diff [--format text|json|markdown] [--tolerance PCT] OLD.json NEW.json\n"
 			      "Compares two gpugate JSON reports; exit 1 when NEW regressed against OLD (a check newly\n"
 			      "failing, a GPU lost, copy bandwidth or launch latency worse than the tolerance: by default\n"
-			      "the runtime.tolerance the NEW run used), 0 otherwise, 3 on unusable input.\n", stdout);
+			      "the runtime.tolerance the NEW run used), 0 otherwise, 3 on unusable input.\n",
+			      stdout);
 			return EXIT_HEALTHY;
 		default:
 			if (optopt >= OPT_FORMAT)

@@ -37,12 +37,12 @@
 extern char **environ;
 
 struct freeze_options {
-	const char *profile;  /* base: a built-in profile ... */
-	const char *spec;     /* ... or a spec file */
+	const char *profile; /* base: a built-in profile ... */
+	const char *spec;    /* ... or a spec file */
 	const char *root;
-	const char *output;   /* "-": stdout */
-	const char *vendor;   /* NULL: detected */
-	bool floor;           /* >= instead of = */
+	const char *output; /* "-": stdout */
+	const char *vendor; /* NULL: detected */
+	bool floor;         /* >= instead of = */
 	bool with_baselines;
 };
 
@@ -50,13 +50,22 @@ struct freeze_options {
  * and the names of Intel's and NVIDIA's own repositories). Kernel modules
  * and firmware are the host's, not the image's, and are left out. */
 static const char *const intel_packages[] = {
-	"libze1", "libze-intel-gpu*", "level-zero", "intel-level-zero-gpu*", "intel-opencl-icd", "intel-igc-*",
-	"libigc*", "libigdfcl*", "libigdgmm*", "intel-ocloc", "libze-dev", NULL,
+	"libze1",  "libze-intel-gpu*", "level-zero", "intel-level-zero-gpu*", "intel-opencl-icd", "intel-igc-*",
+	"libigc*", "libigdfcl*",       "libigdgmm*", "intel-ocloc",           "libze-dev",        NULL,
 };
 static const char *const nvidia_packages[] = {
-	"libcuda1", "libcuda1-*", "libnvidia-compute-*", "libnvidia-ml1", "libnvidia-ptxjitcompiler1",
-	"libnvidia-nvvm*", "nvidia-driver-libs", "nvidia-utils-*", "cuda-compat-*", "cuda-drivers*",
-	"libnvidia-decode-*", NULL,
+	"libcuda1",
+	"libcuda1-*",
+	"libnvidia-compute-*",
+	"libnvidia-ml1",
+	"libnvidia-ptxjitcompiler1",
+	"libnvidia-nvvm*",
+	"nvidia-driver-libs",
+	"nvidia-utils-*",
+	"cuda-compat-*",
+	"cuda-drivers*",
+	"libnvidia-decode-*",
+	NULL,
 };
 
 static const char *const *packages_of(unsigned vendor)
@@ -77,8 +86,8 @@ static void yaml_scalar(struct strbuf *sb, const char *s)
 	/* plain: starts with a letter or digit, printable ASCII, none of the
 	 * sequences that end or comment a plain scalar (YAML 1.2, 7.3.3) */
 	size_t n = strlen(s);
-	bool plain = n && isalnum_ascii(s[0]) && s[n - 1] != ' ' && s[n - 1] != ':' && !strstr(s, ": ") &&
-		     !strstr(s, " #");
+	bool plain =
+		n && isalnum_ascii(s[0]) && s[n - 1] != ' ' && s[n - 1] != ':' && !strstr(s, ": ") && !strstr(s, " #");
 	for (const char *p = s; plain && *p; p++)
 		plain = *p >= 0x20 && *p < 0x7f;
 	for (size_t i = 0; plain && i < ARRAY_SIZE(words); i++)
@@ -103,7 +112,8 @@ static void emit_node(struct strbuf *sb, const struct spec *spec, const yaml_nod
 		const char *v = (const char *)node->data.scalar.value;
 		sb_puts(sb, " ");
 		/* a plain scalar of the base stays as written (true, 20%, 10GiB) */
-		if (node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && *v && !strpbrk(v, "\n#\"'") && !strstr(v, ": "))
+		if (node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && *v && !strpbrk(v, "\n#\"'") &&
+		    !strstr(v, ": "))
 			sb_puts(sb, v);
 		else
 			yaml_scalar(sb, v);
@@ -127,8 +137,7 @@ static void emit_node(struct strbuf *sb, const struct spec *spec, const yaml_nod
 }
 
 /* The keys of a base section, but those the freeze sets itself. */
-static void emit_section_rest(struct strbuf *sb, const struct spec *base, const char *section,
-			      const char *const *skip)
+static void emit_section_rest(struct strbuf *sb, const struct spec *base, const char *section, const char *const *skip)
 {
 	yaml_node_t *map = spec_get(base, section);
 	if (!map || map->type != YAML_MAPPING_NODE)
@@ -311,16 +320,20 @@ static json_t *listing_files(const char *repo_dir, const char *commit)
 		json_t *doc = json_loadb(text, len, 0, &jerr);
 		json_t *files = json_object_get(doc, "files");
 		if (!doc)
-			fprintf(stderr, "gpugate: spec freeze: warning: %s:%d: %s: files not pinned\n", path, jerr.line, jerr.text);
+			fprintf(stderr, "gpugate: spec freeze: warning: %s:%d: %s: files not pinned\n", path, jerr.line,
+				jerr.text);
 		else if (json_integer_value(json_object_get(doc, "format_version")) != 1 || !json_is_object(files))
-			fprintf(stderr, "gpugate: spec freeze: warning: %s: not a format_version 1 listing: files not pinned\n",
+			fprintf(stderr,
+				"gpugate: spec freeze: warning: %s: not a format_version 1 listing: files not pinned\n",
 				path);
 		else {
 			out = json_array();
 			const char *key;
 			json_t *v;
 			json_object_foreach(files, key, v)
+			{
 				json_array_append_new(out, json_string(key));
+			}
 		}
 		json_decref(doc);
 	}
@@ -349,8 +362,9 @@ static void emit_model(struct strbuf *sb, const char *cache_dir, const struct hf
 	json_t *files = listing_files(dir, commit);
 	free(dir);
 	if (!files) {
-		sb_puts(sb, "      # no trees/ listing of this commit: the snapshot's own files count (a file it lacks\n"
-			    "      # cannot be seen; re-download with a current huggingface_hub or gpugate hf fetch)\n");
+		sb_puts(sb,
+			"      # no trees/ listing of this commit: the snapshot's own files count (a file it lacks\n"
+			"      # cannot be seen; re-download with a current huggingface_hub or gpugate hf fetch)\n");
 		return;
 	}
 	size_t n = json_array_size(files);
@@ -392,10 +406,11 @@ static void emit_hf(struct strbuf *sb, const struct freeze_options *o, const str
 		hf_location_free(&loc);
 		return;
 	}
-	sb_printf(sb, "# The Hugging Face hub cache (%s, from %s):\n"
-		      "# every repo in it at the commit its refs point to now (a pinned commit, so a moved\n"
-		      "# branch is no change), with the files of the commit's trees/ listing where\n"
-		      "# huggingface_hub wrote one.\n",
+	sb_printf(sb,
+		  "# The Hugging Face hub cache (%s, from %s):\n"
+		  "# every repo in it at the commit its refs point to now (a pinned commit, so a moved\n"
+		  "# branch is no change), with the files of the commit's trees/ listing where\n"
+		  "# huggingface_hub wrote one.\n",
 		  loc.hub_cache[0] ? loc.hub_cache : "unset", loc.hub_source);
 	sb_puts(sb, "hf:\n");
 	static const char *const skip[] = { "models", NULL };
@@ -403,8 +418,8 @@ static void emit_hf(struct strbuf *sb, const struct freeze_options *o, const str
 	struct strbuf list = STRBUF_INIT;
 	for (size_t r = 0; scanned && r < cache.n_repos; r++) {
 		const struct hf_repo *repo = &cache.repos[r];
-		if (!repo->is_repo || !repo->id || (strcmp(repo->type, "model") && strcmp(repo->type, "dataset") &&
-						    strcmp(repo->type, "space")))
+		if (!repo->is_repo || !repo->id ||
+		    (strcmp(repo->type, "model") && strcmp(repo->type, "dataset") && strcmp(repo->type, "space")))
 			continue;
 		char **done = xcalloc(repo->n_refs + repo->n_revisions + 1, sizeof(*done));
 		size_t n_done = 0;
@@ -516,7 +531,8 @@ static int write_baselines(const char *folder, json_t *measured)
 	json_t *models = json_object(); /* file name -> baseline */
 	size_t i;
 	json_t *m;
-	json_array_foreach(measured, i, m) {
+	json_array_foreach(measured, i, m)
+	{
 		long vendor = json_integer_value(json_object_get(m, "vendor_id"));
 		json_t *dev_id = json_object_get(m, "device_id");
 		const char *backend = json_string_value(json_object_get(m, "backend"));
@@ -524,12 +540,14 @@ static int write_baselines(const char *folder, json_t *measured)
 		double bw = json_number_value(json_object_get(m, "copy_bandwidth_gbs"));
 		double lat = json_number_value(json_object_get(m, "launch_latency_us"));
 		if (!json_is_integer(json_object_get(m, "vendor_id")) || !backend || bw <= 0) {
-			fprintf(stderr, "gpugate: spec freeze: warning: a measurement without its device's ids is not recorded\n");
+			fprintf(stderr,
+				"gpugate: spec freeze: warning: a measurement without its device's ids is not recorded\n");
 			continue;
 		}
 		char file[160], key[64];
 		if (json_is_integer(dev_id)) {
-			snprintf(key, sizeof(key), "%04lx-%04lx", vendor & 0xffff, (long)json_integer_value(dev_id) & 0xffff);
+			snprintf(key, sizeof(key), "%04lx-%04lx", vendor & 0xffff,
+				 (long)json_integer_value(dev_id) & 0xffff);
 		} else if (name) {
 			snprintf(key, sizeof(key), "%04lx-%s", vendor & 0xffff, name);
 			for (char *k = key; *k; k++)
@@ -556,7 +574,9 @@ static int write_baselines(const char *folder, json_t *measured)
 			json_object_set_new(b, "launch_latency_us", json_real(round_decimals(lat, 2)));
 			json_t *rec = json_object();
 			json_object_set(rec, "buffer_bytes", json_object_get(m, "buffer_bytes"));
-			json_object_set_new(rec, "how", json_string("gpugate spec freeze --with-baselines: the slowest GPU of this model"));
+			json_object_set_new(
+				rec, "how",
+				json_string("gpugate spec freeze --with-baselines: the slowest GPU of this model"));
 			json_object_set_new(b, "recorded", rec);
 			json_object_set_new(models, file, b);
 		} else {
@@ -569,7 +589,8 @@ static int write_baselines(const char *folder, json_t *measured)
 	int written = 0;
 	const char *file;
 	json_t *b;
-	json_object_foreach(models, file, b) {
+	json_object_foreach(models, file, b)
+	{
 		char *path = xasprintf("%s/%s", folder, file);
 		char *text = json_dumps(b, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
 		char err[512];
@@ -611,7 +632,9 @@ static int parse_options(int argc, char **argv, struct freeze_options *o)
 		switch (c) {
 		case OPT_PROFILE:
 			if (!embedded_find(embedded_profiles, optarg))
-				return usage_error("spec freeze: --profile: unknown profile '%s' (healthcheck, ci, validate)", optarg);
+				return usage_error(
+					"spec freeze: --profile: unknown profile '%s' (healthcheck, ci, validate)",
+					optarg);
 			o->profile = optarg;
 			break;
 		case OPT_SPEC:
@@ -637,7 +660,8 @@ static int parse_options(int argc, char **argv, struct freeze_options *o)
 		case 'h':
 			fputs("usage: gpugate spec freeze [--profile P | --spec BASE.yaml] [--root DIR] [-o FILE]\n"
 			      "                           [--floor] [--with-baselines] [--vendor intel|nvidia]\n"
-			      "Writes a spec pinning this machine's GPU stack as it is (- or no -o: standard output).\n", stdout);
+			      "Writes a spec pinning this machine's GPU stack as it is (- or no -o: standard output).\n",
+			      stdout);
 			return -1;
 		case ':':
 			return usage_error("spec freeze: option '%s' needs an argument", argv[optind - 1]);
@@ -734,11 +758,13 @@ static int spec_freeze(int argc, char **argv)
 	time_t now = time(NULL);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
 	struct strbuf out = STRBUF_INIT;
-	sb_printf(&out, "# Frozen by `gpugate spec freeze` (gpugate %s) on %s at %s%s%s,\n"
-			"# from the base %s: this machine's GPU stack as it was then.\n"
-			"# Check a machine against it: gpugate check --spec THIS_FILE\n"
-			"# (the same machine passes; a changed package fails, naming it).\n\n",
-		  GPUGATE_VERSION, host[0] ? host : "?", when, o.root ? ", root " : "", o.root ? o.root : "", base_name);
+	sb_printf(&out,
+		  "# Frozen by `gpugate spec freeze` (gpugate %s) on %s at %s%s%s,\n"
+		  "# from the base %s: this machine's GPU stack as it was then.\n"
+		  "# Check a machine against it: gpugate check --spec THIS_FILE\n"
+		  "# (the same machine passes; a changed package fails, naming it).\n\n",
+		  GPUGATE_VERSION, host[0] ? host : "?", when, o.root ? ", root " : "", o.root ? o.root : "",
+		  base_name);
 	sb_printf(&out, "profile: %s\n", spec_str(&base, "profile", "ci"));
 	sb_printf(&out, "description: ");
 	char *desc = xasprintf("frozen from %s on %s", host[0] ? host : "?", when);
@@ -755,8 +781,8 @@ static int spec_freeze(int argc, char **argv)
 		spec_free(&base);
 		return EXIT_UNHEALTHY;
 	}
-	sb_printf(&out, "# The GPUs: %zu %s GPU%s with a bound driver and a device node (vendor %s).\n",
-		  gpus, vendor_word(vendor), gpus == 1 ? "" : "s", vendor_from);
+	sb_printf(&out, "# The GPUs: %zu %s GPU%s with a bound driver and a device node (vendor %s).\n", gpus,
+		  vendor_word(vendor), gpus == 1 ? "" : "s", vendor_from);
 	sb_printf(&out, "devices:\n  vendor: %s\n  min_gpus: %zu\n", vendor_word(vendor), gpus);
 	static const char *const dev_skip[] = { "vendor", "min_gpus", NULL };
 	static const char *const dev_skip_nvidia[] = { "vendor", "min_gpus", "by_path", "drivers", NULL };
@@ -791,8 +817,9 @@ static int spec_freeze(int argc, char **argv)
 	if (spec_has(&base, "runtime") || folder) {
 		sb_puts(&out, "# The GPU runtime, as in the base");
 		if (folder)
-			sb_printf(&out, ", with the copy bandwidth and launch latency measured at the freeze\n"
-					"# as the baselines (%d file%s in runtime.baselines; tolerance runtime.tolerance)",
+			sb_printf(&out,
+				  ", with the copy bandwidth and launch latency measured at the freeze\n"
+				  "# as the baselines (%d file%s in runtime.baselines; tolerance runtime.tolerance)",
 				  n_baselines, n_baselines == 1 ? "" : "s");
 		sb_puts(&out, ".\nruntime:\n");
 		static const char *const rt_skip[] = { "performance", "baselines", "smoke", NULL };

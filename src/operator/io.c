@@ -68,13 +68,16 @@ int operator_read_input(const char *path, size_t max, char **content, size_t *le
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		int e = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
 		snprintf(err, errsize, "%s: not a regular file (%s)", path,
-			 S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISCHR(st.st_mode) ? "a character device"
-			 : S_ISDIR(st.st_mode) ? "a directory" : "a special file");
+			 S_ISFIFO(st.st_mode)  ? "a FIFO"
+			 : S_ISCHR(st.st_mode) ? "a character device"
+			 : S_ISDIR(st.st_mode) ? "a directory"
+					       : "a special file");
 		close(fd);
 		return -e;
 	}
 	if ((size_t)st.st_size > max) {
-		snprintf(err, errsize, "%s: %lld bytes, more than the %zu a report may have", path, (long long)st.st_size, max);
+		snprintf(err, errsize, "%s: %lld bytes, more than the %zu a report may have", path,
+			 (long long)st.st_size, max);
 		close(fd);
 		return -EFBIG;
 	}
