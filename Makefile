@@ -52,7 +52,7 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzzers/%,$(FUZZ_SRCS))
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps run test test-unit test-integration test-asan test-container test-faults bench install clean \
+.PHONY: lint lint-format lint-static format all deps run test test-unit test-integration test-asan test-container test-faults bench install clean \
         fuzz fuzz-build fuzz-run fuzz-brief
 all: $(BUILD)/gpugate $(BUILD)/gpugate-provision
 
@@ -166,10 +166,31 @@ run: deps
 	@$(BUILD)/gpugate check; rc=$$?; [ $$rc -le 1 ] || exit $$rc
 
 test: deps
+	$(MAKE) lint-static
 	$(MAKE) test-unit test-integration test-container test-faults
 	$(MAKE) fuzz-brief
 	@# the sanitizer pass last, so the closing line is pytest's summary
 	$(MAKE) BUILD=build/asan SANITIZE=1 DEBVERSION_PAIRS=1000 test-unit test-faults test-integration
+
+# Style and static analysis. `make lint` = lint-format (clang-format
+# --dry-run -Werror against .clang-format) + lint-static (cppcheck on the C,
+# shellcheck on the shell scripts, warnings and errors); `make format` applies
+# the style. LINT_C names the files, so a test can point it at one file.
+LINT_C  ?= $(sort $(wildcard src/*.c src/*.h src/*/*.c src/*/*.h tests/unit/*.c tests/unit/*.h tests/fuzz/*.c \
+             tests/fuzz/*.h tests/fakes/*.c tests/bench/*.c))
+LINT_SH ?= $(sort $(wildcard .ci/install-deps .ci/run src/tools/*.sh tests/*/*.sh))
+lint: lint-format lint-static
+
+lint-format:
+	clang-format --style=file:$(CURDIR)/.clang-format --dry-run -Werror $(LINT_C)
+
+lint-static:
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr --std=c11 -D_GNU_SOURCE \
+		-Isrc $(filter %.c,$(LINT_C))
+	shellcheck -S warning $(LINT_SH)
+
+format:
+	clang-format --style=file:$(CURDIR)/.clang-format -i $(LINT_C)
 
 # 10,000 dpkg oracle pairs in the normal run; fewer under the sanitizers
 # (the code is the same, and each pair costs two dpkg processes)

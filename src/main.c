@@ -35,7 +35,9 @@ static const char usage_text[] =
 	"       gpugate list                    every check id and the profiles\n"
 	"       gpugate hf where|scan|verify|fetch ...\n"
 	"       gpugate stack fetch|verify --manifest FILE ...   pinned driver packages\n"
-	"       gpugate bundle -o FILE.tar.gz         diagnostics for a bug report\n"
+	"       gpugate bundle -o FILE.tar.gz|-   diagnostics for a bug report\n"
+	"       gpugate spec freeze [-o FILE] ...     a spec pinning this machine's GPU stack\n"
+	"       gpugate diff OLD.json NEW.json        what changed between two JSON reports\n"
 	"       gpugate --version | --help\n"
 	"\n"
 	"check options:\n"
@@ -317,6 +319,8 @@ static const struct {
 	{ "list", cmd_list },
 	{ "stack", cmd_stack },
 	{ "bundle", cmd_bundle },
+	{ "spec", cmd_spec },
+	{ "diff", cmd_diff },
 	{ "hf", cmd_hf },
 	{ "probe", cmd_probe }, /* hidden: the runtime check's child */
 };
