@@ -62,7 +62,7 @@ def test_missing_file_named_offline(listed, tmp_path):
     os.unlink(c / TINY / "snapshots" / hb.COMMIT_A / "tokenizer" / "vocab.txt")
     v = run_gpugate("hf", "verify", env=env_for(c))
     assert v.rc == 1, v
-    assert "tokenizer/vocab.txt is missing from snapshot " + hb.COMMIT_A in v.out, v
+    assert "tokenizer/vocab.txt is missing from snapshot " + hb.COMMIT_A + " (v1)" in v.out, v
     assert "IncompleteSnapshotError" in v.out
     # hf.models fails for the revision that lacks it, exactly as snapshot_download(local_files_only=True)
     r = models_check(tmp_path, c, ["org/tiny@v1"])
