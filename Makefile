@@ -31,7 +31,7 @@ PROV_PKGS := libcurl libarchive libcrypto jansson yaml-0.1
 PROV_SRCS := $(sort $(wildcard src/provision/*.c))
 PROV_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(PROV_SRCS)) \
              $(BUILD)/obj/lib/util.o $(BUILD)/obj/lib/debversion.o $(BUILD)/obj/lib/debrelation.o \
-             $(BUILD)/obj/hf/location.o $(BUILD)/obj/usage.o \
+             $(BUILD)/obj/hf/location.o $(BUILD)/obj/hf/cache_dir.o $(BUILD)/obj/usage.o \
              $(BUILD)/obj/lib/sandbox.o $(BUILD)/obj/gen/sandbox_bpf.o
 OBJS      := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRCS)) $(BUILD)/obj/gen/embedded_profiles.o \
             $(BUILD)/obj/gen/embedded_kernels.o $(BUILD)/obj/gen/embedded_baselines.o

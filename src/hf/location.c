@@ -1,6 +1,7 @@
 #include "location.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,6 +124,35 @@ bool hf_is_true(const char *value)
 	return false;
 }
 
+/* Strips surrounding white space; NULL when nothing is left
+ * (huggingface_hub utils/_auth.py, _clean_token). */
+static char *clean_token(const char *v)
+{
+	if (!v)
+		return NULL;
+	while (isspace((unsigned char)*v))
+		v++;
+	size_t n = strlen(v);
+	while (n > 0 && isspace((unsigned char)v[n - 1]))
+		n--;
+	return n ? xstrndup(v, n) : NULL;
+}
+
+/* utils/_auth.py, _get_token_from_environment: _clean_token(HF_TOKEN or
+ * HUGGING_FACE_HUB_TOKEN), Python's "or": an empty HF_TOKEN falls to the
+ * second; a blank one does not, and cleans to nothing (then the token file
+ * counts). Returns the variable's name with *value, or NULL. */
+static const char *token_from_env(const struct hf_env *env, char **value)
+{
+	const char *source = "HF_TOKEN", *v = env_get(env, "HF_TOKEN");
+	if (!v || !*v) {
+		source = "HUGGING_FACE_HUB_TOKEN";
+		v = env_get(env, "HUGGING_FACE_HUB_TOKEN");
+	}
+	*value = clean_token(v);
+	return *value ? source : NULL;
+}
+
 void hf_location_resolve(const struct hf_env *env, bool (*token_file_exists)(void *arg, const char *path),
 			 struct hf_location *loc)
 {
@@ -192,12 +222,10 @@ void hf_location_resolve(const struct hf_env *env, bool (*token_file_exists)(voi
 	}
 	loc->offline = hf_is_true(off);
 
-	const char *t;
-	if ((t = env_get(env, "HF_TOKEN")) && *t)
-		loc->token_source = "HF_TOKEN";
-	else if ((t = env_get(env, "HUGGING_FACE_HUB_TOKEN")) && *t)
-		loc->token_source = "HUGGING_FACE_HUB_TOKEN";
-	else if (token_file_exists && token_file_exists(env->arg, loc->token_path))
+	char *t = NULL;
+	loc->token_source = token_from_env(env, &t);
+	free(t);
+	if (!loc->token_source && token_file_exists && token_file_exists(env->arg, loc->token_path))
 		loc->token_source = "the token file";
 
 	size_t n = 0;
@@ -335,4 +363,58 @@ char *hf_repo_folder(const char *id, const char *type)
 			sb_add(&sb, p, 1);
 	}
 	return sb_detach(&sb);
+}
+
+char *hf_endpoint(const struct hf_env *env)
+{
+	const char *v = env_get(env, "HF_ENDPOINT");
+	char *e = xstrdup(v && v[0] ? v : "https://huggingface.co");
+	size_t n = strlen(e);
+	while (n > 0 && e[n - 1] == '/')
+		e[--n] = '\0';
+	return e;
+}
+
+/* The token file's content, cleaned; *token NULL when it is missing or blank. */
+static int read_token_file(const char *path, char **token, char *err, size_t err_size)
+{
+	char *content = NULL;
+	size_t len = 0;
+	int rc = read_file_max(path, 64 << 10, &content, &len);
+	if (rc == -ENOENT)
+		return 0;
+	if (rc < 0) {
+		snprintf(err, err_size, "token file %s: %s", path, strerror(-rc));
+		return -1;
+	}
+	if (memchr(content, '\0', len)) {
+		snprintf(err, err_size, "token file %s: contains a NUL byte", path);
+		free(content);
+		return -1;
+	}
+	*token = clean_token(content);
+	free(content);
+	return 0;
+}
+
+int hf_token_value(const struct hf_env *env, const struct hf_location *loc, char **token, char *err, size_t err_size)
+{
+	*token = NULL;
+	char *t = NULL;
+	const char *source = token_from_env(env, &t);
+	if (!source) {
+		source = loc->token_path;
+		if (read_token_file(loc->token_path, &t, err, err_size) < 0)
+			return -1;
+	}
+	for (const char *c = t; c && *c; c++) {
+		if ((unsigned char)*c < 0x21 || (unsigned char)*c > 0x7e) {
+			snprintf(err, err_size, "the token from %s contains a space or control character;"
+				 " it cannot go into an HTTP header", source);
+			free(t);
+			return -1;
+		}
+	}
+	*token = t;
+	return 0;
 }

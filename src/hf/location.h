@@ -8,6 +8,7 @@
 #define GPUGATE_HF_LOCATION_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* The environment and the user database the rules read. getenv returns NULL
  * for unset, "" for empty. home_of returns a malloc'd home folder for a user
@@ -60,6 +61,17 @@ void hf_env_from_environ(struct hf_env *env, struct hf_env_environ *data);
  * real root); with look_for_token_file, whether the token file exists under
  * root decides token_source when no token variable is set. */
 void hf_location_of_environ(char **environ_list, const char *root, bool look_for_token_file, struct hf_location *loc);
+
+/* HF_ENDPOINT without trailing slashes, else https://huggingface.co
+ * (constants.py ENDPOINT). Caller frees. */
+char *hf_endpoint(const struct hf_env *env);
+/* The token's value, by the rule token_source names (utils/_auth.py): the
+ * variable's, cleaned, else the token file's at loc->token_path, cleaned.
+ * *token is NULL when there is none. Returns 0, or -1 with err set (a file
+ * that cannot be read, a token that cannot go into a header; never the
+ * token itself). Only for the real root. */
+int hf_token_value(const struct hf_env *env, const struct hf_location *loc, char **token, char *err,
+		   size_t err_size);
 
 /* The repo folder for an id: "org/name" (a model), "datasets/x", "spaces/o/n",
  * "model:org/name", or the folder name itself. Caller frees. */

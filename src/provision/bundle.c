@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "hf_location.h"
+#include "hf/location.h"
 #include "lib/util.h"
 #include "provision.h"
 
@@ -646,9 +646,12 @@ static void collect_secrets(struct bundle *b)
 	}
 	char *token = NULL;
 	char err[300];
+	struct hf_env_environ data = { environ, "" };
+	struct hf_env env;
+	hf_env_from_environ(&env, &data);
 	struct hf_location loc;
-	hf_location_of_environ(environ, "", false, &loc);
-	if (hfloc_token(&loc, &token, err, sizeof(err)) == 0 && token) {
+	hf_location_resolve(&env, NULL, &loc);
+	if (hf_token_value(&env, &loc, &token, err, sizeof(err)) == 0 && token) {
 		add_secret(b, token);
 		explicit_bzero(token, strlen(token));
 		free(token);

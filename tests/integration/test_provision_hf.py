@@ -2,6 +2,7 @@
 the cache tree is compared byte for byte with the layout huggingface_hub
 writes, and every failure mode leaves no blob with wrong content behind."""
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -53,11 +54,36 @@ def tree(root):
     return out
 
 
+# huggingface_hub src/huggingface_hub/_local_folder.py, CACHEDIR_TAG_CONTENT
+CACHEDIR_TAG = (b"Signature: 8a477f597d28d172789f06886806bc55\n"
+                b"# This file is a cache directory tag created by huggingface_hub.\n"
+                b"# For information about cache directory tags, see:\n"
+                b"#\thttps://bford.info/cachedir/\n")
+
+
+def listing(repo):
+    """trees/<commit>.json as huggingface_hub writes it (_tree_cache.py,
+    write_tree_cache and TreeCacheEntry.to_json): the same json.dump call."""
+    files = {}
+    for p in sorted(repo.files):
+        info = {"size": len(repo.files[p]), "blob_id": repo.blob_id(p)}
+        if p in repo.lfs:
+            info["lfs_sha256"] = repo.etag(p)
+            info["lfs_size"] = len(repo.files[p])
+        files[p] = info
+    return json.dumps({"format_version": 1, "files": files}, indent=1).encode()
+
+
 def expected_tree(repo, paths=None, ref="main"):
+    """The cache snapshot_download (paths None) or hf_hub_download of each of
+    paths leaves: a listing only for the whole repo."""
     folder = "%ss--%s" % (repo.kind, repo.repo_id.replace("/", "--"))
     out = {".locks": ("dir",), ".locks/" + folder: ("dir",), folder: ("dir",),
            folder + "/blobs": ("dir",), folder + "/snapshots": ("dir",),
-           folder + "/snapshots/" + repo.commit: ("dir",)}
+           folder + "/snapshots/" + repo.commit: ("dir",), "CACHEDIR.TAG": ("file", CACHEDIR_TAG)}
+    if paths is None:
+        out[folder + "/trees"] = ("dir",)
+        out[folder + "/trees/%s.json" % repo.commit] = ("file", listing(repo))
     if ref:
         out[folder + "/refs"] = ("dir",)
         out[folder + "/refs/" + ref] = ("file", repo.commit.encode())
