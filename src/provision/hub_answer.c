@@ -178,13 +178,15 @@ int hub_parse_tree_page(const char *body, size_t len, struct hub_tree *tree, cha
 		json_decref(root);
 		return -1;
 	}
-	size_t i;
+	size_t i, first = tree->n;
 	json_t *e;
 	tree->files = xrealloc(tree->files, (tree->n + json_array_size(root) + 1) * sizeof(*tree->files));
 	json_array_foreach(root, i, e) {
 		const char *type = json_is_object(e) ? get_string(e, "type") : NULL;
 		if (!type) {
 			snprintf(err, err_size, "entry %zu has no 'type'", i);
+			while (tree->n > first)
+				tree_file_free(&tree->files[--tree->n]);
 			json_decref(root);
 			return -1;
 		}
@@ -196,6 +198,8 @@ int hub_parse_tree_page(const char *body, size_t len, struct hub_tree *tree, cha
 			snprintf(err, err_size, "entry %zu (%.200s): %s", i, f.path ? f.path : "?", why);
 			text_sanitize(err);
 			tree_file_free(&f);
+			while (tree->n > first) /* all of the page or nothing */
+				tree_file_free(&tree->files[--tree->n]);
 			json_decref(root);
 			return -1;
 		}

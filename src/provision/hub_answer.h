@@ -46,7 +46,8 @@ struct hub_tree {
 	size_t n;
 };
 /* Appends the files of one page (a JSON list; "directory" entries are
- * skipped). Returns 0, or -1 with err naming the entry. */
+ * skipped). Returns 0, or -1 with err naming the entry and nothing of this
+ * page appended. */
 int hub_parse_tree_page(const char *body, size_t len, struct hub_tree *tree, char *err, size_t err_size);
 void hub_tree_free(struct hub_tree *tree);
 

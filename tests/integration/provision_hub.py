@@ -63,6 +63,7 @@ class Hub:
         self.log = []            # (method, host, path, authorization)
         self.tree_page = 2       # entries per page of the tree listing
         self.tree_edit = None    # a function that may change the tree listing
+        self.tree_next_base = None  # where rel="next" points (None: this hub)
         self.lock = threading.Lock()
         hub = self
 
@@ -210,7 +211,7 @@ class Hub:
         headers = [("Content-Type", "application/json")]
         if start + self.tree_page < len(entries):
             nxt = "%s/api/%ss/%s/tree/%s?recursive=true&expand=false&cursor=%d" % (
-                self.url, kind, repo_id, parts[idx + 1], start + self.tree_page)
+                self.tree_next_base or self.url, kind, repo_id, parts[idx + 1], start + self.tree_page)
             headers.append(("Link", '<%s>; rel="next"' % nxt))
         return self.reply(h, 200, headers, json.dumps(page).encode(), head)
 
