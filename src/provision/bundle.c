@@ -341,7 +341,8 @@ static void list_dir(struct strbuf *out, const char *dir)
 			names[n++] = xstrdup(e->d_name);
 		}
 	closedir(d);
-	qsort(names, n, sizeof(char *), cmp_str);
+	if (n)
+		qsort(names, n, sizeof(char *), cmp_str);
 	for (size_t i = 0; i < n; i++) {
 		char *path = xasprintf("%s/%s", dir, names[i]);
 		struct stat st;
@@ -646,12 +647,10 @@ static void collect_secrets(struct bundle *b)
 	}
 	char *token = NULL;
 	char err[300];
-	struct hf_env_environ data = { environ, "" };
-	struct hf_env env;
-	hf_env_from_environ(&env, &data);
+	const char *source;
 	struct hf_location loc;
-	hf_location_resolve(&env, NULL, &loc);
-	if (hf_token_value(&env, &loc, &token, err, sizeof(err)) == 0 && token) {
+	hf_location_of_environ(environ, "", false, &loc);
+	if (hf_token_of_environ(environ, "", &loc, &token, &source, err, sizeof(err)) == 0 && token) {
 		add_secret(b, token);
 		explicit_bzero(token, strlen(token));
 		free(token);

@@ -1,7 +1,9 @@
 /* gpugate hf fetch: downloads a repo's files into the Hugging Face hub cache
- * in huggingface_hub's own layout (file_download.py, _snapshot_download.py),
- * CACHEDIR.TAG and trees/<commit>.json included, so the Python libraries then
- * run offline on it. Every write goes through hf_cache_write.c. */
+ * in huggingface_hub's own layout (huggingface_hub's
+ * src/huggingface_hub/file_download.py: hf_hub_download, get_hf_file_metadata;
+ * _snapshot_download.py), CACHEDIR.TAG and trees/<commit>.json included, so
+ * the Python libraries then run offline on it. Every write goes through
+ * hf_cache_write.c. */
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -374,7 +376,7 @@ static bool blob_verified(struct hf_fetch *f, struct hf_blob *b)
 	if (fd < 0 && errno == ENOENT)
 		return false;
 	bool lfs = strlen(b->etag) == 64;
-	char sha256[65], sha1[41];
+	char sha256[65] = "", sha1[41] = "";
 	struct stat st;
 	const char *why = NULL;
 	if (fd < 0)
@@ -619,35 +621,43 @@ static void free_fetch(struct hf_fetch *f)
 /* Reads the environment: offline mode, token, cache, endpoint. Returns 0 or an exit status. */
 static int read_environment(struct hf_fetch *f)
 {
-	struct hf_env_environ data = { environ, "" };
-	struct hf_env env;
-	hf_env_from_environ(&env, &data);
 	struct hf_location loc;
-	hf_location_resolve(&env, NULL, &loc);
+	hf_location_of_environ(environ, "", false, &loc);
 	int rc = 0;
 	char err[400], *token = NULL;
+	const char *source = NULL;
 	if (loc.offline) {
 		fprintf(stderr, "gpugate: hf fetch: offline mode is on (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE);"
 			" no request was made. Unset it to download.\n");
 		rc = PROV_FAILED;
-	} else if (hf_token_value(&env, &loc, &token, err, sizeof(err)) < 0) {
+	} else if (hf_token_of_environ(environ, "", &loc, &token, &source, err, sizeof(err)) < 0) {
 		fprintf(stderr, "gpugate: hf fetch: %s\n", err);
 		rc = PROV_USAGE;
 	}
-	if (token) {
+	for (const char *c = token; c && *c && rc == 0; c++) {
+		if ((unsigned char)*c < 0x21 || (unsigned char)*c > 0x7e) {
+			fprintf(stderr, "gpugate: hf fetch: the token from %s contains a space or control character;"
+				" it cannot go into an HTTP header\n", source);
+			rc = PROV_USAGE;
+		}
+	}
+	if (token && rc == 0) {
 		char *h = xasprintf("Authorization: Bearer %s", token);
 		f->headers = curl_slist_append(f->headers, h);
 		explicit_bzero(h, strlen(h));
-		explicit_bzero(token, strlen(token));
 		free(h);
-		free(token);
 		f->have_token = true;
+	}
+	if (token) {
+		explicit_bzero(token, strlen(token));
+		free(token);
 	}
 	if (!f->cache) {
 		f->cache = loc.hub_cache;
 		loc.hub_cache = NULL;
 	}
-	f->endpoint = hf_endpoint(&env);
+	f->endpoint = loc.endpoint;
+	loc.endpoint = NULL;
 	hf_location_free(&loc);
 	return rc;
 }
