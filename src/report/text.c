@@ -2,6 +2,7 @@
  * fits 80 bytes, what node-problem-detector keeps of a plugin's output), the
  * counts, then one line per check and for each problem what was found and
  * how to fix it. Everything from outside goes through escape_add. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "report.h"
@@ -72,6 +73,24 @@ void report_verdict_line(struct strbuf *out, const struct run *run, const struct
 	sb_puts(out, "\n");
 }
 
+/* --verbose, for a passing check without findings: what it looked at, one
+ * line per detail (compact JSON, cut at 200 bytes). */
+static void add_details(struct strbuf *out, json_t *details)
+{
+	const char *key;
+	json_t *value;
+	json_object_foreach(details, key, value) {
+		char *text = json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY | JSON_PRESERVE_ORDER);
+		size_t n = text ? strlen(text) : 0;
+		sb_puts(out, "      ");
+		escape_add(out, key, ESCAPE_LINE);
+		sb_puts(out, ": ");
+		escape_add_n(out, text ? text : "", n > 200 ? 200 : n, ESCAPE_LINE);
+		sb_puts(out, n > 200 ? " ...\n" : "\n");
+		free(text);
+	}
+}
+
 /* full: every check with its findings; otherwise only the problems, briefly
  * (used when the full report would not fit Docker's 4096 bytes). */
 static void add_checks(struct strbuf *out, const struct run *run, const struct report_opts *opts, bool full)
@@ -102,6 +121,8 @@ static void add_checks(struct strbuf *out, const struct run *run, const struct r
 		}
 		if (shown < n)
 			sb_printf(out, "      - ... and %zu more\n", n - shown);
+		if (!problem && n == 0 && r->details)
+			add_details(out, r->details);
 		if (r->remediation && problem)
 			add_indented(out, "      fix: ", r->remediation);
 	}
