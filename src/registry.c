@@ -26,6 +26,8 @@ static const struct spec_key top_keys[] = {
 	  "namespace of the nfd labels (default feature.node.kubernetes.io/); --nfd-prefix overrides" },
 	{ "reports.nfd_expiry", SPEC_SCALAR, SCALAR_SECONDS, NULL,
 	  "how long nfd labels stay valid after the run (# +expiry-time); default 10m" },
+	{ "extends", SPEC_SCALAR, SCALAR_ENUM, "healthcheck|ci|validate",
+	  "start from this built-in profile (with its vendor's pins): each section named here replaces the profile's" },
 	{ NULL, 0, 0, NULL, NULL },
 };
 

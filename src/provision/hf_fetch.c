@@ -312,7 +312,7 @@ static bool blob_verified(struct hf_blob *b)
 	if (lstat(b->final_path, &st) < 0)
 		return false;
 	bool lfs = is_hex(b->etag, 64), git = is_hex(b->etag, 40);
-	char sha256[65], sha1[41];
+	char sha256[65] = "", sha1[41] = "";
 	int64_t size = -1;
 	const char *why = NULL;
 	if (!S_ISREG(st.st_mode))
