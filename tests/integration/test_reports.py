@@ -448,3 +448,32 @@ def test_spec_deadline_guards_reading_the_spec(tmp_path):
             proc.wait()
     assert proc.returncode == 3, (out, err)
     assert "past the deadline of 1.0 s it sets" in err, err
+
+
+def test_kernel_log_scan_stopped_early_is_a_warning(tmp_path):
+    """A kernel log larger than the scan's size cap (64 MiB, src/lib/kmsg.c)
+    is not a pass: the check warns and says what it did not read."""
+    root = dpkg_root(tmp_path, [])
+    os.makedirs(root / "dev")
+    line = b"6,1,1000,-;a harmless kernel message, padded to make the log long enough....\n"
+    with open(root / "dev" / "kmsg", "wb") as f:
+        f.write(line * ((65 << 20) // len(line) + 1))
+    r = run_gpugate("--root", str(root), "--profile", "validate", "--only", "system.kernel_log", "--format", "json")
+    c = r.check("system.kernel_log")
+    assert r.rc == 0 and c["status"] == "warn", c
+    assert "stopped early" in c["summary"] and "was not scanned" in c["summary"] and c["details"]["stopped_early"]
+
+
+def test_bundle_environment_lines_cannot_be_forged(tmp_path):
+    """environment.txt in the bundle: a value's newline, ANSI or bidi
+    control is written escaped (src/lib/escape.h), one variable a line."""
+    import tarfile
+    out = tmp_path / "b.tar.gz"
+    env = dict(os.environ, FORGED_VALUE="x\nPATH_LOOKS=forged\x1b[31m\u202eevil", HF_HOME=str(tmp_path / "hf"))
+    p = subprocess.run([GPUGATE, "bundle", "-o", str(out)], env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    with tarfile.open(out, "r:gz") as t:
+        text = t.extractfile("gpugate-bundle/environment.txt").read().decode("utf-8")
+    assert_no_raw_controls(text, "environment.txt")
+    assert "FORGED_VALUE=x\\nPATH_LOOKS=forged" in text
+    assert not any(l.startswith("PATH_LOOKS=") for l in text.splitlines())
