@@ -103,7 +103,7 @@ def test_wrong_size(listed):
         in v.out, (v, path)
 
 
-def test_flipped_byte_in_listed_lfs_blob_names_every_file(listed):
+def test_flipped_byte_in_listed_lfs_blob_names_every_file(listed, tmp_path):
     c, names, trees = listed
     blob = c / TINY / "blobs" / names["model"]["model.safetensors"]
     data = bytearray(blob.read_bytes())
@@ -121,6 +121,13 @@ def test_flipped_byte_in_listed_lfs_blob_names_every_file(listed):
     assert got == {(hb.COMMIT_A, "model.safetensors", ("v1",)), (hb.COMMIT_B, "model.safetensors", ("main",))}, got
     t = run_gpugate("hf", "verify", env=env_for(c))
     assert "model.safetensors in revision %s (v1)" % hb.COMMIT_A[:12] in t.out, t
+    # the check's JSON report carries the blob and the files too
+    i = models_check(tmp_path, c, ["org/tiny"]).check("hf.integrity")
+    assert i["status"] == "fail", i
+    p = i["details"]["problems"][0]
+    assert p["blob"] == "blobs/" + names["model"]["model.safetensors"] and p["actual"] == actual, p
+    assert {(f["revision"], f["path"]) for f in p["files"]} == {(hb.COMMIT_A, "model.safetensors"),
+                                                                 (hb.COMMIT_B, "model.safetensors")}, p
 
 
 @pytest.mark.parametrize("kind,raw,words", [
