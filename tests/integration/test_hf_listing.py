@@ -409,3 +409,14 @@ def test_absolute_link_under_root_uses_the_path_inside_the_root(tmp_path):
     # the same link read without --root points nowhere in this cache: refused
     r = run_gpugate("hf", "scan", env=env_for(c))
     assert r.rc == 1 and "absolute link to /cache/hub/" in r.out, r
+
+
+def test_dotdot_after_a_name_is_not_followed(listed):
+    """"x/../../blobs/<n>": the kernel resolves ".." after following x, which a
+    reading of the text cannot know; huggingface_hub never writes such a link."""
+    c, names, trees = listed
+    link = c / TINY / "snapshots" / hb.COMMIT_A / "config.json"
+    link.unlink()
+    os.symlink("tokenizer/../../../blobs/" + hb.git_hash(trees[(TINY, hb.COMMIT_A)]["config.json"][0]), link)
+    s = run_gpugate("hf", "scan", env=env_for(c))
+    assert s.rc == 1 and "which is not ../blobs/<name> of this repo: not followed" in s.out, s

@@ -47,7 +47,8 @@ def intel_root(tmp_path, gpus=2):
     dpkg(root, INTEL + OTHERS)
     cache = os.path.join(root.path, "cache")
     hf_builder.valid_cache(cache)
-    listing = {"format_version": 1, "files": {"config.json": {"size": 26, "blob_id": "x"},
+    # sizes as the snapshot has them (hf.layout compares them: config.json of COMMIT_B is 25 bytes)
+    listing = {"format_version": 1, "files": {"config.json": {"size": 25, "blob_id": "x"},
                                               "model.safetensors": {"size": 1048580, "blob_id": "y"}}}
     write(os.path.join(cache, "models--org--tiny", "trees", hf_builder.COMMIT_B + ".json"), json.dumps(listing))
     return root
