@@ -31,6 +31,7 @@
 #include "lib/embedded.h"
 #include "lib/util.h"
 #include "operator/operator.h"
+#include "profile.h"
 #include "runner.h"
 #include "spec.h"
 
@@ -128,8 +129,8 @@ static void emit_node(struct strbuf *sb, const struct spec *spec, const yaml_nod
 	} else if (node->type == YAML_MAPPING_NODE) {
 		sb_puts(sb, "\n");
 		for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
-			yaml_node_t *k = yaml_document_get_node((yaml_document_t *)&spec->doc, p->key);
-			yaml_node_t *v = yaml_document_get_node((yaml_document_t *)&spec->doc, p->value);
+			yaml_node_t *k = yaml_document_get_node(spec_document_of(spec, node), p->key);
+			yaml_node_t *v = yaml_document_get_node(spec_document_of(spec, node), p->value);
 			sb_printf(sb, "%*s%s:", indent, "", spec_node_str(k));
 			emit_node(sb, spec, v, indent + 2);
 		}
@@ -143,7 +144,7 @@ static void emit_section_rest(struct strbuf *sb, const struct spec *base, const 
 	if (!map || map->type != YAML_MAPPING_NODE)
 		return;
 	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = yaml_document_get_node((yaml_document_t *)&base->doc, p->key);
+		yaml_node_t *k = yaml_document_get_node(spec_document_of(base, map), p->key);
 		const char *key = spec_node_str(k);
 		bool skipped = false;
 		for (size_t i = 0; skip && skip[i]; i++)
@@ -151,7 +152,7 @@ static void emit_section_rest(struct strbuf *sb, const struct spec *base, const 
 		if (skipped)
 			continue;
 		sb_printf(sb, "  %s:", key);
-		emit_node(sb, base, yaml_document_get_node((yaml_document_t *)&base->doc, p->value), 4);
+		emit_node(sb, base, yaml_document_get_node(spec_document_of(base, map), p->value), 4);
 	}
 }
 
@@ -472,7 +473,7 @@ static int no_delivery(const struct run *run, void *arg)
 /* Runs the validate measurements (runtime.performance, in probe children as
  * every check does) and returns details.measured, or NULL with the reason on
  * stderr. */
-static json_t *measure(const struct freeze_options *o, const struct spec *base, const char *argv0)
+static json_t *measure(const struct freeze_options *o, const struct spec *base, const char *vendor, const char *argv0)
 {
 	const char *buffer = spec_str(base, "runtime.bandwidth_buffer", NULL);
 	char *text = xasprintf("runtime:\n  backend: %s\n  smoke: true\n  performance: true\n  timeout: %s\n%s%s%s",
@@ -490,6 +491,7 @@ static json_t *measure(const struct freeze_options *o, const struct spec *base, 
 	ctx.root = o->root ? o->root : "";
 	ctx.spec = &spec;
 	ctx.profile = "validate";
+	ctx.vendor = vendor;
 	ctx.env = environ;
 	ctx.argv0 = argv0;
 	ctx.start = monotonic_seconds();
@@ -653,7 +655,7 @@ static int parse_options(int argc, char **argv, struct freeze_options *o)
 			o->with_baselines = true;
 			break;
 		case OPT_VENDOR:
-			if (strcmp(optarg, "intel") && strcmp(optarg, "nvidia"))
+			if (!vendor_known(optarg))
 				return usage_error("spec freeze: --vendor: '%s' is not intel or nvidia", optarg);
 			o->vendor = optarg;
 			break;
@@ -680,19 +682,13 @@ static int parse_options(int argc, char **argv, struct freeze_options *o)
 	return 0;
 }
 
-static int load_base(const struct freeze_options *o, struct spec *base)
+/* The base as `gpugate check` would load it for this vendor: a built-in
+ * profile with the vendor's pins, or a file (which may extend one). */
+static int load_base(const struct freeze_options *o, const char *vendor, struct spec *base)
 {
 	struct spec_error err;
-	int rc;
-	if (o->spec) {
-		rc = spec_load_file(base, o->spec, &err);
-	} else {
-		const char *name = o->profile ? o->profile : "ci";
-		const struct embedded_file *f = embedded_find(embedded_profiles, name);
-		char *label = xasprintf("profile %s", name);
-		rc = spec_load_buffer(base, label, (const char *)f->data, f->size, &err);
-		free(label);
-	}
+	int rc = o->spec ? profile_load_file(base, o->spec, vendor, &err)
+			 : profile_load(base, o->profile ? o->profile : "ci", vendor, &err);
 	if (rc < 0)
 		fprintf(stderr, "gpugate: spec error: %s\n", err.msg);
 	return rc;
@@ -724,30 +720,19 @@ static int spec_freeze(int argc, char **argv)
 		return rc < 0 ? EXIT_HEALTHY : rc;
 	if (o.root && check_root_option(o.root))
 		return EXIT_USAGE;
+	/* the vendor as gpugate check decides it, so that the same pins apply */
+	const char *vendor_name = o.vendor ? o.vendor : vendor_detect(o.root);
+	const char *vendor_from = o.vendor ? "--vendor" : "detected";
+	unsigned vendor = strcmp(vendor_name, "nvidia") == 0 ? PCI_VENDOR_NVIDIA : PCI_VENDOR_INTEL;
 	struct spec base;
-	if (load_base(&o, &base) < 0) {
+	if (load_base(&o, vendor_name, &base) < 0) {
 		spec_free(&base);
 		return EXIT_USAGE;
 	}
 	const char *base_name = o.spec ? o.spec : o.profile ? o.profile : "ci";
 	struct gpu_count counts[3];
-	size_t total = 0;
+	size_t total = 0, gpus = 0;
 	count_gpus(o.root, counts, &total);
-	unsigned vendor = PCI_VENDOR_INTEL;
-	size_t gpus = 0;
-	const char *vendor_from = "detected";
-	if (o.vendor) {
-		vendor = strcmp(o.vendor, "nvidia") == 0 ? PCI_VENDOR_NVIDIA : PCI_VENDOR_INTEL;
-		vendor_from = "--vendor";
-	} else if (total) {
-		for (size_t v = 0; v < 3; v++)
-			if (counts[v].count > gpus)
-				vendor = counts[v].vendor, gpus = counts[v].count;
-	} else {
-		vendor = strcmp(spec_str(&base, "devices.vendor", "intel"), "nvidia") == 0 ? PCI_VENDOR_NVIDIA
-											   : PCI_VENDOR_INTEL;
-		vendor_from = "the base (no GPU found)";
-	}
 	for (size_t v = 0; v < 3; v++)
 		if (counts[v].vendor == vendor)
 			gpus = counts[v].count;
@@ -798,7 +783,7 @@ static int spec_freeze(int argc, char **argv)
 	char *folder = NULL;
 	int n_baselines = 0;
 	if (o.with_baselines) {
-		json_t *measured = measure(&o, &base, argv[0]);
+		json_t *measured = measure(&o, &base, vendor_name, argv[0]);
 		if (!measured) {
 			sb_release(&out);
 			spec_free(&base);
