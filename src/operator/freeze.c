@@ -47,26 +47,20 @@ struct freeze_options {
 	bool with_baselines;
 };
 
-/* The user-mode driver packages of each vendor (Debian and Ubuntu names,
- * and the names of Intel's and NVIDIA's own repositories). Kernel modules
- * and firmware are the host's, not the image's, and are left out. */
+/* The user-mode driver packages of each vendor; kernel modules and firmware
+ * are the host's, not the image's, and are left out. Intel (Debian/Ubuntu
+ * and Intel's repositories): the Level Zero loader and GPU driver, the
+ * OpenCL driver, the graphics compiler, the memory manager. */
 static const char *const intel_packages[] = {
-	"libze1",  "libze-intel-gpu*", "level-zero", "intel-level-zero-gpu*", "intel-opencl-icd", "intel-igc-*",
-	"libigc*", "libigdfcl*",       "libigdgmm*", "intel-ocloc",           "libze-dev",        NULL,
+	"libze1", "libze-intel-gpu*", "level-zero", "intel-level-zero-gpu*", "intel-opencl-icd", "intel-igc-*",
+	"libigc*", "libigdfcl*", "libigdgmm*", "intel-ocloc", NULL,
 };
+/* Debian (libcuda1, nvidia-driver-libs), Ubuntu (libnvidia-compute-NNN,
+ * nvidia-utils-NNN) and NVIDIA's CUDA repository (cuda-drivers, cuda-compat). */
 static const char *const nvidia_packages[] = {
-	"libcuda1",
-	"libcuda1-*",
-	"libnvidia-compute-*",
-	"libnvidia-ml1",
-	"libnvidia-ptxjitcompiler1",
-	"libnvidia-nvvm*",
-	"nvidia-driver-libs",
-	"nvidia-utils-*",
-	"cuda-compat-*",
-	"cuda-drivers*",
-	"libnvidia-decode-*",
-	NULL,
+	"libcuda1", "libcuda1-*", "libnvidia-compute-*", "libnvidia-ml1", "libnvidia-ptxjitcompiler1",
+	"libnvidia-nvvm*", "nvidia-driver-libs", "nvidia-utils-*", "cuda-compat-*", "cuda-drivers*",
+	"libnvidia-decode-*", NULL,
 };
 
 static const char *const *packages_of(unsigned vendor)
