@@ -8,6 +8,7 @@
  * --spec` on the result passes on the same machine and fails, naming it,
  * when one pinned package changes. */
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <getopt.h>
 #include <limits.h>
@@ -24,6 +25,7 @@
 #include "commands.h"
 #include "context.h"
 #include "hf/layout.h"
+#include "hf/listing.h"
 #include "hf/location.h"
 #include "lib/debrelation.h"
 #include "lib/dpkg_status.h"
@@ -52,15 +54,25 @@ struct freeze_options {
  * and Intel's repositories): the Level Zero loader and GPU driver, the
  * OpenCL driver, the graphics compiler, the memory manager. */
 static const char *const intel_packages[] = {
-	"libze1", "libze-intel-gpu*", "level-zero", "intel-level-zero-gpu*", "intel-opencl-icd", "intel-igc-*",
-	"libigc*", "libigdfcl*", "libigdgmm*", "intel-ocloc", NULL,
+	"libze1",           "libze-intel-gpu*", "level-zero", "intel-level-zero-gpu*",
+	"intel-opencl-icd", "intel-igc-*",      "libigc*",    "libigdfcl*",
+	"libigdgmm*",       "intel-ocloc",      NULL,
 };
 /* Debian (libcuda1, nvidia-driver-libs), Ubuntu (libnvidia-compute-NNN,
  * nvidia-utils-NNN) and NVIDIA's CUDA repository (cuda-drivers, cuda-compat). */
 static const char *const nvidia_packages[] = {
-	"libcuda1", "libcuda1-*", "libnvidia-compute-*", "libnvidia-ml1", "libnvidia-ptxjitcompiler1",
-	"libnvidia-nvvm*", "nvidia-driver-libs", "nvidia-utils-*", "cuda-compat-*", "cuda-drivers*",
-	"libnvidia-decode-*", NULL,
+	"libcuda1",
+	"libcuda1-*",
+	"libnvidia-compute-*",
+	"libnvidia-ml1",
+	"libnvidia-ptxjitcompiler1",
+	"libnvidia-nvvm*",
+	"nvidia-driver-libs",
+	"nvidia-utils-*",
+	"cuda-compat-*",
+	"cuda-drivers*",
+	"libnvidia-decode-*",
+	NULL,
 };
 
 static const char *const *packages_of(unsigned vendor)
@@ -300,48 +312,6 @@ static int emit_packages(struct strbuf *sb, const struct freeze_options *o, cons
 
 /* --- the Hugging Face cache ----------------------------------------------- */
 
-/* The files trees/<commit>.json lists (huggingface_hub's _tree_cache.py:
- * {"format_version": 1, "files": {"path": {...}}}), sorted; NULL when there
- * is no usable listing (a malformed one is said on stderr). */
-static json_t *listing_files(const char *repo_dir, const char *commit)
-{
-	char *path = xasprintf("%s/trees/%s.json", repo_dir, commit);
-	char *text = NULL;
-	size_t len = 0;
-	json_t *out = NULL;
-	int rc = read_file_max(path, 64u << 20, &text, &len);
-	if (rc == 0) {
-		json_error_t jerr;
-		json_t *doc = json_loadb(text, len, 0, &jerr);
-		json_t *files = json_object_get(doc, "files");
-		if (!doc)
-			fprintf(stderr, "gpugate: spec freeze: warning: %s:%d: %s: files not pinned\n", path, jerr.line,
-				jerr.text);
-		else if (json_integer_value(json_object_get(doc, "format_version")) != 1 || !json_is_object(files))
-			fprintf(stderr,
-				"gpugate: spec freeze: warning: %s: not a format_version 1 listing: files not pinned\n",
-				path);
-		else {
-			out = json_array();
-			const char *key;
-			json_t *v;
-			json_object_foreach(files, key, v)
-			{
-				json_array_append_new(out, json_string(key));
-			}
-		}
-		json_decref(doc);
-	}
-	free(text);
-	free(path);
-	return out;
-}
-
-static int cmp_json_str(const void *a, const void *b)
-{
-	return strcmp(json_string_value(*(json_t *const *)a), json_string_value(*(json_t *const *)b));
-}
-
 /* One hf.models entry. */
 static void emit_model(struct strbuf *sb, const char *cache_dir, const struct hf_repo *repo, const char *commit,
 		       const char *ref)
@@ -353,28 +323,30 @@ static void emit_model(struct strbuf *sb, const char *cache_dir, const struct hf
 	if (strcmp(repo->type, "model") != 0)
 		sb_printf(sb, "      type: %s\n", repo->type);
 	sb_printf(sb, "      revision: %s\n", commit);
+	/* the listing as src/hf/listing.c reads it for hf.models and hf verify */
 	char *dir = xasprintf("%s/%s", cache_dir, repo->folder);
-	json_t *files = listing_files(dir, commit);
-	free(dir);
-	if (!files) {
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct hf_listing listing = { 0 };
+	hf_listing_read(fd, commit, HF_LISTING_MAX_BYTES, &listing);
+	if (fd >= 0)
+		close(fd);
+	if (listing.state != HF_LISTING_OK) {
+		if (listing.state != HF_LISTING_NONE)
+			fprintf(stderr, "gpugate: spec freeze: warning: %s/trees/%s.json: %s: files not pinned\n", dir,
+				commit, listing.problem ? listing.problem : hf_listing_state_text(listing.state));
 		sb_puts(sb,
-			"      # no trees/ listing of this commit: the snapshot's own files count (a file it lacks\n"
-			"      # cannot be seen; re-download with a current huggingface_hub or gpugate hf fetch)\n");
-		return;
+			"      # no usable trees/ listing of this commit: the snapshot's own files count (a file it\n"
+			"      # lacks cannot be seen; re-download with a current huggingface_hub or gpugate hf fetch)\n");
+	} else {
+		sb_printf(sb, "      files: # the %zu files of its trees/%s.json listing\n", listing.n_files, commit);
+		for (size_t i = 0; i < listing.n_files; i++) {
+			sb_puts(sb, "        - ");
+			yaml_scalar(sb, listing.files[i].path);
+			sb_puts(sb, "\n");
+		}
 	}
-	size_t n = json_array_size(files);
-	json_t **items = xcalloc(n + 1, sizeof(*items));
-	for (size_t i = 0; i < n; i++)
-		items[i] = json_array_get(files, i);
-	qsort(items, n, sizeof(*items), cmp_json_str);
-	sb_printf(sb, "      files: # the %zu files of its trees/%s.json listing\n", n, commit);
-	for (size_t i = 0; i < n; i++) {
-		sb_puts(sb, "        - ");
-		yaml_scalar(sb, json_string_value(items[i]));
-		sb_puts(sb, "\n");
-	}
-	free(items);
-	json_decref(files);
+	hf_listing_free(&listing);
+	free(dir);
 }
 
 static bool commit_listed(char **done, size_t n, const char *commit)
