@@ -27,6 +27,7 @@
 
 #include "hf_location.h"
 #include "lib/drm_nodes.h"
+#include "lib/escape.h"
 #include "lib/kmsg.h"
 #include "lib/spawn.h"
 #include "lib/util.h"
@@ -153,8 +154,8 @@ static void collect_environment(struct bundle *b)
 			sb_printf(out, "%.*s=<redacted>\n", (int)len, sorted[i]);
 		} else {
 			char *v = redact_userinfo(sorted[i]);
-			text_sanitize(v);
-			sb_printf(out, "%s\n", v);
+			escape_add(out, v, ESCAPE_LINE); /* a newline in a value forges no line */
+			sb_puts(out, "\n");
 			free(v);
 		}
 	}
@@ -335,12 +336,14 @@ static void list_dir(struct strbuf *out, const char *dir)
 				  g ? g->gr_name : "?");
 			if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
 				sb_printf(out, " %u:%u", major(st.st_rdev), minor(st.st_rdev));
-			sb_printf(out, " %s", names[i]);
+			sb_puts(out, " ");
+			escape_add(out, names[i], ESCAPE_LINE);
 			char target[PATH_MAX];
 			ssize_t k = S_ISLNK(st.st_mode) ? readlink(path, target, sizeof(target) - 1) : -1;
 			if (k > 0) {
 				target[k] = '\0';
-				sb_printf(out, " -> %s", target);
+				sb_puts(out, " -> ");
+				escape_add(out, target, ESCAPE_LINE);
 			}
 			sb_puts(out, "\n");
 		}
