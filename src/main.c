@@ -302,8 +302,13 @@ static int load_spec(const struct check_options *o, const char *vendor, struct s
 		rc = profile_load_file(spec, o->spec_path, vendor, &err);
 	else
 		rc = profile_load(spec, o->profile ? o->profile : "ci", vendor, &err);
-	if (rc < 0)
-		fprintf(stderr, "gpugate: spec error: %s\n", err.msg);
+	if (rc < 0) {
+		/* the message may quote the file's bytes: escaped for the terminal */
+		struct strbuf msg = STRBUF_INIT;
+		escape_add(&msg, err.msg, ESCAPE_LINE);
+		fprintf(stderr, "gpugate: spec error: %s\n", msg.buf ? msg.buf : "");
+		sb_release(&msg);
+	}
 	return rc;
 }
 
@@ -349,9 +354,12 @@ static int write_step_summary(const struct delivery *d, const struct run *run)
 	report_github_summary(&sb, run);
 	int err = report_append_file(path, sb.buf ? sb.buf : "", sb.len);
 	sb_release(&sb);
-	if (err < 0)
-		fprintf(stderr, "gpugate: cannot append the job summary to $GITHUB_STEP_SUMMARY (%s): %s\n", path,
+	if (err < 0) {
+		char *where = shown_value(path);
+		fprintf(stderr, "gpugate: cannot append the job summary to $GITHUB_STEP_SUMMARY (%s): %s\n", where,
 			strerror(-err));
+		free(where);
+	}
 	return err;
 }
 
