@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cache_dir.h"
 #include "../lib/util.h"
 
 #define MAX_SNAPSHOT_DEPTH 64 /* folders inside one snapshot; deeper is hostile */
@@ -93,10 +94,11 @@ static bool is_dot(const char *name)
 	return strcmp(name, ".") == 0 || strcmp(name, "..") == 0;
 }
 
-/* Opens a folder under dirfd without following a link in its place. */
+/* Opens a folder under dirfd without following a link in its place: the
+ * rule hf fetch writes by (cache_dir.h). */
 static int open_dir_at(int dirfd, const char *name)
 {
-	return openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return hf_dir_open(dirfd, name);
 }
 
 int hf_open_in_cache(int cache_fd, const char *rel, int flags)

@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "hf_location.h"
+#include "hf/location.h"
 #include "lib/escape.h"
 #include "lib/util.h"
 #include "provision.h"
@@ -650,9 +650,10 @@ static void collect_secrets(struct bundle *b)
 	}
 	char *token = NULL;
 	char err[300];
+	const char *source;
 	struct hf_location loc;
 	hf_location_of_environ(environ, "", false, &loc);
-	if (hfloc_token(&loc, &token, err, sizeof(err)) == 0 && token) {
+	if (hf_token_of_environ(environ, "", &loc, &token, &source, err, sizeof(err)) == 0 && token) {
 		add_secret(b, token);
 		explicit_bzero(token, strlen(token));
 		free(token);
