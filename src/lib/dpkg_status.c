@@ -17,11 +17,42 @@
 #endif
 
 struct stanza {
-	const char *name, *arch, *version, *status;
-	size_t name_len, arch_len, version_len, status_len;
-	size_t line; /* where the stanza starts */
+	const char *name, *arch, *version, *status, *multiarch, *provides;
+	size_t name_len, arch_len, version_len, status_len, multiarch_len, provides_len;
+	size_t line;       /* where the stanza starts */
+	const char *start; /* its first line */
 	bool any;
 };
+
+/* Package names in a Provides value ("a (= 1), b:any, c"): each item's name
+ * is its first word, up to a blank, ':' or '(' (dpkg's f_dependency() in
+ * lib/dpkg/fields.c). */
+bool dpkg_provides_names(const char *v, size_t n, const char *name)
+{
+	size_t want = strlen(name);
+	const char *end = v + n;
+	while (v < end) {
+		while (v < end && (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r' || *v == ','))
+			v++;
+		const char *w = v;
+		while (v < end && *v != ' ' && *v != '\t' && *v != '\n' && *v != '\r' && *v != ':' && *v != '(' && *v != ',')
+			v++;
+		if ((size_t)(v - w) == want && want && memcmp(w, name, want) == 0)
+			return true;
+		while (v < end && *v != ',')
+			v++;
+	}
+	return false;
+}
+
+/* Does a Provides value name a wanted package? */
+static bool provides_wanted(const char *const *wanted, const char *v, size_t n)
+{
+	for (; wanted && *wanted; wanted++)
+		if (dpkg_provides_names(v, n, *wanted))
+			return true;
+	return false;
+}
 
 /* Is the package named by the value of a Package field wanted? "dpkg" always
  * is: its Architecture is the native one. */
@@ -115,6 +146,7 @@ static int finish(const char *path, struct stanza *s, const char *const *wanted,
 		return -1;
 	}
 	char *name = trimmed(s->name, s->name_len);
+	bool provider = s->provides && provides_wanted(wanted, s->provides, s->provides_len);
 	if (!*name) {
 		snprintf(err, size, "%s:%zu: empty Package field", path, s->line);
 		free(name);
@@ -122,7 +154,7 @@ static int finish(const char *path, struct stanza *s, const char *const *wanted,
 	}
 	if (strcmp(name, "dpkg") == 0 && s->arch && !out->native_arch)
 		out->native_arch = trimmed(s->arch, s->arch_len);
-	if (!wanted_name(wanted, name)) {
+	if (!wanted_name(wanted, name) && !provider) {
 		free(name);
 		return 0;
 	}
@@ -137,6 +169,8 @@ static int finish(const char *path, struct stanza *s, const char *const *wanted,
 	p->arch = s->arch ? trimmed(s->arch, s->arch_len) : xstrdup("");
 	p->version = s->version ? trimmed(s->version, s->version_len) : xstrdup("");
 	p->state = state;
+	p->multiarch = s->multiarch ? trimmed(s->multiarch, s->multiarch_len) : xstrdup("");
+	p->provides = s->provides ? trimmed(s->provides, s->provides_len) : xstrdup("");
 	p->line = s->line;
 	return 0;
 }
@@ -240,7 +274,8 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 	static const struct {
 		const char *name;
 		size_t len;
-	} fields[] = { FIELD("Package"), FIELD("Architecture"), FIELD("Version"), FIELD("Status") };
+	} fields[] = { FIELD("Package"), FIELD("Architecture"), FIELD("Version"), FIELD("Status"),
+		       FIELD("Multi-Arch"), FIELD("Provides") };
 #undef FIELD
 	const char *path = ps->path;
 	const char *const *wanted = ps->wanted;
@@ -252,12 +287,33 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 	const char *p = content, *end = content + len;
 	bool in_field = false; /* a continuation line needs a field before it */
 	bool skipping = false; /* inside a stanza of a package nobody asked for */
+	bool keep = false;     /* this stanza is read whole: it provides a wanted name */
 	int rc = 0;
 	size_t line = ps->line;
 	while (rc == 0 && p < end) {
 		if (skipping) {
 			bool nul = false;
+			const char *from = s.start;
+			size_t from_line = s.line;
 			p = skip_stanza(p, end, &line, &nul); /* to the blank line that ends it */
+			/* A package nobody named may still provide a wanted name: the
+			 * one field looked for in the skipped text. Rare enough (a few
+			 * stanzas in a hundred) to read such a stanza again, whole. */
+			const char *prov = nul ? NULL : memmem(from, (size_t)(p - from), "\nProvides:", 10);
+			if (prov) {
+				const char *v = prov + 10;
+				const char *vend = v;
+				while (vend < p && (*vend != '\n' || (vend + 1 < p && (vend[1] == ' ' || vend[1] == '\t'))))
+					vend++;
+				if (provides_wanted(wanted, v, (size_t)(vend - v))) {
+					p = from;
+					line = from_line - 1;
+					memset(&s, 0, sizeof(s));
+					skipping = false;
+					keep = true;
+					continue;
+				}
+			}
 			if (nul) {
 				snprintf(err, err_size, "%s:%zu: NUL byte in the status file (corrupt?)", path,
 					 ps->line + line_of(content, p));
@@ -282,7 +338,7 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 			if (!skipping)
 				rc = finish(path, &s, wanted, out, err, err_size);
 			memset(&s, 0, sizeof(s));
-			in_field = skipping = false;
+			in_field = skipping = keep = false;
 		} else if (p[0] == ' ' || p[0] == '\t') {
 			if (!in_field) {
 				snprintf(err, err_size, "%s:%zu: continuation line outside a field", path, line);
@@ -299,19 +355,22 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 			if (!s.any) {
 				s.any = true;
 				s.line = line;
+				s.start = p;
 			}
 			size_t fl = (size_t)(colon - p);
 			const char *v = colon + 1;
 			size_t vl = (size_t)(p + n - v);
-			const char **values[] = { &s.name, &s.arch, &s.version, &s.status };
-			size_t *lens[] = { &s.name_len, &s.arch_len, &s.version_len, &s.status_len };
+			const char **values[] = { &s.name, &s.arch, &s.version, &s.status, &s.multiarch, &s.provides };
+			size_t *lens[] = { &s.name_len, &s.arch_len, &s.version_len, &s.status_len, &s.multiarch_len,
+					   &s.provides_len };
 			for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
 				if (fl == fields[i].len && strncasecmp(p, fields[i].name, fl) == 0) {
 					*values[i] = v;
 					*lens[i] = vl;
 				}
 			}
-			if (s.name == v && wanted && !stanza_wanted(wanted, v, vl))
+			if (s.name == v && wanted && !keep && !stanza_wanted(wanted, v, vl) &&
+			    !(s.provides && provides_wanted(wanted, s.provides, s.provides_len)))
 				skipping = true;
 			in_field = true;
 		}
@@ -422,6 +481,8 @@ void dpkg_status_free(struct dpkg_status *st)
 		free(st->pkgs[i].arch);
 		free(st->pkgs[i].version);
 		free(st->pkgs[i].state);
+		free(st->pkgs[i].multiarch);
+		free(st->pkgs[i].provides);
 	}
 	free(st->pkgs);
 	free(st->native_arch);
@@ -430,5 +491,6 @@ void dpkg_status_free(struct dpkg_status *st)
 
 bool dpkg_pkg_installed(const struct dpkg_pkg *p)
 {
-	return strcmp(p->state, "installed") == 0;
+	return strcmp(p->state, "installed") == 0 || strcmp(p->state, "triggers-pending") == 0 ||
+	       strcmp(p->state, "triggers-awaited") == 0;
 }
