@@ -42,6 +42,32 @@ static void test_known_order(void **state)
 	assert_true(debversion_compare("24.26.30049.6-1", "24.26.30049.10-1") < 0);
 }
 
+/* dpkg's parseversion() (lib/dpkg/parsehelp.c): what it refuses, what it
+ * only warns about, and the epochs strtol reads. */
+static void test_levels(void **state)
+{
+	(void)state;
+	static const struct { const char *v; enum debversion_level level; } cases[] = {
+		{ "2147483647:1.0", DEBVERSION_OK }, { "0000000001:1.0", DEBVERSION_OK }, { "+1:1.0", DEBVERSION_OK },
+		{ " \t1.0 ", DEBVERSION_OK }, { "2147483648:1.0", DEBVERSION_ERROR }, { "-1:1.0", DEBVERSION_ERROR },
+		{ "1:", DEBVERSION_ERROR }, { "1.0-", DEBVERSION_ERROR }, { "1 0", DEBVERSION_ERROR },
+		{ "a1.0", DEBVERSION_WARN }, { "1.0_1", DEBVERSION_WARN }, { "1.0-a:b", DEBVERSION_ERROR }, { "1:1.0-a:b", DEBVERSION_WARN },
+		{ "1.0\xc3\xa9", DEBVERSION_WARN },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		enum debversion_level level;
+		const char *why = debversion_check(cases[i].v, &level);
+		if (level != cases[i].level || (level == DEBVERSION_OK) != (why == NULL))
+			fail_msg("'%s': level %d (%s), expected %d", cases[i].v, level, why ? why : "ok", cases[i].level);
+	}
+	assert_int_equal(debversion_compare("0000000001:1.0", "1:1.0"), 0);
+	assert_true(debversion_compare("2147483647:1.0", "2147483646:9") > 0);
+	/* bytes >= 0x80 weigh their own value (a signed char + 256): after the
+	 * letters, before '+' and '.' */
+	assert_true(debversion_compare("1.0\xc3", "1.0+") < 0);
+	assert_true(debversion_compare("1.0\xc3", "1.0z") > 0);
+}
+
 static void test_invalid(void **state)
 {
 	(void)state;
@@ -161,6 +187,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_known_order),
 		cmocka_unit_test(test_invalid),
+		cmocka_unit_test(test_levels),
 		cmocka_unit_test(test_against_dpkg),
 	};
 	return cmocka_run_group_tests_name("debversion", tests, NULL, NULL);

@@ -288,6 +288,38 @@ static void test_buffered_load_matches_parse(void **state)
 	}
 }
 
+/* A stanza of a package nobody named is kept when its Provides names a
+ * wanted package: wherever Provides stands, in short and long stanzas (the
+ * skip reads 16 bytes at a time), with the line it starts at. */
+static void test_providers_kept(void **state)
+{
+	(void)state;
+	struct strbuf sb = STRBUF_INIT;
+	sb_puts(&sb, "Package: p1\nStatus: install ok installed\nVersion: 1\n\n");
+	sb_puts(&sb, "Package: other\nStatus: install ok installed\nMulti-Arch: foreign\nVersion: 2\nDescription: long\n");
+	for (int i = 0; i < 40; i++)
+		sb_puts(&sb, " a description line long enough to cross several sixteen byte blocks\n");
+	sb_puts(&sb, "Provides: virt-a (= 3.0), virt-b\n\n");
+	sb_puts(&sb, "Provides: virt-b\nPackage: first-provides\nStatus: install ok installed\nVersion: 3\n\n");
+	sb_puts(&sb, "Package: unrelated\nStatus: install ok installed\nProvides: virt-c, virt-bb\nVersion: 4\n\n");
+	const char *wanted[] = { "p1", "virt-b", NULL };
+	struct dpkg_status st = parse_ok(sb.buf, wanted);
+	assert_int_equal(st.count, 3);
+	assert_string_equal(st.pkgs[0].name, "p1");
+	assert_string_equal(st.pkgs[1].name, "other");
+	assert_int_equal(st.pkgs[1].line, 5);
+	assert_string_equal(st.pkgs[1].multiarch, "foreign");
+	assert_string_equal(st.pkgs[1].provides, "virt-a (= 3.0), virt-b");
+	assert_string_equal(st.pkgs[1].version, "2");
+	assert_string_equal(st.pkgs[2].name, "first-provides");
+	dpkg_status_free(&st);
+	expect_load_matches_parse(sb.buf, sb.len, wanted);
+	assert_true(dpkg_provides_names("a, b:any (= 1),c", 16, "c"));
+	assert_true(dpkg_provides_names("a, b:any (= 1),c", 16, "b"));
+	assert_false(dpkg_provides_names("a, b:any (= 1),c", 16, "any"));
+	sb_release(&sb);
+}
+
 static void test_missing_file(void **state)
 {
 	(void)state;
@@ -308,6 +340,7 @@ int main(void)
 		cmocka_unit_test(test_nul_in_skipped_stanza),
 		cmocka_unit_test(test_skip_matches_full_parse),
 		cmocka_unit_test(test_buffered_load_matches_parse),
+		cmocka_unit_test(test_providers_kept),
 	};
 	return cmocka_run_group_tests_name("dpkg_status", tests, NULL, NULL);
 }
