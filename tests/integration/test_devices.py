@@ -358,9 +358,14 @@ def level_zero_vectors():
                                id=f"{hier}-{gpus}x{tiles}-{mask}")
 
 
+# vectors run, agreeing, and deliberate warnings (entries the driver skips silently)
+L0_TALLY = {"run": 0, "agree": 0, "warn": 0}
+
+
 @pytest.mark.parametrize("hier,gpus,tiles,mask,seen,devices", list(level_zero_vectors()))
 def test_compute_runtime_vectors(root, hier, gpus, tiles, mask, seen, devices):
     """The compute-runtime's own test cases, through the built gpugate."""
+    L0_TALLY["run"] += 1
     root.add_gpus(gpus, tiles=tiles if tiles > 1 else 0)
     env = {"ZE_FLAT_DEVICE_HIERARCHY": hier}
     if mask is not None:
@@ -375,6 +380,15 @@ def test_compute_runtime_vectors(root, hier, gpus, tiles, mask, seen, devices):
     if devices is not None:
         assert c["details"]["level_zero_devices"] == devices, c
     assert (rc == 0) == (seen != 0), c
+    L0_TALLY["agree"] += 1
+    L0_TALLY["warn"] += c["status"] == "warn"
+
+
+def test_compute_runtime_vector_tally(capsys):
+    with capsys.disabled():
+        print(f"\ncompute-runtime vectors: {L0_TALLY['run']} run, {L0_TALLY['agree']} agree, "
+              f"{L0_TALLY['warn']} deliberate warnings")
+    assert L0_TALLY["run"] == L0_TALLY["agree"]
 
 
 def test_other_selectors_are_noted(root):
