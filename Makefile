@@ -24,18 +24,25 @@ CFLAGS   += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fra
 LDFLAGS  += -fsanitize=address,undefined
 endif
 
-# src/provision/ is the separate gpugate-provision executable: libcurl and
-# libarchive cost ~4 ms per start, so the main binary must not link them.
-SRCS      := $(sort $(filter-out src/provision/%.c src/tools/%.c,$(wildcard src/*.c src/*/*.c)))
+# One library for everything but the two mains: $(BUILD)/libgpugate.a holds
+# src/ (not src/provision/, not src/tools/) and the generated objects;
+# $(BUILD)/libgpugate-provision.a holds src/provision/. Both executables, the
+# unit tests, the fuzzers and the CUDA test programs link these archives and
+# the linker takes only the members they use. src/provision/ is its own
+# archive because it needs libcurl and libarchive, which cost ~4 ms per start:
+# the main binary must not link them.
+MAIN_SRCS := src/main.c src/provision/main.c
+LIB_SRCS  := $(sort $(filter-out src/provision/%.c src/tools/%.c $(MAIN_SRCS),$(wildcard src/*.c src/*/*.c)))
+PROV_SRCS := $(sort $(filter-out $(MAIN_SRCS),$(wildcard src/provision/*.c)))
+GEN_OBJS  := $(patsubst %,$(BUILD)/obj/gen/%.o,embedded_profiles embedded_kernels embedded_baselines \
+             embedded_ptx sandbox_bpf embedded_vendor_pins)
+LIB_OBJS  := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(GEN_OBJS)
+PROV_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(PROV_SRCS))
+MAIN_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(MAIN_SRCS))
+LIB       := $(BUILD)/libgpugate.a
+PROV_LIB  := $(BUILD)/libgpugate-provision.a
 PROV_PKGS := libcurl libarchive libcrypto jansson yaml-0.1
-PROV_SRCS := $(sort $(wildcard src/provision/*.c))
-PROV_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(PROV_SRCS)) \
-             $(BUILD)/obj/lib/util.o $(BUILD)/obj/lib/debversion.o $(BUILD)/obj/lib/debrelation.o \
-             $(BUILD)/obj/hf/location.o $(BUILD)/obj/usage.o \
-             $(BUILD)/obj/lib/sandbox.o $(BUILD)/obj/gen/sandbox_bpf.o
-OBJS      := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRCS)) $(BUILD)/obj/gen/embedded_profiles.o \
-            $(BUILD)/obj/gen/embedded_kernels.o $(BUILD)/obj/gen/embedded_baselines.o
-LIB_OBJS  := $(filter-out $(BUILD)/obj/main.o,$(OBJS))
+PROV_LDLIBS = $(shell pkg-config --libs $(PROV_PKGS) 2>/dev/null) $(LDLIBS) -lm
 PROFILES  := $(wildcard checks/*.yaml)
 EMBEDDED_PROFILES := healthcheck ci validate
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -45,26 +52,28 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzzers/%,$(FUZZ_SRCS))
 FUZZ_SECONDS ?= 60
 
-# The seccomp programs, built once by libseccomp at build time (rules below).
-OBJS      += $(BUILD)/obj/gen/sandbox_bpf.o
-LIB_OBJS  += $(BUILD)/obj/gen/sandbox_bpf.o
-
-# The CUDA smoke kernel's PTX, embedded (rules below, at ptx).
-OBJS      += $(BUILD)/obj/gen/embedded_ptx.o
-LIB_OBJS  += $(BUILD)/obj/gen/embedded_ptx.o
-
-.PHONY: all deps run test test-unit test-integration test-asan test-container test-faults bench install clean \
+.PHONY: lint lint-format lint-static format all deps run test test-unit test-integration test-asan test-container test-faults bench install clean \
         fuzz fuzz-build fuzz-run fuzz-brief
 all: $(BUILD)/gpugate $(BUILD)/gpugate-provision
 
 deps:
 	@sh .ci/install-deps
 
-$(BUILD)/gpugate: $(OBJS)
+# The archives are rebuilt whole (rm first) so that a deleted source leaves
+# no stale member behind.
+$(LIB): $(LIB_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(PROV_LIB): $(PROV_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/gpugate: $(BUILD)/obj/main.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/gpugate-provision: $(PROV_OBJS)
-	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs $(PROV_PKGS) 2>/dev/null) -lpthread -lm
+$(BUILD)/gpugate-provision: $(BUILD)/obj/provision/main.o $(PROV_LIB) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PROV_LDLIBS)
 
 $(BUILD)/obj/provision/%.o: CFLAGS += $(shell pkg-config --cflags $(PROV_PKGS) 2>/dev/null)
 $(BUILD)/obj/provision_exec.o: CFLAGS += -DGPUGATE_LIBEXECDIR='"$(PREFIX)/libexec/gpugate"'
@@ -76,6 +85,14 @@ $(BUILD)/obj/%.o: src/%.c
 $(BUILD)/gen/embedded_profiles.c: $(PROFILES) src/tools/embed.sh
 	@mkdir -p $(dir $@)
 	sh src/tools/embed.sh embedded_profiles $(foreach p,$(EMBEDDED_PROFILES),$(p)=checks/$(p).yaml) > $@.tmp
+	mv $@.tmp $@
+
+# Each vendor's driver-stack pins, laid over the built-in profiles for that
+# vendor only (src/profile.c).
+VENDOR_PINS := $(sort $(wildcard checks/vendor/*.yaml))
+$(BUILD)/gen/embedded_vendor_pins.c: $(VENDOR_PINS) src/tools/embed.sh
+	@mkdir -p $(dir $@)
+	sh src/tools/embed.sh embedded_vendor_pins $(foreach p,$(VENDOR_PINS),$(basename $(notdir $(p)))=$(p)) > $@.tmp
 	mv $@.tmp $@
 
 # The seccomp allow-lists: src/tools/sandbox_gen.c builds them with libseccomp
@@ -138,9 +155,9 @@ $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
+$(BUILD)/tests/%: tests/unit/%.c $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(LIB_OBJS) $(LDFLAGS) $(LDLIBS) -lcmocka
+	$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS) -lcmocka
 
 # The built-in default profile on this machine; the report is the point, so a
 # verdict of "unhealthy" (exit 1) does not fail `make run`.
@@ -149,10 +166,31 @@ run: deps
 	@$(BUILD)/gpugate check; rc=$$?; [ $$rc -le 1 ] || exit $$rc
 
 test: deps
+	$(MAKE) lint-static
 	$(MAKE) test-unit test-integration test-container test-faults
 	$(MAKE) fuzz-brief
 	@# the sanitizer pass last, so the closing line is pytest's summary
 	$(MAKE) BUILD=build/asan SANITIZE=1 DEBVERSION_PAIRS=1000 test-unit test-faults test-integration
+
+# Style and static analysis. `make lint` = lint-format (clang-format
+# --dry-run -Werror against .clang-format) + lint-static (cppcheck on the C,
+# shellcheck on the shell scripts, warnings and errors); `make format` applies
+# the style. LINT_C names the files, so a test can point it at one file.
+LINT_C  ?= $(sort $(wildcard src/*.c src/*.h src/*/*.c src/*/*.h tests/unit/*.c tests/unit/*.h tests/fuzz/*.c \
+             tests/fuzz/*.h tests/fakes/*.c tests/bench/*.c))
+LINT_SH ?= $(sort $(wildcard .ci/install-deps .ci/run src/tools/*.sh tests/*/*.sh))
+lint: lint-format lint-static
+
+lint-format:
+	clang-format --style=file:$(CURDIR)/.clang-format --dry-run -Werror $(LINT_C)
+
+lint-static:
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr --std=c11 -D_GNU_SOURCE \
+		-Isrc $(filter %.c,$(LINT_C))
+	shellcheck -S warning $(LINT_SH)
+
+format:
+	clang-format --style=file:$(CURDIR)/.clang-format -i $(LINT_C)
 
 # 10,000 dpkg oracle pairs in the normal run; fewer under the sanitizers
 # (the code is the same, and each pair costs two dpkg processes)
@@ -183,14 +221,11 @@ fuzz: deps
 
 fuzz-build: $(FUZZ_BINS)
 
-# The provisioning parsers (hub answers, .deb control) are fuzzed too: the
-# targets also link gpugate-provision's own objects (not its main.o; the
-# shared ones already come with LIB_OBJS) and its libraries.
-PROV_FUZZ_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(filter-out src/provision/main.c,$(PROV_SRCS)))
-$(BUILD)/fuzzers/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(LIB_OBJS) $(PROV_FUZZ_OBJS)
+# The provisioning parsers (hub answers, .deb control) are fuzzed too, so the
+# targets link both archives and the provisioning libraries.
+$(BUILD)/fuzzers/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(PROV_LIB) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fsanitize=fuzzer -Itests/fuzz -o $@ $< $(LIB_OBJS) $(PROV_FUZZ_OBJS) $(LDLIBS) \
-		$(shell pkg-config --libs $(PROV_PKGS) 2>/dev/null)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer -Itests/fuzz -o $@ $< $(PROV_LIB) $(LIB) $(PROV_LDLIBS)
 
 fuzz-run:
 	@set -e; mkdir -p $(BUILD)/artifacts; for f in $(FUZZ_BINS); do \
@@ -255,11 +290,9 @@ test-integration bench: cuda-test-programs
 # fault-injecting stand-in libcuda.so.1, and the benchmark's floor program.
 cuda-test-programs: $(BUILD)/tests/cuda_probe $(BUILD)/tests/fake_cuda/libcuda.so.1 $(BUILD)/tests/cuda_floor
 
-CUDA_PROBE_OBJS := $(filter $(BUILD)/obj/backend/cuda.o $(BUILD)/obj/backend/nvml.o $(BUILD)/obj/backend/protocol%.o \
-                   $(BUILD)/obj/lib/% $(BUILD)/obj/gen/%,$(LIB_OBJS))
-$(BUILD)/tests/cuda_probe: tests/fakes/cuda_probe_main.c $(CUDA_PROBE_OBJS)
+$(BUILD)/tests/cuda_probe: tests/fakes/cuda_probe_main.c $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(CUDA_PROBE_OBJS) $(LDFLAGS) $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
 
 $(BUILD)/tests/fake_cuda/libcuda.so.1: tests/fakes/fake_libcuda.c src/backend/backend.h
 	@mkdir -p $(dir $@)
@@ -276,4 +309,4 @@ install: $(BUILD)/gpugate $(BUILD)/gpugate-provision
 clean:
 	rm -rf build
 
--include $(OBJS:.o=.d) $(PROV_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(PROV_OBJS:.o=.d) $(MAIN_OBJS:.o=.d)

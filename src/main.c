@@ -18,6 +18,7 @@
 #include "lib/embedded.h"
 #include "lib/sandbox.h"
 #include "lib/util.h"
+#include "profile.h"
 #include "registry.h"
 #include "report/report.h"
 #include "runner.h"
@@ -34,12 +35,15 @@ static const char usage_text[] =
 	"       gpugate list                    every check id and the profiles\n"
 	"       gpugate hf where|scan|verify|fetch ...\n"
 	"       gpugate stack fetch|verify --manifest FILE ...   pinned driver packages\n"
-	"       gpugate bundle -o FILE.tar.gz         diagnostics for a bug report\n"
+	"       gpugate bundle -o FILE.tar.gz|-   diagnostics for a bug report\n"
+	"       gpugate spec freeze [-o FILE] ...     a spec pinning this machine's GPU stack\n"
+	"       gpugate diff OLD.json NEW.json        what changed between two JSON reports\n"
 	"       gpugate --version | --help\n"
 	"\n"
 	"check options:\n"
 	"  --profile healthcheck|ci|validate   built-in spec (default ci)\n"
 	"  --spec FILE.yaml                    your own spec instead of a profile\n"
+	"  --vendor intel|nvidia               the GPU vendor whose pins apply (default: detected)\n"
 	"  --root DIR                          read system paths under DIR instead of /\n"
 	"  --format text|json|junit|prom|github|nfd  report on stdout (default text)\n"
 	"  --report FORMAT:FILE                also write a report to FILE (repeatable)\n"
@@ -57,6 +61,7 @@ struct report_request {
 struct check_options {
 	const char *profile;
 	const char *spec_path;
+	const char *vendor;
 	const char *root;
 	const char *format;
 	double deadline; /* 0: from the spec or the profile */
@@ -87,7 +92,7 @@ static int check_patterns(char **list, const char *option)
 
 static int parse_check_options(int argc, char **argv, struct check_options *o)
 {
-	enum { OPT_PROFILE = 256, OPT_SPEC, OPT_ROOT, OPT_FORMAT, OPT_REPORT, OPT_DEADLINE, OPT_ONLY, OPT_SKIP, OPT_NO_SANDBOX };
+	enum { OPT_PROFILE = 256, OPT_SPEC, OPT_ROOT, OPT_FORMAT, OPT_REPORT, OPT_DEADLINE, OPT_ONLY, OPT_SKIP, OPT_NO_SANDBOX, OPT_VENDOR };
 	static const struct option longopts[] = {
 		{ "profile", required_argument, NULL, OPT_PROFILE },
 		{ "spec", required_argument, NULL, OPT_SPEC },
@@ -98,6 +103,7 @@ static int parse_check_options(int argc, char **argv, struct check_options *o)
 		{ "only", required_argument, NULL, OPT_ONLY },
 		{ "skip", required_argument, NULL, OPT_SKIP },
 		{ "no-sandbox", no_argument, NULL, OPT_NO_SANDBOX },
+		{ "vendor", required_argument, NULL, OPT_VENDOR },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -159,6 +165,11 @@ static int parse_check_options(int argc, char **argv, struct check_options *o)
 		case OPT_NO_SANDBOX:
 			o->no_sandbox = true;
 			break;
+		case OPT_VENDOR:
+			if (!vendor_known(optarg))
+				return usage_error("--vendor: unknown vendor '%s' (intel, nvidia)", optarg);
+			o->vendor = optarg;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return -1;
@@ -186,19 +197,15 @@ static void free_check_options(struct check_options *o)
 	free(o->reports);
 }
 
-static int load_spec(const struct check_options *o, struct spec *spec)
+/* vendor: whose pins the built-in profiles add (src/profile.c). */
+static int load_spec(const struct check_options *o, const char *vendor, struct spec *spec)
 {
 	struct spec_error err;
 	int rc;
-	if (o->spec_path) {
-		rc = spec_load_file(spec, o->spec_path, &err);
-	} else {
-		const char *name = o->profile ? o->profile : "ci";
-		const struct embedded_file *f = embedded_find(embedded_profiles, name);
-		char *label = xasprintf("profile %s", name);
-		rc = spec_load_buffer(spec, label, (const char *)f->data, f->size, &err);
-		free(label);
-	}
+	if (o->spec_path)
+		rc = profile_load_file(spec, o->spec_path, vendor, &err);
+	else
+		rc = profile_load(spec, o->profile ? o->profile : "ci", vendor, &err);
 	if (rc < 0)
 		fprintf(stderr, "gpugate: spec error: %s\n", err.msg);
 	return rc;
@@ -274,8 +281,9 @@ int cmd_check(int argc, char **argv)
 	snprintf(doing, sizeof(doing), o.spec_path ? "reading the spec %s" : "loading the built-in profile",
 		 o.spec_path);
 	watchdog_setup(guard, 0, doing);
+	const char *vendor = o.vendor ? o.vendor : vendor_detect(o.root);
 	struct spec spec;
-	if (load_spec(&o, &spec) < 0) {
+	if (load_spec(&o, vendor, &spec) < 0) {
 		spec_free(&spec);
 		free_check_options(&o);
 		return EXIT_USAGE;
@@ -286,6 +294,7 @@ int cmd_check(int argc, char **argv)
 	ctx.root = o.root ? o.root : "";
 	ctx.spec = &spec;
 	ctx.profile = profile;
+	ctx.vendor = vendor;
 	ctx.env = environ;
 	ctx.argv0 = argv[0];
 	ctx.start = start;
@@ -310,6 +319,8 @@ static const struct {
 	{ "list", cmd_list },
 	{ "stack", cmd_stack },
 	{ "bundle", cmd_bundle },
+	{ "spec", cmd_spec },
+	{ "diff", cmd_diff },
 	{ "hf", cmd_hf },
 	{ "probe", cmd_probe }, /* hidden: the runtime check's child */
 };

@@ -21,6 +21,8 @@ static const struct spec_key top_keys[] = {
 	{ "description", SPEC_SCALAR, SCALAR_STR, NULL, "free text shown by `gpugate list`" },
 	{ "deadline", SPEC_SCALAR, SCALAR_SECONDS, NULL,
 	  "the whole run ends by then; --deadline overrides" },
+	{ "extends", SPEC_SCALAR, SCALAR_ENUM, "healthcheck|ci|validate",
+	  "start from this built-in profile (with its vendor's pins): each section named here replaces the profile's" },
 	{ NULL, 0, 0, NULL, NULL },
 };
 

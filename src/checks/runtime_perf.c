@@ -121,7 +121,16 @@ void runtime_run_performance(const struct context *ctx, void *state, struct resu
 					       run->verdict ? run->verdict : "the probe reported no figures");
 				continue;
 			}
-			json_array_append(figures, perf);
+			/* whose figures they are, so that gpugate diff and spec freeze
+			 * can pair and key them (gpugate diff, src/operator/) */
+			json_t *fig = json_copy(perf);
+			json_object_set_new(fig, "backend", json_string(backend));
+			json_object_set_new(fig, "index", json_integer((json_int_t)d));
+			static const char *const ids[] = { "pci", "name", "uuid", "vendor_id", "device_id" };
+			for (size_t k = 0; k < ARRAY_SIZE(ids); k++)
+				if (json_object_get(dev, ids[k]))
+					json_object_set(fig, ids[k], json_object_get(dev, ids[k]));
+			json_array_append_new(figures, fig);
 			double bw = json_number_value(json_object_get(perf, "copy_bandwidth_gbs"));
 			double lat = json_number_value(json_object_get(perf, "launch_latency_us"));
 			long vendor = baseline_pci_id(json_object_get(dev, "vendor_id"));

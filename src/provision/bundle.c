@@ -341,7 +341,8 @@ static void list_dir(struct strbuf *out, const char *dir)
 			names[n++] = xstrdup(e->d_name);
 		}
 	closedir(d);
-	qsort(names, n, sizeof(char *), cmp_str);
+	if (n)
+		qsort(names, n, sizeof(char *), cmp_str);
 	for (size_t i = 0; i < n; i++) {
 		char *path = xasprintf("%s/%s", dir, names[i]);
 		struct stat st;

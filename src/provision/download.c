@@ -92,7 +92,7 @@ void dl_options_init(struct dl_options *o)
 bool is_hex(const char *s, size_t n)
 {
 	size_t i = 0;
-	for (; s[i] && i < n; i++)
+	for (; i < n && s[i]; i++)
 		if (!isxdigit((unsigned char)s[i]))
 			return false;
 	return i == n && s[i] == '\0';

@@ -1,5 +1,6 @@
 /* gpugate hf fetch: downloads a repo's files into the Hugging Face hub cache
- * in huggingface_hub's own layout (research/hf-cache.md, "Download protocol"),
+ * in huggingface_hub's own layout (huggingface_hub's
+ * src/huggingface_hub/file_download.py: hf_hub_download, get_hf_file_metadata),
  * so the Python libraries then run offline on it. */
 #include <curl/curl.h>
 #include <errno.h>
@@ -311,7 +312,7 @@ static bool blob_verified(struct hf_blob *b)
 	if (lstat(b->final_path, &st) < 0)
 		return false;
 	bool lfs = is_hex(b->etag, 64), git = is_hex(b->etag, 40);
-	char sha256[65], sha1[41];
+	char sha256[65] = "", sha1[41] = "";
 	int64_t size = -1;
 	const char *why = NULL;
 	if (!S_ISREG(st.st_mode))

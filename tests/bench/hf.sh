@@ -86,11 +86,11 @@ blobs="$work/mixed/models--bench--mixed/blobs"
 nblobs=$(find "$blobs" -type f | wc -l)
 bytes=$(du -sb "$blobs" | cut -f1)
 echo "hf verify: $nblobs blobs, $((bytes / 1048576)) MiB, $(nproc) CPUs (page cache warm for both)"
-find "$blobs" -type f | xargs -P"$(nproc)" -n8 sha256sum > /dev/null   # warm the page cache
+find "$blobs" -type f -print0 | xargs -0 -P"$(nproc)" -n8 sha256sum > /dev/null   # warm the page cache
 
 best_shell=999999; best_gg=999999
-for run in 1 2; do
-	t0=$(now); find "$blobs" -type f | xargs -P"$(nproc)" -n8 sha256sum > /dev/null; t1=$(now)
+for _ in 1 2; do
+	t0=$(now); find "$blobs" -type f -print0 | xargs -0 -P"$(nproc)" -n8 sha256sum > /dev/null; t1=$(now)
 	t=$(elapsed "$t0" "$t1"); best_shell=$(min "$t" "$best_shell")
 	t0=$(now); "$GPUGATE" hf verify --cache "$work/mixed" > "$work/verify.out"; t1=$(now)
 	t=$(elapsed "$t0" "$t1"); best_gg=$(min "$t" "$best_gg")
@@ -107,7 +107,7 @@ echo "peak RSS: $rss_big KiB over files up to 256 MiB, $rss_small KiB over one 4
 
 files=$(find "$work/scan" -type l | wc -l)
 best_scan=999999; best_find=999999
-for run in 1 2 3; do
+for _ in 1 2 3; do
 	t0=$(now); "$GPUGATE" hf scan --format json --cache "$work/scan" > /dev/null; t1=$(now)
 	t=$(elapsed "$t0" "$t1"); best_scan=$(min "$t" "$best_scan")
 	t0=$(now); find "$work/scan" -printf '%y %s %p %l\n' > /dev/null; t1=$(now)
