@@ -23,13 +23,11 @@
 #include "../lib/util.h"
 #include "groups.h"
 
-
 static const struct spec_key devices_keys[] = {
 	{ "devices", SPEC_MAP, SCALAR_STR, NULL, "the GPUs and their device nodes" },
 	{ "devices.vendor", SPEC_SCALAR, SCALAR_STR, NULL,
 	  "which GPUs count: intel, nvidia, amd, any, or a PCI vendor id such as 0x8086; default: --vendor, else detected" },
-	{ "devices.min_gpus", SPEC_SCALAR, SCALAR_INT, NULL,
-	  "the fewest usable GPUs of that vendor (default 1)" },
+	{ "devices.min_gpus", SPEC_SCALAR, SCALAR_INT, NULL, "the fewest usable GPUs of that vendor (default 1)" },
 	{ "devices.by_path", SPEC_SCALAR, SCALAR_ENUM, "require|warn|ignore",
 	  "/dev/dri/by-path links missing: fail (require; default in ci, validate), warn (default in healthcheck) or not checked (ignore)" },
 	{ "devices.drivers", SPEC_SEQ, SCALAR_STR, NULL,
@@ -37,7 +35,6 @@ static const struct spec_key devices_keys[] = {
 	{ "devices.drivers[]", SPEC_SCALAR, SCALAR_STR, NULL, "one kernel driver name" },
 	{ NULL, 0, 0, NULL, NULL },
 };
-
 
 static int parse_vendor(const char *s, struct vendor_filter *v)
 {
@@ -76,20 +73,20 @@ static int devices_validate(const struct spec *spec, struct spec_error *err)
 	struct vendor_filter v;
 	const char *s = spec_node_str(node);
 	if (s && parse_vendor(s, &v) < 0)
-		return spec_error_at(err, spec, node,
-				     "devices.vendor must be intel, nvidia, amd, any or a PCI vendor id such as 0x8086, not '%s'", s);
+		return spec_error_at(
+			err, spec, node,
+			"devices.vendor must be intel, nvidia, amd, any or a PCI vendor id such as 0x8086, not '%s'",
+			s);
 	yaml_node_t *list = spec_get(spec, "devices.drivers");
 	for (size_t i = 0; i < spec_seq_len(list); i++) {
 		yaml_node_t *item = spec_seq_item(spec, list, i);
 		const char *d = spec_node_str(item);
 		if (!d || !*d || strchr(d, '/') || strchr(d, ' '))
-			return spec_error_at(err, spec, item, "devices.drivers: '%s' is not a kernel driver name", d ? d : "");
+			return spec_error_at(err, spec, item, "devices.drivers: '%s' is not a kernel driver name",
+					     d ? d : "");
 	}
 	return 0;
 }
-
-
-
 
 /* Resolves dir/name under ROOT: a symlink (by-path, or a node linked
  * elsewhere) is followed one step with an absolute target taken under ROOT,
@@ -150,10 +147,14 @@ static const char *const *allowed_drivers(const struct devices_state *s, const s
 	if (s->drivers)
 		return (const char *const *)s->drivers;
 	switch (g->vendor) {
-	case PCI_VENDOR_INTEL: return intel_drivers;
-	case PCI_VENDOR_NVIDIA: return nvidia_drivers;
-	case PCI_VENDOR_AMD: return amd_drivers;
-	default: return NULL;
+	case PCI_VENDOR_INTEL:
+		return intel_drivers;
+	case PCI_VENDOR_NVIDIA:
+		return nvidia_drivers;
+	case PCI_VENDOR_AMD:
+		return amd_drivers;
+	default:
+		return NULL;
 	}
 }
 
@@ -302,7 +303,8 @@ static void gpu_text(const struct drm_gpu *g, char *buf, size_t size)
 	if (g->from_nvidia_proc)
 		snprintf(buf, size, "%s %s (driver nvidia, from /proc/driver/nvidia)", g->bdf, name);
 	else
-		snprintf(buf, size, "%s %s 0x%04x (driver %s)", g->bdf, name, g->device, g->driver[0] ? g->driver : "none");
+		snprintf(buf, size, "%s %s 0x%04x (driver %s)", g->bdf, name, g->device,
+			 g->driver[0] ? g->driver : "none");
 }
 
 static const char *pass_in_fix(const struct devices_state *s)
@@ -332,19 +334,27 @@ static void report_no_sysfs(const struct context *ctx, struct devices_state *s, 
 	if (!sys_there)
 		result_set(r, STATUS_FAIL, "no GPU found: %s is not visible, so no GPU can be enumerated", sys);
 	else if (s->scan.error == ENOENT)
-		result_set(r, STATUS_FAIL, "no GPU found: %s does not exist (no GPU kernel driver loaded, or /sys hidden)",
+		result_set(r, STATUS_FAIL,
+			   "no GPU found: %s does not exist (no GPU kernel driver loaded, or /sys hidden)",
 			   s->scan.class_dir);
 	else
-		result_set(r, STATUS_FAIL, "no GPU found: cannot read %s: %s", s->scan.class_dir, strerror(s->scan.error));
+		result_set(r, STATUS_FAIL, "no GPU found: cannot read %s: %s", s->scan.class_dir,
+			   strerror(s->scan.error));
 	if (nodes.len) {
 		text_sanitize(nodes.buf);
-		result_finding(r, STATUS_FAIL, "%s holds %s, but without /sys the Intel driver cannot map a node to its PCI device",
+		result_finding(r, STATUS_FAIL,
+			       "%s holds %s, but without /sys the Intel driver cannot map a node to its PCI device",
 			       s->dri_dir, nodes.buf);
-		result_remedy(r, "keep /sys mounted in the container (Docker and Kubernetes mount it read-only by default; do not mask it)");
+		result_remedy(
+			r,
+			"keep /sys mounted in the container (Docker and Kubernetes mount it read-only by default; do not mask it)");
 	} else {
 		result_finding(r, STATUS_FAIL, "%s: %s; %s: %s", s->scan.class_dir, strerror(s->scan.error), s->dri_dir,
 			       s->dri_err ? strerror(s->dri_err) : "no card or render node");
-		result_remedy(r, "run on a host whose GPU kernel driver is loaded (lspci -k shows i915 or xe in use), then %s", pass_in_fix(s));
+		result_remedy(
+			r,
+			"run on a host whose GPU kernel driver is loaded (lspci -k shows i915 or xe in use), then %s",
+			pass_in_fix(s));
 	}
 	sb_release(&nodes);
 	free(sys);
@@ -389,7 +399,10 @@ static void run_gpus(const struct context *ctx, void *state, struct result *r)
 		result_finding(r, STATUS_WARN, "%s", s->scan.problems[i]);
 	if (s->scan.count == 0) {
 		result_set(r, STATUS_FAIL, "no GPU found: %s lists no DRM node of a PCI GPU", s->scan.class_dir);
-		result_remedy(r, "run on a host whose GPU kernel driver is loaded (lspci -k shows i915 or xe in use), then %s", pass_in_fix(s));
+		result_remedy(
+			r,
+			"run on a host whose GPU kernel driver is loaded (lspci -k shows i915 or xe in use), then %s",
+			pass_in_fix(s));
 		return;
 	}
 	if (s->count == 0) {
@@ -401,8 +414,10 @@ static void run_gpus(const struct context *ctx, void *state, struct result *r)
 		}
 		result_set(r, STATUS_FAIL, "no %s GPU found (vendor 0x%04x); this machine has: %s", s->vendor.label,
 			   s->vendor.id, found.buf);
-		result_remedy(r, "run on a host with a %s GPU, or set devices.vendor in the spec to the GPU you mean (intel, nvidia, amd, any or 0xNNNN)",
-			      s->vendor.label);
+		result_remedy(
+			r,
+			"run on a host with a %s GPU, or set devices.vendor in the spec to the GPU you mean (intel, nvidia, amd, any or 0xNNNN)",
+			s->vendor.label);
 		sb_release(&found);
 		return;
 	}
@@ -415,18 +430,26 @@ static void run_gpus(const struct context *ctx, void *state, struct result *r)
 		gpu_text(g, text, sizeof(text));
 		drivers_text(s, g, allowed, sizeof(allowed));
 		if (!g->driver[0]) {
-			result_finding(r, STATUS_FAIL, "%s: no kernel driver is bound (%s/%s/device/driver is missing); expected %s",
-				       g->bdf, s->scan.class_dir, g->render.name[0] ? g->render.name : g->card.name, allowed);
-			result_remedy(r, "on the host, load the driver and see why it did not bind: modprobe xe (or i915); dmesg | grep -iE 'i915|xe'");
+			result_finding(r, STATUS_FAIL,
+				       "%s: no kernel driver is bound (%s/%s/device/driver is missing); expected %s",
+				       g->bdf, s->scan.class_dir, g->render.name[0] ? g->render.name : g->card.name,
+				       allowed);
+			result_remedy(
+				r,
+				"on the host, load the driver and see why it did not bind: modprobe xe (or i915); dmesg | grep -iE 'i915|xe'");
 		} else if (!v->driver_ok) {
-			result_finding(r, STATUS_FAIL, "%s: bound to kernel driver '%s', expected %s", g->bdf, g->driver, allowed);
-			result_remedy(r, "on the host, bind %s to %s (it is bound to %s: passed through to a VM, or the wrong driver loaded first)",
-				      g->bdf, allowed, g->driver);
+			result_finding(r, STATUS_FAIL, "%s: bound to kernel driver '%s', expected %s", g->bdf,
+				       g->driver, allowed);
+			result_remedy(
+				r,
+				"on the host, bind %s to %s (it is bound to %s: passed through to a VM, or the wrong driver loaded first)",
+				g->bdf, allowed, g->driver);
 		}
 		if (!v->present && s->present > 0)
-			result_finding(r, STATUS_PASS, "%s: not passed into this container (no node of it under %s); "
-				       "normal when a device plugin allocates some of the host's GPUs", text,
-				       g->vendor == PCI_VENDOR_NVIDIA ? "/dev" : s->dri_dir);
+			result_finding(r, STATUS_PASS,
+				       "%s: not passed into this container (no node of it under %s); "
+				       "normal when a device plugin allocates some of the host's GPUs",
+				       text, g->vendor == PCI_VENDOR_NVIDIA ? "/dev" : s->dri_dir);
 		if (v->present && v->driver_ok) {
 			if (usable < 4)
 				sb_printf(&names, "%s%s", usable ? ", " : "", text);
@@ -436,25 +459,28 @@ static void run_gpus(const struct context *ctx, void *state, struct result *r)
 	if (usable > 4)
 		sb_printf(&names, " and %zu more", usable - 4);
 	if (s->present == 0) {
-		result_finding(r, STATUS_FAIL, "%zu %s GPU%s in %s, but no node of any under %s%s", s->count, s->vendor.label,
-			       s->count == 1 ? "" : "s", s->scan.class_dir, s->dri_dir,
+		result_finding(r, STATUS_FAIL, "%zu %s GPU%s in %s, but no node of any under %s%s", s->count,
+			       s->vendor.label, s->count == 1 ? "" : "s", s->scan.class_dir, s->dri_dir,
 			       s->dri_err ? " (the folder does not exist)" : "");
-		result_set(r, STATUS_FAIL, "no GPU passed into this container: %zu %s GPU%s on the host, none in %s", s->count,
-			   s->vendor.label, s->count == 1 ? "" : "s", s->vendor.id == PCI_VENDOR_NVIDIA ? "/dev" : s->dri_dir);
+		result_set(r, STATUS_FAIL, "no GPU passed into this container: %zu %s GPU%s on the host, none in %s",
+			   s->count, s->vendor.label, s->count == 1 ? "" : "s",
+			   s->vendor.id == PCI_VENDOR_NVIDIA ? "/dev" : s->dri_dir);
 		result_remedy(r, "%s", pass_in_fix(s));
 		sb_release(&names);
 		return;
 	}
 	if ((long)usable < min_gpus) {
-		result_finding(r, STATUS_FAIL, "%zu usable %s GPU%s, the spec requires at least %ld (devices.min_gpus)", usable,
-			       s->vendor.label, usable == 1 ? "" : "s", min_gpus);
+		result_finding(r, STATUS_FAIL, "%zu usable %s GPU%s, the spec requires at least %ld (devices.min_gpus)",
+			       usable, s->vendor.label, usable == 1 ? "" : "s", min_gpus);
 		result_remedy(r, "give the container more GPUs (%s), or lower devices.min_gpus", pass_in_fix(s));
 	}
 	if (r->status == STATUS_FAIL)
-		result_set(r, STATUS_FAIL, "%zu of %zu %s GPU%s usable (at least %ld required)%s%s", usable, s->count, s->vendor.label,
-			   s->count == 1 ? "" : "s", min_gpus, usable ? ": " : "", names.buf ? names.buf : "");
+		result_set(r, STATUS_FAIL, "%zu of %zu %s GPU%s usable (at least %ld required)%s%s", usable, s->count,
+			   s->vendor.label, s->count == 1 ? "" : "s", min_gpus, usable ? ": " : "",
+			   names.buf ? names.buf : "");
 	else
-		result_set(r, r->status, "%zu %s GPU%s: %s", usable, s->vendor.label, usable == 1 ? "" : "s", names.buf);
+		result_set(r, r->status, "%zu %s GPU%s: %s", usable, s->vendor.label, usable == 1 ? "" : "s",
+			   names.buf);
 	sb_release(&names);
 }
 
@@ -471,13 +497,20 @@ bool devices_need_gpus(const struct devices_state *s, struct result *r)
 const char *devices_node_kind(const struct stat *st)
 {
 	switch (st->st_mode & S_IFMT) {
-	case S_IFREG: return "a regular file";
-	case S_IFDIR: return "a folder";
-	case S_IFBLK: return "a block device";
-	case S_IFIFO: return "a FIFO";
-	case S_IFSOCK: return "a socket";
-	case S_IFLNK: return "a symlink";
-	default: return "not a character device";
+	case S_IFREG:
+		return "a regular file";
+	case S_IFDIR:
+		return "a folder";
+	case S_IFBLK:
+		return "a block device";
+	case S_IFIFO:
+		return "a FIFO";
+	case S_IFSOCK:
+		return "a socket";
+	case S_IFLNK:
+		return "a symlink";
+	default:
+		return "not a character device";
 	}
 }
 
@@ -500,7 +533,8 @@ const struct gpu_view *devices_owner_of(const struct devices_state *s, dev_t rde
 
 /* /sys/dev/char/MAJOR:MINOR must lead back to the same PCI device: the Intel
  * driver maps an opened node to its GPU through it (read by the scan). */
-static void check_dev_char(const struct context *ctx, const struct drm_gpu *g, const struct drm_node *n, struct result *r)
+static void check_dev_char(const struct context *ctx, const struct drm_gpu *g, const struct drm_node *n,
+			   struct result *r)
 {
 	if (n->char_link == 0)
 		return;
@@ -510,9 +544,12 @@ static void check_dev_char(const struct context *ctx, const struct drm_gpu *g, c
 	if (n->char_link < 0) {
 		result_finding(r, STATUS_FAIL, "%s: %s (the Intel driver maps %s to its PCI device through it)", path,
 			       strerror(-n->char_link), n->name);
-		result_remedy(r, "keep the host's /sys visible in the container (read-only is fine): the driver needs /sys/dev/char");
+		result_remedy(
+			r,
+			"keep the host's /sys visible in the container (read-only is fine): the driver needs /sys/dev/char");
 	} else {
-		result_finding(r, STATUS_FAIL, "%s -> %s: does not lead to %s of %s", path, n->char_target, n->name, g->bdf);
+		result_finding(r, STATUS_FAIL, "%s -> %s: does not lead to %s of %s", path, n->char_target, n->name,
+			       g->bdf);
 		result_remedy(r, "this /sys does not belong to the running kernel: mount the host's /sys, not a copy");
 	}
 	free(path);
@@ -525,15 +562,17 @@ static void check_node(const struct context *ctx, const struct devices_state *s,
 	if (!n->has_dev)
 		return; /* reported by devices.gpus as an unreadable sysfs entry */
 	if (nv->err) {
-		result_finding(r, STATUS_FAIL, "%s: %s (sysfs has %s %u:%u for %s)", nv->path, strerror(-nv->err), n->name,
-			       n->major, n->minor, g->bdf);
+		result_finding(r, STATUS_FAIL, "%s: %s (sysfs has %s %u:%u for %s)", nv->path, strerror(-nv->err),
+			       n->name, n->major, n->minor, g->bdf);
 		result_remedy(r, "%s", pass_in_fix(s));
 		return;
 	}
 	if (!S_ISCHR(nv->st.st_mode)) {
 		result_finding(r, STATUS_FAIL, "%s is %s, expected the character device %u:%u of %s", nv->path,
 			       devices_node_kind(&nv->st), n->major, n->minor, g->bdf);
-		result_remedy(r, "a file in the image is not a device: remove it from the image and pass the device in (docker run --device /dev/dri)");
+		result_remedy(
+			r,
+			"a file in the image is not a device: remove it from the image and pass the device in (docker run --device /dev/dri)");
 		return;
 	}
 	unsigned maj = major(nv->st.st_rdev), min = minor(nv->st.st_rdev);
@@ -541,13 +580,16 @@ static void check_node(const struct context *ctx, const struct devices_state *s,
 		const char *other_node = NULL;
 		const struct gpu_view *other = devices_owner_of(s, nv->st.st_rdev, &other_node);
 		if (other)
-			result_finding(r, STATUS_FAIL, "%s is %u:%u (%s of %s), but sysfs says %s of %s is %u:%u", nv->path, maj, min,
-				       other_node, other->gpu->bdf, n->name, g->bdf, n->major, n->minor);
+			result_finding(r, STATUS_FAIL, "%s is %u:%u (%s of %s), but sysfs says %s of %s is %u:%u",
+				       nv->path, maj, min, other_node, other->gpu->bdf, n->name, g->bdf, n->major,
+				       n->minor);
 		else
-			result_finding(r, STATUS_FAIL, "%s is %u:%u, but sysfs says %s of %s is %u:%u", nv->path, maj, min, n->name,
-				       g->bdf, n->major, n->minor);
-		result_remedy(r, "pass each node in under its own name: docker run --device /dev/dri (or --device /dev/dri/%s:/dev/dri/%s, same name on both sides)",
-			      n->name, n->name);
+			result_finding(r, STATUS_FAIL, "%s is %u:%u, but sysfs says %s of %s is %u:%u", nv->path, maj,
+				       min, n->name, g->bdf, n->major, n->minor);
+		result_remedy(
+			r,
+			"pass each node in under its own name: docker run --device /dev/dri (or --device /dev/dri/%s:/dev/dri/%s, same name on both sides)",
+			n->name, n->name);
 		return;
 	}
 	if (g->vendor == PCI_VENDOR_INTEL)
@@ -566,9 +608,12 @@ static void run_nodes(const struct context *ctx, void *state, struct result *r)
 		if (!v->present || g->vendor == PCI_VENDOR_NVIDIA)
 			continue; /* NVIDIA compute uses /dev/nvidia* (devices.nvidia) */
 		if (!g->render.name[0]) {
-			result_finding(r, STATUS_FAIL, "%s has no render node in sysfs (only %s): compute needs renderD*", g->bdf,
+			result_finding(r, STATUS_FAIL,
+				       "%s has no render node in sysfs (only %s): compute needs renderD*", g->bdf,
 				       g->card.name);
-			result_remedy(r, "on the host, use a kernel driver build that creates render nodes (i915 or xe with DRM render nodes enabled)");
+			result_remedy(
+				r,
+				"on the host, use a kernel driver build that creates render nodes (i915 or xe with DRM render nodes enabled)");
 		} else {
 			check_node(ctx, s, v, &g->render, &v->render, r);
 			checked++;
@@ -580,9 +625,11 @@ static void run_nodes(const struct context *ctx, void *state, struct result *r)
 	}
 	if (r->status == STATUS_PASS) {
 		if (checked)
-			result_set(r, STATUS_PASS, "%zu nodes under %s are the character devices sysfs names", checked, s->dri_dir);
+			result_set(r, STATUS_PASS, "%zu nodes under %s are the character devices sysfs names", checked,
+				   s->dri_dir);
 		else
-			result_set(r, STATUS_SKIP, "no GPU with DRM nodes to check (NVIDIA GPUs are checked by devices.nvidia)");
+			result_set(r, STATUS_SKIP,
+				   "no GPU with DRM nodes to check (NVIDIA GPUs are checked by devices.nvidia)");
 	} else {
 		result_set(r, r->status, "%zu problem%s with the GPU nodes under %s", result_finding_count(r),
 			   result_finding_count(r) == 1 ? "" : "s", s->dri_dir);
@@ -592,7 +639,7 @@ static void run_nodes(const struct context *ctx, void *state, struct result *r)
 /* devices.access ---------------------------------------------------------- */
 
 void devices_access_denied(const struct context *ctx, const struct creds *c, const struct node_view *nv, int err,
-			  struct result *r)
+			   struct result *r)
 {
 	char who[512];
 	creds_format(c, who, sizeof(who));
@@ -607,23 +654,32 @@ void devices_access_denied(const struct context *ctx, const struct creds *c, con
 	else if (named == -ENOENT)
 		snprintf(naming, sizeof(naming), "group %u, which has no name in %s", (unsigned)gid, group_file);
 	else
-		snprintf(naming, sizeof(naming), "group %u (cannot read %s: %s)", (unsigned)gid, group_file, strerror(-named));
-	result_finding(r, STATUS_FAIL, "%s: mode %04o, owner uid %u, %s; this process (%s) may not read and write it: %s",
-		       nv->path, mode, (unsigned)nv->st.st_uid, naming, who, strerror(-err));
+		snprintf(naming, sizeof(naming), "group %u (cannot read %s: %s)", (unsigned)gid, group_file,
+			 strerror(-named));
+	result_finding(r, STATUS_FAIL,
+		       "%s: mode %04o, owner uid %u, %s; this process (%s) may not read and write it: %s", nv->path,
+		       mode, (unsigned)nv->st.st_uid, naming, who, strerror(-err));
 	if ((mode & 060) == 060 && !creds_in_group(c, gid)) {
-		result_remedy(r, "add the node's group to the container user: docker run --group-add %u ...", (unsigned)gid);
+		result_remedy(r, "add the node's group to the container user: docker run --group-add %u ...",
+			      (unsigned)gid);
 		result_remedy(r, "Kubernetes: securityContext.supplementalGroups: [%u]", (unsigned)gid);
 		if (named == -ENOENT)
-			result_remedy(r, "(gid %u has no name inside the image: use the number; a name such as 'render' would resolve to the image's own gid)",
-				      (unsigned)gid);
+			result_remedy(
+				r,
+				"(gid %u has no name inside the image: use the number; a name such as 'render' would resolve to the image's own gid)",
+				(unsigned)gid);
 	} else if ((mode & 060) != 060) {
-		result_remedy(r, "the node's mode %04o gives its group no read+write: on the host add a udev rule "
-			      "SUBSYSTEM==\"drm\", KERNEL==\"renderD*\", GROUP=\"render\", MODE=\"0660\" and run with --group-add of that gid",
-			      mode);
+		result_remedy(
+			r,
+			"the node's mode %04o gives its group no read+write: on the host add a udev rule "
+			"SUBSYSTEM==\"drm\", KERNEL==\"renderD*\", GROUP=\"render\", MODE=\"0660\" and run with --group-add of that gid",
+			mode);
 	} else {
-		result_remedy(r, "the process is in group %u and the mode allows it, yet access is denied (%s): check the "
-			      "container's device cgroup (docker run --device /dev/dri, or --device-cgroup-rule 'c 226:* rmw') and LSM denials",
-			      (unsigned)gid, strerror(-err));
+		result_remedy(
+			r,
+			"the process is in group %u and the mode allows it, yet access is denied (%s): check the "
+			"container's device cgroup (docker run --device /dev/dri, or --device-cgroup-rule 'c 226:* rmw') and LSM denials",
+			(unsigned)gid, strerror(-err));
 	}
 	free(group_file);
 }
@@ -645,41 +701,49 @@ static void run_access(const struct context *ctx, void *state, struct result *r)
 	size_t ok = 0, checked = 0;
 	for (size_t i = 0; i < s->count; i++) {
 		const struct gpu_view *v = &s->views[i];
-		if (!v->present || v->gpu->vendor == PCI_VENDOR_NVIDIA || v->render.err || !S_ISCHR(v->render.st.st_mode))
+		if (!v->present || v->gpu->vendor == PCI_VENDOR_NVIDIA || v->render.err ||
+		    !S_ISCHR(v->render.st.st_mode))
 			continue; /* missing nodes are devices.nodes' finding */
 		checked++;
-		int rc = s->dri_fd >= 0 ? creds_access_rw_at(s->dri_fd, v->gpu->render.name) : creds_access_rw(v->render.path);
+		int rc = s->dri_fd >= 0 ? creds_access_rw_at(s->dri_fd, v->gpu->render.name)
+					: creds_access_rw(v->render.path);
 		if (rc == 0)
 			ok++;
 		else
 			devices_access_denied(ctx, &c, &v->render, rc, r);
 	}
 	if (c.uid == 0 && checked)
-		result_finding(r, STATUS_PASS, "running as root, which may open any node: run gpugate as the workload's own user "
+		result_finding(r, STATUS_PASS,
+			       "running as root, which may open any node: run gpugate as the workload's own user "
 			       "(docker run --user, or the image's USER) to check what that user may open");
 	if (checked == 0)
 		result_set(r, STATUS_SKIP, "no render node to open (see devices.nodes)");
 	else if (ok == checked)
-		result_set(r, STATUS_PASS, "%s may read and write %s%zu render node%s", who, checked > 1 ? "all " : "", checked,
-			   checked == 1 ? "" : "s");
+		result_set(r, STATUS_PASS, "%s may read and write %s%zu render node%s", who, checked > 1 ? "all " : "",
+			   checked, checked == 1 ? "" : "s");
 	else
-		result_set(r, STATUS_FAIL, "%zu of %zu render node%s cannot be opened for read and write by %s", checked - ok, checked,
-			   checked == 1 ? "" : "s", who);
+		result_set(r, STATUS_FAIL, "%zu of %zu render node%s cannot be opened for read and write by %s",
+			   checked - ok, checked, checked == 1 ? "" : "s", who);
 }
 
 static const struct check_def devices_checks[] = {
-	{ "devices.gpus", "GPUs of the spec's vendor in sysfs, bound to the expected kernel driver, passed into the container, at least min_gpus",
+	{ "devices.gpus",
+	  "GPUs of the spec's vendor in sysfs, bound to the expected kernel driver, passed into the container, at least min_gpus",
 	  NULL, false, run_gpus },
-	{ "devices.nodes", "each GPU's render and card nodes are character devices with the major:minor sysfs gives them",
-	  NULL, false, run_nodes },
-	{ "devices.by_path", "/dev/dri/by-path/pci-<address>-render and -card lead to each GPU's own nodes (the Intel driver finds GPUs through them)",
+	{ "devices.nodes",
+	  "each GPU's render and card nodes are character devices with the major:minor sysfs gives them", NULL, false,
+	  run_nodes },
+	{ "devices.by_path",
+	  "/dev/dri/by-path/pci-<address>-render and -card lead to each GPU's own nodes (the Intel driver finds GPUs through them)",
 	  NULL, false, devices_run_by_path },
-	{ "devices.access", "this process's real uid and groups may read and write every render node",
-	  NULL, false, run_access },
-	{ "devices.visibility", "ZE_AFFINITY_MASK and ZE_FLAT_DEVICE_HIERARCHY (CUDA_VISIBLE_DEVICES for NVIDIA) leave the GPUs visible",
+	{ "devices.access", "this process's real uid and groups may read and write every render node", NULL, false,
+	  run_access },
+	{ "devices.visibility",
+	  "ZE_AFFINITY_MASK and ZE_FLAT_DEVICE_HIERARCHY (CUDA_VISIBLE_DEVICES for NVIDIA) leave the GPUs visible",
 	  NULL, false, devices_run_visibility },
-	{ "devices.nvidia", "NVIDIA: /dev/nvidiactl, /dev/nvidia-uvm and /dev/nvidiaN (major 195) usable, kernel driver loaded",
-	  NULL, false, devices_run_nvidia },
+	{ "devices.nvidia",
+	  "NVIDIA: /dev/nvidiactl, /dev/nvidia-uvm and /dev/nvidiaN (major 195) usable, kernel driver loaded", NULL,
+	  false, devices_run_nvidia },
 	{ NULL, NULL, NULL, false, NULL },
 };
 

@@ -11,43 +11,43 @@
 #include "../lib/drm_nodes.h"
 #include "groups.h"
 
-#define NVIDIA_MAJOR 195
+#define NVIDIA_MAJOR    195
 #define NVIDIACTL_MINOR 255
 
 /* The vendor filter of the spec. */
 struct vendor_filter {
 	bool any;
 	unsigned id;
-	char label[32];  /* "Intel", "NVIDIA", "0x1234", "any vendor" */
+	char label[32]; /* "Intel", "NVIDIA", "0x1234", "any vendor" */
 };
 
 /* A device node as found under --root. */
 struct node_view {
-	char *path;      /* ROOT/dev/dri/renderD128 */
-	int err;         /* 0, or the errno of finding it */
-	struct stat st;  /* of the node itself, a symlink followed under ROOT */
+	char *path;     /* ROOT/dev/dri/renderD128 */
+	int err;        /* 0, or the errno of finding it */
+	struct stat st; /* of the node itself, a symlink followed under ROOT */
 };
 
 struct gpu_view {
 	const struct drm_gpu *gpu;
 	struct node_view card, render;
-	struct node_view nvidia;  /* /dev/nvidiaN, NVIDIA GPUs only */
-	int nvidia_minor;         /* N of /dev/nvidiaN, -1 when unknown */
-	char uuid[80];            /* "GPU-..." from /proc/driver/nvidia/gpus/BDF/information; "" when unknown */
-	bool present;             /* some node of it is in this container's /dev */
+	struct node_view nvidia; /* /dev/nvidiaN, NVIDIA GPUs only */
+	int nvidia_minor;        /* N of /dev/nvidiaN, -1 when unknown */
+	char uuid[80];           /* "GPU-..." from /proc/driver/nvidia/gpus/BDF/information; "" when unknown */
+	bool present;            /* some node of it is in this container's /dev */
 	bool driver_ok;
 };
 
 struct devices_state {
 	struct drm_scan scan;
 	struct vendor_filter vendor;
-	char **drivers;           /* allowed kernel drivers; NULL: the vendor's defaults */
-	struct gpu_view *views;   /* the GPUs of the vendor, in PCI order */
+	char **drivers;         /* allowed kernel drivers; NULL: the vendor's defaults */
+	struct gpu_view *views; /* the GPUs of the vendor, in PCI order */
 	size_t count;
-	size_t present;           /* how many of them this container has nodes of */
-	size_t others;            /* GPUs of other vendors */
-	char *dri_dir;            /* ROOT/dev/dri */
-	int dri_fd;               /* it, opened (O_PATH): nodes are looked at relative to it; -1 */
+	size_t present; /* how many of them this container has nodes of */
+	size_t others;  /* GPUs of other vendors */
+	char *dri_dir;  /* ROOT/dev/dri */
+	int dri_fd;     /* it, opened (O_PATH): nodes are looked at relative to it; -1 */
 	int dri_err;
 };
 

@@ -46,7 +46,8 @@ static int resolve_link(const struct context *ctx, const struct devices_state *s
 	if (n >= 0) {
 		link[n] = '\0';
 		const struct node_view *known = plain_dir && strncmp(link, "../", 3) == 0 && !strchr(link + 3, '/')
-			? known_node(s, link + 3) : NULL;
+							? known_node(s, link + 3)
+							: NULL;
 		if (known && known->path) {
 			snprintf(target, tsize, "%s", link);
 			*st = known->st;
@@ -89,8 +90,8 @@ static bool check_link(const struct context *ctx, const struct devices_state *s,
 		if (other)
 			snprintf(whose, sizeof(whose), " (%s of %s)", other_node, other->gpu->bdf);
 		result_finding(r, STATUS_FAIL, "%s -> %s leads to %u:%u%s, expected %s %u:%u of %s", path,
-			       target[0] ? target : "?", major(st.st_rdev), minor(st.st_rdev), whose,
-			       n->name, n->major, n->minor, g->bdf);
+			       target[0] ? target : "?", major(st.st_rdev), minor(st.st_rdev), whose, n->name, n->major,
+			       n->minor, g->bdf);
 		result_remedy(r, "the links must come from the same host as the nodes: %s", by_path_mount);
 	}
 	free(path);
@@ -136,7 +137,8 @@ void devices_run_by_path(const struct context *ctx, void *state, struct result *
 			for (size_t i = 0; i < s->scan.count && !known; i++)
 				known = strcmp(s->scan.gpus[i].bdf, bdf) == 0;
 			if (!known && pci_bdf_valid(bdf))
-				result_finding(r, STATUS_WARN, "%s/%s names %s, which sysfs does not list as a GPU", dir, entry, bdf);
+				result_finding(r, STATUS_WARN, "%s/%s names %s, which sysfs does not list as a GPU",
+					       dir, entry, bdf);
 		}
 	}
 	if (!dir_err && d.error && entries == 0)
@@ -150,13 +152,16 @@ void devices_run_by_path(const struct context *ctx, void *state, struct result *
 		intel++;
 		if (entries == 0) {
 			if (g->render.has_dev && g->render.minor >= DRM_RENDER_MINOR_FALLBACK_END)
-				result_finding(r, STATUS_FAIL, "%s of %s has minor %u: without by-path links the Intel driver only tries "
-					       "renderD128..renderD191, so this GPU is invisible to it", g->render.name, g->bdf,
-					       g->render.minor);
+				result_finding(
+					r, STATUS_FAIL,
+					"%s of %s has minor %u: without by-path links the Intel driver only tries "
+					"renderD128..renderD191, so this GPU is invisible to it",
+					g->render.name, g->bdf, g->render.minor);
 			continue;
 		}
 		/* by-path is in use: a GPU without its -render link is invisible */
-		if (g->render.name[0] && check_link(ctx, s, dir, d.fd, plain_dir, v, &g->render, "render", STATUS_FAIL, r))
+		if (g->render.name[0] &&
+		    check_link(ctx, s, dir, d.fd, plain_dir, v, &g->render, "render", STATUS_FAIL, r))
 			linked++;
 		if (g->card.name[0])
 			check_link(ctx, s, dir, d.fd, plain_dir, v, &g->card, "card", missing, r);
@@ -164,20 +169,24 @@ void devices_run_by_path(const struct context *ctx, void *state, struct result *
 	if (intel == 0) {
 		result_set(r, STATUS_SKIP, "by-path links matter to the Intel driver only; no Intel GPU here");
 	} else if (entries == 0) {
-		result_finding(r, missing, "%s %s: the Intel driver falls back to opening renderD128..renderD191, "
-			       "and oneCCL fails (init_device_fds: opendir failed)", dir,
-			       dir_err ? strerror(dir_err) : "is empty");
+		result_finding(r, missing,
+			       "%s %s: the Intel driver falls back to opening renderD128..renderD191, "
+			       "and oneCCL fails (init_device_fds: opendir failed)",
+			       dir, dir_err ? strerror(dir_err) : "is empty");
 		result_remedy(r, "%s", by_path_mount);
-		result_set(r, r->status, "%s is %s (devices.by_path: %s)", dir, dir_err == ENOENT ? "missing" : dir_err ? strerror(dir_err) : "empty",
+		result_set(r, r->status, "%s is %s (devices.by_path: %s)", dir,
+			   dir_err == ENOENT ? "missing"
+			   : dir_err         ? strerror(dir_err)
+					     : "empty",
 			   policy);
 	} else if (r->status != STATUS_PASS) {
 		result_set(r, r->status, "%zu problem%s with the links under %s", result_finding_count(r),
 			   result_finding_count(r) == 1 ? "" : "s", dir);
 	} else {
-		result_set(r, STATUS_PASS, "%zu of %zu Intel GPU%s reachable through %s", linked, intel, intel == 1 ? "" : "s", dir);
+		result_set(r, STATUS_PASS, "%zu of %zu Intel GPU%s reachable through %s", linked, intel,
+			   intel == 1 ? "" : "s", dir);
 	}
 	if (opened)
 		dirents_close(&d);
 	free(dir);
 }
-

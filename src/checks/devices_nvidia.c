@@ -20,9 +20,12 @@ static void check_nvidia_node(const struct context *ctx, const struct creds *c, 
 {
 	if (nv->err) {
 		result_finding(r, STATUS_FAIL, "%s: %s", nv->path, strerror(-nv->err));
-		result_remedy(r, "pass the GPUs in with the NVIDIA Container Toolkit: docker run --gpus all (or --runtime=nvidia, or CDI --device nvidia.com/gpu=all)");
+		result_remedy(
+			r,
+			"pass the GPUs in with the NVIDIA Container Toolkit: docker run --gpus all (or --runtime=nvidia, or CDI --device nvidia.com/gpu=all)");
 	} else if (!S_ISCHR(nv->st.st_mode)) {
-		result_finding(r, STATUS_FAIL, "%s is %s, expected a character device", nv->path, devices_node_kind(&nv->st));
+		result_finding(r, STATUS_FAIL, "%s is %s, expected a character device", nv->path,
+			       devices_node_kind(&nv->st));
 	} else if ((want_major >= 0 && (int)major(nv->st.st_rdev) != want_major) ||
 		   (want_minor >= 0 && (int)minor(nv->st.st_rdev) != want_minor)) {
 		result_finding(r, STATUS_FAIL, "%s is %u:%u, expected %d:%d", nv->path, major(nv->st.st_rdev),
@@ -60,8 +63,11 @@ void devices_run_nvidia(const struct context *ctx, void *state, struct result *r
 	char line[512];
 	int err = read_line_file(version_path, line, sizeof(line));
 	if (err) {
-		result_finding(r, STATUS_FAIL, "%s: %s (the NVIDIA kernel driver is not loaded)", version_path, strerror(-err));
-		result_remedy(r, "on the host, install and load the NVIDIA driver (nvidia-smi must work there), then docker run --gpus all");
+		result_finding(r, STATUS_FAIL, "%s: %s (the NVIDIA kernel driver is not loaded)", version_path,
+			       strerror(-err));
+		result_remedy(
+			r,
+			"on the host, install and load the NVIDIA driver (nvidia-smi must work there), then docker run --gpus all");
 		line[0] = '\0';
 	} else {
 		char *nl = strchr(line, '\n');
@@ -83,11 +89,10 @@ void devices_run_nvidia(const struct context *ctx, void *state, struct result *r
 		gpus++;
 	}
 	if (r->status == STATUS_PASS)
-		result_set(r, STATUS_PASS, "nvidiactl, nvidia-uvm and %zu /dev/nvidiaN node%s usable; %s", gpus, gpus == 1 ? "" : "s",
-			   line[0] ? line : "driver version unknown");
+		result_set(r, STATUS_PASS, "nvidiactl, nvidia-uvm and %zu /dev/nvidiaN node%s usable; %s", gpus,
+			   gpus == 1 ? "" : "s", line[0] ? line : "driver version unknown");
 	else
 		result_set(r, r->status, "%zu problem%s with the NVIDIA driver and its nodes", result_finding_count(r),
 			   result_finding_count(r) == 1 ? "" : "s");
 	free(version_path);
 }
-

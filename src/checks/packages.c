@@ -94,8 +94,8 @@ static bool arch_satisfied(const struct rel_alt *alt, const char *pkg_arch, cons
 		return true;
 	if (alt->arch && strcmp(alt->arch, "any") == 0)
 		return strcmp(multiarch, "allowed") == 0;
-	const char *want = alt->arch && strcmp(alt->arch, "all") != 0 && strcmp(alt->arch, "native") != 0
-		? alt->arch : native;
+	const char *want =
+		alt->arch && strcmp(alt->arch, "all") != 0 && strcmp(alt->arch, "native") != 0 ? alt->arch : native;
 	const char *have = *pkg_arch && strcmp(pkg_arch, "all") != 0 ? pkg_arch : native;
 	return want && have && strcmp(want, have) == 0;
 }
@@ -195,7 +195,8 @@ static bool relation_holds(const struct relation *rel, const struct dpkg_status 
 			json_array_append_new(installed, j);
 			if (found->len)
 				sb_puts(found, "; ");
-			sb_printf(found, "%s:%s %s", p->name, *p->arch ? p->arch : "?", *p->version ? p->version : "(no version)");
+			sb_printf(found, "%s:%s %s", p->name, *p->arch ? p->arch : "?",
+				  *p->version ? p->version : "(no version)");
 			if (!real) {
 				sb_printf(found, " provides %s", alt->name);
 				if (item.alts[0].op != REL_ANY)
@@ -210,16 +211,23 @@ static bool relation_holds(const struct relation *rel, const struct dpkg_status 
 			else if (!ok_version && !real && item.alts[0].op == REL_ANY)
 				sb_printf(found, " without a version, which serves only an unversioned relation");
 			else if (!ok_version)
-				sb_printf(found, " is %s", alt->op == REL_LT || alt->op == REL_LE ? "too new" :
-					  alt->op == REL_EQ ? "another version" : "too old");
+				sb_printf(found, " is %s",
+					  alt->op == REL_LT || alt->op == REL_LE ? "too new"
+					  : alt->op == REL_EQ                    ? "another version"
+										 : "too old");
 			if (ok_state && bad_version && level == DEBVERSION_WARN)
-				result_finding(r, STATUS_WARN, "%s %s has version '%s': %s (dpkg reads its database leniently "
-					       "and compares it anyway)", p->name, p->arch, p->version, bad_version);
+				result_finding(r, STATUS_WARN,
+					       "%s %s has version '%s': %s (dpkg reads its database leniently "
+					       "and compares it anyway)",
+					       p->name, p->arch, p->version, bad_version);
 			if (ok_state && ok_arch && ok_version) {
 				holds = true;
 				if (strcmp(p->state, "triggers-awaited") == 0)
-					result_finding(r, STATUS_PASS, "%s is triggers-awaited: configured, waiting for another "
-						       "package's triggers, which dpkg runs before it checks dependencies", p->name);
+					result_finding(
+						r, STATUS_PASS,
+						"%s is triggers-awaited: configured, waiting for another "
+						"package's triggers, which dpkg runs before it checks dependencies",
+						p->name);
 			}
 			if (!real)
 				relation_free(&item);
@@ -261,10 +269,15 @@ static void run_installed(const struct context *ctx, void *state, struct result 
 	int rc = dpkg_status_load(path, names, &st, err, sizeof(err));
 	if (rc == -2) {
 		result_set(r, STATUS_FAIL, "no dpkg database at %s (not a Debian/Ubuntu image?): %s", admindir, err);
-		result_remedy(r, "run gpugate inside the Debian or Ubuntu image that holds the GPU stack, or point --root at its unpacked root filesystem");
+		result_remedy(
+			r,
+			"run gpugate inside the Debian or Ubuntu image that holds the GPU stack, or point --root at its unpacked root filesystem");
 	} else if (rc < 0) {
 		result_set(r, STATUS_FAIL, "cannot read the dpkg database: %s", err);
-		result_remedy(r, "the status file is corrupt: restore %s from %s-old (dpkg keeps a backup) or rebuild the image", path, path);
+		result_remedy(
+			r,
+			"the status file is corrupt: restore %s from %s-old (dpkg keeps a backup) or rebuild the image",
+			path, path);
 	} else {
 		const char *native_from = NULL;
 		char *native = native_arch(ctx, &st, &native_from);
@@ -299,18 +312,22 @@ static void run_installed(const struct context *ctx, void *state, struct result 
 				if (rels[i].count > 1)
 					result_remedy(r, "install one of: %s", want.buf);
 				else if (rels[i].alts[0].op == REL_ANY)
-					result_remedy(r, "install %s: apt-get install %s", want.buf, rels[i].alts[0].name);
+					result_remedy(r, "install %s: apt-get install %s", want.buf,
+						      rels[i].alts[0].name);
 				else
-					result_remedy(r, "install %s at a version %s %s (apt-get install %s from the repository that carries it)",
-						      rels[i].alts[0].name, rel_op_text(rels[i].alts[0].op),
-						      rels[i].alts[0].version, rels[i].alts[0].name);
+					result_remedy(
+						r,
+						"install %s at a version %s %s (apt-get install %s from the repository that carries it)",
+						rels[i].alts[0].name, rel_op_text(rels[i].alts[0].op),
+						rels[i].alts[0].version, rels[i].alts[0].name);
 			}
 			sb_release(&want);
 			sb_release(&found);
 		}
 		json_object_set_new(result_details(r), "relations", all);
 		if (bad)
-			result_set(r, STATUS_FAIL, "%zu of %zu pinned package relations do not hold: %s", bad, n, bad_names.buf);
+			result_set(r, STATUS_FAIL, "%zu of %zu pinned package relations do not hold: %s", bad, n,
+				   bad_names.buf);
 		else
 			result_set(r, r->status, "all %zu pinned package relations hold%s", n,
 				   r->status == STATUS_WARN ? " (with warnings: see the findings)" : "");

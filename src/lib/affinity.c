@@ -140,14 +140,17 @@ void affinity_apply(const char *mask, enum hierarchy h, const unsigned *tiles_in
 			}
 			bool has_sub = next_piece(entry, n, &sub_pos, '.', &sub, &sub_n);
 			if (index >= devices) {
-				note(r, "'%s' names device %u, which does not exist (%u devices): the driver ignores it",
+				note(r,
+				     "'%s' names device %u, which does not exist (%u devices): the driver ignores it",
 				     entry, n, index, devices);
 				continue;
 			}
 			if (h != HIERARCHY_COMPOSITE) {
 				if (has_sub) {
-					note(r, "'%s' is a sub-device, which the driver ignores under FLAT and COMBINED "
-						"(every tile is a device of its own)", entry, n, 0, 0);
+					note(r,
+					     "'%s' is a sub-device, which the driver ignores under FLAT and COMBINED "
+					     "(every tile is a device of its own)",
+					     entry, n, 0, 0);
 					continue;
 				}
 				size_t g = 0;
@@ -166,8 +169,8 @@ void affinity_apply(const char *mask, enum hierarchy h, const unsigned *tiles_in
 				break;
 			}
 			if (sub_index >= tiles[index]) {
-				note(r, "'%s': GPU %u has no sub-device %u, so the driver ignores the entry", entry, n, index,
-				     sub_index);
+				note(r, "'%s': GPU %u has no sub-device %u, so the driver ignores the entry", entry, n,
+				     index, sub_index);
 				continue;
 			}
 			size_t extra_pos = sub_pos, extra_n;
@@ -178,14 +181,16 @@ void affinity_apply(const char *mask, enum hierarchy h, const unsigned *tiles_in
 				size_t more_pos = extra_pos, more_n;
 				const char *more;
 				if (next_piece(entry, n, &more_pos, '.', &more, &more_n)) {
-					snprintf(r->abort_reason, sizeof(r->abort_reason),
-						 "'%.40s' has more than three parts (UNRECOVERABLE_IF in parseAffinityMask aborts)",
-						 entry);
+					snprintf(
+						r->abort_reason, sizeof(r->abort_reason),
+						"'%.40s' has more than three parts (UNRECOVERABLE_IF in parseAffinityMask aborts)",
+						entry);
 					r->aborts = true;
 					break;
 				}
-				note(r, "'%s' names an engine (X.Y.Z), which the driver does not use to filter: ignored", entry, n,
-				     0, 0);
+				note(r,
+				     "'%s' names an engine (X.Y.Z), which the driver does not use to filter: ignored",
+				     entry, n, 0, 0);
 				continue;
 			}
 			r->tiles_on[index] |= (uint64_t)1 << sub_index;

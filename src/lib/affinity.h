@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define AFFINITY_MAX_GPUS 64
+#define AFFINITY_MAX_GPUS  64
 #define AFFINITY_MAX_TILES 64
 #define AFFINITY_MAX_NOTES 16
 
@@ -35,14 +35,14 @@ struct affinity_note {
 };
 
 struct affinity_result {
-	bool filtered;          /* false: unset, empty or "default": no filter at all */
-	bool aborts;            /* std::stoul throws on an entry: zeInit terminates the program */
+	bool filtered; /* false: unset, empty or "default": no filter at all */
+	bool aborts;   /* std::stoul throws on an entry: zeInit terminates the program */
 	char abort_reason[160];
-	size_t gpus;            /* GPUs with at least one tile left visible */
-	size_t devices;         /* what zeDeviceGet returns: tiles under FLAT/COMBINED, GPUs under COMPOSITE */
+	size_t gpus;    /* GPUs with at least one tile left visible */
+	size_t devices; /* what zeDeviceGet returns: tiles under FLAT/COMBINED, GPUs under COMPOSITE */
 	bool visible[AFFINITY_MAX_GPUS];
 	uint64_t tiles_on[AFFINITY_MAX_GPUS]; /* the visible tiles of each GPU, one bit each */
-	size_t note_count;      /* entries the driver skipped, said in notes (at most AFFINITY_MAX_NOTES kept) */
+	size_t note_count; /* entries the driver skipped, said in notes (at most AFFINITY_MAX_NOTES kept) */
 	struct affinity_note notes[AFFINITY_MAX_NOTES];
 };
 

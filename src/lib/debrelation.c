@@ -20,12 +20,18 @@ bool rel_op_holds(enum rel_op op, const char *installed, const char *required)
 		return true;
 	int c = debversion_compare(installed, required);
 	switch (op) {
-	case REL_LT: return c < 0;
-	case REL_LE: return c <= 0;
-	case REL_EQ: return c == 0;
-	case REL_GE: return c >= 0;
-	case REL_GT: return c > 0;
-	default: return false;
+	case REL_LT:
+		return c < 0;
+	case REL_LE:
+		return c <= 0;
+	case REL_EQ:
+		return c == 0;
+	case REL_GE:
+		return c >= 0;
+	case REL_GT:
+		return c > 0;
+	default:
+		return false;
 	}
 }
 
@@ -56,10 +62,11 @@ static int parse_alt(const char *text, const char **pp, struct rel_alt *alt, cha
 	while (valid_name_char(*p))
 		p++;
 	if (p == start)
-		return fail(err, size, text, p, isupper((unsigned char)*p)
-			    ? "package names are lowercase" : "expected a package name");
+		return fail(err, size, text, p,
+			    isupper((unsigned char)*p) ? "package names are lowercase" : "expected a package name");
 	if (p - start < 2 || !isalnum((unsigned char)*start))
-		return fail(err, size, text, start, "invalid package name (two or more of a-z 0-9 + - ., starting alphanumeric)");
+		return fail(err, size, text, start,
+			    "invalid package name (two or more of a-z 0-9 + - ., starting alphanumeric)");
 	alt->name = xstrndup(start, (size_t)(p - start));
 	if (*p == ':') {
 		const char *a = ++p;
@@ -133,9 +140,9 @@ int relation_parse(const char *text, struct relation *out, char *err, size_t err
 			continue;
 		}
 		if (*p) {
-			fail(err, err_size, text, p, *p == ','
-			     ? "one relation per list item (',' joins relations in dpkg; use a new item)"
-			     : "unexpected text");
+			fail(err, err_size, text, p,
+			     *p == ',' ? "one relation per list item (',' joins relations in dpkg; use a new item)"
+				       : "unexpected text");
 			relation_free(out);
 			return -1;
 		}

@@ -35,7 +35,8 @@ bool dpkg_provides_names(const char *v, size_t n, const char *name)
 		while (v < end && (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r' || *v == ','))
 			v++;
 		const char *w = v;
-		while (v < end && *v != ' ' && *v != '\t' && *v != '\n' && *v != '\r' && *v != ':' && *v != '(' && *v != ',')
+		while (v < end && *v != ' ' && *v != '\t' && *v != '\n' && *v != '\r' && *v != ':' && *v != '(' &&
+		       *v != ',')
 			v++;
 		if ((size_t)(v - w) == want && want && memcmp(w, name, want) == 0)
 			return true;
@@ -111,8 +112,8 @@ static bool is_blank(const char *p, size_t n)
 }
 
 /* Status is "want flag state"; the state is the third word. */
-static int status_state(const char *path, const struct stanza *s, const char *name, char **state,
-			char *err, size_t size)
+static int status_state(const char *path, const struct stanza *s, const char *name, char **state, char *err,
+			size_t size)
 {
 	if (!s->status) {
 		*state = xstrdup("");
@@ -126,8 +127,8 @@ static int status_state(const char *path, const struct stanza *s, const char *na
 		words[n++] = tok;
 	if (n != 3) {
 		size_t line_no = s->line;
-		snprintf(err, size, "%s:%zu: Status of %s should have three words (want flag state), has '%.*s'",
-			 path, line_no, name, (int)(s->status_len > 80 ? 80 : s->status_len), s->status);
+		snprintf(err, size, "%s:%zu: Status of %s should have three words (want flag state), has '%.*s'", path,
+			 line_no, name, (int)(s->status_len > 80 ? 80 : s->status_len), s->status);
 		free(st);
 		return -1;
 	}
@@ -136,8 +137,8 @@ static int status_state(const char *path, const struct stanza *s, const char *na
 	return 0;
 }
 
-static int finish(const char *path, struct stanza *s, const char *const *wanted,
-		  struct dpkg_status *out, char *err, size_t size)
+static int finish(const char *path, struct stanza *s, const char *const *wanted, struct dpkg_status *out, char *err,
+		  size_t size)
 {
 	if (!s->any)
 		return 0;
@@ -225,7 +226,8 @@ static const char *skip_stanza(const char *p, const char *end, size_t *line, boo
 			__m128i blank1 = _mm_or_si128(_mm_cmpeq_epi8(b1, sp), _mm_cmpeq_epi8(b1, tab));
 			__m128i blank2 = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(b2, sp), _mm_cmpeq_epi8(b2, tab)),
 						      _mm_or_si128(_mm_cmpeq_epi8(b2, nl), _mm_cmpeq_epi8(b2, cr)));
-			unsigned cand = nls & (unsigned)_mm_movemask_epi8(_mm_or_si128(ends, _mm_and_si128(blank1, blank2)));
+			unsigned cand =
+				nls & (unsigned)_mm_movemask_epi8(_mm_or_si128(ends, _mm_and_si128(blank1, blank2)));
 			for (; cand; cand &= cand - 1) {
 				unsigned bit = (unsigned)__builtin_ctz(cand);
 				if (blank_line(q + bit + 1, end)) {
@@ -270,12 +272,15 @@ struct parser {
  * rest of the file. Line numbers continue from ps->line. */
 static int parse_region(struct parser *ps, const char *content, size_t len)
 {
-#define FIELD(name) { name, sizeof(name) - 1 }
+#define FIELD(name)                    \
+	{                              \
+		name, sizeof(name) - 1 \
+	}
 	static const struct {
 		const char *name;
 		size_t len;
-	} fields[] = { FIELD("Package"), FIELD("Architecture"), FIELD("Version"), FIELD("Status"),
-		       FIELD("Multi-Arch"), FIELD("Provides") };
+	} fields[] = { FIELD("Package"), FIELD("Architecture"), FIELD("Version"),
+		       FIELD("Status"),  FIELD("Multi-Arch"),   FIELD("Provides") };
 #undef FIELD
 	const char *path = ps->path;
 	const char *const *wanted = ps->wanted;
@@ -303,7 +308,8 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 			if (prov) {
 				const char *v = prov + 10;
 				const char *vend = v;
-				while (vend < p && (*vend != '\n' || (vend + 1 < p && (vend[1] == ' ' || vend[1] == '\t'))))
+				while (vend < p &&
+				       (*vend != '\n' || (vend + 1 < p && (vend[1] == ' ' || vend[1] == '\t'))))
 					vend++;
 				if (provides_wanted(wanted, v, (size_t)(vend - v))) {
 					p = from;
@@ -361,8 +367,8 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 			const char *v = colon + 1;
 			size_t vl = (size_t)(p + n - v);
 			const char **values[] = { &s.name, &s.arch, &s.version, &s.status, &s.multiarch, &s.provides };
-			size_t *lens[] = { &s.name_len, &s.arch_len, &s.version_len, &s.status_len, &s.multiarch_len,
-					   &s.provides_len };
+			size_t *lens[] = { &s.name_len,   &s.arch_len,      &s.version_len,
+					   &s.status_len, &s.multiarch_len, &s.provides_len };
 			for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
 				if (fl == fields[i].len && strncasecmp(p, fields[i].name, fl) == 0) {
 					*values[i] = v;
@@ -407,8 +413,8 @@ static size_t stanzas_end(const char *buf, size_t len)
 	return 0;
 }
 
-int dpkg_status_load_buffered(const char *path, const char *const *wanted, size_t buffer_size,
-			      struct dpkg_status *out, char *err, size_t err_size)
+int dpkg_status_load_buffered(const char *path, const char *const *wanted, size_t buffer_size, struct dpkg_status *out,
+			      char *err, size_t err_size)
 {
 	memset(out, 0, sizeof(*out));
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
@@ -468,8 +474,7 @@ int dpkg_status_load_buffered(const char *path, const char *const *wanted, size_
 	return rc;
 }
 
-int dpkg_status_load(const char *path, const char *const *wanted, struct dpkg_status *out,
-		     char *err, size_t err_size)
+int dpkg_status_load(const char *path, const char *const *wanted, struct dpkg_status *out, char *err, size_t err_size)
 {
 	return dpkg_status_load_buffered(path, wanted, DPKG_STATUS_BUFFER, out, err, err_size);
 }

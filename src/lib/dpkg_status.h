@@ -27,13 +27,12 @@ struct dpkg_status {
  * file gives -2 with errno text in err. */
 int dpkg_status_parse(const char *path, const char *content, size_t len, const char *const *wanted,
 		      struct dpkg_status *out, char *err, size_t err_size);
-int dpkg_status_load(const char *path, const char *const *wanted, struct dpkg_status *out,
-		     char *err, size_t err_size);
+int dpkg_status_load(const char *path, const char *const *wanted, struct dpkg_status *out, char *err, size_t err_size);
 /* dpkg_status_load with the read buffer's first size given (it grows to hold
  * the longest stanza): the tests use tiny ones to cross every boundary. */
 #define DPKG_STATUS_BUFFER 16384
-int dpkg_status_load_buffered(const char *path, const char *const *wanted, size_t buffer_size,
-			      struct dpkg_status *out, char *err, size_t err_size);
+int dpkg_status_load_buffered(const char *path, const char *const *wanted, size_t buffer_size, struct dpkg_status *out,
+			      char *err, size_t err_size);
 void dpkg_status_free(struct dpkg_status *st);
 /* True when the package's state satisfies a dependency: installed,
  * triggers-pending or triggers-awaited (dpkg's deppossi_ok_found() in

@@ -22,9 +22,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	unsigned tiles[8];
-	size_t count = 0;
-	for (; count < 8 && rest[count]; count++)
-		tiles[count] = (unsigned char)rest[count] % 9; /* 0 counts as 1 */
+	size_t count = strnlen(rest, 8);
+	for (size_t i = 0; i < count; i++)
+		tiles[i] = (unsigned char)rest[i] % 9; /* 0 counts as 1 */
 	enum hierarchy h;
 	hierarchy_parse(hier, hierarchy_default((unsigned)size), &h);
 	if (!hierarchy_name(h))

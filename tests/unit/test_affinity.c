@@ -35,9 +35,12 @@ static void numbers_read_like_stoul(void **state)
 {
 	(void)state;
 	/* std::stoul(s, nullptr, 0): hex, octal, a sign, blanks before, text after */
-	static const struct { const char *mask; size_t gpu; } forms[] = {
-		{ "0x1", 1 }, { "010", 8 }, { "08", 0 }, { "+1", 1 }, { " 2", 2 }, { "3abc", 3 }, { "1 2", 1 },
-		{ "4294967297", 1 }, /* cast to uint32_t: 2^32 + 1 is 1 */
+	static const struct {
+		const char *mask;
+		size_t gpu;
+	} forms[] = {
+		{ "0x1", 1 }, { "010", 8 },  { "08", 0 },  { "+1", 1 },
+		{ " 2", 2 },  { "3abc", 3 }, { "1 2", 1 }, { "4294967297", 1 }, /* cast to uint32_t: 2^32 + 1 is 1 */
 	};
 	unsigned tiles[16];
 	for (size_t i = 0; i < 16; i++)

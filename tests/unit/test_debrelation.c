@@ -22,8 +22,9 @@ static void test_valid(void **state)
 	assert_int_equal(r.alts[0].op, REL_ANY);
 	relation_free(&r);
 
-	assert_int_equal(relation_parse("  libze-intel-gpu1 ( >= 24.26 ) |intel-level-zero-gpu:amd64 (>>1.3.29138)",
-					&r, err, sizeof(err)), 0);
+	assert_int_equal(relation_parse("  libze-intel-gpu1 ( >= 24.26 ) |intel-level-zero-gpu:amd64 (>>1.3.29138)", &r,
+					err, sizeof(err)),
+			 0);
 	assert_int_equal(r.count, 2);
 	assert_string_equal(r.alts[0].name, "libze-intel-gpu1");
 	assert_int_equal(r.alts[0].op, REL_GE);
