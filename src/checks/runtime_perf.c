@@ -190,7 +190,7 @@ void runtime_run_performance(const struct context *ctx, void *state, struct resu
 	baselines_free(&set);
 	const char *first = result_first_finding(r);
 	if (ran == 0) {
-		result_set(r, STATUS_FAIL, "not reached: no device was enumerated (see runtime.loader and runtime.devices)");
+		result_blocked(r, "runtime.devices");
 	} else if (r->status == STATUS_FAIL) {
 		result_set(r, STATUS_FAIL, "%s", first);
 		if (slow)

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cache_dir.h"
 #include "../lib/util.h"
 
 #define MAX_SNAPSHOT_DEPTH 64 /* folders inside one snapshot; deeper is hostile */
@@ -93,10 +94,11 @@ static bool is_dot(const char *name)
 	return strcmp(name, ".") == 0 || strcmp(name, "..") == 0;
 }
 
-/* Opens a folder under dirfd without following a link in its place. */
+/* Opens a folder under dirfd without following a link in its place: the
+ * rule hf fetch writes by (cache_dir.h). */
 static int open_dir_at(int dirfd, const char *name)
 {
-	return openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return hf_dir_open(dirfd, name);
 }
 
 int hf_open_in_cache(int cache_fd, const char *rel, int flags)
@@ -865,9 +867,13 @@ static void compare_listing(struct walk *w)
 			f->listed = (long)i;
 		}
 		if (!f || !file_present(repo, f)) {
-			if (++rev->n_missing <= MAX_LISTING_WARNINGS)
-				WALK_WARN(w, HF_FAIL, false, fw, "%s is missing from snapshot %s (%s names it%s): offline, snapshot_download raises IncompleteSnapshotError",
-					  p, rev->commit, where, f ? ", and the snapshot's entry is not a usable file" : "");
+			if (++rev->n_missing <= MAX_LISTING_WARNINGS) {
+				char *refs = hf_refs_of(repo, rev->commit);
+				WALK_WARN(w, HF_FAIL, false, fw, "%s is missing from snapshot %s%s%s%s (%s names it%s): offline, snapshot_download raises IncompleteSnapshotError",
+					  p, rev->commit, *refs ? " (" : "", refs, *refs ? ")" : "", where,
+					  f ? ", and the snapshot's entry is not a usable file" : "");
+				free(refs);
+			}
 		} else if (lf->has_size && f->size != lf->size) {
 			if (++rev->n_size_differs <= MAX_LISTING_WARNINGS)
 				WALK_WARN(w, HF_FAIL, false, fw, "%s in snapshot %s is %llu bytes, %s says %llu", p, rev->commit,
