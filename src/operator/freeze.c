@@ -727,14 +727,17 @@ static int spec_freeze(int argc, char **argv)
 		  "# (the same machine passes; a changed package fails, naming it).\n\n",
 		  GPUGATE_VERSION, host[0] ? host : "?", when, o.root ? ", root " : "", o.root ? o.root : "",
 		  base_name);
-	sb_printf(&out, "profile: %s\n", spec_str(&base, "profile", "ci"));
-	sb_printf(&out, "description: ");
+	sb_puts(&out, "profile: ");
+	yaml_scalar(&out, spec_str(&base, "profile", "ci"));
+	sb_puts(&out, "\ndescription: ");
 	char *desc = xasprintf("frozen from %s on %s", host[0] ? host : "?", when);
 	yaml_scalar(&out, desc);
 	free(desc);
 	sb_puts(&out, "\n");
-	if (spec_has(&base, "deadline"))
-		sb_printf(&out, "deadline: %s\n", spec_str(&base, "deadline", "60s"));
+	if (spec_has(&base, "deadline")) {
+		sb_puts(&out, "deadline:");
+		emit_node(&out, &base, spec_get(&base, "deadline"), 2);
+	}
 	sb_puts(&out, "\n");
 
 	size_t pinned = 0, models = 0;
