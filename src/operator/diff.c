@@ -16,6 +16,7 @@
 
 #include "commands.h"
 #include "lib/debversion.h"
+#include "lib/escape.h"
 #include "lib/util.h"
 #include "operator/operator.h"
 #include "result.h"
@@ -397,6 +398,10 @@ static json_t *compare(const struct report *old, const struct report *new, doubl
 	json_object_set_new(diff, "old", side(old));
 	json_object_set_new(diff, "new", side(new));
 	json_object_set_new(diff, "tolerance_percent", json_real(tol));
+	const char *d0 = json_string_value(json_object_get(old->doc, "spec_digest"));
+	const char *d1 = json_string_value(json_object_get(new->doc, "spec_digest"));
+	if (d0 && d1) /* a different spec explains checks that appear or vanish */
+		json_object_set_new(diff, "same_spec", json_boolean(strcmp(d0, d1) == 0));
 	json_object_set_new(diff, "regressions", json_array());
 	diff_checks(diff, old, new);
 	diff_packages(diff, old, new);
@@ -422,6 +427,40 @@ static void percent_text(char *buf, size_t size, const json_t *v)
 		snprintf(buf, size, "n/a");
 }
 
+/* A copy of v whose every string is escaped for target (lib/escape.h):
+ * names from the reports reach a terminal or a Markdown table only so. */
+static json_t *escaped_copy(const json_t *v, enum escape_target target)
+{
+	if (json_is_string(v)) {
+		struct strbuf sb = STRBUF_INIT;
+		escape_add(&sb, json_string_value(v), target);
+		json_t *s = json_string(sb.buf ? sb.buf : "");
+		sb_release(&sb);
+		return s ? s : json_string("?");
+	}
+	if (json_is_array(v)) {
+		json_t *a = json_array();
+		size_t i;
+		json_t *e;
+		json_array_foreach(v, i, e)
+		{
+			json_array_append_new(a, escaped_copy(e, target));
+		}
+		return a;
+	}
+	if (json_is_object(v)) {
+		json_t *o = json_object();
+		const char *k;
+		json_t *e;
+		json_object_foreach((json_t *)v, k, e)
+		{
+			json_object_set_new(o, k, escaped_copy(e, target));
+		}
+		return o;
+	}
+	return json_copy((json_t *)v);
+}
+
 /* Text and Markdown differ in the frame only: md is true for Markdown. */
 static void render(struct strbuf *sb, const json_t *diff, bool md)
 {
@@ -437,13 +476,21 @@ static void render(struct strbuf *sb, const json_t *diff, bool md)
 			s_of(old, "timestamp"), s_of(new, "file"), s_of(new, "verdict"), s_of(new, "profile"),
 			s_of(new, "hostname"), s_of(new, "timestamp"));
 	else
-		sb_printf(sb, "old: %s (%s, profile %s%s%s)\nnew: %s (%s, profile %s%s%s)\n", s_of(old, "file"),
-			  s_of(old, "verdict"), s_of(old, "profile"), json_object_get(old, "hostname") ? ", host " : "",
-			  json_is_string(json_object_get(old, "hostname")) ? s_of(old, "hostname") : "",
-			  s_of(new, "file"), s_of(new, "verdict"), s_of(new, "profile"),
-			  json_object_get(new, "hostname") ? ", host " : "",
-			  json_is_string(json_object_get(new, "hostname")) ? s_of(new, "hostname") : "");
+		for (int k = 0; k < 2; k++) {
+			const json_t *r = k ? new : old;
+			sb_printf(sb, "%s: %s (%s, profile %s", k ? "new" : "old", s_of(r, "file"), s_of(r, "verdict"),
+				  s_of(r, "profile"));
+			static const char *const more[] = { "hostname", "timestamp", "version" };
+			static const char *const label[] = { ", host ", ", ", ", gpugate " };
+			for (size_t m = 0; m < ARRAY_SIZE(more); m++)
+				if (json_is_string(json_object_get(r, more[m])))
+					sb_printf(sb, "%s%s", label[m], s_of(r, more[m]));
+			sb_puts(sb, ")\n");
+		}
 
+	if (json_is_false(json_object_get(diff, "same_spec")))
+		sb_puts(sb, md ? "\nThe two runs used different specs (spec_digest).\n"
+			       : "the two runs used different specs (spec_digest)\n");
 	json_t *list = json_object_get(diff, "checks");
 	sb_printf(sb, md ? "\n### Checks whose status changed (%zu)\n\n" : "\nchecks whose status changed: %zu\n",
 		  json_array_size(list));
@@ -605,8 +652,10 @@ int cmd_diff(int argc, char **argv)
 		sb_puts(&out, "\n");
 		free(text);
 	} else {
-		render(&out, diff, strcmp(format, "markdown") == 0);
-		text_sanitize(out.buf); /* names from the reports reach a terminal: no escapes */
+		bool md = strcmp(format, "markdown") == 0;
+		json_t *shown = escaped_copy(diff, md ? ESCAPE_MARKDOWN_CELL : ESCAPE_LINE);
+		render(&out, shown, md);
+		json_decref(shown);
 	}
 	char err[4352];
 	int rc = operator_write_output("-", out.buf, out.len, err, sizeof(err));

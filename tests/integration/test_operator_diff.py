@@ -54,7 +54,8 @@ def test_improved_is_exit_0_with_the_change_in_percent(tmp_path):
     assert r.rc == 0, r
     assert "copy 280.0 -> 400.0 GB/s (+42.9%)" in r.out and "verdict: no regression" in r.out, r
     d = json.loads(diff("--format", "json", old, new).out)
-    assert d["regressed"] is False and d["regressions"] == [], d
+    assert d["regressed"] is False and d["regressions"] == [] and d["same_spec"] is True, d
+    assert d["old"]["hostname"] == d["new"]["hostname"] and d["new"]["timestamp"], d
     perf = d["performance"]
     assert len(perf) == 1 and perf[0]["bandwidth_change_percent"] == 42.9, perf
     assert perf[0]["device"] == "level-zero 0000:03:00.0" and perf[0]["name"] == "Fake Arc A770 #0", perf
@@ -82,6 +83,8 @@ def test_the_tolerance_comes_from_the_runs_spec(tmp_path):
     new = report(tmp_path, "new.json", root, fault="slow_copy", spec=loose)
     r = diff(old, new)
     assert r.rc == 0 and "performance (tolerance 40%)" in r.out, r
+    r = diff(report(tmp_path, "strict.json", root), new)  # the default 20% spec against the 40% one
+    assert "the two runs used different specs (spec_digest)" in r.out, r
 
 
 def test_a_changed_package_is_listed_and_not_a_regression_by_itself(tmp_path):
@@ -157,3 +160,14 @@ def test_same_report_twice_is_no_change(tmp_path):
     for line in ("checks whose status changed: 0", "packages changed: 0", "GPUs gained or lost: 0",
                  "copy 400.0 -> 400.0 GB/s (+0.0%)", "verdict: no regression"):
         assert line in r.out, r
+
+
+def test_names_from_a_report_cannot_forge_lines_or_colour_the_terminal(tmp_path):
+    good = report(tmp_path, "good.json", root_with(tmp_path, "root", gpus=1))
+    doc = json.load(open(good))
+    doc["checks"][0].update({"id": "packages.installed\x1b[31m\nverdict: no regression", "status": "fail"})
+    evil = write(str(tmp_path / "evil.json"), json.dumps(doc))
+    for fmt in ("text", "markdown"):
+        r = diff("--format", fmt, good, evil)
+        assert r.rc == 1 and "\x1b" not in r.out, r
+        assert not any(line.startswith("verdict: no regression") for line in r.out.splitlines()), r

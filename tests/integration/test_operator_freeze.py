@@ -9,7 +9,7 @@ import re
 import subprocess
 
 import hf_builder
-from conftest import run_gpugate, stanza, write
+from conftest import GPUGATE, run_gpugate, stanza, write
 from gpufixture import Root, mknod
 from test_runtime import FAKE
 
@@ -46,9 +46,13 @@ def intel_root(tmp_path, gpus=2):
     root = Root(tmp_path / "root").add_gpus(gpus, device=0x56a0)
     dpkg(root, INTEL + OTHERS)
     cache = os.path.join(root.path, "cache")
-    hf_builder.valid_cache(cache)
-    listing = {"format_version": 1, "files": {"config.json": {"size": 26, "blob_id": "x"},
-                                              "model.safetensors": {"size": 1048580, "blob_id": "y"}}}
+    names = hf_builder.valid_cache(cache)["model"]  # path -> blob of the last revision (COMMIT_B)
+    snap = os.path.join(cache, "models--org--tiny", "snapshots", hf_builder.COMMIT_B)
+    size = {p: os.path.getsize(os.path.join(snap, p)) for p in ("config.json", "model.safetensors")}
+    listing = {"format_version": 1, "files": {
+        "config.json": {"size": size["config.json"], "blob_id": names["config.json"]},
+        "model.safetensors": {"size": size["model.safetensors"], "blob_id": "0" * 40,
+                              "lfs_sha256": names["model.safetensors"], "lfs_size": size["model.safetensors"]}}}
     write(os.path.join(cache, "models--org--tiny", "trees", hf_builder.COMMIT_B + ".json"), json.dumps(listing))
     return root
 
@@ -194,3 +198,23 @@ def test_with_baselines_records_the_measured_figures_beside_the_spec(tmp_path):
                     env=e, timeout=120)
     c = r.check("runtime.performance")
     assert r.rc == 1 and "30% below the baseline 400.0 GB/s" in c["summary"] and folder in c["summary"], r
+
+
+def test_with_baselines_on_the_fake_cuda_gpu_keyed_by_name(tmp_path):
+    """The fake libcuda reports no PCI device id outside /sys: the baseline is keyed by name."""
+    fake_cuda = os.path.join(os.path.dirname(os.path.abspath(GPUGATE)), "tests", "fake_cuda")
+    e = env()
+    e.update({"LD_LIBRARY_PATH": fake_cuda, "XDG_RUNTIME_DIR": str(tmp_path)})
+    base = write(str(tmp_path / "base.yaml"), "runtime:\n  backend: cuda\n  timeout: 30s\n  bandwidth_buffer: 16MiB\n")
+    out = str(tmp_path / "cuda.yaml")
+    r = run_gpugate("spec", "freeze", "--spec", base, "--vendor", "nvidia", "--with-baselines", "-o", out, env=e,
+                    timeout=120)
+    assert r.rc == 0, r
+    baseline = json.load(open(str(tmp_path / "cuda.baselines" / "10de-fake-gpu-0-cuda.json")))
+    assert baseline["name"] == "Fake GPU 0" and "device_id" not in baseline, baseline
+    assert abs(baseline["copy_bandwidth_gbs"] - 2000.0) < 1, baseline
+    r = run_gpugate("check", "--spec", out, "--only", "runtime", "--format", "json", env=e, timeout=120)
+    assert r.rc == 0 and "within 20% of the baseline" in r.check("runtime.performance")["summary"], r
+    e["FAKE_CUDA_FAULT"] = "slow_copy"
+    r = run_gpugate("check", "--spec", out, "--only", "runtime", "--format", "json", env=e, timeout=120)
+    assert r.rc == 1 and "1400.0 GB/s is 30% below the baseline 2000.0 GB/s" in r.check("runtime.performance")["summary"], r
