@@ -518,9 +518,8 @@ static int write_baselines(const char *folder, json_t *measured)
 				 (long)json_integer_value(dev_id) & 0xffff);
 		} else if (name) {
 			snprintf(key, sizeof(key), "%04lx-%s", vendor & 0xffff, name);
-			for (char *k = key; *k; k++)
-				if (!isalnum_ascii(*k) && *k != '-')
-					*k = '-';
+			for (char *k = key; *k; k++) /* as runtime.performance names the file */
+				*k = (*k >= 'A' && *k <= 'Z') ? (char)(*k - 'A' + 'a') : isalnum_ascii(*k) ? *k : '-';
 		} else {
 			continue;
 		}
