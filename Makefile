@@ -35,7 +35,7 @@ MAIN_SRCS := src/main.c src/provision/main.c
 LIB_SRCS  := $(sort $(filter-out src/provision/%.c src/tools/%.c $(MAIN_SRCS),$(wildcard src/*.c src/*/*.c)))
 PROV_SRCS := $(sort $(filter-out $(MAIN_SRCS),$(wildcard src/provision/*.c)))
 GEN_OBJS  := $(patsubst %,$(BUILD)/obj/gen/%.o,embedded_profiles embedded_kernels embedded_baselines \
-             embedded_ptx sandbox_bpf)
+             embedded_ptx sandbox_bpf embedded_vendor_pins)
 LIB_OBJS  := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(GEN_OBJS)
 PROV_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(PROV_SRCS))
 MAIN_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(MAIN_SRCS))
@@ -85,6 +85,14 @@ $(BUILD)/obj/%.o: src/%.c
 $(BUILD)/gen/embedded_profiles.c: $(PROFILES) src/tools/embed.sh
 	@mkdir -p $(dir $@)
 	sh src/tools/embed.sh embedded_profiles $(foreach p,$(EMBEDDED_PROFILES),$(p)=checks/$(p).yaml) > $@.tmp
+	mv $@.tmp $@
+
+# Each vendor's driver-stack pins, laid over the built-in profiles for that
+# vendor only (src/profile.c).
+VENDOR_PINS := $(sort $(wildcard checks/vendor/*.yaml))
+$(BUILD)/gen/embedded_vendor_pins.c: $(VENDOR_PINS) src/tools/embed.sh
+	@mkdir -p $(dir $@)
+	sh src/tools/embed.sh embedded_vendor_pins $(foreach p,$(VENDOR_PINS),$(basename $(notdir $(p)))=$(p)) > $@.tmp
 	mv $@.tmp $@
 
 # The seccomp allow-lists: src/tools/sandbox_gen.c builds them with libseccomp

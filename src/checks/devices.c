@@ -28,7 +28,7 @@
 static const struct spec_key devices_keys[] = {
 	{ "devices", SPEC_MAP, SCALAR_STR, NULL, "the GPUs and their device nodes" },
 	{ "devices.vendor", SPEC_SCALAR, SCALAR_STR, NULL,
-	  "which GPUs count: intel (default), nvidia, amd, any, or a PCI vendor id such as 0x8086" },
+	  "which GPUs count: intel, nvidia, amd, any, or a PCI vendor id such as 0x8086; default: --vendor, else detected" },
 	{ "devices.min_gpus", SPEC_SCALAR, SCALAR_INT, NULL,
 	  "the fewest usable GPUs of that vendor (default 1)" },
 	{ "devices.by_path", SPEC_SCALAR, SCALAR_ENUM, "require|warn|ignore",
@@ -235,7 +235,9 @@ static int nvidia_minor_of(const struct context *ctx, const char *bdf)
 static void *devices_prepare(const struct context *ctx)
 {
 	struct devices_state *s = xcalloc(1, sizeof(*s));
-	if (parse_vendor(spec_str(ctx->spec, "devices.vendor", "intel"), &s->vendor) < 0)
+	/* no vendor in the spec: the run's (--vendor, else detected) */
+	const char *vendor = ctx->vendor ? ctx->vendor : "intel";
+	if (parse_vendor(spec_str(ctx->spec, "devices.vendor", vendor), &s->vendor) < 0)
 		parse_vendor("intel", &s->vendor); /* validated at load: unreachable */
 	yaml_node_t *list = spec_get(ctx->spec, "devices.drivers");
 	if (list && list->type == YAML_SEQUENCE_NODE) {

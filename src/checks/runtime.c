@@ -85,6 +85,10 @@ bool runtime_no_backend(const struct probe_session *st, struct result *r)
 {
 	if (!st->none_found)
 		return false;
+	if (strcmp(r->id, "runtime.loader") != 0) {
+		result_blocked(r, "runtime.loader"); /* its failure says it once */
+		return true;
+	}
 	result_set(r, STATUS_FAIL, "%s", st->none_found);
 	result_remedy(r, "install the Level Zero loader and the Intel GPU driver: apt-get install libze1 libze-intel-gpu1 (or intel-level-zero-gpu)");
 	return true;
@@ -330,7 +334,7 @@ static void run_devices(const struct context *ctx, void *state, struct result *r
 		}
 	}
 	if (reached == 0)
-		result_set(r, STATUS_FAIL, "not reached: the runtime did not initialize (see runtime.loader)");
+		result_blocked(r, "runtime.loader");
 	else if (result_finding_count(r))
 		result_set(r, STATUS_FAIL, "%s", result_first_finding(r));
 	else
@@ -367,7 +371,7 @@ static void run_smoke(const struct context *ctx, void *state, struct result *r)
 		}
 	}
 	if (ran == 0)
-		result_set(r, STATUS_FAIL, "not reached: no device was enumerated (see runtime.loader and runtime.devices)");
+		result_blocked(r, "runtime.devices");
 	else if (passed < ran)
 		result_set(r, STATUS_FAIL, "smoke kernel failed on %zu of %zu devices: %s", ran - passed, ran,
 			   result_first_finding(r));
@@ -409,7 +413,7 @@ static void run_memory(const struct context *ctx, void *state, struct result *r)
 		}
 	}
 	if (seen == 0)
-		result_set(r, STATUS_FAIL, "not reached: no device was enumerated");
+		result_blocked(r, "runtime.devices");
 	else if (r->status == STATUS_FAIL) {
 		result_set(r, STATUS_FAIL, "%s", result_first_finding(r));
 		result_remedy(r, "free GPU memory: stop other processes on the GPU (xpu-smi ps) or lower runtime.min_free_memory");

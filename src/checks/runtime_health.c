@@ -72,7 +72,7 @@ void runtime_run_health(const struct context *ctx, void *state, struct result *r
 			st->probes[i].be->judge_health(t, label, r);
 		}
 	if (seen == 0)
-		result_set(r, STATUS_FAIL, "not reached: no device finished its probe (see runtime.smoke)");
+		result_blocked(r, "runtime.smoke,runtime.devices");
 	else if (r->status != STATUS_PASS)
 		result_set(r, r->status, "%s", result_first_finding(r));
 	else
@@ -125,7 +125,7 @@ void runtime_run_processes(const struct context *ctx, void *state, struct result
 			sb_release(&others);
 		}
 	if (seen == 0) {
-		result_set(r, STATUS_FAIL, "not reached: no device finished its probe (see runtime.smoke)");
+		result_blocked(r, "runtime.smoke,runtime.devices");
 	} else if (busy) {
 		result_set(r, STATUS_WARN, "%s", result_first_finding(r));
 		result_remedy(r, "tests would share the GPU's memory and time with these processes: stop them or wait for them "

@@ -118,7 +118,22 @@ void runtime_run_performance(const struct context *ctx, void *state, struct resu
 					       run->verdict ? run->verdict : "the probe reported no figures");
 				continue;
 			}
-			json_array_append(figures, dev->performance.raw);
+			/* whose figures they are, so that gpugate diff and spec freeze
+			 * can pair and key them (gpugate diff, src/operator/) */
+			json_t *fig = json_copy(dev->performance.raw);
+			json_object_set_new(fig, "backend", json_string(backend));
+			json_object_set_new(fig, "index", json_integer((json_int_t)d));
+			if (dev->pci)
+				json_object_set_new(fig, "pci", json_string(dev->pci));
+			if (dev->name)
+				json_object_set_new(fig, "name", json_string(dev->name));
+			if (dev->uuid)
+				json_object_set_new(fig, "uuid", json_string(dev->uuid));
+			if (dev->vendor_id >= 0)
+				json_object_set_new(fig, "vendor_id", json_integer(dev->vendor_id));
+			if (dev->device_id >= 0)
+				json_object_set_new(fig, "device_id", json_integer(dev->device_id));
+			json_array_append_new(figures, fig);
 			double bw = dev->performance.copy_bandwidth_gbs;
 			double lat = dev->performance.launch_latency_us;
 			long vendor = dev->vendor_id, device = dev->device_id;
@@ -177,7 +192,7 @@ void runtime_run_performance(const struct context *ctx, void *state, struct resu
 	baselines_free(&set);
 	const char *first = result_first_finding(r);
 	if (ran == 0) {
-		result_set(r, STATUS_FAIL, "not reached: no device was enumerated (see runtime.loader and runtime.devices)");
+		result_blocked(r, "runtime.devices");
 	} else if (r->status == STATUS_FAIL) {
 		result_set(r, STATUS_FAIL, "%s", first);
 		if (slow)

@@ -25,7 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "hf_location.h"
+#include "hf/location.h"
+#include "lib/escape.h"
 #include "lib/util.h"
 #include "provision.h"
 
@@ -149,8 +150,8 @@ static void collect_environment(struct bundle *b)
 			sb_printf(out, "%.*s=<redacted>\n", (int)len, sorted[i]);
 		} else {
 			char *v = redact_userinfo(sorted[i]);
-			text_sanitize(v);
-			sb_printf(out, "%s\n", v);
+			escape_add(out, v, ESCAPE_LINE); /* a newline in a value forges no line */
+			sb_puts(out, "\n");
 			free(v);
 		}
 	}
@@ -356,12 +357,14 @@ static void list_dir(struct strbuf *out, const char *dir)
 				  g ? g->gr_name : "?");
 			if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
 				sb_printf(out, " %u:%u", major(st.st_rdev), minor(st.st_rdev));
-			sb_printf(out, " %s", names[i]);
+			sb_puts(out, " ");
+			escape_add(out, names[i], ESCAPE_LINE);
 			char target[PATH_MAX];
 			ssize_t k = S_ISLNK(st.st_mode) ? readlink(path, target, sizeof(target) - 1) : -1;
 			if (k > 0) {
 				target[k] = '\0';
-				sb_printf(out, " -> %s", target);
+				sb_puts(out, " -> ");
+				escape_add(out, target, ESCAPE_LINE);
 			}
 			sb_puts(out, "\n");
 		}
@@ -647,9 +650,10 @@ static void collect_secrets(struct bundle *b)
 	}
 	char *token = NULL;
 	char err[300];
+	const char *source;
 	struct hf_location loc;
 	hf_location_of_environ(environ, "", false, &loc);
-	if (hfloc_token(&loc, &token, err, sizeof(err)) == 0 && token) {
+	if (hf_token_of_environ(environ, "", &loc, &token, &source, err, sizeof(err)) == 0 && token) {
 		add_secret(b, token);
 		explicit_bzero(token, strlen(token));
 		free(token);
