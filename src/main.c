@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "context.h"
 #include "lib/embedded.h"
+#include "lib/escape.h"
 #include "lib/sandbox.h"
 #include "lib/util.h"
 #include "profile.h"
@@ -120,6 +121,26 @@ static int set_nfd_prefix(struct check_options *o, const char *value, const char
  * Options win: --profile or --spec given means neither variable is read.
  * A value that is set but unusable is an error naming the variable, never
  * silently ignored. */
+/* An environment value as an error message may show it: escaped (no
+ * terminal control, no forged line) and cut at 100 bytes. Caller frees. */
+static char *shown_value(const char *value)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t n = strlen(value);
+	escape_add_n(&sb, value, n > 100 ? 100 : n, ESCAPE_LINE);
+	if (n > 100)
+		sb_puts(&sb, "...");
+	return sb_detach(&sb);
+}
+
+static int env_error(const char *name, const char *value, const char *problem)
+{
+	char *v = shown_value(value);
+	int rc = usage_error("%s: '%s' %s", name, v, problem);
+	free(v);
+	return rc;
+}
+
 static int options_from_environment(struct check_options *o)
 {
 	const char *profile = getenv("GPUGATE_PROFILE");
@@ -128,7 +149,7 @@ static int options_from_environment(struct check_options *o)
 	if (!o->profile && !o->spec_path) {
 		if (profile && *profile) {
 			if (!embedded_find(embedded_profiles, profile))
-				return usage_error("GPUGATE_PROFILE: unknown profile '%s' (healthcheck, ci, validate)", profile);
+				return env_error("GPUGATE_PROFILE", profile, "is no profile (healthcheck, ci, validate)");
 			o->profile = profile;
 		}
 		if (spec && *spec)
@@ -136,7 +157,7 @@ static int options_from_environment(struct check_options *o)
 	}
 	if (!o->deadline && deadline && *deadline) {
 		if (parse_seconds(deadline, &o->deadline) < 0 || o->deadline <= 0)
-			return usage_error("GPUGATE_DEADLINE: '%s' is not a positive number of seconds", deadline);
+			return env_error("GPUGATE_DEADLINE", deadline, "is not a positive number of seconds");
 	}
 	return 0;
 }
@@ -281,8 +302,13 @@ static int load_spec(const struct check_options *o, const char *vendor, struct s
 		rc = profile_load_file(spec, o->spec_path, vendor, &err);
 	else
 		rc = profile_load(spec, o->profile ? o->profile : "ci", vendor, &err);
-	if (rc < 0)
-		fprintf(stderr, "gpugate: spec error: %s\n", err.msg);
+	if (rc < 0) {
+		/* the message may quote the file's bytes: escaped for the terminal */
+		struct strbuf msg = STRBUF_INIT;
+		escape_add(&msg, err.msg, ESCAPE_LINE);
+		fprintf(stderr, "gpugate: spec error: %s\n", msg.buf ? msg.buf : "");
+		sb_release(&msg);
+	}
 	return rc;
 }
 
@@ -328,9 +354,12 @@ static int write_step_summary(const struct delivery *d, const struct run *run)
 	report_github_summary(&sb, run);
 	int err = report_append_file(path, sb.buf ? sb.buf : "", sb.len);
 	sb_release(&sb);
-	if (err < 0)
-		fprintf(stderr, "gpugate: cannot append the job summary to $GITHUB_STEP_SUMMARY (%s): %s\n", path,
+	if (err < 0) {
+		char *where = shown_value(path);
+		fprintf(stderr, "gpugate: cannot append the job summary to $GITHUB_STEP_SUMMARY (%s): %s\n", where,
 			strerror(-err));
+		free(where);
+	}
 	return err;
 }
 

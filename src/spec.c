@@ -371,6 +371,11 @@ static yaml_document_t *doc_of(const struct spec *spec, const yaml_node_t *node)
 	return (yaml_document_t *)&spec->doc;
 }
 
+yaml_document_t *spec_document_of(const struct spec *spec, const yaml_node_t *node)
+{
+	return doc_of(spec, node);
+}
+
 yaml_node_t *spec_child(const struct spec *spec, const yaml_node_t *map, const char *key)
 {
 	if (!map || map->type != YAML_MAPPING_NODE)

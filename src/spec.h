@@ -57,6 +57,9 @@ int spec_error_at(struct spec_error *err, const struct spec *spec, const yaml_no
 yaml_node_t *spec_get(const struct spec *spec, const char *path);
 yaml_node_t *spec_child(const struct spec *spec, const yaml_node_t *map, const char *key);
 bool spec_has(const struct spec *spec, const char *path);
+/* The document that holds node: the spec's own or a base's (`extends:`, a
+ * vendor's pins); for walking a mapping's pairs (spec freeze copies them). */
+yaml_document_t *spec_document_of(const struct spec *spec, const yaml_node_t *node);
 
 /* Typed reads with a default for a missing key. The loader has already
  * checked the types, so these never fail. */

@@ -177,7 +177,8 @@ static const struct hf_cache *scanned(struct hf_state *s)
 {
 	if (!s->scanned) {
 		s->scanned = true;
-		s->scan_rc = hf_cache_scan(s->cache, &s->scan, s->scan_err, sizeof(s->scan_err));
+		/* absolute links written into the cache carry the path huggingface_hub uses */
+		s->scan_rc = hf_cache_scan_as(s->cache, s->loc.hub_cache, &s->scan, s->scan_err, sizeof(s->scan_err));
 	}
 	return s->scan_rc == 0 ? &s->scan : NULL;
 }
@@ -605,15 +606,27 @@ static void run_layout(const struct context *ctx, void *state, struct result *r)
 	}
 	if (fails + warns > MAX_LISTED)
 		result_finding(r, fails ? STATUS_FAIL : STATUS_WARN, "and %zu more problems", fails + warns - MAX_LISTED);
+	size_t revisions = 0, unlisted = 0;
+	for (size_t i = 0; i < c->n_repos; i++)
+		for (size_t v = 0; v < c->repos[i].n_revisions; v++) {
+			revisions++;
+			unlisted += c->repos[i].revisions[v].listing.state != HF_LISTING_OK;
+		}
+	char *note = unlisted ? xasprintf("; %zu of %zu revisions have no usable trees/<commit>.json listing, so their completeness was not checked (a current huggingface_hub or gpugate hf fetch writes one)",
+					  unlisted, revisions)
+			      : xstrdup("");
+	json_object_set_new(result_details(r), "revisions", json_integer((json_int_t)revisions));
+	json_object_set_new(result_details(r), "revisions_without_listing", json_integer((json_int_t)unlisted));
 	char h[32];
 	human(size, h, sizeof(h));
 	json_object_set_new(result_details(r), "repos", json_integer((json_int_t)c->n_repos));
 	json_object_set_new(result_details(r), "size_on_disk", json_integer((json_int_t)size));
 	if (fails)
-		result_set(r, STATUS_FAIL, "%zu layout problems in %s (%zu repos, %s)", fails, s->loc.hub_cache, c->n_repos, h);
+		result_set(r, STATUS_FAIL, "%zu layout problems in %s (%zu repos, %s)%s", fails, s->loc.hub_cache, c->n_repos, h, note);
 	else
-		result_set(r, warns ? STATUS_WARN : STATUS_PASS, "%zu repos, %s, layout sound%s", c->n_repos, h,
-			   warns ? " (with warnings)" : "");
+		result_set(r, warns ? STATUS_WARN : STATUS_PASS, "%zu repos, %s, layout sound%s%s", c->n_repos, h,
+			   warns ? " (with warnings)" : "", note);
+	free(note);
 }
 
 static bool file_usable(const struct hf_repo *repo, const struct hf_file *f)
@@ -798,7 +811,7 @@ static void run_integrity(const struct context *ctx, void *state, struct result 
 	/* unverified content (a blob named by no hash, a copied file no listing
 	 * names) warns in ci and fails in validate: never counted as matching */
 	bool strict = ctx->profile && strcmp(ctx->profile, "validate") == 0;
-	size_t bad = 0, unverified = 0, ok = 0, listed = 0;
+	size_t bad = 0, unverified = 0, ok = 0;
 	for (size_t i = 0; i < v.count; i++) {
 		const struct hf_blob_result *res = &v.results[i];
 		if (res->state == HF_BLOB_OK)
@@ -826,9 +839,6 @@ static void run_integrity(const struct context *ctx, void *state, struct result 
 	}
 	if (bad + unverified > MAX_LISTED)
 		result_finding(r, bad || strict ? STATUS_FAIL : STATUS_WARN, "and %zu more", bad + unverified - MAX_LISTED);
-	for (size_t k = 0; k < c->n_repos; k++)
-		for (size_t rv = 0; rv < c->repos[k].n_revisions; rv++)
-			listed += c->repos[k].revisions[rv].listing.state == HF_LISTING_OK;
 	json_t *d = result_details(r);
 	json_object_set_new(d, "files", json_integer((json_int_t)v.count));
 	json_object_set_new(d, "matching", json_integer((json_int_t)ok));

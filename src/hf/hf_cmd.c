@@ -174,14 +174,18 @@ static int hf_where(int argc, char **argv)
 	return usable ? EXIT_HEALTHY : EXIT_UNHEALTHY;
 }
 
-/* The cache folder to read: --cache, or the resolved one under --root. */
-static char *cache_dir(const struct hf_options *o)
+/* The cache folder to read: --cache, or the resolved one under --root;
+ * *alias gets the path huggingface_hub uses for it (absolute links written
+ * into the cache under --root carry that path), or NULL. */
+static char *cache_dir(const struct hf_options *o, char **alias)
 {
+	*alias = NULL;
 	if (o->cache)
 		return xstrdup(o->cache);
 	struct hf_location loc;
 	hf_location_of_environ(environ, o->root, true, &loc);
 	char *p = root_path(o->root, loc.hub_cache);
+	*alias = xstrdup(loc.hub_cache);
 	hf_location_free(&loc);
 	return p;
 }
@@ -295,10 +299,12 @@ static bool repo_failed(const struct hf_repo *r)
 
 static int scan_or_explain(const struct hf_options *o, struct hf_cache *cache)
 {
-	char *dir = cache_dir(o);
+	char *alias;
+	char *dir = cache_dir(o, &alias);
 	char err[4200];
-	int rc = hf_cache_scan(dir, cache, err, sizeof(err));
+	int rc = hf_cache_scan_as(dir, alias, cache, err, sizeof(err));
 	free(dir);
+	free(alias);
 	if (rc < 0) {
 		fprintf(stderr, "gpugate: no Hugging Face cache to read: %s\n", err);
 		hf_cache_free(cache);

@@ -867,9 +867,13 @@ static void compare_listing(struct walk *w)
 			f->listed = (long)i;
 		}
 		if (!f || !file_present(repo, f)) {
-			if (++rev->n_missing <= MAX_LISTING_WARNINGS)
-				WALK_WARN(w, HF_FAIL, false, fw, "%s is missing from snapshot %s (%s names it%s): offline, snapshot_download raises IncompleteSnapshotError",
-					  p, rev->commit, where, f ? ", and the snapshot's entry is not a usable file" : "");
+			if (++rev->n_missing <= MAX_LISTING_WARNINGS) {
+				char *refs = hf_refs_of(repo, rev->commit);
+				WALK_WARN(w, HF_FAIL, false, fw, "%s is missing from snapshot %s%s%s%s (%s names it%s): offline, snapshot_download raises IncompleteSnapshotError",
+					  p, rev->commit, *refs ? " (" : "", refs, *refs ? ")" : "", where,
+					  f ? ", and the snapshot's entry is not a usable file" : "");
+				free(refs);
+			}
 		} else if (lf->has_size && f->size != lf->size) {
 			if (++rev->n_size_differs <= MAX_LISTING_WARNINGS)
 				WALK_WARN(w, HF_FAIL, false, fw, "%s in snapshot %s is %llu bytes, %s says %llu", p, rev->commit,

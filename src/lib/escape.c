@@ -12,10 +12,20 @@ size_t escape_utf8_decode(const unsigned char *s, uint32_t *cp)
 		*cp = c;
 		return 1;
 	}
-	if (c >= 0xC2 && c <= 0xDF) { n = 2; v = c & 0x1F; min = 0x80; }
-	else if (c >= 0xE0 && c <= 0xEF) { n = 3; v = c & 0x0F; min = 0x800; }
-	else if (c >= 0xF0 && c <= 0xF4) { n = 4; v = c & 0x07; min = 0x10000; }
-	else return 0;
+	if (c >= 0xC2 && c <= 0xDF) {
+		n = 2;
+		v = c & 0x1F;
+		min = 0x80;
+	} else if (c >= 0xE0 && c <= 0xEF) {
+		n = 3;
+		v = c & 0x0F;
+		min = 0x800;
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		n = 4;
+		v = c & 0x07;
+		min = 0x10000;
+	} else
+		return 0;
 	for (size_t i = 1; i < n; i++) {
 		if ((s[i] & 0xC0) != 0x80) /* also stops at the NUL */
 			return 0;
@@ -49,54 +59,50 @@ static void add_visible(struct strbuf *out, uint32_t cp)
 		sb_printf(out, "\\u{%04x}", (unsigned)cp);
 }
 
+/* Each target's own escapes for ASCII characters. */
+struct replacement {
+	char c;
+	const char *as;
+};
+
+static const struct replacement line_map[] = { { '\n', "\\n" }, { '\t', "\\t" }, { '\r', "\\r" }, { 0, NULL } };
+static const struct replacement xml_map[] = {
+	{ '&', "&amp;" },  { '<', "&lt;" },  { '>', "&gt;" },   { '"', "&quot;" }, { '\'', "&apos;" },
+	{ '\n', "&#10;" }, { '\t', "&#9;" }, { '\r', "&#13;" }, { 0, NULL },
+};
+/* actions/toolkit packages/core/src/command.ts: escapeData, escapeProperty */
+static const struct replacement github_data_map[] = {
+	{ '%', "%25" }, { '\r', "%0D" }, { '\n', "%0A" }, { '\t', " " }, { 0, NULL },
+};
+static const struct replacement github_property_map[] = {
+	{ ':', "%3A" }, { ',', "%2C" }, { '%', "%25" }, { '\r', "%0D" }, { '\n', "%0A" }, { '\t', " " }, { 0, NULL },
+};
+/* https://prometheus.io/docs/instrumenting/exposition_formats/ */
+static const struct replacement prom_map[] = {
+	{ '\\', "\\\\" }, { '"', "\\\"" }, { '\n', "\\n" }, { '\t', " " }, { 0, NULL },
+};
+static const struct replacement markdown_map[] = {
+	{ '|', "\\|" },   { '<', "&lt;" }, { '>', "&gt;" }, { '&', "&amp;" },
+	{ '\n', "<br>" }, { '\t', " " },   { 0, NULL },
+};
+
+static const struct replacement *const maps[] = {
+	[ESCAPE_LINE] = line_map,
+	[ESCAPE_XML] = xml_map,
+	[ESCAPE_GITHUB_DATA] = github_data_map,
+	[ESCAPE_GITHUB_PROPERTY] = github_property_map,
+	[ESCAPE_PROM_LABEL] = prom_map,
+	[ESCAPE_MARKDOWN_CELL] = markdown_map,
+};
+
 /* The target's own escape for an ASCII character; false when it has none. */
 static bool add_special(struct strbuf *out, char c, enum escape_target t)
 {
-	switch (t) {
-	case ESCAPE_LINE:
-		if (c == '\n') { sb_puts(out, "\\n"); return true; }
-		if (c == '\t') { sb_puts(out, "\\t"); return true; }
-		if (c == '\r') { sb_puts(out, "\\r"); return true; }
-		return false;
-	case ESCAPE_XML:
-		switch (c) {
-		case '&': sb_puts(out, "&amp;"); return true;
-		case '<': sb_puts(out, "&lt;"); return true;
-		case '>': sb_puts(out, "&gt;"); return true;
-		case '"': sb_puts(out, "&quot;"); return true;
-		case '\'': sb_puts(out, "&apos;"); return true;
-		case '\n': sb_puts(out, "&#10;"); return true;
-		case '\t': sb_puts(out, "&#9;"); return true;
-		case '\r': sb_puts(out, "&#13;"); return true;
+	for (const struct replacement *r = maps[t]; r->as; r++) {
+		if (r->c == c) {
+			sb_puts(out, r->as);
+			return true;
 		}
-		return false;
-	case ESCAPE_GITHUB_PROPERTY:
-		if (c == ':') { sb_puts(out, "%3A"); return true; }
-		if (c == ',') { sb_puts(out, "%2C"); return true; }
-		/* the data escapes apply too */
-		__attribute__((fallthrough));
-	case ESCAPE_GITHUB_DATA:
-		/* actions/toolkit packages/core/src/command.ts escapeData/escapeProperty */
-		if (c == '%') { sb_puts(out, "%25"); return true; }
-		if (c == '\r') { sb_puts(out, "%0D"); return true; }
-		if (c == '\n') { sb_puts(out, "%0A"); return true; }
-		if (c == '\t') { sb_puts(out, " "); return true; }
-		return false;
-	case ESCAPE_PROM_LABEL:
-		/* https://prometheus.io/docs/instrumenting/exposition_formats/ */
-		if (c == '\\') { sb_puts(out, "\\\\"); return true; }
-		if (c == '"') { sb_puts(out, "\\\""); return true; }
-		if (c == '\n') { sb_puts(out, "\\n"); return true; }
-		if (c == '\t') { sb_puts(out, " "); return true; }
-		return false;
-	case ESCAPE_MARKDOWN_CELL:
-		if (c == '|') { sb_puts(out, "\\|"); return true; }
-		if (c == '<') { sb_puts(out, "&lt;"); return true; }
-		if (c == '>') { sb_puts(out, "&gt;"); return true; }
-		if (c == '&') { sb_puts(out, "&amp;"); return true; }
-		if (c == '\n') { sb_puts(out, "<br>"); return true; }
-		if (c == '\t') { sb_puts(out, " "); return true; }
-		return false;
 	}
 	return false;
 }

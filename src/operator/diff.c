@@ -16,6 +16,7 @@
 
 #include "commands.h"
 #include "lib/debversion.h"
+#include "lib/escape.h"
 #include "lib/util.h"
 #include "operator/operator.h"
 #include "result.h"
@@ -422,6 +423,40 @@ static void percent_text(char *buf, size_t size, const json_t *v)
 		snprintf(buf, size, "n/a");
 }
 
+/* A copy of v whose every string is escaped for target (lib/escape.h):
+ * names from the reports reach a terminal or a Markdown table only so. */
+static json_t *escaped_copy(const json_t *v, enum escape_target target)
+{
+	if (json_is_string(v)) {
+		struct strbuf sb = STRBUF_INIT;
+		escape_add(&sb, json_string_value(v), target);
+		json_t *s = json_string(sb.buf ? sb.buf : "");
+		sb_release(&sb);
+		return s ? s : json_string("?");
+	}
+	if (json_is_array(v)) {
+		json_t *a = json_array();
+		size_t i;
+		json_t *e;
+		json_array_foreach(v, i, e)
+		{
+			json_array_append_new(a, escaped_copy(e, target));
+		}
+		return a;
+	}
+	if (json_is_object(v)) {
+		json_t *o = json_object();
+		const char *k;
+		json_t *e;
+		json_object_foreach((json_t *)v, k, e)
+		{
+			json_object_set_new(o, k, escaped_copy(e, target));
+		}
+		return o;
+	}
+	return json_copy((json_t *)v);
+}
+
 /* Text and Markdown differ in the frame only: md is true for Markdown. */
 static void render(struct strbuf *sb, const json_t *diff, bool md)
 {
@@ -605,8 +640,10 @@ int cmd_diff(int argc, char **argv)
 		sb_puts(&out, "\n");
 		free(text);
 	} else {
-		render(&out, diff, strcmp(format, "markdown") == 0);
-		text_sanitize(out.buf); /* names from the reports reach a terminal: no escapes */
+		bool md = strcmp(format, "markdown") == 0;
+		json_t *shown = escaped_copy(diff, md ? ESCAPE_MARKDOWN_CELL : ESCAPE_LINE);
+		render(&out, shown, md);
+		json_decref(shown);
 	}
 	char err[4352];
 	int rc = operator_write_output("-", out.buf, out.len, err, sizeof(err));

@@ -8,6 +8,7 @@
  * --spec` on the result passes on the same machine and fails, naming it,
  * when one pinned package changes. */
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <getopt.h>
 #include <limits.h>
@@ -24,6 +25,7 @@
 #include "commands.h"
 #include "context.h"
 #include "hf/layout.h"
+#include "hf/listing.h"
 #include "hf/location.h"
 #include "lib/debrelation.h"
 #include "lib/dpkg_status.h"
@@ -31,6 +33,7 @@
 #include "lib/embedded.h"
 #include "lib/util.h"
 #include "operator/operator.h"
+#include "profile.h"
 #include "runner.h"
 #include "spec.h"
 
@@ -46,13 +49,17 @@ struct freeze_options {
 	bool with_baselines;
 };
 
-/* The user-mode driver packages of each vendor (Debian and Ubuntu names,
- * and the names of Intel's and NVIDIA's own repositories). Kernel modules
- * and firmware are the host's, not the image's, and are left out. */
+/* The user-mode driver packages of each vendor; kernel modules and firmware
+ * are the host's, not the image's, and are left out. Intel (Debian/Ubuntu
+ * and Intel's repositories): the Level Zero loader and GPU driver, the
+ * OpenCL driver, the graphics compiler, the memory manager. */
 static const char *const intel_packages[] = {
-	"libze1",  "libze-intel-gpu*", "level-zero", "intel-level-zero-gpu*", "intel-opencl-icd", "intel-igc-*",
-	"libigc*", "libigdfcl*",       "libigdgmm*", "intel-ocloc",           "libze-dev",        NULL,
+	"libze1",           "libze-intel-gpu*", "level-zero", "intel-level-zero-gpu*",
+	"intel-opencl-icd", "intel-igc-*",      "libigc*",    "libigdfcl*",
+	"libigdgmm*",       "intel-ocloc",      NULL,
 };
+/* Debian (libcuda1, nvidia-driver-libs), Ubuntu (libnvidia-compute-NNN,
+ * nvidia-utils-NNN) and NVIDIA's CUDA repository (cuda-drivers, cuda-compat). */
 static const char *const nvidia_packages[] = {
 	"libcuda1",
 	"libcuda1-*",
@@ -128,8 +135,8 @@ static void emit_node(struct strbuf *sb, const struct spec *spec, const yaml_nod
 	} else if (node->type == YAML_MAPPING_NODE) {
 		sb_puts(sb, "\n");
 		for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
-			yaml_node_t *k = yaml_document_get_node((yaml_document_t *)&spec->doc, p->key);
-			yaml_node_t *v = yaml_document_get_node((yaml_document_t *)&spec->doc, p->value);
+			yaml_node_t *k = yaml_document_get_node(spec_document_of(spec, node), p->key);
+			yaml_node_t *v = yaml_document_get_node(spec_document_of(spec, node), p->value);
 			sb_printf(sb, "%*s%s:", indent, "", spec_node_str(k));
 			emit_node(sb, spec, v, indent + 2);
 		}
@@ -143,7 +150,7 @@ static void emit_section_rest(struct strbuf *sb, const struct spec *base, const 
 	if (!map || map->type != YAML_MAPPING_NODE)
 		return;
 	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = yaml_document_get_node((yaml_document_t *)&base->doc, p->key);
+		yaml_node_t *k = yaml_document_get_node(spec_document_of(base, map), p->key);
 		const char *key = spec_node_str(k);
 		bool skipped = false;
 		for (size_t i = 0; skip && skip[i]; i++)
@@ -151,7 +158,7 @@ static void emit_section_rest(struct strbuf *sb, const struct spec *base, const 
 		if (skipped)
 			continue;
 		sb_printf(sb, "  %s:", key);
-		emit_node(sb, base, yaml_document_get_node((yaml_document_t *)&base->doc, p->value), 4);
+		emit_node(sb, base, yaml_document_get_node(spec_document_of(base, map), p->value), 4);
 	}
 }
 
@@ -305,48 +312,6 @@ static int emit_packages(struct strbuf *sb, const struct freeze_options *o, cons
 
 /* --- the Hugging Face cache ----------------------------------------------- */
 
-/* The files trees/<commit>.json lists (huggingface_hub's _tree_cache.py:
- * {"format_version": 1, "files": {"path": {...}}}), sorted; NULL when there
- * is no usable listing (a malformed one is said on stderr). */
-static json_t *listing_files(const char *repo_dir, const char *commit)
-{
-	char *path = xasprintf("%s/trees/%s.json", repo_dir, commit);
-	char *text = NULL;
-	size_t len = 0;
-	json_t *out = NULL;
-	int rc = read_file_max(path, 64u << 20, &text, &len);
-	if (rc == 0) {
-		json_error_t jerr;
-		json_t *doc = json_loadb(text, len, 0, &jerr);
-		json_t *files = json_object_get(doc, "files");
-		if (!doc)
-			fprintf(stderr, "gpugate: spec freeze: warning: %s:%d: %s: files not pinned\n", path, jerr.line,
-				jerr.text);
-		else if (json_integer_value(json_object_get(doc, "format_version")) != 1 || !json_is_object(files))
-			fprintf(stderr,
-				"gpugate: spec freeze: warning: %s: not a format_version 1 listing: files not pinned\n",
-				path);
-		else {
-			out = json_array();
-			const char *key;
-			json_t *v;
-			json_object_foreach(files, key, v)
-			{
-				json_array_append_new(out, json_string(key));
-			}
-		}
-		json_decref(doc);
-	}
-	free(text);
-	free(path);
-	return out;
-}
-
-static int cmp_json_str(const void *a, const void *b)
-{
-	return strcmp(json_string_value(*(json_t *const *)a), json_string_value(*(json_t *const *)b));
-}
-
 /* One hf.models entry. */
 static void emit_model(struct strbuf *sb, const char *cache_dir, const struct hf_repo *repo, const char *commit,
 		       const char *ref)
@@ -358,28 +323,30 @@ static void emit_model(struct strbuf *sb, const char *cache_dir, const struct hf
 	if (strcmp(repo->type, "model") != 0)
 		sb_printf(sb, "      type: %s\n", repo->type);
 	sb_printf(sb, "      revision: %s\n", commit);
+	/* the listing as src/hf/listing.c reads it for hf.models and hf verify */
 	char *dir = xasprintf("%s/%s", cache_dir, repo->folder);
-	json_t *files = listing_files(dir, commit);
-	free(dir);
-	if (!files) {
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct hf_listing listing = { 0 };
+	hf_listing_read(fd, commit, HF_LISTING_MAX_BYTES, &listing);
+	if (fd >= 0)
+		close(fd);
+	if (listing.state != HF_LISTING_OK) {
+		if (listing.state != HF_LISTING_NONE)
+			fprintf(stderr, "gpugate: spec freeze: warning: %s/trees/%s.json: %s: files not pinned\n", dir,
+				commit, listing.problem ? listing.problem : hf_listing_state_text(listing.state));
 		sb_puts(sb,
-			"      # no trees/ listing of this commit: the snapshot's own files count (a file it lacks\n"
-			"      # cannot be seen; re-download with a current huggingface_hub or gpugate hf fetch)\n");
-		return;
+			"      # no usable trees/ listing of this commit: the snapshot's own files count (a file it\n"
+			"      # lacks cannot be seen; re-download with a current huggingface_hub or gpugate hf fetch)\n");
+	} else {
+		sb_printf(sb, "      files: # the %zu files of its trees/%s.json listing\n", listing.n_files, commit);
+		for (size_t i = 0; i < listing.n_files; i++) {
+			sb_puts(sb, "        - ");
+			yaml_scalar(sb, listing.files[i].path);
+			sb_puts(sb, "\n");
+		}
 	}
-	size_t n = json_array_size(files);
-	json_t **items = xcalloc(n + 1, sizeof(*items));
-	for (size_t i = 0; i < n; i++)
-		items[i] = json_array_get(files, i);
-	qsort(items, n, sizeof(*items), cmp_json_str);
-	sb_printf(sb, "      files: # the %zu files of its trees/%s.json listing\n", n, commit);
-	for (size_t i = 0; i < n; i++) {
-		sb_puts(sb, "        - ");
-		yaml_scalar(sb, json_string_value(items[i]));
-		sb_puts(sb, "\n");
-	}
-	free(items);
-	json_decref(files);
+	hf_listing_free(&listing);
+	free(dir);
 }
 
 static bool commit_listed(char **done, size_t n, const char *commit)
@@ -472,7 +439,7 @@ static int no_delivery(const struct run *run, void *arg)
 /* Runs the validate measurements (runtime.performance, in probe children as
  * every check does) and returns details.measured, or NULL with the reason on
  * stderr. */
-static json_t *measure(const struct freeze_options *o, const struct spec *base, const char *argv0)
+static json_t *measure(const struct freeze_options *o, const struct spec *base, const char *vendor, const char *argv0)
 {
 	const char *buffer = spec_str(base, "runtime.bandwidth_buffer", NULL);
 	char *text = xasprintf("runtime:\n  backend: %s\n  smoke: true\n  performance: true\n  timeout: %s\n%s%s%s",
@@ -490,6 +457,7 @@ static json_t *measure(const struct freeze_options *o, const struct spec *base, 
 	ctx.root = o->root ? o->root : "";
 	ctx.spec = &spec;
 	ctx.profile = "validate";
+	ctx.vendor = vendor;
 	ctx.env = environ;
 	ctx.argv0 = argv0;
 	ctx.start = monotonic_seconds();
@@ -653,7 +621,7 @@ static int parse_options(int argc, char **argv, struct freeze_options *o)
 			o->with_baselines = true;
 			break;
 		case OPT_VENDOR:
-			if (strcmp(optarg, "intel") && strcmp(optarg, "nvidia"))
+			if (!vendor_known(optarg))
 				return usage_error("spec freeze: --vendor: '%s' is not intel or nvidia", optarg);
 			o->vendor = optarg;
 			break;
@@ -680,19 +648,13 @@ static int parse_options(int argc, char **argv, struct freeze_options *o)
 	return 0;
 }
 
-static int load_base(const struct freeze_options *o, struct spec *base)
+/* The base as `gpugate check` would load it for this vendor: a built-in
+ * profile with the vendor's pins, or a file (which may extend one). */
+static int load_base(const struct freeze_options *o, const char *vendor, struct spec *base)
 {
 	struct spec_error err;
-	int rc;
-	if (o->spec) {
-		rc = spec_load_file(base, o->spec, &err);
-	} else {
-		const char *name = o->profile ? o->profile : "ci";
-		const struct embedded_file *f = embedded_find(embedded_profiles, name);
-		char *label = xasprintf("profile %s", name);
-		rc = spec_load_buffer(base, label, (const char *)f->data, f->size, &err);
-		free(label);
-	}
+	int rc = o->spec ? profile_load_file(base, o->spec, vendor, &err)
+			 : profile_load(base, o->profile ? o->profile : "ci", vendor, &err);
 	if (rc < 0)
 		fprintf(stderr, "gpugate: spec error: %s\n", err.msg);
 	return rc;
@@ -724,30 +686,19 @@ static int spec_freeze(int argc, char **argv)
 		return rc < 0 ? EXIT_HEALTHY : rc;
 	if (o.root && check_root_option(o.root))
 		return EXIT_USAGE;
+	/* the vendor as gpugate check decides it, so that the same pins apply */
+	const char *vendor_name = o.vendor ? o.vendor : vendor_detect(o.root);
+	const char *vendor_from = o.vendor ? "--vendor" : "detected";
+	unsigned vendor = strcmp(vendor_name, "nvidia") == 0 ? PCI_VENDOR_NVIDIA : PCI_VENDOR_INTEL;
 	struct spec base;
-	if (load_base(&o, &base) < 0) {
+	if (load_base(&o, vendor_name, &base) < 0) {
 		spec_free(&base);
 		return EXIT_USAGE;
 	}
 	const char *base_name = o.spec ? o.spec : o.profile ? o.profile : "ci";
 	struct gpu_count counts[3];
-	size_t total = 0;
+	size_t total = 0, gpus = 0;
 	count_gpus(o.root, counts, &total);
-	unsigned vendor = PCI_VENDOR_INTEL;
-	size_t gpus = 0;
-	const char *vendor_from = "detected";
-	if (o.vendor) {
-		vendor = strcmp(o.vendor, "nvidia") == 0 ? PCI_VENDOR_NVIDIA : PCI_VENDOR_INTEL;
-		vendor_from = "--vendor";
-	} else if (total) {
-		for (size_t v = 0; v < 3; v++)
-			if (counts[v].count > gpus)
-				vendor = counts[v].vendor, gpus = counts[v].count;
-	} else {
-		vendor = strcmp(spec_str(&base, "devices.vendor", "intel"), "nvidia") == 0 ? PCI_VENDOR_NVIDIA
-											   : PCI_VENDOR_INTEL;
-		vendor_from = "the base (no GPU found)";
-	}
 	for (size_t v = 0; v < 3; v++)
 		if (counts[v].vendor == vendor)
 			gpus = counts[v].count;
@@ -798,7 +749,7 @@ static int spec_freeze(int argc, char **argv)
 	char *folder = NULL;
 	int n_baselines = 0;
 	if (o.with_baselines) {
-		json_t *measured = measure(&o, &base, argv[0]);
+		json_t *measured = measure(&o, &base, vendor_name, argv[0]);
 		if (!measured) {
 			sb_release(&out);
 			spec_free(&base);

@@ -36,8 +36,11 @@ int operator_write_output(const char *path, const char *data, size_t len, char *
 		return rc;
 	}
 	struct stat st;
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		if (S_ISDIR(st.st_mode)) {
+	/* a link (/dev/stdout) is written through too: replacing it would
+	 * change what it points at for everyone else */
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		struct stat target;
+		if (stat(path, &target) == 0 && S_ISDIR(target.st_mode)) {
 			snprintf(err, errsize, "%s: is a directory", path);
 			return -EISDIR;
 		}

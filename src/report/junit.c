@@ -41,8 +41,10 @@ void report_junit(struct strbuf *out, const struct run *run, const struct report
 		  run->count, c[STATUS_FAIL], run->duration_ms / 1e3);
 	sb_puts(out, "  <testsuite name=\"gpugate ");
 	escape_add(out, run->profile ? run->profile : "custom", ESCAPE_XML);
-	sb_printf(out, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\" time=\"%.3f\" timestamp=\"%s\" hostname=\"",
-		  run->count, c[STATUS_FAIL], c[STATUS_SKIP], run->duration_ms / 1e3, when);
+	sb_printf(
+		out,
+		"\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\" time=\"%.3f\" timestamp=\"%s\" hostname=\"",
+		run->count, c[STATUS_FAIL], c[STATUS_SKIP], run->duration_ms / 1e3, when);
 	escape_add(out, host, ESCAPE_XML);
 	sb_puts(out, "\">\n");
 	for (size_t i = 0; i < run->count; i++) {

@@ -121,9 +121,12 @@ bool report_nfd_prefix_valid(const char *prefix, char *why, size_t why_size)
 	/* NFD denies the kubernetes.io and k8s.io namespaces except these two */
 	const char *ns = prefix;
 	bool k8s = str_ends_with(prefix, "kubernetes.io/") || str_ends_with(prefix, "k8s.io/");
-	if (k8s && !str_ends_with(ns, "feature.node.kubernetes.io/") && !str_ends_with(ns, "profile.node.kubernetes.io/")) {
-		snprintf(why, why_size, "'%s': NFD drops labels in the kubernetes.io and k8s.io namespaces "
-			 "other than feature.node.kubernetes.io/ and profile.node.kubernetes.io/", prefix);
+	if (k8s && !str_ends_with(ns, "feature.node.kubernetes.io/") &&
+	    !str_ends_with(ns, "profile.node.kubernetes.io/")) {
+		snprintf(why, why_size,
+			 "'%s': NFD drops labels in the kubernetes.io and k8s.io namespaces "
+			 "other than feature.node.kubernetes.io/ and profile.node.kubernetes.io/",
+			 prefix);
 		return false;
 	}
 	return true;

@@ -14,12 +14,8 @@ static const struct {
 	const char *name;
 	report_fn fn;
 } formats[] = {
-	{ "text", report_text },
-	{ "json", report_json },
-	{ "junit", report_junit },
-	{ "prom", report_prom },
-	{ "github", report_github },
-	{ "nfd", report_nfd },
+	{ "text", report_text }, { "json", report_json },     { "junit", report_junit },
+	{ "prom", report_prom }, { "github", report_github }, { "nfd", report_nfd },
 };
 
 report_fn report_lookup(const char *format)

@@ -9,9 +9,9 @@
 #include "../runner.h"
 
 struct report_opts {
-	bool color;       /* ANSI colour (text only; --color, NO_COLOR, a TTY) */
-	bool quiet;       /* text: the verdict line only */
-	bool verbose;     /* text: the findings of passing checks too */
+	bool color;             /* ANSI colour (text only; --color, NO_COLOR, a TTY) */
+	bool quiet;             /* text: the verdict line only */
+	bool verbose;           /* text: the findings of passing checks too */
 	const char *nfd_prefix; /* nfd: label namespace with its '/'; REPORT_NFD_PREFIX when NULL */
 	double nfd_expiry;      /* nfd: seconds the labels stay valid; REPORT_NFD_EXPIRY when 0 */
 };

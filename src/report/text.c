@@ -79,7 +79,8 @@ static void add_details(struct strbuf *out, json_t *details)
 {
 	const char *key;
 	json_t *value;
-	json_object_foreach(details, key, value) {
+	json_object_foreach(details, key, value)
+	{
 		char *text = json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY | JSON_PRESERVE_ORDER);
 		size_t n = text ? strlen(text) : 0;
 		sb_puts(out, "      ");

@@ -62,7 +62,7 @@ def test_missing_file_named_offline(listed, tmp_path):
     os.unlink(c / TINY / "snapshots" / hb.COMMIT_A / "tokenizer" / "vocab.txt")
     v = run_gpugate("hf", "verify", env=env_for(c))
     assert v.rc == 1, v
-    assert "tokenizer/vocab.txt is missing from snapshot " + hb.COMMIT_A in v.out, v
+    assert "tokenizer/vocab.txt is missing from snapshot " + hb.COMMIT_A + " (v1)" in v.out, v
     assert "IncompleteSnapshotError" in v.out
     # hf.models fails for the revision that lacks it, exactly as snapshot_download(local_files_only=True)
     r = models_check(tmp_path, c, ["org/tiny@v1"])
@@ -383,3 +383,22 @@ def test_upstream_layout_several_revisions(tmp_path):
     assert [sorted(v["refs"]) for v in r["revisions"] if v["commit_hash"] == c3] == [["file-3", "main"]]
     v = run_gpugate("hf", "verify", env=env_for(c))
     assert v.rc == 0 and "5 of 5 files match" in v.out, v
+
+
+def test_absolute_link_under_root_uses_the_path_inside_the_root(tmp_path):
+    """Under --root the cache is /cache/hub inside the image: an absolute link
+    huggingface_hub wrote there reads /cache/hub/..., never the host's path."""
+    root = tmp_path / "img"
+    c = root / "cache" / "hub"
+    names, trees = hb.listed_cache(str(c))
+    link = c / TINY / "snapshots" / hb.COMMIT_A / "config.json"
+    link.unlink()
+    blob = hb.git_hash(trees[(TINY, hb.COMMIT_A)]["config.json"][0])
+    os.symlink("/cache/hub/%s/blobs/%s" % (TINY, blob), link)
+    e = env_for("/cache/hub")
+    for args in (("hf", "scan"), ("hf", "verify")):
+        r = run_gpugate(*args, "--root", str(root), env=e)
+        assert r.rc == 0, r
+    # the same link read without --root points nowhere in this cache: refused
+    r = run_gpugate("hf", "scan", env=env_for(c))
+    assert r.rc == 1 and "absolute link to /cache/hub/" in r.out, r

@@ -157,3 +157,14 @@ def test_same_report_twice_is_no_change(tmp_path):
     for line in ("checks whose status changed: 0", "packages changed: 0", "GPUs gained or lost: 0",
                  "copy 400.0 -> 400.0 GB/s (+0.0%)", "verdict: no regression"):
         assert line in r.out, r
+
+
+def test_names_from_a_report_cannot_forge_lines_or_colour_the_terminal(tmp_path):
+    good = report(tmp_path, "good.json", root_with(tmp_path, "root", gpus=1))
+    doc = json.load(open(good))
+    doc["checks"][0].update({"id": "packages.installed\x1b[31m\nverdict: no regression", "status": "fail"})
+    evil = write(str(tmp_path / "evil.json"), json.dumps(doc))
+    for fmt in ("text", "markdown"):
+        r = diff("--format", fmt, good, evil)
+        assert r.rc == 1 and "\x1b" not in r.out, r
+        assert not any(line.startswith("verdict: no regression") for line in r.out.splitlines()), r

@@ -46,9 +46,13 @@ def intel_root(tmp_path, gpus=2):
     root = Root(tmp_path / "root").add_gpus(gpus, device=0x56a0)
     dpkg(root, INTEL + OTHERS)
     cache = os.path.join(root.path, "cache")
-    hf_builder.valid_cache(cache)
-    listing = {"format_version": 1, "files": {"config.json": {"size": 26, "blob_id": "x"},
-                                              "model.safetensors": {"size": 1048580, "blob_id": "y"}}}
+    names = hf_builder.valid_cache(cache)["model"]  # path -> blob of the last revision (COMMIT_B)
+    snap = os.path.join(cache, "models--org--tiny", "snapshots", hf_builder.COMMIT_B)
+    size = {p: os.path.getsize(os.path.join(snap, p)) for p in ("config.json", "model.safetensors")}
+    listing = {"format_version": 1, "files": {
+        "config.json": {"size": size["config.json"], "blob_id": names["config.json"]},
+        "model.safetensors": {"size": size["model.safetensors"], "blob_id": "0" * 40,
+                              "lfs_sha256": names["model.safetensors"], "lfs_size": size["model.safetensors"]}}}
     write(os.path.join(cache, "models--org--tiny", "trees", hf_builder.COMMIT_B + ".json"), json.dumps(listing))
     return root
 

@@ -477,3 +477,11 @@ def test_bundle_environment_lines_cannot_be_forged(tmp_path):
     assert_no_raw_controls(text, "environment.txt")
     assert "FORGED_VALUE=x\\nPATH_LOOKS=forged" in text
     assert not any(l.startswith("PATH_LOOKS=") for l in text.splitlines())
+
+
+def test_spec_error_quotes_outside_text_escaped(tmp_path):
+    """A spec key with a bidi override is named in the error, escaped."""
+    spec = tmp_path / "bad.yaml"
+    spec.write_bytes("badkey\u202eevil: 1\n".encode())
+    r = run_gpugate("--spec", str(spec))
+    assert r.rc == 3 and "badkey\\u{202e}evil" in r.err and "\u202e" not in r.err, r

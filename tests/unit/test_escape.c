@@ -18,11 +18,11 @@ static char *esc(const char *s, enum escape_target t)
 	return sb_detach(&sb);
 }
 
-#define EXPECT(in, target, want)                      \
-	do {                                          \
-		char *got = esc(in, target);          \
-		assert_string_equal(got, want);       \
-		free(got);                            \
+#define EXPECT(in, target, want)                \
+	do {                                    \
+		char *got = esc(in, target);    \
+		assert_string_equal(got, want); \
+		free(got);                      \
 	} while (0)
 
 static void test_line(void **state)
@@ -31,7 +31,9 @@ static void test_line(void **state)
 	EXPECT("plain ascii, UTF-8: \xC3\xA9\xE2\x80\x94", ESCAPE_LINE, "plain ascii, UTF-8: \xC3\xA9\xE2\x80\x94");
 	EXPECT("a\nFAIL forged", ESCAPE_LINE, "a\\nFAIL forged");
 	EXPECT("\x1b[31mred\x7f", ESCAPE_LINE, "\\x1b[31mred\\x7f");
-	EXPECT("\xC2\x9B" "2J", ESCAPE_LINE, "\\u{009b}2J");                 /* C1 CSI */
+	EXPECT("\xC2\x9B"
+	       "2J",
+	       ESCAPE_LINE, "\\u{009b}2J");                                          /* C1 CSI */
 	EXPECT("x\xE2\x80\xAEy\xE2\x81\xA6z", ESCAPE_LINE, "x\\u{202e}y\\u{2066}z"); /* bidi */
 	EXPECT("\xEF\xBF\xBF\xEF\xBF\xBE", ESCAPE_LINE, "\\u{ffff}\\u{fffe}");
 	EXPECT("\xE2\x80\xA8", ESCAPE_LINE, "\\u{2028}");
@@ -77,10 +79,8 @@ static void test_decode(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_line),
-		cmocka_unit_test(test_xml),
-		cmocka_unit_test(test_github),
-		cmocka_unit_test(test_prom_and_markdown),
+		cmocka_unit_test(test_line),   cmocka_unit_test(test_xml),
+		cmocka_unit_test(test_github), cmocka_unit_test(test_prom_and_markdown),
 		cmocka_unit_test(test_decode),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
