@@ -17,11 +17,43 @@
 #endif
 
 struct stanza {
-	const char *name, *arch, *version, *status;
-	size_t name_len, arch_len, version_len, status_len;
-	size_t line; /* where the stanza starts */
+	const char *name, *arch, *version, *status, *multiarch, *provides;
+	size_t name_len, arch_len, version_len, status_len, multiarch_len, provides_len;
+	size_t line;       /* where the stanza starts */
+	const char *start; /* its first line */
 	bool any;
 };
+
+/* Package names in a Provides value ("a (= 1), b:any, c"): each item's name
+ * is its first word, up to a blank, ':' or '(' (dpkg's f_dependency() in
+ * lib/dpkg/fields.c). */
+bool dpkg_provides_names(const char *v, size_t n, const char *name)
+{
+	size_t want = strlen(name);
+	const char *end = v + n;
+	while (v < end) {
+		while (v < end && (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r' || *v == ','))
+			v++;
+		const char *w = v;
+		while (v < end && *v != ' ' && *v != '\t' && *v != '\n' && *v != '\r' && *v != ':' && *v != '(' &&
+		       *v != ',')
+			v++;
+		if ((size_t)(v - w) == want && want && memcmp(w, name, want) == 0)
+			return true;
+		while (v < end && *v != ',')
+			v++;
+	}
+	return false;
+}
+
+/* Does a Provides value name a wanted package? */
+static bool provides_wanted(const char *const *wanted, const char *v, size_t n)
+{
+	for (; wanted && *wanted; wanted++)
+		if (dpkg_provides_names(v, n, *wanted))
+			return true;
+	return false;
+}
 
 /* Is the package named by the value of a Package field wanted? "dpkg" always
  * is: its Architecture is the native one. */
@@ -80,8 +112,8 @@ static bool is_blank(const char *p, size_t n)
 }
 
 /* Status is "want flag state"; the state is the third word. */
-static int status_state(const char *path, const struct stanza *s, const char *name, char **state,
-			char *err, size_t size)
+static int status_state(const char *path, const struct stanza *s, const char *name, char **state, char *err,
+			size_t size)
 {
 	if (!s->status) {
 		*state = xstrdup("");
@@ -95,8 +127,8 @@ static int status_state(const char *path, const struct stanza *s, const char *na
 		words[n++] = tok;
 	if (n != 3) {
 		size_t line_no = s->line;
-		snprintf(err, size, "%s:%zu: Status of %s should have three words (want flag state), has '%.*s'",
-			 path, line_no, name, (int)(s->status_len > 80 ? 80 : s->status_len), s->status);
+		snprintf(err, size, "%s:%zu: Status of %s should have three words (want flag state), has '%.*s'", path,
+			 line_no, name, (int)(s->status_len > 80 ? 80 : s->status_len), s->status);
 		free(st);
 		return -1;
 	}
@@ -105,8 +137,8 @@ static int status_state(const char *path, const struct stanza *s, const char *na
 	return 0;
 }
 
-static int finish(const char *path, struct stanza *s, const char *const *wanted,
-		  struct dpkg_status *out, char *err, size_t size)
+static int finish(const char *path, struct stanza *s, const char *const *wanted, struct dpkg_status *out, char *err,
+		  size_t size)
 {
 	if (!s->any)
 		return 0;
@@ -115,6 +147,7 @@ static int finish(const char *path, struct stanza *s, const char *const *wanted,
 		return -1;
 	}
 	char *name = trimmed(s->name, s->name_len);
+	bool provider = s->provides && provides_wanted(wanted, s->provides, s->provides_len);
 	if (!*name) {
 		snprintf(err, size, "%s:%zu: empty Package field", path, s->line);
 		free(name);
@@ -122,7 +155,7 @@ static int finish(const char *path, struct stanza *s, const char *const *wanted,
 	}
 	if (strcmp(name, "dpkg") == 0 && s->arch && !out->native_arch)
 		out->native_arch = trimmed(s->arch, s->arch_len);
-	if (!wanted_name(wanted, name)) {
+	if (!wanted_name(wanted, name) && !provider) {
 		free(name);
 		return 0;
 	}
@@ -137,6 +170,8 @@ static int finish(const char *path, struct stanza *s, const char *const *wanted,
 	p->arch = s->arch ? trimmed(s->arch, s->arch_len) : xstrdup("");
 	p->version = s->version ? trimmed(s->version, s->version_len) : xstrdup("");
 	p->state = state;
+	p->multiarch = s->multiarch ? trimmed(s->multiarch, s->multiarch_len) : xstrdup("");
+	p->provides = s->provides ? trimmed(s->provides, s->provides_len) : xstrdup("");
 	p->line = s->line;
 	return 0;
 }
@@ -191,7 +226,8 @@ static const char *skip_stanza(const char *p, const char *end, size_t *line, boo
 			__m128i blank1 = _mm_or_si128(_mm_cmpeq_epi8(b1, sp), _mm_cmpeq_epi8(b1, tab));
 			__m128i blank2 = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(b2, sp), _mm_cmpeq_epi8(b2, tab)),
 						      _mm_or_si128(_mm_cmpeq_epi8(b2, nl), _mm_cmpeq_epi8(b2, cr)));
-			unsigned cand = nls & (unsigned)_mm_movemask_epi8(_mm_or_si128(ends, _mm_and_si128(blank1, blank2)));
+			unsigned cand =
+				nls & (unsigned)_mm_movemask_epi8(_mm_or_si128(ends, _mm_and_si128(blank1, blank2)));
 			for (; cand; cand &= cand - 1) {
 				unsigned bit = (unsigned)__builtin_ctz(cand);
 				if (blank_line(q + bit + 1, end)) {
@@ -236,11 +272,15 @@ struct parser {
  * rest of the file. Line numbers continue from ps->line. */
 static int parse_region(struct parser *ps, const char *content, size_t len)
 {
-#define FIELD(name) { name, sizeof(name) - 1 }
+#define FIELD(name)                    \
+	{                              \
+		name, sizeof(name) - 1 \
+	}
 	static const struct {
 		const char *name;
 		size_t len;
-	} fields[] = { FIELD("Package"), FIELD("Architecture"), FIELD("Version"), FIELD("Status") };
+	} fields[] = { FIELD("Package"), FIELD("Architecture"), FIELD("Version"),
+		       FIELD("Status"),  FIELD("Multi-Arch"),   FIELD("Provides") };
 #undef FIELD
 	const char *path = ps->path;
 	const char *const *wanted = ps->wanted;
@@ -252,12 +292,34 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 	const char *p = content, *end = content + len;
 	bool in_field = false; /* a continuation line needs a field before it */
 	bool skipping = false; /* inside a stanza of a package nobody asked for */
+	bool keep = false;     /* this stanza is read whole: it provides a wanted name */
 	int rc = 0;
 	size_t line = ps->line;
 	while (rc == 0 && p < end) {
 		if (skipping) {
 			bool nul = false;
+			const char *from = s.start;
+			size_t from_line = s.line;
 			p = skip_stanza(p, end, &line, &nul); /* to the blank line that ends it */
+			/* A package nobody named may still provide a wanted name: the
+			 * one field looked for in the skipped text. Rare enough (a few
+			 * stanzas in a hundred) to read such a stanza again, whole. */
+			const char *prov = nul ? NULL : memmem(from, (size_t)(p - from), "\nProvides:", 10);
+			if (prov) {
+				const char *v = prov + 10;
+				const char *vend = v;
+				while (vend < p &&
+				       (*vend != '\n' || (vend + 1 < p && (vend[1] == ' ' || vend[1] == '\t'))))
+					vend++;
+				if (provides_wanted(wanted, v, (size_t)(vend - v))) {
+					p = from;
+					line = from_line - 1;
+					memset(&s, 0, sizeof(s));
+					skipping = false;
+					keep = true;
+					continue;
+				}
+			}
 			if (nul) {
 				snprintf(err, err_size, "%s:%zu: NUL byte in the status file (corrupt?)", path,
 					 ps->line + line_of(content, p));
@@ -282,7 +344,7 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 			if (!skipping)
 				rc = finish(path, &s, wanted, out, err, err_size);
 			memset(&s, 0, sizeof(s));
-			in_field = skipping = false;
+			in_field = skipping = keep = false;
 		} else if (p[0] == ' ' || p[0] == '\t') {
 			if (!in_field) {
 				snprintf(err, err_size, "%s:%zu: continuation line outside a field", path, line);
@@ -299,19 +361,22 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 			if (!s.any) {
 				s.any = true;
 				s.line = line;
+				s.start = p;
 			}
 			size_t fl = (size_t)(colon - p);
 			const char *v = colon + 1;
 			size_t vl = (size_t)(p + n - v);
-			const char **values[] = { &s.name, &s.arch, &s.version, &s.status };
-			size_t *lens[] = { &s.name_len, &s.arch_len, &s.version_len, &s.status_len };
+			const char **values[] = { &s.name, &s.arch, &s.version, &s.status, &s.multiarch, &s.provides };
+			size_t *lens[] = { &s.name_len,   &s.arch_len,      &s.version_len,
+					   &s.status_len, &s.multiarch_len, &s.provides_len };
 			for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
 				if (fl == fields[i].len && strncasecmp(p, fields[i].name, fl) == 0) {
 					*values[i] = v;
 					*lens[i] = vl;
 				}
 			}
-			if (s.name == v && wanted && !stanza_wanted(wanted, v, vl))
+			if (s.name == v && wanted && !keep && !stanza_wanted(wanted, v, vl) &&
+			    !(s.provides && provides_wanted(wanted, s.provides, s.provides_len)))
 				skipping = true;
 			in_field = true;
 		}
@@ -348,8 +413,8 @@ static size_t stanzas_end(const char *buf, size_t len)
 	return 0;
 }
 
-int dpkg_status_load_buffered(const char *path, const char *const *wanted, size_t buffer_size,
-			      struct dpkg_status *out, char *err, size_t err_size)
+int dpkg_status_load_buffered(const char *path, const char *const *wanted, size_t buffer_size, struct dpkg_status *out,
+			      char *err, size_t err_size)
 {
 	memset(out, 0, sizeof(*out));
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
@@ -409,8 +474,7 @@ int dpkg_status_load_buffered(const char *path, const char *const *wanted, size_
 	return rc;
 }
 
-int dpkg_status_load(const char *path, const char *const *wanted, struct dpkg_status *out,
-		     char *err, size_t err_size)
+int dpkg_status_load(const char *path, const char *const *wanted, struct dpkg_status *out, char *err, size_t err_size)
 {
 	return dpkg_status_load_buffered(path, wanted, DPKG_STATUS_BUFFER, out, err, err_size);
 }
@@ -422,6 +486,8 @@ void dpkg_status_free(struct dpkg_status *st)
 		free(st->pkgs[i].arch);
 		free(st->pkgs[i].version);
 		free(st->pkgs[i].state);
+		free(st->pkgs[i].multiarch);
+		free(st->pkgs[i].provides);
 	}
 	free(st->pkgs);
 	free(st->native_arch);
@@ -430,5 +496,6 @@ void dpkg_status_free(struct dpkg_status *st)
 
 bool dpkg_pkg_installed(const struct dpkg_pkg *p)
 {
-	return strcmp(p->state, "installed") == 0;
+	return strcmp(p->state, "installed") == 0 || strcmp(p->state, "triggers-pending") == 0 ||
+	       strcmp(p->state, "triggers-awaited") == 0;
 }

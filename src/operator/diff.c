@@ -398,6 +398,10 @@ static json_t *compare(const struct report *old, const struct report *new, doubl
 	json_object_set_new(diff, "old", side(old));
 	json_object_set_new(diff, "new", side(new));
 	json_object_set_new(diff, "tolerance_percent", json_real(tol));
+	const char *d0 = json_string_value(json_object_get(old->doc, "spec_digest"));
+	const char *d1 = json_string_value(json_object_get(new->doc, "spec_digest"));
+	if (d0 && d1) /* a different spec explains checks that appear or vanish */
+		json_object_set_new(diff, "same_spec", json_boolean(strcmp(d0, d1) == 0));
 	json_object_set_new(diff, "regressions", json_array());
 	diff_checks(diff, old, new);
 	diff_packages(diff, old, new);
@@ -472,13 +476,21 @@ static void render(struct strbuf *sb, const json_t *diff, bool md)
 			s_of(old, "timestamp"), s_of(new, "file"), s_of(new, "verdict"), s_of(new, "profile"),
 			s_of(new, "hostname"), s_of(new, "timestamp"));
 	else
-		sb_printf(sb, "old: %s (%s, profile %s%s%s)\nnew: %s (%s, profile %s%s%s)\n", s_of(old, "file"),
-			  s_of(old, "verdict"), s_of(old, "profile"), json_object_get(old, "hostname") ? ", host " : "",
-			  json_is_string(json_object_get(old, "hostname")) ? s_of(old, "hostname") : "",
-			  s_of(new, "file"), s_of(new, "verdict"), s_of(new, "profile"),
-			  json_object_get(new, "hostname") ? ", host " : "",
-			  json_is_string(json_object_get(new, "hostname")) ? s_of(new, "hostname") : "");
+		for (int k = 0; k < 2; k++) {
+			const json_t *r = k ? new : old;
+			sb_printf(sb, "%s: %s (%s, profile %s", k ? "new" : "old", s_of(r, "file"), s_of(r, "verdict"),
+				  s_of(r, "profile"));
+			static const char *const more[] = { "hostname", "timestamp", "version" };
+			static const char *const label[] = { ", host ", ", ", ", gpugate " };
+			for (size_t m = 0; m < ARRAY_SIZE(more); m++)
+				if (json_is_string(json_object_get(r, more[m])))
+					sb_printf(sb, "%s%s", label[m], s_of(r, more[m]));
+			sb_puts(sb, ")\n");
+		}
 
+	if (json_is_false(json_object_get(diff, "same_spec")))
+		sb_puts(sb, md ? "\nThe two runs used different specs (spec_digest).\n"
+			       : "the two runs used different specs (spec_digest)\n");
 	json_t *list = json_object_get(diff, "checks");
 	sb_printf(sb, md ? "\n### Checks whose status changed (%zu)\n\n" : "\nchecks whose status changed: %zu\n",
 		  json_array_size(list));

@@ -518,9 +518,8 @@ static int write_baselines(const char *folder, json_t *measured)
 				 (long)json_integer_value(dev_id) & 0xffff);
 		} else if (name) {
 			snprintf(key, sizeof(key), "%04lx-%s", vendor & 0xffff, name);
-			for (char *k = key; *k; k++)
-				if (!isalnum_ascii(*k) && *k != '-')
-					*k = '-';
+			for (char *k = key; *k; k++) /* as runtime.performance names the file */
+				*k = (*k >= 'A' && *k <= 'Z') ? (char)(*k - 'A' + 'a') : isalnum_ascii(*k) ? *k : '-';
 		} else {
 			continue;
 		}
@@ -573,6 +572,39 @@ static int write_baselines(const char *folder, json_t *measured)
 	}
 	json_decref(models);
 	return written;
+}
+
+/* The base's other top-level sections (reports:, and any a later version
+ * adds), copied as they are: from the spec and each spec it starts from. */
+static void emit_other_sections(struct strbuf *sb, const struct spec *base)
+{
+	static const char *const known[] = { "profile", "description", "deadline", "extends", "packages",
+					     "devices", "system",      "hf",       "runtime", NULL };
+	char **done = NULL;
+	size_t n = 0;
+	for (const struct spec *s = base; s; s = s->base) {
+		yaml_node_t *root = s->loaded ? yaml_document_get_root_node((yaml_document_t *)&s->doc) : NULL;
+		if (!root || root->type != YAML_MAPPING_NODE)
+			continue;
+		for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
+			const char *key = spec_node_str(yaml_document_get_node((yaml_document_t *)&s->doc, p->key));
+			bool skip = !key;
+			for (size_t i = 0; !skip && known[i]; i++)
+				skip = strcmp(key, known[i]) == 0;
+			for (size_t i = 0; !skip && i < n; i++)
+				skip = strcmp(key, done[i]) == 0;
+			if (skip)
+				continue;
+			done = xrealloc(done, (n + 1) * sizeof(*done));
+			done[n++] = xstrdup(key);
+			sb_printf(sb, "# %s, as in the base.\n%s:", key, key);
+			emit_node(sb, base, spec_get(base, key), 2);
+			sb_puts(sb, "\n");
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		free(done[i]);
+	free(done);
 }
 
 /* --- the command ---------------------------------------------------------- */
@@ -745,6 +777,7 @@ static int spec_freeze(int argc, char **argv)
 		sb_puts(&out, "\n");
 	}
 	emit_hf(&out, &o, &base, &models);
+	emit_other_sections(&out, &base);
 
 	char *folder = NULL;
 	int n_baselines = 0;

@@ -60,7 +60,7 @@ def test_list_names_checks_and_profiles():
     ("packages: [libze1\n", ":2:1:", "YAML syntax error"),
     ("packages:\n  - libze1\nbogus: 1\n", ":3:1:", "unknown key 'bogus'"),
     ("packages: libze1\n", ":1:11:", "'packages' must be a list"),
-    ("packages:\n  - libze1 (>> x)\n", ":2:5:", "bad package relation"),
+    ("packages:\n  - libze1 (>> 1:)\n", ":2:5:", "bad package relation"),
     ("packages:\n  - [a, b]\n", ":2:5:", "must be a single value"),
     ("deadline: soon\npackages: []\n", ":1:11:", "deadline must be a duration"),
     ("packages: []\npackages: []\n", ":2:1:", "duplicate key 'packages'"),

@@ -9,7 +9,7 @@ import re
 import subprocess
 
 import hf_builder
-from conftest import run_gpugate, stanza, write
+from conftest import GPUGATE, run_gpugate, stanza, write
 from gpufixture import Root, mknod
 from test_runtime import FAKE
 
@@ -198,3 +198,34 @@ def test_with_baselines_records_the_measured_figures_beside_the_spec(tmp_path):
                     env=e, timeout=120)
     c = r.check("runtime.performance")
     assert r.rc == 1 and "30% below the baseline 400.0 GB/s" in c["summary"] and folder in c["summary"], r
+
+
+def test_with_baselines_on_the_fake_cuda_gpu_keyed_by_name(tmp_path):
+    """The fake libcuda reports no PCI device id outside /sys: the baseline is keyed by name."""
+    fake_cuda = os.path.join(os.path.dirname(os.path.abspath(GPUGATE)), "tests", "fake_cuda")
+    e = env()
+    e.update({"LD_LIBRARY_PATH": fake_cuda, "XDG_RUNTIME_DIR": str(tmp_path)})
+    base = write(str(tmp_path / "base.yaml"), "runtime:\n  backend: cuda\n  timeout: 30s\n  bandwidth_buffer: 16MiB\n")
+    out = str(tmp_path / "cuda.yaml")
+    r = run_gpugate("spec", "freeze", "--spec", base, "--vendor", "nvidia", "--with-baselines", "-o", out, env=e,
+                    timeout=120)
+    assert r.rc == 0, r
+    baseline = json.load(open(str(tmp_path / "cuda.baselines" / "10de-fake-gpu-0-cuda.json")))
+    assert baseline["name"] == "Fake GPU 0" and "device_id" not in baseline, baseline
+    assert abs(baseline["copy_bandwidth_gbs"] - 2000.0) < 1, baseline
+    r = run_gpugate("check", "--spec", out, "--only", "runtime", "--format", "json", env=e, timeout=120)
+    assert r.rc == 0 and "within 20% of the baseline" in r.check("runtime.performance")["summary"], r
+    e["FAKE_CUDA_FAULT"] = "slow_copy"
+    r = run_gpugate("check", "--spec", out, "--only", "runtime", "--format", "json", env=e, timeout=120)
+    assert r.rc == 1 and "1400.0 GB/s is 30% below the baseline 2000.0 GB/s" in r.check("runtime.performance")["summary"], r
+
+
+def test_the_base_extends_a_profile_and_its_other_sections_are_kept(tmp_path):
+    root = intel_root(tmp_path, gpus=1)
+    spec, text = freeze(root, tmp_path, base="extends: validate\nreports:\n  nfd_prefix: gpu.example.com\n")
+    assert "\nprofile: validate\n" in text and "\ndeadline: 300s\n" in text, text
+    assert "\nreports:\n  nfd_prefix: gpu.example.com\n" in text and "  tolerance: 20%\n" in text, text
+    assert "\nextends:" not in text, text  # the frozen spec stands alone
+    for name, version in INTEL:  # validate's Intel pins name them all
+        assert f"- {name} (= {version})" in text, text
+    assert check(root, spec, only="packages,devices.gpus").rc == 0
