@@ -305,6 +305,8 @@ $(BUILD)/tests/cuda_floor: tests/bench/cuda_floor.c
 install: $(BUILD)/gpugate $(BUILD)/gpugate-provision
 	install -D -m 0755 $(BUILD)/gpugate $(DESTDIR)$(PREFIX)/bin/gpugate
 	install -D -m 0755 $(BUILD)/gpugate-provision $(DESTDIR)$(PREFIX)/libexec/gpugate/gpugate-provision
+	install -D -m 0644 checks/report.schema.json $(DESTDIR)$(PREFIX)/share/gpugate/report.schema.json
+	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/gpugate/fleet images/fleet/npd-gpugate.json images/fleet/daemonset.yaml
 
 clean:
 	rm -rf build

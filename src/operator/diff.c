@@ -21,13 +21,14 @@
 #include "operator/operator.h"
 #include "result.h"
 
-/* A report is a few hundred KB even with many GPUs; 64 MiB is no report. */
-#define REPORT_MAX        ((size_t)64 << 20)
+/* A report is a few hundred KB even with many GPUs; 16 MiB is no report. */
+#define REPORT_MAX        ((size_t)16 << 20)
 #define DEFAULT_TOLERANCE 20.0 /* runtime.tolerance's default (src/checks/runtime_perf.c) */
 
 struct report {
 	const char *path;
 	json_t *doc;
+	json_t *by_id; /* check id -> check: lookups stay O(1) on a report of many checks */
 };
 
 /* Loads path as a gpugate/v1 report; 0, or -1 with the reason on stderr. */
@@ -37,6 +38,7 @@ static int load_report(const char *path, struct report *r)
 	size_t len = 0;
 	r->path = path;
 	r->doc = NULL;
+	r->by_id = NULL;
 	if (operator_read_input(path, REPORT_MAX, &text, &len, err, sizeof(err)) < 0) {
 		fprintf(stderr, "gpugate: diff: %s\n", err);
 		return -1;
@@ -73,19 +75,18 @@ static int load_report(const char *path, struct report *r)
 		r->doc = NULL;
 		return -1;
 	}
+	r->by_id = json_object();
+	json_array_foreach(checks, i, c) {
+		const char *id = json_string_value(json_object_get(c, "id"));
+		if (!json_object_get(r->by_id, id)) /* the first of a repeated id counts */
+			json_object_set(r->by_id, id, c);
+	}
 	return 0;
 }
 
 static json_t *check_of(const struct report *r, const char *id)
 {
-	size_t i;
-	json_t *c;
-	json_array_foreach(json_object_get(r->doc, "checks"), i, c)
-	{
-		if (strcmp(json_string_value(json_object_get(c, "id")), id) == 0)
-			return c;
-	}
-	return NULL;
+	return json_object_get(r->by_id, id);
 }
 
 static json_t *details_of(const struct report *r, const char *id)
@@ -398,6 +399,10 @@ static json_t *compare(const struct report *old, const struct report *new, doubl
 	json_object_set_new(diff, "old", side(old));
 	json_object_set_new(diff, "new", side(new));
 	json_object_set_new(diff, "tolerance_percent", json_real(tol));
+	const char *d0 = json_string_value(json_object_get(old->doc, "spec_digest"));
+	const char *d1 = json_string_value(json_object_get(new->doc, "spec_digest"));
+	if (d0 && d1) /* a different spec explains checks that appear or vanish */
+		json_object_set_new(diff, "same_spec", json_boolean(strcmp(d0, d1) == 0));
 	json_object_set_new(diff, "regressions", json_array());
 	diff_checks(diff, old, new);
 	diff_packages(diff, old, new);
@@ -472,13 +477,21 @@ static void render(struct strbuf *sb, const json_t *diff, bool md)
 			s_of(old, "timestamp"), s_of(new, "file"), s_of(new, "verdict"), s_of(new, "profile"),
 			s_of(new, "hostname"), s_of(new, "timestamp"));
 	else
-		sb_printf(sb, "old: %s (%s, profile %s%s%s)\nnew: %s (%s, profile %s%s%s)\n", s_of(old, "file"),
-			  s_of(old, "verdict"), s_of(old, "profile"), json_object_get(old, "hostname") ? ", host " : "",
-			  json_is_string(json_object_get(old, "hostname")) ? s_of(old, "hostname") : "",
-			  s_of(new, "file"), s_of(new, "verdict"), s_of(new, "profile"),
-			  json_object_get(new, "hostname") ? ", host " : "",
-			  json_is_string(json_object_get(new, "hostname")) ? s_of(new, "hostname") : "");
+		for (int k = 0; k < 2; k++) {
+			const json_t *r = k ? new : old;
+			sb_printf(sb, "%s: %s (%s, profile %s", k ? "new" : "old", s_of(r, "file"), s_of(r, "verdict"),
+				  s_of(r, "profile"));
+			static const char *const more[] = { "hostname", "timestamp", "version" };
+			static const char *const label[] = { ", host ", ", ", ", gpugate " };
+			for (size_t m = 0; m < ARRAY_SIZE(more); m++)
+				if (json_is_string(json_object_get(r, more[m])))
+					sb_printf(sb, "%s%s", label[m], s_of(r, more[m]));
+			sb_puts(sb, ")\n");
+		}
 
+	if (json_is_false(json_object_get(diff, "same_spec")))
+		sb_puts(sb, md ? "\nThe two runs used different specs (spec_digest).\n"
+			       : "the two runs used different specs (spec_digest)\n");
 	json_t *list = json_object_get(diff, "checks");
 	sb_printf(sb, md ? "\n### Checks whose status changed (%zu)\n\n" : "\nchecks whose status changed: %zu\n",
 		  json_array_size(list));
@@ -627,6 +640,7 @@ int cmd_diff(int argc, char **argv)
 		return EXIT_USAGE;
 	if (load_report(argv[optind + 1], &new) < 0) {
 		json_decref(old.doc);
+		json_decref(old.by_id);
 		return EXIT_USAGE;
 	}
 	if (tol < 0)
@@ -653,5 +667,7 @@ int cmd_diff(int argc, char **argv)
 	json_decref(diff);
 	json_decref(old.doc);
 	json_decref(new.doc);
+	json_decref(old.by_id);
+	json_decref(new.by_id);
 	return regressed ? EXIT_UNHEALTHY : EXIT_HEALTHY;
 }

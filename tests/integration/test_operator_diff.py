@@ -54,7 +54,8 @@ def test_improved_is_exit_0_with_the_change_in_percent(tmp_path):
     assert r.rc == 0, r
     assert "copy 280.0 -> 400.0 GB/s (+42.9%)" in r.out and "verdict: no regression" in r.out, r
     d = json.loads(diff("--format", "json", old, new).out)
-    assert d["regressed"] is False and d["regressions"] == [], d
+    assert d["regressed"] is False and d["regressions"] == [] and d["same_spec"] is True, d
+    assert d["old"]["hostname"] == d["new"]["hostname"] and d["new"]["timestamp"], d
     perf = d["performance"]
     assert len(perf) == 1 and perf[0]["bandwidth_change_percent"] == 42.9, perf
     assert perf[0]["device"] == "level-zero 0000:03:00.0" and perf[0]["name"] == "Fake Arc A770 #0", perf
@@ -82,6 +83,8 @@ def test_the_tolerance_comes_from_the_runs_spec(tmp_path):
     new = report(tmp_path, "new.json", root, fault="slow_copy", spec=loose)
     r = diff(old, new)
     assert r.rc == 0 and "performance (tolerance 40%)" in r.out, r
+    r = diff(report(tmp_path, "strict.json", root), new)  # the default 20% spec against the 40% one
+    assert "the two runs used different specs (spec_digest)" in r.out, r
 
 
 def test_a_changed_package_is_listed_and_not_a_regression_by_itself(tmp_path):
@@ -168,3 +171,15 @@ def test_names_from_a_report_cannot_forge_lines_or_colour_the_terminal(tmp_path)
         r = diff("--format", fmt, good, evil)
         assert r.rc == 1 and "\x1b" not in r.out, r
         assert not any(line.startswith("verdict: no regression") for line in r.out.splitlines()), r
+
+
+def test_a_report_of_many_checks_is_compared_in_linear_time(tmp_path):
+    """100,000 checks each side (a hostile or generated report): seconds, not a quadratic hang."""
+    checks = [{"id": "c%d" % i, "status": "pass"} for i in range(100000)]
+    a = write(str(tmp_path / "a.json"), json.dumps({"schema": "gpugate/v1", "checks": checks}))
+    checks[-1]["status"] = "fail"
+    b = write(str(tmp_path / "b.json"), json.dumps({"schema": "gpugate/v1", "checks": checks[::-1]}))
+    t0 = time.monotonic()
+    r = diff(a, b)
+    assert r.rc == 1 and "c99999                       pass -> fail (worse)" in r.out, r
+    assert time.monotonic() - t0 < 20, time.monotonic() - t0

@@ -218,3 +218,14 @@ def test_with_baselines_on_the_fake_cuda_gpu_keyed_by_name(tmp_path):
     e["FAKE_CUDA_FAULT"] = "slow_copy"
     r = run_gpugate("check", "--spec", out, "--only", "runtime", "--format", "json", env=e, timeout=120)
     assert r.rc == 1 and "1400.0 GB/s is 30% below the baseline 2000.0 GB/s" in r.check("runtime.performance")["summary"], r
+
+
+def test_the_base_extends_a_profile_and_its_other_sections_are_kept(tmp_path):
+    root = intel_root(tmp_path, gpus=1)
+    spec, text = freeze(root, tmp_path, base="extends: validate\nreports:\n  nfd_prefix: gpu.example.com\n")
+    assert "\nprofile: validate\n" in text and "\ndeadline: 300s\n" in text, text
+    assert "\nreports:\n  nfd_prefix: gpu.example.com\n" in text and "  tolerance: 20%\n" in text, text
+    assert "\nextends:" not in text, text  # the frozen spec stands alone
+    for name, version in INTEL:  # validate's Intel pins name them all
+        assert f"- {name} (= {version})" in text, text
+    assert check(root, spec, only="packages,devices.gpus").rc == 0

@@ -619,6 +619,14 @@ def test_listing_and_cachedir_tag_match_the_golden_files(hub, env, tmp_path):
     assert tree(cache) == expected_tree(repo)
     pages = [p for m, _, p, _ in hub.log if "/tree/" in p]
     assert len(pages) == 2, pages  # 4 entries (a folder too), 2 a page: both pages were read
+    # the listing's reader (src/hf/listing.c) takes it as complete and matching
+    v = subprocess.run([GPUGATE, "hf", "verify", "--cache", str(cache), "--format", "json"], env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert v.returncode == 0, v.stdout + v.stderr
+    os.unlink(cache / "models--org--golden/snapshots" / COMMIT / "w.bin")
+    v = subprocess.run([GPUGATE, "hf", "verify", "--cache", str(cache)], env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert v.returncode == 1 and "w.bin" in v.stdout + v.stderr, v.stdout + v.stderr
 
 
 def test_listing_that_disagrees_with_the_downloads_is_not_written(hub, env, tmp_path):
