@@ -104,7 +104,7 @@ bool is_hex(const char *s, size_t n)
 bool is_lower_hex(const char *s, size_t n)
 {
 	size_t i = 0;
-	for (; s[i] && i < n; i++)
+	for (; i < n && s[i]; i++)
 		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
 			return false;
 	return i == n && s[i] == '\0';

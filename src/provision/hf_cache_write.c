@@ -14,11 +14,10 @@
 
 /* huggingface_hub src/huggingface_hub/_local_folder.py, CACHEDIR_TAG_CONTENT
  * (the Cache Directory Tagging Standard's signature line first). */
-const char hfw_cachedir_tag_content[] =
-	"Signature: 8a477f597d28d172789f06886806bc55\n"
-	"# This file is a cache directory tag created by huggingface_hub.\n"
-	"# For information about cache directory tags, see:\n"
-	"#\thttps://bford.info/cachedir/\n";
+const char hfw_cachedir_tag_content[] = "Signature: 8a477f597d28d172789f06886806bc55\n"
+					"# This file is a cache directory tag created by huggingface_hub.\n"
+					"# For information about cache directory tags, see:\n"
+					"#\thttps://bford.info/cachedir/\n";
 
 static void close_fd(int *fd)
 {
@@ -117,8 +116,7 @@ static char *temp_name(const char *base, const char *suffix)
 	return xasprintf(".%s.%d%s", base, (int)getpid(), suffix);
 }
 
-int hfw_write_file(struct hf_cache_dirs *d, const char *rel, const char *data, size_t len, char *err,
-		   size_t n)
+int hfw_write_file(struct hf_cache_dirs *d, const char *rel, const char *data, size_t len, char *err, size_t n)
 {
 	const char *base;
 	int dir = parent_of(d, rel, &base, err, n);
