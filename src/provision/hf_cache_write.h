@@ -33,8 +33,10 @@ void hfw_close(struct hf_cache_dirs *d);
 void hfw_cachedir_tag(struct hf_cache_dirs *d);
 /* The functions below open the repo folder when it is not open yet. */
 /* Writes rel (under the repo folder, e.g. "refs/main", "trees/C.json")
- * through a temp file, fsync and rename, making its folders. 0 or -1 with err. */
-int hfw_write_file(struct hf_cache_dirs *d, const char *rel, const char *data, size_t len, char *err, size_t n);
+ * through a temp file (mode less the umask), fsync and rename, making its
+ * folders. 0 or -1 with err. */
+int hfw_write_file(struct hf_cache_dirs *d, const char *rel, const char *data, size_t len, unsigned mode, char *err,
+		   size_t n);
 /* Makes rel (under the repo folder) a symlink to target, replacing what is
  * there (a temp link renamed over it). 0 or -1 with err. */
 int hfw_link(struct hf_cache_dirs *d, const char *rel, const char *target, char *err, size_t n);
