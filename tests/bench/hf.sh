@@ -113,7 +113,7 @@ echo "peak RSS: $rss_big KiB over $LARGE large blobs, $rss_small KiB over one 4 
 
 files=$(find "$work/scan" -type l | wc -l)
 best_scan=999999; best_find=999999
-for run in 1 2 3; do
+for _ in 1 2 3; do
 	t0=$(now); "$GPUGATE" hf scan --format json --cache "$work/scan" > /dev/null; t1=$(now)
 	best_scan=$(min "$(elapsed "$t0" "$t1")" "$best_scan")
 	t0=$(now); find "$work/scan" -printf '%y %s %p %l\n' > /dev/null; t1=$(now)
