@@ -96,6 +96,9 @@ static void handle_line(struct child *c, const char *text)
 	} else if (l.kind == PROBE_LINE_RESULT) {
 		json_decref(c->run->result);
 		c->run->result = l.result;
+	} else if (l.kind == PROBE_LINE_ENUMERATED) {
+		json_decref(c->run->enumerated);
+		c->run->enumerated = l.result;
 	}
 }
 
@@ -240,6 +243,7 @@ void probe_run_all(const struct context *ctx, const struct probe_request *reqs, 
 void probe_run_release(struct probe_run *run)
 {
 	json_decref(run->result);
+	json_decref(run->enumerated);
 	free(run->output);
 	free(run->verdict);
 	free(run->failed_stage);

@@ -18,6 +18,7 @@
 #include "backend.h"
 #include "ze_api.h"
 #include "ze_errors.h"
+#include "verdicts.h"
 #include "../lib/embedded.h"
 #include "../lib/util.h"
 #include "../lib/zeversion.h"
@@ -567,6 +568,8 @@ static int ze_run(struct probe_channel *ch, const struct backend_options *opt, j
 		goto out;
 	}
 	if (target && opt->smoke) {
+		/* the enumeration survives a hang or crash in the smoke below */
+		probe_enumerated(ch, res);
 		json_t *dt = json_object();
 		struct stage_clock dclk = { .timings = dt };
 		json_object_set_new(target_json, "timings_ms", dt);
@@ -605,4 +608,12 @@ const struct backend ze_backend = {
 	.library = "libze_loader.so.1",
 	.provided_by = "libze1 (Debian/Ubuntu), level-zero (Intel repositories)",
 	.run = ze_run,
+	.loader_packages = ze_loader_packages,
+	.no_package = "(none of the Level Zero packages)",
+	.package_build = ze_package_build,
+	.hang_remedy = "the GPU or its driver hangs: read the kernel log (dmesg | grep -iE 'gpu hang|guc|xe|i915') and reset the GPU or reboot the host",
+	.remedies = ze_remedies,
+	.judge_health = ze_judge_health,
+	.nodes_dir = "/dev/dri",
+	.nodes_prefix = "renderD",
 };

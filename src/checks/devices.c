@@ -179,34 +179,45 @@ static void drivers_text(const struct devices_state *s, const struct drm_gpu *g,
 	sb_release(&sb);
 }
 
-/* What /proc/driver/nvidia/gpus/BDF/information says of a GPU: its "Device
- * Minor" (NVIDIA numbers /dev/nvidiaN by it; -1 when not readable) and its
- * "GPU UUID" (the GPU-... form nvidia-smi -L prints and CUDA_VISIBLE_DEVICES
- * accepts; "" when not readable). */
-static void nvidia_info(const struct context *ctx, const char *bdf, int *minor, char *uuid, size_t uuid_size)
+/* The value of "Key:" in an information file (blanks around it trimmed,
+ * up to the end of the line, or the first blank with word set), or "". */
+static void info_value(const char *text, const char *key, bool word, char *out, size_t size)
 {
-	char *rel = xasprintf("/proc/driver/nvidia/gpus/%s/information", bdf);
+	out[0] = '\0';
+	const char *p = strstr(text, key);
+	if (!p)
+		return;
+	p += strlen(key);
+	p += strspn(p, " \t");
+	size_t n = strcspn(p, word ? " \t\r\n" : "\r\n");
+	while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+		n--;
+	if (n && n < size) {
+		memcpy(out, p, n);
+		out[n] = '\0';
+		text_sanitize(out);
+	}
+}
+
+/* What /proc/driver/nvidia/gpus/BDF/information says of a GPU: its "Device
+ * Minor" (NVIDIA numbers /dev/nvidiaN by it; -1 when not readable), its
+ * "GPU UUID" (the GPU-... form nvidia-smi -L prints and CUDA_VISIBLE_DEVICES
+ * accepts) and its "Model" ("" when not readable). */
+static void nvidia_info(const struct context *ctx, struct gpu_view *v)
+{
+	char *rel = xasprintf("/proc/driver/nvidia/gpus/%s/information", v->gpu->bdf);
 	char *path = ctx_path(ctx, rel);
 	char *text = NULL;
 	size_t len;
-	*minor = -1;
-	uuid[0] = '\0';
+	v->nvidia_minor = -1;
+	v->uuid[0] = v->model[0] = '\0';
 	if (read_file(path, &text, &len) == 0) {
 		const char *p = strstr(text, "Device Minor:");
-		int v;
-		if (p && sscanf(p + 13, " %d", &v) == 1 && v >= 0 && v < 255)
-			*minor = v;
-		p = strstr(text, "GPU UUID:");
-		if (p) {
-			p += 9;
-			p += strspn(p, " \t");
-			size_t n = strcspn(p, " \t\r\n");
-			if (n && n < uuid_size) {
-				memcpy(uuid, p, n);
-				uuid[n] = '\0';
-				text_sanitize(uuid);
-			}
-		}
+		int minor;
+		if (p && sscanf(p + 13, " %d", &minor) == 1 && minor >= 0 && minor < 255)
+			v->nvidia_minor = minor;
+		info_value(text, "GPU UUID:", true, v->uuid, sizeof(v->uuid));
+		info_value(text, "Model:", false, v->model, sizeof(v->model));
 	}
 	free(text);
 	free(path);
@@ -257,9 +268,9 @@ static void *devices_prepare(const struct context *ctx)
 			v->present |= v->render.err == 0;
 		}
 		if (g->vendor == PCI_VENDOR_NVIDIA) {
-			int minor;
-			nvidia_info(ctx, g->bdf, &minor, v->uuid, sizeof(v->uuid));
-			v->nvidia_minor = minor >= 0 ? minor : (int)nvidia_index;
+			nvidia_info(ctx, v);
+			if (v->nvidia_minor < 0)
+				v->nvidia_minor = (int)nvidia_index;
 			nvidia_index++;
 			char name[32];
 			snprintf(name, sizeof(name), "nvidia%d", v->nvidia_minor);

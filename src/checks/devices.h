@@ -34,6 +34,7 @@ struct gpu_view {
 	struct node_view nvidia; /* /dev/nvidiaN, NVIDIA GPUs only */
 	int nvidia_minor;        /* N of /dev/nvidiaN, -1 when unknown */
 	char uuid[80];           /* "GPU-..." from /proc/driver/nvidia/gpus/BDF/information; "" when unknown */
+	char model[96];          /* its "Model:", "" when unknown */
 	bool present;            /* some node of it is in this container's /dev */
 	bool driver_ok;
 };

@@ -197,13 +197,27 @@ static void run_visibility_cuda(const struct context *ctx, struct devices_state 
 			n ? n - 1 : 0);
 		return;
 	}
+	/* CUDA numbers GPUs fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID
+	 * (CUDA C++ Programming Guide, "CUDA Environment Variables"): an index
+	 * names a PCI address only then, or when every GPU is the same model */
+	const char *order = ctx_getenv(ctx, "CUDA_DEVICE_ORDER");
+	bool pci_order = order && strcmp(order, "PCI_BUS_ID") == 0;
+	bool same_model = n > 0 && gpus[0]->model[0];
+	for (size_t i = 1; i < n && same_model; i++)
+		same_model = strcmp(gpus[i]->model, gpus[0]->model) == 0;
+	bool by_uuid = strncmp(var, "GPU-", 4) == 0 || strncmp(var, "MIG-", 4) == 0;
 	struct strbuf names = STRBUF_INIT;
 	for (size_t k = 0; k < p.count; k++) {
-		if (p.index[k] >= 0)
+		if (p.index[k] < 0)
+			sb_printf(&names, "%sa MIG instance", k ? ", " : "");
+		else if (by_uuid || pci_order || same_model)
 			sb_printf(&names, "%s%s", k ? ", " : "", gpus[p.index[k]]->gpu->bdf);
 		else
-			sb_printf(&names, "%sa MIG instance", k ? ", " : "");
+			sb_printf(&names, "%sdevice %d", k ? ", " : "", p.index[k]);
 	}
+	if (!by_uuid && !pci_order && !same_model)
+		sb_puts(&names,
+			" (CUDA numbers these GPUs fastest first: set CUDA_DEVICE_ORDER=PCI_BUS_ID to number them by PCI address)");
 	if (p.stop[0])
 		result_finding(r, STATUS_WARN,
 			       "CUDA_VISIBLE_DEVICES='%.200s': the list ends at the entry after the %zu%s: %s, so CUDA "

@@ -812,6 +812,7 @@ static void run_integrity(const struct context *ctx, void *state, struct result 
 	 * names) warns in ci and fails in validate: never counted as matching */
 	bool strict = ctx->profile && strcmp(ctx->profile, "validate") == 0;
 	size_t bad = 0, unverified = 0, ok = 0;
+	json_t *problems = json_array(); /* the blob and the files behind it, for the JSON report */
 	for (size_t i = 0; i < v.count; i++) {
 		const struct hf_blob_result *res = &v.results[i];
 		if (res->state == HF_BLOB_OK)
@@ -826,6 +827,7 @@ static void run_integrity(const struct context *ctx, void *state, struct result 
 		char *msg = hf_result_text(c, res);
 		result_finding(r, unv && !strict ? STATUS_WARN : STATUS_FAIL, "%s", msg);
 		free(msg);
+		json_array_append_new(problems, hf_result_json(c, res));
 		const struct hf_repo *repo = &c->repos[res->repo];
 		const char *id = repo->id ? repo->id : repo->folder;
 		if (res->blob >= 0 && !unv)
@@ -844,6 +846,7 @@ static void run_integrity(const struct context *ctx, void *state, struct result 
 	json_object_set_new(d, "matching", json_integer((json_int_t)ok));
 	json_object_set_new(d, "unverified", json_integer((json_int_t)unverified));
 	json_object_set_new(d, "bytes_hashed", json_integer((json_int_t)v.bytes));
+	json_object_set_new(d, "problems", problems);
 	double gib = (double)v.bytes / GIB;
 	if (bad)
 		result_set(r, STATUS_FAIL, "%zu of %zu files do not match their hash (%zu match%s)", bad, v.count, ok,

@@ -78,7 +78,8 @@ static char *native_arch(const struct context *ctx, const struct dpkg_status *st
 		return xstrdup(st->native_arch);
 	}
 	*source = "the architecture gpugate was built for (no dpkg package in the status file)";
-	return built_arch() ? xstrdup(built_arch()) : NULL;
+	const char *built = built_arch();
+	return built ? xstrdup(built) : NULL;
 }
 
 /* dpkg's deparchsatisfied() (lib/dpkg/depcon.c): whether a package of

@@ -124,7 +124,27 @@ int hf_open_in_cache(int cache_fd, const char *rel, int flags)
 	}
 }
 
-enum resolved { RESOLVED_IN_CACHE, RESOLVED_OUTSIDE, RESOLVED_ABSOLUTE_OUTSIDE };
+enum resolved { RESOLVED_IN_CACHE, RESOLVED_OUTSIDE, RESOLVED_ABSOLUTE_OUTSIDE, RESOLVED_ODD };
+
+/* A ".." after a name ("a/../b"), or any ".." in an absolute target: the
+ * kernel resolves it after following "a", which text cannot; huggingface_hub
+ * never writes one (os.path.relpath and abspath give the plain forms). */
+static bool odd_dotdot(const char *target)
+{
+	bool name_seen = target[0] == '/';
+	for (const char *p = target; *p;) {
+		const char *end = strchrnul(p, '/');
+		size_t n = (size_t)(end - p);
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			if (name_seen)
+				return true;
+		} else if (n && !(n == 1 && p[0] == '.')) {
+			name_seen = true;
+		}
+		p = *end ? end + 1 : end;
+	}
+	return false;
+}
 
 /* Where a link found in the cache-relative folder dir points, worked out on
  * its text: a relative target against dir, an absolute one against the
@@ -134,6 +154,8 @@ enum resolved { RESOLVED_IN_CACHE, RESOLVED_OUTSIDE, RESOLVED_ABSOLUTE_OUTSIDE }
  * result is opened one component at a time without following links. */
 static enum resolved resolve_link(const struct hf_cache *cache, const char *dir, const char *target, char **out)
 {
+	if (odd_dotdot(target))
+		return RESOLVED_ODD;
 	struct strbuf path = STRBUF_INIT;
 	sb_puts(&path, "");
 	const char *rest = target;
@@ -198,7 +220,7 @@ static int follow_dir_link(const struct hf_cache *cache, int cache_fd, int dirfd
 	target[n] = '\0';
 	enum resolved r = resolve_link(cache, dir, target, real);
 	if (r != RESOLVED_IN_CACHE) {
-		*why = "it points outside the cache: refused";
+		*why = r == RESOLVED_ODD ? "a '..' after a folder name in the link: not followed" : "it points outside the cache: refused";
 		return -1;
 	}
 	int fd = **real ? hf_open_in_cache(cache_fd, *real, O_RDONLY | O_DIRECTORY) : -1;
@@ -343,6 +365,8 @@ static enum hf_link classify_link(const struct hf_cache *cache, const struct hf_
 	*absolute = target[0] == '/';
 	char *rel = NULL;
 	enum resolved r = resolve_link(cache, dir, target, &rel);
+	if (r == RESOLVED_ODD)
+		return HF_LINK_NOT_BLOB;
 	if (r == RESOLVED_ABSOLUTE_OUTSIDE)
 		return HF_LINK_ABSOLUTE;
 	if (r == RESOLVED_OUTSIDE)
@@ -611,7 +635,9 @@ static void read_refs(const struct hf_cache *cache, int cache_fd, struct hf_repo
 			if (fd < 0) {
 				REPO_WARN(repo, HF_FAIL, false, where, "%s is a link to %s that is not followed: %s", where, target,
 					  errno == EXDEV ? "it points outside the cache" : errno == ELOOP ? "a link to a link" : strerror(errno));
-			} else if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+			} else if (fstat(fd, &st) < 0) {
+				REPO_WARN(repo, HF_FAIL, false, where, "cannot stat %s: %s", where, strerror(errno));
+			} else if (S_ISDIR(st.st_mode)) {
 				/* a linked folder: skipped, as upstream (is_dir() is true, glob does not descend) */
 			} else if (!S_ISREG(st.st_mode)) {
 				REPO_WARN(repo, HF_FAIL, false, where, "%s links to something that is not a plain file: not read", where);

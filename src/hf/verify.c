@@ -14,7 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "../lib/util.h"
+#include "../result.h"
 
 /* Per thread: memory does not grow with file size. 256 KiB stays in the
  * core's L2 cache between read()'s copy and the hash; on the 2-core build VM
@@ -98,6 +101,54 @@ char *hf_result_text(const struct hf_cache *cache, const struct hf_blob_result *
 	}
 	text_sanitize(msg);
 	return msg;
+}
+
+/* A snapshot file as the JSON reports name it: revision, its refs, path. */
+static json_t *file_json(const struct hf_repo *repo, const struct hf_revision *rev, const struct hf_file *f)
+{
+	json_t *j = json_object();
+	json_object_set_new(j, "revision", json_text(rev->commit));
+	json_t *refs = json_array();
+	for (size_t i = 0; i < repo->n_refs; i++)
+		if (strcmp(repo->refs[i].commit, rev->commit) == 0)
+			json_array_append_new(refs, json_text(repo->refs[i].name));
+	json_object_set_new(j, "refs", refs);
+	json_object_set_new(j, "path", json_text(f->path));
+	return j;
+}
+
+json_t *hf_result_json(const struct hf_cache *cache, const struct hf_blob_result *res)
+{
+	const struct hf_repo *repo = &cache->repos[res->repo];
+	json_t *p = json_object();
+	json_object_set_new(p, "repo", json_text(repo->folder));
+	json_object_set_new(p, "state", json_string(hf_blob_state_text(res->state)));
+	json_t *files = json_array();
+	if (res->blob >= 0) {
+		char *path = xasprintf("blobs/%s", repo->blobs[res->blob].name);
+		json_object_set_new(p, "path", json_text(path));
+		json_object_set_new(p, "blob", json_text(path));
+		free(path);
+		size_t n = hf_blob_users(repo, res->blob, NULL, 0);
+		struct hf_blob_user *users = xcalloc(n + 1, sizeof(*users));
+		hf_blob_users(repo, res->blob, users, n);
+		for (size_t k = 0; k < n; k++)
+			json_array_append_new(files, file_json(repo, users[k].rev, users[k].file));
+		free(users);
+	} else {
+		const struct hf_revision *rev = &repo->revisions[res->rev];
+		char *path = xasprintf("snapshots/%s/%s", rev->commit, rev->files[res->file].path);
+		json_object_set_new(p, "path", json_text(path));
+		free(path);
+		json_array_append_new(files, file_json(repo, rev, &rev->files[res->file]));
+	}
+	json_object_set_new(p, "files", files);
+	if (res->state == HF_BLOB_MISMATCH) {
+		json_object_set_new(p, "algorithm", json_string(res->algorithm));
+		json_object_set_new(p, "expected", json_text(res->expected));
+		json_object_set_new(p, "actual", json_string(res->actual));
+	}
+	return p;
 }
 
 int hf_hash_fd(int fd, size_t hex_len, unsigned char *buf, size_t bufsize, char hex[65], uint64_t *bytes)

@@ -72,6 +72,11 @@ int hf_hash_fd_counted(int fd, size_t hex_len, unsigned char *buf, size_t bufsiz
  * and path) behind the blob: "org--x: model.safetensors in revision ... : sha256
  * mismatch ...". Sanitized; caller frees. */
 char *hf_result_text(const struct hf_cache *cache, const struct hf_blob_result *r);
+/* The same finding as JSON: repo, state, path, blob ("blobs/<name>", for a
+ * blob), files [{revision, refs, path}] behind it, and for a mismatch the
+ * algorithm, expected and actual hashes. No message or severity. */
+typedef struct json_t json_t;
+json_t *hf_result_json(const struct hf_cache *cache, const struct hf_blob_result *r);
 /* Whether a result is about a name nobody can check (counted as unverified, never as matching). */
 bool hf_result_unverified(const struct hf_blob_result *r);
 

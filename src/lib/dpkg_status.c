@@ -205,7 +205,28 @@ static inline unsigned popcount32(uint32_t x)
  * at 16 bytes at a time and stops only where a newline is followed by what
  * could start a blank line (newline, CR, or a blank then a blank, CR or
  * newline), instead of one memchr call per line. */
-static const char *skip_stanza(const char *p, const char *end, size_t *line, bool *nul)
+static const char *skip_stanza_scan(const char *p, const char *end, size_t *line, bool *nul, const char **provides);
+
+/* skip_stanza_scan, and *provides set to the start of the skipped text's
+ * first "Provides:" line (NULL when none): a package nobody named may still
+ * provide a wanted name. Found on the way, from the bytes after each
+ * newline the scan already looks at. */
+static const char *skip_stanza(const char *p, const char *end, size_t *line, bool *nul, const char **provides)
+{
+	*provides = end - p >= 9 && memcmp(p, "Provides:", 9) == 0 ? p : NULL;
+	const char *stop = skip_stanza_scan(p, end, line, nul, provides);
+	if (*provides && *provides >= stop)
+		*provides = NULL; /* the next stanza's */
+	return stop;
+}
+
+static void note_provides(const char *at, const char *end, const char **provides)
+{
+	if (!*provides && end - at >= 9 && memcmp(at, "Provides:", 9) == 0)
+		*provides = at;
+}
+
+static const char *skip_stanza_scan(const char *p, const char *end, size_t *line, bool *nul, const char **provides)
 {
 	if (blank_line(p, end))
 		return p;
@@ -214,6 +235,7 @@ static const char *skip_stanza(const char *p, const char *end, size_t *line, boo
 #if defined(__SSE2__)
 	const __m128i nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r');
 	const __m128i sp = _mm_set1_epi8(' '), tab = _mm_set1_epi8('\t'), zero = _mm_setzero_si128();
+	const __m128i big_p = _mm_set1_epi8('P');
 	while (end - q >= 18) { /* the loads below read q[0..17] */
 		__m128i b0 = _mm_loadu_si128((const __m128i *)(const void *)q);
 		if (_mm_movemask_epi8(_mm_cmpeq_epi8(b0, zero)))
@@ -226,6 +248,11 @@ static const char *skip_stanza(const char *p, const char *end, size_t *line, boo
 			__m128i blank1 = _mm_or_si128(_mm_cmpeq_epi8(b1, sp), _mm_cmpeq_epi8(b1, tab));
 			__m128i blank2 = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(b2, sp), _mm_cmpeq_epi8(b2, tab)),
 						      _mm_or_si128(_mm_cmpeq_epi8(b2, nl), _mm_cmpeq_epi8(b2, cr)));
+			if (!*provides) {
+				unsigned ps = nls & (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b1, big_p));
+				for (; ps && !*provides; ps &= ps - 1)
+					note_provides(q + __builtin_ctz(ps) + 1, end, provides);
+			}
 			unsigned cand =
 				nls & (unsigned)_mm_movemask_epi8(_mm_or_si128(ends, _mm_and_si128(blank1, blank2)));
 			for (; cand; cand &= cand - 1) {
@@ -249,6 +276,7 @@ static const char *skip_stanza(const char *p, const char *end, size_t *line, boo
 		if (*q != '\n')
 			continue;
 		lines++;
+		note_provides(q + 1, end, provides);
 		if (blank_line(q + 1, end)) {
 			*line += lines;
 			return q + 1;
@@ -300,13 +328,13 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 			bool nul = false;
 			const char *from = s.start;
 			size_t from_line = s.line;
-			p = skip_stanza(p, end, &line, &nul); /* to the blank line that ends it */
-			/* A package nobody named may still provide a wanted name: the
-			 * one field looked for in the skipped text. Rare enough (a few
-			 * stanzas in a hundred) to read such a stanza again, whole. */
-			const char *prov = nul ? NULL : memmem(from, (size_t)(p - from), "\nProvides:", 10);
-			if (prov) {
-				const char *v = prov + 10;
+			const char *prov;
+			p = skip_stanza(p, end, &line, &nul, &prov); /* to the blank line that ends it */
+			/* A package nobody named may still provide a wanted name:
+			 * rare enough (a few stanzas in a hundred) to read such a
+			 * stanza again, whole. */
+			if (prov && !nul) {
+				const char *v = prov + 9;
 				const char *vend = v;
 				while (vend < p &&
 				       (*vend != '\n' || (vend + 1 < p && (vend[1] == ' ' || vend[1] == '\t'))))

@@ -21,13 +21,14 @@
 #include "operator/operator.h"
 #include "result.h"
 
-/* A report is a few hundred KB even with many GPUs; 64 MiB is no report. */
-#define REPORT_MAX        ((size_t)64 << 20)
+/* A report is a few hundred KB even with many GPUs; 16 MiB is no report. */
+#define REPORT_MAX        ((size_t)16 << 20)
 #define DEFAULT_TOLERANCE 20.0 /* runtime.tolerance's default (src/checks/runtime_perf.c) */
 
 struct report {
 	const char *path;
 	json_t *doc;
+	json_t *by_id; /* check id -> check: lookups stay O(1) on a report of many checks */
 };
 
 /* Loads path as a gpugate/v1 report; 0, or -1 with the reason on stderr. */
@@ -37,6 +38,7 @@ static int load_report(const char *path, struct report *r)
 	size_t len = 0;
 	r->path = path;
 	r->doc = NULL;
+	r->by_id = NULL;
 	if (operator_read_input(path, REPORT_MAX, &text, &len, err, sizeof(err)) < 0) {
 		fprintf(stderr, "gpugate: diff: %s\n", err);
 		return -1;
@@ -73,19 +75,18 @@ static int load_report(const char *path, struct report *r)
 		r->doc = NULL;
 		return -1;
 	}
+	r->by_id = json_object();
+	json_array_foreach(checks, i, c) {
+		const char *id = json_string_value(json_object_get(c, "id"));
+		if (!json_object_get(r->by_id, id)) /* the first of a repeated id counts */
+			json_object_set(r->by_id, id, c);
+	}
 	return 0;
 }
 
 static json_t *check_of(const struct report *r, const char *id)
 {
-	size_t i;
-	json_t *c;
-	json_array_foreach(json_object_get(r->doc, "checks"), i, c)
-	{
-		if (strcmp(json_string_value(json_object_get(c, "id")), id) == 0)
-			return c;
-	}
-	return NULL;
+	return json_object_get(r->by_id, id);
 }
 
 static json_t *details_of(const struct report *r, const char *id)
@@ -639,6 +640,7 @@ int cmd_diff(int argc, char **argv)
 		return EXIT_USAGE;
 	if (load_report(argv[optind + 1], &new) < 0) {
 		json_decref(old.doc);
+		json_decref(old.by_id);
 		return EXIT_USAGE;
 	}
 	if (tol < 0)
@@ -665,5 +667,7 @@ int cmd_diff(int argc, char **argv)
 	json_decref(diff);
 	json_decref(old.doc);
 	json_decref(new.doc);
+	json_decref(old.by_id);
+	json_decref(new.by_id);
 	return regressed ? EXIT_UNHEALTHY : EXIT_HEALTHY;
 }

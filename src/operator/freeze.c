@@ -164,53 +164,37 @@ static void emit_section_rest(struct strbuf *sb, const struct spec *base, const 
 
 /* --- the GPUs ------------------------------------------------------------- */
 
-struct gpu_count {
-	unsigned vendor;
-	size_t count;
-};
-
-/* GPUs of each vendor with a bound driver and a node of theirs under
- * ROOT/dev (what devices.gpus counts as usable). */
-static void count_gpus(const char *root, struct gpu_count counts[3], size_t *total)
+/* The GPUs of vendor with a bound driver and a node of theirs under
+ * ROOT/dev: what devices.gpus counts as usable. */
+static size_t count_gpus(const char *root, unsigned vendor)
 {
-	static const unsigned vendors[3] = { PCI_VENDOR_INTEL, PCI_VENDOR_NVIDIA, PCI_VENDOR_AMD };
 	struct drm_scan scan;
 	drm_scan(root, &scan);
 	drm_scan_add_nvidia_proc(root, &scan);
-	*total = 0;
-	for (size_t v = 0; v < 3; v++)
-		counts[v] = (struct gpu_count){ vendors[v], 0 };
-	size_t nvidia_index = 0;
+	size_t count = 0, nvidia_index = 0;
 	for (size_t i = 0; i < scan.count; i++) {
 		const struct drm_gpu *g = &scan.gpus[i];
+		/* CUDA needs /dev/nvidiaN (numbered in PCI order), Level Zero a DRM node */
+		char *nodes[2] = { NULL, NULL };
+		if (g->vendor == PCI_VENDOR_NVIDIA)
+			nodes[0] = xasprintf("/dev/nvidia%zu", nvidia_index++);
+		else
+			for (size_t n = 0; n < 2; n++) {
+				const char *name = n ? g->render.name : g->card.name;
+				nodes[n] = name[0] ? xasprintf("/dev/dri/%s", name) : NULL;
+			}
 		bool present = false;
-		if (g->vendor == PCI_VENDOR_NVIDIA) {
-			char *node = xasprintf("/dev/nvidia%zu", nvidia_index++);
-			char *p = root_path(root, node);
-			present = access(p, F_OK) == 0;
+		for (size_t n = 0; n < 2; n++) {
+			char *p = nodes[n] ? root_path(root, nodes[n]) : NULL;
+			present |= p && access(p, F_OK) == 0;
 			free(p);
-			free(node);
-		} else {
-			const char *names[2] = { g->card.name, g->render.name };
-			for (size_t n = 0; n < 2 && !present; n++) {
-				if (!names[n][0])
-					continue;
-				char *node = xasprintf("/dev/dri/%s", names[n]);
-				char *p = root_path(root, node);
-				present = access(p, F_OK) == 0;
-				free(p);
-				free(node);
-			}
+			free(nodes[n]);
 		}
-		if (!present || !g->driver[0])
-			continue;
-		for (size_t v = 0; v < 3; v++)
-			if (counts[v].vendor == g->vendor) {
-				counts[v].count++;
-				(*total)++;
-			}
+		if (present && g->driver[0] && g->vendor == vendor)
+			count++;
 	}
 	drm_scan_free(&scan);
+	return count;
 }
 
 /* --- the packages --------------------------------------------------------- */
@@ -728,12 +712,7 @@ static int spec_freeze(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	const char *base_name = o.spec ? o.spec : o.profile ? o.profile : "ci";
-	struct gpu_count counts[3];
-	size_t total = 0, gpus = 0;
-	count_gpus(o.root, counts, &total);
-	for (size_t v = 0; v < 3; v++)
-		if (counts[v].vendor == vendor)
-			gpus = counts[v].count;
+	size_t gpus = count_gpus(o.root, vendor);
 
 	char host[256] = "";
 	gethostname(host, sizeof(host) - 1);
@@ -748,14 +727,17 @@ static int spec_freeze(int argc, char **argv)
 		  "# (the same machine passes; a changed package fails, naming it).\n\n",
 		  GPUGATE_VERSION, host[0] ? host : "?", when, o.root ? ", root " : "", o.root ? o.root : "",
 		  base_name);
-	sb_printf(&out, "profile: %s\n", spec_str(&base, "profile", "ci"));
-	sb_printf(&out, "description: ");
+	sb_puts(&out, "profile: ");
+	yaml_scalar(&out, spec_str(&base, "profile", "ci"));
+	sb_puts(&out, "\ndescription: ");
 	char *desc = xasprintf("frozen from %s on %s", host[0] ? host : "?", when);
 	yaml_scalar(&out, desc);
 	free(desc);
 	sb_puts(&out, "\n");
-	if (spec_has(&base, "deadline"))
-		sb_printf(&out, "deadline: %s\n", spec_str(&base, "deadline", "60s"));
+	if (spec_has(&base, "deadline")) {
+		sb_puts(&out, "deadline:");
+		emit_node(&out, &base, spec_get(&base, "deadline"), 2);
+	}
 	sb_puts(&out, "\n");
 
 	size_t pinned = 0, models = 0;

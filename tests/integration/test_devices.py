@@ -457,14 +457,15 @@ UUIDS = ["GPU-aaaa1111-d72c-4106-c12f-20bd9faed9f6", "GPU-aaaa2222-0c1b-22a4-51f
          "GPU-bbbb3333-5e2a-4b6f-9d1e-7c3a2f4e6b80", "GPU-cccc4444-1a2b-3c4d-5e6f-708192a3b4c5"]
 
 
-def nvidia_gpus(root, count=4, min_gpus=1):
+def nvidia_gpus(root, count=4, min_gpus=1, models=None):
     """count NVIDIA GPUs as /proc/driver/nvidia and /dev show them in a container (no sysfs)."""
+    models = models or ["NVIDIA H100 80GB HBM3"] * count
     for i in range(count):
         bdf = "0000:%02x:00.0" % (0x19 + i * 0x10)
         os.makedirs(root.p("proc/driver/nvidia/gpus/" + bdf))
         with open(root.p("proc/driver/nvidia/gpus/%s/information" % bdf), "w") as f:
-            f.write("Model: \t\t NVIDIA H100 80GB HBM3\nIRQ:   \t\t 0\nGPU UUID: \t %s\n"
-                    "Bus Location: \t %s\nDevice Minor: \t %d\n" % (UUIDS[i], bdf, i))
+            f.write("Model: \t\t %s\nIRQ:   \t\t 0\nGPU UUID: \t %s\n"
+                    "Bus Location: \t %s\nDevice Minor: \t %d\n" % (models[i], UUIDS[i], bdf, i))
         mknod(root.p("dev/nvidia%d" % i), 195, i, 0o666)
     mknod(root.p("dev/nvidiactl"), 195, 255, 0o666)
     mknod(root.p("dev/nvidia-uvm"), 511, 0, 0o666)
@@ -511,6 +512,18 @@ def test_cuda_visible_devices(root, value, rc, status, seen, words):
         assert c["details"]["cuda_devices"] == seen, c
     for w in words:
         assert w in text_of(c), (w, c)
+
+
+def test_cuda_indices_of_mixed_models_follow_cuda_device_order(root):
+    # CUDA numbers fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID: with two
+    # models an index names no PCI address until that is set
+    spec = nvidia_gpus(root, models=["NVIDIA H100 80GB HBM3", "NVIDIA L4", "NVIDIA L4", "NVIDIA H100 80GB HBM3"])
+    rc, checks, _ = run(root, "--spec", spec, "--only", "devices.visibility", env={"CUDA_VISIBLE_DEVICES": "2,1"})
+    c = checks["devices.visibility"]
+    assert rc == 0 and "device 2, device 1" in c["summary"] and "CUDA_DEVICE_ORDER=PCI_BUS_ID" in c["summary"], c
+    env = {"CUDA_VISIBLE_DEVICES": "2,1", "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
+    rc, checks, _ = run(root, "--spec", spec, "--only", "devices.visibility", env=env)
+    assert rc == 0 and "0000:39:00.0, 0000:29:00.0" in checks["devices.visibility"]["summary"], checks
 
 
 def test_cuda_visible_devices_below_min_gpus(root):

@@ -103,7 +103,7 @@ def test_wrong_size(listed):
         in v.out, (v, path)
 
 
-def test_flipped_byte_in_listed_lfs_blob_names_every_file(listed):
+def test_flipped_byte_in_listed_lfs_blob_names_every_file(listed, tmp_path):
     c, names, trees = listed
     blob = c / TINY / "blobs" / names["model"]["model.safetensors"]
     data = bytearray(blob.read_bytes())
@@ -121,6 +121,13 @@ def test_flipped_byte_in_listed_lfs_blob_names_every_file(listed):
     assert got == {(hb.COMMIT_A, "model.safetensors", ("v1",)), (hb.COMMIT_B, "model.safetensors", ("main",))}, got
     t = run_gpugate("hf", "verify", env=env_for(c))
     assert "model.safetensors in revision %s (v1)" % hb.COMMIT_A[:12] in t.out, t
+    # the check's JSON report carries the blob and the files too
+    i = models_check(tmp_path, c, ["org/tiny"]).check("hf.integrity")
+    assert i["status"] == "fail", i
+    p = i["details"]["problems"][0]
+    assert p["blob"] == "blobs/" + names["model"]["model.safetensors"] and p["actual"] == actual, p
+    assert {(f["revision"], f["path"]) for f in p["files"]} == {(hb.COMMIT_A, "model.safetensors"),
+                                                                 (hb.COMMIT_B, "model.safetensors")}, p
 
 
 @pytest.mark.parametrize("kind,raw,words", [
@@ -402,3 +409,14 @@ def test_absolute_link_under_root_uses_the_path_inside_the_root(tmp_path):
     # the same link read without --root points nowhere in this cache: refused
     r = run_gpugate("hf", "scan", env=env_for(c))
     assert r.rc == 1 and "absolute link to /cache/hub/" in r.out, r
+
+
+def test_dotdot_after_a_name_is_not_followed(listed):
+    """"x/../../blobs/<n>": the kernel resolves ".." after following x, which a
+    reading of the text cannot know; huggingface_hub never writes such a link."""
+    c, names, trees = listed
+    link = c / TINY / "snapshots" / hb.COMMIT_A / "config.json"
+    link.unlink()
+    os.symlink("tokenizer/../../../blobs/" + hb.git_hash(trees[(TINY, hb.COMMIT_A)]["config.json"][0]), link)
+    s = run_gpugate("hf", "scan", env=env_for(c))
+    assert s.rc == 1 and "which is not ../blobs/<name> of this repo: not followed" in s.out, s

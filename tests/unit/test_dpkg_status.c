@@ -307,9 +307,11 @@ static void test_providers_kept(void **state)
 	sb_puts(&sb, "Provides: virt-a (= 3.0), virt-b\n\n");
 	sb_puts(&sb, "Provides: virt-b\nPackage: first-provides\nStatus: install ok installed\nVersion: 3\n\n");
 	sb_puts(&sb, "Package: unrelated\nStatus: install ok installed\nProvides: virt-c, virt-bb\nVersion: 4\n\n");
+	sb_puts(&sb, "Package: right-after\nProvides: virt-b\nStatus: install ok installed\nVersion: 5\n\n");
 	const char *wanted[] = { "p1", "virt-b", NULL };
 	struct dpkg_status st = parse_ok(sb.buf, wanted);
-	assert_int_equal(st.count, 3);
+	assert_int_equal(st.count, 4);
+	assert_string_equal(st.pkgs[3].name, "right-after");
 	assert_string_equal(st.pkgs[0].name, "p1");
 	assert_string_equal(st.pkgs[1].name, "other");
 	assert_int_equal(st.pkgs[1].line, 5);
