@@ -16,8 +16,7 @@ int hf_dir_open(int dirfd, const char *name)
 }
 
 /* Says why name under dirfd is no folder: a link (and where to), or a file. */
-static void describe_refusal(int dirfd, const char *shown_path, const char *name, int error, char *err,
-			     size_t n)
+static void describe_refusal(int dirfd, const char *shown_path, const char *name, int error, char *err, size_t n)
 {
 	struct stat st;
 	char target[256];

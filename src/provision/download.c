@@ -460,7 +460,7 @@ static int open_target(struct dl_job *job)
 	struct dl_state *s = job->state;
 	/* never through a link; a FIFO in its place fails instead of blocking */
 	int flags = O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | (job->keep_partial ? 0 : O_TRUNC);
-	s->fd = openat(job->in_dir ? job->dir_fd : AT_FDCWD, job->tmp_path, flags, 0644);
+	s->fd = openat(job->in_dir ? job->dir_fd : AT_FDCWD, job->tmp_path, flags, job->mode ? job->mode : 0644);
 	struct stat st;
 	if (s->fd >= 0 && fstat(s->fd, &st) == 0 && !S_ISREG(st.st_mode)) {
 		close(s->fd);

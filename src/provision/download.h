@@ -24,6 +24,7 @@ struct dl_job {
 	const char *sha256;      /* 64 lowercase hex to match, or NULL */
 	const char *git_sha1;    /* 40 hex git blob id to match (needs size), or NULL */
 	bool keep_partial;       /* resume from tmp_path now, and keep it on failure */
+	unsigned mode;           /* of a new tmp_path, less the umask; 0: 0644 */
 	const char *label;       /* how messages name the file */
 	/* filled by dl_run */
 	bool ok;

@@ -14,11 +14,10 @@
 
 /* huggingface_hub src/huggingface_hub/_local_folder.py, CACHEDIR_TAG_CONTENT
  * (the Cache Directory Tagging Standard's signature line first). */
-const char hfw_cachedir_tag_content[] =
-	"Signature: 8a477f597d28d172789f06886806bc55\n"
-	"# This file is a cache directory tag created by huggingface_hub.\n"
-	"# For information about cache directory tags, see:\n"
-	"#\thttps://bford.info/cachedir/\n";
+const char hfw_cachedir_tag_content[] = "Signature: 8a477f597d28d172789f06886806bc55\n"
+					"# This file is a cache directory tag created by huggingface_hub.\n"
+					"# For information about cache directory tags, see:\n"
+					"#\thttps://bford.info/cachedir/\n";
 
 static void close_fd(int *fd)
 {
@@ -86,7 +85,7 @@ void hfw_cachedir_tag(struct hf_cache_dirs *d)
 	if (open_cache(d, err, sizeof(err)) < 0)
 		return;
 	/* O_EXCL: an existing name (a file, or a link to anywhere) is left alone */
-	int fd = openat(d->cache, "CACHEDIR.TAG", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	int fd = openat(d->cache, "CACHEDIR.TAG", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 	if (fd < 0)
 		return;
 	size_t len = strlen(hfw_cachedir_tag_content);
@@ -117,7 +116,7 @@ static char *temp_name(const char *base, const char *suffix)
 	return xasprintf(".%s.%d%s", base, (int)getpid(), suffix);
 }
 
-int hfw_write_file(struct hf_cache_dirs *d, const char *rel, const char *data, size_t len, char *err,
+int hfw_write_file(struct hf_cache_dirs *d, const char *rel, const char *data, size_t len, unsigned mode, char *err,
 		   size_t n)
 {
 	const char *base;
@@ -127,7 +126,7 @@ int hfw_write_file(struct hf_cache_dirs *d, const char *rel, const char *data, s
 	char *tmp = temp_name(base, ".tmp");
 	unlinkat(dir, tmp, 0);
 	int rc = 0;
-	int fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	int fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (fd < 0)
 		rc = -errno;
 	for (size_t off = 0; rc == 0 && off < len;) {

@@ -11,12 +11,12 @@
 #include <stddef.h>
 
 struct hf_cache_dirs {
-	int cache;           /* the cache folder */
-	int repo;            /* <cache>/models--org--name */
-	int blobs;           /* <repo>/blobs */
-	int locks;           /* <cache>/.locks/models--org--name */
+	int cache; /* the cache folder */
+	int repo;  /* <cache>/models--org--name */
+	int blobs; /* <repo>/blobs */
+	int locks; /* <cache>/.locks/models--org--name */
 	const char *cache_path;
-	const char *folder;  /* models--org--name, for messages */
+	const char *folder; /* models--org--name, for messages */
 };
 
 /* Sets d up with every fd closed; nothing is made before the first write,
@@ -33,8 +33,9 @@ void hfw_close(struct hf_cache_dirs *d);
 void hfw_cachedir_tag(struct hf_cache_dirs *d);
 /* The functions below open the repo folder when it is not open yet. */
 /* Writes rel (under the repo folder, e.g. "refs/main", "trees/C.json")
- * through a temp file, fsync and rename, making its folders. 0 or -1 with err. */
-int hfw_write_file(struct hf_cache_dirs *d, const char *rel, const char *data, size_t len, char *err,
+ * through a temp file (mode less the umask), fsync and rename, making its
+ * folders. 0 or -1 with err. */
+int hfw_write_file(struct hf_cache_dirs *d, const char *rel, const char *data, size_t len, unsigned mode, char *err,
 		   size_t n);
 /* Makes rel (under the repo folder) a symlink to target, replacing what is
  * there (a temp link renamed over it). 0 or -1 with err. */

@@ -468,7 +468,8 @@ static int write_ref(struct hf_fetch *f)
 		return 0;
 	char *ref = xasprintf("refs/%s", f->revision);
 	char err[600];
-	int rc = hfw_write_file(&f->dirs, ref, f->commit, strlen(f->commit), err, sizeof(err));
+	/* Path.write_text: 0666 less the umask */
+	int rc = hfw_write_file(&f->dirs, ref, f->commit, strlen(f->commit), 0666, err, sizeof(err));
 	if (rc < 0)
 		fprintf(stderr, "gpugate: %s\n", err);
 	free(ref);
@@ -493,7 +494,9 @@ static int write_listing(struct hf_fetch *f)
 		return 0;
 	}
 	char *rel = xasprintf("trees/%s.json", f->commit);
-	int rc = hfw_write_file(&f->dirs, rel, json, strlen(json), err, sizeof(err));
+	/* huggingface_hub's mkstemp makes it 0600; readable here, so that another
+	 * user checking a shared cache can read the listing too */
+	int rc = hfw_write_file(&f->dirs, rel, json, strlen(json), 0644, err, sizeof(err));
 	if (rc < 0)
 		fprintf(stderr, "gpugate: %s\n", err);
 	free(rel);
@@ -702,6 +705,7 @@ static int64_t download_blobs(struct hf_fetch *f, struct dl_job **jobs_out, size
 		j->dir_fd = f->dirs.blobs;
 		j->tmp_path = blob->tmp_name;
 		j->final_path = blob->etag;
+		j->mode = 0666; /* less the umask: the mode huggingface_hub gives a blob (_chmod_and_move) */
 		j->size = blob->size;
 		/* hub_resolve_meta let through only these two forms */
 		j->sha256 = strlen(blob->etag) == 64 ? blob->etag : NULL;

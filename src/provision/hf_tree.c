@@ -24,8 +24,7 @@ static int tree_by_path(const void *a, const void *b)
  * version, oid, size, each line ending in a newline). */
 static char *lfs_pointer(const char *sha256, int64_t size)
 {
-	return xasprintf("version https://git-lfs.github.com/spec/v1\noid sha256:%s\nsize %" PRId64 "\n", sha256,
-			 size);
+	return xasprintf("version https://git-lfs.github.com/spec/v1\noid sha256:%s\nsize %" PRId64 "\n", sha256, size);
 }
 
 /* Returns NULL, or what is wrong with listed file t verified as v. */
@@ -83,8 +82,8 @@ static void lower_unicode_escapes(char *s)
 	}
 }
 
-char *hf_tree_listing_json(const struct hub_tree *tree, const struct hf_tree_verified *files, size_t n,
-			   char *err, size_t err_size)
+char *hf_tree_listing_json(const struct hub_tree *tree, const struct hf_tree_verified *files, size_t n, char *err,
+			   size_t err_size)
 {
 	struct hf_tree_verified *v = xcalloc(n + 1, sizeof(*v));
 	memcpy(v, files, n * sizeof(*v));

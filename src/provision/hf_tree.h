@@ -12,7 +12,7 @@
 /* A file of the snapshot whose blob was checked against its hash. */
 struct hf_tree_verified {
 	const char *path;
-	const char *etag;    /* the blob's name: git blob id (40 hex) or sha256 (64) */
+	const char *etag; /* the blob's name: git blob id (40 hex) or sha256 (64) */
 	int64_t size;
 };
 
@@ -22,7 +22,7 @@ struct hf_tree_verified {
  * pointer. Returns the listing's text as huggingface_hub writes it
  * (json.dump(indent=1)), or NULL with err naming the first file that
  * disagrees. Caller frees. */
-char *hf_tree_listing_json(const struct hub_tree *tree, const struct hf_tree_verified *files, size_t n,
-			   char *err, size_t err_size);
+char *hf_tree_listing_json(const struct hub_tree *tree, const struct hf_tree_verified *files, size_t n, char *err,
+			   size_t err_size);
 
 #endif

@@ -19,7 +19,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		for (size_t i = 0; i < tree.n; i++) {
 			const struct hub_tree_file *t = &tree.files[i];
-			v[i] = (struct hf_tree_verified){ t->path, t->lfs_sha256 ? t->lfs_sha256 : t->blob_id, t->size };
+			v[i] = (struct hf_tree_verified){ t->path, t->lfs_sha256 ? t->lfs_sha256 : t->blob_id,
+							  t->size };
 		}
 		char *json = hf_tree_listing_json(&tree, v, tree.n, err, sizeof(err));
 		if (json) {

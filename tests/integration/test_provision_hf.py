@@ -678,3 +678,20 @@ def test_blank_hf_token_means_the_token_file_for_fetch_and_where(hub, env, tmp_p
     assert {a for m, h, p, a in hub.log if h.startswith("127.0.0.1")} == {"Bearer " + TOKEN}
     w = subprocess.run([GPUGATE, "hf", "where", "-v"], env=e, capture_output=True, text=True, timeout=30)
     assert "the token comes from the token file" in w.stdout, w.stdout + w.stderr
+
+
+def test_file_modes_follow_the_umask_as_huggingface_hub(hub, env, tmp_path):
+    """huggingface_hub gives a blob the mode of a new file (0666 less the umask,
+    _chmod_and_move) and writes refs and CACHEDIR.TAG with Path.write_text (the
+    same); the listing stays readable (0644; upstream's mkstemp makes it 0600)."""
+    import stat
+    model(hub)
+    r = subprocess.run(fetch_cmd() + ["org/tiny"], env=env, capture_output=True, text=True, timeout=60,
+                       preexec_fn=lambda: os.umask(0o002))
+    assert r.returncode == 0, r.stderr
+    cache = tmp_path / "home/hub"
+    folder = cache / "models--org--tiny"
+    modes = {p: stat.S_IMODE(os.stat(p).st_mode) for p in
+             [cache / "CACHEDIR.TAG", folder / "refs/main"] + list((folder / "blobs").iterdir())}
+    assert set(modes.values()) == {0o664}, modes
+    assert stat.S_IMODE(os.stat(folder / "trees" / (COMMIT + ".json")).st_mode) == 0o644
