@@ -45,10 +45,11 @@ static const char *plural(size_t n)
  *   is invalid, only the devices whose index precedes the invalid index are
  *   visible" (0,2,-1,1 shows 0 and 2), so the list ends at its first entry
  *   that names no device, and an empty value shows none;
- * - an index is read like strtoul ("1gpu2" is 1), and a list that names one
- *   device twice shows no device at all (what PyTorch's
- *   torch/cuda/__init__.py _parse_visible_devices() and
- *   _transform_uuid_to_ordinals() model after the driver). */
+ * - an index is read like strtoul ("1gpu2" is 1), a UUID prefix is compared
+ *   as written (case matters), and a list that names one device twice shows
+ *   no device at all (what PyTorch's torch/cuda/__init__.py
+ *   _parse_visible_devices() and _transform_uuid_to_ordinals() model after
+ *   the driver). */
 struct cuda_pick {
 	size_t count;                        /* devices CUDA enumerates */
 	int index[AFFINITY_MAX_GPUS];        /* GPU of each, in list order; -1 for a MIG instance not matched */
@@ -83,7 +84,7 @@ static int uuid_owner(const struct gpu_view *const *gpus, size_t n, const char *
 {
 	int found = -1;
 	for (size_t i = 0; i < n; i++) {
-		if (!gpus[i]->uuid[0] || strlen(gpus[i]->uuid) < len || strncasecmp(gpus[i]->uuid, prefix, len) != 0)
+		if (!gpus[i]->uuid[0] || strlen(gpus[i]->uuid) < len || strncmp(gpus[i]->uuid, prefix, len) != 0)
 			continue;
 		if (found >= 0)
 			return -2;

@@ -505,7 +505,6 @@ def nvidia_gpus(root, count=4, min_gpus=1, models=None):
     ("0,0", 1, "fail", 0, ["names one GPU twice"]),
     ("1,GPU-aaaa2222", 0, "warn", 1, ["'GPU-aaaa2222' is not a device index"]),
     ("GPU-bbbb", 0, "pass", 1, ["0000:39:00.0"]),
-    ("GPU-BBBB3333", 0, "pass", 1, ["0000:39:00.0"]),
     ("GPU-aaaa", 1, "fail", 0, ["start of more than one GPU's UUID"]),
     ("GPU-aaaa1111,GPU-cccc", 0, "pass", 2, ["0000:19:00.0, 0000:49:00.0"]),
     ("GPU-cccc,GPU-cccc4444", 1, "fail", 0, ["names one GPU twice"]),
