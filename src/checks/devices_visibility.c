@@ -93,7 +93,8 @@ static int uuid_owner(const struct gpu_view *const *gpus, size_t n, const char *
 	return found;
 }
 
-static void cuda_pick(const char *var, const struct gpu_view *const *gpus, size_t n, struct cuda_pick *p)
+static void cuda_pick(const char *var, const struct gpu_view *const *gpus, size_t n, bool uuids_known,
+		      struct cuda_pick *p)
 {
 	memset(p, 0, sizeof(*p));
 	const char *mode = strncmp(var, "GPU-", 4) == 0 ? "GPU-" : strncmp(var, "MIG-", 4) == 0 ? "MIG-" : NULL;
@@ -120,6 +121,14 @@ static void cuda_pick(const char *var, const struct gpu_view *const *gpus, size_
 			snprintf(p->stop, sizeof(p->stop), "'%.*s' is not a %s entry like the first",
 				 (int)(len > 40 ? 40 : len), s, mode);
 			break;
+		} else if (!uuids_known) {
+			/* nothing to match a UUID against: each entry is counted,
+			 * up to the GPUs there are */
+			if (p->count >= n) {
+				snprintf(p->stop, sizeof(p->stop), "'%.*s' is one entry more than there are GPUs (%zu)",
+					 (int)(len > 40 ? 40 : len), s, n);
+				break;
+			}
 		} else if (mode[0] == 'G' || strncmp(s, "MIG-GPU-", 8) == 0) {
 			/* a GPU UUID, or the GPU part of an old-style MIG entry */
 			const char *u = mode[0] == 'G' ? s : s + 4;
@@ -177,11 +186,12 @@ static void run_visibility_cuda(const struct context *ctx, struct devices_state 
 		return;
 	}
 	struct cuda_pick p;
-	cuda_pick(var, gpus, n, &p);
-	if ((strncmp(var, "GPU-", 4) == 0 || strncmp(var, "MIG-GPU-", 8) == 0) && !uuids_known)
+	bool by_uuid = strncmp(var, "GPU-", 4) == 0 || strncmp(var, "MIG-", 4) == 0;
+	cuda_pick(var, gpus, n, uuids_known, &p);
+	if (by_uuid && !uuids_known)
 		result_finding(r, STATUS_WARN,
 			       "the UUIDs of the GPUs are not readable (/proc/driver/nvidia/gpus/*/information): "
-			       "the UUID entries could not be matched");
+			       "each UUID entry is counted as one GPU, unmatched");
 	json_object_set_new(result_details(r), "cuda_devices", json_integer((json_int_t)p.count));
 	if (p.duplicate) {
 		result_set(r, STATUS_FAIL,
@@ -206,11 +216,11 @@ static void run_visibility_cuda(const struct context *ctx, struct devices_state 
 	bool same_model = n > 0 && gpus[0]->model[0];
 	for (size_t i = 1; i < n && same_model; i++)
 		same_model = strcmp(gpus[i]->model, gpus[0]->model) == 0;
-	bool by_uuid = strncmp(var, "GPU-", 4) == 0 || strncmp(var, "MIG-", 4) == 0;
 	struct strbuf names = STRBUF_INIT;
 	for (size_t k = 0; k < p.count; k++) {
 		if (p.index[k] < 0)
-			sb_printf(&names, "%sa MIG instance", k ? ", " : "");
+			sb_printf(&names, "%s%s", k ? ", " : "",
+				  strncmp(var, "MIG-", 4) == 0 ? "a MIG instance" : "a GPU by UUID");
 		else if (by_uuid || pci_order || same_model)
 			sb_printf(&names, "%s%s", k ? ", " : "", gpus[p.index[k]]->gpu->bdf);
 		else

@@ -538,6 +538,17 @@ def test_cuda_indices_of_mixed_models_follow_cuda_device_order(root):
     assert rc == 0 and "0000:39:00.0, 0000:29:00.0" in checks["devices.visibility"]["summary"], checks
 
 
+def test_cuda_uuids_unreadable_are_counted_with_a_warning(root):
+    spec = nvidia_gpus(root, count=2)
+    for minor, d in enumerate(sorted(os.listdir(root.p("proc/driver/nvidia/gpus")))):
+        with open(root.p("proc/driver/nvidia/gpus/%s/information" % d), "w") as f:
+            f.write("Device Minor: \t %d\n" % minor)
+    rc, checks, _ = run(root, "--spec", spec, "--only", "devices.visibility", env={"CUDA_VISIBLE_DEVICES": "GPU-aaaa,GPU-bbbb,GPU-cccc"})
+    c = checks["devices.visibility"]
+    assert rc == 0 and c["status"] == "warn" and c["details"]["cuda_devices"] == 2, c
+    assert "UUIDs of the GPUs are not readable" in text_of(c) and "one entry more than there are GPUs" in text_of(c)
+
+
 def test_cuda_visible_devices_below_min_gpus(root):
     spec = nvidia_gpus(root, min_gpus=2)
     rc, checks, _ = run(root, "--spec", spec, "--only", "devices.visibility", env={"CUDA_VISIBLE_DEVICES": "3,7"})
