@@ -885,9 +885,16 @@ static void compare_listing(struct walk *w)
 		struct hf_file key = { .path = path };
 		struct hf_file *f = rev->n_files ? bsearch(&key, rev->files, rev->n_files, sizeof(key), file_cmp) : NULL;
 		free(path);
-		char *p = xstrdup(lf->path);
-		text_sanitize(p);
-		char *fw = xasprintf("snapshots/%s/%s", rev->commit, p);
+		/* the names for a warning, made only when one is written */
+		bool warn = (!f || !file_present(repo, f)) ? rev->n_missing < MAX_LISTING_WARNINGS
+			  : lf->has_size && f->size != lf->size ? rev->n_size_differs < MAX_LISTING_WARNINGS
+								: rev->n_other_blob < MAX_LISTING_WARNINGS;
+		char *p = warn ? xstrdup(lf->path) : NULL;
+		char *fw = NULL;
+		if (p) {
+			text_sanitize(p);
+			fw = xasprintf("snapshots/%s/%s", rev->commit, p);
+		}
 		if (f) {
 			lf->file = f - rev->files;
 			f->listed = (long)i;
