@@ -466,6 +466,7 @@ static int hf_verify(int argc, char **argv)
 		json_object_set_new(j, "unverified", json_integer((json_int_t)n_unverified));
 		json_object_set_new(j, "bytes_hashed", json_integer((json_int_t)v.bytes));
 		json_object_set_new(j, "seconds", json_real(v.seconds));
+		json_object_set_new(j, "threads", json_integer((json_int_t)v.threads));
 		json_object_set_new(j, "problems", problems);
 		print_json(j);
 	} else {

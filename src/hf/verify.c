@@ -273,13 +273,40 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* The CPUs a container's CPU quota pays for (cgroup v2 cpu.max "QUOTA
+ * PERIOD", v1 cpu.cfs_quota_us / cpu.cfs_period_us), rounded up; 0 when
+ * there is no quota. More hashing threads than that only queue for the
+ * quota and make run times jump from one period to the next. */
+static unsigned cpu_quota(void)
+{
+	char buf[64];
+	long long quota = -1, period = 0;
+	if (read_line_file("/sys/fs/cgroup/cpu.max", buf, sizeof(buf)) == 0) {
+		if (sscanf(buf, "%lld %lld", &quota, &period) != 2)
+			quota = -1; /* "max 100000": none */
+	} else if (read_line_file("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", buf, sizeof(buf)) == 0) {
+		quota = atoll(buf);
+		if (read_line_file("/sys/fs/cgroup/cpu/cpu.cfs_period_us", buf, sizeof(buf)) == 0)
+			period = atoll(buf);
+	}
+	if (quota <= 0 || period <= 0)
+		return 0;
+	long long n = (quota + period - 1) / period;
+	return n > 0 && n < 4096 ? (unsigned)n : 0;
+}
+
 static unsigned cpu_count(void)
 {
+	unsigned n = 0;
 	cpu_set_t set;
 	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
-		return (unsigned)CPU_COUNT(&set);
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n > 0 ? (unsigned)n : 1;
+		n = (unsigned)CPU_COUNT(&set);
+	if (!n) {
+		long online = sysconf(_SC_NPROCESSORS_ONLN);
+		n = online > 0 ? (unsigned)online : 1;
+	}
+	unsigned quota = cpu_quota();
+	return quota && quota < n ? quota : n;
 }
 
 bool hf_verify_selected(const struct hf_verify_options *opt, const char *folder)
@@ -449,6 +476,7 @@ int hf_verify_run(const struct hf_cache *cache, const struct hf_verify_options *
 			close(p.blobs_fd[r]);
 	free(p.blobs_fd);
 	free(p.order);
+	out->threads = started ? started : 1;
 	out->bytes = atomic_load(&p.bytes);
 	out->timed_out = atomic_load(&p.stop);
 	out->seconds = monotonic_seconds() - start;

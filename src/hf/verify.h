@@ -50,6 +50,7 @@ struct hf_verify {
 	uint64_t bytes;             /* hashed */
 	double seconds;
 	bool timed_out;
+	unsigned threads;           /* hashing threads used */
 };
 
 /* Hashes every blob of the selected repos. Returns 0, or -errno when the

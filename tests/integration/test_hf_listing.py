@@ -433,3 +433,16 @@ def test_healthcheck_reads_no_listing(listed):
     assert lay["status"] == "pass" and "listings not read in the healthcheck profile" in lay["summary"], lay
     r = run_gpugate("check", "--profile", "ci", "--only", "hf.layout", "--format", "json", env=env_for(c))
     assert r.check("hf.layout")["status"] == "fail", r.check("hf.layout")
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root and unshare -m")
+def test_threads_follow_the_cpu_quota(listed, tmp_path):
+    """A container's CPU quota (cgroup v2 cpu.max) caps the hashing threads,
+    read in a private mount namespace where /sys/fs/cgroup is a tmpfs."""
+    c, names, trees = listed
+    script = ("mount -t tmpfs none /sys/fs/cgroup && echo '50000 100000' > /sys/fs/cgroup/cpu.max && "
+              "exec %s hf verify --format json --cache %s" % (GPUGATE, c))
+    p = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert json.loads(p.stdout)["threads"] == 1, p.stdout  # half a CPU rounds up to one
