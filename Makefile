@@ -30,7 +30,7 @@ SRCS      := $(sort $(filter-out src/provision/%.c src/tools/%.c,$(wildcard src/
 PROV_PKGS := libcurl libarchive libcrypto jansson yaml-0.1
 PROV_SRCS := $(sort $(wildcard src/provision/*.c))
 PROV_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(PROV_SRCS)) \
-             $(BUILD)/obj/lib/util.o $(BUILD)/obj/lib/debversion.o $(BUILD)/obj/lib/debrelation.o \
+             $(BUILD)/obj/lib/util.o $(BUILD)/obj/lib/safe_io.o $(BUILD)/obj/lib/debversion.o $(BUILD)/obj/lib/debrelation.o \
              $(BUILD)/obj/hf/location.o $(BUILD)/obj/usage.o \
              $(BUILD)/obj/lib/sandbox.o $(BUILD)/obj/gen/sandbox_bpf.o
 OBJS      := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRCS)) $(BUILD)/obj/gen/embedded_profiles.o \

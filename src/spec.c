@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "lib/safe_io.h"
 #include "lib/util.h"
 #include "registry.h"
 
@@ -329,11 +330,14 @@ int spec_load_file(struct spec *spec, const char *path, struct spec_error *err)
 {
 	char *buf = NULL;
 	size_t len = 0;
-	/* one byte more than allowed: the size check below then says "too large" */
-	int rc = read_file_max(path, SPEC_MAX_BYTES + 1, &buf, &len);
+	/* one byte more than allowed: the size check below then says "too large".
+	 * A pipe is a spec (--spec /dev/stdin, <(...)); a device is not
+	 * (lib/safe_io.h). */
+	char why[SAFE_ERR_MAX];
+	int rc = safe_read_file(path, SAFE_KIND_REG | SAFE_KIND_FIFO, SPEC_MAX_BYTES + 1, &buf, &len, why, sizeof(why));
 	if (rc < 0) {
 		memset(spec, 0, sizeof(*spec));
-		snprintf(err->msg, sizeof(err->msg), "%s: cannot read the spec: %s", path, strerror(-rc));
+		snprintf(err->msg, sizeof(err->msg), "cannot read the spec: %s", why);
 		return -1;
 	}
 	if (memchr(buf, '\0', len)) {
