@@ -24,18 +24,25 @@ CFLAGS   += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fra
 LDFLAGS  += -fsanitize=address,undefined
 endif
 
-# src/provision/ is the separate gpugate-provision executable: libcurl and
-# libarchive cost ~4 ms per start, so the main binary must not link them.
-SRCS      := $(sort $(filter-out src/provision/%.c src/tools/%.c,$(wildcard src/*.c src/*/*.c)))
+# One library for everything but the two mains: $(BUILD)/libgpugate.a holds
+# src/ (not src/provision/, not src/tools/) and the generated objects;
+# $(BUILD)/libgpugate-provision.a holds src/provision/. Both executables, the
+# unit tests, the fuzzers and the CUDA test programs link these archives and
+# the linker takes only the members they use. src/provision/ is its own
+# archive because it needs libcurl and libarchive, which cost ~4 ms per start:
+# the main binary must not link them.
+MAIN_SRCS := src/main.c src/provision/main.c
+LIB_SRCS  := $(sort $(filter-out src/provision/%.c src/tools/%.c $(MAIN_SRCS),$(wildcard src/*.c src/*/*.c)))
+PROV_SRCS := $(sort $(filter-out $(MAIN_SRCS),$(wildcard src/provision/*.c)))
+GEN_OBJS  := $(patsubst %,$(BUILD)/obj/gen/%.o,embedded_profiles embedded_kernels embedded_baselines \
+             embedded_ptx sandbox_bpf)
+LIB_OBJS  := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(GEN_OBJS)
+PROV_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(PROV_SRCS))
+MAIN_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(MAIN_SRCS))
+LIB       := $(BUILD)/libgpugate.a
+PROV_LIB  := $(BUILD)/libgpugate-provision.a
 PROV_PKGS := libcurl libarchive libcrypto jansson yaml-0.1
-PROV_SRCS := $(sort $(wildcard src/provision/*.c))
-PROV_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(PROV_SRCS)) \
-             $(BUILD)/obj/lib/util.o $(BUILD)/obj/lib/safe_io.o $(BUILD)/obj/lib/debversion.o $(BUILD)/obj/lib/debrelation.o \
-             $(BUILD)/obj/hf/location.o $(BUILD)/obj/usage.o \
-             $(BUILD)/obj/lib/sandbox.o $(BUILD)/obj/gen/sandbox_bpf.o
-OBJS      := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRCS)) $(BUILD)/obj/gen/embedded_profiles.o \
-            $(BUILD)/obj/gen/embedded_kernels.o $(BUILD)/obj/gen/embedded_baselines.o
-LIB_OBJS  := $(filter-out $(BUILD)/obj/main.o,$(OBJS))
+PROV_LDLIBS = $(shell pkg-config --libs $(PROV_PKGS) 2>/dev/null) $(LDLIBS) -lm
 PROFILES  := $(wildcard checks/*.yaml)
 EMBEDDED_PROFILES := healthcheck ci validate
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -45,14 +52,6 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzzers/%,$(FUZZ_SRCS))
 FUZZ_SECONDS ?= 60
 
-# The seccomp programs, built once by libseccomp at build time (rules below).
-OBJS      += $(BUILD)/obj/gen/sandbox_bpf.o
-LIB_OBJS  += $(BUILD)/obj/gen/sandbox_bpf.o
-
-# The CUDA smoke kernel's PTX, embedded (rules below, at ptx).
-OBJS      += $(BUILD)/obj/gen/embedded_ptx.o
-LIB_OBJS  += $(BUILD)/obj/gen/embedded_ptx.o
-
 .PHONY: all deps run test test-unit test-integration test-asan test-container test-faults bench install clean \
         fuzz fuzz-build fuzz-run fuzz-brief
 all: $(BUILD)/gpugate $(BUILD)/gpugate-provision
@@ -60,11 +59,21 @@ all: $(BUILD)/gpugate $(BUILD)/gpugate-provision
 deps:
 	@sh .ci/install-deps
 
-$(BUILD)/gpugate: $(OBJS)
+# The archives are rebuilt whole (rm first) so that a deleted source leaves
+# no stale member behind.
+$(LIB): $(LIB_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(PROV_LIB): $(PROV_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/gpugate: $(BUILD)/obj/main.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/gpugate-provision: $(PROV_OBJS)
-	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs $(PROV_PKGS) 2>/dev/null) -lpthread -lm
+$(BUILD)/gpugate-provision: $(BUILD)/obj/provision/main.o $(PROV_LIB) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PROV_LDLIBS)
 
 $(BUILD)/obj/provision/%.o: CFLAGS += $(shell pkg-config --cflags $(PROV_PKGS) 2>/dev/null)
 $(BUILD)/obj/provision_exec.o: CFLAGS += -DGPUGATE_LIBEXECDIR='"$(PREFIX)/libexec/gpugate"'
@@ -138,9 +147,9 @@ $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
+$(BUILD)/tests/%: tests/unit/%.c $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(LIB_OBJS) $(LDFLAGS) $(LDLIBS) -lcmocka
+	$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS) -lcmocka
 
 # The built-in default profile on this machine; the report is the point, so a
 # verdict of "unhealthy" (exit 1) does not fail `make run`.
@@ -183,14 +192,11 @@ fuzz: deps
 
 fuzz-build: $(FUZZ_BINS)
 
-# The provisioning parsers (hub answers, .deb control) are fuzzed too: the
-# targets also link gpugate-provision's own objects (not its main.o; the
-# shared ones already come with LIB_OBJS) and its libraries.
-PROV_FUZZ_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(filter-out src/provision/main.c,$(PROV_SRCS)))
-$(BUILD)/fuzzers/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(LIB_OBJS) $(PROV_FUZZ_OBJS)
+# The provisioning parsers (hub answers, .deb control) are fuzzed too, so the
+# targets link both archives and the provisioning libraries.
+$(BUILD)/fuzzers/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(PROV_LIB) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fsanitize=fuzzer -Itests/fuzz -o $@ $< $(LIB_OBJS) $(PROV_FUZZ_OBJS) $(LDLIBS) \
-		$(shell pkg-config --libs $(PROV_PKGS) 2>/dev/null)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer -Itests/fuzz -o $@ $< $(PROV_LIB) $(LIB) $(PROV_LDLIBS)
 
 fuzz-run:
 	@set -e; mkdir -p $(BUILD)/artifacts; for f in $(FUZZ_BINS); do \
@@ -255,11 +261,9 @@ test-integration bench: cuda-test-programs
 # fault-injecting stand-in libcuda.so.1, and the benchmark's floor program.
 cuda-test-programs: $(BUILD)/tests/cuda_probe $(BUILD)/tests/fake_cuda/libcuda.so.1 $(BUILD)/tests/cuda_floor
 
-CUDA_PROBE_OBJS := $(filter $(BUILD)/obj/backend/cuda.o $(BUILD)/obj/backend/nvml.o $(BUILD)/obj/backend/protocol%.o \
-                   $(BUILD)/obj/lib/% $(BUILD)/obj/gen/%,$(LIB_OBJS))
-$(BUILD)/tests/cuda_probe: tests/fakes/cuda_probe_main.c $(CUDA_PROBE_OBJS)
+$(BUILD)/tests/cuda_probe: tests/fakes/cuda_probe_main.c $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(CUDA_PROBE_OBJS) $(LDFLAGS) $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
 
 $(BUILD)/tests/fake_cuda/libcuda.so.1: tests/fakes/fake_libcuda.c src/backend/backend.h
 	@mkdir -p $(dir $@)
@@ -276,4 +280,4 @@ install: $(BUILD)/gpugate $(BUILD)/gpugate-provision
 clean:
 	rm -rf build
 
--include $(OBJS:.o=.d) $(PROV_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(PROV_OBJS:.o=.d) $(MAIN_OBJS:.o=.d)

@@ -1,6 +1,7 @@
 /* `gpugate hf fetch`, `gpugate stack` and `gpugate bundle` run in a separate
  * executable, gpugate-provision, because libcurl and libarchive cost about
- * 4 ms per process start (research/performance.md): the health check must
+ * 4 ms per process start (measured with hyperfine, tests/bench/RESULTS.md):
+ * the health check must
  * not pay for them. This file finds that executable and exec()s it. */
 #include <errno.h>
 #include <limits.h>

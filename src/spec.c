@@ -337,7 +337,7 @@ int spec_load_file(struct spec *spec, const char *path, struct spec_error *err)
 	int rc = safe_read_file(path, SAFE_KIND_REG | SAFE_KIND_FIFO, SPEC_MAX_BYTES + 1, &buf, &len, why, sizeof(why));
 	if (rc < 0) {
 		memset(spec, 0, sizeof(*spec));
-		snprintf(err->msg, sizeof(err->msg), "cannot read the spec: %s", why);
+		snprintf(err->msg, sizeof(err->msg), "cannot read the spec: %.900s", why);
 		return -1;
 	}
 	if (memchr(buf, '\0', len)) {

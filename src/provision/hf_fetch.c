@@ -1,5 +1,6 @@
 /* gpugate hf fetch: downloads a repo's files into the Hugging Face hub cache
- * in huggingface_hub's own layout (research/hf-cache.md, "Download protocol"),
+ * in huggingface_hub's own layout (huggingface_hub's
+ * src/huggingface_hub/file_download.py: hf_hub_download, get_hf_file_metadata),
  * so the Python libraries then run offline on it. */
 #include <curl/curl.h>
 #include <errno.h>

@@ -1,6 +1,8 @@
 /* Reading the hub's answers, apart from the network code so that they can be
  * fuzzed: the revision listing (JSON) and the metadata of a HEAD .../resolve/
- * (commit, etag, size from the headers, research/hf-cache.md). */
+ * (commit from X-Repo-Commit, etag from X-Linked-Etag else ETag, size from
+ * X-Linked-Size else Content-Length, as huggingface_hub's
+ * src/huggingface_hub/file_download.py get_hf_file_metadata reads them). */
 #ifndef GPUGATE_PROVISION_HUB_ANSWER_H
 #define GPUGATE_PROVISION_HUB_ANSWER_H
 
