@@ -337,7 +337,13 @@ int spec_load_file(struct spec *spec, const char *path, struct spec_error *err)
 	int rc = safe_read_file(path, SAFE_KIND_REG | SAFE_KIND_FIFO, SPEC_MAX_BYTES + 1, &buf, &len, why, sizeof(why));
 	if (rc < 0) {
 		memset(spec, 0, sizeof(*spec));
-		snprintf(err->msg, sizeof(err->msg), "cannot read the spec: %.900s", why);
+		size_t plen = strlen(path);
+		if (rc == -EFBIG)
+			snprintf(err->msg, sizeof(err->msg), "%.900s: a spec may hold at most %u bytes", path, SPEC_MAX_BYTES);
+		else if ((rc == -EINVAL || rc == -EISDIR) && strncmp(why, path, plen) == 0 && why[plen] == ' ')
+			snprintf(err->msg, sizeof(err->msg), "%.500s: cannot read the spec: it%.400s", path, why + plen);
+		else
+			snprintf(err->msg, sizeof(err->msg), "%.900s: cannot read the spec: %s", path, strerror(-rc));
 		return -1;
 	}
 	if (memchr(buf, '\0', len)) {

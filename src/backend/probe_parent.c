@@ -121,8 +121,13 @@ static int spawn(const struct context *ctx, const struct probe_request *r, struc
 		dup2(proto[1], 3); /* dup2 clears O_CLOEXEC on the new descriptor */
 		/* the one execve the sandbox allows: this binary, by its fixed path */
 		sandbox_exec_self(argv, env);
-		static const char msg[] = "gpugate probe: cannot execute the gpugate binary\n";
+		/* only async-signal-safe calls here: fixed texts, no strerror */
+		bool no_proc = errno == ENOENT;
+		static const char msg[] = "gpugate probe: cannot execute the gpugate binary through /proc/self/exe";
+		static const char why[] = ": /proc/self/exe is missing (/proc is not mounted; mount it, as every container runtime does)\n";
+		static const char other[] = "\n";
 		ssize_t ignored = write(2, msg, sizeof(msg) - 1);
+		ignored = no_proc ? write(2, why, sizeof(why) - 1) : write(2, other, sizeof(other) - 1);
 		(void)ignored;
 		_exit(127);
 	}

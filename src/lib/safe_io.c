@@ -338,12 +338,25 @@ int safe_open_read_at(int dirfd, const char *path, int extra_flags, unsigned kin
 		close(fd);
 		return -EFBIG;
 	}
-	/* A pipe the caller asked for is read blocking (the run's deadline still
-	 * bounds it); a character device stays non-blocking: EAGAIN is its end. */
+	/* A pipe the caller asked for is opened again, blocking, as a plain
+	 * open would: a named FIFO then waits for its writer (the run's deadline
+	 * bounds the wait) and reads block until it closes, so `--spec <(...)`
+	 * and a FIFO filled later work. It must still be the same pipe. A
+	 * character device stays non-blocking: EAGAIN is its end. */
 	if (S_ISFIFO(st->st_mode)) {
-		int fl = fcntl(fd, F_GETFL);
-		if (fl >= 0)
-			fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+		int again = openat(dirfd, path, O_RDONLY | O_NOCTTY | O_CLOEXEC | extra_flags);
+		struct stat st2;
+		int e = again < 0 ? errno : fstat(again, &st2) < 0 ? errno : 0;
+		if (!e && (st2.st_dev != st->st_dev || st2.st_ino != st->st_ino))
+			e = ESTALE;
+		close(fd);
+		if (e) {
+			say(err, errsize, "cannot open %s: %s", path, e == ESTALE ? "it was replaced while opened" : strerror(e));
+			if (again >= 0)
+				close(again);
+			return -e;
+		}
+		fd = again;
 	}
 	return fd;
 }
@@ -376,7 +389,7 @@ int safe_read_fd(int fd, const char *path, size_t max, char **content, size_t *l
 		ssize_t n = read(fd, buf + used, cap - used - 1);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 && errno == EAGAIN && !S_ISFIFO(st.st_mode))
+		if (n < 0 && errno == EAGAIN)
 			break; /* /dev/kmsg: nothing more for now */
 		if (n < 0) {
 			int e = errno;

@@ -76,8 +76,9 @@ enum safe_kind {
 
 /* Opens path for reading as described above and fills st. kinds: a mask of
  * enum safe_kind (0 means SAFE_KIND_REG). A regular file larger than max
- * bytes is refused (max 0: no size check here). A FIFO stays non-blocking
- * only when the caller asked for none. Returns the fd or -errno. */
+ * bytes is refused (max 0: no size check here). A pipe the caller asked
+ * for comes back blocking (a named FIFO waits for its writer, as open(2)
+ * does); anything else non-blocking. Returns the fd or -errno. */
 int safe_open_read(const char *path, unsigned kinds, size_t max, struct stat *st, char *err, size_t errsize);
 /* The same, relative to dirfd (or AT_FDCWD), with extra open flags such as
  * O_NOFOLLOW. */

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,6 +205,46 @@ bool root_is_real(const char *root)
 	return !root || !*root || strcmp(root, "/") == 0;
 }
 
+/* The next component of *rest (skipping slashes), or NULL at the end. */
+static const char *next_component(const char **rest, size_t *len)
+{
+	const char *p = *rest;
+	while (*p == '/')
+		p++;
+	if (!*p)
+		return NULL;
+	const char *end = strchrnul(p, '/');
+	*len = (size_t)(end - p);
+	*rest = end;
+	return p;
+}
+
+/* Symlinks followed in one lookup before giving up, as the kernel's
+ * MAXSYMLINKS (include/linux/namei.h). */
+#define ROOT_MAX_LINKS 40
+
+/* What root_path answers for a lookup it gave up on (a symlink loop, an
+ * unreadable link): a name that does not exist, so that the caller's open
+ * fails naming the link, instead of a path the kernel would follow out of
+ * root. Should the image hold that very name, a path under /dev/null, which
+ * no lookup can enter (ENOTDIR). */
+static char *loop_marker(const char *root, size_t rl, const char *link)
+{
+	char *flat = xstrdup(link);
+	for (char *p = flat; *p; p++)
+		if (*p == '/')
+			*p = ':';
+	char *bad = xasprintf("%.*s/(too many symlinks or an unreadable one at %s)", (int)rl, root, flat);
+	struct stat st;
+	if (lstat(bad, &st) == 0) {
+		char *safe = xasprintf("/dev/null/%s", bad);
+		free(bad);
+		bad = safe;
+	}
+	free(flat);
+	return bad;
+}
+
 char *root_path(const char *root, const char *path)
 {
 	if (root_is_real(root))
@@ -211,9 +252,61 @@ char *root_path(const char *root, const char *path)
 	size_t rl = strlen(root);
 	while (rl > 1 && root[rl - 1] == '/')
 		rl--;
-	while (*path == '/')
-		path++;
-	return xasprintf("%.*s/%s", (int)rl, root, path);
+	/* Each component is looked at with lstat; a symlink is followed inside
+	 * root as the kernel follows it inside a chroot (an absolute target
+	 * starts again at root, ".." stops at root), so a fixture or an
+	 * unpacked image can never send a read to the host's own files. Once a
+	 * component is missing the rest is appended as it is: nothing there can
+	 * be followed. */
+	struct strbuf done = STRBUF_INIT;
+	sb_add(&done, root, rl);
+	char *todo = xstrdup(path);
+	const char *rest = todo;
+	bool missing = false;
+	int links = 0;
+	size_t len;
+	const char *c;
+	while ((c = next_component(&rest, &len))) {
+		if (len == 1 && c[0] == '.')
+			continue;
+		if (len == 2 && c[0] == '.' && c[1] == '.') {
+			char *slash = strrchr(done.buf, '/');
+			if (done.len > rl && slash && (size_t)(slash - done.buf) >= rl) {
+				done.len = (size_t)(slash - done.buf);
+				done.buf[done.len] = '\0';
+			}
+			continue;
+		}
+		size_t before = done.len;
+		sb_add(&done, "/", 1);
+		sb_add(&done, c, len);
+		struct stat st;
+		if (missing)
+			continue;
+		if (lstat(done.buf, &st) < 0) {
+			missing = true; /* ENOENT, ENOTDIR, EACCES: the open will say which */
+			continue;
+		}
+		if (!S_ISLNK(st.st_mode))
+			continue;
+		char target[PATH_MAX];
+		ssize_t n = readlink(done.buf, target, sizeof(target) - 1);
+		if (n <= 0 || ++links > ROOT_MAX_LINKS) {
+			char *bad = loop_marker(root, rl, done.buf + rl);
+			sb_release(&done);
+			free(todo);
+			return bad;
+		}
+		target[n] = '\0';
+		char *next = xasprintf("%s/%s", target, rest);
+		free(todo);
+		todo = next;
+		rest = todo;
+		done.len = target[0] == '/' ? rl : before;
+		done.buf[done.len] = '\0';
+	}
+	free(todo);
+	return sb_detach(&done);
 }
 
 bool str_starts_with(const char *s, const char *prefix)

@@ -67,7 +67,12 @@ double wall_seconds(void);
 
 /* Whether root (a --root value) is the real root: empty, NULL or "/". */
 bool root_is_real(const char *root);
-/* root "" or "/" means the real root. The result is root + path, path absolute. */
+/* path (absolute) under a --root: root "" or "/" means the real root and path
+ * comes back as it is. Under another root every symlink on the way is followed
+ * inside root, as in a chroot (an absolute target starts again at root, ".."
+ * stops there), so the answer names no symlink and an open of it never
+ * leaves root; a missing component ends the lookup (the rest is appended).
+ * Caller frees. */
 char *root_path(const char *root, const char *path);
 
 bool str_starts_with(const char *s, const char *prefix);
