@@ -35,7 +35,7 @@ MAIN_SRCS := src/main.c src/provision/main.c
 LIB_SRCS  := $(sort $(filter-out src/provision/%.c src/tools/%.c $(MAIN_SRCS),$(wildcard src/*.c src/*/*.c)))
 PROV_SRCS := $(sort $(filter-out $(MAIN_SRCS),$(wildcard src/provision/*.c)))
 GEN_OBJS  := $(patsubst %,$(BUILD)/obj/gen/%.o,embedded_profiles embedded_kernels embedded_baselines \
-             embedded_ptx sandbox_bpf)
+             embedded_ptx sandbox_bpf embedded_vendor_pins)
 LIB_OBJS  := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(GEN_OBJS)
 PROV_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(PROV_SRCS))
 MAIN_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(MAIN_SRCS))
@@ -52,7 +52,7 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzzers/%,$(FUZZ_SRCS))
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps run test test-unit test-integration test-asan test-container test-faults bench install clean \
+.PHONY: lint lint-format lint-static format all deps run test test-unit test-integration test-asan test-container test-faults bench install clean \
         fuzz fuzz-build fuzz-run fuzz-brief
 all: $(BUILD)/gpugate $(BUILD)/gpugate-provision
 
@@ -85,6 +85,14 @@ $(BUILD)/obj/%.o: src/%.c
 $(BUILD)/gen/embedded_profiles.c: $(PROFILES) src/tools/embed.sh
 	@mkdir -p $(dir $@)
 	sh src/tools/embed.sh embedded_profiles $(foreach p,$(EMBEDDED_PROFILES),$(p)=checks/$(p).yaml) > $@.tmp
+	mv $@.tmp $@
+
+# Each vendor's driver-stack pins, laid over the built-in profiles for that
+# vendor only (src/profile.c).
+VENDOR_PINS := $(sort $(wildcard checks/vendor/*.yaml))
+$(BUILD)/gen/embedded_vendor_pins.c: $(VENDOR_PINS) src/tools/embed.sh
+	@mkdir -p $(dir $@)
+	sh src/tools/embed.sh embedded_vendor_pins $(foreach p,$(VENDOR_PINS),$(basename $(notdir $(p)))=$(p)) > $@.tmp
 	mv $@.tmp $@
 
 # The seccomp allow-lists: src/tools/sandbox_gen.c builds them with libseccomp
@@ -164,10 +172,31 @@ run: deps
 	@$(BUILD)/gpugate check; rc=$$?; [ $$rc -le 1 ] || exit $$rc
 
 test: deps
+	$(MAKE) lint-static
 	$(MAKE) test-unit test-integration test-container test-faults
 	$(MAKE) fuzz-brief
 	@# the sanitizer pass last, so the closing line is pytest's summary
 	$(MAKE) BUILD=build/asan SANITIZE=1 DEBVERSION_PAIRS=1000 test-unit test-faults test-integration
+
+# Style and static analysis. `make lint` = lint-format (clang-format
+# --dry-run -Werror against .clang-format) + lint-static (cppcheck on the C,
+# shellcheck on the shell scripts, warnings and errors); `make format` applies
+# the style. LINT_C names the files, so a test can point it at one file.
+LINT_C  ?= $(sort $(wildcard src/*.c src/*.h src/*/*.c src/*/*.h tests/unit/*.c tests/unit/*.h tests/fuzz/*.c \
+             tests/fuzz/*.h tests/fakes/*.c tests/bench/*.c))
+LINT_SH ?= $(sort $(wildcard .ci/install-deps .ci/run src/tools/*.sh tests/*/*.sh))
+lint: lint-format lint-static
+
+lint-format:
+	clang-format --style=file:$(CURDIR)/.clang-format --dry-run -Werror $(LINT_C)
+
+lint-static:
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr --std=c11 -D_GNU_SOURCE \
+		-Isrc $(filter %.c,$(LINT_C))
+	shellcheck -S warning $(LINT_SH)
+
+format:
+	clang-format --style=file:$(CURDIR)/.clang-format -i $(LINT_C)
 
 # 10,000 dpkg oracle pairs in the normal run; fewer under the sanitizers
 # (the code is the same, and each pair costs two dpkg processes)
@@ -282,6 +311,8 @@ $(BUILD)/tests/cuda_floor: tests/bench/cuda_floor.c
 install: $(BUILD)/gpugate $(BUILD)/gpugate-provision
 	install -D -m 0755 $(BUILD)/gpugate $(DESTDIR)$(PREFIX)/bin/gpugate
 	install -D -m 0755 $(BUILD)/gpugate-provision $(DESTDIR)$(PREFIX)/libexec/gpugate/gpugate-provision
+	install -D -m 0644 checks/report.schema.json $(DESTDIR)$(PREFIX)/share/gpugate/report.schema.json
+	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/gpugate/fleet images/fleet/npd-gpugate.json images/fleet/daemonset.yaml
 
 clean:
 	rm -rf build

@@ -4,18 +4,30 @@
 #   docker build -f images/cuda.Dockerfile -t gpugate-cuda .
 # Run with the NVIDIA Container Toolkit: docker run --gpus all gpugate-cuda
 
-# Builder and runtime share Ubuntu 24.04 so the binary links against the
-# library versions the runtime stage has.
-FROM ubuntu:24.04 AS builder
+# The builder is Debian 12, the platform gpugate's CI builds and tests on
+# (.ci/install-deps lists the same build packages). Its executables need
+# glibc >= 2.34 and the library sonames the runtime stage installs; Ubuntu
+# 24.04 has both. Every package `make` needs: the C toolchain and pkg-config,
+# the -dev packages of the Makefile's PKGS and PROV_PKGS (libyaml, jansson,
+# OpenSSL, libcurl, libarchive), libseccomp (the sandbox filter is built at
+# build time), the Level Zero headers (libze-dev), clang + llvm-spirv-14 +
+# spirv-tools for the SPIR-V smoke kernel, python3 for the baselines check.
+# tests/container/test_images_build.py builds this stage with buildah.
+FROM debian:12 AS builder
 RUN apt-get update \
     && apt-get install -y --no-install-recommends \
-        build-essential pkg-config \
+        build-essential pkg-config python3 \
         libyaml-dev libjansson-dev libssl-dev libseccomp-dev \
+        libcurl4-openssl-dev libarchive-dev libze-dev \
+        clang llvm-spirv-14 spirv-tools \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
-# `make` is the project's only build entry point; cuda.Dockerfile.dockerignore
-# keeps a host build/ out of the context.
+# `make` is the project's only build entry point (the .dockerignore beside
+# this file keeps a host build/ out of the context); DESTDIR keeps the install
+# in one folder that the runtime stage copies from: gpugate in bin, and
+# gpugate-provision (hf fetch, stack, bundle) in libexec/gpugate, where
+# gpugate looks for it.
 RUN make -j"$(nproc)" \
     && make install PREFIX=/usr/local DESTDIR=/out
 
@@ -24,16 +36,20 @@ RUN make -j"$(nproc)" \
 # is why gpugate loads it with dlopen and reports "loader missing" without it.
 FROM nvidia/cuda:12.6.3-runtime-ubuntu24.04
 # One layer, no recommends, lists removed in the same layer: the gpugate
-# runtime libraries are the Ubuntu 24.04 names of the Makefile's PKGS.
+# runtime libraries are the Ubuntu 24.04 names of the Makefile's PKGS and
+# PROV_PKGS (libcurl and libarchive: gpugate-provision).
 RUN apt-get update \
     && apt-get install -y --no-install-recommends \
-        libyaml-0-2 libjansson4 libssl3t64 libseccomp2 \
+        libyaml-0-2 libjansson4 libssl3t64 libseccomp2 libcurl4t64 libarchive13t64 \
+        ca-certificates \
     && rm -rf /var/lib/apt/lists/*
 
 COPY --from=builder /out/usr/local/bin/gpugate /usr/local/bin/gpugate
-# The built-in profiles pin the Intel stack, so this image pins its own specs,
-# named after the profile whose behaviour each has: the HEALTHCHECK's and the
-# CI gate's (workflows/cuda-pretest-gate.yml).
+COPY --from=builder /out/usr/local/libexec/gpugate/gpugate-provision /usr/local/libexec/gpugate/gpugate-provision
+# The image's own specs extend the built-in profiles (devices, runtime, hf,
+# system) with the CUDA packages of this base and the NVIDIA vendor, named
+# after the profile each extends: the HEALTHCHECK's and the CI gate's
+# (.github/workflows/cuda-pretest-gate.yml).
 COPY images/cuda-healthcheck.yaml /etc/gpugate/healthcheck.yaml
 COPY images/cuda-ci.yaml /etc/gpugate/ci.yaml
 

@@ -4,19 +4,30 @@
 #   docker build -f images/xpu.Dockerfile --build-arg RENDER_GID=$(getent group render | cut -d: -f3) -t gpugate-xpu .
 # images/README.md has the run line (devices, by-path, groups, HF cache).
 
-# The builder uses the same release as the runtime stage so the binary links
-# against exactly the library versions that will be there at run time.
-FROM ubuntu:24.04 AS builder
+# The builder is Debian 12, the platform gpugate's CI builds and tests on
+# (.ci/install-deps lists the same build packages). Its executables need
+# glibc >= 2.34 and the library sonames the runtime stage installs; Ubuntu
+# 24.04 has both. Every package `make` needs: the C toolchain and pkg-config,
+# the -dev packages of the Makefile's PKGS and PROV_PKGS (libyaml, jansson,
+# OpenSSL, libcurl, libarchive), libseccomp (the sandbox filter is built at
+# build time), the Level Zero headers (libze-dev), clang + llvm-spirv-14 +
+# spirv-tools for the SPIR-V smoke kernel, python3 for the baselines check.
+# tests/container/test_images_build.py builds this stage with buildah.
+FROM debian:12 AS builder
 RUN apt-get update \
     && apt-get install -y --no-install-recommends \
-        build-essential pkg-config \
+        build-essential pkg-config python3 \
         libyaml-dev libjansson-dev libssl-dev libseccomp-dev \
+        libcurl4-openssl-dev libarchive-dev libze-dev \
+        clang llvm-spirv-14 spirv-tools \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
-# `make` is the project's only build entry point (xpu.Dockerfile.dockerignore
-# keeps a host build/ out of the context); DESTDIR keeps the install in one
-# folder that the runtime stage copies from.
+# `make` is the project's only build entry point (the .dockerignore beside
+# this file keeps a host build/ out of the context); DESTDIR keeps the install
+# in one folder that the runtime stage copies from: gpugate in bin, and
+# gpugate-provision (hf fetch, stack, bundle) in libexec/gpugate, where
+# gpugate looks for it.
 RUN make -j"$(nproc)" \
     && make install PREFIX=/usr/local DESTDIR=/out
 
@@ -26,8 +37,9 @@ FROM ubuntu:24.04
 # --no-install-recommends keeps out the desktop and firmware recommends, and
 # the apt lists are removed in the same layer or they would stay in the image.
 # software-properties-common is only needed to add the PPA, so it goes again.
-# The gpugate runtime libraries (yaml, jansson, libssl, libseccomp) are the
-# Ubuntu 24.04 names of the Makefile's PKGS.
+# The gpugate runtime libraries (yaml, jansson, libssl, libseccomp; libcurl and
+# libarchive for gpugate-provision) are the
+# Ubuntu 24.04 names of the Makefile's PKGS and PROV_PKGS.
 RUN apt-get update \
     && apt-get install -y --no-install-recommends software-properties-common gpg-agent ca-certificates \
     && add-apt-repository -y ppa:kobuk-team/intel-graphics \
@@ -36,11 +48,12 @@ RUN apt-get update \
         libze-intel-gpu1 libze1 intel-metrics-discovery intel-opencl-icd clinfo intel-gsc \
         intel-media-va-driver-non-free libmfx-gen1 libvpl2 libvpl-tools libva-glx2 va-driver-all vainfo \
         libze-dev intel-ocloc \
-        libyaml-0-2 libjansson4 libssl3t64 libseccomp2 \
+        libyaml-0-2 libjansson4 libssl3t64 libseccomp2 libcurl4t64 libarchive13t64 \
     && apt-get purge -y --auto-remove software-properties-common gpg-agent \
     && rm -rf /var/lib/apt/lists/*
 
 COPY --from=builder /out/usr/local/bin/gpugate /usr/local/bin/gpugate
+COPY --from=builder /out/usr/local/libexec/gpugate/gpugate-provision /usr/local/libexec/gpugate/gpugate-provision
 # The spec this image pins: its exact driver stack, for `gpugate check --spec`
 # by operators and CI jobs that run inside the image.
 COPY images/gpugate.yaml /etc/gpugate/gpugate.yaml

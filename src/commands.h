@@ -16,6 +16,9 @@ int cmd_hf_fetch(int argc, char **argv);
 int cmd_stack(int argc, char **argv);
 int cmd_bundle(int argc, char **argv);
 int cmd_probe(int argc, char **argv); /* hidden: the runtime check's child */
+/* The operator's commands (src/operator/): `spec freeze` and `diff`. */
+int cmd_spec(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 /* Prints "gpugate: MESSAGE" and the usage hint to stderr; returns EXIT_USAGE. */
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -11,6 +11,7 @@ struct context {
 	const char *root;       /* "" for the real root, else a folder read as "/" */
 	const struct spec *spec;
 	const char *profile;    /* healthcheck, ci, validate, or the spec's own name */
+	const char *vendor;     /* "intel" or "nvidia": --vendor, else detected (src/profile.c) */
 	char **env;             /* NULL-terminated "NAME=value" snapshot */
 	const char *argv0;      /* how this binary was started (see ctx_self_exe) */
 	double start;           /* monotonic seconds */

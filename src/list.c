@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "lib/embedded.h"
+#include "profile.h"
 #include "registry.h"
 #include "spec.h"
 
@@ -12,10 +13,9 @@ static void list_profile(const struct embedded_file *f)
 {
 	struct spec spec;
 	struct spec_error err;
-	char label[64];
-	snprintf(label, sizeof(label), "profile %s", f->name);
 	printf("  %-12s", f->name);
-	if (spec_load_buffer(&spec, label, (const char *)f->data, f->size, &err) < 0) {
+	/* with this machine's vendor pins, as `gpugate check` would run it */
+	if (profile_load(&spec, f->name, vendor_detect(NULL), &err) < 0) {
 		printf(" (broken: %s)\n", err.msg);
 		spec_free(&spec);
 		return;

@@ -16,8 +16,10 @@
 #include "commands.h"
 #include "context.h"
 #include "lib/embedded.h"
+#include "lib/escape.h"
 #include "lib/sandbox.h"
 #include "lib/util.h"
+#include "profile.h"
 #include "registry.h"
 #include "report/report.h"
 #include "runner.h"
@@ -34,18 +36,29 @@ static const char usage_text[] =
 	"       gpugate list                    every check id and the profiles\n"
 	"       gpugate hf where|scan|verify|fetch ...\n"
 	"       gpugate stack fetch|verify --manifest FILE ...   pinned driver packages\n"
-	"       gpugate bundle -o FILE.tar.gz         diagnostics for a bug report\n"
+	"       gpugate bundle -o FILE.tar.gz|-   diagnostics for a bug report\n"
+	"       gpugate spec freeze [-o FILE] ...     a spec pinning this machine's GPU stack\n"
+	"       gpugate diff OLD.json NEW.json        what changed between two JSON reports\n"
 	"       gpugate --version | --help\n"
 	"\n"
 	"check options:\n"
 	"  --profile healthcheck|ci|validate   built-in spec (default ci)\n"
 	"  --spec FILE.yaml                    your own spec instead of a profile\n"
+	"  --vendor intel|nvidia               the GPU vendor whose pins apply (default: detected)\n"
 	"  --root DIR                          read system paths under DIR instead of /\n"
 	"  --format text|json|junit|prom|github|nfd  report on stdout (default text)\n"
 	"  --report FORMAT:FILE                also write a report to FILE (repeatable)\n"
 	"  --deadline SECONDS                  the whole run finishes by then\n"
 	"  --only ID[,ID]  --skip ID[,ID]      checks by id or id prefix (runtime, hf.integrity)\n"
+	"  -q, --quiet                         text: the verdict line only\n"
+	"  -v, --verbose                       text: what passing checks found too\n"
+	"  --color=auto|always|never           colour on a terminal (auto; NO_COLOR=1 turns it off)\n"
+	"  --nfd-prefix PREFIX                 nfd label namespace (default feature.node.kubernetes.io/)\n"
 	"  --no-sandbox                        no seccomp filter (debugging; or GPUGATE_NO_SANDBOX=1)\n"
+	"\n"
+	"\n"
+	"environment: GPUGATE_PROFILE, GPUGATE_SPEC, GPUGATE_DEADLINE apply when --profile/--spec\n"
+	"  (either) or --deadline is not given, such as in a HEALTHCHECK tuned with docker run -e\n"
 	"\n"
 	"exit status: 0 healthy (warnings allowed), 1 unhealthy, 3 usage or spec error\n";
 
@@ -57,6 +70,7 @@ struct report_request {
 struct check_options {
 	const char *profile;
 	const char *spec_path;
+	const char *vendor;
 	const char *root;
 	const char *format;
 	double deadline; /* 0: from the spec or the profile */
@@ -64,6 +78,10 @@ struct check_options {
 	struct report_request *reports;
 	size_t n_reports;
 	bool no_sandbox;
+	bool quiet, verbose;
+	const char *color;      /* auto, always, never */
+	const char *nfd_prefix; /* with its '/', or NULL */
+	char *nfd_prefix_buf;
 };
 
 static double default_deadline(const char *profile)
@@ -85,9 +103,69 @@ static int check_patterns(char **list, const char *option)
 	return 0;
 }
 
+/* The NFD label namespace, "example.com" or "example.com/". */
+static int set_nfd_prefix(struct check_options *o, const char *value, const char *where)
+{
+	free(o->nfd_prefix_buf);
+	size_t n = strlen(value);
+	o->nfd_prefix_buf = n && value[n - 1] == '/' ? xstrdup(value) : xasprintf("%s/", value);
+	char why[512];
+	if (!report_nfd_prefix_valid(o->nfd_prefix_buf, why, sizeof(why)))
+		return usage_error("%s: %s", where, why);
+	o->nfd_prefix = o->nfd_prefix_buf;
+	return 0;
+}
+
+/* GPUGATE_PROFILE, GPUGATE_SPEC and GPUGATE_DEADLINE, for what the command
+ * line left open (an image's HEALTHCHECK tuned with `docker run -e`).
+ * Options win: --profile or --spec given means neither variable is read.
+ * A value that is set but unusable is an error naming the variable, never
+ * silently ignored. */
+/* An environment value as an error message may show it: escaped (no
+ * terminal control, no forged line) and cut at 100 bytes. Caller frees. */
+static char *shown_value(const char *value)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t n = strlen(value);
+	escape_add_n(&sb, value, n > 100 ? 100 : n, ESCAPE_LINE);
+	if (n > 100)
+		sb_puts(&sb, "...");
+	return sb_detach(&sb);
+}
+
+static int env_error(const char *name, const char *value, const char *problem)
+{
+	char *v = shown_value(value);
+	int rc = usage_error("%s: '%s' %s", name, v, problem);
+	free(v);
+	return rc;
+}
+
+static int options_from_environment(struct check_options *o)
+{
+	const char *profile = getenv("GPUGATE_PROFILE");
+	const char *spec = getenv("GPUGATE_SPEC");
+	const char *deadline = getenv("GPUGATE_DEADLINE");
+	if (!o->profile && !o->spec_path) {
+		if (profile && *profile) {
+			if (!embedded_find(embedded_profiles, profile))
+				return env_error("GPUGATE_PROFILE", profile, "is no profile (healthcheck, ci, validate)");
+			o->profile = profile;
+		}
+		if (spec && *spec)
+			o->spec_path = spec;
+	}
+	if (!o->deadline && deadline && *deadline) {
+		if (parse_seconds(deadline, &o->deadline) < 0 || o->deadline <= 0)
+			return env_error("GPUGATE_DEADLINE", deadline, "is not a positive number of seconds");
+	}
+	return 0;
+}
+
 static int parse_check_options(int argc, char **argv, struct check_options *o)
 {
-	enum { OPT_PROFILE = 256, OPT_SPEC, OPT_ROOT, OPT_FORMAT, OPT_REPORT, OPT_DEADLINE, OPT_ONLY, OPT_SKIP, OPT_NO_SANDBOX };
+	enum { OPT_PROFILE = 256, OPT_SPEC, OPT_ROOT, OPT_FORMAT, OPT_REPORT, OPT_DEADLINE, OPT_ONLY, OPT_SKIP, OPT_NO_SANDBOX, OPT_VENDOR,
+	       OPT_COLOR, OPT_NFD_PREFIX };
 	static const struct option longopts[] = {
 		{ "profile", required_argument, NULL, OPT_PROFILE },
 		{ "spec", required_argument, NULL, OPT_SPEC },
@@ -98,15 +176,21 @@ static int parse_check_options(int argc, char **argv, struct check_options *o)
 		{ "only", required_argument, NULL, OPT_ONLY },
 		{ "skip", required_argument, NULL, OPT_SKIP },
 		{ "no-sandbox", no_argument, NULL, OPT_NO_SANDBOX },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "color", required_argument, NULL, OPT_COLOR },
+		{ "nfd-prefix", required_argument, NULL, OPT_NFD_PREFIX },
+		{ "vendor", required_argument, NULL, OPT_VENDOR },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	memset(o, 0, sizeof(*o));
 	o->format = "text";
+	o->color = "auto";
 	opterr = 0;
 	optind = 1;
 	int c;
-	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+hqv", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_PROFILE:
 			if (!embedded_find(embedded_profiles, optarg))
@@ -159,6 +243,26 @@ static int parse_check_options(int argc, char **argv, struct check_options *o)
 		case OPT_NO_SANDBOX:
 			o->no_sandbox = true;
 			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'v':
+			o->verbose = true;
+			break;
+		case OPT_COLOR:
+			if (strcmp(optarg, "auto") && strcmp(optarg, "always") && strcmp(optarg, "never"))
+				return usage_error("--color: '%s' is not auto, always or never", optarg);
+			o->color = optarg;
+			break;
+		case OPT_NFD_PREFIX:
+			if (set_nfd_prefix(o, optarg, "--nfd-prefix"))
+				return EXIT_USAGE;
+			break;
+		case OPT_VENDOR:
+			if (!vendor_known(optarg))
+				return usage_error("--vendor: unknown vendor '%s' (intel, nvidia)", optarg);
+			o->vendor = optarg;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return -1;
@@ -172,7 +276,9 @@ static int parse_check_options(int argc, char **argv, struct check_options *o)
 	}
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
-	return 0;
+	if (o->quiet && o->verbose)
+		return usage_error("--quiet and --verbose contradict each other: choose one");
+	return options_from_environment(o);
 }
 
 static void free_check_options(struct check_options *o)
@@ -184,23 +290,25 @@ static void free_check_options(struct check_options *o)
 		free(o->reports[i].path);
 	}
 	free(o->reports);
+	free(o->nfd_prefix_buf);
 }
 
-static int load_spec(const struct check_options *o, struct spec *spec)
+/* vendor: whose pins the built-in profiles add (src/profile.c). */
+static int load_spec(const struct check_options *o, const char *vendor, struct spec *spec)
 {
 	struct spec_error err;
 	int rc;
-	if (o->spec_path) {
-		rc = spec_load_file(spec, o->spec_path, &err);
-	} else {
-		const char *name = o->profile ? o->profile : "ci";
-		const struct embedded_file *f = embedded_find(embedded_profiles, name);
-		char *label = xasprintf("profile %s", name);
-		rc = spec_load_buffer(spec, label, (const char *)f->data, f->size, &err);
-		free(label);
+	if (o->spec_path)
+		rc = profile_load_file(spec, o->spec_path, vendor, &err);
+	else
+		rc = profile_load(spec, o->profile ? o->profile : "ci", vendor, &err);
+	if (rc < 0) {
+		/* the message may quote the file's bytes: escaped for the terminal */
+		struct strbuf msg = STRBUF_INIT;
+		escape_add(&msg, err.msg, ESCAPE_LINE);
+		fprintf(stderr, "gpugate: spec error: %s\n", msg.buf ? msg.buf : "");
+		sb_release(&msg);
 	}
-	if (rc < 0)
-		fprintf(stderr, "gpugate: spec error: %s\n", err.msg);
 	return rc;
 }
 
@@ -216,10 +324,52 @@ static void seed_json_hash(void)
 struct delivery {
 	const struct context *ctx;
 	const struct check_options *options;
+	struct report_opts report;
 };
 
-/* Writes the run's reports (stdout, then each --report file); returns the
- * exit code. Called by the watchdog too, when the deadline passes. */
+/* Colour for stdout: --color, else NO_COLOR (https://no-color.org: set and
+ * not empty turns it off), else whether stdout is a terminal. */
+static bool want_color(const struct check_options *o, const struct context *ctx)
+{
+	if (strcmp(o->color, "always") == 0)
+		return true;
+	if (strcmp(o->color, "never") == 0)
+		return false;
+	const char *no_color = ctx_getenv(ctx, "NO_COLOR");
+	return isatty(1) && !(no_color && *no_color);
+}
+
+/* The Markdown job summary, appended to $GITHUB_STEP_SUMMARY when a github
+ * report is written and the variable is set. 0 or -errno. */
+static int write_step_summary(const struct delivery *d, const struct run *run)
+{
+	const struct check_options *o = d->options;
+	bool github = strcmp(o->format, "github") == 0;
+	for (size_t i = 0; i < o->n_reports; i++)
+		github = github || strcmp(o->reports[i].format, "github") == 0;
+	const char *path = ctx_getenv(d->ctx, "GITHUB_STEP_SUMMARY");
+	if (!github || !path || !*path)
+		return 0;
+	struct strbuf sb = STRBUF_INIT;
+	report_github_summary(&sb, run);
+	int err = report_append_file(path, sb.buf ? sb.buf : "", sb.len);
+	sb_release(&sb);
+	if (err < 0) {
+		char *where = shown_value(path);
+		fprintf(stderr, "gpugate: cannot append the job summary to $GITHUB_STEP_SUMMARY (%s): %s\n", where,
+			strerror(-err));
+		free(where);
+	}
+	return err;
+}
+
+/* Writes the run's reports (stdout, then each --report file, then the
+ * GitHub job summary); returns the exit code. Called by the watchdog too,
+ * when the deadline passes. A report that cannot be written is an error on
+ * stderr; it never hides an unhealthy verdict (1 stays 1), and a healthy
+ * run whose report is lost exits 3, or 1 in the healthcheck profile
+ * (Docker knows only 0 and 1). A reader that left stdout early (EPIPE,
+ * `| head -1`) is no error: the files are still written. */
 static int deliver(const struct run *run, void *arg)
 {
 	const struct delivery *d = arg;
@@ -227,18 +377,26 @@ static int deliver(const struct run *run, void *arg)
 	struct run shown = *run;
 	if (ctx_is_healthcheck(d->ctx))
 		shown.text_limit = 4096; /* Docker keeps no more of a health check's output */
-	int code = run_exit_code(&shown);
-	if (report_to_stdout(o->format, &shown) < 0 && code == EXIT_HEALTHY)
-		code = EXIT_UNHEALTHY;
+	int verdict = run_exit_code(&shown);
+	bool lost = false;
+	int err = report_to_stdout(o->format, &shown, &d->report);
+	if (err < 0 && err != -EPIPE) {
+		fprintf(stderr, "gpugate: cannot write the %s report to standard output: %s\n", o->format, strerror(-err));
+		lost = true;
+	}
 	for (size_t i = 0; i < o->n_reports; i++) {
-		int err = report_to_file(o->reports[i].format, &shown, o->reports[i].path);
+		err = report_to_file(o->reports[i].format, &shown, o->reports[i].path, &d->report);
 		if (err < 0) {
 			fprintf(stderr, "gpugate: cannot write the %s report to %s: %s\n", o->reports[i].format,
 				o->reports[i].path, strerror(-err));
-			code = EXIT_USAGE;
+			lost = true;
 		}
 	}
-	return code;
+	if (write_step_summary(d, &shown) < 0)
+		lost = true;
+	if (lost && verdict == EXIT_HEALTHY)
+		return ctx_is_healthcheck(d->ctx) ? EXIT_UNHEALTHY : EXIT_USAGE;
+	return verdict;
 }
 
 int cmd_check(int argc, char **argv)
@@ -274,25 +432,56 @@ int cmd_check(int argc, char **argv)
 	snprintf(doing, sizeof(doing), o.spec_path ? "reading the spec %s" : "loading the built-in profile",
 		 o.spec_path);
 	watchdog_setup(guard, 0, doing);
+	const char *vendor = o.vendor ? o.vendor : vendor_detect(o.root);
 	struct spec spec;
-	if (load_spec(&o, &spec) < 0) {
+	if (load_spec(&o, vendor, &spec) < 0) {
 		spec_free(&spec);
 		free_check_options(&o);
 		return EXIT_USAGE;
 	}
 	const char *profile = o.profile ? o.profile : spec_str(&spec, "profile", "ci");
+	bool spec_deadline = !o.deadline && spec_has(&spec, "deadline");
 	double deadline = o.deadline ? o.deadline
 				     : spec_seconds(&spec, "deadline", default_deadline(profile));
+	if (spec_deadline && monotonic_seconds() - start > deadline) {
+		/* the deadline the spec sets covers reading the spec too */
+		fprintf(stderr, "gpugate: %s: reading the spec took %.1f s, past the deadline of %.1f s it sets\n",
+			spec.name ? spec.name : "spec", monotonic_seconds() - start, deadline);
+		spec_free(&spec);
+		free_check_options(&o);
+		return strcmp(profile, "healthcheck") == 0 ? EXIT_UNHEALTHY : EXIT_USAGE;
+	}
 	ctx.root = o.root ? o.root : "";
 	ctx.spec = &spec;
 	ctx.profile = profile;
+	ctx.vendor = vendor;
 	ctx.env = environ;
 	ctx.argv0 = argv[0];
 	ctx.start = start;
 	ctx.deadline = start + deadline;
 	struct selection sel = { .only = o.only, .skip = o.skip };
 	watchdog_setup(guard, ctx.deadline, NULL);
-	struct delivery delivery = { &ctx, &o };
+	struct delivery delivery = { &ctx, &o, { 0 } };
+	delivery.report.color = want_color(&o, &ctx);
+	delivery.report.quiet = o.quiet;
+	delivery.report.verbose = o.verbose;
+	delivery.report.nfd_prefix = o.nfd_prefix;
+	if (!o.nfd_prefix && spec_has(&spec, "reports.nfd_prefix") &&
+	    set_nfd_prefix(&o, spec_str(&spec, "reports.nfd_prefix", ""), "spec reports.nfd_prefix")) {
+		spec_free(&spec);
+		free_check_options(&o);
+		return EXIT_USAGE;
+	}
+	delivery.report.nfd_prefix = o.nfd_prefix;
+	delivery.report.nfd_expiry = spec_seconds(&spec, "reports.nfd_expiry", REPORT_NFD_EXPIRY);
+	if (!run_selects_any(&ctx, &sel)) {
+		fprintf(stderr, "gpugate: no check selected: %s (see gpugate list)\n",
+			o.only || o.skip ? "--only/--skip leave nothing of the spec's checks to run"
+					 : "the spec turns on no check group");
+		spec_free(&spec);
+		free_check_options(&o);
+		return EXIT_USAGE;
+	}
 	struct run run;
 	run_checks(&ctx, &sel, &run, deliver, &delivery, guard);
 	int code = deliver(&run, &delivery);
@@ -310,6 +499,8 @@ static const struct {
 	{ "list", cmd_list },
 	{ "stack", cmd_stack },
 	{ "bundle", cmd_bundle },
+	{ "spec", cmd_spec },
+	{ "diff", cmd_diff },
 	{ "hf", cmd_hf },
 	{ "probe", cmd_probe }, /* hidden: the runtime check's child */
 };

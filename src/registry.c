@@ -21,6 +21,13 @@ static const struct spec_key top_keys[] = {
 	{ "description", SPEC_SCALAR, SCALAR_STR, NULL, "free text shown by `gpugate list`" },
 	{ "deadline", SPEC_SCALAR, SCALAR_SECONDS, NULL,
 	  "the whole run ends by then; --deadline overrides" },
+	{ "reports", SPEC_MAP, SCALAR_STR, NULL, "how reports are written" },
+	{ "reports.nfd_prefix", SPEC_SCALAR, SCALAR_STR, NULL,
+	  "namespace of the nfd labels (default feature.node.kubernetes.io/); --nfd-prefix overrides" },
+	{ "reports.nfd_expiry", SPEC_SCALAR, SCALAR_SECONDS, NULL,
+	  "how long nfd labels stay valid after the run (# +expiry-time); default 10m" },
+	{ "extends", SPEC_SCALAR, SCALAR_ENUM, "healthcheck|ci|validate",
+	  "start from this built-in profile (with its vendor's pins): each section named here replaces the profile's" },
 	{ NULL, 0, 0, NULL, NULL },
 };
 

@@ -59,6 +59,15 @@ void result_remedy(struct result *r, const char *fmt, ...)
 	}
 }
 
+void result_blocked(struct result *r, const char *cause)
+{
+	free(r->blocked_by);
+	r->blocked_by = xstrdup(cause);
+	/* the runner names the root cause once the run is over (resolve_blocked) */
+	size_t first = strcspn(cause, ",");
+	result_set(r, STATUS_SKIP, "not reached: %.*s failed", (int)first, cause);
+}
+
 json_t *json_text(const char *s)
 {
 	char *copy = xstrdup(s ? s : "");
@@ -110,8 +119,9 @@ void result_release(struct result *r)
 {
 	free(r->summary);
 	free(r->remediation);
+	free(r->blocked_by);
 	if (r->details)
 		json_decref(r->details);
-	r->summary = r->remediation = NULL;
+	r->summary = r->remediation = r->blocked_by = NULL;
 	r->details = NULL;
 }

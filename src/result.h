@@ -13,6 +13,7 @@ struct result {
 	char *remediation;       /* how to fix it; lines joined with '\n'; may be NULL */
 	double duration_ms;
 	json_t *details;         /* object or NULL; "findings" is an array of strings */
+	char *blocked_by;        /* the check this one waited on, when it could not run (result_blocked) */
 };
 
 const char *status_name(enum status s);
@@ -22,6 +23,13 @@ void result_set(struct result *r, enum status s, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Appends one remediation line; the same line is never added twice. */
 void result_remedy(struct result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The check could not run because check `cause` failed: it is skipped, its
+ * summary "not reached: CAUSE failed", and the verdict comes from the cause.
+ * The runner follows chains to the root cause, and turns the result into a
+ * failure when the cause did not fail in this run (not selected, or passed),
+ * so that a blocked check never hides a problem. `cause` may list
+ * alternatives, "runtime.smoke,runtime.devices": the first that failed. */
+void result_blocked(struct result *r, const char *cause);
 /* Records one problem or observation under details.findings and raises the
  * status to s when s is worse than the current one. */
 void result_finding(struct result *r, enum status s, const char *fmt, ...)

@@ -92,11 +92,65 @@ static size_t plan_checks(const struct context *ctx, const struct selection *sel
 	return n;
 }
 
+static struct result *find_result(struct run *run, const char *id)
+{
+	for (size_t i = 0; i < run->count; i++)
+		if (run->results[i].id && strcmp(run->results[i].id, id) == 0)
+			return &run->results[i];
+	return NULL;
+}
+
+/* A check blocked by another (result_blocked) stays a skip only when the
+ * check it waited on, followed to the root of the chain, failed in this run:
+ * then the root's failure carries the verdict and the skip names it. When
+ * the cause was not selected, or did not fail, the blocked check is itself a
+ * failure: nothing else in the run would say that it never ran. */
+/* The failed check at the root of id's chain of blocked checks, or NULL. */
+static struct result *failed_root(struct run *run, const char *id, size_t depth)
+{
+	struct result *r = find_result(run, id);
+	if (!r || depth > run->count)
+		return NULL;
+	if (r->status == STATUS_FAIL)
+		return r;
+	if (r->status != STATUS_SKIP || !r->blocked_by)
+		return NULL;
+	char **causes = split_list(r->blocked_by, NULL);
+	struct result *root = NULL;
+	for (char **c = causes; !root && c && *c; c++)
+		root = failed_root(run, *c, depth + 1);
+	free_list(causes);
+	return root;
+}
+
+static void resolve_blocked(struct run *run)
+{
+	for (size_t i = 0; i < run->count; i++) {
+		struct result *r = &run->results[i];
+		if (!r->blocked_by || r->status != STATUS_SKIP)
+			continue;
+		struct result *root = failed_root(run, r->id, 0);
+		if (root && root != r) {
+			result_set(r, STATUS_SKIP, "not reached: %s failed", root->id);
+			continue;
+		}
+		char *causes = xstrdup(r->blocked_by);
+		for (char *p = causes; *p; p++)
+			if (*p == ',')
+				*p = '/';
+		result_set(r, STATUS_FAIL, "not reached: it needs %s, which did not fail in this run (not selected, "
+			   "or gave it nothing to check)", causes);
+		result_remedy(r, "run %s too, or see its result", causes);
+		free(causes);
+	}
+}
+
 /* The run as it stands: the first `done` results, then the rest as timed out. */
 static void collect(const struct context *ctx, const struct planned *plan, const struct result *results,
 		    size_t count, size_t done, struct run *run)
 {
 	run->count = count;
+	run->spec = ctx->spec;
 	run->results = xcalloc(count ? count : 1, sizeof(*run->results));
 	memcpy(run->results, results, done * sizeof(*run->results));
 	double limit = ctx->deadline - ctx->start;
@@ -110,6 +164,7 @@ static void collect(const struct context *ctx, const struct planned *plan, const
 		result_remedy(r, "raise --deadline (or the spec's deadline), or find what blocks this check");
 		r->duration_ms = 0;
 	}
+	resolve_blocked(run);
 	run->duration_ms = (monotonic_seconds() - ctx->start) * 1e3;
 	run->finished_at = wall_seconds();
 }
@@ -270,6 +325,14 @@ int run_checks(const struct context *ctx, const struct selection *sel, struct ru
 	if (!w)
 		free(plan); /* else the watchdog may look at it until the process ends */
 	return 0;
+}
+
+bool run_selects_any(const struct context *ctx, const struct selection *sel)
+{
+	struct planned *plan;
+	size_t n = plan_checks(ctx, sel, &plan);
+	free(plan);
+	return n > 0;
 }
 
 void run_counts(const struct run *run, size_t counts[4])

@@ -16,6 +16,7 @@ struct selection {
 
 struct run {
 	const char *profile;
+	const struct spec *spec; /* the spec that ran (for the reports' spec_digest) */
 	struct result *results;
 	size_t count;
 	double duration_ms;
@@ -44,6 +45,8 @@ void watchdog_setup(struct watchdog *w, double deadline, const char *doing);
  * the process with its exit code: run_checks then never returns. */
 int run_checks(const struct context *ctx, const struct selection *sel, struct run *run,
 	       run_deliver_fn *deliver, void *deliver_arg, struct watchdog *w);
+/* Whether the spec and sel leave at least one check to run (else exit 3). */
+bool run_selects_any(const struct context *ctx, const struct selection *sel);
 /* 0 healthy (warnings allowed), 1 unhealthy. */
 int run_exit_code(const struct run *run);
 void run_counts(const struct run *run, size_t counts[4]);

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -359,20 +360,41 @@ int spec_load_file(struct spec *spec, const char *path, struct spec_error *err)
 
 void spec_free(struct spec *spec)
 {
+	if (spec->base) {
+		spec_free(spec->base);
+		free(spec->base);
+	}
 	if (spec->loaded)
 		yaml_document_delete(&spec->doc);
 	free(spec->name);
 	memset(spec, 0, sizeof(*spec));
 }
 
+/* The document that holds node: this spec's, or that of a spec it starts
+ * from (a section read from spec->base keeps its nodes there). */
+static yaml_document_t *doc_of(const struct spec *spec, const yaml_node_t *node)
+{
+	uintptr_t at = (uintptr_t)node;
+	for (const struct spec *s = spec; s; s = s->base)
+		if (s->loaded && at >= (uintptr_t)s->doc.nodes.start && at < (uintptr_t)s->doc.nodes.top)
+			return (yaml_document_t *)&s->doc;
+	return (yaml_document_t *)&spec->doc;
+}
+
+yaml_document_t *spec_document_of(const struct spec *spec, const yaml_node_t *node)
+{
+	return doc_of(spec, node);
+}
+
 yaml_node_t *spec_child(const struct spec *spec, const yaml_node_t *map, const char *key)
 {
 	if (!map || map->type != YAML_MAPPING_NODE)
 		return NULL;
+	yaml_document_t *doc = doc_of(spec, map);
 	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = yaml_document_get_node((yaml_document_t *)&spec->doc, p->key);
+		yaml_node_t *k = yaml_document_get_node(doc, p->key);
 		if (k && k->type == YAML_SCALAR_NODE && strcmp((char *)k->data.scalar.value, key) == 0)
-			return yaml_document_get_node((yaml_document_t *)&spec->doc, p->value);
+			return yaml_document_get_node(doc, p->value);
 	}
 	return NULL;
 }
@@ -382,6 +404,17 @@ yaml_node_t *spec_get(const struct spec *spec, const char *path)
 	if (!spec || !spec->loaded)
 		return NULL;
 	yaml_node_t *node = yaml_document_get_root_node((yaml_document_t *)&spec->doc);
+	/* the section (first part of path) this spec does not name: the base's, whole */
+	size_t top = strcspn(path, ".");
+	if (spec->base && *path && node) {
+		char section[128];
+		if (top >= sizeof(section))
+			return NULL;
+		memcpy(section, path, top);
+		section[top] = '\0';
+		if (!spec_child(spec, node, section))
+			return spec_get(spec->base, path);
+	}
 	char part[128];
 	while (node && *path) {
 		const char *dot = strchr(path, '.');
@@ -452,5 +485,5 @@ yaml_node_t *spec_seq_item(const struct spec *spec, const yaml_node_t *node, siz
 {
 	if (i >= spec_seq_len(node))
 		return NULL;
-	return yaml_document_get_node((yaml_document_t *)&spec->doc, node->data.sequence.items.start[i]);
+	return yaml_document_get_node(doc_of(spec, node), node->data.sequence.items.start[i]);
 }

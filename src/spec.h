@@ -32,6 +32,10 @@ struct spec {
 	char *name;          /* file path, or "profile NAME" for a built-in */
 	yaml_document_t doc;
 	bool loaded;
+	/* The spec this one starts from (`extends:`, or a profile under its
+	 * vendor's pins), owned: a top-level section this spec does not name is
+	 * read from there. NULL for a spec that stands alone. */
+	struct spec *base;
 };
 
 struct spec_error {
@@ -48,10 +52,14 @@ void spec_free(struct spec *spec);
 int spec_error_at(struct spec_error *err, const struct spec *spec, const yaml_node_t *node,
 		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-/* Node lookup by dotted path from the top, or below a given mapping node. */
+/* Node lookup by dotted path from the top, or below a given mapping node.
+ * A section missing here is looked up in spec->base, whole. */
 yaml_node_t *spec_get(const struct spec *spec, const char *path);
 yaml_node_t *spec_child(const struct spec *spec, const yaml_node_t *map, const char *key);
 bool spec_has(const struct spec *spec, const char *path);
+/* The document that holds node: the spec's own or a base's (`extends:`, a
+ * vendor's pins); for walking a mapping's pairs (spec freeze copies them). */
+yaml_document_t *spec_document_of(const struct spec *spec, const yaml_node_t *node);
 
 /* Typed reads with a default for a missing key. The loader has already
  * checked the types, so these never fail. */

@@ -6,6 +6,9 @@
  *   stage NAME [DEVICE]       entering a stage (loader, init, drivers, devices,
  *                             context, memory, module, launch, sync, verify,
  *                             perf, telemetry); DEVICE is a PCI address or index
+ *   enumerated JSON           the result so far, once the devices are known
+ *                             (a per-device child sends it before its smoke,
+ *                             so the enumeration survives a hang or crash there)
  *   result JSON               the final result, one line of JSON (last line)
  *
  * so that when the child hangs or dies, the parent still knows the last stage
@@ -46,6 +49,8 @@ struct probe_channel {
 void probe_stage(struct probe_channel *ch, const char *stage, const char *device);
 /* Writes "result JSON\n". */
 void probe_result(struct probe_channel *ch, json_t *result);
+/* Writes "enumerated JSON\n": the result so far, devices included. */
+void probe_enumerated(struct probe_channel *ch, json_t *so_far);
 
 struct backend_options {
 	int device;               /* probe this device index only; -1: enumerate all, smoke none */
@@ -59,6 +64,18 @@ struct backend_options {
 	const char *cache_dir;    /* where a backend may keep a native module cache, or NULL */
 };
 
+struct result;
+struct probe_telemetry;
+
+/* A remediation for an error whose name contains error_part. */
+struct backend_remedy {
+	const char *error_part;
+	const char *remedy;
+};
+
+/* One GPU runtime (nvtop's model: one file per vendor behind one table):
+ * what the child runs, and what the checking process needs to know about it
+ * so that no check names a vendor. */
 struct backend {
 	const char *name;         /* "level-zero", "cuda" (spec runtime.backend values) */
 	const char *library;      /* soname the child dlopens, e.g. "libze_loader.so.1" */
@@ -66,7 +83,29 @@ struct backend {
 	/* Runs in the child: emits stages, fills result (see above), returns 0 when
 	 * ok, else nonzero. Never called in the checking process. */
 	int (*run)(struct probe_channel *ch, const struct backend_options *opt, json_t *result);
+
+	/* The Debian packages that ship its loader and driver: their file lists
+	 * are searched first for the library's owner. NULL-terminated. */
+	const char *const *loader_packages;
+	const char *no_package;   /* the owner when none of them ships it: "(none of the Level Zero packages)" */
+	/* The driver build a package version names (-1 when it names none), to
+	 * compare with the build the driver reports; NULL: not comparable. */
+	long (*package_build)(const char *package_version);
+	const char *hang_remedy;  /* the fix when the runtime hangs */
+	const struct backend_remedy *remedies; /* by error name, first match; ends with { NULL, NULL } */
+	/* The health verdict from one device's telemetry: findings (with their
+	 * fixes) into r; "label" names the device. */
+	void (*judge_health)(const struct probe_telemetry *t, const char *label, struct result *r);
+	/* Device nodes that count the GPUs passed in (dir and name prefix; the
+	 * rest of the name is digits): how many per-device children to start
+	 * at once, before the runtime has said. */
+	const char *nodes_dir, *nodes_prefix;
 };
+
+/* Every backend, in the order `auto` tries them (backends.c). */
+extern const struct backend *const backends[];
+/* The backend of that name, or NULL. */
+const struct backend *backend_named(const char *name);
 
 extern const struct backend ze_backend;
 extern const struct backend cuda_backend;

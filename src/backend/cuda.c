@@ -10,6 +10,7 @@
 #include "backend/backend.h"
 #include "backend/nvml.h"
 #include "backend/perf.h"
+#include "backend/verdicts.h"
 #include "lib/embedded.h"
 #include "lib/dynlib.h"
 #include "lib/util.h"
@@ -556,7 +557,7 @@ out:
 
 /* One device: properties, and with a context free memory and the smoke. */
 static int probe_device(const struct cuda_api *api, struct probe_channel *ch,
-			const struct backend_options *opt, int index, json_t *d)
+			const struct backend_options *opt, int index, json_t *d, json_t *result)
 {
 	CUdevice dev;
 	CUresult rc;
@@ -576,6 +577,8 @@ static int probe_device(const struct cuda_api *api, struct probe_channel *ch,
 	if (device_properties(api, dev, index, d, pci, sizeof pci))
 		return -1;
 	stage_end(&t);
+	if (opt->device >= 0) /* the enumeration survives a hang or crash below */
+		probe_enumerated(ch, result);
 	const char *where = pci[0] ? pci : index_text;
 
 	int ret = 0;
@@ -691,7 +694,7 @@ static int cuda_run(struct probe_channel *ch, const struct backend_options *opt,
 	for (int i = first; i <= last; i++) {
 		json_t *d = json_object();
 		json_array_append_new(devices, d);
-		if (probe_device(&api, ch, opt, i, d) && failed++ == 0) {
+		if (probe_device(&api, ch, opt, i, d, result) && failed++ == 0) {
 			/* The first failing device names the whole probe's failure. */
 			json_object_set(result, "stage", json_object_get(d, "stage"));
 			json_object_set(result, "error", json_object_get(d, "error"));
@@ -711,4 +714,12 @@ const struct backend cuda_backend = {
 	.provided_by = "libcuda1 on Debian, libnvidia-compute-NNN on Ubuntu, or the NVIDIA driver "
 		       "installer",
 	.run = cuda_run,
+	.loader_packages = cuda_loader_packages,
+	.no_package = "(none of the CUDA driver packages)",
+	.hang_remedy = "the GPU or its driver hangs: read the host's kernel log for Xid errors (dmesg | grep -i xid), "
+		       "check nvidia-smi, and reset the GPU (nvidia-smi -r) or reboot the host",
+	.remedies = cuda_remedies,
+	.judge_health = cuda_judge_health,
+	.nodes_dir = "/dev",
+	.nodes_prefix = "nvidia",
 };

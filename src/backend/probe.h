@@ -26,6 +26,7 @@ struct probe_run {
 	char stage[32];         /* the last stage the child entered ("" if none) */
 	char device[64];        /* and its device, "" if none */
 	json_t *result;         /* the result object, NULL if the child sent none */
+	json_t *enumerated;     /* the result so far once the devices were known, or NULL */
 	bool killed;            /* still running at the deadline */
 	double stage_seconds;   /* how long it had been in that stage when it ended */
 	int exit_code;          /* -1 unless it exited */

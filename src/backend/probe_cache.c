@@ -13,6 +13,8 @@
 #include "../result.h"
 
 #define CACHE_FILE "runtime.json"
+/* 2: the runs of one child per device, each with its enumeration */
+#define CACHE_VERSION 2
 
 /* A folder we may trust: a real folder (no symlink), ours, not writable by
  * group or others. Creates it 0700 when missing. */
@@ -75,6 +77,8 @@ json_t *probe_run_to_json(const struct probe_run *run)
 	json_object_set_new(j, "device", json_string(run->device));
 	if (run->result)
 		json_object_set(j, "result", run->result);
+	if (run->enumerated)
+		json_object_set(j, "enumerated", run->enumerated);
 	json_object_set_new(j, "killed", json_boolean(run->killed));
 	json_object_set_new(j, "stage_seconds", json_real(run->stage_seconds));
 	json_object_set_new(j, "exit_code", json_integer(run->exit_code));
@@ -102,6 +106,9 @@ void probe_run_from_json(const json_t *j, struct probe_run *run)
 	json_t *res = json_object_get(j, "result");
 	if (json_is_object(res))
 		run->result = json_incref(res);
+	json_t *en = json_object_get(j, "enumerated");
+	if (json_is_object(en))
+		run->enumerated = json_incref(en);
 	run->killed = json_is_true(json_object_get(j, "killed"));
 	run->stage_seconds = json_number_value(json_object_get(j, "stage_seconds"));
 	run->exit_code = (int)json_integer_value(json_object_get(j, "exit_code"));
@@ -134,7 +141,7 @@ json_t *probe_cache_load(const char *dir, const char *key, double ttl, double *a
 	bool ok = json_is_true(json_object_get(j, "ok"));
 	double limit = ok ? ttl : (ttl < PROBE_CACHE_FAILURE_TTL_S ? ttl : PROBE_CACHE_FAILURE_TTL_S);
 	const char *k = json_string_value(json_object_get(j, "key"));
-	if (!k || strcmp(k, key) != 0 || age < 0 || age >= limit || json_integer_value(json_object_get(j, "version")) != 1) {
+	if (!k || strcmp(k, key) != 0 || age < 0 || age >= limit || json_integer_value(json_object_get(j, "version")) != CACHE_VERSION) {
 		json_decref(j);
 		return NULL;
 	}
@@ -144,7 +151,7 @@ json_t *probe_cache_load(const char *dir, const char *key, double ttl, double *a
 
 int probe_cache_store(const char *dir, const char *key, bool ok, json_t *state)
 {
-	json_object_set_new(state, "version", json_integer(1));
+	json_object_set_new(state, "version", json_integer(CACHE_VERSION));
 	json_object_set_new(state, "key", json_text(key));
 	json_object_set_new(state, "ok", json_boolean(ok));
 	json_object_set_new(state, "written", json_real(wall_seconds()));

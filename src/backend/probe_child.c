@@ -22,8 +22,6 @@
 #define PROBE_EXIT_FAILED 3
 #define PROBE_EXIT_USAGE 4
 
-static const struct backend *const probe_backends[] = { &ze_backend, &cuda_backend, NULL };
-
 static int parse_count(const char *s, long min, long max, long *out)
 {
 	char *end;
@@ -55,9 +53,7 @@ int cmd_probe(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'b':
-			for (const struct backend *const *b = probe_backends; *b; b++)
-				if (strcmp((*b)->name, optarg) == 0)
-					be = *b;
+			be = backend_named(optarg);
 			if (!be) {
 				fprintf(stderr, "gpugate probe: unknown backend '%s'\n", optarg);
 				return PROBE_EXIT_USAGE;

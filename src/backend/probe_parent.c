@@ -2,32 +2,29 @@
  * process group, reaps, and classifies: "hung in stage sync on 0000:03:00.0
  * for 10.0 s (killed)", "crashed with SIGSEGV in stage init", "exited 3 in
  * stage module: ...". */
-#include "../lib/sandbox.h"
 #include "probe.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include "../lib/sandbox.h"
+#include "../lib/spawn.h"
 #include "../lib/util.h"
 #include "protocol.h"
 
 #define OUTPUT_KEEP 8192
 #define LINE_MAX_BYTES (1u << 20)
 
+/* One probe child: its spawn (src/lib/spawn.h), the protocol line being
+ * assembled, the tail of its output, and when it entered its stage. */
 struct child {
-	pid_t pid;
-	int proto_fd, out_fd; /* -1 once at EOF */
+	struct spawn_child sp;
+	struct probe_run *run;
 	struct strbuf line, out;
-	double start, stage_start;
-	bool exited;
+	double stage_start;
+	char *bufs[6];
+	char **argv, **env;
 };
 
 static char **child_env(const struct context *ctx)
@@ -88,151 +85,61 @@ static char **child_argv(const struct context *ctx, const struct probe_request *
 	return argv;
 }
 
-/* fork + exec in a new process group; only async-signal-safe calls after fork. */
-static int spawn(const struct context *ctx, const struct probe_request *r, struct child *c, char *err, size_t errsize)
-{
-	int proto[2], out[2];
-	if (pipe2(proto, O_CLOEXEC) < 0) {
-		snprintf(err, errsize, "pipe: %s", strerror(errno));
-		return -1;
-	}
-	if (pipe2(out, O_CLOEXEC) < 0) {
-		snprintf(err, errsize, "pipe: %s", strerror(errno));
-		close(proto[0]);
-		close(proto[1]);
-		return -1;
-	}
-	int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	char *bufs[6] = { 0 };
-	char **argv = child_argv(ctx, r, bufs);
-	char **env = child_env(ctx);
-	pid_t parent = getpid();
-	pid_t pid = fork();
-	if (pid == 0) {
-		setpgid(0, 0);
-		/* die with the parent: the forking thread lives as long as the probe */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(127);
-		if (devnull >= 0)
-			dup2(devnull, 0);
-		dup2(out[1], 1);
-		dup2(out[1], 2);
-		dup2(proto[1], 3); /* dup2 clears O_CLOEXEC on the new descriptor */
-		/* the one execve the sandbox allows: this binary, by its fixed path */
-		sandbox_exec_self(argv, env);
-		/* only async-signal-safe calls here: fixed texts, no strerror */
-		bool no_proc = errno == ENOENT;
-		static const char msg[] = "gpugate probe: cannot execute the gpugate binary through /proc/self/exe";
-		static const char why[] = ": /proc/self/exe is missing (/proc is not mounted; mount it, as every container runtime does)\n";
-		static const char other[] = "\n";
-		ssize_t ignored = write(2, msg, sizeof(msg) - 1);
-		ignored = no_proc ? write(2, why, sizeof(why) - 1) : write(2, other, sizeof(other) - 1);
-		(void)ignored;
-		_exit(127);
-	}
-	int saved = errno;
-	if (pid > 0)
-		setpgid(pid, pid); /* also here, so a kill right after fork finds the group */
-	if (devnull >= 0)
-		close(devnull);
-	close(proto[1]);
-	close(out[1]);
-	for (int i = 0; i < 6; i++)
-		free(bufs[i]);
-	free(argv);
-	free(env);
-	if (pid < 0) {
-		close(proto[0]);
-		close(out[0]);
-		snprintf(err, errsize, "fork: %s", strerror(saved));
-		return -1;
-	}
-	c->pid = pid;
-	c->proto_fd = proto[0];
-	c->out_fd = out[0];
-	fcntl(c->proto_fd, F_SETFL, O_NONBLOCK);
-	fcntl(c->out_fd, F_SETFL, O_NONBLOCK);
-	return 0;
-}
-
-static void handle_line(struct child *c, struct probe_run *run, const char *text)
+static void handle_line(struct child *c, const char *text)
 {
 	struct probe_line l;
 	probe_parse_line(text, &l);
 	if (l.kind == PROBE_LINE_STAGE) {
-		snprintf(run->stage, sizeof(run->stage), "%s", l.stage);
-		snprintf(run->device, sizeof(run->device), "%s", l.device);
+		snprintf(c->run->stage, sizeof(c->run->stage), "%s", l.stage);
+		snprintf(c->run->device, sizeof(c->run->device), "%s", l.device);
 		c->stage_start = monotonic_seconds();
 	} else if (l.kind == PROBE_LINE_RESULT) {
-		json_decref(run->result);
-		run->result = l.result;
+		json_decref(c->run->result);
+		c->run->result = l.result;
+	} else if (l.kind == PROBE_LINE_ENUMERATED) {
+		json_decref(c->run->enumerated);
+		c->run->enumerated = l.result;
 	}
 }
 
-static void read_proto(struct child *c, struct probe_run *run)
+/* The protocol pipe is split into lines (each at most LINE_MAX_BYTES); the
+ * output pipe keeps its last OUTPUT_KEEP bytes. */
+static void on_data(void *arg, enum spawn_stream stream, const char *buf, size_t n)
 {
-	char buf[4096];
-	for (;;) {
-		ssize_t n = read(c->proto_fd, buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			return;
-		if (n <= 0) {
-			close(c->proto_fd);
-			c->proto_fd = -1;
-			return;
-		}
-		for (ssize_t i = 0; i < n; i++) {
-			if (buf[i] != '\n') {
-				if (c->line.len < LINE_MAX_BYTES)
-					sb_add(&c->line, &buf[i], 1);
-				continue;
-			}
-			if (c->line.len) {
-				handle_line(c, run, c->line.buf);
-				c->line.len = 0;
-				c->line.buf[0] = '\0';
-			}
-		}
-	}
-}
-
-static void read_output(struct child *c)
-{
-	char buf[4096];
-	for (;;) {
-		ssize_t n = read(c->out_fd, buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			return;
-		if (n <= 0) {
-			close(c->out_fd);
-			c->out_fd = -1;
-			return;
-		}
-		sb_add(&c->out, buf, (size_t)n);
+	struct child *c = arg;
+	if (stream == SPAWN_OUT) {
+		sb_add(&c->out, buf, n);
 		if (c->out.len > 2 * OUTPUT_KEEP) { /* keep the tail */
 			memmove(c->out.buf, c->out.buf + c->out.len - OUTPUT_KEEP, OUTPUT_KEEP + 1);
 			c->out.len = OUTPUT_KEEP;
 		}
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (buf[i] != '\n') {
+			if (c->line.len < LINE_MAX_BYTES)
+				sb_add(&c->line, &buf[i], 1);
+			continue;
+		}
+		if (c->line.len) {
+			handle_line(c, c->line.buf);
+			c->line.len = 0;
+			c->line.buf[0] = '\0';
+		}
 	}
 }
 
-static bool child_running(const struct child *c)
+static int exec_self(char *const argv[], char *const envp[])
 {
-	return c->pid > 0 && !c->exited && (c->proto_fd >= 0 || c->out_fd >= 0);
-}
-
-/* True once the child has exited (not reaped: WNOWAIT keeps its group alive
- * for the kill that follows). */
-static bool child_exited(pid_t pid)
-{
-	siginfo_t si;
-	memset(&si, 0, sizeof(si));
-	return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
+	/* the one execve the sandbox allows: this binary, by its fixed path */
+	int rc = sandbox_exec_self(argv, envp);
+	if (errno == ENOENT) { /* in the child after fork: a fixed text, no strerror */
+		static const char msg[] = "gpugate probe: /proc/self/exe is missing (/proc is not mounted; every "
+					  "container runtime mounts it): cannot start the probe\n";
+		ssize_t ignored = write(2, msg, sizeof(msg) - 1);
+		(void)ignored;
+	}
+	return rc;
 }
 
 static const char *stage_text(const struct probe_run *run, char *buf, size_t size)
@@ -288,99 +195,62 @@ void probe_run_all(const struct context *ctx, const struct probe_request *reqs, 
 		   double deadline)
 {
 	struct child *kids = xcalloc(n, sizeof(*kids));
-	struct pollfd *pfds = xcalloc(2 * n, sizeof(*pfds));
+	struct spawn_child *sp = xcalloc(n, sizeof(*sp));
 	for (size_t i = 0; i < n; i++) {
 		memset(&runs[i], 0, sizeof(runs[i]));
 		runs[i].exit_code = -1;
-		kids[i].proto_fd = kids[i].out_fd = -1;
-		kids[i].start = kids[i].stage_start = monotonic_seconds();
-		char err[256];
-		if (spawn(ctx, &reqs[i], &kids[i], err, sizeof(err)) < 0) {
-			runs[i].verdict = xasprintf("could not start the probe child: %s", err);
-			runs[i].failed_stage = xstrdup("loader");
-			runs[i].output = xstrdup("");
-		}
+		struct child *c = &kids[i];
+		c->run = &runs[i];
+		c->argv = child_argv(ctx, &reqs[i], c->bufs);
+		c->env = child_env(ctx);
+		sp[i] = (struct spawn_child){
+			.argv = c->argv,
+			.envp = c->env,
+			.merge_stderr = true,
+			.extra_fd = 3, /* the probe's --fd */
+			/* die with the parent: the forking thread lives as long as the probe */
+			.die_with_parent = true,
+			.exec = exec_self,
+			.on_data = on_data,
+			.arg = c,
+		};
+		c->stage_start = monotonic_seconds();
 	}
-	for (;;) {
-		size_t np = 0, alive = 0;
-		for (size_t i = 0; i < n; i++) {
-			if (!child_running(&kids[i]))
-				continue;
-			alive++;
-			if (kids[i].proto_fd >= 0)
-				pfds[np++] = (struct pollfd){ .fd = kids[i].proto_fd, .events = POLLIN };
-			if (kids[i].out_fd >= 0)
-				pfds[np++] = (struct pollfd){ .fd = kids[i].out_fd, .events = POLLIN };
-		}
-		if (!alive)
-			break;
-		double left = deadline - monotonic_seconds();
-		if (left <= 0)
-			break;
-		/* wake at least every 50 ms: a child that exits while a grandchild
-		 * holds its pipes open gives no EOF */
-		int ms = left > 0.05 ? 50 : (int)(left * 1e3) + 1;
-		int rc = poll(pfds, np, ms);
-		if (rc < 0 && errno != EINTR)
-			break;
-		for (size_t i = 0; i < n; i++) {
-			if (!child_running(&kids[i]))
-				continue;
-			if (kids[i].proto_fd >= 0)
-				read_proto(&kids[i], &runs[i]);
-			if (kids[i].out_fd >= 0)
-				read_output(&kids[i]);
-			if (child_exited(kids[i].pid)) {
-				kids[i].exited = true;
-				if (kids[i].proto_fd >= 0)
-					read_proto(&kids[i], &runs[i]);
-			}
-		}
-	}
-	double now = monotonic_seconds();
+	spawn_run(sp, n, deadline);
 	for (size_t i = 0; i < n; i++) {
 		struct child *c = &kids[i];
-		if (c->pid <= 0)
-			continue;
-		if (!c->exited && (c->proto_fd >= 0 || c->out_fd >= 0) && !child_exited(c->pid)) {
-			runs[i].killed = true;
-			runs[i].stage_seconds = now - c->stage_start;
+		struct probe_run *run = &runs[i];
+		if (sp[i].pid <= 0) {
+			run->verdict = xasprintf("could not start the probe child: %s", sp[i].error);
+			run->failed_stage = xstrdup("loader");
+			run->output = xstrdup("");
+		} else {
+			run->killed = sp[i].killed;
+			run->stage_seconds = sp[i].end - c->stage_start;
+			if (!run->killed) {
+				run->exit_code = sp[i].exit_code;
+				run->signal = sp[i].signal;
+			}
+			run->seconds = sp[i].end - sp[i].start;
+			run->output = sb_detach(&c->out);
+			text_sanitize(run->output);
+			classify(run);
 		}
-		/* the whole group, always: no probe process survives the check */
-		kill(-c->pid, SIGKILL);
-		int status = 0;
-		while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR)
-			;
-		if (c->proto_fd >= 0) {
-			read_proto(c, &runs[i]);
-			if (c->proto_fd >= 0)
-				close(c->proto_fd);
-		}
-		if (c->out_fd >= 0) {
-			read_output(c);
-			if (c->out_fd >= 0)
-				close(c->out_fd);
-		}
-		if (!runs[i].killed) {
-			runs[i].stage_seconds = now - c->stage_start;
-			if (WIFEXITED(status))
-				runs[i].exit_code = WEXITSTATUS(status);
-			else if (WIFSIGNALED(status))
-				runs[i].signal = WTERMSIG(status);
-		}
-		runs[i].seconds = now - c->start;
-		runs[i].output = sb_detach(&c->out);
-		text_sanitize(runs[i].output);
 		sb_release(&c->line);
-		classify(&runs[i]);
+		sb_release(&c->out);
+		for (int b = 0; b < 6; b++)
+			free(c->bufs[b]);
+		free(c->argv);
+		free(c->env);
 	}
+	free(sp);
 	free(kids);
-	free(pfds);
 }
 
 void probe_run_release(struct probe_run *run)
 {
 	json_decref(run->result);
+	json_decref(run->enumerated);
 	free(run->output);
 	free(run->verdict);
 	free(run->failed_stage);

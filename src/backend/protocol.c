@@ -44,16 +44,26 @@ void probe_stage(struct probe_channel *ch, const char *stage, const char *device
 		write_all(ch->fd, line, (size_t)n);
 }
 
-void probe_result(struct probe_channel *ch, json_t *result)
+static void json_line(struct probe_channel *ch, const char *tag, json_t *j)
 {
 	/* JSON_COMPACT never emits a raw newline: strings escape it */
-	char *text = json_dumps(result, JSON_COMPACT | JSON_ENSURE_ASCII);
+	char *text = json_dumps(j, JSON_COMPACT | JSON_ENSURE_ASCII);
 	if (!text)
 		return;
-	char *line = xasprintf("result %s\n", text);
+	char *line = xasprintf("%s %s\n", tag, text);
 	write_all(ch->fd, line, strlen(line));
 	free(line);
 	free(text);
+}
+
+void probe_result(struct probe_channel *ch, json_t *result)
+{
+	json_line(ch, "result", result);
+}
+
+void probe_enumerated(struct probe_channel *ch, json_t *so_far)
+{
+	json_line(ch, "enumerated", so_far);
 }
 
 static void bad(struct probe_line *out, const char *why)
@@ -83,18 +93,19 @@ void probe_parse_line(const char *line, struct probe_line *out)
 		out->kind = PROBE_LINE_STAGE;
 		return;
 	}
-	if (strncmp(line, "result ", 7) == 0) {
+	bool result = strncmp(line, "result ", 7) == 0;
+	if (result || strncmp(line, "enumerated ", 11) == 0) {
 		json_error_t err;
-		json_t *j = json_loads(line + 7, JSON_REJECT_DUPLICATES, &err);
+		json_t *j = json_loads(line + (result ? 7 : 11), JSON_REJECT_DUPLICATES, &err);
 		if (!j)
-			return bad(out, "result line is not JSON");
+			return bad(out, result ? "result line is not JSON" : "enumerated line is not JSON");
 		if (!json_is_object(j)) {
 			json_decref(j);
-			return bad(out, "result line is not a JSON object");
+			return bad(out, result ? "result line is not a JSON object" : "enumerated line is not a JSON object");
 		}
-		out->kind = PROBE_LINE_RESULT;
+		out->kind = result ? PROBE_LINE_RESULT : PROBE_LINE_ENUMERATED;
 		out->result = j;
 		return;
 	}
-	bad(out, "neither a stage nor a result line");
+	bad(out, "neither a stage, an enumerated nor a result line");
 }

@@ -39,9 +39,6 @@ struct ze_api {
 #undef ZE_DECLARE
 };
 
-/* The ze_result_t's name ("ZE_RESULT_ERROR_DEVICE_LOST") into buf. */
-const char *ze_result_name(ze_result_t rc, char *buf, size_t size);
-
 /* Sysman telemetry of one device into j.telemetry (ze_sysman.c): temperature,
  * power, frequency, memory health, RAS counters; each a value or "not
  * supported by this driver". Best effort, never fails. */

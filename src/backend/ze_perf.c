@@ -16,6 +16,7 @@
 #include "../result.h"
 #include "perf.h"
 #include "ze_api.h"
+#include "ze_errors.h"
 
 
 struct perf_objects {

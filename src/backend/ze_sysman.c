@@ -12,6 +12,7 @@
 
 #include "../lib/util.h"
 #include "ze_api.h"
+#include "ze_errors.h"
 
 #define UNSUPPORTED "not supported by this driver"
 #define MAX_HANDLES 64

@@ -177,7 +177,8 @@ static const struct hf_cache *scanned(struct hf_state *s)
 {
 	if (!s->scanned) {
 		s->scanned = true;
-		s->scan_rc = hf_cache_scan(s->cache, &s->scan, s->scan_err, sizeof(s->scan_err));
+		/* absolute links written into the cache carry the path huggingface_hub uses */
+		s->scan_rc = hf_cache_scan_as(s->cache, s->loc.hub_cache, &s->scan, s->scan_err, sizeof(s->scan_err));
 	}
 	return s->scan_rc == 0 ? &s->scan : NULL;
 }
@@ -605,15 +606,27 @@ static void run_layout(const struct context *ctx, void *state, struct result *r)
 	}
 	if (fails + warns > MAX_LISTED)
 		result_finding(r, fails ? STATUS_FAIL : STATUS_WARN, "and %zu more problems", fails + warns - MAX_LISTED);
+	size_t revisions = 0, unlisted = 0;
+	for (size_t i = 0; i < c->n_repos; i++)
+		for (size_t v = 0; v < c->repos[i].n_revisions; v++) {
+			revisions++;
+			unlisted += c->repos[i].revisions[v].listing.state != HF_LISTING_OK;
+		}
+	char *note = unlisted ? xasprintf("; %zu of %zu revisions have no usable trees/<commit>.json listing, so their completeness was not checked (a current huggingface_hub or gpugate hf fetch writes one)",
+					  unlisted, revisions)
+			      : xstrdup("");
+	json_object_set_new(result_details(r), "revisions", json_integer((json_int_t)revisions));
+	json_object_set_new(result_details(r), "revisions_without_listing", json_integer((json_int_t)unlisted));
 	char h[32];
 	human(size, h, sizeof(h));
 	json_object_set_new(result_details(r), "repos", json_integer((json_int_t)c->n_repos));
 	json_object_set_new(result_details(r), "size_on_disk", json_integer((json_int_t)size));
 	if (fails)
-		result_set(r, STATUS_FAIL, "%zu layout problems in %s (%zu repos, %s)", fails, s->loc.hub_cache, c->n_repos, h);
+		result_set(r, STATUS_FAIL, "%zu layout problems in %s (%zu repos, %s)%s", fails, s->loc.hub_cache, c->n_repos, h, note);
 	else
-		result_set(r, warns ? STATUS_WARN : STATUS_PASS, "%zu repos, %s, layout sound%s", c->n_repos, h,
-			   warns ? " (with warnings)" : "");
+		result_set(r, warns ? STATUS_WARN : STATUS_PASS, "%zu repos, %s, layout sound%s%s", c->n_repos, h,
+			   warns ? " (with warnings)" : "", note);
+	free(note);
 }
 
 static bool file_usable(const struct hf_repo *repo, const struct hf_file *f)
@@ -623,7 +636,56 @@ static bool file_usable(const struct hf_repo *repo, const struct hf_file *f)
 	return f->link == HF_LINK_OK && f->blob >= 0 && repo->blobs[f->blob].regular;
 }
 
-static void check_model(struct result *r, const struct hf_state *s, const struct hf_cache *c, const struct model_req *m)
+/* A whole snapshot, as snapshot_download(repo, revision, local_files_only=True)
+ * judges it (_snapshot_download.py, _raise_if_incomplete_snapshot): with a
+ * usable listing, every file it names must be a file in the snapshot; without
+ * one the folder is returned as it is. Returns the number of failures. */
+static size_t check_listed(struct result *r, const struct hf_repo *repo, const struct hf_revision *rev,
+			   const struct model_req *m, const char *folder, size_t *unchecked)
+{
+	const struct hf_listing *l = &rev->listing;
+	size_t bad = 0;
+	if (l->state == HF_LISTING_OK) {
+		for (size_t i = 0; i < l->n_files; i++) {
+			const struct hf_listed_file *lf = &l->files[i];
+			if (lf->file >= 0 && file_usable(repo, &rev->files[lf->file]))
+				continue;
+			if (++bad <= MAX_LISTED)
+				result_finding(r, STATUS_FAIL, "%s@%s: %s is missing from snapshot %s (%s/trees/%s.json lists it%s): offline, snapshot_download raises IncompleteSnapshotError",
+					       m->repo, m->revision, lf->path, rev->commit, folder, rev->commit,
+					       lf->file >= 0 ? "; the snapshot's entry is a broken or refused link" : "");
+		}
+		if (bad > MAX_LISTED)
+			result_finding(r, STATUS_FAIL, "%s@%s: and %zu more missing files", m->repo, m->revision, bad - MAX_LISTED);
+		return bad;
+	}
+	if (l->state == HF_LISTING_CRASHES) {
+		result_finding(r, STATUS_FAIL, "%s@%s: %s/trees/%s.json is %s (%s): snapshot_download fails reading it", m->repo,
+			       m->revision, folder, rev->commit, hf_listing_state_text(l->state), l->problem);
+		return 1;
+	}
+	++*unchecked;
+	if (l->state != HF_LISTING_NONE)
+		result_finding(r, STATUS_WARN, "%s@%s: %s/trees/%s.json is %s (%s): huggingface_hub ignores it, so completeness could not be checked",
+			       m->repo, m->revision, folder, rev->commit, hf_listing_state_text(l->state), l->problem);
+	else
+		result_finding(r, STATUS_PASS, "%s@%s: no listing %s/trees/%s.json, so completeness could not be checked (re-run the download with a current huggingface_hub, or gpugate hf fetch, to write one)",
+			       m->repo, m->revision, folder, rev->commit);
+	/* without a listing, what the snapshot holds must at least load */
+	if (!rev->n_files)
+		result_finding(r, STATUS_WARN, "%s@%s: snapshot %s is empty (huggingface_hub returns it as it is)", m->repo,
+			       m->revision, rev->commit);
+	for (size_t i = 0; i < rev->n_files; i++)
+		if (!file_usable(repo, &rev->files[i])) {
+			result_finding(r, STATUS_FAIL, "%s@%s: %s is unusable: %s (hf_hub_download of it fails)", m->repo, m->revision,
+				       rev->files[i].path, hf_link_text(rev->files[i].link));
+			bad++;
+		}
+	return bad;
+}
+
+static void check_model(struct result *r, const struct hf_state *s, const struct hf_cache *c, const struct model_req *m,
+			size_t *unchecked)
 {
 	char *folder = hf_repo_folder(m->repo, m->type);
 	const char *type_opt = str_starts_with(folder, "datasets--") ? " --repo-type dataset"
@@ -676,16 +738,7 @@ static void check_model(struct result *r, const struct hf_state *s, const struct
 			}
 		}
 	} else if (rev) {
-		if (!rev->n_files) {
-			result_finding(r, STATUS_FAIL, "%s@%s: snapshot %s is empty", m->repo, m->revision, commit);
-			bad++;
-		}
-		for (size_t i = 0; i < rev->n_files; i++)
-			if (!file_usable(repo, &rev->files[i])) {
-				result_finding(r, STATUS_FAIL, "%s@%s: %s is unusable: %s", m->repo, m->revision, rev->files[i].path,
-					       hf_link_text(rev->files[i].link));
-				bad++;
-			}
+		bad += check_listed(r, repo, rev, m, folder, unchecked);
 	}
 	if (!rev || bad) {
 		if (m->files) {
@@ -723,17 +776,21 @@ static void run_models(const struct context *ctx, void *state, struct result *r)
 		}
 		c = &empty;
 	}
+	size_t unchecked = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct model_req m;
 		struct spec_error err;
 		if (model_read(ctx->spec, spec_seq_item(ctx->spec, list, i), &m, &err) == 0)
-			check_model(r, s, c, &m);
+			check_model(r, s, c, &m, &unchecked);
 		model_free(&m);
 	}
 	if (r->status == STATUS_FAIL)
 		result_set(r, STATUS_FAIL, "required models are not complete in %s: HF_HUB_OFFLINE=1 runs would fail", s->loc.hub_cache);
+	else if (unchecked)
+		result_set(r, r->status, "all %zu required models are in the cache; completeness of %zu not checked (no usable trees/<commit>.json listing)",
+			   n, unchecked);
 	else
-		result_set(r, STATUS_PASS, "all %zu required models are complete in the cache", n);
+		result_set(r, STATUS_PASS, "all %zu required models are complete in the cache (checked against their listings)", n);
 }
 
 static void run_integrity(const struct context *ctx, void *state, struct result *r)
@@ -744,43 +801,64 @@ static void run_integrity(const struct context *ctx, void *state, struct result 
 		return;
 	/* leave half a second for the reports */
 	double deadline = ctx->deadline - 0.5;
-	struct hf_verify_options opt = { .deadline = deadline > ctx->start ? deadline : ctx->deadline };
+	struct hf_verify_options opt = { .deadline = deadline > ctx->start ? deadline : ctx->deadline,
+					  .progress = !ctx_is_healthcheck(ctx) && isatty(2), .label = "hf.integrity" };
 	struct hf_verify v;
 	if (hf_verify_run(c, &opt, &v) < 0) {
 		result_set(r, STATUS_FAIL, "cannot open %s: %s", s->cache, strerror(errno));
 		return;
 	}
-	size_t bad = 0;
+	/* unverified content (a blob named by no hash, a copied file no listing
+	 * names) warns in ci and fails in validate: never counted as matching */
+	bool strict = ctx->profile && strcmp(ctx->profile, "validate") == 0;
+	size_t bad = 0, unverified = 0, ok = 0;
+	json_t *problems = json_array(); /* the blob and the files behind it, for the JSON report */
 	for (size_t i = 0; i < v.count; i++) {
 		const struct hf_blob_result *res = &v.results[i];
-		if (res->state == HF_BLOB_OK || res->state == HF_BLOB_SKIPPED || res->state == HF_BLOB_UNNAMED)
+		if (res->state == HF_BLOB_OK)
+			ok++;
+		if (res->state == HF_BLOB_OK || res->state == HF_BLOB_SKIPPED)
 			continue;
+		bool unv = hf_result_unverified(res);
+		unverified += unv;
+		bad += !unv;
+		if (bad + unverified > MAX_LISTED)
+			continue;
+		char *msg = hf_result_text(c, res);
+		result_finding(r, unv && !strict ? STATUS_WARN : STATUS_FAIL, "%s", msg);
+		free(msg);
+		json_array_append_new(problems, hf_result_json(c, res));
 		const struct hf_repo *repo = &c->repos[res->repo];
-		const struct hf_blob *b = &repo->blobs[res->blob];
-		if (++bad > MAX_LISTED)
-			continue;
-		if (res->state == HF_BLOB_MISMATCH)
-			result_finding(r, STATUS_FAIL, "%s/blobs/%s: %s mismatch: expected %s, actual %s", repo->folder, b->name,
-				       res->algorithm, b->name, res->actual);
+		const char *id = repo->id ? repo->id : repo->folder;
+		if (res->blob >= 0 && !unv)
+			result_remedy(r, "rm %s/%s/blobs/%s and re-download %s (HF_HUB_CACHE=%s hf download %s)", s->loc.hub_cache,
+				      repo->folder, repo->blobs[res->blob].name, id, s->loc.hub_cache, id);
+		else if (unv && res->blob < 0)
+			result_remedy(r, "re-download %s with a current huggingface_hub or gpugate hf fetch: it writes trees/<commit>.json, the listing a copied file is checked against",
+				      id);
 		else
-			result_finding(r, STATUS_FAIL, "%s/blobs/%s: %s%s%s", repo->folder, b->name, hf_blob_state_text(res->state),
-				       res->error ? ": " : "", res->error ? strerror(res->error) : "");
-		result_remedy(r, "rm %s/%s/blobs/%s and re-download %s (HF_HUB_CACHE=%s hf download %s)", s->loc.hub_cache,
-			      repo->folder, b->name, repo->id ? repo->id : repo->folder, s->loc.hub_cache, repo->id ? repo->id : repo->folder);
+			result_remedy(r, "re-download %s (HF_HUB_CACHE=%s hf download %s)", id, s->loc.hub_cache, id);
 	}
-	if (bad > MAX_LISTED)
-		result_finding(r, STATUS_FAIL, "and %zu more", bad - MAX_LISTED);
+	if (bad + unverified > MAX_LISTED)
+		result_finding(r, bad || strict ? STATUS_FAIL : STATUS_WARN, "and %zu more", bad + unverified - MAX_LISTED);
 	json_t *d = result_details(r);
-	json_object_set_new(d, "blobs", json_integer((json_int_t)v.count));
+	json_object_set_new(d, "files", json_integer((json_int_t)v.count));
+	json_object_set_new(d, "matching", json_integer((json_int_t)ok));
+	json_object_set_new(d, "unverified", json_integer((json_int_t)unverified));
 	json_object_set_new(d, "bytes_hashed", json_integer((json_int_t)v.bytes));
-	double gb = (double)v.bytes / 1e9;
+	json_object_set_new(d, "problems", problems);
+	double gib = (double)v.bytes / GIB;
 	if (bad)
-		result_set(r, STATUS_FAIL, "%zu of %zu blobs do not match their names", bad, v.count);
+		result_set(r, STATUS_FAIL, "%zu of %zu files do not match their hash (%zu match%s)", bad, v.count, ok,
+			   unverified ? ", others unverified" : "");
 	else if (v.timed_out) {
-		result_set(r, STATUS_FAIL, "not finished before the deadline: %.2f GB hashed in %.1f s", gb, v.seconds);
+		result_set(r, STATUS_FAIL, "not finished before the deadline: %.2f GiB hashed in %.1f s", gib, v.seconds);
 		result_remedy(r, "raise --deadline, or run gpugate hf verify (no deadline)");
-	} else
-		result_set(r, STATUS_PASS, "%zu blobs match their names (%.2f GB in %.1f s)", v.count, gb, v.seconds);
+	} else if (unverified)
+		result_set(r, strict ? STATUS_FAIL : STATUS_WARN, "%zu files match their hash (%.2f GiB in %.1f s); %zu unverified (no hash to compare with)",
+			   ok, gib, v.seconds, unverified);
+	else
+		result_set(r, STATUS_PASS, "%zu files match their hash (%.2f GiB in %.1f s)", ok, gib, v.seconds);
 	hf_verify_free(&v);
 }
 

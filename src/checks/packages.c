@@ -31,14 +31,85 @@ static int packages_validate(const struct spec *spec, struct spec_error *err)
 	return 0;
 }
 
-static bool arch_matches(const struct rel_alt *alt, const struct dpkg_pkg *p, const char *native)
+/* The architecture gpugate itself was built for: dpkg's own built-in native
+ * architecture when the image is this machine's (the ARCHITECTURE define of
+ * dpkg's lib/dpkg/arch.c), used only when the database does not say. */
+static const char *built_arch(void)
 {
-	if (!alt->arch || strcmp(alt->arch, "any") == 0)
+#if defined(__x86_64__)
+	return "amd64";
+#elif defined(__aarch64__)
+	return "arm64";
+#elif defined(__i386__)
+	return "i386";
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return "ppc64el";
+#elif defined(__s390x__)
+	return "s390x";
+#elif defined(__riscv) && __riscv_xlen == 64
+	return "riscv64";
+#else
+	return NULL;
+#endif
+}
+
+/* The native architecture dpkg would use for this root, and where it came
+ * from. dpkg's dpkg_arch_load_native() (lib/dpkg/arch.c, dpkg >= 1.22.16)
+ * reads ADMINDIR/arch-native when run with --root; otherwise the native
+ * architecture is the one dpkg was built for, which is the Architecture of
+ * the image's own dpkg package. */
+static char *native_arch(const struct context *ctx, const struct dpkg_status *st, const char **source)
+{
+	if (!root_is_real(ctx->root)) {
+		char *path = ctx_path(ctx, "/var/lib/dpkg/arch-native");
+		char line[64];
+		int rc = read_line_file(path, line, sizeof(line));
+		free(path);
+		if (rc == 0) {
+			line[strcspn(line, "\n")] = '\0';
+			if (line[0]) {
+				*source = "/var/lib/dpkg/arch-native";
+				return xstrdup(line);
+			}
+		}
+	}
+	if (st->native_arch && *st->native_arch) {
+		*source = "the Architecture of the dpkg package in the status file";
+		return xstrdup(st->native_arch);
+	}
+	*source = "the architecture gpugate was built for (no dpkg package in the status file)";
+	const char *built = built_arch();
+	return built ? xstrdup(built) : NULL;
+}
+
+/* dpkg's deparchsatisfied() (lib/dpkg/depcon.c): whether a package of
+ * architecture pkg_arch and Multi-Arch multiarch serves the alternative.
+ * An unqualified name means the native architecture (the probe's and the
+ * spec's depending side is Architecture: all) unless the package is
+ * Multi-Arch: foreign; ':any' needs Multi-Arch: allowed; ':all' means
+ * native; a package of Architecture: all counts as native. ':native' is
+ * apt's spelling and means the native architecture here too. */
+static bool arch_satisfied(const struct rel_alt *alt, const char *pkg_arch, const char *multiarch, const char *native)
+{
+	if (!alt->arch && strcmp(multiarch, "foreign") == 0)
 		return true;
-	if (strcmp(p->arch, "all") == 0)
-		return true; /* an arch-independent package serves every architecture */
-	const char *want = strcmp(alt->arch, "native") == 0 ? native : alt->arch;
-	return want && strcmp(p->arch, want) == 0;
+	if (alt->arch && strcmp(alt->arch, "any") == 0)
+		return strcmp(multiarch, "allowed") == 0;
+	const char *want =
+		alt->arch && strcmp(alt->arch, "all") != 0 && strcmp(alt->arch, "native") != 0 ? alt->arch : native;
+	const char *have = *pkg_arch && strcmp(pkg_arch, "all") != 0 ? pkg_arch : native;
+	return want && have && strcmp(want, have) == 0;
+}
+
+static const char *arch_mismatch(const struct rel_alt *alt, const char *multiarch, const char *native)
+{
+	if (alt->arch && strcmp(alt->arch, "any") == 0)
+		return "is not Multi-Arch: allowed, which ':any' needs";
+	if (!alt->arch)
+		return native ? "is not the native architecture (and not Multi-Arch: foreign)"
+			      : "has an architecture, and the native one is unknown";
+	(void)multiarch;
+	return "has another architecture";
 }
 
 static void alt_text(struct strbuf *sb, const struct rel_alt *alt)
@@ -50,44 +121,117 @@ static void alt_text(struct strbuf *sb, const struct rel_alt *alt)
 		sb_printf(sb, " (%s %s)", rel_op_text(alt->op), alt->version);
 }
 
-/* Evaluates one relation; appends what was found to `found` and returns
- * whether it holds. */
-static bool relation_holds(const struct relation *rel, const struct dpkg_status *st,
-			   struct strbuf *found, json_t *installed)
+static json_t *pkg_json(const struct dpkg_pkg *p)
+{
+	json_t *j = json_object();
+	json_object_set_new(j, "package", json_text(p->name));
+	json_object_set_new(j, "architecture", json_text(p->arch));
+	json_object_set_new(j, "version", json_text(p->version));
+	json_object_set_new(j, "state", json_text(p->state));
+	if (*p->multiarch)
+		json_object_set_new(j, "multi_arch", json_text(p->multiarch));
+	return j;
+}
+
+/* One Provides item of p that names alt->name, parsed; NULL when none. The
+ * item's arch is the provider's own unless it says one. */
+static bool provided_by(const struct rel_alt *alt, const struct dpkg_pkg *p, struct relation *item)
+{
+	if (!*p->provides || !dpkg_provides_names(p->provides, strlen(p->provides), alt->name))
+		return false;
+	char *copy = xstrdup(p->provides), *save = NULL;
+	bool found = false;
+	for (char *tok = strtok_r(copy, ",", &save); tok && !found; tok = strtok_r(NULL, ",", &save)) {
+		char why[256];
+		struct relation r;
+		if (relation_parse(tok, &r, why, sizeof(why)) < 0)
+			continue;
+		if (strcmp(r.alts[0].name, alt->name) == 0) {
+			*item = r;
+			found = true;
+		} else {
+			relation_free(&r);
+		}
+	}
+	free(copy);
+	return found;
+}
+
+/* Evaluates one relation the way dpkg's dependencies_ok() and
+ * deppossi_ok_found() (src/main/packages.c) do for a Depends of an
+ * Architecture: all package; appends what was found to `found` and
+ * returns whether it holds. */
+static bool relation_holds(const struct relation *rel, const struct dpkg_status *st, const char *native,
+			   struct strbuf *found, json_t *installed, struct result *r)
 {
 	bool holds = false;
 	for (size_t a = 0; a < rel->count; a++) {
 		const struct rel_alt *alt = &rel->alts[a];
 		for (size_t i = 0; i < st->count; i++) {
 			const struct dpkg_pkg *p = &st->pkgs[i];
-			if (strcmp(p->name, alt->name) != 0)
+			struct relation item = { NULL, 0 };
+			bool real = strcmp(p->name, alt->name) == 0;
+			if (!real && !provided_by(alt, p, &item))
 				continue;
-			bool ok_arch = arch_matches(alt, p, st->native_arch);
 			bool ok_state = dpkg_pkg_installed(p);
-			/* dpkg refuses to compare a malformed version; so do we */
-			const char *bad_version = alt->op != REL_ANY ? debversion_invalid(p->version) : NULL;
-			bool ok_version = ok_state && !bad_version &&
-					  rel_op_holds(alt->op, p->version, alt->version ? alt->version : "");
-			json_t *j = json_object();
-			json_object_set_new(j, "package", json_text(p->name));
-			json_object_set_new(j, "architecture", json_text(p->arch));
-			json_object_set_new(j, "version", json_text(p->version));
-			json_object_set_new(j, "state", json_text(p->state));
+			bool ok_version, ok_arch;
+			const char *bad_version = NULL;
+			enum debversion_level level = DEBVERSION_OK;
+			if (real) {
+				ok_arch = arch_satisfied(alt, p->arch, p->multiarch, native);
+				bad_version = alt->op != REL_ANY ? debversion_check(p->version, &level) : NULL;
+				ok_version = level != DEBVERSION_ERROR &&
+					     rel_op_holds(alt->op, p->version, alt->version ? alt->version : "");
+			} else {
+				/* pkg_virtual_deppossi_satisfied() (lib/dpkg/depcon.c): an
+				 * unversioned Provides serves only an unversioned relation */
+				const struct rel_alt *pv = &item.alts[0];
+				ok_arch = arch_satisfied(alt, pv->arch ? pv->arch : p->arch, p->multiarch, native);
+				ok_version = alt->op == REL_ANY ||
+					     (pv->op == REL_EQ && rel_op_holds(alt->op, pv->version, alt->version));
+			}
+			json_t *j = pkg_json(p);
+			if (!real)
+				json_object_set_new(j, "provides", json_text(alt->name));
 			json_array_append_new(installed, j);
 			if (found->len)
 				sb_puts(found, "; ");
-			sb_printf(found, "%s:%s %s", p->name, *p->arch ? p->arch : "?", *p->version ? p->version : "(no version)");
+			sb_printf(found, "%s:%s %s", p->name, *p->arch ? p->arch : "?",
+				  *p->version ? p->version : "(no version)");
+			if (!real) {
+				sb_printf(found, " provides %s", alt->name);
+				if (item.alts[0].op != REL_ANY)
+					sb_printf(found, " (= %s)", item.alts[0].version);
+			}
 			if (!ok_state)
 				sb_printf(found, " is not installed (state %s)", *p->state ? p->state : "unknown");
 			else if (!ok_arch)
-				sb_printf(found, " has the wrong architecture");
-			else if (bad_version)
-				sb_printf(found, " has an invalid version (%s)", bad_version);
+				sb_printf(found, " %s", arch_mismatch(alt, p->multiarch, native));
+			else if (bad_version && level == DEBVERSION_ERROR)
+				sb_printf(found, " has a version dpkg cannot read (%s)", bad_version);
+			else if (!ok_version && !real && item.alts[0].op == REL_ANY)
+				sb_printf(found, " without a version, which serves only an unversioned relation");
 			else if (!ok_version)
-				sb_printf(found, " is %s", alt->op == REL_LT || alt->op == REL_LE ? "too new" :
-					  alt->op == REL_EQ ? "another version" : "too old");
-			if (ok_arch && ok_version)
+				sb_printf(found, " is %s",
+					  alt->op == REL_LT || alt->op == REL_LE ? "too new"
+					  : alt->op == REL_EQ                    ? "another version"
+										 : "too old");
+			if (ok_state && bad_version && level == DEBVERSION_WARN)
+				result_finding(r, STATUS_WARN,
+					       "%s %s has version '%s': %s (dpkg reads its database leniently "
+					       "and compares it anyway)",
+					       p->name, p->arch, p->version, bad_version);
+			if (ok_state && ok_arch && ok_version) {
 				holds = true;
+				if (strcmp(p->state, "triggers-awaited") == 0)
+					result_finding(
+						r, STATUS_PASS,
+						"%s is triggers-awaited: configured, waiting for another "
+						"package's triggers, which dpkg runs before it checks dependencies",
+						p->name);
+			}
+			if (!real)
+				relation_free(&item);
 		}
 	}
 	if (!found->len)
@@ -126,14 +270,23 @@ static void run_installed(const struct context *ctx, void *state, struct result 
 	int rc = dpkg_status_load(path, names, &st, err, sizeof(err));
 	if (rc == -2) {
 		result_set(r, STATUS_FAIL, "no dpkg database at %s (not a Debian/Ubuntu image?): %s", admindir, err);
-		result_remedy(r, "run gpugate inside the Debian or Ubuntu image that holds the GPU stack, or point --root at its unpacked root filesystem");
+		result_remedy(
+			r,
+			"run gpugate inside the Debian or Ubuntu image that holds the GPU stack, or point --root at its unpacked root filesystem");
 	} else if (rc == -3) {
 		result_set(r, STATUS_FAIL, "cannot read the dpkg database: %s", err);
 		result_remedy(r, "dpkg keeps %s as a regular file readable by every user (0644): check its mode, the user gpugate runs as and the image's copy of it", path);
 	} else if (rc < 0) {
 		result_set(r, STATUS_FAIL, "cannot read the dpkg database: %s", err);
-		result_remedy(r, "the status file is corrupt: restore %s from %s-old (dpkg keeps a backup) or rebuild the image", path, path);
+		result_remedy(
+			r,
+			"the status file is corrupt: restore %s from %s-old (dpkg keeps a backup) or rebuild the image",
+			path, path);
 	} else {
+		const char *native_from = NULL;
+		char *native = native_arch(ctx, &st, &native_from);
+		json_object_set_new(result_details(r), "native_architecture", json_text(native ? native : ""));
+		json_object_set_new(result_details(r), "native_architecture_from", json_text(native_from));
 		json_t *all = json_array();
 		size_t bad = 0;
 		struct strbuf bad_names = STRBUF_INIT;
@@ -147,7 +300,10 @@ static void run_installed(const struct context *ctx, void *state, struct result 
 				alt_text(&want, &rels[i].alts[a]);
 			}
 			json_t *installed = json_array();
-			bool holds = relation_holds(&rels[i], &st, &found, installed);
+			for (size_t a = 0; a < rels[i].count; a++)
+				if (rels[i].alts[a].warning)
+					result_finding(r, STATUS_WARN, "%s: %s", want.buf, rels[i].alts[a].warning);
+			bool holds = relation_holds(&rels[i], &st, native, &found, installed, r);
 			json_t *j = json_object();
 			json_object_set_new(j, "relation", json_text(want.buf));
 			json_object_set_new(j, "holds", json_boolean(holds));
@@ -160,21 +316,27 @@ static void run_installed(const struct context *ctx, void *state, struct result 
 				if (rels[i].count > 1)
 					result_remedy(r, "install one of: %s", want.buf);
 				else if (rels[i].alts[0].op == REL_ANY)
-					result_remedy(r, "install %s: apt-get install %s", want.buf, rels[i].alts[0].name);
+					result_remedy(r, "install %s: apt-get install %s", want.buf,
+						      rels[i].alts[0].name);
 				else
-					result_remedy(r, "install %s at a version %s %s (apt-get install %s from the repository that carries it)",
-						      rels[i].alts[0].name, rel_op_text(rels[i].alts[0].op),
-						      rels[i].alts[0].version, rels[i].alts[0].name);
+					result_remedy(
+						r,
+						"install %s at a version %s %s (apt-get install %s from the repository that carries it)",
+						rels[i].alts[0].name, rel_op_text(rels[i].alts[0].op),
+						rels[i].alts[0].version, rels[i].alts[0].name);
 			}
 			sb_release(&want);
 			sb_release(&found);
 		}
 		json_object_set_new(result_details(r), "relations", all);
 		if (bad)
-			result_set(r, STATUS_FAIL, "%zu of %zu pinned package relations do not hold: %s", bad, n, bad_names.buf);
+			result_set(r, STATUS_FAIL, "%zu of %zu pinned package relations do not hold: %s", bad, n,
+				   bad_names.buf);
 		else
-			result_set(r, STATUS_PASS, "all %zu pinned package relations hold", n);
+			result_set(r, r->status, "all %zu pinned package relations hold%s", n,
+				   r->status == STATUS_WARN ? " (with warnings: see the findings)" : "");
 		sb_release(&bad_names);
+		free(native);
 		dpkg_status_free(&st);
 	}
 	free(admindir);

@@ -64,32 +64,30 @@ int runtime_perf_validate(const struct spec *spec, struct spec_error *err)
 }
 
 /* The JSON line that would record these figures as the model's baseline. */
-static json_t *candidate(const char *backend, const json_t *dev, long vendor, long device, const json_t *perf,
-			 const json_t *probe)
+static json_t *candidate(const char *backend, const struct probe_device *dev, const struct probe_result *probe)
 {
 	char vid[24], did[24];
-	snprintf(vid, sizeof(vid), "0x%04lx", vendor & 0xffff);
-	snprintf(did, sizeof(did), "0x%04lx", device & 0xffff);
-	json_t *name = json_object_get(dev, "name");
-	if (device < 0 && !json_is_string(name))
+	snprintf(vid, sizeof(vid), "0x%04lx", dev->vendor_id & 0xffff);
+	snprintf(did, sizeof(did), "0x%04lx", dev->device_id & 0xffff);
+	if (dev->device_id < 0 && !dev->name)
 		return NULL; /* nothing to key it by */
 	json_t *rec = json_object();
-	json_t *drv = json_object_get(probe, "driver_version");
-	if (drv)
-		json_object_set(rec, "driver", drv);
-	json_object_set(rec, "buffer_bytes", json_object_get(perf, "buffer_bytes"));
-	json_t *c = json_pack("{s:s, s:s?, s:s, s:O?, s:f, s:f, s:o}", "vendor_id", vid, "device_id", device >= 0 ? did : NULL,
-			 "backend", backend, "name", name, "copy_bandwidth_gbs",
-			 round_decimals(json_number_value(json_object_get(perf, "copy_bandwidth_gbs")), 1), "launch_latency_us",
-			 round_decimals(json_number_value(json_object_get(perf, "launch_latency_us")), 2), "recorded", rec);
-	if (c && device < 0)
+	if (probe->driver_version)
+		json_object_set_new(rec, "driver", json_string(probe->driver_version));
+	if (dev->performance.buffer_bytes >= 0)
+		json_object_set_new(rec, "buffer_bytes", json_integer((json_int_t)dev->performance.buffer_bytes));
+	json_t *c = json_pack("{s:s, s:s?, s:s, s:s?, s:f, s:f, s:o}", "vendor_id", vid,
+			      "device_id", dev->device_id >= 0 ? did : NULL, "backend", backend, "name", dev->name,
+			      "copy_bandwidth_gbs", round_decimals(dev->performance.copy_bandwidth_gbs, 1),
+			      "launch_latency_us", round_decimals(dev->performance.launch_latency_us, 2), "recorded", rec);
+	if (c && dev->device_id < 0)
 		json_object_del(c, "device_id"); /* keyed by name */
 	return c;
 }
 
 void runtime_run_performance(const struct context *ctx, void *state, struct result *r)
 {
-	struct runtime_state *st = state;
+	struct probe_session *st = state;
 	if (runtime_no_backend(st, r))
 		return;
 	double tol = tolerance(ctx->spec);
@@ -106,27 +104,40 @@ void runtime_run_performance(const struct context *ctx, void *state, struct resu
 	for (size_t i = 0; i < st->n; i++) {
 		const char *backend = st->probes[i].be->name;
 		for (size_t d = 0; d < st->probes[i].n_devices; d++) {
-			const struct probe_run *run = &st->probes[i].devices[d];
-			json_t *dev = runtime_device_result(run, d);
+			const struct probe_outcome *run = &st->probes[i].devices[d];
+			const struct probe_device *dev = probe_device_result(&st->probes[i], d);
 			char label[256];
 			runtime_device_label(dev, d, label, sizeof(label));
-			json_t *perf = json_object_get(dev, "performance");
 			ran++;
 			if (run->verdict && run->failed_stage && strcmp(run->failed_stage, "perf") == 0) {
 				result_finding(r, STATUS_FAIL, "%s %s: %s", backend, label, run->verdict);
 				continue;
 			}
-			if (!json_is_number(json_object_get(perf, "copy_bandwidth_gbs"))) {
+			if (!dev || !dev->performance.present || !dev->performance.measured) {
 				result_finding(r, STATUS_FAIL, "%s %s: not measured: %s", backend, label,
 					       run->verdict ? run->verdict : "the probe reported no figures");
 				continue;
 			}
-			json_array_append(figures, perf);
-			double bw = json_number_value(json_object_get(perf, "copy_bandwidth_gbs"));
-			double lat = json_number_value(json_object_get(perf, "launch_latency_us"));
-			long vendor = baseline_pci_id(json_object_get(dev, "vendor_id"));
-			long device = baseline_pci_id(json_object_get(dev, "device_id"));
-			const char *model = json_string_value(json_object_get(dev, "name"));
+			/* whose figures they are, so that gpugate diff and spec freeze
+			 * can pair and key them (gpugate diff, src/operator/) */
+			json_t *fig = json_copy(dev->performance.raw);
+			json_object_set_new(fig, "backend", json_string(backend));
+			json_object_set_new(fig, "index", json_integer((json_int_t)d));
+			if (dev->pci)
+				json_object_set_new(fig, "pci", json_string(dev->pci));
+			if (dev->name)
+				json_object_set_new(fig, "name", json_string(dev->name));
+			if (dev->uuid)
+				json_object_set_new(fig, "uuid", json_string(dev->uuid));
+			if (dev->vendor_id >= 0)
+				json_object_set_new(fig, "vendor_id", json_integer(dev->vendor_id));
+			if (dev->device_id >= 0)
+				json_object_set_new(fig, "device_id", json_integer(dev->device_id));
+			json_array_append_new(figures, fig);
+			double bw = dev->performance.copy_bandwidth_gbs;
+			double lat = dev->performance.launch_latency_us;
+			long vendor = dev->vendor_id, device = dev->device_id;
+			const char *model = dev->name;
 			const struct baseline *b = vendor >= 0 ? baselines_find(&set, vendor, device, model, backend) : NULL;
 			char key[96];
 			if (device >= 0)
@@ -138,7 +149,7 @@ void runtime_run_performance(const struct context *ctx, void *state, struct resu
 					*k = (*k >= 'A' && *k <= 'Z') ? (char)(*k - 'A' + 'a') : '-';
 			if (!b) {
 				fresh++;
-				json_t *c = vendor >= 0 ? candidate(backend, dev, vendor, device, perf, run->result) : NULL;
+				json_t *c = vendor >= 0 ? candidate(backend, dev, &run->result) : NULL;
 				char *line = c ? json_dumps(c, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10)) : NULL;
 				if (c)
 					json_array_append_new(cands, c);
@@ -181,7 +192,7 @@ void runtime_run_performance(const struct context *ctx, void *state, struct resu
 	baselines_free(&set);
 	const char *first = result_first_finding(r);
 	if (ran == 0) {
-		result_set(r, STATUS_FAIL, "not reached: no device was enumerated (see runtime.loader and runtime.devices)");
+		result_blocked(r, "runtime.devices");
 	} else if (r->status == STATUS_FAIL) {
 		result_set(r, STATUS_FAIL, "%s", first);
 		if (slow)

@@ -314,10 +314,19 @@ static void run_kernel_log(const struct context *ctx, void *state, struct result
 			result_remedy(r, "read the full log around these lines (dmesg -T | grep -iE 'i915|xe|guc|hang'); a GuC or LMEM "
 				      "failure points at firmware (update linux-firmware on the host), a GPU HANG at the workload or "
 				      "driver; reboot the host to clear a wedged GPU before validating again");
+		} else if (scan.stopped_early) {
+			/* a scan cut short proved nothing about the rest: never a pass */
+			result_set(r, STATUS_WARN, "read %zu kernel log line%s, no GPU error among them, but stopped early (the deadline "
+				   "or the size cap): the rest of %s was not scanned", scan.records, scan.records == 1 ? "" : "s", path);
+			result_remedy(r, "raise --deadline, or read the log on the host (dmesg -T | grep -iE 'i915|xe|guc|hang')");
 		} else {
-			result_set(r, STATUS_PASS, "%zu kernel log line%s read, no GPU hang, GuC, firmware or drm error%s", scan.records,
-				   scan.records == 1 ? "" : "s", scan.stopped_early ? " (stopped early at the deadline or size cap)" : "");
+			result_set(r, STATUS_PASS, "%zu kernel log line%s read, no GPU hang, GuC, firmware or drm error", scan.records,
+				   scan.records == 1 ? "" : "s");
 		}
+		if (scan.stopped_early && scan.match_count)
+			result_finding(r, STATUS_WARN, "the scan stopped early (the deadline or the size cap): the rest of %s was not read",
+				       path);
+		json_object_set_new(result_details(r), "stopped_early", json_boolean(scan.stopped_early));
 		kmsg_scan_free(&scan);
 	}
 	free(path);

@@ -138,6 +138,8 @@ static int hf_where(int argc, char **argv)
 		json_object_set_new(j, "token_from", loc.token_source ? json_text(loc.token_source) : json_null());
 		json_object_set_new(j, "offline", json_boolean(loc.offline));
 		json_object_set_new(j, "offline_from", loc.offline_source ? json_text(loc.offline_source) : json_null());
+		json_object_set_new(j, "endpoint", json_text(loc.endpoint));
+		json_object_set_new(j, "endpoint_from", json_text(loc.endpoint_source));
 		json_object_set_new(j, "xet_cache", json_text(loc.xet_cache));
 		json_object_set_new(j, "assets_cache", json_text(loc.assets_cache));
 		json_object_set_new(j, "datasets_cache", json_text(loc.datasets_cache));
@@ -159,6 +161,7 @@ static int hf_where(int argc, char **argv)
 		if (loc.offline_source)
 			printf(" (%s=%s)", loc.offline_source, getenv(loc.offline_source));
 		putchar('\n');
+		printf("endpoint:       %s (from %s)\n", loc.endpoint, source_words(loc.endpoint_source));
 		printf("xet cache:      %s\nassets cache:   %s\ndatasets cache: %s\n", loc.xet_cache,
 		       loc.assets_cache, loc.datasets_cache);
 		for (const char *const *d = loc.deprecated; *d; d++)
@@ -171,14 +174,18 @@ static int hf_where(int argc, char **argv)
 	return usable ? EXIT_HEALTHY : EXIT_UNHEALTHY;
 }
 
-/* The cache folder to read: --cache, or the resolved one under --root. */
-static char *cache_dir(const struct hf_options *o)
+/* The cache folder to read: --cache, or the resolved one under --root;
+ * *alias gets the path huggingface_hub uses for it (absolute links written
+ * into the cache under --root carry that path), or NULL. */
+static char *cache_dir(const struct hf_options *o, char **alias)
 {
+	*alias = NULL;
 	if (o->cache)
 		return xstrdup(o->cache);
 	struct hf_location loc;
 	hf_location_of_environ(environ, o->root, true, &loc);
 	char *p = root_path(o->root, loc.hub_cache);
+	*alias = xstrdup(loc.hub_cache);
 	hf_location_free(&loc);
 	return p;
 }
@@ -241,6 +248,17 @@ static json_t *repo_json(const struct hf_cache *cache, const struct hf_repo *r)
 			if (strcmp(r->refs[i].commit, rev->commit) == 0)
 				json_array_append_new(names, json_text(r->refs[i].name));
 		json_object_set_new(jr, "refs", names);
+		json_t *jl = json_object();
+		json_object_set_new(jl, "state", json_string(hf_listing_state_text(rev->listing.state)));
+		if (rev->listing.problem)
+			json_object_set_new(jl, "problem", json_text(rev->listing.problem));
+		if (rev->listing.state == HF_LISTING_OK) {
+			json_object_set_new(jl, "files", json_integer((json_int_t)rev->listing.n_files));
+			json_object_set_new(jl, "missing", json_integer((json_int_t)rev->n_missing));
+			json_object_set_new(jl, "size_differs", json_integer((json_int_t)rev->n_size_differs));
+			json_object_set_new(jl, "other_blob", json_integer((json_int_t)rev->n_other_blob));
+		}
+		json_object_set_new(jr, "listing", jl);
 		json_array_append_new(revs, jr);
 	}
 	json_object_set_new(j, "revisions", revs);
@@ -255,6 +273,8 @@ static json_t *repo_json(const struct hf_cache *cache, const struct hf_repo *r)
 	return j;
 }
 
+#define GIB (1024.0 * 1024 * 1024)
+
 static bool repo_failed(const struct hf_repo *r)
 {
 	for (size_t i = 0; i < r->n_warnings; i++)
@@ -265,10 +285,12 @@ static bool repo_failed(const struct hf_repo *r)
 
 static int scan_or_explain(const struct hf_options *o, struct hf_cache *cache)
 {
-	char *dir = cache_dir(o);
+	char *alias;
+	char *dir = cache_dir(o, &alias);
 	char err[4200];
-	int rc = hf_cache_scan(dir, cache, err, sizeof(err));
+	int rc = hf_cache_scan_as(dir, alias, cache, err, sizeof(err));
 	free(dir);
+	free(alias);
 	if (rc < 0) {
 		fprintf(stderr, "gpugate: no Hugging Face cache to read: %s\n", err);
 		hf_cache_free(cache);
@@ -326,7 +348,13 @@ static int hf_scan(int argc, char **argv)
 				human_size(r->revisions[v].size, rs, sizeof(rs));
 				char *commit = xstrdup(r->revisions[v].commit);
 				text_sanitize(commit);
-				printf("    revision %s: %zu files, %s\n", commit, r->revisions[v].n_files, rs);
+				const struct hf_revision *rev = &r->revisions[v];
+				if (rev->listing.state == HF_LISTING_OK)
+					printf("    revision %s: %zu files, %s; listing: %zu files, %zu missing\n", commit, rev->n_files,
+					       rs, rev->listing.n_files, rev->n_missing);
+				else
+					printf("    revision %s: %zu files, %s; %s: completeness not checked\n", commit, rev->n_files, rs,
+					       hf_listing_state_text(rev->listing.state));
 				free(commit);
 			}
 			for (size_t w = 0; w < r->n_warnings; w++)
@@ -373,7 +401,7 @@ static int hf_verify(int argc, char **argv)
 			n_fail++;
 		}
 	}
-	struct hf_verify_options vo = { .repos = folders, .threads = o.jobs, .progress = isatty(2) };
+	struct hf_verify_options vo = { .repos = folders, .threads = o.jobs, .progress = isatty(2), .label = "hf verify" };
 	struct hf_verify v;
 	if (hf_verify_run(&cache, &vo, &v) < 0) {
 		fprintf(stderr, "gpugate: cannot open %s: %s\n", cache.path, strerror(errno));
@@ -401,41 +429,21 @@ static int hf_verify(int argc, char **argv)
 				n_warn++;
 		}
 	}
+	size_t n_ok = 0, n_unverified = 0, n_blobs = 0;
 	for (size_t i = 0; i < v.count; i++) {
 		const struct hf_blob_result *res = &v.results[i];
-		if (res->state == HF_BLOB_OK || (res->state == HF_BLOB_SKIPPED && !v.timed_out))
-			continue; /* non-plain blobs are already reported by the scan */
-		const struct hf_repo *repo = &cache.repos[res->repo];
-		const struct hf_blob *b = &repo->blobs[res->blob];
-		json_t *p = json_object();
-		json_object_set_new(p, "repo", json_text(repo->folder));
-		char *path = xasprintf("blobs/%s", b->name);
-		json_object_set_new(p, "path", json_text(path));
-		free(path);
-		char *msg;
-		bool fail = true;
-		switch (res->state) {
-		case HF_BLOB_MISMATCH:
-			msg = xasprintf("%s/blobs/%s: %s mismatch: expected %s, actual %s%s", repo->folder, b->name, res->algorithm,
-					b->name, res->actual, b->referenced ? "" : " (not used by any snapshot)");
-			json_object_set_new(p, "algorithm", json_string(res->algorithm));
-			json_object_set_new(p, "expected", json_text(b->name));
-			json_object_set_new(p, "actual", json_string(res->actual));
-			break;
-		case HF_BLOB_UNREADABLE:
-			msg = xasprintf("%s/blobs/%s: cannot read: %s", repo->folder, b->name, strerror(res->error));
-			break;
-		case HF_BLOB_CHANGED:
-			msg = xasprintf("%s/blobs/%s: the file changed size while it was read (a download in progress?)",
-					repo->folder, b->name);
-			break;
-		case HF_BLOB_UNNAMED:
-			msg = xasprintf("%s/blobs/%s: the name is not a sha256 or git sha1: content not verifiable", repo->folder, b->name);
-			fail = false;
-			break;
-		default:
-			msg = xasprintf("%s/blobs/%s: not hashed before the deadline", repo->folder, b->name);
+		n_blobs += res->blob >= 0;
+		if (res->state == HF_BLOB_OK) {
+			n_ok++;
+			continue;
 		}
+		if (res->state == HF_BLOB_SKIPPED && !v.timed_out)
+			continue; /* non-plain blobs are already reported by the scan */
+		bool unverified = hf_result_unverified(res);
+		n_unverified += unverified;
+		json_t *p = hf_result_json(&cache, res);
+		char *msg = hf_result_text(&cache, res);
+		bool fail = !unverified; /* unverified content warns here; the validate profile fails it (hf.integrity) */
 		json_object_set_new(p, "severity", json_string(fail ? "fail" : "warn"));
 		json_object_set_new(p, "message", json_text(msg));
 		free(msg);
@@ -445,14 +453,17 @@ static int hf_verify(int argc, char **argv)
 		else
 			n_warn++;
 	}
-	double gbs = v.seconds > 0 ? (double)v.bytes / 1e9 / v.seconds : 0;
+	double gibs = v.seconds > 0 ? (double)v.bytes / GIB / v.seconds : 0;
 	if (strcmp(o.format, "json") == 0) {
 		json_t *j = json_object();
 		json_object_set_new(j, "schema", json_string("gpugate/hf-verify/v1"));
 		json_object_set_new(j, "verdict", json_string(n_fail ? "fail" : "pass"));
 		json_object_set_new(j, "cache", json_text(cache.path));
 		json_object_set_new(j, "repos", json_integer((json_int_t)n_repos));
-		json_object_set_new(j, "blobs", json_integer((json_int_t)v.count));
+		json_object_set_new(j, "blobs", json_integer((json_int_t)n_blobs));
+		json_object_set_new(j, "copies", json_integer((json_int_t)(v.count - n_blobs)));
+		json_object_set_new(j, "matching", json_integer((json_int_t)n_ok));
+		json_object_set_new(j, "unverified", json_integer((json_int_t)n_unverified));
 		json_object_set_new(j, "bytes_hashed", json_integer((json_int_t)v.bytes));
 		json_object_set_new(j, "seconds", json_real(v.seconds));
 		json_object_set_new(j, "problems", problems);
@@ -464,8 +475,9 @@ static int hf_verify(int argc, char **argv)
 			printf("%s %s\n", strcmp(sev, "fail") == 0 ? "FAIL" : "warn",
 			       json_string_value(json_object_get(p, "message")));
 		}
-		printf("hf verify: %s: %zu repos, %zu blobs, %.2f GB hashed in %.2f s (%.2f GB/s); %zu problems, %zu warnings\n",
-		       n_fail ? "FAIL" : "ok", n_repos, v.count, (double)v.bytes / 1e9, v.seconds, gbs, n_fail, n_warn);
+		printf("hf verify: %s: %zu repos, %zu blobs, %zu of %zu files match their hash, %zu unverified, %.2f GiB hashed in %.2f s (%.2f GiB/s); %zu problems, %zu warnings\n",
+		       n_fail ? "FAIL" : "ok", n_repos, n_blobs, n_ok, v.count, n_unverified, (double)v.bytes / GIB, v.seconds,
+		       gibs, n_fail, n_warn);
 		json_decref(problems);
 	}
 	hf_verify_free(&v);

@@ -13,9 +13,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cache_dir.h"
 #include "../lib/util.h"
 
 #define MAX_SNAPSHOT_DEPTH 64 /* folders inside one snapshot; deeper is hostile */
+#define MAX_REFS_DEPTH 64     /* refs/ folders: upstream globs "**" with no limit; PR refs are 2 deep */
+
+/* Names huggingface_hub skips in refs/ and at the top of snapshots/
+ * (utils/_cache_manager.py, FILES_TO_IGNORE). */
+static bool os_litter(const char *name)
+{
+	return strcmp(name, ".DS_Store") == 0 || strcmp(name, "Thumbs.db") == 0 || strcmp(name, "desktop.ini") == 0;
+}
 
 const char *hf_link_text(enum hf_link link)
 {
@@ -29,6 +38,16 @@ const char *hf_link_text(enum hf_link link)
 	case HF_LINK_ODD: return "not a file or link";
 	}
 	return "?";
+}
+
+size_t hf_hash_name_length(const char *name)
+{
+	size_t n = 0;
+	for (; name[n]; n++)
+		if (!((name[n] >= '0' && name[n] <= '9') || (name[n] >= 'a' && name[n] <= 'f') ||
+		      (name[n] >= 'A' && name[n] <= 'F')))
+			return 0;
+	return n == 64 || n == 40 ? n : 0;
 }
 
 size_t hf_hex_length(const char *name)
@@ -75,10 +94,187 @@ static bool is_dot(const char *name)
 	return strcmp(name, ".") == 0 || strcmp(name, "..") == 0;
 }
 
-/* Opens a folder under dirfd without following a link in its place. */
+/* Opens a folder under dirfd without following a link in its place: the
+ * rule hf fetch writes by (cache_dir.h). */
 static int open_dir_at(int dirfd, const char *name)
 {
-	return openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return hf_dir_open(dirfd, name);
+}
+
+int hf_open_in_cache(int cache_fd, const char *rel, int flags)
+{
+	int fd = cache_fd;
+	const char *p = rel;
+	for (;;) {
+		const char *end = strchrnul(p, '/');
+		char *name = xstrndup(p, (size_t)(end - p));
+		int next = *end ? open_dir_at(fd, name) : openat(fd, name, flags | O_NOFOLLOW | O_CLOEXEC);
+		int e = errno;
+		free(name);
+		if (fd != cache_fd)
+			close(fd);
+		if (next < 0) {
+			errno = e;
+			return -1;
+		}
+		if (!*end)
+			return next;
+		fd = next;
+		p = end + 1;
+	}
+}
+
+enum resolved { RESOLVED_IN_CACHE, RESOLVED_OUTSIDE, RESOLVED_ABSOLUTE_OUTSIDE, RESOLVED_ODD };
+
+/* A ".." after a name ("a/../b"), or any ".." in an absolute target: the
+ * kernel resolves it after following "a", which text cannot; huggingface_hub
+ * never writes one (os.path.relpath and abspath give the plain forms). */
+static bool odd_dotdot(const char *target)
+{
+	bool name_seen = target[0] == '/';
+	for (const char *p = target; *p;) {
+		const char *end = strchrnul(p, '/');
+		size_t n = (size_t)(end - p);
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			if (name_seen)
+				return true;
+		} else if (n && !(n == 1 && p[0] == '.')) {
+			name_seen = true;
+		}
+		p = *end ? end + 1 : end;
+	}
+	return false;
+}
+
+/* Where a link found in the cache-relative folder dir points, worked out on
+ * its text: a relative target against dir, an absolute one against the
+ * paths that name this cache (huggingface_hub's absolute fallback link,
+ * file_download.py _create_symlink). *out gets the cache-relative path ("" is
+ * the cache folder itself) when it stays inside. Nothing is followed: the
+ * result is opened one component at a time without following links. */
+static enum resolved resolve_link(const struct hf_cache *cache, const char *dir, const char *target, char **out)
+{
+	if (odd_dotdot(target))
+		return RESOLVED_ODD;
+	struct strbuf path = STRBUF_INIT;
+	sb_puts(&path, "");
+	const char *rest = target;
+	if (target[0] == '/') {
+		char *norm = hf_path_normalize(target);
+		const char *hit = NULL;
+		for (char **a = cache->aliases; a && *a && !hit; a++) {
+			size_t n = strlen(*a);
+			if (strcmp(*a, "/") == 0)
+				hit = norm + 1;
+			else if (strncmp(norm, *a, n) == 0 && (norm[n] == '/' || !norm[n]))
+				hit = norm[n] ? norm + n + 1 : norm + n;
+		}
+		if (!hit) {
+			free(norm);
+			sb_release(&path);
+			return RESOLVED_ABSOLUTE_OUTSIDE;
+		}
+		*out = xstrdup(hit);
+		free(norm);
+		sb_release(&path);
+		return RESOLVED_IN_CACHE;
+	}
+	sb_puts(&path, dir);
+	while (*rest) {
+		const char *end = strchrnul(rest, '/');
+		size_t n = (size_t)(end - rest);
+		if (n == 0 || (n == 1 && rest[0] == '.')) {
+			/* "a//b", "./" */
+		} else if (n == 2 && rest[0] == '.' && rest[1] == '.') {
+			if (!path.len) {
+				sb_release(&path);
+				return RESOLVED_OUTSIDE;
+			}
+			char *slash = strrchr(path.buf, '/');
+			path.len = slash ? (size_t)(slash - path.buf) : 0;
+			path.buf[path.len] = '\0';
+		} else {
+			if (path.len)
+				sb_add(&path, "/", 1);
+			sb_add(&path, rest, n);
+		}
+		rest = *end ? end + 1 : end;
+	}
+	*out = sb_detach(&path);
+	return RESOLVED_IN_CACHE;
+}
+
+/* Follows the link name in the cache-relative folder dir to a folder inside
+ * the cache (huggingface_hub follows a linked repo folder, snapshots/ or
+ * refs/: utils/_cache_manager.py uses is_dir() and iterdir()). Returns an
+ * open folder and its cache-relative path in *real, or -1 with *why. */
+static int follow_dir_link(const struct hf_cache *cache, int cache_fd, int dirfd, const char *dir, const char *name,
+			   char **real, const char **why)
+{
+	char target[PATH_MAX];
+	ssize_t n = readlinkat(dirfd, name, target, sizeof(target) - 1);
+	if (n < 0) {
+		*why = strerror(errno);
+		return -1;
+	}
+	target[n] = '\0';
+	enum resolved r = resolve_link(cache, dir, target, real);
+	if (r != RESOLVED_IN_CACHE) {
+		*why = r == RESOLVED_ODD ? "a '..' after a folder name in the link: not followed" : "it points outside the cache: refused";
+		return -1;
+	}
+	int fd = **real ? hf_open_in_cache(cache_fd, *real, O_RDONLY | O_DIRECTORY) : -1;
+	if (fd < 0) {
+		*why = !**real ? "it points at the cache folder itself" : errno == ELOOP ? "a link to a link: not followed" : strerror(errno);
+		free(*real);
+		*real = NULL;
+	}
+	return fd;
+}
+
+size_t hf_blob_users(const struct hf_repo *repo, long blob, struct hf_blob_user *out, size_t max)
+{
+	size_t n = 0;
+	for (size_t v = 0; v < repo->n_revisions; v++)
+		for (size_t i = 0; i < repo->revisions[v].n_files; i++)
+			if (repo->revisions[v].files[i].blob == blob && blob >= 0) {
+				if (n < max)
+					out[n] = (struct hf_blob_user){ &repo->revisions[v], &repo->revisions[v].files[i] };
+				n++;
+			}
+	return n;
+}
+
+char *hf_refs_of(const struct hf_repo *repo, const char *commit)
+{
+	struct strbuf sb = STRBUF_INIT;
+	sb_puts(&sb, "");
+	for (size_t i = 0; i < repo->n_refs; i++)
+		if (strcmp(repo->refs[i].commit, commit) == 0)
+			sb_printf(&sb, "%s%s", sb.len ? "," : "", repo->refs[i].name);
+	return sb_detach(&sb);
+}
+
+char *hf_blob_users_text(const struct hf_repo *repo, long blob)
+{
+	enum { SHOWN = 4 };
+	struct hf_blob_user users[SHOWN];
+	size_t n = hf_blob_users(repo, blob, users, SHOWN);
+	if (!n)
+		return xstrdup("no snapshot file");
+	struct strbuf sb = STRBUF_INIT;
+	sb_puts(&sb, "");
+	for (size_t i = 0; i < n && i < SHOWN; i++) {
+		char *refs = hf_refs_of(repo, users[i].rev->commit);
+		sb_printf(&sb, "%s%s in revision %.12s%s%s%s", i ? ", " : "", users[i].file->path, users[i].rev->commit,
+			  *refs ? " (" : "", refs, *refs ? ")" : "");
+		free(refs);
+	}
+	if (n > SHOWN)
+		sb_printf(&sb, " and %zu more", n - SHOWN);
+	char *text = sb_detach(&sb);
+	text_sanitize(text);
+	return text;
 }
 
 static int blob_cmp(const void *a, const void *b)
@@ -140,6 +336,7 @@ static void scan_blobs(struct hf_repo *repo, int repo_fd)
 		struct hf_blob *b = &repo->blobs[repo->n_blobs++];
 		memset(b, 0, sizeof(*b));
 		b->name = xstrdup(de->d_name);
+		b->hex_len = hf_hash_name_length(b->name);
 		if (have) {
 			b->regular = S_ISREG(st.st_mode);
 			b->size = (uint64_t)st.st_size;
@@ -158,51 +355,40 @@ static void scan_blobs(struct hf_repo *repo, int repo_fd)
 		qsort(repo->blobs, repo->n_blobs, sizeof(*repo->blobs), blob_cmp);
 }
 
-/* Classifies a snapshot link found depth folders below the repo folder.
- * Only "../" * depth + "blobs/<name>" is what huggingface_hub writes; the
- * name of the blob goes to *blob_name. */
-static enum hf_link classify_link(const char *target, size_t depth, const char **blob_name)
+/* Classifies a snapshot link found in the cache-relative folder dir: it
+ * must resolve, on its text, to <repo>/blobs/<name> of its own repo, the
+ * way huggingface_hub writes it (relative, or absolute into this cache).
+ * The name of the blob goes to *blob_name (malloc'd). */
+static enum hf_link classify_link(const struct hf_cache *cache, const struct hf_repo *repo, const char *dir,
+				  const char *target, char **blob_name, bool *absolute)
 {
-	if (target[0] == '/')
-		return HF_LINK_ABSOLUTE;
-	size_t level = depth, ups = 0, names = 0;
-	bool escapes = false;
-	const char *p = target, *second = NULL, *first = NULL;
-	while (*p) {
-		const char *end = strchrnul(p, '/');
-		size_t n = (size_t)(end - p);
-		if (n == 0 || (n == 1 && *p == '.')) {
-			/* "a//b", "./": nothing */
-		} else if (n == 2 && p[0] == '.' && p[1] == '.') {
-			if (level == 0)
-				escapes = true;
-			else
-				level--;
-			if (names)
-				names = 99; /* ".." after a name: not the canonical form */
-			else
-				ups++;
-		} else {
-			level++;
-			if (names == 0)
-				first = p;
-			else if (names == 1)
-				second = p;
-			names++;
-		}
-		p = *end ? end + 1 : end;
-	}
-	if (escapes)
-		return HF_LINK_ESCAPES;
-	if (ups != depth || names != 2 || strncmp(first, "blobs/", 6) != 0 || !*second || strchr(second, '/'))
+	*absolute = target[0] == '/';
+	char *rel = NULL;
+	enum resolved r = resolve_link(cache, dir, target, &rel);
+	if (r == RESOLVED_ODD)
 		return HF_LINK_NOT_BLOB;
-	*blob_name = second;
-	return HF_LINK_OK;
+	if (r == RESOLVED_ABSOLUTE_OUTSIDE)
+		return HF_LINK_ABSOLUTE;
+	if (r == RESOLVED_OUTSIDE)
+		return HF_LINK_ESCAPES;
+	size_t n = strlen(repo->real);
+	enum hf_link link;
+	if (strncmp(rel, repo->real, n) != 0 || (rel[n] != '/' && rel[n])) {
+		link = HF_LINK_ESCAPES;
+	} else if (strncmp(rel + n, "/blobs/", 7) == 0 && rel[n + 7] && !strchr(rel + n + 7, '/')) {
+		*blob_name = xstrdup(rel + n + 7);
+		link = HF_LINK_OK;
+	} else {
+		link = HF_LINK_NOT_BLOB;
+	}
+	free(rel);
+	return link;
 }
 
 /* One snapshot folder to walk: units run in parallel, so each gathers its
  * own warnings, merged into the repo's in a fixed order afterwards. */
 struct walk {
+	const struct hf_cache *cache;
 	struct hf_repo *repo;
 	struct hf_revision *rev;
 	size_t alloc;
@@ -213,7 +399,8 @@ struct walk {
 #define WALK_WARN(w, sev, hides, path, ...) \
 	add_warning(&(w)->warnings, &(w)->n_warnings, sev, hides, path, __VA_ARGS__)
 
-static void add_file(struct walk *w, const char *rel, const char *target, enum hf_link link, long blob, uint64_t size)
+static struct hf_file *add_file(struct walk *w, const char *rel, const char *target, enum hf_link link, long blob,
+				 uint64_t size)
 {
 	if (w->rev->n_files == w->alloc) {
 		w->alloc = w->alloc ? w->alloc * 2 : 16;
@@ -221,7 +408,9 @@ static void add_file(struct walk *w, const char *rel, const char *target, enum h
 	}
 	/* the usual link's text is implied by the blob: kept only for the odd ones */
 	char *t = target && link != HF_LINK_OK ? xstrdup(target) : NULL;
-	w->rev->files[w->rev->n_files++] = (struct hf_file){ xstrdup(rel), t, link, blob, size };
+	struct hf_file *f = &w->rev->files[w->rev->n_files++];
+	*f = (struct hf_file){ .path = xstrdup(rel), .target = t, .link = link, .blob = blob, .size = size, .listed = -1 };
+	return f;
 }
 
 /* "snapshots/COMMIT/REL", made on first use (only warnings need it). A
@@ -261,8 +450,12 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 			if (n < 0)
 				n = 0;
 			target[n] = '\0';
-			const char *blob_name = NULL;
-			enum hf_link link = classify_link(target, depth, &blob_name);
+			char *blob_name = NULL;
+			bool absolute = false;
+			char *dir = *prefix ? xasprintf("%s/%s/%s", w->repo->snapshots, w->rev->commit, prefix)
+					    : xasprintf("%s/%s", w->repo->snapshots, w->rev->commit);
+			enum hf_link link = classify_link(w->cache, w->repo, dir, target, &blob_name, &absolute);
+			free(dir);
 			long idx = -1;
 			uint64_t size = 0;
 			if (link == HF_LINK_OK) {
@@ -274,7 +467,8 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 					size = b->size;
 				}
 			}
-			add_file(w, rel, target, link, idx, size);
+			free(blob_name);
+			add_file(w, rel, target, link, idx, size)->absolute = absolute && link == HF_LINK_OK;
 			switch (link) {
 			case HF_LINK_OK:
 				break;
@@ -282,7 +476,7 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 				WALK_WARN(w, HF_FAIL, true, WHERE, "%s is a broken link: its blob %s is missing", WHERE, target);
 				break;
 			case HF_LINK_ABSOLUTE:
-				WALK_WARN(w, HF_FAIL, false, WHERE, "%s is an absolute link to %s (huggingface_hub writes relative links; a moved or hostile cache): not followed",
+				WALK_WARN(w, HF_FAIL, false, WHERE, "%s is an absolute link to %s, outside this cache (a moved cache, or a hostile one): not followed",
 					  WHERE, target);
 				break;
 			case HF_LINK_ESCAPES:
@@ -295,8 +489,12 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 			}
 		} else if (type == DT_REG) {
 			struct stat st;
-			uint64_t size = fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? (uint64_t)st.st_size : 0;
-			add_file(w, rel, NULL, HF_LINK_COPY, -1, size);
+			bool have = fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+			struct hf_file *f = add_file(w, rel, NULL, HF_LINK_COPY, -1, have ? (uint64_t)st.st_size : 0);
+			if (have) {
+				f->atime = st.st_atime;
+				f->mtime = st.st_mtime;
+			}
 		} else {
 			add_file(w, rel, NULL, HF_LINK_ODD, -1, 0);
 			WALK_WARN(w, HF_FAIL, false, WHERE, "%s is neither a file nor a link", WHERE);
@@ -314,16 +512,28 @@ static int revision_cmp(const void *a, const void *b)
 }
 
 /* Lists the commit folders; walk_unit walks each later, in parallel. */
-static void scan_snapshots(struct hf_repo *repo, int repo_fd)
+static void scan_snapshots(const struct hf_cache *cache, int cache_fd, struct hf_repo *repo, int repo_fd)
 {
 	int fd = open_dir_at(repo_fd, "snapshots");
-	if (fd < 0) {
+	struct stat st;
+	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR) && fstatat(repo_fd, "snapshots", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISLNK(st.st_mode)) {
+		/* upstream lists a linked snapshots/ (is_dir() follows it); so do we, inside the cache */
+		const char *why = NULL;
+		fd = follow_dir_link(cache, cache_fd, repo_fd, repo->real, "snapshots", &repo->snapshots, &why);
+		if (fd < 0) {
+			REPO_WARN(repo, HF_FAIL, true, "snapshots", "snapshots is a link that cannot be followed: %s", why);
+			return;
+		}
+	} else if (fd < 0) {
 		if (errno == ENOENT)
 			REPO_WARN(repo, HF_FAIL, true, "snapshots", "snapshots/ is missing");
 		else
 			REPO_WARN(repo, HF_FAIL, true, "snapshots", "cannot open snapshots/: %s",
 				  errno == ENOTDIR || errno == ELOOP ? "not a folder (a file or a link)" : strerror(errno));
 		return;
+	} else {
+		repo->snapshots = xasprintf("%s/snapshots", repo->real);
 	}
 	DIR *d = fdopendir(fd);
 	if (!d) {
@@ -332,7 +542,7 @@ static void scan_snapshots(struct hf_repo *repo, int repo_fd)
 	}
 	struct dirent *de;
 	while ((de = readdir(d))) {
-		if (is_dot(de->d_name))
+		if (is_dot(de->d_name) || os_litter(de->d_name))
 			continue;
 		char *where = xasprintf("snapshots/%s", de->d_name);
 		if (entry_type(fd, de) != DT_DIR) {
@@ -351,7 +561,45 @@ static void scan_snapshots(struct hf_repo *repo, int repo_fd)
 		qsort(repo->revisions, repo->n_revisions, sizeof(*repo->revisions), revision_cmp);
 }
 
-static void read_refs(struct hf_repo *repo, int dirfd, const char *prefix, int depth)
+static void add_ref(struct hf_repo *repo, const char *name, const char *where, const char *buf, size_t n)
+{
+	repo->refs = xrealloc(repo->refs, (repo->n_refs + 1) * sizeof(*repo->refs));
+	struct hf_ref *ref = &repo->refs[repo->n_refs++];
+	ref->name = xstrdup(name);
+	ref->commit = xstrdup(buf);
+	ref->has_snapshot = !memchr(buf, '\0', n) && hf_repo_revision(repo, buf);
+	size_t len = strcspn(buf, "\r\n \t");
+	char *trimmed = xstrndup(buf, len);
+	text_sanitize(trimmed);
+	if (buf[len]) {
+		REPO_WARN(repo, HF_FAIL, true, where,
+			  "%s ends with a newline or space after the commit %s (huggingface_hub reads refs raw: the ref matches no snapshot)",
+			  where, trimmed);
+	} else if (!ref->has_snapshot) {
+		REPO_WARN(repo, HF_FAIL, true, where, "%s names commit %s, which has no snapshot folder", where,
+			  *trimmed ? trimmed : "(empty)");
+	}
+	free(trimmed);
+}
+
+/* Reads one ref from an open descriptor (at most 255 bytes: a commit is 40). */
+static void read_ref_fd(struct hf_repo *repo, int fd, const char *name, const char *where)
+{
+	char buf[256];
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0) {
+		REPO_WARN(repo, HF_FAIL, false, where, "cannot read %s: %s", where, strerror(errno));
+		return;
+	}
+	buf[n] = '\0';
+	add_ref(repo, name, where, buf, (size_t)n);
+}
+
+/* dir: the cache-relative path of the folder open at dirfd (links in it
+ * resolve against it). Every file at any depth is a ref, as upstream's
+ * refs_path.glob("**" "/" "*"), which does not descend into linked folders. */
+static void read_refs(const struct hf_cache *cache, int cache_fd, struct hf_repo *repo, int dirfd, const char *dir,
+		      const char *prefix, int depth)
 {
 	DIR *d = fdopendir(dirfd);
 	if (!d) {
@@ -360,44 +608,54 @@ static void read_refs(struct hf_repo *repo, int dirfd, const char *prefix, int d
 	}
 	struct dirent *de;
 	while ((de = readdir(d))) {
-		if (is_dot(de->d_name))
+		if (is_dot(de->d_name) || os_litter(de->d_name))
 			continue;
 		char *name = *prefix ? xasprintf("%s/%s", prefix, de->d_name) : xstrdup(de->d_name);
 		char *where = xasprintf("refs/%s", name);
 		unsigned char type = entry_type(dirfd, de);
-		if (type == DT_DIR && depth < 8) {
+		if (type == DT_DIR && depth < MAX_REFS_DEPTH) {
 			int sub = open_dir_at(dirfd, de->d_name);
+			char *subdir = xasprintf("%s/%s", dir, de->d_name);
 			if (sub >= 0)
-				read_refs(repo, sub, name, depth + 1);
+				read_refs(cache, cache_fd, repo, sub, subdir, name, depth + 1);
+			free(subdir);
+		} else if (type == DT_DIR) {
+			REPO_WARN(repo, HF_WARN, false, where, "%s is nested more than %d folders deep: not read", where, MAX_REFS_DEPTH);
+		} else if (type == DT_LNK) {
+			/* upstream opens a linked ref (and skips a link to a folder): inside the cache, so do we */
+			char target[PATH_MAX], *real = NULL;
+			ssize_t n = readlinkat(dirfd, de->d_name, target, sizeof(target) - 1);
+			target[n > 0 ? n : 0] = '\0';
+			int fd = -1;
+			if (n > 0 && resolve_link(cache, dir, target, &real) == RESOLVED_IN_CACHE && *real)
+				fd = hf_open_in_cache(cache_fd, real, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+			else
+				errno = EXDEV;
+			struct stat st;
+			if (fd < 0) {
+				REPO_WARN(repo, HF_FAIL, false, where, "%s is a link to %s that is not followed: %s", where, target,
+					  errno == EXDEV ? "it points outside the cache" : errno == ELOOP ? "a link to a link" : strerror(errno));
+			} else if (fstat(fd, &st) < 0) {
+				REPO_WARN(repo, HF_FAIL, false, where, "cannot stat %s: %s", where, strerror(errno));
+			} else if (S_ISDIR(st.st_mode)) {
+				/* a linked folder: skipped, as upstream (is_dir() is true, glob does not descend) */
+			} else if (!S_ISREG(st.st_mode)) {
+				REPO_WARN(repo, HF_FAIL, false, where, "%s links to something that is not a plain file: not read", where);
+			} else {
+				read_ref_fd(repo, fd, name, where);
+			}
+			if (fd >= 0)
+				close(fd);
+			free(real);
 		} else if (type != DT_REG) {
 			REPO_WARN(repo, HF_FAIL, false, where, "%s is not a plain file: not read", where);
 		} else {
-			char buf[256];
-			int fd = openat(dirfd, de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-			ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-			if (fd >= 0)
-				close(fd);
-			if (n < 0) {
+			int fd = openat(dirfd, de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+			if (fd < 0) {
 				REPO_WARN(repo, HF_FAIL, false, where, "cannot read %s: %s", where, strerror(errno));
 			} else {
-				buf[n] = '\0';
-				repo->refs = xrealloc(repo->refs, (repo->n_refs + 1) * sizeof(*repo->refs));
-				struct hf_ref *ref = &repo->refs[repo->n_refs++];
-				ref->name = xstrdup(name);
-				ref->commit = xstrdup(buf);
-				ref->has_snapshot = !memchr(buf, '\0', (size_t)n) && hf_repo_revision(repo, buf);
-				size_t len = strcspn(buf, "\r\n \t");
-				char *trimmed = xstrndup(buf, len);
-				text_sanitize(trimmed);
-				if (buf[len]) {
-					REPO_WARN(repo, HF_FAIL, true, where,
-						  "%s ends with a newline or space after the commit %s (huggingface_hub reads refs raw: the ref matches no snapshot)",
-						  where, trimmed);
-				} else if (!ref->has_snapshot) {
-					REPO_WARN(repo, HF_FAIL, true, where, "%s names commit %s, which has no snapshot folder",
-						  where, *trimmed ? trimmed : "(empty)");
-				}
-				free(trimmed);
+				read_ref_fd(repo, fd, name, where);
+				close(fd);
 			}
 		}
 		free(where);
@@ -406,22 +664,41 @@ static void read_refs(struct hf_repo *repo, int dirfd, const char *prefix, int d
 	closedir(d);
 }
 
-static void scan_refs(struct hf_repo *repo, int repo_fd)
+static void scan_refs(const struct hf_cache *cache, int cache_fd, struct hf_repo *repo, int repo_fd)
 {
 	int fd = open_dir_at(repo_fd, "refs");
 	if (fd >= 0) {
-		read_refs(repo, fd, "", 0);
-	} else if (errno == ENOTDIR || errno == ELOOP) {
-		struct stat st;
-		bool link = fstatat(repo_fd, "refs", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
-		REPO_WARN(repo, HF_FAIL, !link, "refs", "refs is %s, not a folder", link ? "a link" : "a file");
-	} else if (errno != ENOENT) {
-		REPO_WARN(repo, HF_FAIL, false, "refs", "cannot open refs/: %s", strerror(errno));
+		char *dir = xasprintf("%s/refs", repo->real);
+		read_refs(cache, cache_fd, repo, fd, dir, "", 0);
+		free(dir);
+		return;
 	}
+	if (errno == ENOENT)
+		return;
+	if (errno != ENOTDIR && errno != ELOOP) {
+		REPO_WARN(repo, HF_FAIL, false, "refs", "cannot open refs/: %s", strerror(errno));
+		return;
+	}
+	struct stat st;
+	bool link = fstatat(repo_fd, "refs", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+	if (!link) {
+		REPO_WARN(repo, HF_FAIL, true, "refs", "refs is a file, not a folder");
+		return;
+	}
+	char *real = NULL;
+	const char *why = NULL;
+	fd = follow_dir_link(cache, cache_fd, repo_fd, repo->real, "refs", &real, &why);
+	if (fd < 0) {
+		REPO_WARN(repo, HF_FAIL, false, "refs", "refs is a link that cannot be followed: %s", why);
+		return;
+	}
+	read_refs(cache, cache_fd, repo, fd, real, "", 0);
+	free(real);
 }
 
-/* Size on disk and file count: the unique blobs the snapshots use (copied
- * files count one each), as scan_cache_dir() sums them. */
+/* Size on disk, file count and times: the unique blobs the snapshots use
+ * (copied files count one each), as scan_cache_dir() sums them; a repo with
+ * none has its folder's times (utils/_cache_manager.py). */
 static void sum_repo(struct hf_repo *repo)
 {
 	size_t *seen = xcalloc(repo->n_blobs + 1, sizeof(*seen));
@@ -433,6 +710,10 @@ static void sum_repo(struct hf_repo *repo)
 				rev->size += f->size;
 				repo->size_on_disk += f->size;
 				repo->n_files++;
+				if (f->atime > repo->last_accessed)
+					repo->last_accessed = f->atime;
+				if (f->mtime > repo->last_modified)
+					repo->last_modified = f->mtime;
 				continue;
 			}
 			if (f->blob < 0)
@@ -453,25 +734,43 @@ static void sum_repo(struct hf_repo *repo)
 			}
 		}
 	}
+	if (!repo->n_files) {
+		repo->last_accessed = repo->folder_atime;
+		repo->last_modified = repo->folder_mtime;
+	}
 	free(seen);
 }
 
-static void scan_repo(struct hf_repo *repo, int cache_fd)
+static void scan_repo(const struct hf_cache *cache, struct hf_repo *repo, int cache_fd)
 {
 	struct stat st;
 	if (fstatat(cache_fd, repo->folder, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		REPO_WARN(repo, HF_FAIL, true, repo->folder, "cannot stat %s: %s", repo->folder, strerror(errno));
 		return;
 	}
-	if (!S_ISDIR(st.st_mode)) {
-		REPO_WARN(repo, HF_FAIL, true, repo->folder, "%s is not a folder%s", repo->folder,
-			  S_ISLNK(st.st_mode) ? " (a link: not followed)" : "");
+	int fd = -1;
+	if (S_ISLNK(st.st_mode)) {
+		/* upstream scans a linked repo folder (is_dir() follows it); inside the cache, so do we */
+		const char *why = NULL;
+		fd = follow_dir_link(cache, cache_fd, cache_fd, "", repo->folder, &repo->real, &why);
+		if (fd < 0) {
+			REPO_WARN(repo, HF_FAIL, true, repo->folder, "%s is a link that is not followed: %s", repo->folder, why);
+			return;
+		}
+		if (fstat(fd, &st) < 0)
+			memset(&st, 0, sizeof(st));
+	} else if (!S_ISDIR(st.st_mode)) {
+		REPO_WARN(repo, HF_FAIL, true, repo->folder, "%s is not a folder", repo->folder);
 		return;
 	}
+	repo->folder_atime = st.st_atime;
+	repo->folder_mtime = st.st_mtime;
 	const char *sep = strstr(repo->folder, "--");
 	if (!sep) {
 		REPO_WARN(repo, HF_FAIL, true, repo->folder, "%s is not a cache folder: its name has no '--' ({type}s--{org}--{name})",
 			  repo->folder);
+		if (fd >= 0)
+			close(fd);
 		return;
 	}
 	size_t tl = (size_t)(sep - repo->folder);
@@ -496,20 +795,25 @@ static void scan_repo(struct hf_repo *repo, int cache_fd)
 		repo->type = xstrndup(repo->folder, tl);
 		REPO_WARN(repo, HF_FAIL, true, repo->folder, "%s has the unknown repo type '%s' (models, datasets, spaces)",
 			  repo->folder, repo->type);
+		if (fd >= 0)
+			close(fd);
 		return;
 	}
 	if (strcmp(repo->type, "kernel") == 0)
 		REPO_WARN(repo, HF_WARN, true, repo->folder,
 			  "%s: kernel repos are hidden from scan_cache_dir() of huggingface_hub before kernels support", repo->folder);
-	int fd = open_dir_at(cache_fd, repo->folder);
+	if (fd < 0) {
+		fd = open_dir_at(cache_fd, repo->folder);
+		repo->real = xstrdup(repo->folder);
+	}
 	if (fd < 0) {
 		REPO_WARN(repo, HF_FAIL, true, repo->folder, "cannot open %s: %s", repo->folder, strerror(errno));
 		return;
 	}
 	repo->is_repo = true;
 	scan_blobs(repo, fd);
-	scan_snapshots(repo, fd);
-	scan_refs(repo, fd);
+	scan_snapshots(cache, cache_fd, repo, fd);
+	scan_refs(cache, cache_fd, repo, fd);
 	close(fd);
 }
 
@@ -520,21 +824,105 @@ struct walk_pool {
 	atomic_size_t next;
 };
 
-/* Opens cache/REPO/snapshots/COMMIT without following a link on the way. */
-static int open_revision(int cache_fd, const struct hf_repo *repo, const char *commit)
+static int file_cmp(const void *a, const void *b)
 {
-	int fd = open_dir_at(cache_fd, repo->folder);
-	if (fd < 0)
-		return -1;
-	int snaps = open_dir_at(fd, "snapshots");
-	close(fd);
-	if (snaps < 0)
-		return -1;
-	fd = open_dir_at(snaps, commit);
-	int e = errno;
-	close(snaps);
-	errno = e;
-	return fd;
+	return strcmp(((const struct hf_file *)a)->path, ((const struct hf_file *)b)->path);
+}
+
+/* Whether huggingface_hub's os.path.isfile() is true for the snapshot file:
+ * a link to a plain blob, or a copied file (_snapshot_download.py,
+ * _local_file_exists). */
+static bool file_present(const struct hf_repo *repo, const struct hf_file *f)
+{
+	if (f->link == HF_LINK_COPY)
+		return true;
+	return f->link == HF_LINK_OK && f->blob >= 0 && repo->blobs[f->blob].regular;
+}
+
+/* The listing's path as a snapshot path: os.path.join(base, *path.split("/"))
+ * drops empty parts ("a//b") and the kernel reads "." as nothing. */
+static char *listed_as_snapshot_path(const char *path)
+{
+	struct strbuf sb = STRBUF_INIT;
+	sb_puts(&sb, "");
+	for (const char *p = path; *p;) {
+		const char *end = strchrnul(p, '/');
+		size_t n = (size_t)(end - p);
+		if (n && !(n == 1 && *p == '.')) {
+			if (sb.len)
+				sb_add(&sb, "/", 1);
+			sb_add(&sb, p, n);
+		}
+		p = *end ? end + 1 : end;
+	}
+	return sb_detach(&sb);
+}
+
+#define MAX_LISTING_WARNINGS 20 /* per revision and kind; the rest are counted */
+
+/* Compares a revision's snapshot with its listing: files the listing names
+ * that are missing, sizes that differ, links to another blob than the one
+ * the listing names. */
+static void compare_listing(struct walk *w)
+{
+	struct hf_revision *rev = w->rev;
+	struct hf_repo *repo = w->repo;
+	char *where = xasprintf("trees/%s.json", rev->commit);
+	if (rev->listing.state != HF_LISTING_OK) {
+		if (rev->listing.state != HF_LISTING_NONE)
+			WALK_WARN(w, rev->listing.state == HF_LISTING_CRASHES ? HF_FAIL : HF_WARN, false, where,
+				  "%s is %s (%s): %s; completeness of snapshot %s not checked", where,
+				  hf_listing_state_text(rev->listing.state), rev->listing.problem,
+				  rev->listing.state == HF_LISTING_CRASHES ? "snapshot_download raises reading it"
+									     : "huggingface_hub ignores it as if absent",
+				  rev->commit);
+		free(where);
+		return;
+	}
+	for (size_t i = 0; i < rev->listing.n_files; i++) {
+		struct hf_listed_file *lf = &rev->listing.files[i];
+		char *path = listed_as_snapshot_path(lf->path);
+		struct hf_file key = { .path = path };
+		struct hf_file *f = rev->n_files ? bsearch(&key, rev->files, rev->n_files, sizeof(key), file_cmp) : NULL;
+		free(path);
+		char *p = xstrdup(lf->path);
+		text_sanitize(p);
+		char *fw = xasprintf("snapshots/%s/%s", rev->commit, p);
+		if (f) {
+			lf->file = f - rev->files;
+			f->listed = (long)i;
+		}
+		if (!f || !file_present(repo, f)) {
+			if (++rev->n_missing <= MAX_LISTING_WARNINGS) {
+				char *refs = hf_refs_of(repo, rev->commit);
+				WALK_WARN(w, HF_FAIL, false, fw, "%s is missing from snapshot %s%s%s%s (%s names it%s): offline, snapshot_download raises IncompleteSnapshotError",
+					  p, rev->commit, *refs ? " (" : "", refs, *refs ? ")" : "", where,
+					  f ? ", and the snapshot's entry is not a usable file" : "");
+				free(refs);
+			}
+		} else if (lf->has_size && f->size != lf->size) {
+			if (++rev->n_size_differs <= MAX_LISTING_WARNINGS)
+				WALK_WARN(w, HF_FAIL, false, fw, "%s in snapshot %s is %llu bytes, %s says %llu", p, rev->commit,
+					  (unsigned long long)f->size, where, (unsigned long long)lf->size);
+		} else if (f->link == HF_LINK_OK && hf_listed_hash(lf) &&
+			   strcasecmp(repo->blobs[f->blob].name, hf_listed_hash(lf)) != 0) {
+			if (++rev->n_other_blob <= MAX_LISTING_WARNINGS)
+				WALK_WARN(w, HF_FAIL, false, fw, "%s in snapshot %s links to blob %s, %s names %s", p, rev->commit,
+					  repo->blobs[f->blob].name, where, hf_listed_hash(lf));
+		}
+		free(fw);
+		free(p);
+	}
+	if (rev->n_missing > MAX_LISTING_WARNINGS)
+		WALK_WARN(w, HF_FAIL, false, where, "and %zu more files %s names are missing from snapshot %s",
+			  rev->n_missing - MAX_LISTING_WARNINGS, where, rev->commit);
+	if (rev->n_size_differs > MAX_LISTING_WARNINGS)
+		WALK_WARN(w, HF_FAIL, false, where, "and %zu more files in snapshot %s differ in size from %s",
+			  rev->n_size_differs - MAX_LISTING_WARNINGS, rev->commit, where);
+	if (rev->n_other_blob > MAX_LISTING_WARNINGS)
+		WALK_WARN(w, HF_FAIL, false, where, "and %zu more files in snapshot %s link to a blob %s does not name",
+			  rev->n_other_blob - MAX_LISTING_WARNINGS, rev->commit, where);
+	free(where);
 }
 
 static void *walk_worker(void *arg)
@@ -542,14 +930,24 @@ static void *walk_worker(void *arg)
 	struct walk_pool *p = arg;
 	for (size_t k; (k = atomic_fetch_add(&p->next, 1)) < p->count;) {
 		struct walk *w = &p->units[k];
-		int fd = open_revision(p->cache_fd, w->repo, w->rev->commit);
+		char *rel = xasprintf("%s/%s", w->repo->snapshots, w->rev->commit);
+		int fd = hf_open_in_cache(p->cache_fd, rel, O_RDONLY | O_DIRECTORY);
+		free(rel);
 		if (fd < 0) {
 			char *where = xasprintf("snapshots/%s", w->rev->commit);
 			WALK_WARN(w, HF_FAIL, true, where, "cannot open %s: %s", where, strerror(errno));
 			free(where);
-			continue;
+		} else {
+			walk_snapshot(w, fd, "", 2);
 		}
-		walk_snapshot(w, fd, "", 2);
+		if (w->rev->n_files)
+			qsort(w->rev->files, w->rev->n_files, sizeof(*w->rev->files), file_cmp);
+		int repo_fd = hf_open_in_cache(p->cache_fd, w->repo->real, O_RDONLY | O_DIRECTORY);
+		if (repo_fd >= 0) {
+			hf_listing_read(repo_fd, w->rev->commit, HF_LISTING_MAX_BYTES, &w->rev->listing);
+			close(repo_fd);
+		}
+		compare_listing(w);
 	}
 	return NULL;
 }
@@ -565,7 +963,7 @@ static void walk_all(struct hf_cache *cache, int cache_fd)
 	size_t k = 0;
 	for (size_t r = 0; r < cache->n_repos; r++)
 		for (size_t v = 0; v < cache->repos[r].n_revisions; v++)
-			p.units[k++] = (struct walk){ .repo = &cache->repos[r], .rev = &cache->repos[r].revisions[v] };
+			p.units[k++] = (struct walk){ .cache = cache, .repo = &cache->repos[r], .rev = &cache->repos[r].revisions[v] };
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	size_t threads = cpus > 1 ? (size_t)cpus : 1;
 	if (threads > p.count)
@@ -595,13 +993,10 @@ static void walk_all(struct hf_cache *cache, int cache_fd)
 		sum_repo(&cache->repos[r]);
 }
 
+/* What scan_cache_dir() skips at the top of the cache (utils/_cache_manager.py). */
 static bool top_level_litter(const char *name)
 {
-	static const char *const skip[] = { ".locks", "CACHEDIR.TAG", ".DS_Store", "Thumbs.db", "desktop.ini", "." , ".." };
-	for (size_t i = 0; i < ARRAY_SIZE(skip); i++)
-		if (strcmp(name, skip[i]) == 0)
-			return true;
-	return str_starts_with(name, "._");
+	return is_dot(name) || os_litter(name) || strcmp(name, ".locks") == 0 || strcmp(name, "CACHEDIR.TAG") == 0;
 }
 
 static int repo_cmp(const void *a, const void *b)
@@ -609,7 +1004,27 @@ static int repo_cmp(const void *a, const void *b)
 	return strcmp(((const struct hf_repo *)a)->folder, ((const struct hf_repo *)b)->folder);
 }
 
+static void add_alias(struct hf_cache *cache, size_t *n, const char *path)
+{
+	if (!path || path[0] != '/')
+		return;
+	char *norm = hf_path_normalize(path);
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp(cache->aliases[i], norm) == 0) {
+			free(norm);
+			return;
+		}
+	cache->aliases = xrealloc(cache->aliases, (*n + 2) * sizeof(char *));
+	cache->aliases[(*n)++] = norm;
+	cache->aliases[*n] = NULL;
+}
+
 int hf_cache_scan(const char *path, struct hf_cache *cache, char *err, size_t errsize)
+{
+	return hf_cache_scan_as(path, NULL, cache, err, errsize);
+}
+
+int hf_cache_scan_as(const char *path, const char *alias, struct hf_cache *cache, char *err, size_t errsize)
 {
 	memset(cache, 0, sizeof(*cache));
 	cache->path = xstrdup(path);
@@ -619,6 +1034,19 @@ int hf_cache_scan(const char *path, struct hf_cache *cache, char *err, size_t er
 		snprintf(err, errsize, "%s: %s", path, strerror(e));
 		return -e;
 	}
+	/* the names an absolute link into this cache may use */
+	size_t n_alias = 0;
+	char cwd[PATH_MAX], real[PATH_MAX];
+	if (path[0] == '/') {
+		add_alias(cache, &n_alias, path);
+	} else if (getcwd(cwd, sizeof(cwd))) {
+		char *abs = xasprintf("%s/%s", cwd, path);
+		add_alias(cache, &n_alias, abs);
+		free(abs);
+	}
+	if (realpath(path, real))
+		add_alias(cache, &n_alias, real);
+	add_alias(cache, &n_alias, alias);
 	DIR *d = fdopendir(fd);
 	if (!d) {
 		int e = errno;
@@ -642,7 +1070,7 @@ int hf_cache_scan(const char *path, struct hf_cache *cache, char *err, size_t er
 	if (cache->n_repos)
 		qsort(cache->repos, cache->n_repos, sizeof(*cache->repos), repo_cmp);
 	for (size_t i = 0; i < cache->n_repos; i++)
-		scan_repo(&cache->repos[i], fd);
+		scan_repo(cache, &cache->repos[i], fd);
 	walk_all(cache, fd);
 	closedir(d);
 	return 0;
@@ -671,6 +1099,7 @@ void hf_cache_free(struct hf_cache *cache)
 			}
 			free(repo->revisions[v].files);
 			free(repo->revisions[v].commit);
+			hf_listing_free(&repo->revisions[v].listing);
 		}
 		free(repo->revisions);
 		for (size_t i = 0; i < repo->n_refs; i++) {
@@ -682,8 +1111,11 @@ void hf_cache_free(struct hf_cache *cache)
 		free(repo->folder);
 		free(repo->type);
 		free(repo->id);
+		free(repo->real);
+		free(repo->snapshots);
 	}
 	free(cache->repos);
+	free_list(cache->aliases);
 	free(cache->path);
 	memset(cache, 0, sizeof(*cache));
 }

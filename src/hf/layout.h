@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "listing.h"
 #include "location.h"
 
 enum hf_link {
@@ -25,6 +26,7 @@ enum hf_link {
 
 struct hf_blob {
 	char *name;
+	size_t hex_len;        /* 64 (sha256) or 40 (git sha1) hex digits of either case; 0: not a hash */
 	uint64_t size;
 	time_t atime, mtime;
 	bool regular;          /* a plain file (not a link, folder or device) */
@@ -37,6 +39,9 @@ struct hf_file {
 	enum hf_link link;
 	long blob;             /* index in repo->blobs, or -1 */
 	uint64_t size;         /* of the blob or the copied file */
+	time_t atime, mtime;   /* of a copied file (a blob's are in the blob) */
+	bool absolute;         /* an absolute link into this cache's blobs (huggingface_hub's fallback) */
+	long listed;           /* index in the revision's listing, or -1 */
 };
 
 struct hf_revision {
@@ -44,6 +49,10 @@ struct hf_revision {
 	struct hf_file *files;
 	size_t n_files;
 	uint64_t size;         /* sum of the sizes of its unique blobs */
+	struct hf_listing listing; /* trees/<commit>.json (state NONE when absent) */
+	size_t n_missing;      /* files the listing names that the snapshot lacks */
+	size_t n_size_differs; /* files whose size is not the listing's */
+	size_t n_other_blob;   /* files linked to a blob other than the one the listing names */
 };
 
 struct hf_ref {
@@ -79,10 +88,14 @@ struct hf_repo {
 	uint64_t incomplete_bytes;
 	size_t n_incomplete;
 	bool is_repo;          /* a folder with a known type (else only its warnings count) */
+	char *real;            /* the repo folder relative to the cache (another when it is a link) */
+	char *snapshots;       /* its snapshots/ relative to the cache (another when it is a link) */
+	time_t folder_atime, folder_mtime;
 };
 
 struct hf_cache {
 	char *path;
+	char **aliases;        /* absolute paths naming the cache folder (for absolute links), NULL-ended */
 	struct hf_repo *repos; /* sorted by folder */
 	size_t n_repos;
 };
@@ -90,6 +103,13 @@ struct hf_cache {
 /* Scans path. Returns 0, or -errno when the cache folder itself cannot be
  * opened (err names it); problems inside are recorded as warnings. */
 int hf_cache_scan(const char *path, struct hf_cache *cache, char *err, size_t errsize);
+/* The same, where alias (may be NULL) is another absolute path that names
+ * the cache folder for links written into it: the path huggingface_hub uses
+ * when the cache is read under --root. */
+int hf_cache_scan_as(const char *path, const char *alias, struct hf_cache *cache, char *err, size_t errsize);
+/* Opens a folder or file given relative to the cache (repo->real,
+ * repo->snapshots) one component at a time, following no link. */
+int hf_open_in_cache(int cache_fd, const char *rel, int flags);
 void hf_cache_free(struct hf_cache *cache);
 
 /* The blob of repo named name, or NULL. */
@@ -98,8 +118,26 @@ const struct hf_blob *hf_repo_blob(const struct hf_repo *repo, const char *name)
 const struct hf_revision *hf_repo_revision(const struct hf_repo *repo, const char *commit);
 /* hf_repo_folder (an id to its folder name) is in location.h */
 
-/* How many hex digits name is made of entirely (0 when anything else). */
+/* The snapshot files that point at blob b of repo (up to max in out), and
+ * how many there are in all. */
+struct hf_blob_user {
+	const struct hf_revision *rev;
+	const struct hf_file *file;
+};
+size_t hf_blob_users(const struct hf_repo *repo, long blob, struct hf_blob_user *out, size_t max);
+/* "model.safetensors in revision bbbbbbbbbbbb (main), ..." for messages
+ * (sanitized; "no snapshot file" when none). Caller frees. */
+char *hf_blob_users_text(const struct hf_repo *repo, long blob);
+/* The refs of repo that name commit, comma-separated ("" when none). Caller frees. */
+char *hf_refs_of(const struct hf_repo *repo, const char *commit);
+
+/* How many lower-case hex digits name is made of entirely (0 when anything
+ * else): the form huggingface_hub writes and hf fetch accepts. */
 size_t hf_hex_length(const char *name);
+/* 64 or 40 when name is a sha256 or git sha1 in hex of either case (a blob
+ * named in upper case is matched upstream, case-insensitively, as
+ * utils/_verification.py lower-cases both sides), else 0. */
+size_t hf_hash_name_length(const char *name);
 const char *hf_link_text(enum hf_link link);
 
 #endif

@@ -1,10 +1,13 @@
 #include "location.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../lib/util.h"
@@ -123,7 +126,96 @@ bool hf_is_true(const char *value)
 	return false;
 }
 
-void hf_location_resolve(const struct hf_env *env, bool (*token_file_exists)(void *arg, const char *path),
+/* utils/_auth.py: os.environ.get("HF_TOKEN") or os.environ.get("HUGGING_FACE_HUB_TOKEN"):
+ * an empty HF_TOKEN falls through, a blank one does not (it is cleaned to none). */
+static const char *token_variable(const struct hf_env *env, const char **source)
+{
+	const char *t = env_get(env, "HF_TOKEN");
+	*source = "HF_TOKEN";
+	if (!t || !*t) {
+		t = env_get(env, "HUGGING_FACE_HUB_TOKEN");
+		*source = "HUGGING_FACE_HUB_TOKEN";
+	}
+	return t && *t ? t : NULL;
+}
+
+/* Python's str.isspace() for the character at s (UTF-8), giving its length. */
+static size_t py_space_at(const char *s, size_t left)
+{
+	unsigned char c = (unsigned char)s[0];
+	if (c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f))
+		return 1;
+	static const char *const wide[] = { "\xc2\x85", "\xc2\xa0", "\xe1\x9a\x80", "\xe2\x80\xa8", "\xe2\x80\xa9",
+					    "\xe2\x80\xaf", "\xe2\x81\x9f", "\xe3\x80\x80" };
+	for (size_t i = 0; i < ARRAY_SIZE(wide); i++) {
+		size_t n = strlen(wide[i]);
+		if (left >= n && memcmp(s, wide[i], n) == 0)
+			return n;
+	}
+	if (left >= 3 && (unsigned char)s[0] == 0xe2 && (unsigned char)s[1] == 0x80 && (unsigned char)s[2] >= 0x80 &&
+	    (unsigned char)s[2] <= 0x8a)
+		return 3; /* U+2000..U+200A */
+	return 0;
+}
+
+char *hf_clean_token(const char *raw, size_t len)
+{
+	char *t = xmalloc(len + 1);
+	size_t n = 0;
+	for (size_t i = 0; i < len; i++)
+		if (raw[i] != '\r' && raw[i] != '\n')
+			t[n++] = raw[i];
+	t[n] = '\0';
+	size_t start = 0, k;
+	while (start < n && (k = py_space_at(t + start, n - start)))
+		start += k;
+	size_t end = n;
+	for (bool trimmed = true; trimmed && end > start;) {
+		trimmed = false;
+		for (size_t back = 1; back <= 3 && back <= end - start; back++)
+			if (py_space_at(t + end - back, back) == back) {
+				end -= back;
+				trimmed = true;
+				break;
+			}
+	}
+	char *out = end > start ? xstrndup(t + start, end - start) : NULL;
+	explicit_bzero(t, len + 1);
+	free(t);
+	return out;
+}
+
+/* The token file's content (bounded, never blocking on a FIFO), cleaned. */
+static int read_token_file(const char *path, char **token, char *err, size_t errsize)
+{
+	*token = NULL;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return 0; /* FileNotFoundError: no token */
+		snprintf(err, errsize, "token file %s: %s", path, strerror(errno));
+		return -1;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > 65536) {
+		snprintf(err, errsize, "token file %s: %s", path, S_ISREG(st.st_mode) ? "larger than 64 KiB" : "not a plain file");
+		close(fd);
+		return -1;
+	}
+	char buf[65537];
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	int e = errno;
+	close(fd);
+	if (n < 0) {
+		snprintf(err, errsize, "token file %s: %s", path, strerror(e));
+		return -1;
+	}
+	*token = hf_clean_token(buf, (size_t)n);
+	explicit_bzero(buf, (size_t)n);
+	return 0;
+}
+
+void hf_location_resolve(const struct hf_env *env, bool (*token_file_has_token)(void *arg, const char *path),
 			 struct hf_location *loc)
 {
 	memset(loc, 0, sizeof(*loc));
@@ -166,20 +258,46 @@ void hf_location_resolve(const struct hf_env *env, bool (*token_file_exists)(voi
 	loc->hub_cache = expand(env, raw_hub);
 	free(raw_hub);
 
-	struct {
-		const char *var, *leaf;
-		char **out;
-	} related[] = {
-		{ "HF_TOKEN_PATH", "token", &loc->token_path },
-		{ "HF_XET_CACHE", "xet", &loc->xet_cache },
-		{ "HF_ASSETS_CACHE", "assets", &loc->assets_cache },
-		{ "HF_DATASETS_CACHE", "datasets", &loc->datasets_cache },
-	};
-	for (size_t i = 0; i < ARRAY_SIZE(related); i++) {
-		v = env_get(env, related[i].var);
-		char *raw = v ? xstrdup(v) : hf_path_join(loc->hf_home, related[i].leaf);
-		*related[i].out = expand(env, raw);
-		free(raw);
+	/* constants.py: HF_TOKEN_PATH and HF_ASSETS_CACHE (HUGGINGFACE_ASSETS_CACHE
+	 * its legacy name) are expanded; HF_XET_CACHE is taken as written */
+	v = env_get(env, "HF_TOKEN_PATH");
+	char *raw = v ? xstrdup(v) : hf_path_join(loc->hf_home, "token");
+	loc->token_path = expand(env, raw);
+	free(raw);
+	if ((v = env_get(env, "HF_ASSETS_CACHE")) || (v = env_get(env, "HUGGINGFACE_ASSETS_CACHE")))
+		raw = xstrdup(v);
+	else
+		raw = hf_path_join(loc->hf_home, "assets");
+	loc->assets_cache = expand(env, raw);
+	free(raw);
+	v = env_get(env, "HF_XET_CACHE");
+	loc->xet_cache = v ? xstrdup(v) : hf_path_join(loc->hf_home, "xet");
+	/* the datasets library's own rule (datasets config.py): unexpanded too */
+	v = env_get(env, "HF_DATASETS_CACHE");
+	loc->datasets_cache = v ? xstrdup(v) : hf_path_join(loc->hf_home, "datasets");
+
+	/* constants.py: ENDPOINT = os.getenv("HF_ENDPOINT", default).rstrip("/");
+	 * HUGGINGFACE_CO_STAGING overrides it and the token path (not the cache:
+	 * HF_HUB_CACHE is computed before the staging block) */
+	loc->staging = hf_is_true(env_get(env, "HUGGINGFACE_CO_STAGING"));
+	if (loc->staging) {
+		loc->endpoint = xstrdup("https://hub-ci.huggingface.co");
+		loc->endpoint_source = "HUGGINGFACE_CO_STAGING";
+		char *home = hf_expanduser(env, "~");
+		char *a = hf_path_join(home, ".cache");
+		char *b = hf_path_join(a, "huggingface_staging");
+		free(loc->token_path);
+		loc->token_path = hf_path_join(b, "token");
+		free(home);
+		free(a);
+		free(b);
+	} else {
+		v = env_get(env, "HF_ENDPOINT");
+		loc->endpoint = xstrdup(v ? v : "https://huggingface.co");
+		loc->endpoint_source = v ? "HF_ENDPOINT" : "default";
+		size_t n = strlen(loc->endpoint);
+		while (n > 0 && loc->endpoint[n - 1] == '/')
+			loc->endpoint[--n] = '\0';
 	}
 
 	const char *off = env_get(env, "HF_HUB_OFFLINE");
@@ -192,13 +310,16 @@ void hf_location_resolve(const struct hf_env *env, bool (*token_file_exists)(voi
 	}
 	loc->offline = hf_is_true(off);
 
-	const char *t;
-	if ((t = env_get(env, "HF_TOKEN")) && *t)
-		loc->token_source = "HF_TOKEN";
-	else if ((t = env_get(env, "HUGGING_FACE_HUB_TOKEN")) && *t)
-		loc->token_source = "HUGGING_FACE_HUB_TOKEN";
-	else if (token_file_exists && token_file_exists(env->arg, loc->token_path))
+	const char *raw_source = NULL;
+	const char *t = token_variable(env, &raw_source);
+	char *clean = t ? hf_clean_token(t, strlen(t)) : NULL;
+	if (clean) {
+		loc->token_source = raw_source;
+		explicit_bzero(clean, strlen(clean));
+		free(clean);
+	} else if (token_file_has_token && token_file_has_token(env->arg, loc->token_path)) {
 		loc->token_source = "the token file";
+	}
 
 	size_t n = 0;
 	static const char *const deprecated[] = { "TRANSFORMERS_CACHE", "PYTORCH_PRETRAINED_BERT_CACHE",
@@ -217,6 +338,7 @@ void hf_location_free(struct hf_location *loc)
 	free(loc->xet_cache);
 	free(loc->assets_cache);
 	free(loc->datasets_cache);
+	free(loc->endpoint);
 	memset(loc, 0, sizeof(*loc));
 }
 
@@ -267,9 +389,36 @@ static bool token_file_under_root(void *arg, const char *path)
 {
 	struct hf_env_environ *d = arg;
 	char *p = root_path(d->root, path);
-	bool yes = access(p, F_OK) == 0;
+	char *token = NULL, err[64];
+	bool yes = read_token_file(p, &token, err, sizeof(err)) == 0 && token;
+	if (token) {
+		explicit_bzero(token, strlen(token));
+		free(token);
+	}
 	free(p);
 	return yes;
+}
+
+int hf_token_of_environ(char **environ_list, const char *root, const struct hf_location *loc, char **token,
+			const char **source, char *err, size_t errsize)
+{
+	struct hf_env_environ data = { environ_list, root ? root : "" };
+	struct hf_env env;
+	hf_env_from_environ(&env, &data);
+	*token = NULL;
+	*source = NULL;
+	const char *raw_source = NULL;
+	const char *t = token_variable(&env, &raw_source);
+	if (t && (*token = hf_clean_token(t, strlen(t)))) {
+		*source = raw_source;
+		return 0;
+	}
+	char *p = root_path(data.root, loc->token_path);
+	int rc = read_token_file(p, token, err, errsize);
+	free(p);
+	if (*token)
+		*source = "the token file";
+	return rc;
 }
 
 void hf_location_of_environ(char **environ_list, const char *root, bool look_for_token_file, struct hf_location *loc)

@@ -8,6 +8,7 @@
 #define GPUGATE_HF_LOCATION_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* The environment and the user database the rules read. getenv returns NULL
  * for unset, "" for empty. home_of returns a malloc'd home folder for a user
@@ -23,8 +24,11 @@ struct hf_location {
 	const char *hub_source; /* HF_HUB_CACHE, HUGGINGFACE_HUB_CACHE, HF_HOME, XDG_CACHE_HOME or "default" */
 	char *hf_home;
 	const char *home_source; /* HF_HOME, XDG_CACHE_HOME or "default" */
-	char *token_path;       /* HF_TOKEN_PATH or $HF_HOME/token */
+	char *token_path;       /* HF_TOKEN_PATH or $HF_HOME/token (staging: ~/.cache/huggingface_staging/token) */
 	const char *token_source; /* HF_TOKEN, HUGGING_FACE_HUB_TOKEN, the token file, or NULL: none */
+	char *endpoint;         /* HF_ENDPOINT without trailing '/', or https://huggingface.co (staging: hub-ci) */
+	const char *endpoint_source; /* HF_ENDPOINT, HUGGINGFACE_CO_STAGING or "default" */
+	bool staging;           /* HUGGINGFACE_CO_STAGING is true */
 	bool offline;
 	const char *offline_source; /* HF_HUB_OFFLINE, TRANSFORMERS_OFFLINE or NULL */
 	char *xet_cache, *assets_cache, *datasets_cache;
@@ -40,10 +44,24 @@ char *hf_expandvars(const struct hf_env *env, const char *path);
 /* Python's os.path.join of two parts. */
 char *hf_path_join(const char *a, const char *b);
 
-/* Fills loc by the rules above. token_file_exists is asked about the token
- * path only when no token variable is set (may be NULL). */
-void hf_location_resolve(const struct hf_env *env, bool (*token_file_exists)(void *arg, const char *path),
+/* Fills loc by the rules above. token_file_has_token is asked whether the
+ * token file holds a token (after hf_clean_token) only when no token
+ * variable gives one (may be NULL: none). */
+void hf_location_resolve(const struct hf_env *env, bool (*token_file_has_token)(void *arg, const char *path),
 			 struct hf_location *loc);
+
+/* A token cleaned as huggingface_hub's _clean_token (utils/_auth.py): "\r"
+ * and "\n" removed anywhere, then Python's str.strip() white space at both
+ * ends; NULL when nothing is left. Caller frees (and should wipe). */
+char *hf_clean_token(const char *raw, size_t len);
+/* The token huggingface_hub would send (utils/_auth.py get_token, without
+ * OIDC and Colab): HF_TOKEN, else HUGGING_FACE_HUB_TOKEN (an empty HF_TOKEN
+ * counts as unset), cleaned; when that leaves nothing, the token file at
+ * loc->token_path under root, cleaned. *token is NULL when there is none;
+ * *source names where it came from. Returns 0, or -1 with err (never the
+ * token) when the token file cannot be read. */
+int hf_token_of_environ(char **environ_list, const char *root, const struct hf_location *loc, char **token,
+			const char **source, char *err, size_t errsize);
 void hf_location_free(struct hf_location *loc);
 
 /* True for the values huggingface_hub reads as true: 1, ON, YES, TRUE in any case. */

@@ -16,12 +16,20 @@ enum hf_blob_state {
 	HF_BLOB_MISMATCH,   /* content hashes to something else */
 	HF_BLOB_UNREADABLE, /* open or read failed (errno in error) */
 	HF_BLOB_CHANGED,    /* the size changed while it was read */
-	HF_BLOB_UNNAMED,    /* the name is not 40 or 64 hex digits: nothing to compare */
+	HF_BLOB_UNNAMED,    /* the name is not 40 or 64 hex digits: unverified */
 	HF_BLOB_SKIPPED,    /* not hashed: not a plain file, or the deadline came */
+	HF_BLOB_UNLISTED,   /* a copied snapshot file with no listing entry to compare with: unverified */
 };
 
+/* One item hashed: a blob, or a snapshot file that is a copy (a plain file,
+ * not a link), checked against its revision's listing. */
 struct hf_blob_result {
-	size_t repo, blob;          /* indexes into the cache */
+	size_t repo;                /* index into the cache */
+	long blob;                  /* index into the repo's blobs, or -1 for a copy */
+	long rev, file;             /* the copy's revision and file, or -1 */
+	const char *expected;       /* the hash it must have: the blob's name or the listing's */
+	size_t hex_len;             /* 64 (sha256) or 40 (git blob sha1) */
+	uint64_t size;
 	enum hf_blob_state state;
 	int error;                  /* errno for UNREADABLE */
 	char actual[65];            /* hex digest for MISMATCH */
@@ -32,11 +40,12 @@ struct hf_verify_options {
 	char **repos;               /* folders to verify (NULL: all) */
 	unsigned threads;           /* 0: one per online CPU */
 	double deadline;            /* monotonic seconds; 0: none */
-	bool progress;              /* progress lines on stderr after a second */
+	bool progress;              /* a progress line on stderr (a TTY), redrawn twice a second */
+	const char *label;          /* its prefix: "hf verify" or "hf.integrity" */
 };
 
 struct hf_verify {
-	struct hf_blob_result *results; /* one per blob of the selected repos */
+	struct hf_blob_result *results; /* one per blob and copied file of the selected repos */
 	size_t count;
 	uint64_t bytes;             /* hashed */
 	double seconds;
@@ -56,5 +65,19 @@ const char *hf_blob_state_text(enum hf_blob_state s);
  * buf is scratch of bufsize bytes. Returns 0 and the hex digest, or -errno
  * (-ESTALE when the size changed under the read). */
 int hf_hash_fd(int fd, size_t hex_len, unsigned char *buf, size_t bufsize, char hex[65], uint64_t *bytes);
+/* The same, adding each read's bytes to *progress as it goes (may be NULL). */
+int hf_hash_fd_counted(int fd, size_t hex_len, unsigned char *buf, size_t bufsize, char hex[65], uint64_t *bytes,
+		       _Atomic uint64_t *progress);
+/* The finding for a result that is not OK, naming the snapshot files (revision
+ * and path) behind the blob: "org--x: model.safetensors in revision ... : sha256
+ * mismatch ...". Sanitized; caller frees. */
+char *hf_result_text(const struct hf_cache *cache, const struct hf_blob_result *r);
+/* The same finding as JSON: repo, state, path, blob ("blobs/<name>", for a
+ * blob), files [{revision, refs, path}] behind it, and for a mismatch the
+ * algorithm, expected and actual hashes. No message or severity. */
+typedef struct json_t json_t;
+json_t *hf_result_json(const struct hf_cache *cache, const struct hf_blob_result *r);
+/* Whether a result is about a name nobody can check (counted as unverified, never as matching). */
+bool hf_result_unverified(const struct hf_blob_result *r);
 
 #endif

@@ -20,12 +20,18 @@ bool rel_op_holds(enum rel_op op, const char *installed, const char *required)
 		return true;
 	int c = debversion_compare(installed, required);
 	switch (op) {
-	case REL_LT: return c < 0;
-	case REL_LE: return c <= 0;
-	case REL_EQ: return c == 0;
-	case REL_GE: return c >= 0;
-	case REL_GT: return c > 0;
-	default: return false;
+	case REL_LT:
+		return c < 0;
+	case REL_LE:
+		return c <= 0;
+	case REL_EQ:
+		return c == 0;
+	case REL_GE:
+		return c >= 0;
+	case REL_GT:
+		return c > 0;
+	default:
+		return false;
 	}
 }
 
@@ -56,10 +62,11 @@ static int parse_alt(const char *text, const char **pp, struct rel_alt *alt, cha
 	while (valid_name_char(*p))
 		p++;
 	if (p == start)
-		return fail(err, size, text, p, isupper((unsigned char)*p)
-			    ? "package names are lowercase" : "expected a package name");
+		return fail(err, size, text, p,
+			    isupper((unsigned char)*p) ? "package names are lowercase" : "expected a package name");
 	if (p - start < 2 || !isalnum((unsigned char)*start))
-		return fail(err, size, text, start, "invalid package name (two or more of a-z 0-9 + - ., starting alphanumeric)");
+		return fail(err, size, text, start,
+			    "invalid package name (two or more of a-z 0-9 + - ., starting alphanumeric)");
 	alt->name = xstrndup(start, (size_t)(p - start));
 	if (*p == ':') {
 		const char *a = ++p;
@@ -71,34 +78,42 @@ static int parse_alt(const char *text, const char **pp, struct rel_alt *alt, cha
 	}
 	p = skip_space(p);
 	if (*p == '(') {
+		/* the operators as dpkg's f_dependency() (lib/dpkg/fields.c) reads them */
 		p = skip_space(p + 1);
-		static const struct { const char *s; enum rel_op op; } ops[] = {
-			{ "<<", REL_LT }, { "<=", REL_LE }, { ">=", REL_GE }, { ">>", REL_GT }, { "=", REL_EQ },
-		};
-		alt->op = REL_ANY;
-		for (size_t i = 0; i < ARRAY_SIZE(ops); i++) {
-			size_t n = strlen(ops[i].s);
-			if (strncmp(p, ops[i].s, n) == 0) {
-				alt->op = ops[i].op;
-				p += n;
-				break;
-			}
-		}
-		if (alt->op == REL_ANY) {
-			if (*p == '<' || *p == '>')
-				return fail(err, size, text, p, "obsolete operator '<' or '>' (use << <= >= >>)");
-			return fail(err, size, text, p, "expected an operator (<< <= = >= >>)");
+		if ((p[0] == '<' || p[0] == '>') && p[1] == '=') {
+			alt->op = p[0] == '<' ? REL_LE : REL_GE;
+			p += 2;
+		} else if ((p[0] == '<' && p[1] == '<') || (p[0] == '>' && p[1] == '>')) {
+			alt->op = p[0] == '<' ? REL_LT : REL_GT;
+			p += 2;
+		} else if ((p[0] == '<' || p[0] == '>') && (p[1] == '<' || p[1] == '>')) {
+			return fail(err, size, text, p, "bad version relationship (use << <= = >= >>)");
+		} else if (p[0] == '<' || p[0] == '>') {
+			alt->op = p[0] == '<' ? REL_LE : REL_GE;
+			alt->warning = xasprintf("'%c' is obsolete: dpkg reads it as '%c=' (write '%c=' or '%c%c')",
+						 p[0], p[0], p[0], p[0], p[0]);
+			p++;
+		} else if (p[0] == '=') {
+			alt->op = REL_EQ;
+			p++;
+		} else {
+			alt->op = REL_EQ;
+			alt->warning = xstrdup("no operator: dpkg reads it as an exact match (write '=')");
 		}
 		p = skip_space(p);
 		const char *v = p;
-		while (*p && *p != ')' && *p != ' ' && *p != '\t')
+		while (*p && *p != ')' && *p != '(' && *p != ' ' && *p != '\t')
 			p++;
 		if (p == v)
 			return fail(err, size, text, p, "expected a version");
 		alt->version = xstrndup(v, (size_t)(p - v));
-		const char *bad = debversion_invalid(alt->version);
-		if (bad)
+		enum debversion_level level;
+		const char *bad = debversion_check(alt->version, &level);
+		if (bad && level == DEBVERSION_ERROR)
 			return fail(err, size, text, v, bad);
+		if (bad && !alt->warning)
+			alt->warning = xasprintf("version '%s': %s (dpkg accepts it with a warning in its database)",
+						 alt->version, bad);
 		p = skip_space(p);
 		if (*p != ')')
 			return fail(err, size, text, p, "expected ')'");
@@ -125,9 +140,9 @@ int relation_parse(const char *text, struct relation *out, char *err, size_t err
 			continue;
 		}
 		if (*p) {
-			fail(err, err_size, text, p, *p == ','
-			     ? "one relation per list item (',' joins relations in dpkg; use a new item)"
-			     : "unexpected text");
+			fail(err, err_size, text, p,
+			     *p == ',' ? "one relation per list item (',' joins relations in dpkg; use a new item)"
+				       : "unexpected text");
 			relation_free(out);
 			return -1;
 		}
@@ -141,6 +156,7 @@ void relation_free(struct relation *rel)
 		free(rel->alts[i].name);
 		free(rel->alts[i].arch);
 		free(rel->alts[i].version);
+		free(rel->alts[i].warning);
 	}
 	free(rel->alts);
 	rel->alts = NULL;

@@ -9,9 +9,10 @@ enum rel_op { REL_ANY = 0, REL_LT, REL_LE, REL_EQ, REL_GE, REL_GT };
 
 struct rel_alt {
 	char *name;
-	char *arch;     /* NULL: any architecture; "any", "native" or a name */
+	char *arch; /* NULL: any architecture; "any", "native" or a name */
 	enum rel_op op;
-	char *version;  /* NULL when op is REL_ANY */
+	char *version; /* NULL when op is REL_ANY */
+	char *warning; /* what dpkg would only warn about in this alternative, or NULL */
 };
 
 struct relation {
@@ -19,7 +20,10 @@ struct relation {
 	size_t count;
 };
 
-/* Returns 0, or -1 with a message in err (what is wrong, and where). */
+/* Returns 0, or -1 with a message in err (what is wrong, and where). What
+ * dpkg refuses is an error; what it only warns about (a version it reads
+ * leniently, the obsolete '<' and '>', a version without an operator) is
+ * accepted the way dpkg takes it and noted in the alternative's warning. */
 int relation_parse(const char *text, struct relation *out, char *err, size_t err_size);
 void relation_free(struct relation *rel);
 const char *rel_op_text(enum rel_op op);

@@ -1,16 +1,42 @@
+/* Debian versions exactly as dpkg reads and orders them: the order is
+ * verrevcmp() and order() of dpkg's lib/dpkg/version.c, the syntax is
+ * parseversion() of lib/dpkg/parsehelp.c (what it rejects, what it only
+ * warns about). */
 #include "debversion.h"
 
-#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Weight of one character in a non-digit run: '~' sorts before everything,
- * even the end; letters before other characters. */
-static int order(int c)
+/* dpkg's c_isdigit()/c_isalpha() (lib/dpkg/c-ctype.c): ASCII only, whatever
+ * the locale. */
+static bool ascii_digit(int c)
 {
-	if (isdigit(c))
+	return c >= '0' && c <= '9';
+}
+
+static bool ascii_alpha(int c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static bool blank(int c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* Weight of one byte in a non-digit run (dpkg's order()): '~' sorts before
+ * everything, even the end; letters before other characters. dpkg hands
+ * order() a plain char, which is signed on amd64 (and i386): a byte >= 0x80
+ * arrives negative and weighs c + 256, i.e. the byte's own value 128..255,
+ * which sorts after the letters but before '+' (299) and '.' (302). */
+static int order(unsigned char byte)
+{
+	int c = (signed char)byte;
+	if (ascii_digit(c))
 		return 0;
-	if (isalpha(c))
+	if (ascii_alpha(c))
 		return c;
 	if (c == '~')
 		return -1;
@@ -19,13 +45,14 @@ static int order(int c)
 	return 0;
 }
 
-/* Compares [a, a_end) with [b, b_end) by alternating non-digit and digit runs. */
+/* Compares [a, a_end) with [b, b_end) by alternating non-digit and digit
+ * runs (dpkg's verrevcmp()). */
 static int compare_part(const char *a, const char *a_end, const char *b, const char *b_end)
 {
 #define AT(p, e) ((p) < (e) ? (unsigned char)*(p) : 0)
 	while (a < a_end || b < b_end) {
 		int first_diff = 0;
-		while ((a < a_end && !isdigit(AT(a, a_end))) || (b < b_end && !isdigit(AT(b, b_end)))) {
+		while ((a < a_end && !ascii_digit(AT(a, a_end))) || (b < b_end && !ascii_digit(AT(b, b_end)))) {
 			int ac = order(AT(a, a_end));
 			int bc = order(AT(b, b_end));
 			if (ac != bc)
@@ -37,15 +64,15 @@ static int compare_part(const char *a, const char *a_end, const char *b, const c
 			a++;
 		while (AT(b, b_end) == '0')
 			b++;
-		while (isdigit(AT(a, a_end)) && isdigit(AT(b, b_end))) {
+		while (ascii_digit(AT(a, a_end)) && ascii_digit(AT(b, b_end))) {
 			if (!first_diff)
 				first_diff = AT(a, a_end) - AT(b, b_end);
 			a++;
 			b++;
 		}
-		if (isdigit(AT(a, a_end)))
+		if (ascii_digit(AT(a, a_end)))
 			return 1;
-		if (isdigit(AT(b, b_end)))
+		if (ascii_digit(AT(b, b_end)))
 			return -1;
 		if (first_diff)
 			return first_diff;
@@ -55,20 +82,30 @@ static int compare_part(const char *a, const char *a_end, const char *b, const c
 }
 
 struct parts {
-	unsigned long epoch;
+	long epoch;
 	const char *up, *up_end, *rev, *rev_end;
 };
 
+/* Splits v as parseversion() does: blanks around it trimmed, the epoch up to
+ * the first ':' read with strtol (so "+1" and "0000000001" are 1), the
+ * revision after the last '-'. */
 static void split(const char *v, struct parts *p)
 {
-	const char *colon = strchr(v, ':');
+	while (blank((unsigned char)*v))
+		v++;
+	const char *end = v + strlen(v);
+	while (end > v && blank((unsigned char)end[-1]))
+		end--;
+	const char *colon = memchr(v, ':', (size_t)(end - v));
 	p->epoch = 0;
 	if (colon) {
-		p->epoch = strtoul(v, NULL, 10);
+		p->epoch = strtol(v, NULL, 10);
 		v = colon + 1;
 	}
-	const char *end = v + strlen(v);
-	const char *dash = strrchr(v, '-');
+	const char *dash = NULL;
+	for (const char *q = v; q < end; q++)
+		if (*q == '-')
+			dash = q;
 	p->up = v;
 	if (dash) {
 		p->up_end = dash;
@@ -93,39 +130,64 @@ int debversion_compare(const char *a, const char *b)
 	return compare_part(pa.rev, pa.rev_end, pb.rev, pb.rev_end);
 }
 
-const char *debversion_invalid(const char *v)
+const char *debversion_check(const char *v, enum debversion_level *level)
 {
+	*level = DEBVERSION_ERROR;
+	while (blank((unsigned char)*v))
+		v++;
 	if (!*v)
-		return "empty version";
-	for (const char *p = v; *p; p++)
-		if (isspace((unsigned char)*p))
-			return "version contains a space";
-	const char *colon = strchr(v, ':');
+		return "version string is empty";
+	const char *end = v;
+	while (*end && !blank((unsigned char)*end))
+		end++;
+	for (const char *p = end; *p; p++)
+		if (!blank((unsigned char)*p))
+			return "version string has embedded spaces";
+	const char *colon = memchr(v, ':', (size_t)(end - v));
 	if (colon) {
-		if (colon == v)
+		char *after;
+		errno = 0;
+		long epoch = strtol(v, &after, 10);
+		if (after == v)
 			return "epoch in version is empty";
-		for (const char *p = v; p < colon; p++)
-			if (!isdigit((unsigned char)*p))
-				return "epoch in version is not a number";
-		if (colon - v > 9)
+		if (after != colon)
+			return "epoch in version is not number";
+		if (epoch < 0)
+			return "epoch in version is negative";
+		if (epoch > INT_MAX || errno == ERANGE)
 			return "epoch in version is too big";
+		if (colon + 1 == end)
+			return "nothing after colon in version number";
 		v = colon + 1;
 	}
-	const char *dash = strrchr(v, '-');
-	const char *up_end = dash ? dash : v + strlen(v);
+	const char *dash = NULL;
+	for (const char *p = v; p < end; p++)
+		if (*p == '-')
+			dash = p;
+	if (dash && dash + 1 == end)
+		return "revision number is empty";
+	const char *up_end = dash ? dash : end;
 	if (up_end == v)
-		return "version has no upstream part";
-	if (!isdigit((unsigned char)*v))
+		return "version number is empty";
+	/* what follows dpkg only warns about in its own database (the status
+	 * file is parsed leniently: pdb_lax_version_parser in lib/dpkg/dpkg-db.h),
+	 * and refuses in a package's control file */
+	*level = DEBVERSION_WARN;
+	if (!ascii_digit((unsigned char)*v))
 		return "version number does not start with digit";
 	for (const char *p = v; p < up_end; p++)
-		if (!isalnum((unsigned char)*p) && !strchr(".-+~:", *p))
+		if (!ascii_digit((unsigned char)*p) && !ascii_alpha((unsigned char)*p) && !strchr(".-+~:", *p))
 			return "invalid character in version number";
-	if (dash) {
-		if (!dash[1])
-			return "revision number is empty";
-		for (const char *p = dash + 1; *p; p++)
-			if (!isalnum((unsigned char)*p) && !strchr(".+~", *p))
+	if (dash)
+		for (const char *p = dash + 1; p < end; p++)
+			if (!ascii_digit((unsigned char)*p) && !ascii_alpha((unsigned char)*p) && !strchr(".+~", *p))
 				return "invalid character in revision number";
-	}
+	*level = DEBVERSION_OK;
 	return NULL;
+}
+
+const char *debversion_invalid(const char *v)
+{
+	enum debversion_level level;
+	return debversion_check(v, &level);
 }

@@ -1,12 +1,23 @@
-/* Debian version comparison, exactly as dpkg orders versions (deb-version(7)). */
+/* Debian version comparison and syntax, exactly as dpkg orders and parses
+ * versions (deb-version(7); dpkg's lib/dpkg/version.c and parsehelp.c). */
 #ifndef GPUGATE_DEBVERSION_H
 #define GPUGATE_DEBVERSION_H
 
 #include <stdbool.h>
 
-/* <0, 0 or >0, like strcmp. Any strings are accepted (as dpkg does with a warning). */
+/* <0, 0 or >0, like strcmp. Any strings are accepted (as dpkg compares a
+ * version it only warned about). */
 int debversion_compare(const char *a, const char *b);
-/* NULL when v is a valid version, else what is wrong with it. */
+
+enum debversion_level {
+	DEBVERSION_OK = 0,
+	DEBVERSION_WARN,  /* dpkg warns in its database (lax), refuses in a control file */
+	DEBVERSION_ERROR, /* dpkg refuses it everywhere */
+};
+/* dpkg's parseversion(): NULL when v is clean, else dpkg's own words for what
+ * is wrong, with *level saying whether dpkg refuses it or only warns. */
+const char *debversion_check(const char *v, enum debversion_level *level);
+/* NULL when v is a clean version (no error, no warning), else what is wrong. */
 const char *debversion_invalid(const char *v);
 
 #endif

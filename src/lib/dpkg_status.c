@@ -19,11 +19,43 @@
 #endif
 
 struct stanza {
-	const char *name, *arch, *version, *status;
-	size_t name_len, arch_len, version_len, status_len;
-	size_t line; /* where the stanza starts */
+	const char *name, *arch, *version, *status, *multiarch, *provides;
+	size_t name_len, arch_len, version_len, status_len, multiarch_len, provides_len;
+	size_t line;       /* where the stanza starts */
+	const char *start; /* its first line */
 	bool any;
 };
+
+/* Package names in a Provides value ("a (= 1), b:any, c"): each item's name
+ * is its first word, up to a blank, ':' or '(' (dpkg's f_dependency() in
+ * lib/dpkg/fields.c). */
+bool dpkg_provides_names(const char *v, size_t n, const char *name)
+{
+	size_t want = strlen(name);
+	const char *end = v + n;
+	while (v < end) {
+		while (v < end && (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r' || *v == ','))
+			v++;
+		const char *w = v;
+		while (v < end && *v != ' ' && *v != '\t' && *v != '\n' && *v != '\r' && *v != ':' && *v != '(' &&
+		       *v != ',')
+			v++;
+		if ((size_t)(v - w) == want && want && memcmp(w, name, want) == 0)
+			return true;
+		while (v < end && *v != ',')
+			v++;
+	}
+	return false;
+}
+
+/* Does a Provides value name a wanted package? */
+static bool provides_wanted(const char *const *wanted, const char *v, size_t n)
+{
+	for (; wanted && *wanted; wanted++)
+		if (dpkg_provides_names(v, n, *wanted))
+			return true;
+	return false;
+}
 
 /* Is the package named by the value of a Package field wanted? "dpkg" always
  * is: its Architecture is the native one. */
@@ -82,8 +114,8 @@ static bool is_blank(const char *p, size_t n)
 }
 
 /* Status is "want flag state"; the state is the third word. */
-static int status_state(const char *path, const struct stanza *s, const char *name, char **state,
-			char *err, size_t size)
+static int status_state(const char *path, const struct stanza *s, const char *name, char **state, char *err,
+			size_t size)
 {
 	if (!s->status) {
 		*state = xstrdup("");
@@ -97,8 +129,8 @@ static int status_state(const char *path, const struct stanza *s, const char *na
 		words[n++] = tok;
 	if (n != 3) {
 		size_t line_no = s->line;
-		snprintf(err, size, "%s:%zu: Status of %s should have three words (want flag state), has '%.*s'",
-			 path, line_no, name, (int)(s->status_len > 80 ? 80 : s->status_len), s->status);
+		snprintf(err, size, "%s:%zu: Status of %s should have three words (want flag state), has '%.*s'", path,
+			 line_no, name, (int)(s->status_len > 80 ? 80 : s->status_len), s->status);
 		free(st);
 		return -1;
 	}
@@ -107,8 +139,8 @@ static int status_state(const char *path, const struct stanza *s, const char *na
 	return 0;
 }
 
-static int finish(const char *path, struct stanza *s, const char *const *wanted,
-		  struct dpkg_status *out, char *err, size_t size)
+static int finish(const char *path, struct stanza *s, const char *const *wanted, struct dpkg_status *out, char *err,
+		  size_t size)
 {
 	if (!s->any)
 		return 0;
@@ -117,6 +149,7 @@ static int finish(const char *path, struct stanza *s, const char *const *wanted,
 		return -1;
 	}
 	char *name = trimmed(s->name, s->name_len);
+	bool provider = s->provides && provides_wanted(wanted, s->provides, s->provides_len);
 	if (!*name) {
 		snprintf(err, size, "%s:%zu: empty Package field", path, s->line);
 		free(name);
@@ -124,7 +157,7 @@ static int finish(const char *path, struct stanza *s, const char *const *wanted,
 	}
 	if (strcmp(name, "dpkg") == 0 && s->arch && !out->native_arch)
 		out->native_arch = trimmed(s->arch, s->arch_len);
-	if (!wanted_name(wanted, name)) {
+	if (!wanted_name(wanted, name) && !provider) {
 		free(name);
 		return 0;
 	}
@@ -139,6 +172,8 @@ static int finish(const char *path, struct stanza *s, const char *const *wanted,
 	p->arch = s->arch ? trimmed(s->arch, s->arch_len) : xstrdup("");
 	p->version = s->version ? trimmed(s->version, s->version_len) : xstrdup("");
 	p->state = state;
+	p->multiarch = s->multiarch ? trimmed(s->multiarch, s->multiarch_len) : xstrdup("");
+	p->provides = s->provides ? trimmed(s->provides, s->provides_len) : xstrdup("");
 	p->line = s->line;
 	return 0;
 }
@@ -172,7 +207,28 @@ static inline unsigned popcount32(uint32_t x)
  * at 16 bytes at a time and stops only where a newline is followed by what
  * could start a blank line (newline, CR, or a blank then a blank, CR or
  * newline), instead of one memchr call per line. */
-static const char *skip_stanza(const char *p, const char *end, size_t *line, bool *nul)
+static const char *skip_stanza_scan(const char *p, const char *end, size_t *line, bool *nul, const char **provides);
+
+/* skip_stanza_scan, and *provides set to the start of the skipped text's
+ * first "Provides:" line (NULL when none): a package nobody named may still
+ * provide a wanted name. Found on the way, from the bytes after each
+ * newline the scan already looks at. */
+static const char *skip_stanza(const char *p, const char *end, size_t *line, bool *nul, const char **provides)
+{
+	*provides = end - p >= 9 && memcmp(p, "Provides:", 9) == 0 ? p : NULL;
+	const char *stop = skip_stanza_scan(p, end, line, nul, provides);
+	if (*provides && *provides >= stop)
+		*provides = NULL; /* the next stanza's */
+	return stop;
+}
+
+static void note_provides(const char *at, const char *end, const char **provides)
+{
+	if (!*provides && end - at >= 9 && memcmp(at, "Provides:", 9) == 0)
+		*provides = at;
+}
+
+static const char *skip_stanza_scan(const char *p, const char *end, size_t *line, bool *nul, const char **provides)
 {
 	if (blank_line(p, end))
 		return p;
@@ -181,6 +237,7 @@ static const char *skip_stanza(const char *p, const char *end, size_t *line, boo
 #if defined(__SSE2__)
 	const __m128i nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r');
 	const __m128i sp = _mm_set1_epi8(' '), tab = _mm_set1_epi8('\t'), zero = _mm_setzero_si128();
+	const __m128i big_p = _mm_set1_epi8('P');
 	while (end - q >= 18) { /* the loads below read q[0..17] */
 		__m128i b0 = _mm_loadu_si128((const __m128i *)(const void *)q);
 		if (_mm_movemask_epi8(_mm_cmpeq_epi8(b0, zero)))
@@ -193,7 +250,13 @@ static const char *skip_stanza(const char *p, const char *end, size_t *line, boo
 			__m128i blank1 = _mm_or_si128(_mm_cmpeq_epi8(b1, sp), _mm_cmpeq_epi8(b1, tab));
 			__m128i blank2 = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(b2, sp), _mm_cmpeq_epi8(b2, tab)),
 						      _mm_or_si128(_mm_cmpeq_epi8(b2, nl), _mm_cmpeq_epi8(b2, cr)));
-			unsigned cand = nls & (unsigned)_mm_movemask_epi8(_mm_or_si128(ends, _mm_and_si128(blank1, blank2)));
+			if (!*provides) {
+				unsigned ps = nls & (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b1, big_p));
+				for (; ps && !*provides; ps &= ps - 1)
+					note_provides(q + __builtin_ctz(ps) + 1, end, provides);
+			}
+			unsigned cand =
+				nls & (unsigned)_mm_movemask_epi8(_mm_or_si128(ends, _mm_and_si128(blank1, blank2)));
 			for (; cand; cand &= cand - 1) {
 				unsigned bit = (unsigned)__builtin_ctz(cand);
 				if (blank_line(q + bit + 1, end)) {
@@ -215,6 +278,7 @@ static const char *skip_stanza(const char *p, const char *end, size_t *line, boo
 		if (*q != '\n')
 			continue;
 		lines++;
+		note_provides(q + 1, end, provides);
 		if (blank_line(q + 1, end)) {
 			*line += lines;
 			return q + 1;
@@ -238,11 +302,15 @@ struct parser {
  * rest of the file. Line numbers continue from ps->line. */
 static int parse_region(struct parser *ps, const char *content, size_t len)
 {
-#define FIELD(name) { name, sizeof(name) - 1 }
+#define FIELD(name)                    \
+	{                              \
+		name, sizeof(name) - 1 \
+	}
 	static const struct {
 		const char *name;
 		size_t len;
-	} fields[] = { FIELD("Package"), FIELD("Architecture"), FIELD("Version"), FIELD("Status") };
+	} fields[] = { FIELD("Package"), FIELD("Architecture"), FIELD("Version"),
+		       FIELD("Status"),  FIELD("Multi-Arch"),   FIELD("Provides") };
 #undef FIELD
 	const char *path = ps->path;
 	const char *const *wanted = ps->wanted;
@@ -254,12 +322,34 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 	const char *p = content, *end = content + len;
 	bool in_field = false; /* a continuation line needs a field before it */
 	bool skipping = false; /* inside a stanza of a package nobody asked for */
+	bool keep = false;     /* this stanza is read whole: it provides a wanted name */
 	int rc = 0;
 	size_t line = ps->line;
 	while (rc == 0 && p < end) {
 		if (skipping) {
 			bool nul = false;
-			p = skip_stanza(p, end, &line, &nul); /* to the blank line that ends it */
+			const char *from = s.start;
+			size_t from_line = s.line;
+			const char *prov;
+			p = skip_stanza(p, end, &line, &nul, &prov); /* to the blank line that ends it */
+			/* A package nobody named may still provide a wanted name:
+			 * rare enough (a few stanzas in a hundred) to read such a
+			 * stanza again, whole. */
+			if (prov && !nul) {
+				const char *v = prov + 9;
+				const char *vend = v;
+				while (vend < p &&
+				       (*vend != '\n' || (vend + 1 < p && (vend[1] == ' ' || vend[1] == '\t'))))
+					vend++;
+				if (provides_wanted(wanted, v, (size_t)(vend - v))) {
+					p = from;
+					line = from_line - 1;
+					memset(&s, 0, sizeof(s));
+					skipping = false;
+					keep = true;
+					continue;
+				}
+			}
 			if (nul) {
 				snprintf(err, err_size, "%s:%zu: NUL byte in the status file (corrupt?)", path,
 					 ps->line + line_of(content, p));
@@ -284,7 +374,7 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 			if (!skipping)
 				rc = finish(path, &s, wanted, out, err, err_size);
 			memset(&s, 0, sizeof(s));
-			in_field = skipping = false;
+			in_field = skipping = keep = false;
 		} else if (p[0] == ' ' || p[0] == '\t') {
 			if (!in_field) {
 				snprintf(err, err_size, "%s:%zu: continuation line outside a field", path, line);
@@ -301,19 +391,22 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 			if (!s.any) {
 				s.any = true;
 				s.line = line;
+				s.start = p;
 			}
 			size_t fl = (size_t)(colon - p);
 			const char *v = colon + 1;
 			size_t vl = (size_t)(p + n - v);
-			const char **values[] = { &s.name, &s.arch, &s.version, &s.status };
-			size_t *lens[] = { &s.name_len, &s.arch_len, &s.version_len, &s.status_len };
+			const char **values[] = { &s.name, &s.arch, &s.version, &s.status, &s.multiarch, &s.provides };
+			size_t *lens[] = { &s.name_len,   &s.arch_len,      &s.version_len,
+					   &s.status_len, &s.multiarch_len, &s.provides_len };
 			for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
 				if (fl == fields[i].len && strncasecmp(p, fields[i].name, fl) == 0) {
 					*values[i] = v;
 					*lens[i] = vl;
 				}
 			}
-			if (s.name == v && wanted && !stanza_wanted(wanted, v, vl))
+			if (s.name == v && wanted && !keep && !stanza_wanted(wanted, v, vl) &&
+			    !(s.provides && provides_wanted(wanted, s.provides, s.provides_len)))
 				skipping = true;
 			in_field = true;
 		}
@@ -350,8 +443,8 @@ static size_t stanzas_end(const char *buf, size_t len)
 	return 0;
 }
 
-int dpkg_status_load_buffered(const char *path, const char *const *wanted, size_t buffer_size,
-			      struct dpkg_status *out, char *err, size_t err_size)
+int dpkg_status_load_buffered(const char *path, const char *const *wanted, size_t buffer_size, struct dpkg_status *out,
+			      char *err, size_t err_size)
 {
 	memset(out, 0, sizeof(*out));
 	/* non-blocking, a regular file, a size cap (lib/safe_io.h): a FIFO or
@@ -410,8 +503,7 @@ int dpkg_status_load_buffered(const char *path, const char *const *wanted, size_
 	return rc;
 }
 
-int dpkg_status_load(const char *path, const char *const *wanted, struct dpkg_status *out,
-		     char *err, size_t err_size)
+int dpkg_status_load(const char *path, const char *const *wanted, struct dpkg_status *out, char *err, size_t err_size)
 {
 	return dpkg_status_load_buffered(path, wanted, DPKG_STATUS_BUFFER, out, err, err_size);
 }
@@ -423,6 +515,8 @@ void dpkg_status_free(struct dpkg_status *st)
 		free(st->pkgs[i].arch);
 		free(st->pkgs[i].version);
 		free(st->pkgs[i].state);
+		free(st->pkgs[i].multiarch);
+		free(st->pkgs[i].provides);
 	}
 	free(st->pkgs);
 	free(st->native_arch);
@@ -431,5 +525,6 @@ void dpkg_status_free(struct dpkg_status *st)
 
 bool dpkg_pkg_installed(const struct dpkg_pkg *p)
 {
-	return strcmp(p->state, "installed") == 0;
+	return strcmp(p->state, "installed") == 0 || strcmp(p->state, "triggers-pending") == 0 ||
+	       strcmp(p->state, "triggers-awaited") == 0;
 }

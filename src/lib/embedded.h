@@ -13,6 +13,9 @@ struct embedded_file {
 
 /* checks/{healthcheck,ci,validate}.yaml, by name without .yaml; NULL-name terminated */
 extern const struct embedded_file embedded_profiles[];
+/* checks/vendor/VENDOR.yaml by vendor ("intel"): the pins laid over a
+ * built-in profile for that vendor (src/profile.c); NULL-name terminated */
+extern const struct embedded_file embedded_vendor_pins[];
 /* the kernels of src/kernels/ built to SPIR-V ("smoke.spv"); NULL-name terminated */
 extern const struct embedded_file embedded_kernels[];
 

@@ -1,4 +1,5 @@
-/* gpugate bundle -o FILE.tar.gz: one file to attach to a bug report. Every
+/* gpugate bundle -o FILE.tar.gz|-: one file to attach to a bug report, for
+ * Intel (Level Zero) and NVIDIA (CUDA) GPUs alike. Every
  * member has a fixed name under gpugate-bundle/; secrets are removed from
  * everything (names with TOKEN, KEY, SECRET, PASSWORD; the values of those
  * and the HF token anywhere in the text); no file of the HF home is read
@@ -13,20 +14,24 @@
 #include <getopt.h>
 #include <grp.h>
 #include <limits.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "hf_location.h"
+#include <jansson.h>
+
+#include "hf/location.h"
+#include "lib/drm_nodes.h"
+#include "lib/escape.h"
+#include "lib/kmsg.h"
+#include "lib/spawn.h"
 #include "lib/util.h"
+#include "operator/operator.h"
 #include "provision.h"
 
 extern char **environ;
@@ -38,7 +43,7 @@ struct member {
 	struct strbuf text;
 };
 
-#define MAX_MEMBERS 24
+#define MAX_MEMBERS 32
 
 struct bundle {
 	struct member members[MAX_MEMBERS]; /* fixed: callers keep pointers to members */
@@ -149,82 +154,44 @@ static void collect_environment(struct bundle *b)
 			sb_printf(out, "%.*s=<redacted>\n", (int)len, sorted[i]);
 		} else {
 			char *v = redact_userinfo(sorted[i]);
-			text_sanitize(v);
-			sb_printf(out, "%s\n", v);
+			escape_add(out, v, ESCAPE_LINE); /* a newline in a value forges no line */
+			sb_puts(out, "\n");
 			free(v);
 		}
 	}
 	free(sorted);
 }
 
-/* Runs argv with stdout (and stderr) captured; kills it after timeout seconds. */
+/* What one command printed, for spawn_run's callback: each stream kept up
+ * to 32 MiB (a runaway tool does not fill the memory). */
+struct capture {
+	struct strbuf *out, *err;
+};
+
+static void on_output(void *arg, enum spawn_stream stream, const char *buf, size_t len)
+{
+	struct capture *c = arg;
+	struct strbuf *sb = stream == SPAWN_OUT ? c->out : c->err;
+	if (sb->len < (32u << 20))
+		sb_add(sb, buf, len);
+}
+
+/* Runs argv with stdout and stderr captured (lib/spawn.h, the helper the
+ * probe parent uses), killed with its process group after timeout seconds.
+ * 0, or -1 when it could not start (the reason in err). */
 static int run_capture(char *const argv[], char *const envp[], double timeout, struct strbuf *out,
 		       struct strbuf *err, int *status)
 {
-	int po[2], pe[2];
-	if (pipe2(po, O_CLOEXEC) < 0)
-		return -errno;
-	if (pipe2(pe, O_CLOEXEC) < 0) {
-		int e = errno;
-		close(po[0]);
-		close(po[1]);
-		return -e;
+	struct capture cap = { out, err };
+	struct spawn_child child = { .argv = argv, .envp = envp, .on_data = on_output, .arg = &cap };
+	spawn_run(&child, 1, monotonic_seconds() + timeout);
+	if (child.error[0]) {
+		sb_printf(err, "cannot run %s: %s\n", argv[0], child.error);
+		return -1;
 	}
-	pid_t pid = fork();
-	if (pid < 0) {
-		int e = errno;
-		close(po[0]), close(po[1]), close(pe[0]), close(pe[1]);
-		return -e;
-	}
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDONLY);
-		if (null >= 0)
-			dup2(null, 0);
-		dup2(po[1], 1);
-		dup2(pe[1], 2);
-		execve(argv[0], argv, envp ? envp : environ);
-		dprintf(2, "cannot run %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	close(po[1]);
-	close(pe[1]);
-	struct pollfd fds[2] = { { .fd = po[0], .events = POLLIN }, { .fd = pe[0], .events = POLLIN } };
-	double end = monotonic_seconds() + timeout;
-	int open_fds = 2;
-	bool killed = false;
-	char buf[65536];
-	while (open_fds > 0) {
-		int ms = (int)((end - monotonic_seconds()) * 1000);
-		if (ms <= 0) {
-			kill(pid, SIGKILL);
-			killed = true;
-			break;
-		}
-		int r = poll(fds, 2, ms);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			break;
-		for (int i = 0; i < 2; i++) {
-			if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			ssize_t n = read(fds[i].fd, buf, sizeof(buf));
-			if (n <= 0) {
-				close(fds[i].fd);
-				fds[i].fd = -1;
-				open_fds--;
-			} else if ((i == 0 ? out : err)->len < (32u << 20)) {
-				sb_add(i == 0 ? out : err, buf, (size_t)n);
-			}
-		}
-	}
-	for (int i = 0; i < 2; i++)
-		if (fds[i].fd >= 0)
-			close(fds[i].fd);
-	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
-		;
-	if (killed)
+	if (child.killed)
 		sb_printf(err, "\n[gpugate bundle: killed after %.0f s]\n", timeout);
+	*status = child.exit_code >= 0 ? child.exit_code : 128 + child.signal;
 	return 0;
 }
 
@@ -248,24 +215,37 @@ static char *find_in_path(const char *prog)
 
 static void describe_status(struct strbuf *sb, int status)
 {
-	if (WIFEXITED(status))
-		sb_printf(sb, "exit %d", WEXITSTATUS(status));
-	else if (WIFSIGNALED(status))
-		sb_printf(sb, "killed by signal %d", WTERMSIG(status));
+	if (status > 128)
+		sb_printf(sb, "killed by signal %d", status - 128);
+	else
+		sb_printf(sb, "exit %d", status);
 }
 
-static void collect_report(struct bundle *b, const char *gpugate, struct strbuf *index)
+static void copy_file(struct bundle *b, const char *name, const char *path);
+
+/* What the bundle was asked for. */
+struct bundle_options {
+	const char *output;  /* "-": standard output */
+	const char *spec;    /* the report's spec, or NULL */
+	const char *profile; /* the report's profile (default validate) */
+	const char *backend; /* auto, level-zero or cuda */
+};
+
+static void collect_report(struct bundle *b, const char *gpugate, const struct bundle_options *o, struct strbuf *index)
 {
 	struct strbuf *json = add_member(b, "report.json");
 	struct strbuf *log = add_member(b, "report-stderr.txt");
-	char *argv[] = { (char *)gpugate, "check", "--profile", "validate", "--format", "json", NULL };
+	char *argv[] = { (char *)gpugate, "check", o->spec ? "--spec" : "--profile",
+			 (char *)(o->spec ? o->spec : o->profile), "--format", "json", NULL };
 	int status = 0;
 	int rc = run_capture(argv, NULL, 330, json, log, &status);
-	sb_printf(index, "report.json: gpugate check --profile validate --format json: ");
+	sb_printf(index, "report.json: gpugate check %s %s --format json: ", argv[2], argv[3]);
 	if (rc < 0)
-		sb_printf(index, "could not run %s: %s\n", gpugate, strerror(-rc));
+		sb_printf(index, "could not run %s\n", gpugate);
 	else
 		describe_status(index, status), sb_puts(index, "\n");
+	if (o->spec)
+		copy_file(b, "spec.yaml", o->spec);
 }
 
 static const char *const gpu_packages[] = {
@@ -341,7 +321,8 @@ static void list_dir(struct strbuf *out, const char *dir)
 			names[n++] = xstrdup(e->d_name);
 		}
 	closedir(d);
-	qsort(names, n, sizeof(char *), cmp_str);
+	if (n)
+		qsort(names, n, sizeof(char *), cmp_str);
 	for (size_t i = 0; i < n; i++) {
 		char *path = xasprintf("%s/%s", dir, names[i]);
 		struct stat st;
@@ -355,12 +336,14 @@ static void list_dir(struct strbuf *out, const char *dir)
 				  g ? g->gr_name : "?");
 			if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
 				sb_printf(out, " %u:%u", major(st.st_rdev), minor(st.st_rdev));
-			sb_printf(out, " %s", names[i]);
+			sb_puts(out, " ");
+			escape_add(out, names[i], ESCAPE_LINE);
 			char target[PATH_MAX];
 			ssize_t k = S_ISLNK(st.st_mode) ? readlink(path, target, sizeof(target) - 1) : -1;
 			if (k > 0) {
 				target[k] = '\0';
-				sb_printf(out, " -> %s", target);
+				sb_puts(out, " -> ");
+				escape_add(out, target, ESCAPE_LINE);
 			}
 			sb_puts(out, "\n");
 		}
@@ -383,51 +366,47 @@ static void collect_dri(struct bundle *b)
 	sb_puts(out, "\n");
 }
 
-static void collect_gpus(struct bundle *b, struct strbuf *index)
+/* The GPUs as lib/drm_nodes.c finds them (the devices checks' scan, with
+ * NVIDIA's /proc/driver/nvidia/gpus), and the PCI attributes a bug report
+ * wants beside them. Sets *intel and *nvidia when such a GPU is there. */
+static void collect_gpus(struct bundle *b, struct strbuf *index, bool *intel, bool *nvidia)
 {
 	struct strbuf *out = add_member(b, "gpus.txt");
-	DIR *d = opendir("/sys/class/drm");
-	size_t cards = 0;
-	if (!d) {
-		sb_printf(out, "# /sys/class/drm: %s\n", strerror(errno));
-		sb_puts(index, "gpus.txt: no /sys/class/drm\n");
-		return;
-	}
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		const char *n = e->d_name;
-		bool card = strncmp(n, "card", 4) == 0 && n[4] && strspn(n + 4, "0123456789") == strlen(n + 4);
-		bool render = strncmp(n, "renderD", 7) == 0;
-		if (!card && !render)
-			continue;
-		cards += card;
-		char *dev = xasprintf("/sys/class/drm/%s/device", n);
-		char real[PATH_MAX];
-		sb_printf(out, "[%s]\n  device: %s\n", n, realpath(dev, real) ? real : strerror(errno));
-		static const char *const attrs[] = { "vendor", "device", "subsystem_vendor", "subsystem_device",
-						     "revision", "class", "numa_node", "current_link_speed",
-						     "current_link_width" };
-		for (size_t i = 0; i < ARRAY_SIZE(attrs); i++) {
-			char *p = xasprintf("%s/%s", dev, attrs[i]);
+	struct drm_scan scan;
+	drm_scan("", &scan);
+	drm_scan_add_nvidia_proc("", &scan);
+	if (scan.error)
+		sb_printf(out, "# %s: %s\n", scan.class_dir, strerror(scan.error));
+	for (size_t i = 0; i < scan.problem_count; i++)
+		sb_printf(out, "# %s\n", scan.problems[i]);
+	for (size_t i = 0; i < scan.count; i++) {
+		const struct drm_gpu *g = &scan.gpus[i];
+		*intel |= g->vendor == PCI_VENDOR_INTEL;
+		*nvidia |= g->vendor == PCI_VENDOR_NVIDIA;
+		const char *vendor = pci_vendor_name(g->vendor);
+		sb_printf(out, "[%s]\n  vendor: 0x%04x%s%s\n  device: 0x%04x\n  class: 0x%06x\n  driver: %s\n", g->bdf, g->vendor,
+			  vendor ? " " : "", vendor ? vendor : "", g->device, g->class, g->driver[0] ? g->driver : "(none bound)");
+		if (g->card.name[0])
+			sb_printf(out, "  card: %s %u:%u\n", g->card.name, g->card.major, g->card.minor);
+		if (g->render.name[0])
+			sb_printf(out, "  render: %s %u:%u\n", g->render.name, g->render.major, g->render.minor);
+		if (g->from_nvidia_proc)
+			sb_puts(out, "  (from /proc/driver/nvidia/gpus: no sysfs entry)\n");
+		static const char *const attrs[] = { "subsystem_vendor", "subsystem_device", "revision", "numa_node",
+						     "current_link_speed", "current_link_width", "max_link_speed",
+						     "max_link_width" };
+		for (size_t k = 0; k < ARRAY_SIZE(attrs); k++) {
+			char *p = xasprintf("/sys/bus/pci/devices/%s/%s", g->bdf, attrs[k]);
 			char v[256];
 			if (read_line_file(p, v, sizeof(v)) == 0) {
 				text_sanitize(v);
-				sb_printf(out, "  %s: %s\n", attrs[i], v);
+				sb_printf(out, "  %s: %s\n", attrs[k], v);
 			}
 			free(p);
 		}
-		char *drv = xasprintf("%s/driver", dev);
-		char target[PATH_MAX];
-		ssize_t k = readlink(drv, target, sizeof(target) - 1);
-		if (k > 0) {
-			target[k] = '\0';
-			sb_printf(out, "  driver: %s\n", strrchr(target, '/') ? strrchr(target, '/') + 1 : target);
-		}
-		free(drv);
-		free(dev);
 	}
-	closedir(d);
-	sb_printf(index, "gpus.txt: %zu DRM cards\n", cards);
+	sb_printf(index, "gpus.txt: %zu GPUs\n", scan.count);
+	drm_scan_free(&scan);
 }
 
 static void copy_file(struct bundle *b, const char *name, const char *path)
@@ -435,7 +414,7 @@ static void copy_file(struct bundle *b, const char *name, const char *path)
 	struct strbuf *out = add_member(b, name);
 	char *content = NULL;
 	size_t len = 0;
-	int rc = read_file(path, &content, &len);
+	int rc = read_file_max(path, 16u << 20, &content, &len);
 	if (rc < 0) {
 		sb_printf(out, "# %s: %s\n", path, strerror(-rc));
 		return;
@@ -444,42 +423,30 @@ static void copy_file(struct bundle *b, const char *name, const char *path)
 	free(content);
 }
 
+/* The kernel log's signs of a sick GPU, read by lib/kmsg.c as the
+ * system.kernel_log check reads them (the same patterns). */
 static void collect_kernel_log(struct bundle *b, struct strbuf *index)
 {
 	struct strbuf *out = add_member(b, "kernel-gpu.txt");
-	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		sb_printf(out, "# /dev/kmsg: %s (needs CAP_SYSLOG or dmesg_restrict=0)\n", strerror(errno));
-		sb_printf(index, "kernel-gpu.txt: kernel log not readable (%s)\n", strerror(errno));
+	struct kmsg_scan scan;
+	int rc = kmsg_scan("/dev/kmsg", monotonic_seconds() + 10, &scan);
+	if (rc < 0) {
+		sb_printf(out, "# /dev/kmsg: %s (needs CAP_SYSLOG or dmesg_restrict=0)\n", strerror(-rc));
+		sb_printf(index, "kernel-gpu.txt: kernel log not readable (%s)\n", strerror(-rc));
 		return;
 	}
-	static const char *const pats[] = { "*i915*", "*[[]drm*", "*xe *", "*xe:*", "*GuC*", "*HuC*",
-					    "*DMC*", "*gpu*", "*GPU*", "*drm:*" };
-	char rec[8192];
-	size_t kept = 0;
-	for (;;) {
-		ssize_t n = read(fd, rec, sizeof(rec) - 1);
-		if (n < 0 && errno == EPIPE)
-			continue; /* records were overwritten while we read */
-		if (n <= 0)
-			break;
-		rec[n] = '\0';
-		char *msg = strchr(rec, ';');
-		if (!msg)
-			continue;
-		msg++;
-		msg[strcspn(msg, "\n")] = '\0';
-		for (size_t i = 0; i < ARRAY_SIZE(pats); i++) {
-			if (fnmatch(pats[i], msg, 0) == 0) {
-				text_sanitize(msg);
-				sb_printf(out, "%.*s %s\n", (int)strcspn(rec, ";"), rec, msg);
-				kept++;
-				break;
-			}
-		}
-	}
-	close(fd);
-	sb_printf(index, "kernel-gpu.txt: %zu GPU lines from /dev/kmsg\n", kept);
+	sb_printf(out, "# /dev/kmsg: %zu records read%s; lines matching the GPU failure patterns of system.kernel_log:\n",
+		  scan.records, scan.stopped_early ? " (stopped early: size cap or deadline)" : "");
+	for (size_t i = 0; kmsg_patterns[i]; i++)
+		sb_printf(out, "#   %s\n", kmsg_patterns[i]);
+	size_t kept = scan.match_count < KMSG_MAX_KEPT ? scan.match_count : KMSG_MAX_KEPT;
+	for (size_t i = 0; i < kept; i++)
+		sb_printf(out, "%s\n", scan.matches[i].line);
+	if (scan.match_count > kept)
+		sb_printf(out, "# ... and %zu more\n", scan.match_count - kept);
+	sb_printf(index, "kernel-gpu.txt: %zu GPU failure lines in %zu kernel log records\n", scan.match_count,
+		  scan.records);
+	kmsg_scan_free(&scan);
 }
 
 /* The variables that make a Level Zero loader say what it does: the debug
@@ -630,11 +597,110 @@ static void collect_probe_log(struct bundle *b, const char *gpugate, struct strb
 	free(library);
 	sb_puts(index, "probe.txt: gpugate probe --backend level-zero --smoke: ");
 	if (rc < 0)
-		sb_printf(index, "could not run: %s", strerror(-rc));
+		sb_puts(index, "could not run it");
 	else
 		describe_status(index, status);
 	sb_printf(index, "\nze-loader-debug.txt: %zu loader trace lines, %zu loader logs, %zu library-search lines\n",
 		  n_trace, n_log, n_search);
+}
+
+/* Every file under /proc/driver/nvidia (version, params, gpus/BDF/information,
+ * ...): what the NVIDIA kernel driver says about itself and each GPU. */
+static void add_proc_tree(struct strbuf *out, const char *dir, int depth)
+{
+	DIR *d = opendir(dir);
+	if (!d) {
+		sb_printf(out, "# %s: %s%s\n", dir, strerror(errno),
+			  depth == 0 ? " (no NVIDIA kernel driver, or /proc/driver/nvidia not visible here)" : "");
+		return;
+	}
+	char **names = NULL;
+	size_t n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.') {
+			names = xrealloc(names, (n + 1) * sizeof(char *));
+			names[n++] = xstrdup(e->d_name);
+		}
+	closedir(d);
+	if (n)
+		qsort(names, n, sizeof(char *), cmp_str);
+	for (size_t i = 0; i < n; i++) {
+		char *path = xasprintf("%s/%s", dir, names[i]);
+		struct stat st;
+		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && depth < 4) {
+			add_proc_tree(out, path, depth + 1);
+		} else if (lstat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+			char *content = NULL;
+			size_t len = 0;
+			int rc = read_file_max(path, 256u << 10, &content, &len);
+			sb_printf(out, "## %s\n", path);
+			if (rc < 0) {
+				sb_printf(out, "# %s\n", strerror(-rc));
+			} else {
+				text_sanitize(content);
+				sb_puts(out, content);
+				if (len && content[len - 1] != '\n')
+					sb_puts(out, "\n");
+			}
+			free(content);
+		}
+		free(path);
+		free(names[i]);
+	}
+	free(names);
+}
+
+/* The CUDA side, for NVIDIA GPUs: the probe as the runtime check runs it
+ * (smoke kernel, NVML telemetry and processes), the libcuda it loaded and
+ * that driver's version, nvidia-smi -q (NVML's own report of every GPU's
+ * state) where installed, and /proc/driver/nvidia. */
+static void collect_cuda(struct bundle *b, const char *gpugate, struct strbuf *index)
+{
+	struct strbuf *out = add_member(b, "cuda-probe.txt");
+	struct strbuf *err = add_member(b, "cuda-probe-stderr.txt");
+	char *argv[] = { (char *)gpugate, "probe", "--backend", "cuda", "--smoke", "--telemetry", "--processes",
+			 "--fd", "1", NULL };
+	int status = 0;
+	int rc = run_capture(argv, NULL, 60, out, err, &status);
+	sb_puts(index, "cuda-probe.txt: gpugate probe --backend cuda --smoke --telemetry --processes: ");
+	if (rc < 0)
+		sb_puts(index, "could not run it\n");
+	else
+		describe_status(index, status), sb_puts(index, "\n");
+	/* the result line names the libcuda the dynamic linker loaded */
+	const char *line = out->buf ? strstr(out->buf, "\nresult {") : NULL;
+	json_t *result = line ? json_loadb(line + 8, strcspn(line + 8, "\n"), 0, NULL) : NULL;
+	const char *lib = json_string_value(json_object_get(result, "library"));
+	const char *version = json_string_value(json_object_get(result, "driver_version"));
+	if (lib)
+		sb_printf(index, "libcuda: %s, driver version %s\n", lib, version ? version : "unknown");
+	else
+		sb_puts(index, "libcuda: not loaded (see cuda-probe.txt)\n");
+	json_decref(result);
+
+	struct strbuf *smi = add_member(b, "nvidia-smi.txt");
+	char *tool = find_in_path("nvidia-smi");
+	if (!tool) {
+		sb_puts(smi, "# nvidia-smi not found: the NVML state is in cuda-probe.txt's telemetry\n");
+		sb_puts(index, "nvidia-smi.txt: no nvidia-smi\n");
+	} else {
+		char *smi_argv[] = { tool, "-q", NULL };
+		struct strbuf smi_err = STRBUF_INIT;
+		rc = run_capture(smi_argv, NULL, 60, smi, &smi_err, &status);
+		if (smi_err.len)
+			sb_printf(smi, "\n# nvidia-smi said on stderr:\n%s", smi_err.buf);
+		sb_printf(index, "nvidia-smi.txt: %s -q: ", tool);
+		if (rc < 0)
+			sb_puts(index, "could not run it\n");
+		else
+			describe_status(index, status), sb_puts(index, "\n");
+		sb_release(&smi_err);
+		free(tool);
+	}
+	struct strbuf *proc = add_member(b, "nvidia-proc.txt");
+	add_proc_tree(proc, "/proc/driver/nvidia", 0);
+	sb_printf(index, "nvidia-proc.txt: /proc/driver/nvidia, %zu bytes\n", proc->len);
 }
 
 static void collect_secrets(struct bundle *b)
@@ -646,9 +712,10 @@ static void collect_secrets(struct bundle *b)
 	}
 	char *token = NULL;
 	char err[300];
+	const char *source;
 	struct hf_location loc;
 	hf_location_of_environ(environ, "", false, &loc);
-	if (hfloc_token(&loc, &token, err, sizeof(err)) == 0 && token) {
+	if (hf_token_of_environ(environ, "", &loc, &token, &source, err, sizeof(err)) == 0 && token) {
 		add_secret(b, token);
 		explicit_bzero(token, strlen(token));
 		free(token);
@@ -656,17 +723,27 @@ static void collect_secrets(struct bundle *b)
 	hf_location_free(&loc);
 }
 
+static la_ssize_t archive_to_memory(struct archive *a, void *arg, const void *buf, size_t len)
+{
+	(void)a;
+	sb_add(arg, buf, len);
+	return (la_ssize_t)len;
+}
+
+/* The archive is made in memory (a few MB) and written with one call that
+ * knows the target: "-" is standard output, a device, FIFO or link to one
+ * is written through, a regular file replaced atomically. */
 static int write_archive(struct bundle *b, const char *path)
 {
-	char *tmp = xasprintf("%s.%d.tmp", path, (int)getpid());
+	struct strbuf tgz = STRBUF_INIT;
 	struct archive *a = archive_write_new();
 	archive_write_add_filter_gzip(a);
 	archive_write_set_format_pax_restricted(a);
+	archive_write_set_bytes_in_last_block(a, 1); /* no padding of the compressed stream */
 	int rc = 0;
-	if (archive_write_open_filename(a, tmp) != ARCHIVE_OK) {
-		fprintf(stderr, "gpugate: %s: %s\n", tmp, archive_error_string(a));
+	if (archive_write_open(a, &tgz, NULL, archive_to_memory, NULL) != ARCHIVE_OK) {
+		fprintf(stderr, "gpugate: bundle: %s\n", archive_error_string(a));
 		archive_write_free(a);
-		free(tmp);
 		return -1;
 	}
 	time_t now = time(NULL);
@@ -682,45 +759,67 @@ static int write_archive(struct bundle *b, const char *path)
 		archive_entry_set_mtime(e, now, 0);
 		if (archive_write_header(a, e) != ARCHIVE_OK ||
 		    (m->text.len && archive_write_data(a, m->text.buf, m->text.len) != (la_ssize_t)m->text.len)) {
-			fprintf(stderr, "gpugate: %s: %s: %s\n", tmp, name, archive_error_string(a));
+			fprintf(stderr, "gpugate: bundle: %s: %s\n", name, archive_error_string(a));
 			rc = -1;
 		}
 		archive_entry_free(e);
 		free(name);
 	}
 	if (archive_write_close(a) != ARCHIVE_OK) {
-		fprintf(stderr, "gpugate: %s: %s\n", tmp, archive_error_string(a));
+		fprintf(stderr, "gpugate: bundle: %s\n", archive_error_string(a));
 		rc = -1;
 	}
 	archive_write_free(a);
-	if (rc == 0 && rename(tmp, path) < 0) {
-		fprintf(stderr, "gpugate: %s: %s\n", path, strerror(errno));
+	char err[4352];
+	if (rc == 0 && operator_write_output(path, tgz.buf ? tgz.buf : "", tgz.len, err, sizeof(err)) < 0) {
+		fprintf(stderr, "gpugate: bundle: %s\n", err);
 		rc = -1;
 	}
-	if (rc < 0)
-		unlink(tmp);
-	free(tmp);
+	sb_release(&tgz);
 	return rc;
 }
 
+static const char bundle_usage[] =
+	"usage: gpugate bundle -o FILE.tar.gz|- [--spec FILE | --profile P] [--backend auto|level-zero|cuda]\n"
+	"  -o -         the archive on standard output (docker exec C gpugate bundle -o - > b.tar.gz)\n"
+	"  --spec, --profile   the spec of the report inside (default: --profile validate)\n"
+	"  --backend    whose runtime state to collect: level-zero (Intel), cuda (NVIDIA: NVML,\n"
+	"               /proc/driver/nvidia, the loaded libcuda); auto: the GPUs found (both when none)\n";
+
 int bundle_main(int argc, char **argv, const char *gpugate)
 {
+	enum { OPT_SPEC = 256, OPT_PROFILE, OPT_BACKEND };
 	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{ "output", required_argument, NULL, 'o' },	 { "spec", required_argument, NULL, OPT_SPEC },
+		{ "profile", required_argument, NULL, OPT_PROFILE }, { "backend", required_argument, NULL, OPT_BACKEND },
+		{ "help", no_argument, NULL, 'h' },		 { NULL, 0, NULL, 0 },
 	};
-	const char *output = NULL;
+	struct bundle_options o = { .profile = "validate", .backend = "auto" };
+	bool profile_given = false;
 	opterr = 0;
 	optind = 1;
 	int c;
 	while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
-			output = optarg;
+			o.output = optarg;
+			break;
+		case OPT_SPEC:
+			o.spec = optarg;
+			break;
+		case OPT_PROFILE:
+			if (strcmp(optarg, "healthcheck") && strcmp(optarg, "ci") && strcmp(optarg, "validate"))
+				return usage_error("bundle: --profile: unknown profile '%s' (healthcheck, ci, validate)", optarg);
+			o.profile = optarg;
+			profile_given = true;
+			break;
+		case OPT_BACKEND:
+			if (strcmp(optarg, "auto") && strcmp(optarg, "level-zero") && strcmp(optarg, "cuda"))
+				return usage_error("bundle: --backend: '%s' is not auto, level-zero or cuda", optarg);
+			o.backend = optarg;
 			break;
 		case 'h':
-			puts("usage: gpugate bundle -o FILE.tar.gz");
+			fputs(bundle_usage, stdout);
 			return PROV_OK;
 		case ':':
 			return usage_error("bundle: option '%s' needs an argument", argv[optind - 1]);
@@ -730,8 +829,12 @@ int bundle_main(int argc, char **argv, const char *gpugate)
 	}
 	if (optind < argc)
 		return usage_error("bundle: unexpected argument '%s'", argv[optind]);
-	if (!output)
-		return usage_error("bundle: -o FILE.tar.gz is required");
+	if (!o.output)
+		return usage_error("bundle: -o FILE.tar.gz is required (-o - for standard output)");
+	if (o.spec && profile_given)
+		return usage_error("bundle: --spec and --profile both name the report's spec: give one");
+	if (o.spec && access(o.spec, R_OK) < 0)
+		return usage_error("bundle: --spec %s: %s", o.spec, strerror(errno));
 	struct bundle b;
 	memset(&b, 0, sizeof(b));
 	collect_secrets(&b);
@@ -744,22 +847,35 @@ int bundle_main(int argc, char **argv, const char *gpugate)
 	if (uname(&u) == 0)
 		sb_printf(&index, "kernel: %s %s %s\n", u.sysname, u.release, u.machine);
 	sb_puts(&index, "\n");
-	collect_report(&b, gpugate, &index);
+	collect_report(&b, gpugate, &o, &index);
 	collect_environment(&b);
 	collect_packages(&b, &index);
 	collect_dri(&b);
-	collect_gpus(&b, &index);
+	bool intel = false, nvidia = false;
+	collect_gpus(&b, &index, &intel, &nvidia);
 	copy_file(&b, "mountinfo.txt", "/proc/self/mountinfo");
 	copy_file(&b, "os-release.txt", "/etc/os-release");
 	copy_file(&b, "cmdline.txt", "/proc/cmdline");
 	collect_kernel_log(&b, &index);
-	collect_probe_log(&b, gpugate, &index);
+	bool automatic = strcmp(o.backend, "auto") == 0;
+	bool no_gpu = !intel && !nvidia;
+	if (automatic && no_gpu)
+		intel = nvidia = true; /* no GPU seen: what each runtime says about that */
+	if (automatic)
+		sb_printf(&index, "backends: %s%s%s (--backend auto: %s)\n", intel ? "level-zero" : "",
+			  intel && nvidia ? " and " : "", nvidia ? "cuda" : "",
+			  no_gpu ? "no GPU found, so both" : "the vendors of the GPUs found");
+	if (automatic ? intel : strcmp(o.backend, "level-zero") == 0)
+		collect_probe_log(&b, gpugate, &index);
+	if (automatic ? nvidia : strcmp(o.backend, "cuda") == 0)
+		collect_cuda(&b, gpugate, &index);
 	struct strbuf *idx = add_member(&b, "index.txt");
 	sb_add(idx, index.buf, index.len);
 	sb_release(&index);
-	int rc = write_archive(&b, output);
+	int rc = write_archive(&b, o.output);
 	if (rc == 0)
-		fprintf(stderr, "gpugate: wrote %s (%zu files under " PREFIX ")\n", output, b.count);
+		fprintf(stderr, "gpugate: wrote %s (%zu files under " PREFIX ")\n",
+			strcmp(o.output, "-") ? o.output : "the bundle to standard output", b.count);
 	for (size_t i = 0; i < b.count; i++)
 		sb_release(&b.members[i].text);
 	for (size_t i = 0; i < b.n_secrets; i++) {

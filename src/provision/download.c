@@ -85,15 +85,27 @@ void dl_options_init(struct dl_options *o)
 	o->parallel = 8;
 	o->retries = retries_from_env();
 	o->backoff = 0.5;
-	o->stall_seconds = 60;
+	o->idle_seconds = 30;
+	o->min_speed = 1024;
+	o->deadline = 0;
+	o->timeout_seconds = 0;
 	o->progress = isatty(STDERR_FILENO);
 }
 
 bool is_hex(const char *s, size_t n)
 {
 	size_t i = 0;
-	for (; s[i] && i < n; i++)
+	for (; i < n && s[i]; i++)
 		if (!isxdigit((unsigned char)s[i]))
+			return false;
+	return i == n && s[i] == '\0';
+}
+
+bool is_lower_hex(const char *s, size_t n)
+{
+	size_t i = 0;
+	for (; i < n && s[i]; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
 			return false;
 	return i == n && s[i] == '\0';
 }
@@ -131,17 +143,29 @@ static EVP_MD_CTX *git_sha1_new(int64_t size)
 	return c;
 }
 
+void git_blob_id(const void *data, size_t len, char out[41])
+{
+	EVP_MD_CTX *c = git_sha1_new((int64_t)len);
+	EVP_DigestUpdate(c, data, len);
+	digest_hex(c, out);
+	EVP_MD_CTX_free(c);
+}
+
 int hash_file(const char *path, char sha256_hex[65], char gitsha1_hex[41], int64_t *size)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	int rc = hash_fd(fd, sha256_hex, gitsha1_hex, size);
+	close(fd);
+	return rc;
+}
+
+int hash_fd(int fd, char sha256_hex[65], char gitsha1_hex[41], int64_t *size)
+{
 	struct stat st;
-	if (fstat(fd, &st) < 0) {
-		int e = errno;
-		close(fd);
-		return -e;
-	}
+	if (fstat(fd, &st) < 0)
+		return -errno;
 	EVP_MD_CTX *s256 = sha256_hex ? digest_new(EVP_sha256()) : NULL;
 	EVP_MD_CTX *s1 = gitsha1_hex ? git_sha1_new(st.st_size) : NULL;
 	size_t cap = 1 << 20;
@@ -163,7 +187,6 @@ int hash_file(const char *path, char sha256_hex[65], char gitsha1_hex[41], int64
 			EVP_DigestUpdate(s1, buf, (size_t)n);
 	}
 	free(buf);
-	close(fd);
 	if (rc == 0 && s256)
 		digest_hex(s256, sha256_hex);
 	if (rc == 0 && s1)
@@ -435,17 +458,25 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
 static int open_target(struct dl_job *job)
 {
 	struct dl_state *s = job->state;
-	int flags = O_RDWR | O_CREAT | O_CLOEXEC | (job->keep_partial ? 0 : O_TRUNC);
-	s->fd = open(job->tmp_path, flags, 0644);
+	/* never through a link; a FIFO in its place fails instead of blocking */
+	int flags = O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | (job->keep_partial ? 0 : O_TRUNC);
+	s->fd = openat(job->in_dir ? job->dir_fd : AT_FDCWD, job->tmp_path, flags, job->mode ? job->mode : 0644);
+	struct stat st;
+	if (s->fd >= 0 && fstat(s->fd, &st) == 0 && !S_ISREG(st.st_mode)) {
+		close(s->fd);
+		s->fd = -1;
+		errno = EINVAL;
+	}
 	if (s->fd < 0) {
-		snprintf(job->error, sizeof(job->error), "%s: %s", job->tmp_path, strerror(errno));
+		snprintf(job->error, sizeof(job->error), "%s: %s", job->tmp_path,
+			 errno == ELOOP ? "is a symlink: refusing to write through it"
+			 : errno == EINVAL ? "is not a regular file" : strerror(errno));
 		return -1;
 	}
 	restart_hashes(job);
 	s->written = 0;
 	if (!job->keep_partial)
 		return 0;
-	struct stat st;
 	if (fstat(s->fd, &st) < 0) {
 		snprintf(job->error, sizeof(job->error), "%s: %s", job->tmp_path, strerror(errno));
 		return -1;
@@ -481,6 +512,18 @@ static int on_xferinfo(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_
 	return interrupted ? 1 : 0;
 }
 
+static bool past_deadline(const struct dl_options *o)
+{
+	return o->deadline > 0 && monotonic_seconds() >= o->deadline;
+}
+
+/* The overall timeout ran out: the job fails, naming what it got. */
+static void deadline_passed(struct dl_job *job, const struct dl_options *o)
+{
+	snprintf(job->error, sizeof(job->error), "the overall timeout of %ld s ran out (--timeout) after %" PRId64
+		 " of %" PRId64 " bytes", o->timeout_seconds, job->state->written, job->size);
+}
+
 /* Sets up an attempt on the lane's handle e (reset: its connection stays). */
 static int start_attempt(CURL *e, struct dl_job *job, const struct dl_options *o)
 {
@@ -508,8 +551,17 @@ static int start_attempt(CURL *e, struct dl_job *job, const struct dl_options *o
 	curl_easy_setopt(e, CURLOPT_USERAGENT, USER_AGENT);
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, 30L);
-	curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, o->stall_seconds);
+	/* the idle timeout: a server that drips a byte a second is abandoned */
+	curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, o->min_speed);
+	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, o->idle_seconds);
+	if (o->deadline > 0) {
+		double left = o->deadline - monotonic_seconds();
+		if (left <= 0) {
+			deadline_passed(job, o);
+			return -1;
+		}
+		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(left * 1000) + 1);
+	}
 	/* large reads: fewer recv(2) calls and callbacks per byte (4 MiB took
 	 * 15% less CPU than 512 KiB for 2 GB over loopback; libcurl 7.88 allows
 	 * up to 10 MiB and clamps above its limit) */
@@ -537,7 +589,7 @@ static void finish_job(struct dl_job *job, bool ok)
 		close(s->fd);
 	s->fd = -1;
 	if (!ok && !(job->keep_partial && s->written > 0))
-		unlink(job->tmp_path);
+		unlinkat(job->in_dir ? job->dir_fd : AT_FDCWD, job->tmp_path, 0);
 }
 
 /* The transfer ended well: check length and hashes, then rename into place. */
@@ -549,7 +601,7 @@ static void complete(struct dl_job *job)
 		digest_hex(s->sha256, hex);
 		EVP_MD_CTX_free(s->sha256);
 		s->sha256 = NULL;
-		if (strcasecmp(hex, job->sha256) != 0) {
+		if (strcmp(hex, job->sha256) != 0) {
 			snprintf(job->error, sizeof(job->error), "sha256 mismatch: expected %s, received %s",
 				 job->sha256, hex);
 			job->keep_partial = false; /* corrupt: never resume from it */
@@ -561,7 +613,7 @@ static void complete(struct dl_job *job)
 		digest_hex(s->sha1, hex);
 		EVP_MD_CTX_free(s->sha1);
 		s->sha1 = NULL;
-		if (strcasecmp(hex, job->git_sha1) != 0) {
+		if (strcmp(hex, job->git_sha1) != 0) {
 			snprintf(job->error, sizeof(job->error), "git blob id mismatch: expected %s, received %s",
 				 job->git_sha1, hex);
 			job->keep_partial = false;
@@ -569,7 +621,8 @@ static void complete(struct dl_job *job)
 			return;
 		}
 	}
-	if (fsync(s->fd) < 0 || rename(job->tmp_path, job->final_path) < 0) {
+	int dir = job->in_dir ? job->dir_fd : AT_FDCWD;
+	if (fsync(s->fd) < 0 || renameat(dir, job->tmp_path, dir, job->final_path) < 0) {
 		snprintf(job->error, sizeof(job->error), "%s: %s", job->final_path, strerror(errno));
 		job->keep_partial = false;
 		finish_job(job, false);
@@ -591,6 +644,13 @@ static void schedule_retry(struct dl_job *job, const struct dl_options *o, const
 		wait = 30;
 	if (s->retry_after > wait)
 		wait = s->retry_after;
+	if (o->deadline > 0 && monotonic_seconds() + wait >= o->deadline) {
+		deadline_passed(job, o);
+		snprintf(job->error + strlen(job->error), sizeof(job->error) - strlen(job->error),
+			 " (last attempt: %s)", why);
+		finish_job(job, false);
+		return;
+	}
 	s->attempt++;
 	s->not_before = monotonic_seconds() + wait;
 	if (o->progress)
@@ -612,9 +672,17 @@ static void on_done(struct dl_job *job, CURLcode rc, const struct dl_options *o)
 		finish_job(job, false);
 		return;
 	}
+	if (rc != CURLE_OK && past_deadline(o)) {
+		deadline_passed(job, o);
+		finish_job(job, false);
+		return;
+	}
 	if (rc != CURLE_OK) {
 		snprintf(why, sizeof(why), "%s", s->curl_err[0] ? s->curl_err : curl_easy_strerror(rc));
 		printable(why);
+		if (rc == CURLE_OPERATION_TIMEDOUT && s->code >= 200 && s->code < 300)
+			snprintf(why, sizeof(why), "stalled: less than %ld bytes/s for %ld s (--idle-timeout)",
+				 o->min_speed, o->idle_seconds);
 		if (http_transient_error(rc)) {
 			schedule_retry(job, o, why);
 		} else {
@@ -701,6 +769,11 @@ static void run_job(CURL *e, struct dl_job *job, const struct dl_options *o)
 	struct dl_state *s = job->state;
 	while (!s->done && !interrupted) {
 		double wait = s->not_before - monotonic_seconds();
+		if (past_deadline(o)) {
+			deadline_passed(job, o);
+			finish_job(job, false);
+			break;
+		}
 		if (wait > 0) { /* backoff, in short naps so that a signal is seen */
 			sleep_seconds(wait < 0.1 ? wait : 0.1);
 			continue;

@@ -1,7 +1,9 @@
 /* gpugate hf fetch: downloads a repo's files into the Hugging Face hub cache
  * in huggingface_hub's own layout (huggingface_hub's
- * src/huggingface_hub/file_download.py: hf_hub_download, get_hf_file_metadata),
- * so the Python libraries then run offline on it. */
+ * src/huggingface_hub/file_download.py: hf_hub_download, get_hf_file_metadata;
+ * _snapshot_download.py), CACHEDIR.TAG and trees/<commit>.json included, so
+ * the Python libraries then run offline on it. Every write goes through
+ * hf_cache_write.c. */
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +19,8 @@
 
 #include "download.h"
 #include "hf/location.h"
-#include "hf_location.h"
+#include "hf_cache_write.h"
+#include "hf_tree.h"
 #include "http.h"
 #include "hub_answer.h"
 #include "lib/util.h"
@@ -34,8 +37,7 @@ struct hf_file {
 struct hf_blob {
 	char *etag;
 	int64_t size;
-	char *final_path;
-	char *tmp_path;
+	char *tmp_name;       /* under blobs/; the final name is etag */
 	char *label;
 	int lock_fd;
 	bool cached;     /* present and verified before we started */
@@ -48,8 +50,14 @@ struct hf_fetch {
 	char *revision;
 	char *endpoint;
 	char *cache;
-	char *repo_dir;       /* cache/models--org--name */
 	char *folder;         /* models--org--name */
+	struct hf_cache_dirs dirs; /* open folders of the cache (hf_cache_write.h) */
+	bool whole_repo;      /* no FILE named: the listing is written too */
+	struct hub_tree tree; /* the hub's tree listing at the commit (whole_repo) */
+	bool have_tree;
+	long timeout_seconds; /* --timeout: the whole fetch; 0: none */
+	long idle_seconds;    /* --idle-timeout */
+	double deadline;
 	char *commit;
 	struct curl_slist *headers;
 	CURL *meta;           /* one handle for the metadata requests: one connection */
@@ -65,7 +73,10 @@ struct hf_fetch {
 
 static const char usage_text[] =
 	"usage: gpugate hf fetch REPO[@REVISION] [FILE...] [--repo-type model|dataset|space]\n"
-	"                        [--cache-dir DIR] [--jobs N] [--quiet]\n";
+	"                        [--cache-dir DIR] [--jobs N] [--quiet]\n"
+	"                        [--timeout SECONDS] [--idle-timeout SECONDS]\n"
+	"  --timeout       the whole fetch gives up after this long (default 21600, 6 h; 0: never)\n"
+	"  --idle-timeout  a transfer below 1 KiB/s this long is abandoned (default 30)\n";
 
 /* huggingface_hub's repo id rule: [namespace/]name of letters, digits, - _ .
  * without '--' or '..', not starting or ending with - or ., at most 96. */
@@ -177,7 +188,8 @@ static int list_files(struct hf_fetch *f)
 	char *url = xasprintf("%s/api/%ss/%s/revision/%s", f->endpoint, f->type, f->repo, rev);
 	free(rev);
 	struct http_request req = { .url = url, .headers = f->headers, .follow_redirects = true,
-				    .retries = f->dl.retries, .backoff = 0.5, .handle = f->meta };
+				    .retries = f->dl.retries, .backoff = 0.5, .handle = f->meta,
+				    .idle_seconds = f->idle_seconds, .deadline = f->deadline };
 	struct http_response r;
 	int rc = -1;
 	char msg[800];
@@ -220,7 +232,8 @@ static int resolve_file(struct hf_fetch *f, struct hf_file *file)
 	int rc = -1;
 	for (int hop = 0;; hop++) {
 		struct http_request req = { .url = url, .headers = f->headers, .head = true,
-					    .retries = f->dl.retries, .backoff = 0.5, .handle = f->meta };
+					    .retries = f->dl.retries, .backoff = 0.5, .handle = f->meta,
+					    .idle_seconds = f->idle_seconds, .deadline = f->deadline };
 		if (http_fetch(&req, &r) < 0) {
 			snprintf(file->error, sizeof(file->error), "%s", r.error);
 			goto out;
@@ -239,14 +252,12 @@ static int resolve_file(struct hf_fetch *f, struct hf_file *file)
 	if (r.code < 200 || r.code >= 400) {
 		describe_http_error(f, &r, "HEAD", file->error, sizeof(file->error));
 		if (r.code == 404 && r.error_code && strcmp(r.error_code, "EntryNotFound") == 0 &&
-		    r.repo_commit && is_hex(r.repo_commit, 40)) {
+		    r.repo_commit && is_lower_hex(r.repo_commit, 40)) {
 			/* as huggingface_hub: remember that the file is absent at this commit */
-			char *marker = xasprintf("%s/.no_exist/%s/%s", f->repo_dir, r.repo_commit, file->path);
-			char *dir = xstrndup(marker, (size_t)(strrchr(marker, '/') - marker));
-			int fd = mkdir_p(dir, 0755) == 0 ? open(marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0644) : -1;
-			if (fd >= 0)
-				close(fd);
-			free(dir);
+			char *marker = xasprintf(".no_exist/%s/%s", r.repo_commit, file->path);
+			char err[400];
+			if (hfw_touch(&f->dirs, marker, err, sizeof(err)) < 0)
+				fprintf(stderr, "gpugate: %s\n", err);
 			free(marker);
 		}
 		goto out;
@@ -274,60 +285,118 @@ out:
 	return rc;
 }
 
+/* GET /api/{type}s/{repo}/tree/{commit}?recursive=true&expand=false, every
+ * page (Link: rel="next"), as huggingface_hub's list_repo_tree: the listing
+ * trees/<commit>.json is made of. A failure only means no listing is
+ * written; the files are fetched all the same. */
+static void fetch_tree(struct hf_fetch *f)
+{
+	char *origin = origin_of(f->endpoint);
+	char *url = xasprintf("%s/api/%ss/%s/tree/%s?recursive=true&expand=false", f->endpoint, f->type, f->repo,
+			      f->commit);
+	char why[600] = "";
+	for (int page = 0; url && !why[0]; page++) {
+		struct http_request req = { .url = url, .headers = f->headers, .follow_redirects = true,
+					    .retries = f->dl.retries, .backoff = 0.5, .handle = f->meta,
+					    .idle_seconds = f->idle_seconds, .deadline = f->deadline };
+		struct http_response r;
+		char err[400];
+		if (http_fetch(&req, &r) < 0)
+			snprintf(why, sizeof(why), "%s: %s", url, r.error);
+		else if (r.code != 200)
+			describe_http_error(f, &r, url, why, sizeof(why));
+		else if (hub_parse_tree_page(r.body.buf, r.body.len, &f->tree, err, sizeof(err)) < 0)
+			snprintf(why, sizeof(why), "%s: %s", url, err);
+		else if (page >= 10000)
+			snprintf(why, sizeof(why), "%s: more than 10000 pages", url);
+		char *next = why[0] ? NULL : hub_next_page(r.link);
+		http_response_free(&r);
+		free(url);
+		url = NULL;
+		/* the token goes with every request: only to the hub itself */
+		if (next && next[0] == '/' && next[1] != '/')
+			url = xasprintf("%s%s", origin, next);
+		else if (next && str_starts_with(next, origin) && strchr("/?", next[strlen(origin)]))
+			url = xstrdup(next);
+		else if (next)
+			snprintf(why, sizeof(why), "the next page is on another host (%.200s)", next);
+		free(next);
+	}
+	free(url);
+	free(origin);
+	if (why[0]) {
+		text_sanitize(why);
+		fprintf(stderr, "gpugate: warning: %s@%s: no trees/%s.json is written: the tree listing failed: %s\n", f->repo,
+			f->revision, f->commit, why);
+		hub_tree_free(&f->tree);
+		return;
+	}
+	f->have_tree = true;
+}
+
 static int lock_blob(struct hf_fetch *f, struct hf_blob *b)
 {
-	char *dir = xasprintf("%s/.locks/%s", f->cache, f->folder);
-	char *path = xasprintf("%s/%s.lock", dir, b->etag);
-	int rc = mkdir_p(dir, 0755);
-	if (rc == 0) {
-		b->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0664);
-		if (b->lock_fd < 0)
-			rc = -errno;
-	}
+	char *name = xasprintf("%s.lock", b->etag);
+	char *shown = xasprintf("%s/.locks/%s/%s", f->cache, f->folder, name);
+	int rc = 0;
+	b->lock_fd = openat(f->dirs.locks, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0664);
+	struct stat st;
+	if (b->lock_fd < 0)
+		rc = errno == ELOOP ? -EMLINK : -errno;
+	else if (fstat(b->lock_fd, &st) < 0 || !S_ISREG(st.st_mode))
+		rc = -EINVAL;
 	if (rc < 0) {
-		fprintf(stderr, "gpugate: %s: %s\n", path, strerror(-rc));
+		fprintf(stderr, "gpugate: %s: %s\n", shown,
+			rc == -EMLINK ? "is a symlink: refusing to write through it"
+			: rc == -EINVAL ? "is not a regular file" : strerror(-rc));
 	} else if (flock(b->lock_fd, LOCK_EX | LOCK_NB) < 0) {
 		if (errno == EWOULDBLOCK) {
-			fprintf(stderr, "gpugate: waiting for another download of %s (%s)\n", b->label, path);
+			fprintf(stderr, "gpugate: waiting for another download of %s (%s)\n", b->label, shown);
 			if (flock(b->lock_fd, LOCK_EX) < 0)
 				rc = -errno;
 		} else if (errno == ENOLCK || errno == EOPNOTSUPP || errno == EINVAL) {
 			fprintf(stderr, "gpugate: %s: this filesystem has no flock (%s); going on unlocked\n",
-				path, strerror(errno));
+				shown, strerror(errno));
 		} else {
 			rc = -errno;
 		}
 		if (rc < 0)
-			fprintf(stderr, "gpugate: %s: %s\n", path, strerror(-rc));
+			fprintf(stderr, "gpugate: %s: %s\n", shown, strerror(-rc));
 	}
-	free(dir);
-	free(path);
+	free(name);
+	free(shown);
 	return rc;
 }
 
-/* A blob already under its final name is kept only when size and hash match its name. */
-static bool blob_verified(struct hf_blob *b)
+/* A blob already under its final name is kept only when it is a regular
+ * file (not a link) whose size and hash match its name. */
+static bool blob_verified(struct hf_fetch *f, struct hf_blob *b)
 {
-	struct stat st;
-	if (lstat(b->final_path, &st) < 0)
+	int fd = openat(f->dirs.blobs, b->etag, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)
 		return false;
-	bool lfs = is_hex(b->etag, 64), git = is_hex(b->etag, 40);
-	char sha256[65], sha1[41];
-	int64_t size = -1;
+	bool lfs = strlen(b->etag) == 64;
+	char sha256[65] = "", sha1[41] = "";
+	struct stat st;
 	const char *why = NULL;
-	if (!S_ISREG(st.st_mode))
+	if (fd < 0)
+		why = errno == ELOOP ? "is a symlink" : "cannot be opened";
+	else if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		why = "is not a regular file";
 	else if (st.st_size != b->size)
 		why = "has the wrong size";
-	else if ((lfs || git) && hash_file(b->final_path, lfs ? sha256 : NULL, git ? sha1 : NULL, &size) < 0)
+	else if (hash_fd(fd, lfs ? sha256 : NULL, lfs ? NULL : sha1, NULL) < 0)
 		why = "cannot be read";
-	else if ((lfs && strcasecmp(sha256, b->etag) != 0) || (git && strcasecmp(sha1, b->etag) != 0))
+	else if (strcmp(lfs ? sha256 : sha1, b->etag) != 0)
 		why = "does not match its hash";
+	if (fd >= 0)
+		close(fd);
 	if (!why)
 		return true;
-	fprintf(stderr, "gpugate: %s %s; downloading it again\n", b->final_path, why);
-	if (unlink(b->final_path) < 0 && errno != ENOENT)
-		fprintf(stderr, "gpugate: %s: %s\n", b->final_path, strerror(errno));
+	fprintf(stderr, "gpugate: %s/blobs/%s %s; downloading it again\n", f->folder, b->etag, why);
+	/* the name itself goes (a link is removed, never followed) */
+	if (unlinkat(f->dirs.blobs, b->etag, 0) < 0 && errno != ENOENT)
+		fprintf(stderr, "gpugate: %s/blobs/%s: %s\n", f->folder, b->etag, strerror(errno));
 	return false;
 }
 
@@ -338,12 +407,10 @@ static size_t add_blob(struct hf_fetch *f, const struct hf_file *file)
 	memset(b, 0, sizeof(*b));
 	b->etag = xstrdup(file->etag);
 	b->size = file->size;
-	b->final_path = xasprintf("%s/blobs/%s", f->repo_dir, b->etag);
 	unsigned char rnd[4];
 	if (RAND_bytes(rnd, sizeof(rnd)) != 1)
 		memset(rnd, 0, sizeof(rnd));
-	b->tmp_path = xasprintf("%s/blobs/%s.%02x%02x%02x%02x.incomplete", f->repo_dir, b->etag,
-				rnd[0], rnd[1], rnd[2], rnd[3]);
+	b->tmp_name = xasprintf("%s.%02x%02x%02x%02x.incomplete", b->etag, rnd[0], rnd[1], rnd[2], rnd[3]);
 	b->label = xstrdup(file->path);
 	b->lock_fd = -1;
 	return f->n_blobs++;
@@ -382,28 +449,15 @@ static void collect_blobs(struct hf_fetch *f)
  * made under a temp name and renamed over whatever was there. */
 static int link_snapshot(struct hf_fetch *f, const struct hf_file *file, char *err, size_t n)
 {
-	char *link = xasprintf("%s/snapshots/%s/%s", f->repo_dir, f->commit, file->path);
-	char *dir = xstrndup(link, (size_t)(strrchr(link, '/') - link));
+	char *link = xasprintf("snapshots/%s/%s", f->commit, file->path);
 	struct strbuf target = STRBUF_INIT;
 	sb_puts(&target, "../../");
 	for (const char *c = file->path; *c; c++)
 		if (*c == '/')
 			sb_puts(&target, "../");
 	sb_printf(&target, "blobs/%s", file->etag);
-	char *tmp = xasprintf("%s.%d.tmp-link", link, (int)getpid());
-	int rc = mkdir_p(dir, 0755);
-	if (rc == 0) {
-		unlink(tmp);
-		if (symlink(target.buf, tmp) < 0 || rename(tmp, link) < 0)
-			rc = -errno;
-	}
-	if (rc < 0) {
-		snprintf(err, n, "%s: %s", link, strerror(-rc));
-		unlink(tmp);
-	}
-	free(tmp);
+	int rc = hfw_link(&f->dirs, link, target.buf, err, n);
 	sb_release(&target);
-	free(dir);
 	free(link);
 	return rc;
 }
@@ -412,26 +466,66 @@ static int write_ref(struct hf_fetch *f)
 {
 	if (strcmp(f->revision, f->commit) == 0)
 		return 0;
-	char *ref = xasprintf("%s/refs/%s", f->repo_dir, f->revision);
-	char *dir = xstrndup(ref, (size_t)(strrchr(ref, '/') - ref));
-	int rc = mkdir_p(dir, 0755);
-	if (rc == 0)
-		rc = write_file_atomic(ref, f->commit, strlen(f->commit), 0644);
+	char *ref = xasprintf("refs/%s", f->revision);
+	char err[600];
+	/* Path.write_text: 0666 less the umask */
+	int rc = hfw_write_file(&f->dirs, ref, f->commit, strlen(f->commit), 0666, err, sizeof(err));
 	if (rc < 0)
-		fprintf(stderr, "gpugate: %s: %s\n", ref, strerror(-rc));
-	free(dir);
+		fprintf(stderr, "gpugate: %s\n", err);
 	free(ref);
 	return rc;
 }
 
+/* trees/<commit>.json, huggingface_hub's listing of the commit, from the
+ * hub's tree listing checked file by file against what was verified here.
+ * A listing that disagrees is not written, with a warning: the snapshot is
+ * still complete and verified. Returns -1 only when the write failed. */
+static int write_listing(struct hf_fetch *f)
+{
+	struct hf_tree_verified *v = xcalloc(f->n_files + 1, sizeof(*v));
+	for (size_t i = 0; i < f->n_files; i++)
+		v[i] = (struct hf_tree_verified){ f->files[i].path, f->files[i].etag, f->files[i].size };
+	char err[600];
+	char *json = hf_tree_listing_json(&f->tree, v, f->n_files, err, sizeof(err));
+	free(v);
+	if (!json) {
+		fprintf(stderr, "gpugate: warning: %s@%s: no trees/%s.json is written (huggingface_hub cannot check "
+			"the snapshot's completeness offline): %s\n", f->repo, f->revision, f->commit, err);
+		return 0;
+	}
+	char *rel = xasprintf("trees/%s.json", f->commit);
+	/* huggingface_hub's mkstemp makes it 0600; readable here, so that another
+	 * user checking a shared cache can read the listing too */
+	int rc = hfw_write_file(&f->dirs, rel, json, strlen(json), 0644, err, sizeof(err));
+	if (rc < 0)
+		fprintf(stderr, "gpugate: %s\n", err);
+	free(rel);
+	free(json);
+	return rc;
+}
+
+/* A whole number of seconds from 0 to max. */
+static int seconds_arg(const char *opt, const char *v, long max, long *out)
+{
+	char *end;
+	errno = 0;
+	long n = strtol(v, &end, 10);
+	if (errno || *end || end == v || n < 0 || n > max)
+		return usage_error("%s: '%s' is not a number of seconds from 0 to %ld", opt, v, max);
+	*out = n;
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct hf_fetch *f, char ***names, size_t *n_names)
 {
-	enum { OPT_TYPE = 256, OPT_CACHE, OPT_JOBS, OPT_QUIET };
+	enum { OPT_TYPE = 256, OPT_CACHE, OPT_JOBS, OPT_QUIET, OPT_TIMEOUT, OPT_IDLE };
 	static const struct option longopts[] = {
 		{ "repo-type", required_argument, NULL, OPT_TYPE },
 		{ "cache-dir", required_argument, NULL, OPT_CACHE },
 		{ "jobs", required_argument, NULL, OPT_JOBS },
 		{ "quiet", no_argument, NULL, OPT_QUIET },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "idle-timeout", required_argument, NULL, OPT_IDLE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -459,6 +553,16 @@ static int parse_args(int argc, char **argv, struct hf_fetch *f, char ***names, 
 		}
 		case OPT_QUIET:
 			f->quiet = true;
+			break;
+		case OPT_TIMEOUT:
+			if (seconds_arg("--timeout", optarg, 30L * 24 * 3600, &f->timeout_seconds))
+				return PROV_USAGE;
+			break;
+		case OPT_IDLE:
+			if (seconds_arg("--idle-timeout", optarg, 24L * 3600, &f->idle_seconds))
+				return PROV_USAGE;
+			if (f->idle_seconds == 0)
+				return usage_error("--idle-timeout: must be at least 1 second");
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -501,8 +605,7 @@ static void free_fetch(struct hf_fetch *f)
 		if (f->blobs[i].lock_fd >= 0)
 			close(f->blobs[i].lock_fd); /* releases the flock */
 		free(f->blobs[i].etag);
-		free(f->blobs[i].final_path);
-		free(f->blobs[i].tmp_path);
+		free(f->blobs[i].tmp_name);
 		free(f->blobs[i].label);
 	}
 	free(f->blobs);
@@ -512,14 +615,125 @@ static void free_fetch(struct hf_fetch *f)
 	free(f->revision);
 	free(f->endpoint);
 	free(f->cache);
-	free(f->repo_dir);
 	free(f->folder);
 	free(f->commit);
+	hub_tree_free(&f->tree);
+	hfw_close(&f->dirs);
+}
+
+/* Reads the environment: offline mode, token, cache, endpoint. Returns 0 or an exit status. */
+static int read_environment(struct hf_fetch *f)
+{
+	struct hf_location loc;
+	hf_location_of_environ(environ, "", false, &loc);
+	int rc = 0;
+	char err[400], *token = NULL;
+	const char *source = NULL;
+	if (loc.offline) {
+		fprintf(stderr, "gpugate: hf fetch: offline mode is on (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE);"
+			" no request was made. Unset it to download.\n");
+		rc = PROV_FAILED;
+	} else if (hf_token_of_environ(environ, "", &loc, &token, &source, err, sizeof(err)) < 0) {
+		fprintf(stderr, "gpugate: hf fetch: %s\n", err);
+		rc = PROV_USAGE;
+	}
+	for (const char *c = token; c && *c && rc == 0; c++) {
+		if ((unsigned char)*c < 0x21 || (unsigned char)*c > 0x7e) {
+			fprintf(stderr, "gpugate: hf fetch: the token from %s contains a space or control character;"
+				" it cannot go into an HTTP header\n", source);
+			rc = PROV_USAGE;
+		}
+	}
+	if (token && rc == 0) {
+		char *h = xasprintf("Authorization: Bearer %s", token);
+		f->headers = curl_slist_append(f->headers, h);
+		explicit_bzero(h, strlen(h));
+		free(h);
+		f->have_token = true;
+	}
+	if (token) {
+		explicit_bzero(token, strlen(token));
+		free(token);
+	}
+	if (!f->cache) {
+		f->cache = loc.hub_cache;
+		loc.hub_cache = NULL;
+	}
+	f->endpoint = loc.endpoint;
+	loc.endpoint = NULL;
+	hf_location_free(&loc);
+	return rc;
+}
+
+/* Resolves every file (HEAD), then, for a whole repo, the tree listing. */
+static void resolve_all(struct hf_fetch *f)
+{
+	for (size_t i = 0; i < f->n_files; i++) {
+		const char *why = path_problem(f->files[i].path, false);
+		if (why)
+			snprintf(f->files[i].error, sizeof(f->files[i].error), "refused: the name %s", why);
+		else
+			resolve_file(f, &f->files[i]);
+	}
+	if (f->whole_repo && f->commit && f->n_files > 0)
+		fetch_tree(f);
+}
+
+/* Downloads the blobs not verified in the cache already; sets each blob's ok. */
+static int64_t download_blobs(struct hf_fetch *f, struct dl_job **jobs_out, size_t **blob_job_out, size_t *n_out)
+{
+	struct dl_job *jobs = xcalloc(f->n_blobs + 1, sizeof(*jobs));
+	size_t *blob_job = xcalloc(f->n_blobs + 1, sizeof(*blob_job)); /* SIZE_MAX: no download */
+	size_t n_jobs = 0;
+	int64_t to_download = 0;
+	for (size_t b = 0; b < f->n_blobs; b++) {
+		struct hf_blob *blob = &f->blobs[b];
+		blob_job[b] = SIZE_MAX;
+		if (lock_blob(f, blob) < 0)
+			continue;
+		if (blob_verified(f, blob)) {
+			blob->cached = blob->ok = true;
+			continue;
+		}
+		blob_job[b] = n_jobs;
+		struct dl_job *j = &jobs[n_jobs++];
+		char *qpath = url_quote(blob->label, true);
+		j->url = xasprintf("%s/%s%s/resolve/%s/%s", f->endpoint, url_prefix(f->type), f->repo, f->commit, qpath);
+		free(qpath);
+		j->headers = f->headers;
+		j->in_dir = true;
+		j->dir_fd = f->dirs.blobs;
+		j->tmp_path = blob->tmp_name;
+		j->final_path = blob->etag;
+		j->mode = 0666; /* less the umask: the mode huggingface_hub gives a blob (_chmod_and_move) */
+		j->size = blob->size;
+		/* hub_resolve_meta let through only these two forms */
+		j->sha256 = strlen(blob->etag) == 64 ? blob->etag : NULL;
+		j->git_sha1 = strlen(blob->etag) == 40 ? blob->etag : NULL;
+		j->label = blob->label;
+		to_download += blob->size;
+	}
+	struct dl_options o = f->dl;
+	o.parallel = f->jobs;
+	if (f->quiet)
+		o.progress = false;
+	dl_run(jobs, n_jobs, &o);
+	for (size_t b = 0; b < f->n_blobs; b++)
+		if (blob_job[b] != SIZE_MAX)
+			f->blobs[b].ok = jobs[blob_job[b]].ok;
+	for (size_t k = 0; k < n_jobs; k++)
+		if (!jobs[k].ok)
+			to_download -= jobs[k].size;
+	*jobs_out = jobs;
+	*blob_job_out = blob_job;
+	*n_out = n_jobs;
+	return to_download;
 }
 
 int hf_fetch_main(int argc, char **argv)
 {
-	struct hf_fetch f = { .type = "model", .jobs = 8 };
+	struct hf_fetch f = { .type = "model", .jobs = 8, .timeout_seconds = 6 * 3600, .idle_seconds = 30,
+			      .dirs = { .cache = -1, .repo = -1, .blobs = -1, .locks = -1 } };
 	char **names = NULL;
 	size_t n_names = 0;
 	int rc = parse_args(argc, argv, &f, &names, &n_names);
@@ -527,40 +741,16 @@ int hf_fetch_main(int argc, char **argv)
 		free_fetch(&f);
 		return rc < 0 ? PROV_OK : rc;
 	}
-	struct hf_location loc;
-	hf_location_of_environ(environ, "", false, &loc);
-	if (loc.offline) {
-		fprintf(stderr, "gpugate: hf fetch: offline mode is on (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE);"
-			" no request was made. Unset it to download.\n");
-		hf_location_free(&loc);
+	if ((rc = read_environment(&f)) != 0) {
 		free_fetch(&f);
-		return PROV_FAILED;
+		return rc;
 	}
-	char err[400];
-	char *token = NULL;
-	if (hfloc_token(&loc, &token, err, sizeof(err)) < 0) {
-		fprintf(stderr, "gpugate: hf fetch: %s\n", err);
-		hf_location_free(&loc);
-		free_fetch(&f);
-		return PROV_USAGE;
-	}
-	if (token) {
-		char *h = xasprintf("Authorization: Bearer %s", token);
-		f.headers = curl_slist_append(f.headers, h);
-		explicit_bzero(h, strlen(h));
-		explicit_bzero(token, strlen(token));
-		free(h);
-		free(token);
-		f.have_token = true;
-	}
-	if (!f.cache) {
-		f.cache = loc.hub_cache;
-		loc.hub_cache = NULL;
-	}
-	hf_location_free(&loc);
 	f.headers = curl_slist_append(f.headers, "Accept-Encoding: identity");
 	dl_options_init(&f.dl);
-	f.endpoint = hfloc_endpoint();
+	f.deadline = f.timeout_seconds ? monotonic_seconds() + (double)f.timeout_seconds : 0;
+	f.dl.deadline = f.deadline;
+	f.dl.timeout_seconds = f.timeout_seconds;
+	f.dl.idle_seconds = f.idle_seconds;
 	f.meta = curl_easy_init();
 	if (!f.meta) {
 		fputs("gpugate: hf fetch: libcurl could not start\n", stderr);
@@ -568,10 +758,12 @@ int hf_fetch_main(int argc, char **argv)
 		return PROV_FAILED;
 	}
 	f.folder = hf_repo_folder(f.repo, f.type); /* models--org--name */
-	f.repo_dir = xasprintf("%s/%s", f.cache, f.folder);
+	char err[600];
+	hfw_init(&f.dirs, f.cache, f.folder);
 	int failed = 0;
 
 	if (n_names == 0) {
+		f.whole_repo = true;
 		if (list_files(&f) < 0) {
 			free_fetch(&f);
 			return PROV_FAILED;
@@ -583,64 +775,22 @@ int hf_fetch_main(int argc, char **argv)
 		for (size_t i = 0; i < n_names; i++)
 			f.files[f.n_files++].path = xstrdup(names[i]);
 	}
-	for (size_t i = 0; i < f.n_files; i++) {
-		const char *why = path_problem(f.files[i].path, false);
-		if (why)
-			snprintf(f.files[i].error, sizeof(f.files[i].error), "refused: the name %s", why);
-		else
-			resolve_file(&f, &f.files[i]);
-	}
+	resolve_all(&f);
 	size_t resolved = 0;
 	for (size_t i = 0; i < f.n_files; i++)
 		resolved += !f.files[i].error[0];
-	char *blobs_dir = xasprintf("%s/blobs", f.repo_dir);
-	int mk = resolved ? mkdir_p(blobs_dir, 0755) : 0; /* nothing to store: create nothing */
-	if (mk < 0) {
-		fprintf(stderr, "gpugate: %s: %s\n", blobs_dir, strerror(-mk));
-		free(blobs_dir);
+	/* nothing to store: create nothing; a link where a folder must be: stop */
+	if (resolved && hfw_open_store(&f.dirs, err, sizeof(err)) < 0) {
+		fprintf(stderr, "gpugate: %s@%s: %s\n", f.repo, f.revision, err);
 		free_fetch(&f);
 		return PROV_FAILED;
 	}
-	free(blobs_dir);
+	if (resolved)
+		hfw_cachedir_tag(&f.dirs);
 	collect_blobs(&f);
-	struct dl_job *jobs = xcalloc(f.n_blobs + 1, sizeof(*jobs));
-	size_t *blob_job = xcalloc(f.n_blobs + 1, sizeof(*blob_job)); /* SIZE_MAX: no download */
-	size_t n_jobs = 0;
-	int64_t to_download = 0;
-	for (size_t b = 0; b < f.n_blobs; b++) {
-		struct hf_blob *blob = &f.blobs[b];
-		blob_job[b] = SIZE_MAX;
-		if (lock_blob(&f, blob) < 0)
-			continue;
-		if (blob_verified(blob)) {
-			blob->cached = blob->ok = true;
-			continue;
-		}
-		blob_job[b] = n_jobs;
-		struct dl_job *j = &jobs[n_jobs++];
-		char *qpath = url_quote(blob->label, true);
-		j->url = xasprintf("%s/%s%s/resolve/%s/%s", f.endpoint, url_prefix(f.type), f.repo, f.commit, qpath);
-		free(qpath);
-		j->headers = f.headers;
-		j->tmp_path = blob->tmp_path;
-		j->final_path = blob->final_path;
-		j->size = blob->size;
-		j->sha256 = is_hex(blob->etag, 64) ? blob->etag : NULL;
-		j->git_sha1 = is_hex(blob->etag, 40) ? blob->etag : NULL;
-		j->label = blob->label;
-		to_download += blob->size;
-	}
-	struct dl_options o = f.dl;
-	o.parallel = f.jobs;
-	if (f.quiet)
-		o.progress = false;
-	dl_run(jobs, n_jobs, &o);
-	for (size_t b = 0; b < f.n_blobs; b++)
-		if (blob_job[b] != SIZE_MAX)
-			f.blobs[b].ok = jobs[blob_job[b]].ok;
-	for (size_t k = 0; k < n_jobs; k++)
-		if (!jobs[k].ok)
-			to_download -= jobs[k].size;
+	struct dl_job *jobs;
+	size_t *blob_job, n_jobs;
+	int64_t downloaded = download_blobs(&f, &jobs, &blob_job, &n_jobs);
 	size_t cached = 0, linked = 0;
 	for (size_t i = 0; i < f.n_files; i++) {
 		struct hf_file *file = &f.files[i];
@@ -665,14 +815,15 @@ int hf_fetch_main(int argc, char **argv)
 	free(blob_job);
 	if (f.commit && linked > 0 && write_ref(&f) < 0)
 		failed++;
-	char *snapshot = f.commit ? xasprintf("%s/snapshots/%s", f.repo_dir, f.commit) : NULL;
+	/* only a complete, verified snapshot gets its listing (as snapshot_download) */
+	if (f.have_tree && !failed && linked == f.n_files && write_listing(&f) < 0)
+		failed++;
 	if (!f.quiet)
 		fprintf(stderr, "gpugate: %s@%s: %zu of %zu files in the cache (%zu were already there, "
 			"%.1f MiB downloaded)%s\n", f.repo, f.revision, linked, f.n_files, cached,
-			(double)to_download / (1 << 20), failed ? "; some failed" : "");
-	if (snapshot && linked > 0)
-		printf("%s\n", snapshot);
-	free(snapshot);
+			(double)downloaded / (1 << 20), failed ? "; some failed" : "");
+	if (f.commit && linked > 0)
+		printf("%s/%s/snapshots/%s\n", f.cache, f.folder, f.commit);
 	free_fetch(&f);
 	return failed || f.n_files == 0 ? PROV_FAILED : PROV_OK;
 }

@@ -13,7 +13,7 @@
 static void clear(struct http_response *r)
 {
 	char **fields[] = { &r->repo_commit, &r->linked_etag, &r->etag, &r->linked_size,
-			    &r->content_length, &r->location, &r->error_code, &r->error_message };
+			    &r->content_length, &r->location, &r->error_code, &r->error_message, &r->link };
 	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
 		free(*fields[i]);
 		*fields[i] = NULL;
@@ -56,6 +56,7 @@ void http_header_line(struct http_response *r, const char *p, size_t n)
 				{ "Location", offsetof(struct http_response, location) },
 				{ "X-Error-Code", offsetof(struct http_response, error_code) },
 				{ "X-Error-Message", offsetof(struct http_response, error_message) },
+				{ "Link", offsetof(struct http_response, link) },
 			};
 			for (size_t i = 0; i < ARRAY_SIZE(map); i++)
 				if (strcasecmp(line, map[i].name) == 0)
@@ -125,8 +126,18 @@ int http_fetch(const struct http_request *req, struct http_response *r)
 		curl_easy_setopt(e, CURLOPT_USERAGENT, "gpugate-provision/" GPUGATE_VERSION);
 		curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
 		curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, 30L);
-		curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
-		curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, 60L);
+		curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1024L);
+		curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, req->idle_seconds > 0 ? req->idle_seconds : 30L);
+		if (req->deadline > 0) {
+			double left = req->deadline - monotonic_seconds();
+			if (left <= 0) {
+				snprintf(r->error, sizeof(r->error), "the overall timeout ran out (--timeout)");
+				if (!req->handle)
+					curl_easy_cleanup(e);
+				return -1;
+			}
+			curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(left * 1000) + 1);
+		}
 		curl_easy_setopt(e, CURLOPT_ERRORBUFFER, curl_err);
 		curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
 		curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
@@ -155,7 +166,15 @@ int http_fetch(const struct http_request *req, struct http_response *r)
 			snprintf(why, sizeof(why), "%s", r->error);
 		else
 			snprintf(why, sizeof(why), "HTTP %ld%s", code, code == 429 ? " (rate limited)" : "");
-		fprintf(stderr, "gpugate: %s: %s; retrying in %.1f s\n", req->url, why, wait > 30 ? 30 : wait);
-		sleep_seconds(wait > 30 ? 30 : wait);
+		if (wait > 30)
+			wait = 30;
+		if (req->deadline > 0 && monotonic_seconds() + wait >= req->deadline) {
+			snprintf(r->error, sizeof(r->error), "the overall timeout ran out (--timeout); last: %.300s", why);
+			if (!req->handle)
+				curl_easy_cleanup(e);
+			return -1;
+		}
+		fprintf(stderr, "gpugate: %s: %s; retrying in %.1f s\n", req->url, why, wait);
+		sleep_seconds(wait);
 	}
 }

@@ -20,6 +20,7 @@ struct http_response {
 	char *location;        /* Location */
 	char *error_code;      /* X-Error-Code */
 	char *error_message;   /* X-Error-Message */
+	char *link;            /* Link (the hub's pagination) */
 	struct strbuf body;    /* at most 16 MiB */
 	char error[400];       /* transport failure, when the call returns -1 */
 };
@@ -32,6 +33,8 @@ struct http_request {
 	int retries;
 	double backoff;
 	void *handle;          /* a CURL easy handle to reuse (keeps the connection), or NULL */
+	long idle_seconds;     /* abandon below 1 KiB/s for this long (0: 30 s) */
+	double deadline;       /* monotonic_seconds() after which nothing is tried; 0: none */
 };
 
 /* Returns 0 when a response arrived (any status), -1 on a transport error

@@ -64,19 +64,10 @@ static char *normalize_etag(const char *v)
 	return xstrdup(v);
 }
 
-static bool safe_etag(const char *e)
-{
-	if (!e[0] || strlen(e) > 128)
-		return false;
-	for (const char *p = e; *p; p++)
-		if (!(isalnum_ascii(*p) || *p == '-' || *p == '_'))
-			return false;
-	return true;
-}
-
 int hub_resolve_meta(const struct http_response *r, struct hub_meta *m, char *err, size_t n)
 {
 	memset(m, 0, sizeof(*m));
+	const char *header = r->linked_etag ? "X-Linked-Etag" : "ETag";
 	const char *etag = r->linked_etag ? r->linked_etag : r->etag;
 	const char *size = r->linked_size ? r->linked_size : r->content_length;
 	if (!r->repo_commit || !etag || !size) {
@@ -88,9 +79,13 @@ int hub_resolve_meta(const struct http_response *r, struct hub_meta *m, char *er
 		snprintf(err, n, "X-Repo-Commit '%.60s' is not a 40-hex commit", r->repo_commit);
 		return -1;
 	}
+	/* The blob is named by its hash and the body checked against it before
+	 * it is stored (download.c): a name that is not a hash could not be
+	 * checked, so it is refused rather than stored unverified. */
 	char *e = normalize_etag(etag);
-	if (!safe_etag(e)) {
-		snprintf(err, n, "ETag '%.80s' cannot be a blob file name", e);
+	if (!is_lower_hex(e, 40) && !is_lower_hex(e, 64)) {
+		snprintf(err, n, "%s '%.80s' is not a git blob id (40 lowercase hex digits) or a sha256 (64): "
+			 "the content cannot be verified", header, e);
 		free(e);
 		return -1;
 	}
@@ -113,4 +108,131 @@ void hub_meta_free(struct hub_meta *m)
 	free(m->commit);
 	free(m->etag);
 	memset(m, 0, sizeof(*m));
+}
+
+/* A JSON integer >= 0 (sizes). */
+static bool get_size(json_t *obj, const char *key, int64_t *out)
+{
+	json_t *v = json_object_get(obj, key);
+	if (!json_is_integer(v) || json_integer_value(v) < 0)
+		return false;
+	*out = json_integer_value(v);
+	return true;
+}
+
+/* A string without NUL inside, or NULL. */
+static const char *get_string(json_t *obj, const char *key)
+{
+	json_t *v = json_object_get(obj, key);
+	if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))
+		return NULL;
+	return json_string_value(v);
+}
+
+static void tree_file_free(struct hub_tree_file *f)
+{
+	free(f->path);
+	free(f->blob_id);
+	free(f->lfs_sha256);
+	free(f->xet_hash);
+}
+
+/* One entry of type "file"; returns NULL, or what is wrong with it. */
+static const char *read_tree_file(json_t *e, struct hub_tree_file *f)
+{
+	memset(f, 0, sizeof(*f));
+	const char *path = get_string(e, "path"), *oid = get_string(e, "oid");
+	if (!path)
+		return "no 'path' string";
+	f->path = xstrdup(path);
+	if (!oid || !is_lower_hex(oid, 40))
+		return "'oid' is not a 40-hex git blob id";
+	f->blob_id = xstrdup(oid);
+	if (!get_size(e, "size", &f->size))
+		return "'size' is not a number of bytes";
+	json_t *lfs = json_object_get(e, "lfs");
+	if (lfs && !json_is_null(lfs)) {
+		const char *sha = json_is_object(lfs) ? get_string(lfs, "oid") : NULL;
+		if (!sha || !is_lower_hex(sha, 64))
+			return "'lfs.oid' is not a 64-hex sha256";
+		f->lfs_sha256 = xstrdup(sha);
+		if (!get_size(lfs, "size", &f->lfs_size) || !get_size(lfs, "pointerSize", &f->lfs_pointer_size))
+			return "'lfs.size' or 'lfs.pointerSize' is not a number";
+	}
+	json_t *xet = json_object_get(e, "xetHash");
+	if (xet && !json_is_null(xet)) {
+		const char *x = get_string(e, "xetHash");
+		if (!x)
+			return "'xetHash' is not a string";
+		f->xet_hash = xstrdup(x);
+	}
+	return NULL;
+}
+
+int hub_parse_tree_page(const char *body, size_t len, struct hub_tree *tree, char *err, size_t err_size)
+{
+	json_error_t jerr;
+	json_t *root = json_loadb(body ? body : "", body ? len : 0, 0, &jerr);
+	if (!json_is_array(root)) {
+		snprintf(err, err_size, "not the hub's tree listing (%s)", root ? "not a JSON list" : jerr.text);
+		json_decref(root);
+		return -1;
+	}
+	size_t i, first = tree->n;
+	json_t *e;
+	tree->files = xrealloc(tree->files, (tree->n + json_array_size(root) + 1) * sizeof(*tree->files));
+	json_array_foreach(root, i, e) {
+		const char *type = json_is_object(e) ? get_string(e, "type") : NULL;
+		if (!type) {
+			snprintf(err, err_size, "entry %zu has no 'type'", i);
+			while (tree->n > first)
+				tree_file_free(&tree->files[--tree->n]);
+			json_decref(root);
+			return -1;
+		}
+		if (strcmp(type, "file") != 0)
+			continue; /* a folder: huggingface_hub's RepoFolder */
+		struct hub_tree_file f;
+		const char *why = read_tree_file(e, &f);
+		if (why) {
+			snprintf(err, err_size, "entry %zu (%.200s): %s", i, f.path ? f.path : "?", why);
+			text_sanitize(err);
+			tree_file_free(&f);
+			while (tree->n > first) /* all of the page or nothing */
+				tree_file_free(&tree->files[--tree->n]);
+			json_decref(root);
+			return -1;
+		}
+		tree->files[tree->n++] = f;
+	}
+	json_decref(root);
+	return 0;
+}
+
+void hub_tree_free(struct hub_tree *tree)
+{
+	for (size_t i = 0; i < tree->n; i++)
+		tree_file_free(&tree->files[i]);
+	free(tree->files);
+	tree->files = NULL;
+	tree->n = 0;
+}
+
+char *hub_next_page(const char *link)
+{
+	/* link-value = "<" URI ">" *( ";" param ), values separated by "," */
+	for (const char *p = link ? strchr(link, '<') : NULL; p; p = strchr(p, '<')) {
+		const char *end = strchr(p, '>');
+		if (!end)
+			return NULL;
+		const char *params = end + 1, *stop = strchr(params, '<');
+		size_t plen = stop ? (size_t)(stop - params) : strlen(params);
+		char *ps = xstrndup(params, plen);
+		bool next = strstr(ps, "rel=\"next\"") || strstr(ps, "rel=next");
+		free(ps);
+		if (next)
+			return xstrndup(p + 1, (size_t)(end - p - 1));
+		p = end;
+	}
+	return NULL;
 }

@@ -30,4 +30,31 @@ struct hub_meta {
 int hub_resolve_meta(const struct http_response *r, struct hub_meta *m, char *err, size_t err_size);
 void hub_meta_free(struct hub_meta *m);
 
+/* One file of a repo's tree listing, GET /api/{type}s/{repo}/tree/{commit}
+ * ?recursive=true&expand=false, as huggingface_hub's RepoFile reads it
+ * (hf_api.py): "oid" is the git blob id, "lfs" {"oid", "size",
+ * "pointerSize"} is there for LFS files, "xetHash" for Xet-stored ones. */
+struct hub_tree_file {
+	char *path;
+	int64_t size;
+	char *blob_id;          /* 40 lowercase hex */
+	char *lfs_sha256;       /* 64 lowercase hex, or NULL */
+	int64_t lfs_size;
+	int64_t lfs_pointer_size;
+	char *xet_hash;         /* as sent (huggingface_hub checks it when writing), or NULL */
+};
+struct hub_tree {
+	struct hub_tree_file *files;
+	size_t n;
+};
+/* Appends the files of one page (a JSON list; "directory" entries are
+ * skipped). Returns 0, or -1 with err naming the entry and nothing of this
+ * page appended. */
+int hub_parse_tree_page(const char *body, size_t len, struct hub_tree *tree, char *err, size_t err_size);
+void hub_tree_free(struct hub_tree *tree);
+
+/* The rel="next" URL of a Link header (RFC 8288, as the hub paginates), or
+ * NULL. Caller frees. */
+char *hub_next_page(const char *link);
+
 #endif

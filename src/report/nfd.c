@@ -1,6 +1,11 @@
-/* node-feature-discovery feature labels (the "local" source reads
- * /etc/kubernetes/node-feature-discovery/features.d/NAME, one name=value a
- * line). The labels come from results' details that the groups set:
+/* node-feature-discovery feature labels, for the "local" source: nfd-worker
+ * reads /etc/kubernetes/node-feature-discovery/features.d/NAME, one
+ * name=value a line, and the directive "# +expiry-time=RFC3339" after which
+ * the labels are dropped (NFD source/local/local.go), so a node does not
+ * keep "healthy" once gpugate stops running. Names carry their namespace
+ * (feature.node.kubernetes.io/ unless --nfd-prefix or the spec's
+ * reports.nfd_prefix names another), so they survive NFD's
+ * DisableAutoPrefix. The labels come from results' details:
  *   gpugate.healthy         true | false (no check failed)
  *   gpugate.profile         the profile that produced the verdict
  *   gpugate.gpus            details.gpu_count of check devices.gpus, else the
@@ -9,28 +14,29 @@
  *                           container sees)
  *   gpugate.driver_version  details.driver_version of the first runtime.* check
  * A label whose source is absent is left out rather than guessed. */
+#include <stdio.h>
 #include <string.h>
 
 #include "report.h"
 
 /* Kubernetes label values: at most 63 characters of [A-Za-z0-9._-],
- * starting and ending alphanumeric. Other characters become '_'; a value
- * that is still not valid is dropped (returns false). */
+ * starting and ending alphanumeric (apimachinery validation.IsValidLabelValue).
+ * Other characters become '_'; a value that is still not valid is dropped
+ * (returns false). */
 static bool label_value(const char *in, char out[64])
 {
 	size_t n = 0;
 	const char *p = in;
-	while (*p && !((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
+	while (*p && !isalnum_ascii(*p))
 		p++;
 	for (; *p && n < 63; p++) {
 		char c = *p;
-		bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			  c == '.' || c == '-' || c == '_';
+		bool ok = isalnum_ascii(c) || c == '.' || c == '-' || c == '_';
 		out[n++] = ok ? c : '_';
 	}
 	if (*p)
 		return false; /* longer than a label value may be: do not cut a version */
-	while (n > 0 && (out[n - 1] == '.' || out[n - 1] == '-' || out[n - 1] == '_'))
+	while (n > 0 && !isalnum_ascii(out[n - 1]))
 		n--;
 	out[n] = '\0';
 	return n > 0;
@@ -78,17 +84,67 @@ static const char *driver_version(const struct run *run)
 	return NULL;
 }
 
+bool report_nfd_prefix_valid(const char *prefix, char *why, size_t why_size)
+{
+	/* a DNS subdomain (RFC 1123: lowercase labels of [a-z0-9-], at most
+	 * 253 characters) and a '/' */
+	size_t n = strlen(prefix);
+	if (n < 2 || prefix[n - 1] != '/' || n - 1 > 253) {
+		snprintf(why, why_size, "'%s' is not a DNS subdomain followed by '/' (such as example.com/)", prefix);
+		return false;
+	}
+	size_t label = 0;
+	for (size_t i = 0; i < n - 1; i++) {
+		char c = prefix[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+		if (c == '.') {
+			if (label == 0 || prefix[i - 1] == '-') {
+				snprintf(why, why_size, "'%s': empty label or one ending in '-'", prefix);
+				return false;
+			}
+			label = 0;
+			continue;
+		}
+		if (!alnum && !(c == '-' && label > 0)) {
+			snprintf(why, why_size, "'%s': only lowercase letters, digits, '-' and '.' (RFC 1123)", prefix);
+			return false;
+		}
+		if (++label > 63) {
+			snprintf(why, why_size, "'%s': a label longer than 63 characters", prefix);
+			return false;
+		}
+	}
+	if (label == 0 || prefix[n - 2] == '-') {
+		snprintf(why, why_size, "'%s': empty label or one ending in '-'", prefix);
+		return false;
+	}
+	/* NFD denies the kubernetes.io and k8s.io namespaces except these two */
+	const char *ns = prefix;
+	bool k8s = str_ends_with(prefix, "kubernetes.io/") || str_ends_with(prefix, "k8s.io/");
+	if (k8s && !str_ends_with(ns, "feature.node.kubernetes.io/") &&
+	    !str_ends_with(ns, "profile.node.kubernetes.io/")) {
+		snprintf(why, why_size,
+			 "'%s': NFD drops labels in the kubernetes.io and k8s.io namespaces "
+			 "other than feature.node.kubernetes.io/ and profile.node.kubernetes.io/",
+			 prefix);
+		return false;
+	}
+	return true;
+}
+
 void report_nfd(struct strbuf *out, const struct run *run, const struct report_opts *opts)
 {
-	(void)opts;
-	char value[64];
-	sb_printf(out, "gpugate.healthy=%s\n", run_exit_code(run) == 0 ? "true" : "false");
+	const char *prefix = opts->nfd_prefix ? opts->nfd_prefix : REPORT_NFD_PREFIX;
+	char value[64], expiry[32];
+	report_iso8601(run->finished_at + (opts->nfd_expiry > 0 ? opts->nfd_expiry : REPORT_NFD_EXPIRY), expiry);
+	sb_printf(out, "# +expiry-time=%s\n", expiry);
+	sb_printf(out, "%sgpugate.healthy=%s\n", prefix, run_exit_code(run) == 0 ? "true" : "false");
 	if (run->profile && label_value(run->profile, value))
-		sb_printf(out, "gpugate.profile=%s\n", value);
+		sb_printf(out, "%sgpugate.profile=%s\n", prefix, value);
 	long long gpus = gpu_count(find_result(run, "devices.gpus"));
 	if (gpus >= 0)
-		sb_printf(out, "gpugate.gpus=%lld\n", gpus);
+		sb_printf(out, "%sgpugate.gpus=%lld\n", prefix, gpus);
 	const char *version = driver_version(run);
 	if (version && label_value(version, value))
-		sb_printf(out, "gpugate.driver_version=%s\n", value);
+		sb_printf(out, "%sgpugate.driver_version=%s\n", prefix, value);
 }

@@ -9,12 +9,12 @@ echo '#include "lib/embedded.h"'
 i=0
 for pair in "$@"; do
 	file=${pair#*=}
-	echo "static const unsigned char ${table}_$i[] = {"
+	echo "static const unsigned char ${table}_${i}[] = {"
 	od -An -v -tx1 "$file" | sed -e 's/ *$//' -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'
 	echo '0x00 };'
 	i=$((i + 1))
 done
-echo "const struct embedded_file $table[] = {"
+echo "const struct embedded_file ${table}[] = {"
 i=0
 for pair in "$@"; do
 	name=${pair%%=*}

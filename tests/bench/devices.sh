@@ -32,10 +32,11 @@ done
 SH
 $GPUGATE check --spec "$work/spec.yaml" --root "$work/root" --only devices > /dev/null || {
 	echo "gpugate failed on the bench root"; $GPUGATE check --spec "$work/spec.yaml" --root "$work/root" --only devices; exit 1; }
-obj=$(dirname "$GPUGATE")/obj
+lib=$(dirname "$GPUGATE")/libgpugate.a
 warm=""
-if [ -d "$obj" ] && cc -O2 -std=c11 -D_GNU_SOURCE -I"$here/../../src" -o "$work/repeat" "$here/devices_repeat.c" \
-	$(find "$obj" -name '*.o' ! -name main.o ! -path '*/provision/*') $(pkg-config --libs yaml-0.1 jansson libcrypto libseccomp) -ldl -lpthread -lm 2> "$work/cc.txt"; then
+# shellcheck disable=SC2046 # pkg-config's flags are words
+if [ -f "$lib" ] && cc -O2 -std=c11 -D_GNU_SOURCE -I"$here/../../src" -o "$work/repeat" "$here/devices_repeat.c" \
+	"$lib" $(pkg-config --libs yaml-0.1 jansson libcrypto libseccomp) -ldl -lpthread -lm 2> "$work/cc.txt"; then
 	warm=$("$work/repeat" "$work/root" 2000)
 else
 	echo "(no warm figure: cannot build tests/bench/devices_repeat.c: $(head -c 300 "$work/cc.txt"))"

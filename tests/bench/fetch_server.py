@@ -1,6 +1,7 @@
 """Loopback server for tests/bench/fetch.sh: the hub protocol (revision API,
-HEAD resolve with X-Repo-Commit, ETag and size) over files on disk, bodies
-sent with sendfile so that the server is not what the benchmark measures."""
+tree listing, HEAD resolve with X-Repo-Commit, ETag and size) over files on
+disk, bodies sent with sendfile so that the server is not what the benchmark
+measures. Every file is an LFS file (its ETag a sha256), as model shards are."""
 import hashlib
 import http.server
 import json
@@ -19,6 +20,15 @@ for name in FILES:
     ETAGS[name] = h.hexdigest()
 
 
+def tree_entry(name):
+    """The hub's /tree entry of an LFS file: oid is the git id of its pointer."""
+    size = os.path.getsize(os.path.join(ROOT, name))
+    pointer = b"version https://git-lfs.github.com/spec/v1\noid sha256:%s\nsize %d\n" % (ETAGS[name].encode(), size)
+    oid = hashlib.sha1(b"blob %d\0" % len(pointer) + pointer).hexdigest()
+    return {"type": "file", "oid": oid, "size": size, "path": name,
+            "lfs": {"oid": ETAGS[name], "size": size, "pointerSize": len(pointer)}}
+
+
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -33,8 +43,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def answer(self, body):
         path = self.path.split("?")[0]
-        if path.startswith("/api/models/bench/model/revision/"):
-            data = json.dumps({"sha": COMMIT, "siblings": [{"rfilename": n} for n in FILES]}).encode()
+        if path.startswith(("/api/models/bench/model/revision/", "/api/models/bench/model/tree/")):
+            if "/tree/" in path:
+                data = json.dumps([tree_entry(n) for n in FILES]).encode()
+            else:
+                data = json.dumps({"sha": COMMIT, "siblings": [{"rfilename": n} for n in FILES]}).encode()
             self.send_response(200)
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()

@@ -16,6 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		break;
 	case PROBE_LINE_RESULT:
+	case PROBE_LINE_ENUMERATED:
 		if (!json_is_object(pl.result))
 			abort(); /* the caller relies on an object */
 		json_decref(pl.result);

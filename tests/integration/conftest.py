@@ -42,6 +42,9 @@ def run_gpugate(*args, env=None, timeout=60, input=None, extra_env=None):
     r = Run(proc, time.monotonic() - t0)
     assert r.rc >= 0, f"gpugate died of signal {-r.rc}: {r}"
     assert r.rc != 2, f"gpugate exited 2 (reserved by Docker): {r}"
+    # every JSON and JUnit report a test makes is checked by the consumers' validators
+    from report_oracles import check_reports
+    check_reports(args, r.rc, r.out)
     return r
 
 

@@ -69,3 +69,59 @@ def valid_cache(cache):
 
 def blob_path(cache, folder, name):
     return os.path.join(cache, folder, "blobs", name)
+
+
+def lfs_pointer(data: bytes) -> bytes:
+    """The git-lfs pointer file whose git blob id the Hub's tree API gives
+    as an LFS file's `oid` (https://github.com/git-lfs/git-lfs/blob/main/docs/spec.md)."""
+    return ("version https://git-lfs.github.com/spec/v1\noid sha256:%s\nsize %d\n"
+            % (sha256sum(data), len(data))).encode()
+
+
+def listing_entries(files):
+    """files: {path: (bytes, lfs)} -> the listing's "files" map, as
+    huggingface_hub's TreeCacheEntry.to_json() writes each entry
+    (src/huggingface_hub/_tree_cache.py)."""
+    out = {}
+    for path, (data, lfs) in files.items():
+        if lfs:
+            out[path] = {"size": len(data), "blob_id": git_hash(lfs_pointer(data)),
+                         "lfs_sha256": sha256sum(data), "lfs_size": len(data)}
+        else:
+            out[path] = {"size": len(data), "blob_id": git_hash(data)}
+    return out
+
+
+def write_listing(cache, folder, commit, files, raw=None):
+    """trees/<commit>.json as write_tree_cache() writes it: format_version 1,
+    files sorted, json.dump(indent=1). raw: write these bytes instead."""
+    import json
+    trees = os.path.join(cache, folder, "trees")
+    os.makedirs(trees, exist_ok=True)
+    path = os.path.join(trees, commit + ".json")
+    if raw is None:
+        entries = listing_entries(files)
+        raw = json.dumps({"format_version": 1, "files": {p: entries[p] for p in sorted(entries)}},
+                         indent=1).encode()
+    with open(path, "wb") as f:
+        f.write(raw)
+    return path
+
+
+def listed_cache(cache):
+    """valid_cache() with a listing per revision, as a current
+    snapshot_download leaves it. Returns (blob names, {(folder, commit): files})."""
+    names = valid_cache(cache)
+    weights = bytes(range(256)) * 4096 + b"tail"
+    config = b'{"model_type": "llama"}\n'
+    trees = {
+        ("models--org--tiny", COMMIT_A): {"config.json": (config, False), "model.safetensors": (weights, True),
+                                         "tokenizer/vocab.txt": (b"a\nb\nc\n", False)},
+        ("models--org--tiny", COMMIT_B): {"config.json": (config + b"\n", False), "model.safetensors": (weights, True)},
+        ("datasets--glue", COMMIT_A): {"data/train/part-0.parquet": (b"PAR1" * 1000, True),
+                                      "README.md": (b"# glue\n", False)},
+        ("models--solo", COMMIT_A): {"w.bin": (b"\0" * 70000, True)},
+    }
+    for (folder, commit), files in trees.items():
+        write_listing(cache, folder, commit, files)
+    return names, trees

@@ -1,7 +1,9 @@
 """A stand-in for the Hugging Face hub and its CDN, for gpugate's provisioning
 tests. The hub answers on 127.0.0.1:PORT and redirects LFS files to a "CDN"
 at localhost:PORT: another host name, so the Authorization header must not
-follow. Faults (503, slow, corrupt, dropped) are set per file."""
+follow. Faults (503, slow, corrupt, dropped, a drip feed, a forged ETag) are
+set per file. The tree listing (/api/{type}s/{repo}/tree/{rev}) is paged
+with Link: rel="next" as the hub pages it, tree_page entries a page."""
 import hashlib
 import http.server
 import json
@@ -24,6 +26,33 @@ class Repo:
         data = self.files[path]
         return hashlib.sha256(data).hexdigest() if path in self.lfs else git_blob_sha1(data)
 
+    def pointer(self, path):
+        """The Git LFS pointer file the repo's git tree holds for an LFS file."""
+        data = self.files[path]
+        return b"version https://git-lfs.github.com/spec/v1\noid sha256:%s\nsize %d\n" % (
+            hashlib.sha256(data).hexdigest().encode(), len(data))
+
+    def blob_id(self, path):
+        """The git blob id of the file in the repo's tree: of its pointer for LFS."""
+        return git_blob_sha1(self.pointer(path) if path in self.lfs else self.files[path])
+
+    def tree(self):
+        """The recursive tree listing as the hub's /tree answers it (folders too)."""
+        out, folders = [], set()
+        for p in sorted(self.files):
+            parts = p.split("/")
+            for i in range(1, len(parts)):
+                folders.add("/".join(parts[:i]))
+        for d in sorted(folders):
+            out.append({"type": "directory", "oid": "0" * 40, "size": 0, "path": d})
+        for p in sorted(self.files):
+            e = {"type": "file", "oid": self.blob_id(p), "size": len(self.files[p]), "path": p}
+            if p in self.lfs:
+                e["lfs"] = {"oid": self.etag(p), "size": len(self.files[p]),
+                            "pointerSize": len(self.pointer(p))}
+            out.append(e)
+        return out
+
 
 class Hub:
     def __init__(self):
@@ -32,6 +61,9 @@ class Hub:
         self.faults = {}         # sha256 or path -> {"503": n, "slow": s, "corrupt": True, "drop": n}
         self.static = {}         # URL path -> bytes (for .deb files)
         self.log = []            # (method, host, path, authorization)
+        self.tree_page = 2       # entries per page of the tree listing
+        self.tree_edit = None    # a function that may change the tree listing
+        self.tree_next_base = None  # where rel="next" points (None: this hub)
         self.lock = threading.Lock()
         hub = self
 
@@ -117,6 +149,8 @@ class Hub:
                         return self.serve_bytes(h, data, sha, head)
             return self.reply(h, 404, head=head)
         parts = path.lstrip("/").split("/")
+        if path.startswith("/api/") and "tree" in parts:
+            return self.tree_answer(h, parts, head)
         if path.startswith("/api/"):
             # /api/{kind}s/{ns}/{name}/revision/{rev}
             kind = parts[1][:-1]
@@ -147,7 +181,7 @@ class Hub:
         if self.fault(fpath, "head503") and head:
             return self.reply(h, 503, head=head)
         data = repo.files[fpath]
-        etag = repo.etag(fpath)
+        etag = self.faults.get(fpath, {}).get("etag", repo.etag(fpath))
         if fpath in repo.lfs:
             headers = [("X-Repo-Commit", repo.commit), ("X-Linked-Etag", '"%s"' % etag),
                        ("X-Linked-Size", str(len(data) + self.faults.get(fpath, {}).get("size_delta", 0))),
@@ -156,6 +190,30 @@ class Hub:
             return self.reply(h, 302, headers, b"redirecting", head)
         headers = [("X-Repo-Commit", repo.commit), ("ETag", '"%s"' % etag)]
         return self.serve_bytes(h, data, fpath, head, headers)
+
+    def tree_answer(self, h, parts, head):
+        """/api/{kind}s/{ns}/{name}/tree/{rev}?recursive=true&expand=false[&cursor=N]"""
+        from urllib.parse import parse_qs, unquote, urlsplit
+        kind = parts[1][:-1]
+        idx = parts.index("tree")
+        repo_id, rev = "/".join(parts[2:idx]), unquote(parts[idx + 1])
+        repo = self.repo_at(h, kind, repo_id, rev, head)
+        if not repo:
+            return
+        query = parse_qs(urlsplit(h.path).query)
+        if query.get("recursive") != ["true"]:
+            return self.reply(h, 400, head=head)
+        entries = repo.tree()
+        if self.tree_edit:
+            entries = self.tree_edit(entries)
+        start = int(query.get("cursor", ["0"])[0])
+        page = entries[start:start + self.tree_page]
+        headers = [("Content-Type", "application/json")]
+        if start + self.tree_page < len(entries):
+            nxt = "%s/api/%ss/%s/tree/%s?recursive=true&expand=false&cursor=%d" % (
+                self.tree_next_base or self.url, kind, repo_id, parts[idx + 1], start + self.tree_page)
+            headers.append(("Link", '<%s>; rel="next"' % nxt))
+        return self.reply(h, 200, headers, json.dumps(page).encode(), head)
 
     def serve_bytes(self, h, data, key, head, headers=()):
         if not head and self.fault(key, "503"):
@@ -186,6 +244,16 @@ class Hub:
             h.close_connection = True
             import socket
             h.connection.shutdown(socket.SHUT_RDWR)
+            return
+        drip = self.faults.get(key, {}).get("drip", 0)
+        if drip:  # `drip` bytes a second, one write each 1/drip s
+            try:
+                for i in range(len(body)):
+                    time.sleep(1.0 / drip)
+                    h.wfile.write(body[i:i + 1])
+                    h.wfile.flush()
+            except OSError:
+                pass  # the client gave up: what the test wants
             return
         slow = self.faults.get(key, {}).get("slow", 0)
         chunk = 1 << 20

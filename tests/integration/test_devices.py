@@ -273,29 +273,34 @@ def test_by_path_ignore(root):
 
 
 # -- visibility ---------------------------------------------------------------
+# The rules are the Intel compute-runtime's (src/lib/affinity.c cites them);
+# the fixture GPUs are Flex 170 (0x56C0), whose default hierarchy is COMPOSITE.
 
-@pytest.mark.parametrize("mask,rc,words", [
-    ("0", 0, ["sees 1 of 2", GPU_A]),
-    ("1", 0, ["sees 1 of 2", GPU_B]),
-    ("0,1", 0, ["sees 2 of 2"]),
-    (" 0 , 1 ", 0, ["ZE_AFFINITY_MASK=0,1", "sees 2 of 2"]),
-    ("0.0", 0, ["sees 1 of 2"]),
-    ("", 1, ["set but empty"]),
-    ("   ", 1, ["set but empty"]),
-    ("5", 1, ["entry '5' names device 5", "only 2 (0..1)"]),
-    ("x", 1, ["entry 1 'x' is not a device index"]),
-    ("0,abc", 1, ["entry 2 'abc'"]),
-    ("0.", 1, ["entry 1 '0.'"]),
-    ("1,", 1, ["entry 2 is empty"]),
-    ("-1", 1, ["'-1'"]),
-    ("0.1.2", 1, ["'0.1.2'"]),
-    ("99999", 1, ["'99999'"]),
+@pytest.mark.parametrize("mask,rc,status,words", [
+    ("0", 0, "pass", ["sees 1 of 2", GPU_A]),
+    ("1", 0, "pass", ["sees 1 of 2", GPU_B]),
+    ("0,1", 0, "pass", ["sees 2 of 2"]),
+    (" 0 , 1 ", 0, "pass", ["sees 2 of 2"]),
+    ("0.0", 0, "pass", ["sees 1 of 2"]),
+    ("0x1", 0, "pass", ["sees 1 of 2", GPU_B]),      # std::stoul(s, 0, 0): hex
+    ("+1", 0, "pass", ["sees 1 of 2", GPU_B]),
+    ("08", 0, "pass", ["sees 1 of 2", GPU_A]),       # octal "0", then text ignored
+    ("1,", 0, "pass", ["sees 1 of 2", GPU_B]),       # no empty piece after a trailing comma
+    ("", 0, "pass", ["empty (no filter)", "all 2"]),
+    ("default", 0, "pass", ["all 2"]),
+    ("0,5", 0, "warn", ["names device 5, which does not exist (2 devices): the driver ignores it; 1 of 2 GPUs stay visible"]),
+    ("5", 1, "fail", ["names device 5", "hides every GPU"]),
+    ("-1", 1, "fail", ["names device 4294967295", "hides every GPU"]),
+    ("x", 1, "fail", ["'x' is not a number", "stops the program"]),
+    ("0,abc", 1, "fail", ["'abc' is not a number"]),
+    ("0,,1", 1, "fail", ["empty entry"]),
+    ("99999999999999999999999", 1, "fail", ["too large"]),
 ])
-def test_affinity_mask_forms(root, mask, rc, words):
+def test_affinity_mask_forms(root, mask, rc, status, words):
     root.add_gpus(2)
     got, checks, _ = run(root, "--only", "devices.visibility", env={"ZE_AFFINITY_MASK": mask})
     c = checks["devices.visibility"]
-    assert got == rc, c
+    assert got == rc and c["status"] == status, c
     for w in words:
         assert w in text_of(c), (w, c)
 
@@ -305,23 +310,85 @@ def test_affinity_composite_with_tiles(root):
     env = {"ZE_FLAT_DEVICE_HIERARCHY": "COMPOSITE", "ZE_AFFINITY_MASK": "1.1"}
     rc, checks, _ = run(root, "--only", "devices.visibility", env=env)
     assert rc == 0 and "sees 1 of 2" in checks["devices.visibility"]["summary"]
-    env["ZE_AFFINITY_MASK"] = "0.2"
+    env["ZE_AFFINITY_MASK"] = "0,1.2"
     rc, checks, _ = run(root, "--only", "devices.visibility", env=env)
-    assert rc == 1 and "has 2 tiles, so no sub-device 2" in text_of(checks["devices.visibility"])
+    c = checks["devices.visibility"]
+    assert rc == 0 and c["status"] == "warn", c
+    assert "GPU 1 has no sub-device 2, so the driver ignores the entry" in text_of(c)
 
 
 def test_affinity_flat_counts_tiles(root):
     root.add_gpus(2, tiles=2)
-    rc, checks, _ = run(root, "--only", "devices.visibility", env={"ZE_AFFINITY_MASK": "3"})
+    env = {"ZE_FLAT_DEVICE_HIERARCHY": "FLAT", "ZE_AFFINITY_MASK": "3"}
+    rc, checks, _ = run(root, "--only", "devices.visibility", env=env)
     assert rc == 0 and GPU_B in checks["devices.visibility"]["summary"]
-    rc, checks, _ = run(root, "--only", "devices.visibility", env={"ZE_AFFINITY_MASK": "4"})
-    assert rc == 1 and "only 4 (0..3)" in text_of(checks["devices.visibility"])
+    env["ZE_AFFINITY_MASK"] = "0.1,4"
+    rc, checks, _ = run(root, "--only", "devices.visibility", env=env)
+    t = text_of(checks["devices.visibility"])
+    assert rc == 1 and "ignores under FLAT and COMBINED" in t and "names device 4" in t, t
 
 
-def test_bad_hierarchy(root):
-    root.add_gpus(1)
-    rc, checks, _ = run(root, "--only", "devices.visibility", env={"ZE_FLAT_DEVICE_HIERARCHY": "flat"})
-    assert rc == 1 and "'flat' is not FLAT, COMPOSITE or COMBINED" in checks["devices.visibility"]["summary"]
+def test_unknown_hierarchy_falls_back_to_the_default(root):
+    root.add_gpus(2, tiles=2)
+    env = {"ZE_FLAT_DEVICE_HIERARCHY": "flat", "ZE_AFFINITY_MASK": "1.1"}
+    rc, checks, _ = run(root, "--only", "devices.visibility", env=env)
+    c = checks["devices.visibility"]
+    assert rc == 0 and c["status"] == "warn", c
+    assert "'flat' is not FLAT, COMPOSITE or COMBINED" in text_of(c)
+    assert "its default for this GPU, COMPOSITE" in text_of(c)
+    assert "sees 1 of 2" in c["summary"]  # 1.1 is read as COMPOSITE reads it
+
+
+def test_data_center_max_defaults_to_flat(root):
+    root.add_gpus(1, device=0x0BD5, tiles=2)  # Data Center GPU Max 1550: Xe HPC
+    rc, checks, _ = run(root, "--only", "devices.visibility", env={"ZE_AFFINITY_MASK": "1"})
+    c = checks["devices.visibility"]
+    assert rc == 0 and "(FLAT)" in c["summary"] and "1 device)" in c["summary"], c
+
+
+def level_zero_vectors():
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "vectors", "level-zero-affinity.tsv")) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            hier, gpus, tiles, mask, seen, devices, source = line.rstrip("\n").split("\t")
+            yield pytest.param(hier, int(gpus), int(tiles), None if mask == "<unset>" else mask,
+                               None if seen == "-" else int(seen), None if devices == "-" else int(devices),
+                               id=f"{hier}-{gpus}x{tiles}-{mask}")
+
+
+# vectors run, agreeing, and deliberate warnings (entries the driver skips silently)
+L0_TALLY = {"run": 0, "agree": 0, "warn": 0}
+
+
+@pytest.mark.parametrize("hier,gpus,tiles,mask,seen,devices", list(level_zero_vectors()))
+def test_compute_runtime_vectors(root, hier, gpus, tiles, mask, seen, devices):
+    """The compute-runtime's own test cases, through the built gpugate."""
+    L0_TALLY["run"] += 1
+    root.add_gpus(gpus, tiles=tiles if tiles > 1 else 0)
+    env = {"ZE_FLAT_DEVICE_HIERARCHY": hier}
+    if mask is not None:
+        env["ZE_AFFINITY_MASK"] = mask
+    rc, checks, _ = run(root, "--only", "devices.visibility", env=env)
+    c = checks["devices.visibility"]
+    got = c["summary"]
+    if seen is not None:
+        want = f"all {gpus} Intel GPU" if mask in (None, "") else (
+            "hides every GPU" if seen == 0 else f"sees {seen} of {gpus} GPU")
+        assert want in got, (want, c)
+    if devices is not None:
+        assert c["details"]["level_zero_devices"] == devices, c
+    assert (rc == 0) == (seen != 0), c
+    L0_TALLY["agree"] += 1
+    L0_TALLY["warn"] += c["status"] == "warn"
+
+
+def test_compute_runtime_vector_tally(capsys):
+    with capsys.disabled():
+        print(f"\ncompute-runtime vectors: {L0_TALLY['run']} run, {L0_TALLY['agree']} agree, "
+              f"{L0_TALLY['warn']} deliberate warnings")
+    assert L0_TALLY["run"] == L0_TALLY["agree"]
 
 
 def test_other_selectors_are_noted(root):
@@ -384,6 +451,87 @@ def test_cuda_visible_devices_empty_hides_all(root):
     spec = nvidia_root(root)
     rc, checks, _ = run(root, "--spec", spec, env={"CUDA_VISIBLE_DEVICES": ""})
     assert rc == 1 and "hides every GPU" in checks["devices.visibility"]["summary"]
+
+
+UUIDS = ["GPU-aaaa1111-d72c-4106-c12f-20bd9faed9f6", "GPU-aaaa2222-0c1b-22a4-51f2-0a3f5e2b77c1",
+         "GPU-bbbb3333-5e2a-4b6f-9d1e-7c3a2f4e6b80", "GPU-cccc4444-1a2b-3c4d-5e6f-708192a3b4c5"]
+
+
+def nvidia_gpus(root, count=4, min_gpus=1, models=None):
+    """count NVIDIA GPUs as /proc/driver/nvidia and /dev show them in a container (no sysfs)."""
+    models = models or ["NVIDIA H100 80GB HBM3"] * count
+    for i in range(count):
+        bdf = "0000:%02x:00.0" % (0x19 + i * 0x10)
+        os.makedirs(root.p("proc/driver/nvidia/gpus/" + bdf))
+        with open(root.p("proc/driver/nvidia/gpus/%s/information" % bdf), "w") as f:
+            f.write("Model: \t\t %s\nIRQ:   \t\t 0\nGPU UUID: \t %s\n"
+                    "Bus Location: \t %s\nDevice Minor: \t %d\n" % (models[i], UUIDS[i], bdf, i))
+        mknod(root.p("dev/nvidia%d" % i), 195, i, 0o666)
+    mknod(root.p("dev/nvidiactl"), 195, 255, 0o666)
+    mknod(root.p("dev/nvidia-uvm"), 511, 0, 0o666)
+    with open(root.p("proc/driver/nvidia/version"), "w") as f:
+        f.write("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\n")
+    return root.spec("devices:\n  vendor: nvidia\n  min_gpus: %d\n" % min_gpus)
+
+
+# CUDA_VISIBLE_DEVICES as NVIDIA documents it (devices_visibility.c cites the
+# guides): indices read like strtoul, the list ending at the first entry that
+# names no GPU, UUID prefixes naming exactly one GPU, MIG forms, duplicates
+# showing nothing.
+@pytest.mark.parametrize("value,rc,status,seen,words", [
+    (None, 0, "pass", 4, ["unset: CUDA sees all 4"]),
+    ("0,2,-1,1", 0, "warn", 2, ["'-1' is not a device index", "2 of 4 GPUs stay visible"]),  # the guide's example
+    ("2,1", 0, "pass", 2, ["sees 2 of 4", "0000:39:00.0, 0000:29:00.0"]),
+    ("1gpu2", 0, "pass", 1, ["sees 1 of 4", "0000:29:00.0"]),
+    (" 3", 0, "pass", 1, ["0000:49:00.0"]),
+    ("0,9", 0, "warn", 1, ["index 9 names no GPU (this container has 4: 0..3)"]),
+    ("99", 1, "fail", 0, ["hides every GPU", "index 99 names no GPU"]),
+    ("abc", 1, "fail", 0, ["hides every GPU", "'abc' is not a device index"]),
+    ("", 1, "fail", 0, ["hides every GPU"]),
+    ("-1", 1, "fail", 0, ["hides every GPU"]),
+    ("0,0", 1, "fail", 0, ["names one GPU twice"]),
+    ("1,GPU-aaaa2222", 0, "warn", 1, ["'GPU-aaaa2222' is not a device index"]),
+    ("GPU-bbbb", 0, "pass", 1, ["0000:39:00.0"]),
+    ("GPU-BBBB3333", 0, "pass", 1, ["0000:39:00.0"]),
+    ("GPU-aaaa", 1, "fail", 0, ["start of more than one GPU's UUID"]),
+    ("GPU-aaaa1111,GPU-cccc", 0, "pass", 2, ["0000:19:00.0, 0000:49:00.0"]),
+    ("GPU-cccc,GPU-cccc4444", 1, "fail", 0, ["names one GPU twice"]),
+    ("GPU-aaaa1111,0", 0, "warn", 1, ["'0' is not a GPU- entry like the first"]),
+    ("GPU-ffff", 1, "fail", 0, ["the UUID of no GPU here"]),
+    ("MIG-GPU-bbbb3333-5e2a-4b6f-9d1e-7c3a2f4e6b80/1/0", 0, "pass", 1, ["0000:39:00.0"]),
+    ("MIG-GPU-ffff/1/0", 1, "fail", 0, ["the UUID of no GPU here"]),
+    ("MIG-5e2a5b6f-3c1d-5a7e-9b2c-1d4e6f8a0b3c", 0, "pass", 1, ["a MIG instance"]),
+])
+def test_cuda_visible_devices(root, value, rc, status, seen, words):
+    spec = nvidia_gpus(root)
+    env = {} if value is None else {"CUDA_VISIBLE_DEVICES": value}
+    got, checks, _ = run(root, "--spec", spec, "--only", "devices.visibility", env=env)
+    c = checks["devices.visibility"]
+    assert got == rc and c["status"] == status, c
+    if value is not None:
+        assert c["details"]["cuda_devices"] == seen, c
+    for w in words:
+        assert w in text_of(c), (w, c)
+
+
+def test_cuda_indices_of_mixed_models_follow_cuda_device_order(root):
+    # CUDA numbers fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID: with two
+    # models an index names no PCI address until that is set
+    spec = nvidia_gpus(root, models=["NVIDIA H100 80GB HBM3", "NVIDIA L4", "NVIDIA L4", "NVIDIA H100 80GB HBM3"])
+    rc, checks, _ = run(root, "--spec", spec, "--only", "devices.visibility", env={"CUDA_VISIBLE_DEVICES": "2,1"})
+    c = checks["devices.visibility"]
+    assert rc == 0 and "device 2, device 1" in c["summary"] and "CUDA_DEVICE_ORDER=PCI_BUS_ID" in c["summary"], c
+    env = {"CUDA_VISIBLE_DEVICES": "2,1", "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
+    rc, checks, _ = run(root, "--spec", spec, "--only", "devices.visibility", env=env)
+    assert rc == 0 and "0000:39:00.0, 0000:29:00.0" in checks["devices.visibility"]["summary"], checks
+
+
+def test_cuda_visible_devices_below_min_gpus(root):
+    spec = nvidia_gpus(root, min_gpus=2)
+    rc, checks, _ = run(root, "--spec", spec, "--only", "devices.visibility", env={"CUDA_VISIBLE_DEVICES": "3,7"})
+    c = checks["devices.visibility"]
+    assert rc == 1 and "leaves 1 GPU visible to CUDA, the spec requires at least 2" in c["summary"], c
+    assert "index 7 names no GPU" in text_of(c)
 
 
 def test_text_report_without_any_gpu(tmp_path):

@@ -58,7 +58,7 @@ def test_valid_cache_verify_and_checks(cache, tmp_path):
     assert r.rc == 0, r
     for cid in ("hf.layout", "hf.models", "hf.integrity", "hf.locks"):
         assert r.check(cid)["status"] == "pass", r.check(cid)
-    assert "7 blobs match" in r.check("hf.integrity")["summary"]
+    assert "7 files match their hash" in r.check("hf.integrity")["summary"]
 
 
 def flip_byte(path):
@@ -78,16 +78,19 @@ def corrupt(c, names, kind, tmp_path):
     if kind == "lfs_flip":
         flip_byte(tiny / "blobs" / weights)
         actual = hb.sha256sum((tiny / "blobs" / weights).read_bytes())
-        return ["sha256 mismatch", "expected " + weights, "actual " + actual], weights
+        # the finding names the files behind the blob, in both revisions that use it
+        return ["sha256 mismatch", "blobs/" + weights, "hashes to " + actual,
+                "model.safetensors in revision " + hb.COMMIT_A[:12] + " (v1)",
+                "model.safetensors in revision " + hb.COMMIT_B[:12] + " (main)"], weights
     if kind == "git_edit":
         p = tiny / "blobs" / config
         p.write_bytes(b'{"model_type": "gpt2"}\n')
         actual = hb.git_hash(p.read_bytes())
-        return ["git-sha1 mismatch", "actual " + actual], config
+        return ["git-sha1 mismatch", "hashes to " + actual, "config.json in revision"], config
     if kind == "truncated":
         p = tiny / "blobs" / weights
         os.truncate(p, 1000)
-        return ["sha256 mismatch", "actual " + hb.sha256sum(p.read_bytes())], weights
+        return ["sha256 mismatch", "hashes to " + hb.sha256sum(p.read_bytes())], weights
     if kind == "broken_link":
         os.unlink(tiny / "blobs" / config)
         return ["broken link", "blob"], "config.json"
@@ -270,7 +273,7 @@ def test_root_prefix(tmp_path):
     r = run_gpugate("check", "--spec", spec, "--root", str(root), "--format", "json", env=e)
     assert r.rc == 0, r
     assert "own mount /cache" in r.check("hf.mounted")["summary"]
-    assert "7 blobs match" in r.check("hf.integrity")["summary"]
+    assert "7 files match their hash" in r.check("hf.integrity")["summary"]
     s = run_gpugate("hf", "scan", "--root", str(root), "--format", "json", env=e)
     assert s.rc == 0 and len(s.json()["repos"]) == 3, s
     # the same image with the cache on its root filesystem

@@ -55,8 +55,27 @@ def test_alternatives(tmp_path):
     assert "install one of: libze-intel-gpu1 (>= 24.26) | intel-level-zero-gpu (>= 1.3.29138)" in c["remediation"]
 
 
+def test_configured_states_count(tmp_path):
+    # dpkg's deppossi_ok_found() (src/main/packages.c): a configured package
+    # whose triggers are pending or awaited satisfies a dependency
+    for state in ("triggers-pending", "triggers-awaited"):
+        r, c = check(tmp_path, [stanza("libze1", "1.17.0-1", state=state)], ["libze1 (>= 1.17)"])
+        assert r.rc == 0 and c["status"] == "pass", (state, r)
+
+
+def test_provides(tmp_path):
+    prov = stanza("intel-opencl-icd", "24.26.30049.6-1").replace(
+        "Version:", "Provides: opencl-icd, libze-intel-gpu (= 24.26)\nVersion:")
+    for relation, ok in (("opencl-icd", True), ("opencl-icd (>= 1)", False), ("libze-intel-gpu (>= 24.1)", True),
+                         ("libze-intel-gpu (>> 24.26)", False)):
+        r, c = check(tmp_path, [prov], [relation])
+        assert (r.rc == 0) == ok, (relation, r)
+    r, c = check(tmp_path, [prov], ["opencl-icd (>= 1)"])
+    assert "provides opencl-icd without a version, which serves only an unversioned relation" in c["details"]["findings"][0]
+
+
 def test_not_installed_states_do_not_count(tmp_path):
-    for state in ("config-files", "half-installed", "unpacked"):
+    for state in ("config-files", "half-installed", "unpacked", "half-configured"):
         r, c = check(tmp_path, [stanza("libze1", "1.17.0-1", state=state)], ["libze1"])
         assert r.rc == 1, (state, r)
         assert f"not installed (state {state})" in c["details"]["findings"][0]
@@ -67,18 +86,26 @@ def test_missing_package(tmp_path):
     assert r.rc == 1 and "libze1 (>= 1.0): not installed" in c["details"]["findings"][0]
 
 
+# dpkg's deparchsatisfied() (lib/dpkg/depcon.c); test_dpkg_exact.py has dpkg decide these too
 @pytest.mark.parametrize("relation,ok", [
     ("libfoo:amd64", True),
     ("libfoo:i386 (>= 1.0)", True),
     ("libfoo:arm64", False),
-    ("libfoo:any (>= 2.0)", True),
+    ("libfoo (>= 2.0)", True),          # unqualified: the native architecture
+    ("libfoo (<< 2.0)", False),         # ... so the i386 1.5-1 does not count
+    ("libfoo:any (>= 2.0)", False),     # :any needs Multi-Arch: allowed
     ("libfoo:native (>= 2.0)", True),
     ("libfoo:i386 (>= 2.0)", False),
-    ("noarch:arm64", True),  # Architecture: all serves every architecture
+    ("noarch:amd64", True),             # Architecture: all counts as native
+    ("noarch:arm64", False),
+    ("tool:any", True),                 # Multi-Arch: allowed
+    ("helper", True),                   # Multi-Arch: foreign, of another architecture
 ])
 def test_arch_qualifiers_with_multiarch(tmp_path, relation, ok):
     stanzas = [stanza("libfoo", "2.0-1", "amd64"), stanza("libfoo", "1.5-1", "i386"),
-               stanza("noarch", "1", "all")]
+               stanza("noarch", "1", "all"),
+               stanza("tool", "1", "amd64").replace("Version:", "Multi-Arch: allowed\nVersion:"),
+               stanza("helper", "1", "i386").replace("Version:", "Multi-Arch: foreign\nVersion:")]
     r, c = check(tmp_path, stanzas, [relation])
     assert (c["status"] == "pass") == ok, (relation, r)
 

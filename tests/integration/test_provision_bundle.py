@@ -1,5 +1,8 @@
 """gpugate bundle: fixed member names, the validate report, and no secret
-anywhere inside (environment values, the HF token file's content)."""
+anywhere inside (environment values, the HF token file's content), for the
+Level Zero test driver and the fake libcuda (tests/fakes/), to a file and
+through a pipe (-o -)."""
+import io
 import json
 import os
 import subprocess
@@ -14,15 +17,19 @@ FAKE_ZE = os.environ.get("GPUGATE_FAKE_ZE") or os.path.join(
 FAKE_LOADER_DIR = os.path.join(os.path.dirname(os.path.abspath(FAKE_ZE)), "loader")
 REAL_LOADER = "/usr/lib/x86_64-linux-gnu/libze_loader.so.1"
 REAL_DRIVER = "/usr/lib/x86_64-linux-gnu/libze_intel_gpu.so.1"
-MEMBERS = {"report.json", "report-stderr.txt", "environment.txt", "packages.txt", "dev-dri.txt",
-           "gpus.txt", "mountinfo.txt", "os-release.txt", "cmdline.txt", "kernel-gpu.txt",
-           "probe.txt", "probe-stderr.txt", "ze-loader-debug.txt", "index.txt"}
+COMMON = {"report.json", "report-stderr.txt", "environment.txt", "packages.txt", "dev-dri.txt",
+          "gpus.txt", "mountinfo.txt", "os-release.txt", "cmdline.txt", "kernel-gpu.txt", "index.txt"}
+ZE_MEMBERS = {"probe.txt", "probe-stderr.txt", "ze-loader-debug.txt"}
+CUDA_MEMBERS = {"cuda-probe.txt", "cuda-probe-stderr.txt", "nvidia-smi.txt", "nvidia-proc.txt"}
+# this machine has no GPU: --backend auto collects what both runtimes say
+MEMBERS = COMMON | ZE_MEMBERS | CUDA_MEMBERS
+FAKE_CUDA = os.path.join(os.path.dirname(os.path.abspath(GPUGATE)), "tests", "fake_cuda")
 SECRETS = {"HF_TOKEN": "hf_envtokenvalue_42", "MY_API_KEY": "k3y-value-xyz",
            "DB_PASSWORD": "pa55word!", "AWS_SECRET_ACCESS_KEY": "aws/secret+value",
            "GITHUB_TOKEN": "ghp_tokenvalue"}
 
 
-def run_bundle(tmp_path, extra_env=None, args=None):
+def bundle_env(tmp_path, extra_env=None):
     env = {k: v for k, v in os.environ.items() if "TOKEN" not in k and "KEY" not in k}
     env.update(SECRETS)
     env["HF_HOME"] = str(tmp_path / "hfhome")
@@ -34,6 +41,11 @@ def run_bundle(tmp_path, extra_env=None, args=None):
             env[k] = v
     (tmp_path / "hfhome").mkdir(exist_ok=True)
     (tmp_path / "hfhome" / "token").write_text("hf_filetokenvalue_77\n")
+    return env
+
+
+def run_bundle(tmp_path, extra_env=None, args=None):
+    env = bundle_env(tmp_path, extra_env)
     out = tmp_path / "diag.tar.gz"
     r = subprocess.run([GPUGATE, "bundle", *(["-o", str(out)] if args is None else args)], env=env,
                        capture_output=True, text=True, timeout=300)
@@ -41,7 +53,8 @@ def run_bundle(tmp_path, extra_env=None, args=None):
 
 
 def read_all(path):
-    with tarfile.open(path, "r:gz") as t:
+    with (tarfile.open(path, "r:gz") if isinstance(path, (str, os.PathLike))
+          else tarfile.open(fileobj=io.BytesIO(path), mode="r:gz")) as t:
         members = t.getmembers()
         return members, {m.name: t.extractfile(m).read() for m in members}
 
@@ -97,6 +110,12 @@ def test_bundle_secret_value_inside_other_text_is_scrubbed(tmp_path):
 def test_bundle_usage_and_unwritable_output(tmp_path):
     r, _ = run_bundle(tmp_path, args=[])
     assert r.returncode == 3 and "-o FILE.tar.gz is required" in r.stderr
+    for args, words in [(["-o", "x", "--backend", "rocm"], "not auto, level-zero or cuda"),
+                        (["-o", "x", "--spec", "a.yaml", "--profile", "ci"], "give one"),
+                        (["-o", "x", "--spec", str(tmp_path / "none.yaml")], "none.yaml: No such file"),
+                        (["-o", "x", "--profile", "fast"], "unknown profile 'fast'")]:
+        r, _ = run_bundle(tmp_path, args=args)
+        assert r.returncode == 3 and words in r.stderr, (args, r.stderr)
     r, _ = run_bundle(tmp_path, args=["-o", str(tmp_path / "no/such/dir/x.tar.gz")])
     assert r.returncode == 1 and "no/such/dir" in r.stderr
     assert not os.path.exists(tmp_path / "no")
@@ -178,3 +197,69 @@ def test_bundle_loader_debug_trace_lines_of_a_newer_loader(tmp_path):
     assert "ZE_LOADER_DEBUG_TRACE:check_drivers(fake) returned ZE_RESULT_ERROR_UNINITIALIZED" in trace
     assert "ze-loader-debug.txt: 2 loader trace lines" in index
     assert "libze_loader.so.1 lacks" in probe  # this stand-in exports no API
+
+
+def no_secrets(data):
+    blob = b"\n".join(data.values())
+    for value in list(SECRETS.values()) + ["hf_filetokenvalue_77", "proxypass99"]:
+        assert value.encode() not in blob, value
+
+
+def test_bundle_to_a_pipe_with_fake_cuda(tmp_path):
+    """-o - streams the archive to standard output: docker exec C gpugate bundle -o - > b.tar.gz."""
+    assert os.path.exists(os.path.join(FAKE_CUDA, "libcuda.so.1")), "make cuda-test-programs builds it"
+    env = bundle_env(tmp_path, {"LD_LIBRARY_PATH": FAKE_CUDA})
+    p = subprocess.Popen([GPUGATE, "bundle", "-o", "-", "--backend", "cuda"], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    tgz, err = p.communicate(timeout=300)
+    assert p.returncode == 0, err
+    assert b"wrote the bundle to standard output" in err and tgz[:2] == b"\x1f\x8b", err
+    assert not os.path.exists("-")
+    members, data = read_all(tgz)
+    assert {m.name for m in members} == {"gpugate-bundle/" + n for n in COMMON | CUDA_MEMBERS}
+    no_secrets(data)
+    index = data["gpugate-bundle/index.txt"].decode()
+    assert "cuda-probe.txt: gpugate probe --backend cuda --smoke --telemetry --processes: exit 0" in index, index
+    assert "libcuda: %s/libcuda.so.1, driver version 12.4" % FAKE_CUDA in index, index
+    probe = data["gpugate-bundle/cuda-probe.txt"].decode()
+    assert '"ok":true' in probe and "Fake GPU 0" in probe and '"telemetry"' in probe, probe
+    assert "/proc/driver/nvidia" in data["gpugate-bundle/nvidia-proc.txt"].decode()
+
+
+def test_bundle_level_zero_only_with_a_spec(tmp_path):
+    spec = tmp_path / "mine.yaml"
+    spec.write_text("runtime:\n  backend: level-zero\n  smoke: true\n")
+    r, out = run_bundle(tmp_path, {"ZE_ENABLE_ALT_DRIVERS": FAKE_ZE},
+                        args=["-o", str(tmp_path / "diag.tar.gz"), "--backend", "level-zero", "--spec", str(spec)])
+    assert r.returncode == 0, r.stderr
+    members, data = read_all(out)
+    assert {m.name for m in members} == {"gpugate-bundle/" + n for n in COMMON | ZE_MEMBERS | {"spec.yaml"}}
+    no_secrets(data)
+    index = data["gpugate-bundle/index.txt"].decode()
+    assert "report.json: gpugate check --spec %s --format json: exit 0" % spec in index, index
+    report = json.loads(data["gpugate-bundle/report.json"])
+    assert [c["id"] for c in report["checks"]][0] == "runtime.loader", report
+    assert data["gpugate-bundle/spec.yaml"] == spec.read_bytes()
+    assert '"ok":true' in data["gpugate-bundle/probe.txt"].decode()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink"])
+def test_bundle_target_that_is_not_a_regular_file_is_written_through(tmp_path, kind):
+    """A FIFO, or a link (as /dev/stdout is), is opened and written, never replaced."""
+    target = tmp_path / "target"
+    real = tmp_path / "real.tar.gz"
+    if kind == "fifo":
+        os.mkfifo(target)
+        reader = subprocess.Popen(["cat", str(target)], stdout=subprocess.PIPE)
+    else:
+        real.write_bytes(b"old")
+        os.symlink(real, target)
+    r, _ = run_bundle(tmp_path, {"ZE_ENABLE_ALT_DRIVERS": FAKE_ZE}, args=["-o", str(target), "--backend", "level-zero"])
+    assert r.returncode == 0, r.stderr
+    tgz = reader.communicate(timeout=60)[0] if kind == "fifo" else real.read_bytes()
+    assert os.path.lexists(target) and not (os.path.isfile(target) and not os.path.islink(target))
+    if kind == "symlink":
+        assert os.readlink(target) == str(real)
+    members, data = read_all(tgz)
+    assert "gpugate-bundle/index.txt" in {m.name for m in members}
+    no_secrets(data)

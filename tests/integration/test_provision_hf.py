@@ -2,6 +2,7 @@
 the cache tree is compared byte for byte with the layout huggingface_hub
 writes, and every failure mode leaves no blob with wrong content behind."""
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -53,11 +54,36 @@ def tree(root):
     return out
 
 
+# huggingface_hub src/huggingface_hub/_local_folder.py, CACHEDIR_TAG_CONTENT
+CACHEDIR_TAG = (b"Signature: 8a477f597d28d172789f06886806bc55\n"
+                b"# This file is a cache directory tag created by huggingface_hub.\n"
+                b"# For information about cache directory tags, see:\n"
+                b"#\thttps://bford.info/cachedir/\n")
+
+
+def listing(repo):
+    """trees/<commit>.json as huggingface_hub writes it (_tree_cache.py,
+    write_tree_cache and TreeCacheEntry.to_json): the same json.dump call."""
+    files = {}
+    for p in sorted(repo.files):
+        info = {"size": len(repo.files[p]), "blob_id": repo.blob_id(p)}
+        if p in repo.lfs:
+            info["lfs_sha256"] = repo.etag(p)
+            info["lfs_size"] = len(repo.files[p])
+        files[p] = info
+    return json.dumps({"format_version": 1, "files": files}, indent=1).encode()
+
+
 def expected_tree(repo, paths=None, ref="main"):
+    """The cache snapshot_download (paths None) or hf_hub_download of each of
+    paths leaves: a listing only for the whole repo."""
     folder = "%ss--%s" % (repo.kind, repo.repo_id.replace("/", "--"))
     out = {".locks": ("dir",), ".locks/" + folder: ("dir",), folder: ("dir",),
            folder + "/blobs": ("dir",), folder + "/snapshots": ("dir",),
-           folder + "/snapshots/" + repo.commit: ("dir",)}
+           folder + "/snapshots/" + repo.commit: ("dir",), "CACHEDIR.TAG": ("file", CACHEDIR_TAG)}
+    if paths is None:
+        out[folder + "/trees"] = ("dir",)
+        out[folder + "/trees/%s.json" % repo.commit] = ("file", listing(repo))
     if ref:
         out[folder + "/refs"] = ("dir",)
         out[folder + "/refs/" + ref] = ("file", repo.commit.encode())
@@ -412,3 +438,260 @@ def test_token_sources_and_bad_token(hub, env, tmp_path):
     assert r.returncode == 3 and "HF_TOKEN" in r.stderr and bad not in r.stderr
     r = run(["org/tiny", "config.json"], dict(env, HF_TOKEN="hf_wrong_but_valid"))
     assert r.returncode == 1 and "no access" in r.stderr and "hf_wrong_but_valid" not in r.stderr
+
+
+# -- hostile cache layouts (issue 15 item 2) ---------------------------------
+# A link planted where huggingface_hub has a folder is refused, named, and
+# nothing is written through it: `hf verify` calls the same layout hostile.
+
+def files_under(root):
+    return sorted(os.path.relpath(os.path.join(d, n), root) for d, ds, fs in os.walk(root) for n in ds + fs)
+
+
+@pytest.mark.parametrize("planted", [
+    "models--org--tiny", "models--org--tiny/blobs", "models--org--tiny/snapshots",
+    "models--org--tiny/snapshots/" + COMMIT, "models--org--tiny/snapshots/%s/weights" % COMMIT,
+    "models--org--tiny/refs", "models--org--tiny/trees", ".locks", ".locks/models--org--tiny",
+])
+def test_symlinked_cache_folder_is_refused(hub, env, tmp_path, planted):
+    model(hub)
+    cache, outside = tmp_path / "home/hub", tmp_path / "outside"
+    outside.mkdir()
+    (cache / planted).parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(outside, cache / planted)
+    r = run(["org/tiny"], env)
+    assert r.returncode == 1, r.stderr
+    name = planted.split("/")[-1]
+    assert "%s is a symlink to %s: refusing to write outside the cache" % (name, outside) in r.stderr, r.stderr
+    assert files_under(outside) == [], "written through the link"
+    assert os.path.islink(cache / planted)
+
+
+def test_symlinked_files_in_the_cache_are_replaced_or_refused_never_followed(hub, env, tmp_path):
+    """A blob, a ref or CACHEDIR.TAG that is a link to a file outside: the link
+    itself is replaced (blob, ref) or left alone (the tag); the outside file is
+    never written."""
+    repo = model(hub)
+    cache, outside = tmp_path / "home/hub", tmp_path / "outside"
+    outside.mkdir()
+    victims = {n: outside / n for n in ("blob", "ref", "tag")}
+    for v in victims.values():
+        v.write_bytes(b"keep")
+    folder = cache / "models--org--tiny"
+    (folder / "blobs").mkdir(parents=True)
+    (folder / "refs").mkdir()
+    os.symlink(victims["blob"], folder / "blobs" / repo.etag("config.json"))
+    os.symlink(victims["ref"], folder / "refs/main")
+    os.symlink(victims["tag"], cache / "CACHEDIR.TAG")
+    r = run(["org/tiny"], env)
+    assert r.returncode == 0, r.stderr
+    assert "is a symlink; downloading it again" in r.stderr
+    assert all(v.read_bytes() == b"keep" for v in victims.values())
+    want = expected_tree(repo)
+    want["CACHEDIR.TAG"] = ("link", str(victims["tag"]))
+    assert tree(cache) == want
+
+
+def test_symlinked_lock_file_is_refused(hub, env, tmp_path):
+    repo = model(hub)
+    cache, victim = tmp_path / "home/hub", tmp_path / "victim"
+    victim.write_bytes(b"keep")
+    locks = cache / ".locks/models--org--tiny"
+    locks.mkdir(parents=True)
+    os.symlink(victim, locks / (repo.etag("config.json") + ".lock"))
+    r = run(["org/tiny", "config.json"], env)
+    assert r.returncode == 1
+    assert "%s.lock: is a symlink: refusing to write through it" % repo.etag("config.json") in r.stderr
+    assert victim.read_bytes() == b"keep"
+
+
+# -- a hostile hub (issue 15 items 3 and 9) ----------------------------------
+
+@pytest.mark.parametrize("path,etag,header", [
+    ("config.json", "deadbeef", "ETag"),
+    ("config.json", "not-a-hash_at-all", "ETag"),
+    ("weights/model.safetensors", None, "X-Linked-Etag"),  # the right sha256, in capitals
+    ("weights/model.safetensors", "ab" * 20 + "cd", "X-Linked-Etag"),  # 42 hex digits
+])
+def test_etag_that_is_not_a_hash_is_refused(hub, env, tmp_path, path, etag, header):
+    repo = model(hub)
+    hub.faults[path] = {"etag": etag or repo.etag(path).upper()}
+    r = run(["org/tiny", path], env)
+    assert r.returncode == 1
+    assert path in r.stderr and header in r.stderr and "cannot be verified" in r.stderr, r.stderr
+    blobs = tmp_path / "home/hub/models--org--tiny/blobs"
+    assert not blobs.exists() or os.listdir(blobs) == []
+
+
+def test_body_that_does_not_match_its_etag_is_not_stored(hub, env, tmp_path):
+    """A well-formed git blob id of other content: the body is checked against
+    it before the final rename, and nothing is stored or linked."""
+    model(hub)
+    wrong = git_blob_sha1(b"something else\n")
+    hub.faults["config.json"] = {"etag": wrong}
+    env["GPUGATE_RETRIES"] = "0"
+    r = run(["org/tiny", "config.json"], env)
+    assert r.returncode == 1
+    assert "config.json" in r.stderr and "git blob id mismatch" in r.stderr and wrong in r.stderr
+    assert os.listdir(tmp_path / "home/hub/models--org--tiny/blobs") == []
+    assert not (tmp_path / "home/hub/models--org--tiny/snapshots").exists()
+
+
+def test_drip_feed_is_abandoned_by_the_idle_timeout(hub, env, tmp_path):
+    import time
+    model(hub)
+    hub.faults["config.json"] = {"drip": 1}  # one byte a second
+    env["GPUGATE_RETRIES"] = "0"
+    t0 = time.monotonic()
+    r = run(["org/tiny", "config.json", "--idle-timeout", "2"], env, timeout=30)
+    took = time.monotonic() - t0
+    assert r.returncode == 1
+    assert "config.json" in r.stderr and "--idle-timeout" in r.stderr, r.stderr
+    assert took < 10, took
+    assert os.listdir(tmp_path / "home/hub/models--org--tiny/blobs") == []
+
+
+def test_overall_timeout_ends_a_slow_fetch(hub, env, tmp_path):
+    import time
+    repo = model(hub)
+    hub.faults[repo.etag("weights/model.safetensors")] = {"slow": 1.0}  # 1 MiB a second: not idle
+    t0 = time.monotonic()
+    r = run(["org/tiny", "--timeout", "1"], env, timeout=30)
+    took = time.monotonic() - t0
+    assert r.returncode == 1
+    assert "weights/model.safetensors" in r.stderr and "overall timeout of 1 s" in r.stderr, r.stderr
+    assert took < 6, took
+    blobs = os.listdir(tmp_path / "home/hub/models--org--tiny/blobs")
+    assert repo.etag("weights/model.safetensors") not in blobs
+    assert not [b for b in blobs if b.endswith(".incomplete")]
+    assert not (tmp_path / "home/hub/models--org--tiny/trees").exists()
+
+
+@pytest.mark.parametrize("args", [["--timeout", "-1"], ["--timeout", "x"], ["--idle-timeout", "0"]])
+def test_bad_timeouts_are_usage_errors(hub, env, args):
+    r = run(["org/tiny"] + args, env)
+    assert r.returncode == 3 and args[0] in r.stderr
+    assert hub.log == []
+
+
+# -- the listing and CACHEDIR.TAG (issue 19 item 3) -------------------------
+
+# What huggingface_hub's snapshot_download writes for this repo, byte for
+# byte: json.dump(indent=1) of _tree_cache.py's data (non-ASCII as lowercase
+# \u escapes, keys in sorted order, no newline at the end); each blob_id is
+# `git hash-object` of the file (of its LFS pointer for w.bin).
+GOLDEN_LISTING = (
+    '{\n'
+    ' "format_version": 1,\n'
+    ' "files": {\n'
+    '  "config.json": {\n'
+    '   "size": 10,\n'
+    '   "blob_id": "f889d0221f5e85a207c3fa2f4ab38897937b6b04"\n'
+    '  },\n'
+    '  "na\\u00efve/\\u00fcn\\u00efcode.txt": {\n'
+    '   "size": 1,\n'
+    '   "blob_id": "c1b0730e0133447badcfd47fd144e254807b06e1"\n'
+    '  },\n'
+    '  "w.bin": {\n'
+    '   "size": 10,\n'
+    '   "blob_id": "decffe40a7d264ac09b59cab0deb276093409d67",\n'
+    '   "lfs_sha256": "01d448afd928065458cf670b60f5a594d735af0172c8d67f22a81680132681ca",\n'
+    '   "lfs_size": 10\n'
+    '  }\n'
+    ' }\n'
+    '}'
+)
+
+
+def golden_repo(hub):
+    files = {"config.json": b'{"a": 1}\n\n', "na\u00efve/\u00fcn\u00efcode.txt": b"x", "w.bin": b"\0" * 10}
+    return hub.add(Repo("org/golden", COMMIT, files, lfs={"w.bin"}))
+
+
+def test_listing_and_cachedir_tag_match_the_golden_files(hub, env, tmp_path):
+    repo = golden_repo(hub)
+    assert listing(repo).decode() == GOLDEN_LISTING  # the stand-in agrees with the golden file
+    r = run(["org/golden"], env)
+    assert r.returncode == 0, r.stderr
+    cache = tmp_path / "home/hub"
+    assert (cache / "models--org--golden/trees" / (COMMIT + ".json")).read_text() == GOLDEN_LISTING
+    assert (cache / "CACHEDIR.TAG").read_bytes() == CACHEDIR_TAG
+    assert tree(cache) == expected_tree(repo)
+    pages = [p for m, _, p, _ in hub.log if "/tree/" in p]
+    assert len(pages) == 2, pages  # 4 entries (a folder too), 2 a page: both pages were read
+    # the listing's reader (src/hf/listing.c) takes it as complete and matching
+    v = subprocess.run([GPUGATE, "hf", "verify", "--cache", str(cache), "--format", "json"], env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert v.returncode == 0, v.stdout + v.stderr
+    os.unlink(cache / "models--org--golden/snapshots" / COMMIT / "w.bin")
+    v = subprocess.run([GPUGATE, "hf", "verify", "--cache", str(cache)], env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert v.returncode == 1 and "w.bin" in v.stdout + v.stderr, v.stdout + v.stderr
+
+
+def test_listing_that_disagrees_with_the_downloads_is_not_written(hub, env, tmp_path):
+    """The hub's tree listing is trusted only where it names the hashes the
+    files were verified against: a wrong blob id, a size, a missing or an
+    extra file, a pointer id that is not the LFS pointer's, a bad xetHash."""
+    repo = model(hub)
+    cases = {
+        "blob id": lambda es: [dict(e, oid="1" * 40) if e["path"] == "config.json" else e for e in es],
+        "size": lambda es: [dict(e, size=e["size"] + 1) if e["path"] == "README.md" else e for e in es],
+        "missing": lambda es: [e for e in es if e["path"] != "README.md"],
+        "extra": lambda es: es + [{"type": "file", "oid": "2" * 40, "size": 1, "path": "extra.txt"}],
+        "pointer": lambda es: [dict(e, oid="3" * 40) if "lfs" in e else e for e in es],
+        "xet": lambda es: [dict(e, xetHash="zz") if "lfs" in e else e for e in es],
+    }
+    for what, edit in cases.items():
+        hub.tree_edit = edit
+        shutil.rmtree(tmp_path / "home", ignore_errors=True)
+        r = run(["org/tiny"], env)
+        assert r.returncode == 0, (what, r.stderr)
+        assert "no trees/%s.json is written" % COMMIT in r.stderr, (what, r.stderr)
+        want = expected_tree(repo, ref="main")
+        del want["models--org--tiny/trees"], want["models--org--tiny/trees/%s.json" % COMMIT]
+        assert tree(tmp_path / "home/hub") == want, what
+
+
+def test_tree_page_on_another_host_is_not_asked(hub, env, tmp_path):
+    """The token goes with every listing request, so a next page elsewhere is refused."""
+    model(hub, gated=True)
+    env["HF_TOKEN"] = TOKEN
+    hub.tree_next_base = hub.cdn
+    r = run(["org/tiny"], env)
+    assert r.returncode == 0, r.stderr
+    assert "another host" in r.stderr and TOKEN not in r.stderr
+    assert not [x for x in hub.log if x[1].startswith("localhost") and x[2].startswith("/api/")]
+    assert not (tmp_path / "home/hub/models--org--tiny/trees").exists()
+
+
+def test_blank_hf_token_means_the_token_file_for_fetch_and_where(hub, env, tmp_path):
+    """One token rule (hf/location.c) for both executables, as huggingface_hub's
+    utils/_auth.py: a blank HF_TOKEN is cleaned to nothing, so the token file
+    counts (and HUGGING_FACE_HUB_TOKEN is not read: Python's `or` kept HF_TOKEN)."""
+    model(hub, gated=True)
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "token").write_text(TOKEN + "\n")
+    e = dict(env, HF_TOKEN="   ", HUGGING_FACE_HUB_TOKEN="hf_not_this_one")
+    r = run(["org/tiny", "config.json"], e)
+    assert r.returncode == 0, r.stderr
+    assert {a for m, h, p, a in hub.log if h.startswith("127.0.0.1")} == {"Bearer " + TOKEN}
+    w = subprocess.run([GPUGATE, "hf", "where", "-v"], env=e, capture_output=True, text=True, timeout=30)
+    assert "the token comes from the token file" in w.stdout, w.stdout + w.stderr
+
+
+def test_file_modes_follow_the_umask_as_huggingface_hub(hub, env, tmp_path):
+    """huggingface_hub gives a blob the mode of a new file (0666 less the umask,
+    _chmod_and_move) and writes refs and CACHEDIR.TAG with Path.write_text (the
+    same); the listing stays readable (0644; upstream's mkstemp makes it 0600)."""
+    import stat
+    model(hub)
+    r = subprocess.run(fetch_cmd() + ["org/tiny"], env=env, capture_output=True, text=True, timeout=60,
+                       preexec_fn=lambda: os.umask(0o002))
+    assert r.returncode == 0, r.stderr
+    cache = tmp_path / "home/hub"
+    folder = cache / "models--org--tiny"
+    modes = {p: stat.S_IMODE(os.stat(p).st_mode) for p in
+             [cache / "CACHEDIR.TAG", folder / "refs/main"] + list((folder / "blobs").iterdir())}
+    assert set(modes.values()) == {0o664}, modes
+    assert stat.S_IMODE(os.stat(folder / "trees" / (COMMIT + ".json")).st_mode) == 0o644

@@ -143,4 +143,4 @@ def test_kernel_log_of_this_machine_never_hangs():
     # the real /dev/kmsg (when readable) ends at the ring buffer's end, not at a blocking read
     rc, checks, _ = run("/", "--profile", "validate", "--only", "system.kernel_log")
     assert rc in (0, 1)
-    assert checks["system.kernel_log"]["status"] in ("pass", "fail", "skip")
+    assert checks["system.kernel_log"]["status"] in ("pass", "warn", "fail", "skip")  # warn: stopped early

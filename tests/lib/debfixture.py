@@ -3,6 +3,7 @@ for roots that stand in for the XPU image. Every version is checked with
 `dpkg --compare-versions` (the real oracle), not by this module."""
 import re
 import subprocess
+from pathlib import Path
 
 import yaml
 
@@ -10,10 +11,26 @@ REL_ALT = re.compile(r"^\s*([a-z0-9][a-z0-9+.-]+)(?::([a-z0-9-]+))?\s*(?:\(\s*(<
 FIXTURE_MARK = "X-Gpugate-Test-Fixture: yes"
 
 
-def spec_packages(path):
+CHECKS = Path(__file__).resolve().parents[2] / "checks"
+BUILTIN = ("healthcheck", "ci", "validate")
+
+
+def spec_packages(path, vendor="intel"):
+    """The `packages` relations gpugate applies for path on a GPU of vendor:
+    a built-in profile (checks/NAME.yaml) gets the vendor's pins
+    (checks/vendor/VENDOR.yaml); a spec with `extends:` and no `packages`
+    section gets its profile's (src/profile.c lays them the same way)."""
+    path = Path(path)
     with open(path, encoding="utf-8") as f:
         doc = yaml.safe_load(f) or {}
-    return list(doc.get("packages") or [])
+    if "packages" in doc:
+        return list(doc["packages"] or [])
+    pins = CHECKS / "vendor" / f"{vendor}.yaml"
+    if path.resolve().parent == CHECKS and path.stem in BUILTIN and pins.exists():
+        return spec_packages(pins)
+    if doc.get("extends") in BUILTIN:
+        return spec_packages(CHECKS / f"{doc['extends']}.yaml", vendor)
+    return []
 
 
 def parse_relation(text):

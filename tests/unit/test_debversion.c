@@ -42,6 +42,45 @@ static void test_known_order(void **state)
 	assert_true(debversion_compare("24.26.30049.6-1", "24.26.30049.10-1") < 0);
 }
 
+/* dpkg's parseversion() (lib/dpkg/parsehelp.c): what it refuses, what it
+ * only warns about, and the epochs strtol reads. */
+static void test_levels(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *v;
+		enum debversion_level level;
+	} cases[] = {
+		{ "2147483647:1.0", DEBVERSION_OK },
+		{ "0000000001:1.0", DEBVERSION_OK },
+		{ "+1:1.0", DEBVERSION_OK },
+		{ " \t1.0 ", DEBVERSION_OK },
+		{ "2147483648:1.0", DEBVERSION_ERROR },
+		{ "-1:1.0", DEBVERSION_ERROR },
+		{ "1:", DEBVERSION_ERROR },
+		{ "1.0-", DEBVERSION_ERROR },
+		{ "1 0", DEBVERSION_ERROR },
+		{ "a1.0", DEBVERSION_WARN },
+		{ "1.0_1", DEBVERSION_WARN },
+		{ "1.0-a:b", DEBVERSION_ERROR },
+		{ "1:1.0-a:b", DEBVERSION_WARN },
+		{ "1.0\xc3\xa9", DEBVERSION_WARN },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		enum debversion_level level;
+		const char *why = debversion_check(cases[i].v, &level);
+		if (level != cases[i].level || (level == DEBVERSION_OK) != (why == NULL))
+			fail_msg("'%s': level %d (%s), expected %d", cases[i].v, level, why ? why : "ok",
+				 cases[i].level);
+	}
+	assert_int_equal(debversion_compare("0000000001:1.0", "1:1.0"), 0);
+	assert_true(debversion_compare("2147483647:1.0", "2147483646:9") > 0);
+	/* bytes >= 0x80 weigh their own value (a signed char + 256): after the
+	 * letters, before '+' and '.' */
+	assert_true(debversion_compare("1.0\xc3", "1.0+") < 0);
+	assert_true(debversion_compare("1.0\xc3", "1.0z") > 0);
+}
+
 static void test_invalid(void **state)
 {
 	(void)state;
@@ -70,8 +109,9 @@ static uint32_t rnd(uint32_t n)
 
 static void add_piece(char *buf, size_t size)
 {
-	static const char *const pieces[] = { "0", "00", "1", "01", "9", "10", "010", "123",
-		"a", "b", "z", "A", "rc", "~", "~~", "~a", "+", ".", "+b", "+dfsg", "~rc", "ubuntu", "deb" };
+	static const char *const pieces[] = { "0", "00", "1",  "01",    "9",   "10",     "010", "123",
+					      "a", "b",  "z",  "A",     "rc",  "~",      "~~",  "~a",
+					      "+", ".",  "+b", "+dfsg", "~rc", "ubuntu", "deb" };
 	size_t len = strlen(buf);
 	snprintf(buf + len, size - len, "%s", pieces[rnd(sizeof(pieces) / sizeof(*pieces))]);
 }
@@ -101,11 +141,31 @@ static void mutate(const char *a, char *b, size_t size)
 {
 	snprintf(b, size, "%s", a);
 	switch (rnd(5)) {
-	case 0: add_piece(b, size); break;
-	case 1: if (strlen(b) > 1) b[strlen(b) - 1] = '\0'; break;
-	case 2: { char *d = strchr(b, '-'); if (d) *d = '\0'; else add_piece(b, size); break; }
-	case 3: make_version(b, size); break;
-	default: { size_t i = strlen(b) - 1; if (b[i] >= '0' && b[i] <= '8') b[i]++; else add_piece(b, size); }
+	case 0:
+		add_piece(b, size);
+		break;
+	case 1:
+		if (strlen(b) > 1)
+			b[strlen(b) - 1] = '\0';
+		break;
+	case 2: {
+		char *d = strchr(b, '-');
+		if (d)
+			*d = '\0';
+		else
+			add_piece(b, size);
+		break;
+	}
+	case 3:
+		make_version(b, size);
+		break;
+	default: {
+		size_t i = strlen(b) - 1;
+		if (b[i] >= '0' && b[i] <= '8')
+			b[i]++;
+		else
+			add_piece(b, size);
+	}
 	}
 }
 
@@ -149,8 +209,8 @@ static void test_against_dpkg(void **state)
 		less += theirs < 0;
 		greater += theirs > 0;
 	}
-	print_message("%d pairs: %d less, %d equal, %d greater by dpkg; %d mismatches\n", pairs, less,
-		      equal, greater, mismatches);
+	print_message("%d pairs: %d less, %d equal, %d greater by dpkg; %d mismatches\n", pairs, less, equal, greater,
+		      mismatches);
 	assert_int_equal(mismatches, 0);
 	/* the generator must exercise every outcome */
 	assert_true(equal > 0 && less > 0 && greater > 0);
@@ -161,6 +221,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_known_order),
 		cmocka_unit_test(test_invalid),
+		cmocka_unit_test(test_levels),
 		cmocka_unit_test(test_against_dpkg),
 	};
 	return cmocka_run_group_tests_name("debversion", tests, NULL, NULL);

@@ -117,8 +117,10 @@ static void test_large(void **state)
 	/* about 5 MB of stanzas with long descriptions; the wanted one is last */
 	struct strbuf sb = STRBUF_INIT;
 	for (int i = 0; sb.len < 5 * 1024 * 1024; i++) {
-		sb_printf(&sb, "Package: pkg%d\nStatus: install ok installed\nArchitecture: amd64\n"
-			       "Version: %d.0-1\nDescription: filler\n", i, i);
+		sb_printf(&sb,
+			  "Package: pkg%d\nStatus: install ok installed\nArchitecture: amd64\n"
+			  "Version: %d.0-1\nDescription: filler\n",
+			  i, i);
 		for (int k = 0; k < 20; k++)
 			sb_puts(&sb, " Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod.\n");
 		sb_puts(&sb, "\n");
@@ -206,7 +208,8 @@ static void test_skip_matches_full_parse(void **state)
 			if (strcmp(all.pkgs[i].name, "p1") != 0 && strcmp(all.pkgs[i].name, "p4") != 0)
 				continue;
 			if (k >= some.count)
-				fail_msg("round %d: %s at line %zu missing when skipping", round, all.pkgs[i].name, all.pkgs[i].line);
+				fail_msg("round %d: %s at line %zu missing when skipping", round, all.pkgs[i].name,
+					 all.pkgs[i].line);
 			assert_string_equal(all.pkgs[i].name, some.pkgs[k].name);
 			assert_string_equal(all.pkgs[i].version, some.pkgs[k].version);
 			assert_int_equal(all.pkgs[i].line, some.pkgs[k].line);
@@ -277,7 +280,8 @@ static void test_buffered_load_matches_parse(void **state)
 	}
 	const char nul_wanted[] = "Package: aa\nVersion: 1\0\n\nPackage: p1\n";
 	expect_load_matches_parse(nul_wanted, sizeof(nul_wanted) - 1, NULL);
-	const char nul_skipped[] = "Package: p1\n\nPackage: other\nDescription: x\n 0123456789abcdef01\0x\n\nPackage: p4\n";
+	const char nul_skipped[] =
+		"Package: p1\n\nPackage: other\nDescription: x\n 0123456789abcdef01\0x\n\nPackage: p4\n";
 	expect_load_matches_parse(nul_skipped, sizeof(nul_skipped) - 1, some);
 	unsigned seed = 777;
 	for (int round = 0; round < 60; round++) {
@@ -286,6 +290,41 @@ static void test_buffered_load_matches_parse(void **state)
 		expect_load_matches_parse(sb.buf, sb.len, round % 2 ? some : NULL);
 		sb_release(&sb);
 	}
+}
+
+/* A stanza of a package nobody named is kept when its Provides names a
+ * wanted package: wherever Provides stands, in short and long stanzas (the
+ * skip reads 16 bytes at a time), with the line it starts at. */
+static void test_providers_kept(void **state)
+{
+	(void)state;
+	struct strbuf sb = STRBUF_INIT;
+	sb_puts(&sb, "Package: p1\nStatus: install ok installed\nVersion: 1\n\n");
+	sb_puts(&sb,
+		"Package: other\nStatus: install ok installed\nMulti-Arch: foreign\nVersion: 2\nDescription: long\n");
+	for (int i = 0; i < 40; i++)
+		sb_puts(&sb, " a description line long enough to cross several sixteen byte blocks\n");
+	sb_puts(&sb, "Provides: virt-a (= 3.0), virt-b\n\n");
+	sb_puts(&sb, "Provides: virt-b\nPackage: first-provides\nStatus: install ok installed\nVersion: 3\n\n");
+	sb_puts(&sb, "Package: unrelated\nStatus: install ok installed\nProvides: virt-c, virt-bb\nVersion: 4\n\n");
+	sb_puts(&sb, "Package: right-after\nProvides: virt-b\nStatus: install ok installed\nVersion: 5\n\n");
+	const char *wanted[] = { "p1", "virt-b", NULL };
+	struct dpkg_status st = parse_ok(sb.buf, wanted);
+	assert_int_equal(st.count, 4);
+	assert_string_equal(st.pkgs[3].name, "right-after");
+	assert_string_equal(st.pkgs[0].name, "p1");
+	assert_string_equal(st.pkgs[1].name, "other");
+	assert_int_equal(st.pkgs[1].line, 5);
+	assert_string_equal(st.pkgs[1].multiarch, "foreign");
+	assert_string_equal(st.pkgs[1].provides, "virt-a (= 3.0), virt-b");
+	assert_string_equal(st.pkgs[1].version, "2");
+	assert_string_equal(st.pkgs[2].name, "first-provides");
+	dpkg_status_free(&st);
+	expect_load_matches_parse(sb.buf, sb.len, wanted);
+	assert_true(dpkg_provides_names("a, b:any (= 1),c", 16, "c"));
+	assert_true(dpkg_provides_names("a, b:any (= 1),c", 16, "b"));
+	assert_false(dpkg_provides_names("a, b:any (= 1),c", 16, "any"));
+	sb_release(&sb);
 }
 
 static void test_missing_file(void **state)
@@ -308,6 +347,7 @@ int main(void)
 		cmocka_unit_test(test_nul_in_skipped_stanza),
 		cmocka_unit_test(test_skip_matches_full_parse),
 		cmocka_unit_test(test_buffered_load_matches_parse),
+		cmocka_unit_test(test_providers_kept),
 	};
 	return cmocka_run_group_tests_name("dpkg_status", tests, NULL, NULL);
 }

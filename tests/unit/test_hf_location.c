@@ -170,6 +170,96 @@ static void test_offline_and_token(void **state)
 	hf_location_free(&loc);
 }
 
+/* constants.py and utils/_auth.py of huggingface_hub (commit
+ * ee0a4510f4bc15e26cb722be2efc2bdb01383ca0): the legacy assets variable, the
+ * unexpanded xet cache, staging mode, the endpoint, and token cleaning. */
+static bool token_file_yes(void *arg, const char *path)
+{
+	(void)arg;
+	(void)path;
+	return true;
+}
+
+static void test_related_paths_and_endpoint(void **state)
+{
+	(void)state;
+	struct {
+		const char *const *vars;
+		const char *assets, *xet, *token_path, *endpoint, *endpoint_source;
+	} cases[] = {
+		{ ENV("HOME=/h"), "/h/.cache/huggingface/assets", "/h/.cache/huggingface/xet", "/h/.cache/huggingface/token",
+		  "https://huggingface.co", "default" },
+		{ ENV("HOME=/h", "HUGGINGFACE_ASSETS_CACHE=~/old"), "/h/old", "/h/.cache/huggingface/xet",
+		  "/h/.cache/huggingface/token", "https://huggingface.co", "default" },
+		{ ENV("HOME=/h", "HF_ASSETS_CACHE=/new", "HUGGINGFACE_ASSETS_CACHE=/old"), "/new", "/h/.cache/huggingface/xet",
+		  "/h/.cache/huggingface/token", "https://huggingface.co", "default" },
+		{ ENV("HOME=/h", "HF_XET_CACHE=~/x/$HOME"), "/h/.cache/huggingface/assets", "~/x/$HOME",
+		  "/h/.cache/huggingface/token", "https://huggingface.co", "default" },
+		{ ENV("HOME=/h", "HF_ENDPOINT=http://hub.local:8080//"), "/h/.cache/huggingface/assets",
+		  "/h/.cache/huggingface/xet", "/h/.cache/huggingface/token", "http://hub.local:8080", "HF_ENDPOINT" },
+		{ ENV("HOME=/h", "HF_ENDPOINT="), "/h/.cache/huggingface/assets", "/h/.cache/huggingface/xet",
+		  "/h/.cache/huggingface/token", "", "HF_ENDPOINT" }, /* set to empty counts as set */
+		{ ENV("HOME=/h", "HUGGINGFACE_CO_STAGING=yes", "HF_ENDPOINT=http://x", "HF_TOKEN_PATH=/t"),
+		  "/h/.cache/huggingface/assets", "/h/.cache/huggingface/xet", "/h/.cache/huggingface_staging/token",
+		  "https://hub-ci.huggingface.co", "HUGGINGFACE_CO_STAGING" },
+		{ ENV("HOME=/h", "HUGGINGFACE_CO_STAGING=0", "HF_TOKEN_PATH=$HOME/t"), "/h/.cache/huggingface/assets",
+		  "/h/.cache/huggingface/xet", "/h/t", "https://huggingface.co", "default" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		struct fake f = { cases[i].vars };
+		struct hf_env env = { fake_getenv, fake_home_of, &f };
+		struct hf_location loc;
+		hf_location_resolve(&env, no_token_file, &loc);
+		if (strcmp(loc.assets_cache, cases[i].assets) || strcmp(loc.xet_cache, cases[i].xet) ||
+		    strcmp(loc.token_path, cases[i].token_path) || strcmp(loc.endpoint, cases[i].endpoint) ||
+		    strcmp(loc.endpoint_source, cases[i].endpoint_source))
+			fail_msg("case %zu: assets %s xet %s token %s endpoint %s (%s)", i, loc.assets_cache, loc.xet_cache,
+				 loc.token_path, loc.endpoint, loc.endpoint_source);
+		if (strcmp(loc.hub_cache, "/h/.cache/huggingface/hub") != 0) /* staging leaves HF_HUB_CACHE alone */
+			fail_msg("case %zu: hub %s", i, loc.hub_cache);
+		hf_location_free(&loc);
+	}
+}
+
+static void test_token_cleaning(void **state)
+{
+	(void)state;
+	struct {
+		const char *raw, *clean;
+	} cases[] = {
+		{ "hf_abc", "hf_abc" }, { "  hf_abc\n", "hf_abc" }, { "hf_\r\nabc", "hf_abc" }, { " \t\n ", NULL },
+		{ "", NULL }, { "\x1fhf\x0b", "hf" }, { "\xc2\xa0hf\xe3\x80\x80", "hf" }, { "a b", "a b" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		char *got = hf_clean_token(cases[i].raw, strlen(cases[i].raw));
+		if (cases[i].clean ? !got || strcmp(got, cases[i].clean) : got != NULL)
+			fail_msg("clean case %zu: '%s'", i, got ? got : "(none)");
+		free(got);
+	}
+	/* HF_TOKEN or HUGGING_FACE_HUB_TOKEN, cleaned; blank means the file */
+	struct {
+		const char *const *vars;
+		bool file_has_token;
+		const char *source;
+	} src[] = {
+		{ ENV("HF_TOKEN=hf_x"), false, "HF_TOKEN" },
+		{ ENV("HF_TOKEN=", "HUGGING_FACE_HUB_TOKEN=hf_y"), false, "HUGGING_FACE_HUB_TOKEN" },
+		{ ENV("HF_TOKEN=  ", "HUGGING_FACE_HUB_TOKEN=hf_y"), false, NULL }, /* blank HF_TOKEN wins, then is none */
+		{ ENV("HF_TOKEN=  ", "HUGGING_FACE_HUB_TOKEN=hf_y"), true, "the token file" },
+		{ ENV("HUGGING_FACE_HUB_TOKEN=\n"), true, "the token file" },
+		{ ENV("X=1"), false, NULL },
+	};
+	for (size_t i = 0; i < sizeof(src) / sizeof(*src); i++) {
+		struct fake f = { src[i].vars };
+		struct hf_env env = { fake_getenv, fake_home_of, &f };
+		struct hf_location loc;
+		hf_location_resolve(&env, src[i].file_has_token ? token_file_yes : no_token_file, &loc);
+		if (src[i].source ? !loc.token_source || strcmp(loc.token_source, src[i].source) : loc.token_source != NULL)
+			fail_msg("token case %zu: %s", i, loc.token_source ? loc.token_source : "(none)");
+		hf_location_free(&loc);
+	}
+}
+
 static void test_normalize_and_join(void **state)
 {
 	(void)state;
@@ -201,6 +291,8 @@ int main(void)
 		cmocka_unit_test(test_expanduser),
 		cmocka_unit_test(test_offline_and_token),
 		cmocka_unit_test(test_normalize_and_join),
+		cmocka_unit_test(test_related_paths_and_endpoint),
+		cmocka_unit_test(test_token_cleaning),
 	};
 	return cmocka_run_group_tests_name("hf_location", tests, NULL, NULL);
 }

@@ -67,11 +67,32 @@ static void test_result_roundtrip(void **state)
 	json_decref(l.result);
 }
 
+static void emit_enumerated(struct probe_channel *ch)
+{
+	json_t *j = json_pack("{s:s, s:[{s:i}]}", "backend", "cuda", "devices", "index", 0);
+	probe_enumerated(ch, j);
+	json_decref(j);
+}
+
+static void test_enumerated_roundtrip(void **state)
+{
+	(void)state;
+	char *text = roundtrip(emit_enumerated);
+	assert_true(strncmp(text, "enumerated {", 12) == 0);
+	text[strlen(text) - 1] = '\0';
+	struct probe_line l;
+	probe_parse_line(text, &l);
+	assert_int_equal(l.kind, PROBE_LINE_ENUMERATED);
+	assert_string_equal(json_string_value(json_object_get(l.result, "backend")), "cuda");
+	assert_int_equal(json_array_size(json_object_get(l.result, "devices")), 1);
+	json_decref(l.result);
+}
+
 static void test_bad_lines(void **state)
 {
 	(void)state;
 	const char *bad[] = { "", "stage", "stage ", "stage \x01x", "result", "result {", "result [1]",
-			      "result {\"a\":1,\"a\":2}", "hello", "stage verylongstagenameverylongstagenamexxxxx" };
+			      "result {\"a\":1,\"a\":2}", "hello", "enumerated", "enumerated [", "enumerated 3", "stage verylongstagenameverylongstagenamexxxxx" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct probe_line l;
 		probe_parse_line(bad[i], &l);
@@ -90,6 +111,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stage_roundtrip),
 		cmocka_unit_test(test_result_roundtrip),
+		cmocka_unit_test(test_enumerated_roundtrip),
 		cmocka_unit_test(test_bad_lines),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

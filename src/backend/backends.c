@@ -1,0 +1,14 @@
+/* The table of backends (backend.h): `auto` tries them in this order. */
+#include <string.h>
+
+#include "backend.h"
+
+const struct backend *const backends[] = { &ze_backend, &cuda_backend, NULL };
+
+const struct backend *backend_named(const char *name)
+{
+	for (const struct backend *const *b = backends; *b; b++)
+		if (strcmp((*b)->name, name) == 0)
+			return *b;
+	return NULL;
+}

@@ -1,0 +1,116 @@
+/* The operator commands' file I/O (operator.h). The safety rules are those
+ * of SECURITY.md: write through what is not a regular file, replace a
+ * regular one atomically, read without blocking and with a size cap. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/util.h"
+#include "operator/operator.h"
+
+static int write_all(int fd, const char *data, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, data, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		data += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int operator_write_output(const char *path, const char *data, size_t len, char *err, size_t errsize)
+{
+	if (strcmp(path, "-") == 0) {
+		fflush(stdout);
+		int rc = write_all(1, data, len);
+		if (rc < 0)
+			snprintf(err, errsize, "standard output: %s", strerror(-rc));
+		return rc;
+	}
+	struct stat st;
+	/* a link (/dev/stdout) is written through too: replacing it would
+	 * change what it points at for everyone else */
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		struct stat target;
+		if (stat(path, &target) == 0 && S_ISDIR(target.st_mode)) {
+			snprintf(err, errsize, "%s: is a directory", path);
+			return -EISDIR;
+		}
+		/* /dev/null, /dev/stdout, a FIFO: written through, never replaced */
+		int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+		int rc = fd < 0 ? -errno : write_all(fd, data, len);
+		if (fd >= 0 && close(fd) < 0 && rc == 0)
+			rc = -errno;
+		if (rc < 0)
+			snprintf(err, errsize, "%s: %s", path, strerror(-rc));
+		return rc;
+	}
+	int rc = write_file_atomic(path, data, len, 0644);
+	if (rc < 0)
+		snprintf(err, errsize, "%s: %s", path, strerror(-rc));
+	return rc;
+}
+
+int operator_read_input(const char *path, size_t max, char **content, size_t *len, char *err, size_t errsize)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		snprintf(err, errsize, "%s: %s", path, strerror(e));
+		return -e;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		int e = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+		snprintf(err, errsize, "%s: not a regular file (%s)", path,
+			 S_ISFIFO(st.st_mode)  ? "a FIFO"
+			 : S_ISCHR(st.st_mode) ? "a character device"
+			 : S_ISDIR(st.st_mode) ? "a directory"
+					       : "a special file");
+		close(fd);
+		return -e;
+	}
+	if ((size_t)st.st_size > max) {
+		snprintf(err, errsize, "%s: %lld bytes, more than the %zu a report may have", path,
+			 (long long)st.st_size, max);
+		close(fd);
+		return -EFBIG;
+	}
+	size_t cap = (size_t)st.st_size; /* a report does not grow while read */
+	char *buf = xmalloc(cap + 2);
+	size_t got = 0;
+	for (;;) {
+		ssize_t n = read(fd, buf + got, cap + 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+			snprintf(err, errsize, "%s: %s", path, strerror(e));
+			free(buf);
+			close(fd);
+			return -e;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+		if (got > cap) {
+			snprintf(err, errsize, "%s: grew while it was read", path);
+			free(buf);
+			close(fd);
+			return -EFBIG;
+		}
+	}
+	close(fd);
+	buf[got] = '\0';
+	*content = buf;
+	*len = got;
+	return 0;
+}

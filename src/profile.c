@@ -1,0 +1,94 @@
+/* Built-in profiles for every vendor, and specs that extend them.
+ * A profile (checks/NAME.yaml) holds what every GPU vendor shares; the pins
+ * of one vendor's driver stack (checks/vendor/VENDOR.yaml, `packages:`) are
+ * laid over it only for that vendor, so an NVIDIA container is not failed
+ * for lacking the Intel compute runtime. Layers are struct spec's base
+ * chain: a section the upper spec names replaces the lower one's whole. */
+#include "profile.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/embedded.h"
+#include "lib/util.h"
+
+bool vendor_known(const char *name)
+{
+	return strcmp(name, "intel") == 0 || strcmp(name, "nvidia") == 0;
+}
+
+/* The NVIDIA Container Toolkit gives a container /dev/nvidiactl and
+ * /proc/driver/nvidia (nvidia-container-toolkit's "mount" list); a host with
+ * the NVIDIA driver loaded has both too. Two lookups, so the health check
+ * stays in the milliseconds. Anything else is the Intel stack, the first
+ * backend (DESIGN.md), as before vendors were told apart. */
+const char *vendor_detect(const char *root)
+{
+	static const char *const marks[] = { "/dev/nvidiactl", "/proc/driver/nvidia/gpus" };
+	for (size_t i = 0; i < ARRAY_SIZE(marks); i++) {
+		char *path = xasprintf("%s%s", root ? root : "", marks[i]);
+		int found = access(path, F_OK) == 0;
+		free(path);
+		if (found)
+			return "nvidia";
+	}
+	return "intel";
+}
+
+static int load_embedded(struct spec *spec, const struct embedded_file *f, const char *label,
+			 struct spec_error *err)
+{
+	return spec_load_buffer(spec, label, (const char *)f->data, f->size, err);
+}
+
+int profile_load(struct spec *spec, const char *name, const char *vendor, struct spec_error *err)
+{
+	const struct embedded_file *f = embedded_find(embedded_profiles, name);
+	const struct embedded_file *pins = vendor ? embedded_find(embedded_vendor_pins, vendor) : NULL;
+	char *label = xasprintf("profile %s", name);
+	int rc;
+	if (!f) {
+		memset(spec, 0, sizeof(*spec));
+		snprintf(err->msg, sizeof(err->msg), "no built-in profile '%s' (healthcheck, ci, validate)", name);
+		rc = -1;
+	} else if (!pins) {
+		rc = load_embedded(spec, f, label, err);
+	} else {
+		struct spec *base = xcalloc(1, sizeof(*base));
+		rc = load_embedded(base, f, label, err);
+		if (rc == 0) {
+			char *pins_label = xasprintf("profile %s (%s pins, checks/vendor/%s.yaml)", name, vendor, vendor);
+			rc = load_embedded(spec, pins, pins_label, err);
+			free(pins_label);
+			spec->base = base; /* owned from here, freed with spec */
+		} else {
+			spec_free(base);
+			free(base);
+			memset(spec, 0, sizeof(*spec));
+		}
+	}
+	free(label);
+	return rc;
+}
+
+int profile_load_file(struct spec *spec, const char *path, const char *vendor, struct spec_error *err)
+{
+	if (spec_load_file(spec, path, err) < 0)
+		return -1;
+	/* validated at load against the profile names (registry.c, "extends") */
+	const char *name = spec_str(spec, "extends", NULL);
+	if (!name)
+		return 0;
+	struct spec *base = xcalloc(1, sizeof(*base));
+	if (profile_load(base, name, vendor, err) < 0) {
+		char why[sizeof(err->msg)];
+		snprintf(why, sizeof(why), "%s", err->msg);
+		spec_free(base);
+		free(base);
+		return spec_error_at(err, spec, spec_get(spec, "extends"), "extends %s: %s", name, why);
+	}
+	spec->base = base;
+	return 0;
+}
