@@ -4,9 +4,11 @@
  * stage module: ...". */
 #include "probe.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../lib/sandbox.h"
 #include "../lib/spawn.h"
