@@ -264,7 +264,23 @@ static void run_visibility_ze(const struct context *ctx, struct devices_state *s
 		result_set(r, STATUS_SKIP, "no Intel GPU for Level Zero to see");
 		return;
 	}
-	const char *mask = ctx_getenv(ctx, "ZE_AFFINITY_MASK");
+	/* ZE_AFFINITY_MASK is a release variable of the driver's debug settings,
+	 * read with Level Zero's prefixes first: NEO_L0_, NEO_, then none; the
+	 * first one set wins (EnvironmentVariableReader::getSetting() in
+	 * shared/source/os_interface/debug_env_reader.cpp, validL0Prefixes in
+	 * level_zero/core/source/helpers/api_specific_config_l0.cpp) */
+	static const char *const mask_names[] = { "NEO_L0_ZE_AFFINITY_MASK", "NEO_ZE_AFFINITY_MASK",
+						  "ZE_AFFINITY_MASK" };
+	const char *mask = NULL, *mask_name = "ZE_AFFINITY_MASK";
+	for (size_t i = 0; i < 3 && !mask; i++)
+		if ((mask = ctx_getenv(ctx, mask_names[i])))
+			mask_name = mask_names[i];
+	const char *plain = ctx_getenv(ctx, "ZE_AFFINITY_MASK");
+	if (mask && plain && mask != plain && strcmp(mask_name, "ZE_AFFINITY_MASK") != 0)
+		result_finding(r, STATUS_WARN,
+			       "%s='%.100s' is set: the driver uses it and ignores ZE_AFFINITY_MASK='%.100s'",
+			       mask_name, mask, plain);
+	json_object_set_new(result_details(r), "affinity_mask_variable", json_string(mask_name));
 	const char *hier_env = ctx_getenv(ctx, "ZE_FLAT_DEVICE_HIERARCHY");
 	enum hierarchy family = hierarchy_default(gpus[0]->gpu->device), hier;
 	if (!hierarchy_parse(hier_env, family, &hier) && hier_env)
@@ -278,8 +294,8 @@ static void run_visibility_ze(const struct context *ctx, struct devices_state *s
 	json_object_set_new(result_details(r), "hierarchy", json_string(hierarchy_name(hier)));
 	json_object_set_new(result_details(r), "level_zero_devices", json_integer((json_int_t)a->devices));
 	if (a->aborts) {
-		result_set(r, STATUS_FAIL, "ZE_AFFINITY_MASK='%.100s': %s: the driver stops the program in zeInit",
-			   mask, a->abort_reason);
+		result_set(r, STATUS_FAIL, "%s='%.100s': %s: the driver stops the program in zeInit", mask_name, mask,
+			   a->abort_reason);
 		result_remedy(
 			r, "fix ZE_AFFINITY_MASK: comma-separated device indexes N (or N.M, a tile, under COMPOSITE), "
 			   "e.g. ZE_AFFINITY_MASK=0,1; or unset it to see every GPU");
@@ -287,17 +303,15 @@ static void run_visibility_ze(const struct context *ctx, struct devices_state *s
 		return;
 	}
 	for (size_t i = 0; i < a->note_count && i < AFFINITY_MAX_NOTES; i++)
-		result_finding(r, STATUS_WARN,
-			       "ZE_AFFINITY_MASK entry %s; %zu of %zu GPU%s stay visible (%s hierarchy)",
+		result_finding(r, STATUS_WARN, "%s entry %s; %zu of %zu GPU%s stay visible (%s hierarchy)", mask_name,
 			       a->notes[i].text, a->gpus, n, plural(n), hierarchy_name(hier));
 	if (a->note_count > AFFINITY_MAX_NOTES)
-		result_finding(r, STATUS_WARN, "ZE_AFFINITY_MASK: %zu more entries the driver ignores",
+		result_finding(r, STATUS_WARN, "%s: %zu more entries the driver ignores", mask_name,
 			       a->note_count - AFFINITY_MAX_NOTES);
 	if (!a->filtered) {
-		result_set(r, r->status,
-			   "ZE_AFFINITY_MASK is %s: Level Zero sees all %zu Intel GPU%s (%s hierarchy, %zu device%s)",
-			   mask ? "empty (no filter)" : "unset", n, plural(n), hierarchy_name(hier), a->devices,
-			   plural(a->devices));
+		result_set(r, r->status, "%s is %s: Level Zero sees all %zu Intel GPU%s (%s hierarchy, %zu device%s)",
+			   mask_name, mask ? "empty (no filter)" : "unset", n, plural(n), hierarchy_name(hier),
+			   a->devices, plural(a->devices));
 		free(a);
 		return;
 	}
@@ -307,21 +321,20 @@ static void run_visibility_ze(const struct context *ctx, struct devices_state *s
 		sb_printf(sb, "%s%s", sb->len ? ", " : "", gpus[i]->gpu->bdf);
 	}
 	if (hidden.len)
-		result_finding(r, STATUS_PASS, "hidden by ZE_AFFINITY_MASK: %s", hidden.buf);
+		result_finding(r, STATUS_PASS, "hidden by %s: %s", mask_name, hidden.buf);
 	long min_gpus = spec_int(ctx->spec, "devices.min_gpus", 1);
 	if (a->gpus == 0) {
-		result_set(r, STATUS_FAIL, "ZE_AFFINITY_MASK='%.100s' hides every GPU (%s hierarchy, %zu GPU%s)", mask,
+		result_set(r, STATUS_FAIL, "%s='%.100s' hides every GPU (%s hierarchy, %zu GPU%s)", mask_name, mask,
 			   hierarchy_name(hier), n, plural(n));
 		result_remedy(r, "set ZE_AFFINITY_MASK to devices that exist, or unset it");
 	} else if ((long)a->gpus < min_gpus) {
-		result_set(r, STATUS_FAIL,
-			   "ZE_AFFINITY_MASK='%.100s' leaves %zu GPU%s visible, the spec requires at least %ld", mask,
-			   a->gpus, plural(a->gpus), min_gpus);
+		result_set(r, STATUS_FAIL, "%s='%.100s' leaves %zu GPU%s visible, the spec requires at least %ld",
+			   mask_name, mask, a->gpus, plural(a->gpus), min_gpus);
 		result_remedy(r, "widen ZE_AFFINITY_MASK or unset it, or lower devices.min_gpus");
 	} else {
-		result_set(r, r->status,
-			   "ZE_AFFINITY_MASK='%.100s' (%s): Level Zero sees %zu of %zu GPU%s (%zu device%s): %s", mask,
-			   hierarchy_name(hier), a->gpus, n, plural(n), a->devices, plural(a->devices), shown.buf);
+		result_set(r, r->status, "%s='%.100s' (%s): Level Zero sees %zu of %zu GPU%s (%zu device%s): %s",
+			   mask_name, mask, hierarchy_name(hier), a->gpus, n, plural(n), a->devices, plural(a->devices),
+			   shown.buf);
 	}
 	sb_release(&shown);
 	sb_release(&hidden);

@@ -339,6 +339,19 @@ def test_unknown_hierarchy_falls_back_to_the_default(root):
     assert "sees 1 of 2" in c["summary"]  # 1.1 is read as COMPOSITE reads it
 
 
+def test_prefixed_mask_wins(root):
+    # the driver reads NEO_L0_ZE_AFFINITY_MASK, then NEO_ZE_AFFINITY_MASK, then ZE_AFFINITY_MASK
+    root.add_gpus(2)
+    env = {"ZE_AFFINITY_MASK": "0", "NEO_ZE_AFFINITY_MASK": "1"}
+    rc, checks, _ = run(root, "--only", "devices.visibility", env=env)
+    c = checks["devices.visibility"]
+    assert rc == 0 and c["status"] == "warn" and GPU_B in c["summary"], c
+    assert "NEO_ZE_AFFINITY_MASK='1' is set: the driver uses it and ignores ZE_AFFINITY_MASK='0'" in text_of(c)
+    env["NEO_L0_ZE_AFFINITY_MASK"] = ""
+    rc, checks, _ = run(root, "--only", "devices.visibility", env=env)
+    assert rc == 0 and "NEO_L0_ZE_AFFINITY_MASK is empty (no filter)" in checks["devices.visibility"]["summary"]
+
+
 def test_data_center_max_defaults_to_flat(root):
     root.add_gpus(1, device=0x0BD5, tiles=2)  # Data Center GPU Max 1550: Xe HPC
     rc, checks, _ = run(root, "--only", "devices.visibility", env={"ZE_AFFINITY_MASK": "1"})

@@ -310,17 +310,27 @@ def test_no_color_env_on_a_terminal(mixed):
         pid, fd = pty.fork()
         if pid == 0:
             os.execve(GPUGATE, [GPUGATE, *args], dict(os.environ, **env))
+        import select
         out = b""
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            out += chunk
-        os.waitpid(pid, 0)
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                assert left > 0, "gpugate on a pty did not finish in 30 s"
+                if not select.select([fd], [], [], left)[0]:
+                    continue
+                try:
+                    chunk = os.read(fd, 65536)
+                except OSError:
+                    break  # EIO: the child closed the pty
+                if not chunk:
+                    break
+                out += chunk
+        finally:
+            os.close(fd)
+            if os.waitpid(pid, os.WNOHANG) == (0, 0):
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
         return out.decode("utf-8", "replace")
     assert "\033[" in on_tty(*mixed, env={})
     assert "\033[" not in on_tty(*mixed, env={"NO_COLOR": "1"})

@@ -25,7 +25,7 @@ static int sign(int x)
 static void test_known_order(void **state)
 {
 	(void)state;
-	/* From deb-version(7) and the research note, in increasing order. */
+	/* From deb-version(7), in increasing order. */
 	const char *ordered[] = { "1.0~rc1", "1.0", "1.0a", "1.0+b1", "1.0.1", "1:0.1" };
 	for (size_t i = 0; i + 1 < sizeof(ordered) / sizeof(*ordered); i++) {
 		assert_true(debversion_compare(ordered[i], ordered[i + 1]) < 0);
