@@ -45,10 +45,11 @@ static const char *plural(size_t n)
  *   is invalid, only the devices whose index precedes the invalid index are
  *   visible" (0,2,-1,1 shows 0 and 2), so the list ends at its first entry
  *   that names no device, and an empty value shows none;
- * - an index is read like strtoul ("1gpu2" is 1), and a list that names one
- *   device twice shows no device at all (what PyTorch's
- *   torch/cuda/__init__.py _parse_visible_devices() and
- *   _transform_uuid_to_ordinals() model after the driver). */
+ * - an index is read like strtoul ("1gpu2" is 1), a UUID prefix is compared
+ *   as written (case matters), and a list that names one device twice shows
+ *   no device at all (what PyTorch's torch/cuda/__init__.py
+ *   _parse_visible_devices() and _transform_uuid_to_ordinals() model after
+ *   the driver). */
 struct cuda_pick {
 	size_t count;                        /* devices CUDA enumerates */
 	int index[AFFINITY_MAX_GPUS];        /* GPU of each, in list order; -1 for a MIG instance not matched */
@@ -83,7 +84,7 @@ static int uuid_owner(const struct gpu_view *const *gpus, size_t n, const char *
 {
 	int found = -1;
 	for (size_t i = 0; i < n; i++) {
-		if (!gpus[i]->uuid[0] || strlen(gpus[i]->uuid) < len || strncasecmp(gpus[i]->uuid, prefix, len) != 0)
+		if (!gpus[i]->uuid[0] || strlen(gpus[i]->uuid) < len || strncmp(gpus[i]->uuid, prefix, len) != 0)
 			continue;
 		if (found >= 0)
 			return -2;
@@ -92,7 +93,8 @@ static int uuid_owner(const struct gpu_view *const *gpus, size_t n, const char *
 	return found;
 }
 
-static void cuda_pick(const char *var, const struct gpu_view *const *gpus, size_t n, struct cuda_pick *p)
+static void cuda_pick(const char *var, const struct gpu_view *const *gpus, size_t n, bool uuids_known,
+		      struct cuda_pick *p)
 {
 	memset(p, 0, sizeof(*p));
 	const char *mode = strncmp(var, "GPU-", 4) == 0 ? "GPU-" : strncmp(var, "MIG-", 4) == 0 ? "MIG-" : NULL;
@@ -119,6 +121,14 @@ static void cuda_pick(const char *var, const struct gpu_view *const *gpus, size_
 			snprintf(p->stop, sizeof(p->stop), "'%.*s' is not a %s entry like the first",
 				 (int)(len > 40 ? 40 : len), s, mode);
 			break;
+		} else if (!uuids_known) {
+			/* nothing to match a UUID against: each entry is counted,
+			 * up to the GPUs there are */
+			if (p->count >= n) {
+				snprintf(p->stop, sizeof(p->stop), "'%.*s' is one entry more than there are GPUs (%zu)",
+					 (int)(len > 40 ? 40 : len), s, n);
+				break;
+			}
 		} else if (mode[0] == 'G' || strncmp(s, "MIG-GPU-", 8) == 0) {
 			/* a GPU UUID, or the GPU part of an old-style MIG entry */
 			const char *u = mode[0] == 'G' ? s : s + 4;
@@ -176,11 +186,12 @@ static void run_visibility_cuda(const struct context *ctx, struct devices_state 
 		return;
 	}
 	struct cuda_pick p;
-	cuda_pick(var, gpus, n, &p);
-	if ((strncmp(var, "GPU-", 4) == 0 || strncmp(var, "MIG-GPU-", 8) == 0) && !uuids_known)
+	bool by_uuid = strncmp(var, "GPU-", 4) == 0 || strncmp(var, "MIG-", 4) == 0;
+	cuda_pick(var, gpus, n, uuids_known, &p);
+	if (by_uuid && !uuids_known)
 		result_finding(r, STATUS_WARN,
 			       "the UUIDs of the GPUs are not readable (/proc/driver/nvidia/gpus/*/information): "
-			       "the UUID entries could not be matched");
+			       "each UUID entry is counted as one GPU, unmatched");
 	json_object_set_new(result_details(r), "cuda_devices", json_integer((json_int_t)p.count));
 	if (p.duplicate) {
 		result_set(r, STATUS_FAIL,
@@ -205,11 +216,11 @@ static void run_visibility_cuda(const struct context *ctx, struct devices_state 
 	bool same_model = n > 0 && gpus[0]->model[0];
 	for (size_t i = 1; i < n && same_model; i++)
 		same_model = strcmp(gpus[i]->model, gpus[0]->model) == 0;
-	bool by_uuid = strncmp(var, "GPU-", 4) == 0 || strncmp(var, "MIG-", 4) == 0;
 	struct strbuf names = STRBUF_INIT;
 	for (size_t k = 0; k < p.count; k++) {
 		if (p.index[k] < 0)
-			sb_printf(&names, "%sa MIG instance", k ? ", " : "");
+			sb_printf(&names, "%s%s", k ? ", " : "",
+				  strncmp(var, "MIG-", 4) == 0 ? "a MIG instance" : "a GPU by UUID");
 		else if (by_uuid || pci_order || same_model)
 			sb_printf(&names, "%s%s", k ? ", " : "", gpus[p.index[k]]->gpu->bdf);
 		else

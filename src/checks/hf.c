@@ -43,6 +43,15 @@ static const struct spec_key hf_keys[] = {
 	{ NULL, 0, 0, NULL, NULL },
 };
 
+/* Whether the n characters at s are lower-case hex digits. */
+static bool is_lower_hex(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
 /* One required model, from the spec. */
 struct model_req {
 	char *repo, *revision, *type;
@@ -596,6 +605,13 @@ static void run_layout(const struct context *ctx, void *state, struct result *r)
 			else if (strstr(wa->message, "outside the repo") || strstr(wa->message, "absolute link"))
 				result_remedy(r, "copy caches whole: cp -a (or rsync -a) of the cache root keeps the relative links; else re-download %s",
 					      repo->id ? repo->id : repo->folder);
+			else if (wa->severity == HF_FAIL && repo->id && str_starts_with(wa->path, "snapshots/") &&
+				 strlen(wa->path) > 50 && wa->path[50] == '/' && is_lower_hex(wa->path + 10, 40))
+				/* a file of one revision (missing, wrong size): that commit again */
+				result_remedy(r, "re-download: HF_HUB_CACHE=%s hf download %s%s --revision %.40s", s->loc.hub_cache,
+					      repo->id,
+					      strcmp(repo->type, "model") == 0 ? "" : strcmp(repo->type, "dataset") == 0 ? " --repo-type dataset" : " --repo-type space",
+					      wa->path + 10);
 			else if (wa->severity == HF_FAIL && repo->id)
 				result_remedy(r, "re-download: HF_HUB_CACHE=%s hf download %s%s", s->loc.hub_cache,
 					      strcmp(repo->type, "model") == 0 ? "" : strcmp(repo->type, "dataset") == 0 ? "--repo-type dataset " : "--repo-type space ",

@@ -352,15 +352,25 @@ static int lock_blob(struct hf_fetch *f, struct hf_blob *b)
 	} else if (flock(b->lock_fd, LOCK_EX | LOCK_NB) < 0) {
 		if (errno == EWOULDBLOCK) {
 			fprintf(stderr, "gpugate: waiting for another download of %s (%s)\n", b->label, shown);
-			if (flock(b->lock_fd, LOCK_EX) < 0)
-				rc = -errno;
+			/* polled, so that --timeout also bounds the wait for a stuck fetch */
+			while (flock(b->lock_fd, LOCK_EX | LOCK_NB) < 0 && rc == 0) {
+				if (errno != EWOULDBLOCK && errno != EINTR)
+					rc = -errno;
+				else if (f->deadline > 0 && monotonic_seconds() >= f->deadline)
+					rc = -ETIMEDOUT;
+				else
+					sleep_seconds(0.05);
+			}
 		} else if (errno == ENOLCK || errno == EOPNOTSUPP || errno == EINVAL) {
 			fprintf(stderr, "gpugate: %s: this filesystem has no flock (%s); going on unlocked\n",
 				shown, strerror(errno));
 		} else {
 			rc = -errno;
 		}
-		if (rc < 0)
+		if (rc == -ETIMEDOUT)
+			fprintf(stderr, "gpugate: %s: the overall timeout of %ld s ran out (--timeout) waiting for "
+				"another download of %s\n", shown, f->timeout_seconds, b->label);
+		else if (rc < 0)
 			fprintf(stderr, "gpugate: %s: %s\n", shown, strerror(-rc));
 	}
 	free(name);

@@ -505,7 +505,6 @@ def nvidia_gpus(root, count=4, min_gpus=1, models=None):
     ("0,0", 1, "fail", 0, ["names one GPU twice"]),
     ("1,GPU-aaaa2222", 0, "warn", 1, ["'GPU-aaaa2222' is not a device index"]),
     ("GPU-bbbb", 0, "pass", 1, ["0000:39:00.0"]),
-    ("GPU-BBBB3333", 0, "pass", 1, ["0000:39:00.0"]),
     ("GPU-aaaa", 1, "fail", 0, ["start of more than one GPU's UUID"]),
     ("GPU-aaaa1111,GPU-cccc", 0, "pass", 2, ["0000:19:00.0, 0000:49:00.0"]),
     ("GPU-cccc,GPU-cccc4444", 1, "fail", 0, ["names one GPU twice"]),
@@ -537,6 +536,17 @@ def test_cuda_indices_of_mixed_models_follow_cuda_device_order(root):
     env = {"CUDA_VISIBLE_DEVICES": "2,1", "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
     rc, checks, _ = run(root, "--spec", spec, "--only", "devices.visibility", env=env)
     assert rc == 0 and "0000:39:00.0, 0000:29:00.0" in checks["devices.visibility"]["summary"], checks
+
+
+def test_cuda_uuids_unreadable_are_counted_with_a_warning(root):
+    spec = nvidia_gpus(root, count=2)
+    for minor, d in enumerate(sorted(os.listdir(root.p("proc/driver/nvidia/gpus")))):
+        with open(root.p("proc/driver/nvidia/gpus/%s/information" % d), "w") as f:
+            f.write("Device Minor: \t %d\n" % minor)
+    rc, checks, _ = run(root, "--spec", spec, "--only", "devices.visibility", env={"CUDA_VISIBLE_DEVICES": "GPU-aaaa,GPU-bbbb,GPU-cccc"})
+    c = checks["devices.visibility"]
+    assert rc == 0 and c["status"] == "warn" and c["details"]["cuda_devices"] == 2, c
+    assert "UUIDs of the GPUs are not readable" in text_of(c) and "one entry more than there are GPUs" in text_of(c)
 
 
 def test_cuda_visible_devices_below_min_gpus(root):

@@ -695,3 +695,19 @@ def test_file_modes_follow_the_umask_as_huggingface_hub(hub, env, tmp_path):
              [cache / "CACHEDIR.TAG", folder / "refs/main"] + list((folder / "blobs").iterdir())}
     assert set(modes.values()) == {0o664}, modes
     assert stat.S_IMODE(os.stat(folder / "trees" / (COMMIT + ".json")).st_mode) == 0o644
+
+
+def test_overall_timeout_bounds_the_wait_for_another_fetchs_lock(hub, env, tmp_path):
+    import fcntl
+    import time
+    repo = model(hub)
+    locks = tmp_path / "home/hub/.locks/models--org--tiny"
+    locks.mkdir(parents=True)
+    with open(locks / (repo.etag("config.json") + ".lock"), "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # a stuck fetch holds it
+        t0 = time.monotonic()
+        r = run(["org/tiny", "config.json", "--timeout", "1"], env, timeout=30)
+        took = time.monotonic() - t0
+    assert r.returncode == 1
+    assert "waiting for another download of config.json" in r.stderr and "--timeout" in r.stderr, r.stderr
+    assert took < 6, took
