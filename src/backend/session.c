@@ -251,8 +251,9 @@ static void judge(struct backend_probe *p, const struct raw_runs *r, bool smoke)
  * that changes what the runtime sees. */
 static char *cache_key(const struct context *ctx, const struct probe_session *s, const struct probe_session_request *req)
 {
-	static const char *const vars[] = { "ZE_AFFINITY_MASK", "ZE_FLAT_DEVICE_HIERARCHY", "ZE_ENABLE_ALT_DRIVERS",
-					    "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "ONEAPI_DEVICE_SELECTOR", NULL };
+	static const char *const vars[] = { "ZE_AFFINITY_MASK", "NEO_ZE_AFFINITY_MASK", "NEO_L0_ZE_AFFINITY_MASK",
+					    "ZE_FLAT_DEVICE_HIERARCHY", "ZE_ENABLE_ALT_DRIVERS", "LD_LIBRARY_PATH",
+					    "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "ONEAPI_DEVICE_SELECTOR", NULL };
 	struct strbuf sb = STRBUF_INIT;
 	sb_printf(&sb, "exe=%s;smoke=%d;telemetry=%d;items=%ld;processes=%d;perf=%d:%zu", ctx_self_exe(ctx), req->smoke,
 		  req->telemetry, req->work_items, req->processes, req->perf, req->perf_bytes);

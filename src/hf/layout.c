@@ -942,7 +942,7 @@ static void *walk_worker(void *arg)
 		}
 		if (w->rev->n_files)
 			qsort(w->rev->files, w->rev->n_files, sizeof(*w->rev->files), file_cmp);
-		int repo_fd = hf_open_in_cache(p->cache_fd, w->repo->real, O_RDONLY | O_DIRECTORY);
+		int repo_fd = w->cache->skip_listings ? -1 : hf_open_in_cache(p->cache_fd, w->repo->real, O_RDONLY | O_DIRECTORY);
 		if (repo_fd >= 0) {
 			hf_listing_read(repo_fd, w->rev->commit, HF_LISTING_MAX_BYTES, &w->rev->listing);
 			close(repo_fd);
@@ -1026,8 +1026,15 @@ int hf_cache_scan(const char *path, struct hf_cache *cache, char *err, size_t er
 
 int hf_cache_scan_as(const char *path, const char *alias, struct hf_cache *cache, char *err, size_t errsize)
 {
+	return hf_cache_scan_listings(path, alias, true, cache, err, errsize);
+}
+
+int hf_cache_scan_listings(const char *path, const char *alias, bool listings, struct hf_cache *cache, char *err,
+			   size_t errsize)
+{
 	memset(cache, 0, sizeof(*cache));
 	cache->path = xstrdup(path);
+	cache->skip_listings = !listings;
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;

@@ -96,6 +96,7 @@ struct hf_repo {
 struct hf_cache {
 	char *path;
 	char **aliases;        /* absolute paths naming the cache folder (for absolute links), NULL-ended */
+	bool skip_listings;    /* listings were not read (hf_cache_scan_listings) */
 	struct hf_repo *repos; /* sorted by folder */
 	size_t n_repos;
 };
@@ -107,6 +108,11 @@ int hf_cache_scan(const char *path, struct hf_cache *cache, char *err, size_t er
  * the cache folder for links written into it: the path huggingface_hub uses
  * when the cache is read under --root. */
 int hf_cache_scan_as(const char *path, const char *alias, struct hf_cache *cache, char *err, size_t errsize);
+/* The same, reading trees/<commit>.json listings only when listings is
+ * true. The healthcheck does not: a 100,000-file listing is 22 MB of JSON,
+ * too much to parse every 30 s (its revisions then have state NONE). */
+int hf_cache_scan_listings(const char *path, const char *alias, bool listings, struct hf_cache *cache, char *err,
+			   size_t errsize);
 /* Opens a folder or file given relative to the cache (repo->real,
  * repo->snapshots) one component at a time, following no link. */
 int hf_open_in_cache(int cache_fd, const char *rel, int flags);

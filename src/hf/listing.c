@@ -14,12 +14,18 @@
 const char *hf_listing_state_text(enum hf_listing_state s)
 {
 	switch (s) {
-	case HF_LISTING_NONE: return "no listing";
-	case HF_LISTING_OK: return "ok";
-	case HF_LISTING_VERSION: return "unknown format_version";
-	case HF_LISTING_MALFORMED: return "malformed";
-	case HF_LISTING_BAD_XET: return "invalid xet_hash";
-	case HF_LISTING_CRASHES: return "unreadable by huggingface_hub";
+	case HF_LISTING_NONE:
+		return "no listing";
+	case HF_LISTING_OK:
+		return "ok";
+	case HF_LISTING_VERSION:
+		return "unknown format_version";
+	case HF_LISTING_MALFORMED:
+		return "malformed";
+	case HF_LISTING_BAD_XET:
+		return "invalid xet_hash";
+	case HF_LISTING_CRASHES:
+		return "unreadable by huggingface_hub";
 	}
 	return "?";
 }
@@ -81,7 +87,8 @@ static void drop_files(struct hf_listing *l)
 static void parse_doc(json_t *doc, struct hf_listing *l)
 {
 	if (!json_is_object(doc)) { /* data.get(...): AttributeError, not caught */
-		set_state(l, HF_LISTING_CRASHES, "the top level is not a JSON object (huggingface_hub raises AttributeError)");
+		set_state(l, HF_LISTING_CRASHES,
+			  "the top level is not a JSON object (huggingface_hub raises AttributeError)");
 		return;
 	}
 	json_t *version = json_object_get(doc, "format_version");
@@ -98,13 +105,15 @@ static void parse_doc(json_t *doc, struct hf_listing *l)
 		return;
 	}
 	if (!json_is_object(files)) { /* data["files"].items(): AttributeError */
-		set_state(l, HF_LISTING_CRASHES, "\"files\" is not a JSON object (huggingface_hub raises AttributeError)");
+		set_state(l, HF_LISTING_CRASHES,
+			  "\"files\" is not a JSON object (huggingface_hub raises AttributeError)");
 		return;
 	}
 	l->files = xcalloc(json_object_size(files) + 1, sizeof(*l->files));
 	const char *path;
 	json_t *info;
-	json_object_foreach(files, path, info) {
+	json_object_foreach(files, path, info)
+	{
 		/* info["size"], info["blob_id"]: TypeError or KeyError, both caught */
 		if (!json_is_object(info) || !json_object_get(info, "size") || !json_object_get(info, "blob_id")) {
 			char *p = xstrdup(path);
@@ -129,7 +138,9 @@ static void parse_doc(json_t *doc, struct hf_listing *l)
 			if (!json_is_string(xet)) { /* re.fullmatch on a non-string: TypeError, not caught */
 				char *p = xstrdup(path);
 				text_sanitize(p);
-				set_state(l, HF_LISTING_CRASHES, "the xet_hash of \"%s\" is not a string (huggingface_hub raises TypeError)", p);
+				set_state(l, HF_LISTING_CRASHES,
+					  "the xet_hash of \"%s\" is not a string (huggingface_hub raises TypeError)",
+					  p);
 				free(p);
 				drop_files(l);
 				return;
@@ -137,7 +148,10 @@ static void parse_doc(json_t *doc, struct hf_listing *l)
 			if (!is_hex64(json_string_value(xet))) {
 				char *p = xstrdup(path);
 				text_sanitize(p);
-				set_state(l, HF_LISTING_BAD_XET, "the xet_hash of \"%s\" is not 64 hex digits (huggingface_hub ignores the listing)", p);
+				set_state(
+					l, HF_LISTING_BAD_XET,
+					"the xet_hash of \"%s\" is not 64 hex digits (huggingface_hub ignores the listing)",
+					p);
 				free(p);
 				drop_files(l);
 				return;
@@ -171,7 +185,8 @@ void hf_listing_read(int repo_fd, const char *commit, size_t max_bytes, struct h
 	if (trees < 0) {
 		if (errno != ENOENT)
 			set_state(out, HF_LISTING_MALFORMED, "trees/ cannot be opened: %s",
-				  errno == ELOOP || errno == ENOTDIR ? "not a folder (a link or a file): not followed" : strerror(errno));
+				  errno == ELOOP || errno == ENOTDIR ? "not a folder (a link or a file): not followed"
+								     : strerror(errno));
 		return;
 	}
 	char *name = xasprintf("%s.json", commit);
@@ -181,7 +196,8 @@ void hf_listing_read(int repo_fd, const char *commit, size_t max_bytes, struct h
 	close(trees);
 	if (fd < 0) {
 		if (e != ENOENT)
-			set_state(out, HF_LISTING_MALFORMED, "cannot be opened: %s", e == ELOOP ? "a link: not followed" : strerror(e));
+			set_state(out, HF_LISTING_MALFORMED, "cannot be opened: %s",
+				  e == ELOOP ? "a link: not followed" : strerror(e));
 		return;
 	}
 	struct stat st;

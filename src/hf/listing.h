@@ -14,27 +14,27 @@
 #include <stdint.h>
 
 enum hf_listing_state {
-	HF_LISTING_NONE = 0,    /* no trees/<commit>.json */
+	HF_LISTING_NONE = 0, /* no trees/<commit>.json */
 	HF_LISTING_OK,
-	HF_LISTING_VERSION,     /* another format_version: upstream ignores it silently */
-	HF_LISTING_MALFORMED,   /* unreadable, not JSON, a key missing: upstream warns and ignores it */
-	HF_LISTING_BAD_XET,     /* a xet_hash that is not 64 hex digits: upstream ignores it silently */
-	HF_LISTING_CRASHES,     /* upstream raises reading it (AttributeError, TypeError): downloads fail */
+	HF_LISTING_VERSION,   /* another format_version: upstream ignores it silently */
+	HF_LISTING_MALFORMED, /* unreadable, not JSON, a key missing: upstream warns and ignores it */
+	HF_LISTING_BAD_XET,   /* a xet_hash that is not 64 hex digits: upstream ignores it silently */
+	HF_LISTING_CRASHES,   /* upstream raises reading it (AttributeError, TypeError): downloads fail */
 };
 
 struct hf_listed_file {
 	char *path;
-	bool has_size;          /* an integer size (upstream takes any value) */
+	bool has_size; /* an integer size (upstream takes any value) */
 	uint64_t size;
-	char *blob_id;          /* git blob sha1 (of the LFS pointer for LFS files), or NULL when not a string */
-	char *lfs_sha256;       /* NULL when absent */
-	char *xet_hash;         /* NULL when absent */
-	long file;              /* index in the revision's files, or -1 (set by the layout scan) */
+	char *blob_id;    /* git blob sha1 (of the LFS pointer for LFS files), or NULL when not a string */
+	char *lfs_sha256; /* NULL when absent */
+	char *xet_hash;   /* NULL when absent */
+	long file;        /* index in the revision's files, or -1 (set by the layout scan) */
 };
 
 struct hf_listing {
 	enum hf_listing_state state;
-	char *problem;          /* why it is not OK (names no path: the caller knows it) */
+	char *problem;                /* why it is not OK (names no path: the caller knows it) */
 	struct hf_listed_file *files; /* sorted by path (OK only) */
 	size_t n_files;
 };

@@ -425,14 +425,16 @@ int hf_verify_run(const struct hf_cache *cache, const struct hf_verify_options *
 	bool shown = false;
 	const char *label = opt->label ? opt->label : "hf verify";
 	if (opt->progress && started) {
-		/* from half a second on, so that quick runs print nothing */
+		/* twice a second from half a second on, so that quick runs print
+		 * nothing; looks every 10 ms so that the end is not waited for */
+		double next = start + 0.5;
 		while (atomic_load(&p.done) < n_work) {
-			struct timespec ts = { 0, 100 * 1000 * 1000 };
+			struct timespec ts = { 0, 10 * 1000 * 1000 };
 			nanosleep(&ts, NULL);
-			double now = monotonic_seconds() - start;
-			if (now > 0.5 && (!shown || (unsigned long)(now * 2) != (unsigned long)((now - 0.1) * 2))) {
+			if (monotonic_seconds() >= next) {
 				show_progress(&p, label, total, start, false);
 				shown = true;
+				next += 0.5;
 			}
 		}
 	}

@@ -3,7 +3,10 @@
  * and setDeviceHierarchyMode() in compute-runtime's
  * shared/source/execution_environment/execution_environment.cpp, numbers read
  * by StringHelpers::toUint32t() (std::stoul(s, nullptr, 0)) of
- * shared/source/helpers/string_helpers.h. */
+ * shared/source/helpers/string_helpers.h. The Level Zero specification's
+ * programming guide (core/PROG.html, "Affinity Mask", "Device Hierarchy")
+ * describes the variables; where it and the driver differ (it names FLAT the
+ * default), the driver's code is what runs, and is what is followed here. */
 #ifndef GPUGATE_AFFINITY_H
 #define GPUGATE_AFFINITY_H
 

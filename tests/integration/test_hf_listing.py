@@ -420,3 +420,16 @@ def test_dotdot_after_a_name_is_not_followed(listed):
     os.symlink("tokenizer/../../../blobs/" + hb.git_hash(trees[(TINY, hb.COMMIT_A)]["config.json"][0]), link)
     s = run_gpugate("hf", "scan", env=env_for(c))
     assert s.rc == 1 and "which is not ../blobs/<name> of this repo: not followed" in s.out, s
+
+
+def test_healthcheck_reads_no_listing(listed):
+    """Every 30 s a listing of 100,000 files would be 22 MB of JSON to parse: the
+    healthcheck profile leaves completeness to ci and validate, and says so."""
+    c, names, trees = listed
+    os.unlink(c / TINY / "snapshots" / hb.COMMIT_A / "tokenizer" / "vocab.txt")
+    r = run_gpugate("check", "--profile", "healthcheck", "--only", "hf.layout", "--format", "json",
+                    env=env_for(c, HF_HUB_OFFLINE="1"))
+    lay = r.check("hf.layout")
+    assert lay["status"] == "pass" and "listings not read in the healthcheck profile" in lay["summary"], lay
+    r = run_gpugate("check", "--profile", "ci", "--only", "hf.layout", "--format", "json", env=env_for(c))
+    assert r.check("hf.layout")["status"] == "fail", r.check("hf.layout")

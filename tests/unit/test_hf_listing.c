@@ -20,35 +20,38 @@ static void test_listing_states(void **state)
 		enum hf_listing_state want;
 	} cases[] = {
 		{ "{\"format_version\": 1, \"files\": {}}", HF_LISTING_OK },
-		{ "{\"format_version\": 1.0, \"files\": {}}", HF_LISTING_OK },   /* 1.0 == 1 in Python */
-		{ "{\"format_version\": true, \"files\": {}}", HF_LISTING_OK },  /* True == 1 in Python */
+		{ "{\"format_version\": 1.0, \"files\": {}}", HF_LISTING_OK },  /* 1.0 == 1 in Python */
+		{ "{\"format_version\": true, \"files\": {}}", HF_LISTING_OK }, /* True == 1 in Python */
 		{ "{\"format_version\": \"1\", \"files\": {}}", HF_LISTING_VERSION },
 		{ "{\"format_version\": 2, \"files\": {}}", HF_LISTING_VERSION },
 		{ "{\"files\": {}}", HF_LISTING_VERSION },                        /* data.get() is None */
 		{ "{\"format_version\": 1}", HF_LISTING_MALFORMED },              /* KeyError, caught */
 		{ "{\"format_version\": 1, \"files\": []}", HF_LISTING_CRASHES }, /* [].items(): AttributeError */
 		{ "[1]", HF_LISTING_CRASHES },                                    /* [].get(): AttributeError */
-		{ "{\"format_version\": 1, \"files\": {\"a\": 3}}", HF_LISTING_MALFORMED },  /* 3["size"]: TypeError */
+		{ "{\"format_version\": 1, \"files\": {\"a\": 3}}", HF_LISTING_MALFORMED }, /* 3["size"]: TypeError */
 		{ "{\"format_version\": 1, \"files\": {\"a\": {\"size\": 1}}}", HF_LISTING_MALFORMED },
 		{ "{\"format_version\": 1, \"files\": {\"a\": {\"size\": \"x\", \"blob_id\": null}}}", HF_LISTING_OK },
 		{ "{\"format_version\": 1, \"files\": {\"a\": {\"size\": 1, \"blob_id\": \"b\", \"xet_hash\": \"ab\"}}}",
 		  HF_LISTING_BAD_XET },
 		{ "{\"format_version\": 1, \"files\": {\"a\": {\"size\": 1, \"blob_id\": \"b\", \"xet_hash\": 7}}}",
-		  HF_LISTING_CRASHES },                                           /* re.fullmatch(7): TypeError */
+		  HF_LISTING_CRASHES }, /* re.fullmatch(7): TypeError */
 		{ "{\"format_version\": 1, \"files\": {\"a\": {\"size\": 1, \"blob_id\": \"b\", \"xet_hash\": null}}}",
 		  HF_LISTING_OK },
 		{ "{\"format_version\": 1, \"files\": {\"a\": {\"size\": 1, \"blob_id\": \"b\", \"xet_hash\": "
-		  "\"ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef0123456789\"}}}", HF_LISTING_OK },
+		  "\"ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef0123456789\"}}}",
+		  HF_LISTING_OK },
 		{ "{\"format_version\": 1, \"files\": {", HF_LISTING_MALFORMED },
 		{ "", HF_LISTING_MALFORMED },
-		{ "\xef\xbb\xbf{\"format_version\": 1, \"files\": {}}", HF_LISTING_MALFORMED }, /* BOM: json.load refuses */
+		{ "\xef\xbb\xbf{\"format_version\": 1, \"files\": {}}",
+		  HF_LISTING_MALFORMED }, /* BOM: json.load refuses */
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
 		struct hf_listing l;
 		hf_listing_parse(cases[i].json, strlen(cases[i].json), &l);
 		if (l.state != cases[i].want)
-			fail_msg("case %zu (%s): %s (%s), expected %s", i, cases[i].json, hf_listing_state_text(l.state),
-				 l.problem ? l.problem : "-", hf_listing_state_text(cases[i].want));
+			fail_msg("case %zu (%s): %s (%s), expected %s", i, cases[i].json,
+				 hf_listing_state_text(l.state), l.problem ? l.problem : "-",
+				 hf_listing_state_text(cases[i].want));
 		if (l.state != HF_LISTING_OK && (!l.problem || !*l.problem))
 			fail_msg("case %zu: no reason given", i);
 		hf_listing_free(&l);
@@ -58,10 +61,11 @@ static void test_listing_states(void **state)
 static void test_listing_entries(void **state)
 {
 	(void)state;
-	const char *json = "{\"format_version\": 1, \"files\": {"
-			   "\"z.bin\": {\"size\": 5, \"blob_id\": \"0123456789012345678901234567890123456789\"},"
-			   "\"a/model.safetensors\": {\"size\": 10, \"blob_id\": \"1111111111111111111111111111111111111111\","
-			   " \"lfs_sha256\": \"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\", \"lfs_size\": 10}}}";
+	const char *json =
+		"{\"format_version\": 1, \"files\": {"
+		"\"z.bin\": {\"size\": 5, \"blob_id\": \"0123456789012345678901234567890123456789\"},"
+		"\"a/model.safetensors\": {\"size\": 10, \"blob_id\": \"1111111111111111111111111111111111111111\","
+		" \"lfs_sha256\": \"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\", \"lfs_size\": 10}}}";
 	struct hf_listing l;
 	hf_listing_parse(json, strlen(json), &l);
 	assert_int_equal(l.state, HF_LISTING_OK);
