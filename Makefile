@@ -146,6 +146,12 @@ $(BUILD)/fakes/libze_fake.so: tests/fakes/fake_ze.c src/backend/backend.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -shared -fPIC -fvisibility=hidden -o $@ $< $(LDFLAGS)
 
+# An open(2) that never returns for a named path (LD_PRELOAD): the deadline
+# tests' stand-in for a dead mount (tests/fakes/hang_open.c).
+$(BUILD)/fakes/libhang_open.so: tests/fakes/hang_open.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -shared -fPIC -o $@ $< -ldl
+
 # A loader that prints a newer loader's debug trace (the bundle test).
 $(BUILD)/fakes/loader/libze_loader.so.1: tests/fakes/fake_ze_loader.c
 	@mkdir -p $(dir $@)
@@ -200,7 +206,7 @@ test-unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
 test-integration: $(BUILD)/gpugate $(BUILD)/gpugate-provision $(BUILD)/fakes/libze_fake.so \
-		  $(BUILD)/fakes/loader/libze_loader.so.1
+		  $(BUILD)/fakes/loader/libze_loader.so.1 $(BUILD)/fakes/libhang_open.so
 	GPUGATE=$(CURDIR)/$(BUILD)/gpugate GPUGATE_FAKE_ZE=$(CURDIR)/$(BUILD)/fakes/libze_fake.so $(PYTEST) -q tests/integration
 
 # The XPU image's HEALTHCHECK in a Debian 12 rootfs (tests/container; root;
@@ -209,7 +215,7 @@ test-container: $(BUILD)/gpugate $(BUILD)/fakes/libze_fake.so
 	GPUGATE=$(CURDIR)/$(BUILD)/gpugate $(PYTEST) -q -rs tests/container
 
 # The fault matrix: every injected fault's verdict, crash and hang counts.
-test-faults: $(BUILD)/gpugate $(BUILD)/gpugate-provision $(BUILD)/fakes/libze_fake.so
+test-faults: $(BUILD)/gpugate $(BUILD)/gpugate-provision $(BUILD)/fakes/libze_fake.so $(BUILD)/fakes/libhang_open.so
 	GPUGATE=$(CURDIR)/$(BUILD)/gpugate GPUGATE_FAKE_ZE=$(CURDIR)/$(BUILD)/fakes/libze_fake.so /usr/bin/python3 tests/faults/faults.py
 
 # libFuzzer targets (tests/fuzz/fuzz_*.c), built with clang into build/fuzz.

@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "lib/safe_io.h"
 #include "lib/util.h"
 #include "registry.h"
 
@@ -330,11 +331,20 @@ int spec_load_file(struct spec *spec, const char *path, struct spec_error *err)
 {
 	char *buf = NULL;
 	size_t len = 0;
-	/* one byte more than allowed: the size check below then says "too large" */
-	int rc = read_file_max(path, SPEC_MAX_BYTES + 1, &buf, &len);
+	/* one byte more than allowed: the size check below then says "too large".
+	 * A pipe is a spec (--spec /dev/stdin, <(...)); a device is not
+	 * (lib/safe_io.h). */
+	char why[SAFE_ERR_MAX];
+	int rc = safe_read_file(path, SAFE_KIND_REG | SAFE_KIND_FIFO, SPEC_MAX_BYTES + 1, &buf, &len, why, sizeof(why));
 	if (rc < 0) {
 		memset(spec, 0, sizeof(*spec));
-		snprintf(err->msg, sizeof(err->msg), "%s: cannot read the spec: %s", path, strerror(-rc));
+		size_t plen = strlen(path);
+		if (rc == -EFBIG)
+			snprintf(err->msg, sizeof(err->msg), "%.900s: a spec may hold at most %u bytes", path, SPEC_MAX_BYTES);
+		else if ((rc == -EINVAL || rc == -EISDIR) && strncmp(why, path, plen) == 0 && why[plen] == ' ')
+			snprintf(err->msg, sizeof(err->msg), "%.500s: cannot read the spec: it%.400s", path, why + plen);
+		else
+			snprintf(err->msg, sizeof(err->msg), "%.900s: cannot read the spec: %s", path, strerror(-rc));
 		return -1;
 	}
 	if (memchr(buf, '\0', len)) {

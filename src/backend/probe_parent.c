@@ -4,9 +4,11 @@
  * stage module: ...". */
 #include "probe.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../lib/sandbox.h"
 #include "../lib/spawn.h"
@@ -132,7 +134,14 @@ static void on_data(void *arg, enum spawn_stream stream, const char *buf, size_t
 static int exec_self(char *const argv[], char *const envp[])
 {
 	/* the one execve the sandbox allows: this binary, by its fixed path */
-	return sandbox_exec_self(argv, envp);
+	int rc = sandbox_exec_self(argv, envp);
+	if (errno == ENOENT) { /* in the child after fork: a fixed text, no strerror */
+		static const char msg[] = "gpugate probe: /proc/self/exe is missing (/proc is not mounted; every "
+					  "container runtime mounts it): cannot start the probe\n";
+		ssize_t ignored = write(2, msg, sizeof(msg) - 1);
+		(void)ignored;
+	}
+	return rc;
 }
 
 static const char *stage_text(const struct probe_run *run, char *buf, size_t size)

@@ -300,7 +300,7 @@ static void run_kernel_log(const struct context *ctx, void *state, struct result
 		result_set(r, STATUS_SKIP, "not permitted to read %s (%s): reading the kernel log needs CAP_SYSLOG when "
 			   "kernel.dmesg_restrict=1; run the validation on the host or with --cap-add SYSLOG", path, strerror(-err));
 	} else if (err) {
-		result_set(r, STATUS_SKIP, "cannot read %s: %s", path, strerror(-err));
+		result_set(r, STATUS_SKIP, "%s", scan.error);
 	} else {
 		size_t kept = scan.match_count < KMSG_MAX_KEPT ? scan.match_count : KMSG_MAX_KEPT;
 		for (size_t i = 0; i < kept; i++)

@@ -1,5 +1,7 @@
 #include "dpkg_status.h"
 
+#include "safe_io.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -445,19 +447,12 @@ int dpkg_status_load_buffered(const char *path, const char *const *wanted, size_
 			      char *err, size_t err_size)
 {
 	memset(out, 0, sizeof(*out));
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* non-blocking, a regular file, a size cap (lib/safe_io.h): a FIFO or
+	 * /dev/zero planted as the status file is an error at once */
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		snprintf(err, err_size, "%s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -2;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, err_size, "%s: not a regular file", path);
-		close(fd);
-		return -1;
-	}
+	int fd = safe_open_read(path, SAFE_KIND_REG, SAFE_MAX_STATUS, &st, err, err_size);
+	if (fd < 0)
+		return fd == -ENOENT || fd == -ENOTDIR ? -2 : -3;
 	/* Read through one small buffer, whole stanzas at a time, instead of
 	 * mapping the file: the parse then reads from cache-hot memory, and
 	 * the first touch of each page of a mapping (~190 for a real status
@@ -485,6 +480,12 @@ int dpkg_status_load_buffered(const char *path, const char *const *wanted, size_
 			break;
 		size_t cut = eof ? have : stanzas_end(buf, have);
 		if (cut == 0 && !eof) {
+			if (cap >= DPKG_STATUS_MAX_STANZA) { /* memory stays bounded */
+				snprintf(err, err_size, "%s: a stanza longer than %d MiB: not a dpkg status file", path,
+					 DPKG_STATUS_MAX_STANZA >> 20);
+				rc = -1;
+				break;
+			}
 			cap *= 2;
 			buf = xrealloc(buf, cap);
 			continue;

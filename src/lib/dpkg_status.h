@@ -24,13 +24,17 @@ struct dpkg_status {
 
 /* Keeps the stanzas whose Package is in wanted (NULL-terminated; NULL keeps
  * every stanza), and those whose Provides names one of them. Returns 0, or -1 with err = "FILE:LINE: problem". A missing
- * file gives -2 with errno text in err. */
+ * file gives -2, one that cannot be read (EACCES, a FIFO, /dev/zero, too
+ * large: lib/safe_io.h) -3, with the reason in err. */
 int dpkg_status_parse(const char *path, const char *content, size_t len, const char *const *wanted,
 		      struct dpkg_status *out, char *err, size_t err_size);
 int dpkg_status_load(const char *path, const char *const *wanted, struct dpkg_status *out, char *err, size_t err_size);
 /* dpkg_status_load with the read buffer's first size given (it grows to hold
  * the longest stanza): the tests use tiny ones to cross every boundary. */
 #define DPKG_STATUS_BUFFER 16384
+/* A stanza longer than this is not dpkg's (the longest in a real status file,
+ * a package's Conffiles, is a few hundred KB). */
+#define DPKG_STATUS_MAX_STANZA (16 << 20)
 int dpkg_status_load_buffered(const char *path, const char *const *wanted, size_t buffer_size, struct dpkg_status *out,
 			      char *err, size_t err_size);
 void dpkg_status_free(struct dpkg_status *st);

@@ -1,5 +1,7 @@
 #include "kmsg.h"
 
+#include "safe_io.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <regex.h>
@@ -7,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -67,9 +71,19 @@ static void scan_line(struct scanner *s, char *line)
 int kmsg_scan(const char *path, double deadline, struct kmsg_scan *out)
 {
 	memset(out, 0, sizeof(*out));
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	/* the kernel log (character device 1:11, Linux devices.txt) or a file of
+	 * log lines; a FIFO, or /dev/zero planted as dev/kmsg under --root, is
+	 * refused before the first read (lib/safe_io.h) */
+	struct stat st;
+	int fd = safe_open_read(path, SAFE_KIND_REG | SAFE_KIND_CHR, 0, &st, out->error, sizeof(out->error));
 	if (fd < 0)
-		return -errno;
+		return fd;
+	if (S_ISCHR(st.st_mode) && (major(st.st_rdev) != 1 || minor(st.st_rdev) != 11)) {
+		snprintf(out->error, sizeof(out->error), "%s is character device %u:%u, not the kernel log (1:11)", path,
+			 major(st.st_rdev), minor(st.st_rdev));
+		close(fd);
+		return -ENODEV;
+	}
 	struct scanner s = { .out = out };
 	for (size_t i = 0; i < PATTERN_COUNT; i++)
 		if (regcomp(&s.re[i], kmsg_patterns[i], REG_EXTENDED | REG_NOSUB) != 0)
@@ -127,6 +141,7 @@ int kmsg_scan(const char *path, double deadline, struct kmsg_scan *out)
 		regfree(&s.re[i]);
 	if (rc < 0 && out->records == 0) {
 		kmsg_scan_free(out);
+		snprintf(out->error, sizeof(out->error), "cannot read %s: %s", path, strerror(-rc));
 		return rc;
 	}
 	return 0;

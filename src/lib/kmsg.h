@@ -19,6 +19,7 @@ struct kmsg_scan {
 	size_t match_count;  /* every matching line; only the first KMSG_MAX_KEPT are kept */
 	struct kmsg_match matches[KMSG_MAX_KEPT];
 	int stopped_early;   /* 1 when the deadline or the size cap ended the read */
+	char error[640];     /* when kmsg_scan fails: why, naming the file */
 };
 
 /* Scans path until the end of the log, or until deadline (monotonic seconds).

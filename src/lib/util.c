@@ -1,7 +1,10 @@
 #include "util.h"
 
+#include "safe_io.h"
+
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,59 +134,21 @@ void sb_release(struct strbuf *sb)
 
 int read_file(const char *path, char **content, size_t *len)
 {
-	return read_file_max(path, SIZE_MAX, content, len);
+	return safe_read_file(path, SAFE_KIND_REG, SAFE_MAX_TEXT, content, len, NULL, 0);
 }
 
 int read_file_max(const char *path, size_t max, char **content, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	struct stat st;
-	if (fstat(fd, &st) < 0) {
-		int err = -errno;
-		close(fd);
-		return err;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		close(fd);
-		return -EISDIR;
-	}
-	size_t cap = st.st_size > 0 && (size_t)st.st_size < max ? (size_t)st.st_size + 1 : 4096, used = 0;
-	char *buf = xmalloc(cap);
-	while (used < max) {
-		if (used + 1 >= cap) {
-			cap *= 2;
-			buf = xrealloc(buf, cap);
-		}
-		size_t room = cap - used - 1;
-		ssize_t n = read(fd, buf + used, room < max - used ? room : max - used);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			int err = -errno;
-			free(buf);
-			close(fd);
-			return err;
-		}
-		if (n == 0)
-			break;
-		used += (size_t)n;
-	}
-	close(fd);
-	buf[used] = '\0';
-	*content = buf;
-	if (len)
-		*len = used;
-	return 0;
+	return safe_read_file(path, SAFE_KIND_REG, max, content, len, NULL, 0);
 }
 
 int read_attr_at(int dirfd, const char *name, char *buf, size_t size)
 {
-	/* O_NONBLOCK: a FIFO planted in a fixture or image must not hang us */
-	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	/* a FIFO or /dev/zero planted in a fixture or image: an error at once */
+	struct stat st;
+	int fd = safe_open_read_at(dirfd, name, 0, SAFE_KIND_REG, 0, &st, NULL, 0);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	ssize_t n;
 	do
 		n = read(fd, buf, size - 1);
@@ -205,39 +170,7 @@ int read_line_file(const char *path, char *buf, size_t size)
 
 int write_file_atomic(const char *path, const char *content, size_t len, unsigned mode)
 {
-	/* a dot-file beside path: collectors that read every file of a folder
-	 * (node-feature-discovery's features.d) skip hidden names */
-	const char *slash = strrchr(path, '/');
-	char *tmp = slash ? xasprintf("%.*s/.%s.%ld.tmp", (int)(slash - path), path, slash + 1, (long)getpid())
-			  : xasprintf(".%s.%ld.tmp", path, (long)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
-	if (fd < 0) {
-		int err = -errno;
-		free(tmp);
-		return err;
-	}
-	size_t done = 0;
-	int err = 0;
-	while (done < len) {
-		ssize_t n = write(fd, content + done, len - done);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			err = -errno;
-			break;
-		}
-		done += (size_t)n;
-	}
-	if (!err && fchmod(fd, mode) < 0) /* umask must not widen or narrow it */
-		err = -errno;
-	if (close(fd) < 0 && !err)
-		err = -errno;
-	if (!err && rename(tmp, path) < 0)
-		err = -errno;
-	if (err)
-		unlink(tmp);
-	free(tmp);
-	return err;
+	return safe_write_file(path, content, len, (mode_t)mode, SAFE_WRITE_REPLACE_ONLY, NULL, 0);
 }
 
 double monotonic_seconds(void)
@@ -272,6 +205,46 @@ bool root_is_real(const char *root)
 	return !root || !*root || strcmp(root, "/") == 0;
 }
 
+/* The next component of *rest (skipping slashes), or NULL at the end. */
+static const char *next_component(const char **rest, size_t *len)
+{
+	const char *p = *rest;
+	while (*p == '/')
+		p++;
+	if (!*p)
+		return NULL;
+	const char *end = strchrnul(p, '/');
+	*len = (size_t)(end - p);
+	*rest = end;
+	return p;
+}
+
+/* Symlinks followed in one lookup before giving up, as the kernel's
+ * MAXSYMLINKS (include/linux/namei.h). */
+#define ROOT_MAX_LINKS 40
+
+/* What root_path answers for a lookup it gave up on (a symlink loop, an
+ * unreadable link): a name that does not exist, so that the caller's open
+ * fails naming the link, instead of a path the kernel would follow out of
+ * root. Should the image hold that very name, a path under /dev/null, which
+ * no lookup can enter (ENOTDIR). */
+static char *loop_marker(const char *root, size_t rl, const char *link)
+{
+	char *flat = xstrdup(link);
+	for (char *p = flat; *p; p++)
+		if (*p == '/')
+			*p = ':';
+	char *bad = xasprintf("%.*s/(too many symlinks or an unreadable one at %s)", (int)rl, root, flat);
+	struct stat st;
+	if (lstat(bad, &st) == 0) {
+		char *safe = xasprintf("/dev/null/%s", bad);
+		free(bad);
+		bad = safe;
+	}
+	free(flat);
+	return bad;
+}
+
 char *root_path(const char *root, const char *path)
 {
 	if (root_is_real(root))
@@ -279,9 +252,61 @@ char *root_path(const char *root, const char *path)
 	size_t rl = strlen(root);
 	while (rl > 1 && root[rl - 1] == '/')
 		rl--;
-	while (*path == '/')
-		path++;
-	return xasprintf("%.*s/%s", (int)rl, root, path);
+	/* Each component is looked at with lstat; a symlink is followed inside
+	 * root as the kernel follows it inside a chroot (an absolute target
+	 * starts again at root, ".." stops at root), so a fixture or an
+	 * unpacked image can never send a read to the host's own files. Once a
+	 * component is missing the rest is appended as it is: nothing there can
+	 * be followed. */
+	struct strbuf done = STRBUF_INIT;
+	sb_add(&done, root, rl);
+	char *todo = xstrdup(path);
+	const char *rest = todo;
+	bool missing = false;
+	int links = 0;
+	size_t len;
+	const char *c;
+	while ((c = next_component(&rest, &len))) {
+		if (len == 1 && c[0] == '.')
+			continue;
+		if (len == 2 && c[0] == '.' && c[1] == '.') {
+			char *slash = strrchr(done.buf, '/');
+			if (done.len > rl && slash && (size_t)(slash - done.buf) >= rl) {
+				done.len = (size_t)(slash - done.buf);
+				done.buf[done.len] = '\0';
+			}
+			continue;
+		}
+		size_t before = done.len;
+		sb_add(&done, "/", 1);
+		sb_add(&done, c, len);
+		struct stat st;
+		if (missing)
+			continue;
+		if (lstat(done.buf, &st) < 0) {
+			missing = true; /* ENOENT, ENOTDIR, EACCES: the open will say which */
+			continue;
+		}
+		if (!S_ISLNK(st.st_mode))
+			continue;
+		char target[PATH_MAX];
+		ssize_t n = readlink(done.buf, target, sizeof(target) - 1);
+		if (n <= 0 || ++links > ROOT_MAX_LINKS) {
+			char *bad = loop_marker(root, rl, done.buf + rl);
+			sb_release(&done);
+			free(todo);
+			return bad;
+		}
+		target[n] = '\0';
+		char *next = xasprintf("%s/%s", target, rest);
+		free(todo);
+		todo = next;
+		rest = todo;
+		done.len = target[0] == '/' ? rl : before;
+		done.buf[done.len] = '\0';
+	}
+	free(todo);
+	return sb_detach(&done);
 }
 
 bool str_starts_with(const char *s, const char *prefix)
@@ -387,11 +412,10 @@ bool list_has(const char *list, char sep, const char *item)
 
 int open_private(const char *path, off_t max_size, struct stat *st)
 {
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = safe_open_read_at(AT_FDCWD, path, O_NOFOLLOW, SAFE_KIND_REG, 0, st, NULL, 0);
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, st) == 0 && S_ISREG(st->st_mode) && st->st_uid == geteuid() && !(st->st_mode & 077) &&
-	    st->st_size < max_size)
+	if (st->st_uid == geteuid() && !(st->st_mode & 077) && st->st_size < max_size)
 		return fd;
 	close(fd);
 	return -1;

@@ -34,10 +34,12 @@ void sb_vprintf(struct strbuf *sb, const char *fmt, va_list ap);
 char *sb_detach(struct strbuf *sb); /* never NULL; caller frees */
 void sb_release(struct strbuf *sb);
 
-/* Reads a whole file. Returns 0, or -errno (content untouched). */
+/* Reads a whole regular file of at most SAFE_MAX_TEXT (16 MiB) bytes, through
+ * safe_read_file (lib/safe_io.h: a device, FIFO or directory is refused at
+ * once). Returns 0, or -errno (content untouched); that header's functions
+ * also say why in a sentence. */
 int read_file(const char *path, char **content, size_t *len);
-/* read_file that stops after max bytes, so that an endless input (/dev/zero,
- * a pipe) ends in a size error of the caller's instead of eating memory. */
+/* read_file with another size cap: a larger file is -EFBIG. */
 int read_file_max(const char *path, size_t max, char **content, size_t *len);
 /* Opens path for reading only when it is a regular file of this effective
  * user that nobody else can write or read (mode & 077 == 0), no link, of
@@ -48,8 +50,10 @@ int open_private(const char *path, off_t max_size, struct stat *st);
  * strips trailing newlines and spaces; never blocks on a FIFO. 0 or -errno. */
 int read_attr_at(int dirfd, const char *name, char *buf, size_t size);
 int read_line_file(const char *path, char *buf, size_t size);
-/* Writes content to path through a hidden temp file (.NAME.PID.tmp) in the same folder and rename(2),
- * so a reader never sees half a file. mode as for open(2). Returns 0 or -errno. */
+/* Replaces the regular file path (or creates it) through a hidden temp file in
+ * the same folder, fsync and rename(2), so a reader never sees half a file;
+ * anything but a regular file there is refused (safe_write_file with
+ * SAFE_WRITE_REPLACE_ONLY, lib/safe_io.h). mode as for open(2). 0 or -errno. */
 int write_file_atomic(const char *path, const char *content, size_t len, unsigned mode);
 
 double monotonic_seconds(void);
@@ -63,7 +67,12 @@ double wall_seconds(void);
 
 /* Whether root (a --root value) is the real root: empty, NULL or "/". */
 bool root_is_real(const char *root);
-/* root "" or "/" means the real root. The result is root + path, path absolute. */
+/* path (absolute) under a --root: root "" or "/" means the real root and path
+ * comes back as it is. Under another root every symlink on the way is followed
+ * inside root, as in a chroot (an absolute target starts again at root, ".."
+ * stops there), so the answer names no symlink and an open of it never
+ * leaves root; a missing component ends the lookup (the rest is appended).
+ * Caller frees. */
 char *root_path(const char *root, const char *path);
 
 bool str_starts_with(const char *s, const char *prefix);

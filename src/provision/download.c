@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "http.h"
+#include "lib/safe_io.h"
 #include "lib/util.h"
 
 #define USER_AGENT "gpugate-provision/" GPUGATE_VERSION
@@ -153,9 +154,11 @@ void git_blob_id(const void *data, size_t len, char out[41])
 
 int hash_file(const char *path, char sha256_hex[65], char gitsha1_hex[41], int64_t *size)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* a regular file only: a FIFO or /dev/zero would never end (lib/safe_io.h) */
+	struct stat st;
+	int fd = safe_open_read(path, SAFE_KIND_REG, 0, &st, NULL, 0);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	int rc = hash_fd(fd, sha256_hex, gitsha1_hex, size);
 	close(fd);
 	return rc;

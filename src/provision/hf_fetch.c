@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <openssl/rand.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,7 @@ struct hf_fetch {
 	long timeout_seconds; /* --timeout: the whole fetch; 0: none */
 	long idle_seconds;    /* --idle-timeout */
 	double deadline;
+	pthread_mutex_t write_mu; /* resolve threads writing .no_exist markers */
 	char *commit;
 	struct curl_slist *headers;
 	CURL *meta;           /* one handle for the metadata requests: one connection */
@@ -221,7 +223,7 @@ out:
 
 /* HEAD .../resolve/{rev}/{path} without redirects, following only relative
  * Location (renamed repos); reads commit, etag and size from the headers. */
-static int resolve_file(struct hf_fetch *f, struct hf_file *file)
+static int resolve_file(struct hf_fetch *f, struct hf_file *file, CURL *handle)
 {
 	const char *rev = f->commit ? f->commit : f->revision;
 	char *qrev = url_quote(rev, false), *qpath = url_quote(file->path, true);
@@ -232,7 +234,7 @@ static int resolve_file(struct hf_fetch *f, struct hf_file *file)
 	int rc = -1;
 	for (int hop = 0;; hop++) {
 		struct http_request req = { .url = url, .headers = f->headers, .head = true,
-					    .retries = f->dl.retries, .backoff = 0.5, .handle = f->meta,
+					    .retries = f->dl.retries, .backoff = 0.5, .handle = handle,
 					    .idle_seconds = f->idle_seconds, .deadline = f->deadline };
 		if (http_fetch(&req, &r) < 0) {
 			snprintf(file->error, sizeof(file->error), "%s", r.error);
@@ -256,8 +258,10 @@ static int resolve_file(struct hf_fetch *f, struct hf_file *file)
 			/* as huggingface_hub: remember that the file is absent at this commit */
 			char *marker = xasprintf(".no_exist/%s/%s", r.repo_commit, file->path);
 			char err[400];
+			pthread_mutex_lock(&f->write_mu); /* the folders open once */
 			if (hfw_touch(&f->dirs, marker, err, sizeof(err)) < 0)
 				fprintf(stderr, "gpugate: %s\n", err);
+			pthread_mutex_unlock(&f->write_mu);
 			free(marker);
 		}
 		goto out;
@@ -675,16 +679,60 @@ static int read_environment(struct hf_fetch *f)
 	return rc;
 }
 
-/* Resolves every file (HEAD), then, for a whole repo, the tree listing. */
+/* The files resolve_all hands out to its threads. */
+struct resolver {
+	struct hf_fetch *f;
+	pthread_mutex_t mu;
+	size_t next;
+};
+
+static void resolve_one(struct hf_fetch *f, struct hf_file *file, CURL *handle)
+{
+	const char *why = path_problem(file->path, false);
+	if (why)
+		snprintf(file->error, sizeof(file->error), "refused: the name %s", why);
+	else
+		resolve_file(f, file, handle);
+}
+
+static void *resolve_worker(void *arg)
+{
+	struct resolver *r = arg;
+	CURL *e = curl_easy_init(); /* a connection of its own; NULL: one per request */
+	for (;;) {
+		pthread_mutex_lock(&r->mu);
+		size_t i = r->next++;
+		pthread_mutex_unlock(&r->mu);
+		if (i >= r->f->n_files)
+			break;
+		resolve_one(r->f, &r->f->files[i], e);
+	}
+	if (e)
+		curl_easy_cleanup(e);
+	return NULL;
+}
+
+/* Resolves every file (HEAD), then, for a whole repo, the tree listing. Until
+ * a file pins the commit they go one at a time; the rest on up to --jobs
+ * threads, as snapshot_download runs 8 hf_hub_download at once: one round
+ * trip each, which a repo of many small files would otherwise pay in turn. */
 static void resolve_all(struct hf_fetch *f)
 {
-	for (size_t i = 0; i < f->n_files; i++) {
-		const char *why = path_problem(f->files[i].path, false);
-		if (why)
-			snprintf(f->files[i].error, sizeof(f->files[i].error), "refused: the name %s", why);
-		else
-			resolve_file(f, &f->files[i]);
-	}
+	struct resolver r = { .f = f };
+	while (r.next < f->n_files && !f->commit)
+		resolve_one(f, &f->files[r.next++], f->meta);
+	size_t left = f->n_files - r.next, want = left < (size_t)f->jobs ? left : (size_t)f->jobs;
+	pthread_t threads[64];
+	size_t started = 0;
+	pthread_mutex_init(&r.mu, NULL);
+	while (want > 1 && started < want && pthread_create(&threads[started], NULL, resolve_worker, &r) == 0)
+		started++;
+	if (started == 0 && left > 0) /* one file left, or no thread could start */
+		for (; r.next < f->n_files; r.next++)
+			resolve_one(f, &f->files[r.next], f->meta);
+	for (size_t i = 0; i < started; i++)
+		pthread_join(threads[i], NULL);
+	pthread_mutex_destroy(&r.mu);
 	if (f->whole_repo && f->commit && f->n_files > 0)
 		fetch_tree(f);
 }
@@ -743,7 +791,8 @@ static int64_t download_blobs(struct hf_fetch *f, struct dl_job **jobs_out, size
 int hf_fetch_main(int argc, char **argv)
 {
 	struct hf_fetch f = { .type = "model", .jobs = 8, .timeout_seconds = 6 * 3600, .idle_seconds = 30,
-			      .dirs = { .cache = -1, .repo = -1, .blobs = -1, .locks = -1 } };
+			      .dirs = { .cache = -1, .repo = -1, .blobs = -1, .locks = -1 },
+			      .write_mu = PTHREAD_MUTEX_INITIALIZER };
 	char **names = NULL;
 	size_t n_names = 0;
 	int rc = parse_args(argc, argv, &f, &names, &n_names);

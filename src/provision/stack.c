@@ -7,10 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "deb.h"
 #include "download.h"
 #include "lib/debrelation.h"
+#include "lib/safe_io.h"
 #include "lib/util.h"
 #include "manifest.h"
 #include "provision.h"
@@ -87,8 +89,16 @@ static int verify(const struct manifest *m, const char *dir)
 		const struct manifest_pkg *p = &m->pkgs[i];
 		char *path = xasprintf("%s/%s", dir, p->filename);
 		char sha[65], err[600];
-		int rc = hash_file(path, sha, NULL, NULL);
-		if (rc < 0) {
+		/* a FIFO or a device in the folder: refused before a byte is read */
+		struct stat st;
+		int fd = safe_open_read(path, SAFE_KIND_REG, 0, &st, err, sizeof(err));
+		if (fd >= 0)
+			close(fd);
+		int rc = fd < 0 ? fd : hash_file(path, sha, NULL, NULL);
+		if (fd < 0) {
+			printf("FAIL %s\n", err);
+			failed++;
+		} else if (rc < 0) {
 			printf("FAIL %s: %s\n", path, strerror(-rc));
 			failed++;
 		} else if (p->sha256[0] && strcmp(sha, p->sha256) != 0) {

@@ -1,5 +1,7 @@
 #include "report.h"
 
+#include "lib/safe_io.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -99,7 +101,9 @@ int report_to_file(const char *format, const struct run *run, const char *path, 
 	file_opts.quiet = false;
 	struct strbuf sb = STRBUF_INIT;
 	fn(&sb, run, &file_opts);
-	int rc = write_file_atomic(path, sb.buf ? sb.buf : "", sb.len, 0644);
+	/* a device or FIFO (/dev/null, /dev/stdout) is written through, a file
+	 * replaced atomically: lib/safe_io.h */
+	int rc = safe_write_file(path, sb.buf ? sb.buf : "", sb.len, 0644, 0, NULL, 0);
 	sb_release(&sb);
 	return rc;
 }

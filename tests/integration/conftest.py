@@ -48,6 +48,18 @@ def run_gpugate(*args, env=None, timeout=60, input=None, extra_env=None):
     return r
 
 
+def hang_open_env(path_part):
+    """Environment that makes gpugate's open(2) of any path containing
+    path_part block forever (tests/fakes/hang_open.c, LD_PRELOAD): a dead
+    mount, for the deadline tests (a planted FIFO is refused at once)."""
+    lib = os.path.join(os.path.dirname(os.path.abspath(GPUGATE)), "fakes", "libhang_open.so")
+    assert os.path.exists(lib), f"{lib} missing: make {os.path.relpath(lib)}"
+    asan = os.environ.get("ASAN_OPTIONS", "")
+    # the sanitizer runtime wants to come first; the shim only wraps open
+    return {"LD_PRELOAD": lib, "GPUGATE_HANG_PATH": path_part,
+            "ASAN_OPTIONS": (asan + ":" if asan else "") + "verify_asan_link_order=0"}
+
+
 def write(path, text, mode=None):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w" if isinstance(text, str) else "wb") as f:

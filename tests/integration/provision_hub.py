@@ -64,6 +64,9 @@ class Hub:
         self.tree_page = 2       # entries per page of the tree listing
         self.tree_edit = None    # a function that may change the tree listing
         self.tree_next_base = None  # where rel="next" points (None: this hub)
+        self.head_delay = 0      # seconds each HEAD .../resolve/ takes
+        self.heads_at_once = 0   # the most HEADs answered at the same time
+        self.heads_now = 0
         self.lock = threading.Lock()
         hub = self
 
@@ -180,6 +183,13 @@ class Hub:
             return self.error(h, 404, "EntryNotFound", head, commit=repo.commit)
         if self.fault(fpath, "head503") and head:
             return self.reply(h, 503, head=head)
+        if head and self.head_delay:
+            with self.lock:
+                self.heads_now += 1
+                self.heads_at_once = max(self.heads_at_once, self.heads_now)
+            time.sleep(self.head_delay)
+            with self.lock:
+                self.heads_now -= 1
         data = repo.files[fpath]
         etag = self.faults.get(fpath, {}).get("etag", repo.etag(fpath))
         if fpath in repo.lfs:

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from conftest import dpkg_root, run_gpugate, spec_file, stanza, write
+from conftest import dpkg_root, hang_open_env, run_gpugate, spec_file, stanza, write
 
 PKG_SPEC = "packages:\n  - libze1 (>= 1.8)\n"
 
@@ -106,14 +106,14 @@ def test_only_and_skip_select_checks(tmp_path):
 
 
 def test_deadline_fails_a_hung_check_in_time(tmp_path):
-    """A status file that is a FIFO with no writer blocks open(2) forever:
+    """A status file whose open(2) blocks forever (a dead mount; hang_open_env):
     the run must still end at the deadline, with the check failed as timed out."""
     root = tmp_path / "root"
     os.makedirs(root / "var/lib/dpkg")
-    os.mkfifo(root / "var/lib/dpkg/status")
+    write(str(root / "var/lib/dpkg/status"), "")
     spec = spec_file(tmp_path, PKG_SPEC)
     r = run_gpugate("--spec", spec, "--root", str(root), "--deadline", "1", "--format", "json",
-                    timeout=10)
+                    timeout=10, extra_env=hang_open_env("/var/lib/dpkg/status"))
     assert r.rc == 1, r
     assert r.seconds < 1.8, r.seconds
     c = r.check("packages.installed")
@@ -122,18 +122,17 @@ def test_deadline_fails_a_hung_check_in_time(tmp_path):
 
 
 def test_deadline_keeps_finished_results_and_writes_reports(tmp_path):
-    """A check that hangs after others finished (system.seccomp opening a FIFO as
-    ROOT/proc/self/status): at the deadline the finished check keeps its own verdict,
-    the hung one is 'still running', the next 'not started', and every --report file
-    is written by the watchdog before the process ends."""
+    """A check that hangs after others finished (system.seccomp's open of
+    ROOT/proc/self/status never returns: hang_open_env): at the deadline the finished
+    check keeps its own verdict, the hung one is 'still running', the next 'not
+    started', and every --report file is written by the watchdog before the process ends."""
     root = dpkg_root(tmp_path, [stanza("libze1", "1.9.0-1")])
-    os.makedirs(root / "proc/self")
-    os.mkfifo(root / "proc/self/status")
+    write(str(root / "proc/self/status"), "")
     spec = spec_file(tmp_path, PKG_SPEC + "system:\n  kernel_log: false\n")
     junit = tmp_path / "out.xml"
     r = run_gpugate("--spec", spec, "--root", str(root), "--deadline", "1", "--format", "json",
                     "--only", "packages,system.seccomp,system.capabilities",
-                    "--report", f"junit:{junit}", timeout=10)
+                    "--report", f"junit:{junit}", timeout=10, extra_env=hang_open_env("/proc/self/status"))
     assert r.rc == 1, r
     assert r.seconds < 1.8, r.seconds
     assert [c["id"] for c in r.json()["checks"]] == [
@@ -181,9 +180,10 @@ def test_spec_from_a_pipe_still_works(tmp_path):
 def test_spec_deadline_key_is_used(tmp_path):
     root = tmp_path / "root"
     os.makedirs(root / "var/lib/dpkg")
-    os.mkfifo(root / "var/lib/dpkg/status")
+    write(str(root / "var/lib/dpkg/status"), "")
     spec = spec_file(tmp_path, "deadline: 300ms\n" + PKG_SPEC)
-    r = run_gpugate("--spec", spec, "--root", str(root), timeout=10)
+    r = run_gpugate("--spec", spec, "--root", str(root), timeout=10,
+                    extra_env=hang_open_env("/var/lib/dpkg/status"))
     assert r.rc == 1 and r.seconds < 1.2 and "timed out" in r.out, r
 
 

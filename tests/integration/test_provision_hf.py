@@ -711,3 +711,23 @@ def test_overall_timeout_bounds_the_wait_for_another_fetchs_lock(hub, env, tmp_p
     assert r.returncode == 1
     assert "waiting for another download of config.json" in r.stderr and "--timeout" in r.stderr, r.stderr
     assert took < 6, took
+
+
+def test_heads_run_in_parallel(hub, env, tmp_path):
+    """Many small files: the HEADs go out --jobs at a time (snapshot_download
+    runs 8 hf_hub_download at once), not one round trip after another."""
+    import time
+    files = {"f%02d.txt" % i: b"%d\n" % i for i in range(16)}
+    repo = hub.add(Repo("org/many", COMMIT, files))
+    hub.head_delay = 0.3
+    t0 = time.monotonic()
+    r = run(["org/many"], env)
+    took = time.monotonic() - t0
+    assert r.returncode == 0, r.stderr
+    assert 4 <= hub.heads_at_once <= 8, hub.heads_at_once  # at most --jobs (8); the loaded test VM may lag one
+    assert took < 16 * 0.3, took
+    assert tree(tmp_path / "home/hub") == expected_tree(repo)
+    hub.heads_at_once = 0
+    shutil.rmtree(tmp_path / "home")
+    assert run(["org/many", "--jobs", "1"], env).returncode == 0
+    assert hub.heads_at_once == 1

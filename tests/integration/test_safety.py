@@ -1,0 +1,108 @@
+"""Write safety and hostile input (issue 15; SECURITY.md, "What gpugate refuses").
+
+Every device node here is made with mknod in the test's own temp folder (never
+the real /dev); FIFOs and symlinks too. Cases that need CAP_MKNOD skip without
+it, saying so."""
+import json
+import os
+import stat
+import subprocess
+import threading
+
+import pytest
+
+from conftest import GPUGATE, dpkg_root, run_gpugate, spec_file, stanza
+
+
+def null_node(path):
+    """A character device with /dev/null's numbers (1, 3: Linux devices.txt)."""
+    try:
+        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    except PermissionError:
+        pytest.skip("mknod needs CAP_MKNOD (CI runs as root)")
+    return path
+
+
+def zero_node(path):
+    """A character device with /dev/zero's numbers (1, 5)."""
+    try:
+        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 5))
+    except PermissionError:
+        pytest.skip("mknod needs CAP_MKNOD (CI runs as root)")
+    return path
+
+
+@pytest.fixture
+def healthy(tmp_path):
+    """A spec and root that pass: one installed package."""
+    root = dpkg_root(tmp_path, [stanza("libgood", "1.0")])
+    spec = spec_file(tmp_path, "packages:\n  - libgood (>= 1.0)\n")
+    return ["--spec", spec, "--root", str(root)]
+
+
+# ---------------------------------------------------------------- writes
+
+
+def test_report_to_a_device_node_writes_through(healthy, tmp_path):
+    """`--report json:/dev/null` used to replace the node with a regular file."""
+    node = null_node(str(tmp_path / "null"))
+    r = run_gpugate(*healthy, "--report", f"json:{node}")
+    assert r.rc == 0, r
+    st = os.lstat(node)
+    assert stat.S_ISCHR(st.st_mode) and os.major(st.st_rdev) == 1 and os.minor(st.st_rdev) == 3
+    assert sorted(os.listdir(tmp_path)) == ["null", "root", "spec.yaml"]  # no temp file left
+
+
+def test_report_to_a_symlink_keeps_the_link(healthy, tmp_path):
+    """A link such as /dev/stdout is written through, not renamed over."""
+    target = tmp_path / "target.json"
+    target.write_text("x" * 100000)
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    r = run_gpugate(*healthy, "--report", f"json:{link}")
+    assert r.rc == 0, r
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert json.loads(target.read_text())["verdict"] == "pass"  # the old 100 KB cut to the report
+
+
+def test_report_to_stdout_link_lands_on_stdout(healthy, tmp_path):
+    """/proc/self/fd/1 (what /dev/stdout points to) is our standard output."""
+    # subprocess itself: conftest's report oracle would read the path in this process
+    r = subprocess.run([GPUGATE, *healthy, "--format", "text", "--report", "json:/proc/self/fd/1"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.startswith("gpugate: HEALTHY") and '"schema":"gpugate/v1"' in r.stdout.replace(" ", "")
+
+
+def test_report_to_a_fifo_is_read_by_its_reader(healthy, tmp_path):
+    fifo = str(tmp_path / "pipe")
+    os.mkfifo(fifo)
+    got = []
+
+    def reader():
+        with open(fifo) as f:
+            got.append(f.read())
+
+    t = threading.Thread(target=reader)
+    t.start()
+    try:
+        r = run_gpugate(*healthy, "--report", f"json:{fifo}")
+    finally:
+        if t.is_alive():  # gpugate never opened it: let the reader go
+            with open(fifo, "w"):
+                pass
+        t.join(10)
+    assert r.rc == 0, r
+    assert got and '"verdict"' in got[0]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_report_to_a_dangling_link_creates_nothing(healthy, tmp_path):
+    link = tmp_path / "dangling.json"
+    nowhere = tmp_path / "elsewhere" / "planted.json"
+    (tmp_path / "elsewhere").mkdir()
+    link.symlink_to(nowhere)
+    r = run_gpugate(*healthy, "--report", f"json:{link}")
+    assert r.rc == 3, r
+    assert "dangling.json" in r.err
+    assert not nowhere.exists()
