@@ -24,6 +24,7 @@
 #include "hf_tree.h"
 #include "http.h"
 #include "hub_answer.h"
+#include "lib/safe_io.h"
 #include "lib/util.h"
 #include "provision.h"
 
@@ -386,17 +387,16 @@ static int lock_blob(struct hf_fetch *f, struct hf_blob *b)
  * file (not a link) whose size and hash match its name. */
 static bool blob_verified(struct hf_fetch *f, struct hf_blob *b)
 {
-	int fd = openat(f->dirs.blobs, b->etag, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT)
+	struct stat st;
+	int fd = safe_open_read_at(f->dirs.blobs, b->etag, O_NOFOLLOW, SAFE_KIND_REG, 0, &st, NULL, 0);
+	if (fd == -ENOENT)
 		return false;
 	bool lfs = strlen(b->etag) == 64;
 	char sha256[65] = "", sha1[41] = "";
-	struct stat st;
 	const char *why = NULL;
 	if (fd < 0)
-		why = errno == ELOOP ? "is a symlink" : "cannot be opened";
-	else if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-		why = "is not a regular file";
+		why = fd == -ELOOP ? "is a symlink"
+		      : fd == -EINVAL || fd == -EISDIR ? "is not a regular file" : "cannot be opened";
 	else if (st.st_size != b->size)
 		why = "has the wrong size";
 	else if (hash_fd(fd, lfs ? sha256 : NULL, lfs ? NULL : sha1, NULL) < 0)

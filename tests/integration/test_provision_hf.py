@@ -731,3 +731,19 @@ def test_heads_run_in_parallel(hub, env, tmp_path):
     shutil.rmtree(tmp_path / "home")
     assert run(["org/many", "--jobs", "1"], env).returncode == 0
     assert hub.heads_at_once == 1
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dir"])
+def test_blob_name_taken_by_a_fifo_or_folder_is_replaced_without_blocking(hub, env, tmp_path, kind):
+    repo = model(hub)
+    blobs = tmp_path / "home/hub/models--org--tiny/blobs"
+    blobs.mkdir(parents=True)
+    target = blobs / repo.etag("config.json")
+    os.mkfifo(target) if kind == "fifo" else target.mkdir()
+    r = run(["org/tiny", "config.json"], env, timeout=20)
+    if kind == "fifo":
+        assert r.returncode == 0, r.stderr
+        assert "is not a regular file; downloading it again" in r.stderr
+        assert target.read_bytes() == repo.files["config.json"]
+    else:  # a file cannot be renamed over a folder: an error naming the file, nothing followed
+        assert r.returncode == 1 and "config.json" in r.stderr, r.stderr
