@@ -747,3 +747,16 @@ def test_blob_name_taken_by_a_fifo_or_folder_is_replaced_without_blocking(hub, e
         assert target.read_bytes() == repo.files["config.json"]
     else:  # a file cannot be renamed over a folder: an error naming the file, nothing followed
         assert r.returncode == 1 and "config.json" in r.stderr, r.stderr
+
+
+def test_dangling_link_where_a_folder_must_be_is_not_made(hub, env, tmp_path):
+    """mkdir -p would create the link's missing target outside the cache; the
+    walk makes a folder only where the name is free."""
+    model(hub)
+    folder, outside = tmp_path / "home/hub/models--org--tiny", tmp_path / "outside"
+    folder.mkdir(parents=True)
+    outside.mkdir()
+    os.symlink(outside / "made", folder / "blobs")
+    r = run(["org/tiny"], env)
+    assert r.returncode == 1 and "blobs is a symlink to %s" % (outside / "made") in r.stderr, r.stderr
+    assert files_under(outside) == []
