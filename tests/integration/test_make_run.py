@@ -103,10 +103,23 @@ def build_copy(tmp_path):
         shutil.copytree(src / name, dst / name, symlinks=True)
     for name in ("libgpugate.a", "libgpugate-provision.a"):
         shutil.copy2(src / name, dst / name)
-    (dst / "obj" / "main.o").unlink()
-    # the same flags the copied objects were made with
-    flags = ["SANITIZE=1"] if src.name == "asan" else []
+    main = dst / "obj" / "main.o"
+    flags = build_flags(main)
+    main.unlink()
     return dst, flags
+
+
+def build_flags(obj):
+    """The make variables an object was built with, read off it: the
+    compiler from its .comment section, the sanitizers from the symbols
+    their instrumentation calls (`make test` runs this under ASan too)."""
+    comment = subprocess.run(["readelf", "-p", ".comment", str(obj)], capture_output=True, text=True, timeout=30)
+    syms = subprocess.run(["nm", str(obj)], capture_output=True, text=True, timeout=30)
+    assert comment.returncode == 0 and syms.returncode == 0, comment.stderr + syms.stderr
+    flags = ["CC=clang"] if "clang version" in comment.stdout else []
+    if "__asan_" in syms.stdout or "__ubsan_" in syms.stdout:
+        flags.append("SANITIZE=1")
+    return flags
 
 
 def fixture_root(tmp_path):
