@@ -178,11 +178,11 @@ def test_ci_runs_dot_ci_run_in_debian_12_as_root():
     assert "push" in doc["on"] and "pull_request" in doc["on"]
     for name, job in doc["jobs"].items():
         assert job["container"]["image"] == "debian:12", name
-        assert "--privileged" in job["container"]["options"], name
-        assert "--user" not in job["container"]["options"], f"{name}: root, as the project's CI"
+        assert "--user" not in job["container"].get("options", ""), f"{name}: root, as the project's CI"
         runs = [s.get("run", "") for s in job["steps"]]
         checkout = next(i for i, s in enumerate(job["steps"]) if str(s.get("uses", "")).startswith("actions/checkout@"))
         assert any("apt-get install" in r and "git" in r for r in runs[:checkout]), "git before checkout"
+    assert "--privileged" in doc["jobs"]["test"]["container"]["options"], "mknod, unshare, chroot, buildah"
     runs = [s.get("run", "") for s in doc["jobs"]["test"]["steps"]]
     assert "bash .ci/run" in runs
     assert (REPO / ".ci" / "run").read_text().strip().endswith("make test")
@@ -304,7 +304,9 @@ def run_gate(tmp_path, inputs, step):
     q = shlex.quote
     lines = ["#!/bin/sh", 'for a in "$@"; do', "  shift"]
     lines += [f'  [ "$a" = {q(k)} ] && a={q(str(v))}' for k, v in specs.items()]
-    lines += ['  set -- "$@" "$a"', "done", f'exec {q(GPUGATE)} "$@" --root {q(str(root))}']
+    lines += ['  set -- "$@" "$a"', "done",
+              f'case " $* " in *" --root "*) exec {q(GPUGATE)} "$@" ;; esac',
+              f'exec {q(GPUGATE)} "$@" --root {q(str(root))}']
     wrapper.write_text("\n".join(lines) + "\n")
     wrapper.chmod(0o755)
     env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
@@ -361,3 +363,39 @@ def test_gate_usage_error_is_exit_3_and_recorded(tmp_path):
     r, outputs, reports = run_gate(tmp_path, inputs, gate_step(act["runs"]["steps"]))
     assert r.returncode == 3 and outputs["exit-code"] == "3", r.stdout + r.stderr
     assert outputs["reports"] == str(reports)
+
+
+def test_ci_runs_the_gate_action_as_another_repository_would(tmp_path):
+    """ci.yml's gate-action job, its steps run here in order: the empty root
+    its build step makes, the action's gate with the job's inputs (expected
+    to fail: no GPU there), then the job's own check of the outcome."""
+    job = load(CI)["jobs"]["gate-action"]
+    steps = job["steps"]
+    build = next(s for s in steps if s.get("name") == "Build gpugate")["run"].splitlines()
+    gate = next(s for s in steps if s.get("id") == "gate")
+    check = steps[steps.index(gate) + 1]
+    assert gate["uses"] == "./.github/actions/gpugate" and gate["continue-on-error"] is True
+    root_lines = [x for x in build if "empty-root" in x and "GITHUB_PATH" not in x]
+    assert len(root_lines) == 2, build
+    subprocess.run(["sh", "-e", "-c", "\n".join(root_lines)], cwd=tmp_path, check=True, timeout=30)
+
+    act = yaml.safe_load(ACTION.read_text())
+    inputs = {k: v.get("default", "") for k, v in act["inputs"].items()}
+    assert set(gate["with"]) <= set(inputs)
+    inputs.update(gate["with"])
+    r, outputs, reports = run_gate(tmp_path, inputs, gate_step(act["runs"]["steps"]))
+    assert r.returncode == 1, r.stdout + r.stderr
+
+    values = {"steps.gate.outcome": "failure" if r.returncode else "success",
+              "steps.gate.outputs.exit-code": outputs["exit-code"], "steps.gate.outputs.reports": outputs["reports"]}
+    env = dict(os.environ)
+    for k, v in check["env"].items():
+        env[k] = values[re.fullmatch(r"\$\{\{ (.+) \}\}", v).group(1)]
+    c = subprocess.run(["bash", "-e", "-c", check["run"]], cwd=tmp_path, env=env, capture_output=True, text=True,
+                       timeout=60)
+    assert c.returncode == 0, c.stdout + c.stderr
+    # and the check fails when the gate passed
+    env["OUTCOME"], env["EXIT_CODE"] = "success", "0"
+    c = subprocess.run(["bash", "-e", "-c", check["run"]], cwd=tmp_path, env=env, capture_output=True, text=True,
+                       timeout=60)
+    assert c.returncode != 0
