@@ -282,11 +282,23 @@ def test_cuda_example_passes_the_gpu_in():
     assert given["spec"] in image_specs(), f"{given['spec']} is not in any image"
 
 
-def test_readme_shows_how_to_call_the_gate():
+def test_readme_shows_how_to_call_the_gate(tmp_path):
+    """Both README snippets, made whole (a trigger, a job around the steps),
+    pass actionlint, and give only inputs the gate has."""
     readme = (REPO / "README.md").read_text()
-    uses = re.findall(r"uses: (\S+)", readme)
-    assert any(USES_GATE.match(u) for u in uses), uses
-    assert any(re.match(r"^[A-Za-z0-9_.-]+/gpugate/\.github/actions/gpugate@\S+$", u) for u in uses), uses
+    blocks = [b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S) if "uses: " in b]
+    assert len(blocks) == 2, blocks
+    job, steps = blocks
+    called = yaml.safe_load(job)["jobs"]["gpu-tests"]
+    assert USES_GATE.match(called["uses"]), called["uses"]
+    assert set(called["with"]) <= set(load(REUSABLE)["on"]["workflow_call"]["inputs"])
+    (step,) = [s for s in yaml.safe_load(steps)["steps"] if "uses" in s]
+    assert re.match(r"^[A-Za-z0-9_.-]+/gpugate/\.github/actions/gpugate@\S+$", step["uses"]), step["uses"]
+    assert set(step["with"]) <= set(yaml.safe_load(ACTION.read_text())["inputs"])
+    whole = tmp_path / "readme.yml"
+    whole.write_text("on: push\n" + job + "  own-job:\n    runs-on: ubuntu-latest\n" + steps)
+    r = actionlint(whole)
+    assert r.returncode == 0, whole.read_text() + r.stdout
 
 
 # -- the gate, run as GitHub runs it ---------------------------------------
