@@ -52,7 +52,7 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzzers/%,$(FUZZ_SRCS))
 FUZZ_SECONDS ?= 60
 
-.PHONY: lint lint-format lint-static format all deps run test test-unit test-integration test-asan test-container test-faults bench install clean \
+.PHONY: lint lint-format lint-static format spec-doc all deps run test test-unit test-integration test-asan test-container test-faults bench install clean \
         fuzz fuzz-build fuzz-run fuzz-brief
 all: $(BUILD)/gpugate $(BUILD)/gpugate-provision
 
@@ -197,6 +197,13 @@ lint-static:
 
 format:
 	clang-format --style=file:$(CURDIR)/.clang-format -i $(LINT_C)
+
+# checks/SPEC.md's key table, made from `gpugate list --spec-keys` (the keys
+# and help texts in the code); tests/integration/test_spec_reference.py fails
+# when it is stale.
+spec-doc: $(BUILD)/gpugate
+	$(BUILD)/gpugate list --spec-keys | sh src/tools/spec_keys_md.sh checks/SPEC.md > $(BUILD)/SPEC.md.tmp
+	mv $(BUILD)/SPEC.md.tmp checks/SPEC.md
 
 # 10,000 dpkg oracle pairs in the normal run; fewer under the sanitizers
 # (the code is the same, and each pair costs two dpkg processes)
