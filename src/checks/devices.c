@@ -21,7 +21,7 @@
 #include "../lib/dirents.h"
 #include "../lib/drm_nodes.h"
 #include "../lib/util.h"
-#include "groups.h"
+#include "../registry.h"
 
 static const struct spec_key devices_keys[] = {
 	{ "devices", SPEC_MAP, SCALAR_STR, NULL, "the GPUs and their device nodes" },

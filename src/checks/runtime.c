@@ -12,7 +12,7 @@
 
 #include "../lib/dpkg_status.h"
 #include "../lib/util.h"
-#include "groups.h"
+#include "../registry.h"
 #include "runtime_state.h"
 
 #define DEADLINE_MARGIN_S 0.3 /* the verdict must still be written after a kill */
