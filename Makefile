@@ -179,8 +179,9 @@ test: deps
 	$(MAKE) BUILD=build/asan SANITIZE=1 DEBVERSION_PAIRS=1000 test-unit test-faults test-integration
 
 # Style and static analysis. `make lint` = lint-format (clang-format
-# --dry-run -Werror against .clang-format) + lint-static (cppcheck on the C,
-# shellcheck on the shell scripts, warnings and errors); `make format` applies
+# --dry-run -Werror against .clang-format) + lint-static (no include cycle
+# among the modules of src/, cppcheck on the C, shellcheck on the shell
+# scripts, warnings and errors); `make format` applies
 # the style. LINT_C names the files, so a test can point it at one file.
 LINT_C  ?= $(sort $(wildcard src/*.c src/*.h src/*/*.c src/*/*.h tests/unit/*.c tests/unit/*.h tests/fuzz/*.c \
              tests/fuzz/*.h tests/fakes/*.c tests/bench/*.c))
@@ -191,6 +192,7 @@ lint-format:
 	clang-format --style=file:$(CURDIR)/.clang-format --dry-run -Werror $(LINT_C)
 
 lint-static:
+	python3 src/tools/include_cycles.py src
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr --std=c11 -D_GNU_SOURCE \
 		-Isrc $(filter %.c,$(LINT_C))
 	shellcheck -S warning $(LINT_SH)

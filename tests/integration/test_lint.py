@@ -32,3 +32,28 @@ def test_well_formatted_file_passes(tmp_path):
     good.write_text("int main(void)\n{\n\treturn 0;\n}\n")
     r = make("lint-format", "LINT_C=%s" % good)
     assert r.returncode == 0, r.stderr
+
+
+CYCLES = os.path.join(ROOT, "src", "tools", "include_cycles.py")
+
+
+def include_cycles(src):
+    return subprocess.run(["python3", CYCLES, str(src)], capture_output=True, text=True, timeout=60)
+
+
+def test_src_has_no_include_cycle():
+    """Issue 21: no module of src/ (a .c with its .h) includes another that
+    includes it back, directly or around a longer loop."""
+    r = include_cycles(os.path.join(ROOT, "src"))
+    assert r.returncode == 0, r.stderr
+
+
+def test_include_cycle_is_found(tmp_path):
+    """The tool can fail: a.c includes b.h, b.c includes c.h, c.c includes a.h."""
+    for mod, other in (("a", "b"), ("b", "c"), ("c", "a")):
+        (tmp_path / f"{mod}.h").write_text("")
+        (tmp_path / f"{mod}.c").write_text(f'#include "{mod}.h"\n#include "{other}.h"\n')
+    r = include_cycles(tmp_path)
+    assert r.returncode == 1 and "include cycle: a -> b -> c -> a" in r.stderr, r.stderr
+    (tmp_path / "c.c").write_text('#include "c.h"\n')
+    assert include_cycles(tmp_path).returncode == 0
