@@ -57,3 +57,24 @@ def test_include_cycle_is_found(tmp_path):
     assert r.returncode == 1 and "include cycle: a -> b -> c -> a" in r.stderr, r.stderr
     (tmp_path / "c.c").write_text('#include "c.h"\n')
     assert include_cycles(tmp_path).returncode == 0
+
+
+def c_sources(*parts):
+    top = os.path.join(ROOT, *parts)
+    for d, _, files in os.walk(top):
+        for f in sorted(files):
+            if f.endswith((".c", ".h")):
+                path = os.path.join(d, f)
+                with open(path, encoding="utf-8") as fh:
+                    yield os.path.relpath(path, ROOT), fh.read()
+
+
+def test_vendor_knowledge_stays_in_backend():
+    """Issue 21: only src/backend/ compares backend names (the rest asks
+    backend_named() or the struct backend), and the checks read the probe's
+    typed result, never its JSON."""
+    import re
+    names = re.compile(r'\bstr(?:n?case)?n?cmp\s*\([^;]*"(?:level-zero|cuda|ze)"')
+    found = [p for p, text in c_sources("src") if not p.startswith("src/backend/") and names.search(text)]
+    assert not found, found
+    assert not [p for p, text in c_sources("src", "checks") if "json_object_get" in text]
