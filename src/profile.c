@@ -24,7 +24,7 @@ bool vendor_known(const char *name)
  * /proc/driver/nvidia (nvidia-container-toolkit's "mount" list); a host with
  * the NVIDIA driver loaded has both too. Two lookups, so the health check
  * stays in the milliseconds. Anything else is the Intel stack, the first
- * backend (DESIGN.md), as before vendors were told apart. */
+ * backend (README.md, --vendor), as before vendors were told apart. */
 const char *vendor_detect(const char *root)
 {
 	static const char *const marks[] = { "/dev/nvidiactl", "/proc/driver/nvidia/gpus" };

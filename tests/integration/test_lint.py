@@ -92,3 +92,27 @@ def test_readme_is_a_front_door():
     assert {"checks/SPEC.md", "HACKING.md", "images/FLEET.md", "SECURITY.md"} <= set(docs), docs
     missing = [d for d in docs if not os.path.isfile(os.path.join(ROOT, d))]
     assert not missing, missing
+
+
+def test_no_citation_of_files_outside_the_repository():
+    """Issue 21: comments cite upstream sources or files in this repository.
+    DESIGN.md and research notes live outside it."""
+    import re
+    outside = re.compile(r"\bDESIGN\.md\b|\bresearch/[\w.-]+\.md\b")
+    found = []
+    for top in ("src", "tests", "checks", "images", "Makefile", "README.md", "HACKING.md", "OPERATORS.md",
+                "SECURITY.md"):
+        path = os.path.join(ROOT, top)
+        walk = [(path, [], [""])] if os.path.isfile(path) else os.walk(path)
+        for d, _, files in walk:
+            for f in files:
+                p = os.path.join(d, f) if f else d
+                if "/corpus/" in p or "/vectors/" in p or p == os.path.abspath(__file__):
+                    continue
+                try:
+                    with open(p, encoding="utf-8") as fh:
+                        text = fh.read()
+                except (UnicodeDecodeError, OSError):
+                    continue
+                found += [f"{os.path.relpath(p, ROOT)}: {m.group(0)}" for m in outside.finditer(text)]
+    assert not found, found
