@@ -204,6 +204,7 @@ lint-format:
 	clang-format --style=file:$(CURDIR)/.clang-format --dry-run -Werror $(LINT_C)
 
 lint-static:
+	python3 src/tools/include_cycles.py src  # no module of src/ includes one that includes it back
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr --std=c11 -D_GNU_SOURCE \
 		-Isrc $(filter %.c,$(LINT_C))
 	shellcheck -S warning $(LINT_SH)
@@ -286,6 +287,14 @@ fuzz-brief:
 bench: deps
 	$(MAKE) $(BUILD)/gpugate $(BUILD)/gpugate-provision $(BUILD)/fakes/libze_fake.so
 	@set -e; for b in tests/bench/*.sh; do echo "== $$b"; GPUGATE=$(CURDIR)/$(BUILD)/gpugate sh $$b; done
+
+# checks/SPEC.md's key table, made from `gpugate list --spec-keys` (the keys
+# and help texts in the code); tests/integration/test_spec_reference.py fails
+# when it is stale.
+.PHONY: spec-doc
+spec-doc: $(BUILD)/gpugate
+	$(BUILD)/gpugate list --spec-keys | sh src/tools/spec_keys_md.sh checks/SPEC.md > $(BUILD)/SPEC.md.tmp
+	mv $(BUILD)/SPEC.md.tmp checks/SPEC.md
 
 # CUDA smoke kernel. src/kernels/smoke.ptx is checked in and embedded, so
 # builds need no CUDA toolkit. Where nvcc exists, `make ptx` regenerates it and

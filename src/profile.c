@@ -13,6 +13,7 @@
 
 #include "lib/embedded.h"
 #include "lib/util.h"
+#include "registry.h"
 
 bool vendor_known(const char *name)
 {
@@ -23,7 +24,7 @@ bool vendor_known(const char *name)
  * /proc/driver/nvidia (nvidia-container-toolkit's "mount" list); a host with
  * the NVIDIA driver loaded has both too. Two lookups, so the health check
  * stays in the milliseconds. Anything else is the Intel stack, the first
- * backend (DESIGN.md), as before vendors were told apart. */
+ * backend (README.md, --vendor), as before vendors were told apart. */
 const char *vendor_detect(const char *root)
 {
 	static const char *const marks[] = { "/dev/nvidiactl", "/proc/driver/nvidia/gpus" };
@@ -40,7 +41,7 @@ const char *vendor_detect(const char *root)
 static int load_embedded(struct spec *spec, const struct embedded_file *f, const char *label,
 			 struct spec_error *err)
 {
-	return spec_load_buffer(spec, label, (const char *)f->data, f->size, err);
+	return spec_load_buffer(spec, &registry_schema, label, (const char *)f->data, f->size, err);
 }
 
 int profile_load(struct spec *spec, const char *name, const char *vendor, struct spec_error *err)
@@ -75,7 +76,7 @@ int profile_load(struct spec *spec, const char *name, const char *vendor, struct
 
 int profile_load_file(struct spec *spec, const char *path, const char *vendor, struct spec_error *err)
 {
-	if (spec_load_file(spec, path, err) < 0)
+	if (spec_load_file(spec, &registry_schema, path, err) < 0)
 		return -1;
 	/* validated at load against the profile names (registry.c, "extends") */
 	const char *name = spec_str(spec, "extends", NULL);

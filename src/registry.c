@@ -1,8 +1,15 @@
 #include "registry.h"
 
+#include <stdio.h>
 #include <string.h>
 
-#include "checks/groups.h"
+/* Every check group, one per file in src/checks/: adding a group is its
+ * file, its declaration here and its line in the table. */
+extern const struct check_group packages_group;
+extern const struct check_group devices_group;
+extern const struct check_group system_group;
+extern const struct check_group hf_group;
+extern const struct check_group runtime_group;
 
 const struct check_group *const registry_groups[] = {
 	&packages_group,
@@ -14,7 +21,7 @@ const struct check_group *const registry_groups[] = {
 };
 
 /* Keys that belong to no group. */
-static const struct spec_key top_keys[] = {
+const struct spec_key registry_top_keys[] = {
 	{ "", SPEC_MAP, SCALAR_STR, NULL, "the spec" },
 	{ "profile", SPEC_SCALAR, SCALAR_STR, NULL,
 	  "behaviour base: healthcheck (no writes, no GPU load), ci or validate; default ci" },
@@ -41,7 +48,7 @@ static const struct spec_key *find_in(const struct spec_key *keys, const char *p
 
 const struct spec_key *registry_spec_key(const char *path)
 {
-	const struct spec_key *k = find_in(top_keys, path);
+	const struct spec_key *k = find_in(registry_top_keys, path);
 	for (const struct check_group *const *g = registry_groups; !k && *g; g++)
 		k = find_in((*g)->spec_keys, path);
 	return k;
@@ -54,6 +61,24 @@ int registry_validate_spec(const struct spec *spec, struct spec_error *err)
 			return -1;
 	return 0;
 }
+
+static void section_names(char *buf, size_t size)
+{
+	size_t used = 0;
+	buf[0] = '\0';
+	for (const struct check_group *const *g = registry_groups; *g && used < size; g++) {
+		int n = snprintf(buf + used, size - used, "%s%s", used ? ", " : "", (*g)->name);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+}
+
+const struct spec_schema registry_schema = {
+	.key = registry_spec_key,
+	.validate = registry_validate_spec,
+	.sections = section_names,
+};
 
 bool check_id_matches(const char *id, const char *pattern)
 {

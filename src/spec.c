@@ -14,7 +14,6 @@
 
 #include "lib/safe_io.h"
 #include "lib/util.h"
-#include "registry.h"
 
 static const char *kind_words(unsigned kinds)
 {
@@ -171,8 +170,8 @@ static int check_scalar(const struct spec *spec, const yaml_node_t *node, const 
 }
 
 /* node against key, the schema entry of path (looked up once by the caller). */
-static int validate_value(const struct spec *spec, yaml_node_t *node, const struct spec_key *key,
-			  const char *path, struct spec_error *err)
+static int validate_value(const struct spec *spec, const struct spec_schema *schema, yaml_node_t *node,
+			  const struct spec_key *key, const char *path, struct spec_error *err)
 {
 	unsigned have = node->type == YAML_MAPPING_NODE ? SPEC_MAP
 		      : node->type == YAML_SEQUENCE_NODE ? SPEC_SEQ : SPEC_SCALAR;
@@ -184,12 +183,12 @@ static int validate_value(const struct spec *spec, yaml_node_t *node, const stru
 		return check_scalar(spec, node, key, err);
 	if (have == SPEC_SEQ) {
 		char *item_path = xasprintf("%s[]", path);
-		const struct spec_key *item_key = registry_spec_key(item_path);
+		const struct spec_key *item_key = schema->key(item_path);
 		int rc = 0;
 		for (yaml_node_item_t *it = node->data.sequence.items.start;
 		     rc == 0 && it < node->data.sequence.items.top; it++) {
 			yaml_node_t *item = yaml_document_get_node((yaml_document_t *)&spec->doc, *it);
-			rc = item_key ? validate_value(spec, item, item_key, item_path, err)
+			rc = item_key ? validate_value(spec, schema, item, item_key, item_path, err)
 				      : spec_error_at(err, spec, item, "unknown key '%s'", item_path);
 		}
 		free(item_path);
@@ -208,10 +207,15 @@ static int validate_value(const struct spec *spec, yaml_node_t *node, const stru
 		}
 		char *child = *path ? xasprintf("%s.%s", path, (char *)k->data.scalar.value)
 				    : xstrdup((char *)k->data.scalar.value);
-		const struct spec_key *child_key = registry_spec_key(child);
-		int rc = child_key
-			 ? validate_value(spec, yaml_document_get_node((yaml_document_t *)&spec->doc, p->value), child_key, child, err)
-			 : spec_error_at(err, spec, k, "unknown key '%s'%s", child, *path ? "" : " (sections: packages, devices, system, hf, runtime)");
+		const struct spec_key *child_key = schema->key(child);
+		char sections[256] = "";
+		if (!child_key && !*path)
+			schema->sections(sections, sizeof(sections));
+		int rc = child_key ? validate_value(spec, schema,
+						    yaml_document_get_node((yaml_document_t *)&spec->doc, p->value),
+						    child_key, child, err)
+				   : spec_error_at(err, spec, k, "unknown key '%s'%s%s%s", child,
+						   *path ? "" : " (sections: ", sections, *path ? "" : ")");
 		free(child);
 		if (rc)
 			return rc;
@@ -219,13 +223,13 @@ static int validate_value(const struct spec *spec, yaml_node_t *node, const stru
 	return 0;
 }
 
-static int validate_node(const struct spec *spec, yaml_node_t *node, const char *path,
+static int validate_node(const struct spec *spec, const struct spec_schema *schema, yaml_node_t *node, const char *path,
 			 struct spec_error *err)
 {
-	const struct spec_key *key = registry_spec_key(path);
+	const struct spec_key *key = schema->key(path);
 	if (!key)
 		return spec_error_at(err, spec, node, "unknown key '%s'", path);
-	return validate_value(spec, node, key, path, err);
+	return validate_value(spec, schema, node, key, path, err);
 }
 
 /* Limits on a spec's shape. A spec is a few KB; libyaml's scanner costs
@@ -287,7 +291,7 @@ static int check_shape(const char *name, const char *buf, size_t len, struct spe
 	return rc;
 }
 
-int spec_load_buffer(struct spec *spec, const char *name, const char *buf, size_t len,
+int spec_load_buffer(struct spec *spec, const struct spec_schema *schema, const char *name, const char *buf, size_t len,
 		     struct spec_error *err)
 {
 	memset(spec, 0, sizeof(*spec));
@@ -318,16 +322,19 @@ int spec_load_buffer(struct spec *spec, const char *name, const char *buf, size_
 	if (more)
 		return spec_error_at(err, spec, NULL, "holds more than one YAML document ('---'); keep one");
 	yaml_node_t *root = yaml_document_get_root_node(&spec->doc);
-	if (!root)
-		return spec_error_at(err, spec, NULL, "is empty: a spec needs at least one section (packages, devices, hf, runtime, system)");
+	if (!root) {
+		char sections[256];
+		schema->sections(sections, sizeof(sections));
+		return spec_error_at(err, spec, NULL, "is empty: a spec needs at least one section (%s)", sections);
+	}
 	if (root->type != YAML_MAPPING_NODE)
 		return spec_error_at(err, spec, root, "the top level must be a mapping of sections, such as 'packages:'");
-	if (validate_node(spec, root, "", err))
+	if (validate_node(spec, schema, root, "", err))
 		return -1;
-	return registry_validate_spec(spec, err);
+	return schema->validate ? schema->validate(spec, err) : 0;
 }
 
-int spec_load_file(struct spec *spec, const char *path, struct spec_error *err)
+int spec_load_file(struct spec *spec, const struct spec_schema *schema, const char *path, struct spec_error *err)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -353,7 +360,7 @@ int spec_load_file(struct spec *spec, const char *path, struct spec_error *err)
 		free(buf);
 		return -1;
 	}
-	rc = spec_load_buffer(spec, path, buf, len, err);
+	rc = spec_load_buffer(spec, schema, path, buf, len, err);
 	free(buf);
 	return rc;
 }

@@ -10,6 +10,11 @@
 #include <stdint.h>
 #include <yaml.h>
 
+struct spec;
+struct spec_error {
+	char msg[1024];
+};
+
 /* What a key may hold; a bit mask, so a key can accept a string or a map. */
 enum spec_kind { SPEC_SCALAR = 1, SPEC_SEQ = 2, SPEC_MAP = 4 };
 /* How a scalar is read. */
@@ -28,6 +33,17 @@ struct spec_key {
 	const char *help;    /* one line for `gpugate list --spec-keys` and README */
 };
 
+/* What a spec may hold, supplied by the caller (the registry's
+ * registry_schema, src/registry.c), so that the loader knows no check group. */
+struct spec_schema {
+	/* the key of a dotted path ("hf.min_free", "hf.models[]"), or NULL: unknown */
+	const struct spec_key *(*key)(const char *path);
+	/* checks across keys, run after every key passed; 0 or -1 with err filled */
+	int (*validate)(const struct spec *spec, struct spec_error *err);
+	/* the top-level sections for an error message ("packages, devices, ..."), into buf */
+	void (*sections)(char *buf, size_t size);
+};
+
 struct spec {
 	char *name;          /* file path, or "profile NAME" for a built-in */
 	yaml_document_t doc;
@@ -38,13 +54,10 @@ struct spec {
 	struct spec *base;
 };
 
-struct spec_error {
-	char msg[1024];
-};
-
-/* Both return 0, or -1 with err filled as "NAME:LINE:COL: problem". */
-int spec_load_file(struct spec *spec, const char *path, struct spec_error *err);
-int spec_load_buffer(struct spec *spec, const char *name, const char *buf, size_t len,
+/* Both load and check against schema; 0, or -1 with err filled as
+ * "NAME:LINE:COL: problem". */
+int spec_load_file(struct spec *spec, const struct spec_schema *schema, const char *path, struct spec_error *err);
+int spec_load_buffer(struct spec *spec, const struct spec_schema *schema, const char *name, const char *buf, size_t len,
 		     struct spec_error *err);
 void spec_free(struct spec *spec);
 

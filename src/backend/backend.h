@@ -80,6 +80,8 @@ struct backend {
 	const char *name;         /* "level-zero", "cuda" (spec runtime.backend values) */
 	const char *library;      /* soname the child dlopens, e.g. "libze_loader.so.1" */
 	const char *provided_by;  /* install hint: "libze1 (Debian/Ubuntu), level-zero (Intel)" */
+	const char *vendor;       /* the GPUs it drives, as --vendor names them: "intel", "nvidia" */
+	const char *missing_remedy; /* the fix when its library is not installed at all */
 	/* Runs in the child: emits stages, fills result (see above), returns 0 when
 	 * ok, else nonzero. Never called in the checking process. */
 	int (*run)(struct probe_channel *ch, const struct backend_options *opt, json_t *result);

@@ -713,6 +713,11 @@ const struct backend cuda_backend = {
 	.library = "libcuda.so.1",
 	.provided_by = "libcuda1 on Debian, libnvidia-compute-NNN on Ubuntu, or the NVIDIA driver "
 		       "installer",
+	.vendor = "nvidia",
+	.missing_remedy =
+		"run the container with the NVIDIA runtime (docker run --gpus all), which mounts the driver's "
+		"libcuda.so.1; on the host, install the NVIDIA driver (libcuda1 on Debian, "
+		"libnvidia-compute-NNN on Ubuntu)",
 	.run = cuda_run,
 	.loader_packages = cuda_loader_packages,
 	.no_package = "(none of the CUDA driver packages)",

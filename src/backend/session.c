@@ -324,6 +324,18 @@ static void raw_release(struct raw_runs *raw, size_t n)
 	free(raw);
 }
 
+/* What to install when no backend's library is there: the fix of each
+ * backend for the run's GPU vendor, or of every backend when none drives it. */
+static char *missing_remedy(const char *vendor)
+{
+	struct strbuf sb = STRBUF_INIT;
+	for (int all = 0; all < 2 && !sb.len; all++)
+		for (const struct backend *const *b = backends; *b; b++)
+			if (all || (vendor && (*b)->vendor && strcmp((*b)->vendor, vendor) == 0))
+				sb_printf(&sb, "%s%s", sb.len ? "; or " : "", (*b)->missing_remedy);
+	return sb_detach(&sb);
+}
+
 struct probe_session *probe_session_run(const struct context *ctx, const struct probe_session_request *req)
 {
 	struct probe_session *s = xcalloc(1, sizeof(*s));
@@ -347,6 +359,7 @@ struct probe_session *probe_session_run(const struct context *ctx, const struct 
 	}
 	if (s->n == 0) {
 		s->none_found = xasprintf("no GPU runtime library is installed: looked for %s", hints.buf ? hints.buf : "");
+		s->none_remedy = missing_remedy(ctx->vendor);
 		sb_release(&hints);
 		return s;
 	}
@@ -414,6 +427,7 @@ void probe_session_free(struct probe_session *s)
 	}
 	free(s->probes);
 	free(s->none_found);
+	free(s->none_remedy);
 	free(s->cache_path);
 	free(s->cache_note);
 	free(s);

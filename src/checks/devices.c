@@ -21,7 +21,7 @@
 #include "../lib/dirents.h"
 #include "../lib/drm_nodes.h"
 #include "../lib/util.h"
-#include "groups.h"
+#include "../registry.h"
 
 static const struct spec_key devices_keys[] = {
 	{ "devices", SPEC_MAP, SCALAR_STR, NULL, "the GPUs and their device nodes" },
@@ -495,11 +495,14 @@ static void run_gpus(const struct context *ctx, void *state, struct result *r)
 	sb_release(&names);
 }
 
-/* Skips the check when there is nothing of this vendor to look at. */
+/* Skips the check when there is nothing of this vendor to look at: blocked
+ * by devices.gpus (a failure when devices.gpus was not selected). */
 bool devices_need_gpus(const struct devices_state *s, struct result *r)
 {
 	if (s->present == 0) {
-		result_set(r, STATUS_SKIP, "no %s GPU in this container (see devices.gpus)", s->vendor.label);
+		/* devices.gpus fails whenever none is here (no GPU, none of the
+		 * vendor, none passed in) and says why once */
+		result_blocked(r, "devices.gpus");
 		return false;
 	}
 	return true;

@@ -9,7 +9,7 @@
 
 #include "../lib/creds.h"
 #include "../lib/drm_nodes.h"
-#include "groups.h"
+#include "../registry.h"
 
 #define NVIDIA_MAJOR    195
 #define NVIDIACTL_MINOR 255

@@ -19,7 +19,7 @@
 #include "../hf/verify.h"
 #include "../lib/mountinfo.h"
 #include "../lib/util.h"
-#include "groups.h"
+#include "../registry.h"
 
 #define GIB (1024ull * 1024 * 1024)
 #define MAX_LISTED 50 /* findings per check; the rest are counted */

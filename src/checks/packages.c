@@ -8,7 +8,7 @@
 #include "../lib/debversion.h"
 #include "../lib/dpkg_status.h"
 #include "../lib/util.h"
-#include "groups.h"
+#include "../registry.h"
 
 static const struct spec_key packages_keys[] = {
 	{ "packages", SPEC_SEQ, SCALAR_STR, NULL,

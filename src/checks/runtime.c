@@ -12,7 +12,7 @@
 
 #include "../lib/dpkg_status.h"
 #include "../lib/util.h"
-#include "groups.h"
+#include "../registry.h"
 #include "runtime_state.h"
 
 #define DEADLINE_MARGIN_S 0.3 /* the verdict must still be written after a kill */
@@ -90,7 +90,7 @@ bool runtime_no_backend(const struct probe_session *st, struct result *r)
 		return true;
 	}
 	result_set(r, STATUS_FAIL, "%s", st->none_found);
-	result_remedy(r, "install the Level Zero loader and the Intel GPU driver: apt-get install libze1 libze-intel-gpu1 (or intel-level-zero-gpu)");
+	result_remedy(r, "%s", st->none_remedy);
 	return true;
 }
 

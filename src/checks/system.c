@@ -13,7 +13,7 @@
 
 #include "../lib/kmsg.h"
 #include "../lib/util.h"
-#include "groups.h"
+#include "../registry.h"
 
 #define SYSFS_MAGIC_NUMBER 0x62656572
 

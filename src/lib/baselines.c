@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../backend/backend.h"
 #include "embedded.h"
 #include "util.h"
 
@@ -81,8 +82,12 @@ int baseline_parse(const char *name, const char *text, size_t len, struct baseli
 	}
 	json_t *be = json_object_get(j, "backend");
 	const char *bs = json_string_value(be);
-	if (be && (!bs || (strcmp(bs, "level-zero") != 0 && strcmp(bs, "cuda") != 0))) {
-		fail(err, errsize, name, "%s", "backend must be \"level-zero\" or \"cuda\" (or absent: any)");
+	if (be && (!bs || !backend_named(bs))) { /* the backends' own table names them */
+		char names[128] = "";
+		for (const struct backend *const *b = backends; *b; b++)
+			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s\"%s\"",
+				 names[0] ? (b[1] ? ", " : " or ") : "", (*b)->name);
+		fail(err, errsize, name, "backend must be %s (or absent: any)", names);
 		goto out;
 	}
 	json_t *nm = json_object_get(j, "name");

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "xalloc.h"
 
 static void say(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void say(char *err, size_t size, const char *fmt, ...)

@@ -12,27 +12,7 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-void *xmalloc(size_t n);
-void *xcalloc(size_t count, size_t n);
-void *xrealloc(void *p, size_t n);
-char *xstrdup(const char *s);
-char *xstrndup(const char *s, size_t n);
-char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-char *xvasprintf(const char *fmt, va_list ap);
-
-/* A growable string, as git's strbuf: always NUL-terminated. */
-struct strbuf {
-	char *buf;
-	size_t len;
-	size_t alloc;
-};
-#define STRBUF_INIT { NULL, 0, 0 }
-void sb_add(struct strbuf *sb, const char *s, size_t n);
-void sb_puts(struct strbuf *sb, const char *s);
-void sb_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void sb_vprintf(struct strbuf *sb, const char *fmt, va_list ap);
-char *sb_detach(struct strbuf *sb); /* never NULL; caller frees */
-void sb_release(struct strbuf *sb);
+#include "xalloc.h"
 
 /* Reads a whole regular file of at most SAFE_MAX_TEXT (16 MiB) bytes, through
  * safe_read_file (lib/safe_io.h: a device, FIFO or directory is refused at

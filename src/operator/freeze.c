@@ -34,6 +34,7 @@
 #include "lib/util.h"
 #include "operator/operator.h"
 #include "profile.h"
+#include "registry.h"
 #include "runner.h"
 #include "spec.h"
 
@@ -431,7 +432,7 @@ static json_t *measure(const struct freeze_options *o, const struct spec *base, 
 			       buffer ? "  bandwidth_buffer: " : "", buffer ? buffer : "", buffer ? "\n" : "");
 	struct spec spec;
 	struct spec_error err;
-	if (spec_load_buffer(&spec, "the freeze's measurement", text, strlen(text), &err) < 0) {
+	if (spec_load_buffer(&spec, &registry_schema, "the freeze's measurement", text, strlen(text), &err) < 0) {
 		fprintf(stderr, "gpugate: spec freeze: %s\n", err.msg);
 		spec_free(&spec);
 		free(text);

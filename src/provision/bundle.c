@@ -25,6 +25,7 @@
 
 #include <jansson.h>
 
+#include "backend/backend.h"
 #include "hf/location.h"
 #include "lib/drm_nodes.h"
 #include "lib/escape.h"
@@ -814,7 +815,7 @@ int bundle_main(int argc, char **argv, const char *gpugate)
 			profile_given = true;
 			break;
 		case OPT_BACKEND:
-			if (strcmp(optarg, "auto") && strcmp(optarg, "level-zero") && strcmp(optarg, "cuda"))
+			if (strcmp(optarg, "auto") != 0 && !backend_named(optarg))
 				return usage_error("bundle: --backend: '%s' is not auto, level-zero or cuda", optarg);
 			o.backend = optarg;
 			break;
@@ -865,9 +866,10 @@ int bundle_main(int argc, char **argv, const char *gpugate)
 		sb_printf(&index, "backends: %s%s%s (--backend auto: %s)\n", intel ? "level-zero" : "",
 			  intel && nvidia ? " and " : "", nvidia ? "cuda" : "",
 			  no_gpu ? "no GPU found, so both" : "the vendors of the GPUs found");
-	if (automatic ? intel : strcmp(o.backend, "level-zero") == 0)
+	const struct backend *chosen = backend_named(o.backend); /* NULL: auto */
+	if (automatic ? intel : chosen == &ze_backend)
 		collect_probe_log(&b, gpugate, &index);
-	if (automatic ? nvidia : strcmp(o.backend, "cuda") == 0)
+	if (automatic ? nvidia : chosen == &cuda_backend)
 		collect_cuda(&b, gpugate, &index);
 	struct strbuf *idx = add_member(&b, "index.txt");
 	sb_add(idx, index.buf, index.len);

@@ -1,4 +1,4 @@
-/* The gpugate/v1 JSON report of DESIGN.md, built with jansson. Its JSON
+/* The gpugate/v1 JSON report (README.md, "Report formats"), built with jansson. Its JSON
  * Schema is checks/report.schema.json (tests validate every report the
  * integration tests produce against it). */
 #include <stdlib.h>

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checks/groups.h"
 #include "lib/util.h"
+#include "registry.h"
 
 extern char **environ;
 
@@ -23,10 +23,16 @@ int main(int argc, char **argv)
 	struct spec spec;
 	struct spec_error err;
 	static const char yaml[] = "devices:\n  by_path: require\n";
-	if (spec_load_buffer(&spec, "bench", yaml, sizeof(yaml) - 1, &err) < 0) {
+	if (spec_load_buffer(&spec, &registry_schema, "bench", yaml, sizeof(yaml) - 1, &err) < 0) {
 		fprintf(stderr, "%s\n", err.msg);
 		return 3;
 	}
+	const struct check_group *devices = NULL;
+	for (const struct check_group *const *g = registry_groups; *g; g++)
+		if (strcmp((*g)->name, "devices") == 0)
+			devices = *g;
+	if (!devices)
+		return 3;
 	struct context ctx = { .root = argv[1], .spec = &spec, .profile = "ci", .env = environ,
 			       .deadline = monotonic_seconds() + 60 };
 	int runs = atoi(argv[2]);
@@ -34,14 +40,14 @@ int main(int argc, char **argv)
 	int failed = 0;
 	for (int i = 0; i < runs; i++) {
 		double t0 = monotonic_seconds();
-		void *state = devices_group.prepare(&ctx);
-		for (const struct check_def *c = devices_group.checks; c->id; c++) {
+		void *state = devices->prepare(&ctx);
+		for (const struct check_def *c = devices->checks; c->id; c++) {
 			struct result r = { .id = c->id };
 			c->run(&ctx, state, &r);
 			failed |= r.status == STATUS_FAIL;
 			result_release(&r);
 		}
-		devices_group.release(state);
+		devices->release(state);
 		ms[i] = (monotonic_seconds() - t0) * 1e3;
 	}
 	qsort(ms, (size_t)runs, sizeof(*ms), cmp);

@@ -1,6 +1,7 @@
 /* The spec loader (libyaml plus the schema every group declares) over any
  * bytes, then the accessors the checks use. */
 #include "fuzz.h"
+#include "registry.h"
 #include "spec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -9,7 +10,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct spec spec;
 	struct spec_error err;
 	memset(&err, 0, sizeof(err));
-	if (spec_load_buffer(&spec, "fuzz.yaml", buf, size, &err) == 0) {
+	if (spec_load_buffer(&spec, &registry_schema, "fuzz.yaml", buf, size, &err) == 0) {
 		(void)spec_str(&spec, "profile", "ci");
 		(void)spec_seconds(&spec, "deadline", 60);
 		yaml_node_t *pkgs = spec_get(&spec, "packages");

@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+from report_oracles import validate_json_text
+
 GPUGATE = os.environ.get("GPUGATE", os.path.join(os.path.dirname(__file__), "..", "..", "build", "gpugate"))
 
 
@@ -100,7 +102,8 @@ def run(root, *args, env=None, user=None, groups=None):
     p = subprocess.run(cmd, capture_output=True, text=True, env=base, timeout=30)
     checks = {}
     if p.stdout.strip():
-        doc = json.loads(p.stdout)
+        # every report a test makes is checked against checks/report.schema.json
+        doc = validate_json_text(p.stdout, " ".join(cmd)) if p.returncode in (0, 1) else json.loads(p.stdout)
         checks = {c["id"]: c for c in doc["checks"]}
     return p.returncode, checks, p.stderr
 

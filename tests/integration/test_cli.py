@@ -1,4 +1,4 @@
-"""The command-line contract of DESIGN.md: options, exit codes, spec errors."""
+"""The command-line contract (README.md, "Command line" and "Exit codes"): options, exit codes, spec errors."""
 import os
 import re
 import threading
@@ -95,7 +95,7 @@ def test_exit_codes_0_and_1(tmp_path):
 def test_only_and_skip_select_checks(tmp_path):
     root = dpkg_root(tmp_path, [stanza("libze1", "1.8.12-1")])
     spec = spec_file(tmp_path, "packages:\n  - libze1 (>= 9)\n")
-    # no check left is a usage error, not HEALTHY with 0 checks (DESIGN.md, second round)
+    # no check left is a usage error, not HEALTHY with 0 checks (README.md, exit codes)
     r = run_gpugate("--spec", spec, "--root", str(root), "--format", "json", "--skip", "packages")
     assert r.rc == 3 and "no check selected" in r.err and r.out == ""
     r = run_gpugate("--spec", spec, "--root", str(root), "--format", "json", "--only", "packages.installed")

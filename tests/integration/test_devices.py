@@ -616,3 +616,20 @@ def test_by_path_entry_for_unknown_gpu_warns(root):
     assert rc == 0
     c = checks["devices.by_path"]
     assert c["status"] == "warn" and "names 0000:99:00.0, which sysfs does not list as a GPU" in text_of(c)
+
+
+def test_checks_without_a_gpu_are_blocked_by_devices_gpus(tmp_path):
+    """No GPU here: devices.gpus fails once (whatever min_gpus says) and the
+    checks that need a GPU are skips naming it (the result model of issue
+    18). Selected alone, such a check fails rather than pass a machine
+    without a GPU."""
+    root = Root(str(tmp_path))
+    for args in (["--vendor", "intel"], ["--spec", root.spec("devices:\n  vendor: intel\n  min_gpus: 0\n")]):
+        rc, checks, err = run(root, "--only", "devices", *args)
+        assert rc == 1 and checks["devices.gpus"]["status"] == "fail", (checks, err)
+        for cid in ("devices.nodes", "devices.by_path", "devices.access", "devices.visibility"):
+            assert checks[cid]["status"] == "skip", checks[cid]
+            assert checks[cid]["summary"] == "not reached: devices.gpus failed", checks[cid]
+    rc, checks, err = run(root, "--only", "devices.access", "--vendor", "intel")
+    assert rc == 1 and checks["devices.access"]["status"] == "fail", (checks, err)
+    assert "it needs devices.gpus" in checks["devices.access"]["summary"], checks

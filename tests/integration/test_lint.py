@@ -32,3 +32,87 @@ def test_well_formatted_file_passes(tmp_path):
     good.write_text("int main(void)\n{\n\treturn 0;\n}\n")
     r = make("lint-format", "LINT_C=%s" % good)
     assert r.returncode == 0, r.stderr
+
+
+CYCLES = os.path.join(ROOT, "src", "tools", "include_cycles.py")
+
+
+def include_cycles(src):
+    return subprocess.run(["python3", CYCLES, str(src)], capture_output=True, text=True, timeout=60)
+
+
+def test_src_has_no_include_cycle():
+    """Issue 21: no module of src/ (a .c with its .h) includes another that
+    includes it back, directly or around a longer loop."""
+    r = include_cycles(os.path.join(ROOT, "src"))
+    assert r.returncode == 0, r.stderr
+
+
+def test_include_cycle_is_found(tmp_path):
+    """The tool can fail: a.c includes b.h, b.c includes c.h, c.c includes a.h."""
+    for mod, other in (("a", "b"), ("b", "c"), ("c", "a")):
+        (tmp_path / f"{mod}.h").write_text("")
+        (tmp_path / f"{mod}.c").write_text(f'#include "{mod}.h"\n#include "{other}.h"\n')
+    r = include_cycles(tmp_path)
+    assert r.returncode == 1 and "include cycle: a -> b -> c -> a" in r.stderr, r.stderr
+    (tmp_path / "c.c").write_text('#include "c.h"\n')
+    assert include_cycles(tmp_path).returncode == 0
+
+
+def c_sources(*parts):
+    top = os.path.join(ROOT, *parts)
+    for d, _, files in os.walk(top):
+        for f in sorted(files):
+            if f.endswith((".c", ".h")):
+                path = os.path.join(d, f)
+                with open(path, encoding="utf-8") as fh:
+                    yield os.path.relpath(path, ROOT), fh.read()
+
+
+def test_vendor_knowledge_stays_in_backend():
+    """Issue 21: only src/backend/ compares backend names (the rest asks
+    backend_named() or the struct backend), and the checks read the probe's
+    typed result, never its JSON."""
+    import re
+    names = re.compile(r'\bstr(?:n?case)?n?cmp\s*\([^;]*"(?:level-zero|cuda|ze)"')
+    found = [p for p, text in c_sources("src") if not p.startswith("src/backend/") and names.search(text)]
+    assert not found, found
+    assert not [p for p, text in c_sources("src", "checks") if "json_object_get" in text]
+
+
+def test_readme_is_a_front_door():
+    """Issue 21: README.md under 12 KB (12 KiB), the rest in the documents its
+    table names, each of which exists."""
+    import re
+    path = os.path.join(ROOT, "README.md")
+    size = os.path.getsize(path)
+    assert size < 12 * 1024, f"README.md is {size} bytes: move detail into the documents it links"
+    with open(path, encoding="utf-8") as f:
+        docs = re.findall(r"^\| `([^`]+\.md)` \|", f.read(), re.M)
+    assert {"checks/SPEC.md", "HACKING.md", "images/FLEET.md", "SECURITY.md"} <= set(docs), docs
+    missing = [d for d in docs if not os.path.isfile(os.path.join(ROOT, d))]
+    assert not missing, missing
+
+
+def test_no_citation_of_files_outside_the_repository():
+    """Issue 21: comments cite upstream sources or files in this repository.
+    DESIGN.md and research notes live outside it."""
+    import re
+    outside = re.compile(r"\bDESIGN\.md\b|\bresearch/[\w.-]+\.md\b")
+    found = []
+    for top in ("src", "tests", "checks", "images", "Makefile", "README.md", "HACKING.md", "OPERATORS.md",
+                "SECURITY.md"):
+        path = os.path.join(ROOT, top)
+        walk = [(path, [], [""])] if os.path.isfile(path) else os.walk(path)
+        for d, _, files in walk:
+            for f in files:
+                p = os.path.join(d, f) if f else d
+                if "/corpus/" in p or "/vectors/" in p or p == os.path.abspath(__file__):
+                    continue
+                try:
+                    with open(p, encoding="utf-8") as fh:
+                        text = fh.read()
+                except (UnicodeDecodeError, OSError):
+                    continue
+                found += [f"{os.path.relpath(p, ROOT)}: {m.group(0)}" for m in outside.finditer(text)]
+    assert not found, found

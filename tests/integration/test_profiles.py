@@ -16,6 +16,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "lib"))
 import debfixture  # noqa: E402
+from report_oracles import validate_json_text  # noqa: E402
 
 GPUGATE = os.environ.get("GPUGATE", str(REPO / "build" / "gpugate"))
 BUILTIN = ("healthcheck", "ci", "validate")
@@ -32,7 +33,7 @@ def gate(*args, cwd=None):
 def report(*args):
     r = gate(*args, "--format", "json")
     assert r.returncode in (0, 1), f"exit {r.returncode}: {r.stderr}"
-    doc = json.loads(r.stdout)
+    doc = validate_json_text(r.stdout, " ".join(args))  # checks/report.schema.json
     return r.returncode, doc, {c["id"]: c for c in doc["checks"]}
 
 

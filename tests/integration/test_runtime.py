@@ -290,3 +290,24 @@ def test_driver_build_differs_from_its_package(tmp_path):
     prov = c["details"]["provenance"][0]
     assert prov["loader_package"] == "libze1 1.8.12-1", prov
     assert prov["driver_library"] == fake
+
+
+@pytest.mark.parametrize("vendor,wanted,unwanted", [
+    ("intel", "apt-get install libze1 libze-intel-gpu1", "--gpus all"),
+    ("nvidia", "--gpus all", "libze-intel-gpu1"),
+])
+def test_no_runtime_library_fix_is_the_vendors(tmp_path, vendor, wanted, unwanted):
+    """A root with no GPU runtime library at all (make run on a machine
+    without a GPU): runtime.loader fails once and says what to install for
+    this machine's GPU vendor (the backend's own words, src/backend/); the
+    checks it blocks are skips naming it."""
+    write(str(tmp_path / "var/lib/dpkg/status"), "")
+    spec = tmp_path / "rt.yaml"
+    spec.write_text("runtime:\n  backend: auto\n  smoke: true\n")
+    r = run_gpugate("--spec", str(spec), "--root", str(tmp_path), "--vendor", vendor, "--format", "json")
+    assert r.rc == 1, r
+    loader = r.check("runtime.loader")
+    assert loader["status"] == "fail" and "no GPU runtime library is installed" in loader["summary"], loader
+    assert wanted in loader["remediation"] and unwanted not in loader["remediation"], loader
+    for c in r.json()["checks"][1:]:
+        assert c["status"] == "skip" and c["summary"] == "not reached: runtime.loader failed", c
