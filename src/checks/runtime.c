@@ -405,18 +405,23 @@ static void run_memory(const struct context *ctx, void *state, struct result *r)
 				avail = sd->memory_free;
 			}
 			const char *what = has_free ? "free" : "total (free memory not reported by this driver: Sysman unsupported)";
+			/* on a host of several GPUs the index alone does not say which
+			 * card to pull: name and PCI address too */
+			char label[256];
+			runtime_device_label(dev, d, label, sizeof(label));
 			if (want && avail < want)
-				result_finding(r, STATUS_FAIL, "device %zu: %.1f GiB %s, the spec wants %.1f GiB free", d,
+				result_finding(r, STATUS_FAIL, "%s: %.1f GiB %s, the spec wants %.1f GiB free", label,
 					       (double)avail / (1 << 30), what, (double)want / (1 << 30));
 			else if (!has_free)
-				result_finding(r, STATUS_PASS, "device %zu: %.1f GiB %s", d, (double)avail / (1 << 30), what);
+				result_finding(r, STATUS_PASS, "%s: %.1f GiB %s", label, (double)avail / (1 << 30), what);
 		}
 	}
 	if (seen == 0)
 		result_blocked(r, "runtime.devices");
 	else if (r->status == STATUS_FAIL) {
 		result_set(r, STATUS_FAIL, "%s", result_first_finding(r));
-		result_remedy(r, "free GPU memory: stop other processes on the GPU (xpu-smi ps) or lower runtime.min_free_memory");
+		result_remedy(r, "free GPU memory: stop other processes on the GPU (runtime.processes lists them; xpu-smi ps / "
+				 "nvidia-smi) or lower runtime.min_free_memory");
 	} else
 		result_set(r, STATUS_PASS, "%zu device%s with enough memory%s", seen, seen == 1 ? "" : "s",
 			   want ? "" : " (no minimum set)");
