@@ -82,7 +82,7 @@ torch=0
 if [ "${CUDA_BENCH_TORCH:-1}" = 1 ] && python3 -c 'import torch' 2>/dev/null; then
 	median_ms torch python3 -c "import torch; x=torch.ones(1<<20, device='cuda'); torch.cuda.synchronize(); assert x.sum()==1<<20" && torch=1
 else
-	echo "torch  not installed: skipped"
+	echo "torch  skipped (CUDA_BENCH_TORCH=0, or torch not installed)"
 fi
 awk -v p="$(value probe)" -v f="$(value floor)" 'BEGIN { printf "probe/floor  %.2f x (goal <= 1.3)\n", p / f }'
 [ $check = 1 ] && awk -v c="$(value check)" -v f="$(value floor)" 'BEGIN { printf "check/floor  %.2f x (goal <= 1.3)\n", c / f }'
