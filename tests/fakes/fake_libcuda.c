@@ -91,6 +91,7 @@ CUresult cuDeviceGetAttribute(int *v, int attr, int d) { (void)d; *v = attr == 7
 CUresult cuDeviceTotalMem_v2(size_t *b, int d) { (void)d; *b = (size_t)80 << 30; return 0; }
 CUresult cuDevicePrimaryCtxRetain(void **ctx, int d) { *ctx = (void *)(uintptr_t)(0x1000 + d); return 0; }
 CUresult cuDevicePrimaryCtxRelease_v2(int d) { (void)d; return 0; }
+CUresult cuCtxSynchronize(void) { return 0; } /* for tests/bench/cuda_floor*.c */
 CUresult cuCtxSetCurrent(void *ctx) { current_device = ctx ? (int)((uintptr_t)ctx - 0x1000) : -1; return 0; }
 CUresult cuMemGetInfo_v2(size_t *f, size_t *t)
 {
