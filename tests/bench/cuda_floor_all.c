@@ -37,13 +37,13 @@ static double now_ms(void)
 	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
-#define CHECK(call)                                                              \
-	do {                                                                     \
-		int rc_ = (call);                                                \
-		if (rc_) {                                                       \
+#define CHECK(call)                                                               \
+	do {                                                                      \
+		int rc_ = (call);                                                 \
+		if (rc_) {                                                        \
 			fprintf(stderr, "cuda_floor_all: %s = %d\n", #call, rc_); \
-			return (void *)1;                                        \
-		}                                                                \
+			return (void *)1;                                         \
+		}                                                                 \
 	} while (0)
 
 static void *one_device(void *arg)

@@ -51,7 +51,8 @@ int main(void)
 			return 1;
 		}
 		/* the UUID as nvidia-smi -L prints it: GPU-8-4-4-4-12 hex digits */
-		printf("%s{\"index\": %d, \"name\": \"%s\", \"pci\": \"%s\", \"uuid\": \"GPU-", i ? ", " : "", i, nm, bus);
+		printf("%s{\"index\": %d, \"name\": \"%s\", \"pci\": \"%s\", \"uuid\": \"GPU-", i ? ", " : "", i, nm,
+		       bus);
 		for (int k = 0; k < 16; k++)
 			printf("%s%02x", k == 4 || k == 6 || k == 8 || k == 10 ? "-" : "", u[k]);
 		printf("\"}");
