@@ -335,7 +335,8 @@ test-integration bench: cuda-test-programs
 
 # Test programs for the CUDA backend: a driver that runs it in-process, a
 # fault-injecting stand-in libcuda.so.1, and the benchmark's floor program.
-cuda-test-programs: $(BUILD)/tests/cuda_probe $(BUILD)/tests/fake_cuda/libcuda.so.1 $(BUILD)/tests/cuda_floor
+cuda-test-programs: $(BUILD)/tests/cuda_probe $(BUILD)/tests/fake_cuda/libcuda.so.1 $(BUILD)/tests/cuda_floor \
+	$(BUILD)/tests/cuda_devices $(BUILD)/tests/hold_memory $(BUILD)/tests/cuda_floor_all
 
 $(BUILD)/tests/cuda_probe: tests/fakes/cuda_probe_main.c $(LIB)
 	@mkdir -p $(dir $@)
@@ -346,6 +347,20 @@ $(BUILD)/tests/fake_cuda/libcuda.so.1: tests/fakes/fake_libcuda.c src/backend/ba
 	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -Isrc -shared -fPIC -o $@ $<
 
 $(BUILD)/tests/cuda_floor: tests/bench/cuda_floor.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -o $@ $< -ldl
+
+$(BUILD)/tests/cuda_floor_all: tests/bench/cuda_floor_all.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -o $@ $< -ldl -lpthread
+
+# The multi-GPU run's helpers (tests/device/multi_gpu.sh): what CUDA shows
+# this process, and a process that holds one GPU's memory.
+$(BUILD)/tests/cuda_devices: tests/device/cuda_devices.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -o $@ $< -ldl
+
+$(BUILD)/tests/hold_memory: tests/device/hold_memory.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -o $@ $< -ldl
 

@@ -99,6 +99,10 @@ void result_finding(struct result *r, enum status s, const char *fmt, ...)
 	}
 	json_array_append_new(findings, json_string(text));
 	free(text);
+	if (r->worst_finding == 0 || s > r->worst_status) {
+		r->worst_finding = json_array_size(findings);
+		r->worst_status = s;
+	}
 	if (s > r->status)
 		r->status = s;
 }
@@ -109,10 +113,10 @@ size_t result_finding_count(const struct result *r)
 	return f ? json_array_size(f) : 0;
 }
 
-const char *result_first_finding(const struct result *r)
+const char *result_worst_finding(const struct result *r)
 {
 	json_t *f = r->details ? json_object_get(r->details, "findings") : NULL;
-	return json_string_value(json_array_get(f, 0));
+	return r->worst_finding ? json_string_value(json_array_get(f, r->worst_finding - 1)) : NULL;
 }
 
 void result_release(struct result *r)
@@ -124,4 +128,5 @@ void result_release(struct result *r)
 		json_decref(r->details);
 	r->summary = r->remediation = r->blocked_by = NULL;
 	r->details = NULL;
+	r->worst_finding = 0;
 }

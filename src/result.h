@@ -14,6 +14,8 @@ struct result {
 	double duration_ms;
 	json_t *details;         /* object or NULL; "findings" is an array of strings */
 	char *blocked_by;        /* the check this one waited on, when it could not run (result_blocked) */
+	size_t worst_finding;    /* 1 + index of the first finding of the worst status; 0: none yet */
+	enum status worst_status;
 };
 
 const char *status_name(enum status s);
@@ -38,8 +40,10 @@ void result_finding(struct result *r, enum status s, const char *fmt, ...)
 json_t *result_details(struct result *r);
 /* Number of findings recorded so far. */
 size_t result_finding_count(const struct result *r);
-/* The first finding's text, or NULL when there is none. */
-const char *result_first_finding(const struct result *r);
+/* The text of the first finding of the worst status recorded, or NULL when
+ * there is none: the summary of a check that failed on one of several GPUs
+ * names that GPU's failure, not the first GPU's pass. */
+const char *result_worst_finding(const struct result *r);
 /* A JSON string from any bytes (invalid UTF-8 replaced): never NULL. */
 json_t *json_text(const char *s);
 void result_release(struct result *r);

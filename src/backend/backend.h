@@ -102,6 +102,12 @@ struct backend {
 	 * rest of the name is digits): how many per-device children to start
 	 * at once, before the runtime has said. */
 	const char *nodes_dir, *nodes_prefix;
+	/* The variable whose comma-separated entries the runtime shows at most
+	 * one device each (CUDA_VISIBLE_DEVICES), capping those children: on a
+	 * 4-GPU H100 host, CUDA_VISIBLE_DEVICES=0 started four children that all
+	 * initialized GPU 0 (tests/bench/RESULTS.md). NULL: no such cap (Level
+	 * Zero's mask entries can name several tiles each). */
+	const char *visible_env;
 };
 
 /* Every backend, in the order `auto` tries them (backends.c). */

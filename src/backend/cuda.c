@@ -727,4 +727,5 @@ const struct backend cuda_backend = {
 	.judge_health = cuda_judge_health,
 	.nodes_dir = "/dev",
 	.nodes_prefix = "nvidia",
+	.visible_env = "CUDA_VISIBLE_DEVICES",
 };

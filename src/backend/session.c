@@ -51,8 +51,9 @@ static bool library_present(const struct context *ctx, const char *soname)
 	return found;
 }
 
-/* How many GPUs were passed in, by their device nodes: the first round's
- * children. At least 1, at most 64. */
+/* How many GPUs were passed in, by their device nodes, capped by the entries
+ * of the backend's visibility variable: the first round's children. At
+ * least 1, at most 64. */
 static size_t nodes_passed_in(const struct context *ctx, const struct backend *be)
 {
 	size_t n = 0;
@@ -69,6 +70,16 @@ static size_t nodes_passed_in(const struct context *ctx, const struct backend *b
 	}
 	if (d)
 		closedir(d);
+	/* the runtime shows no more devices than the variable has entries; an
+	 * empty value still gets one child, to report that no GPU is visible */
+	const char *visible = be->visible_env ? ctx_getenv(ctx, be->visible_env) : NULL;
+	if (visible) {
+		size_t entries = 1;
+		for (const char *c = visible; *c; c++)
+			entries += *c == ',';
+		if (entries < n)
+			n = entries;
+	}
 	return n < 1 ? 1 : n > 64 ? 64 : n;
 }
 

@@ -289,7 +289,7 @@ static void run_loader(const struct context *ctx, void *state, struct result *r)
 		json_object_set_new(result_details(r), "state_cache", c);
 	}
 	bool failed = r->status == STATUS_FAIL;
-	const char *first = result_first_finding(r);
+	const char *first = result_worst_finding(r);
 	if (st->cache_note) {
 		result_finding(r, STATUS_WARN, "%s", st->cache_note);
 		result_remedy(r, "give gpugate a private state folder: set XDG_RUNTIME_DIR to a folder of this user with mode 0700");
@@ -336,7 +336,7 @@ static void run_devices(const struct context *ctx, void *state, struct result *r
 	if (reached == 0)
 		result_blocked(r, "runtime.loader");
 	else if (result_finding_count(r))
-		result_set(r, STATUS_FAIL, "%s", result_first_finding(r));
+		result_set(r, STATUS_FAIL, "%s", result_worst_finding(r));
 	else
 		result_set(r, STATUS_PASS, "%zu GPU%s: %s", total, total == 1 ? "" : "s", names.buf ? names.buf : "");
 	sb_release(&names);
@@ -374,7 +374,7 @@ static void run_smoke(const struct context *ctx, void *state, struct result *r)
 		result_blocked(r, "runtime.devices");
 	else if (passed < ran)
 		result_set(r, STATUS_FAIL, "smoke kernel failed on %zu of %zu devices: %s", ran - passed, ran,
-			   result_first_finding(r));
+			   result_worst_finding(r));
 	else
 		result_set(r, STATUS_PASS, "smoke kernel correct on %zu device%s (%ld elements each, every one verified)", ran,
 			   ran == 1 ? "" : "s", elements);
@@ -405,18 +405,23 @@ static void run_memory(const struct context *ctx, void *state, struct result *r)
 				avail = sd->memory_free;
 			}
 			const char *what = has_free ? "free" : "total (free memory not reported by this driver: Sysman unsupported)";
+			/* on a host of several GPUs the index alone does not say which
+			 * card to pull: name and PCI address too */
+			char label[256];
+			runtime_device_label(dev, d, label, sizeof(label));
 			if (want && avail < want)
-				result_finding(r, STATUS_FAIL, "device %zu: %.1f GiB %s, the spec wants %.1f GiB free", d,
+				result_finding(r, STATUS_FAIL, "%s: %.1f GiB %s, the spec wants %.1f GiB free", label,
 					       (double)avail / (1 << 30), what, (double)want / (1 << 30));
 			else if (!has_free)
-				result_finding(r, STATUS_PASS, "device %zu: %.1f GiB %s", d, (double)avail / (1 << 30), what);
+				result_finding(r, STATUS_PASS, "%s: %.1f GiB %s", label, (double)avail / (1 << 30), what);
 		}
 	}
 	if (seen == 0)
 		result_blocked(r, "runtime.devices");
 	else if (r->status == STATUS_FAIL) {
-		result_set(r, STATUS_FAIL, "%s", result_first_finding(r));
-		result_remedy(r, "free GPU memory: stop other processes on the GPU (xpu-smi ps) or lower runtime.min_free_memory");
+		result_set(r, STATUS_FAIL, "%s", result_worst_finding(r));
+		result_remedy(r, "free GPU memory: stop other processes on the GPU (runtime.processes lists them; xpu-smi ps / "
+				 "nvidia-smi) or lower runtime.min_free_memory");
 	} else
 		result_set(r, STATUS_PASS, "%zu device%s with enough memory%s", seen, seen == 1 ? "" : "s",
 			   want ? "" : " (no minimum set)");

@@ -74,7 +74,7 @@ void runtime_run_health(const struct context *ctx, void *state, struct result *r
 	if (seen == 0)
 		result_blocked(r, "runtime.smoke,runtime.devices");
 	else if (r->status != STATUS_PASS)
-		result_set(r, r->status, "%s", result_first_finding(r));
+		result_set(r, r->status, "%s", result_worst_finding(r));
 	else
 		result_set(r, STATUS_PASS, "%s%s%s", text.buf, notes.len ? "; " : "", notes.len ? notes.buf : "");
 	sb_release(&text);
@@ -127,11 +127,11 @@ void runtime_run_processes(const struct context *ctx, void *state, struct result
 	if (seen == 0) {
 		result_blocked(r, "runtime.smoke,runtime.devices");
 	} else if (busy) {
-		result_set(r, STATUS_WARN, "%s", result_first_finding(r));
+		result_set(r, STATUS_WARN, "%s", result_worst_finding(r));
 		result_remedy(r, "tests would share the GPU's memory and time with these processes: stop them or wait for them "
 				 "(xpu-smi ps / nvidia-smi); the PIDs are the host's when the container has its own PID namespace");
 	} else if (unknown) {
-		result_set(r, STATUS_PASS, "%s", result_first_finding(r));
+		result_set(r, STATUS_PASS, "%s", result_worst_finding(r));
 	} else {
 		result_set(r, STATUS_PASS, "no other process uses the %zu GPU%s", seen, seen == 1 ? "" : "s");
 	}

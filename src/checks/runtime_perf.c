@@ -190,7 +190,7 @@ void runtime_run_performance(const struct context *ctx, void *state, struct resu
 		json_decref(cands);
 	json_object_set_new(result_details(r), "tolerance_percent", json_real(tol));
 	baselines_free(&set);
-	const char *first = result_first_finding(r);
+	const char *first = result_worst_finding(r);
 	if (ran == 0) {
 		result_blocked(r, "runtime.devices");
 	} else if (r->status == STATUS_FAIL) {

@@ -3,6 +3,8 @@
 #   check  gpugate check --only runtime with backend: cuda and the smoke kernel
 #          (the real verdict: parent, probe child, report), where the binary
 #          has the probe child
+#   devrt  gpugate check --only devices,runtime (vendor nvidia), smoke on:
+#          issue 21's figure, goal <= 1.10 x floor
 #   probe  the CUDA backend (cuInit, primary context, 1 Mi-element smoke
 #          kernel from embedded PTX, every element verified) via the probe
 #          driver build/tests/cuda_probe
@@ -14,7 +16,8 @@
 # Goals (issue 6): probe <= 1.3 x floor, torch >= 10 x probe.
 # Needs a GPU: prints "skipped" and exits 0 where libcuda.so.1 cannot load.
 # Env: GPUGATE (build/gpugate; the test programs are beside it in tests/),
-#      N (runs, default 11), PTX (default src/kernels/smoke.ptx).
+#      N (runs, default 11), PTX (default src/kernels/smoke.ptx),
+#      CUDA_BENCH_TORCH=0 (skip torch: 5 s a run).
 set -eu
 : "${GPUGATE:?set GPUGATE to the gpugate binary}"
 tests=$(dirname "$GPUGATE")/tests
@@ -60,18 +63,30 @@ if "$GPUGATE" check --spec "$spec" --only runtime >/dev/null 2>&1; then
 else
 	echo "check  gpugate check --only runtime did not pass here (no probe child in this build?): skipped"
 fi
+# Issue 21's figure: the devices group too (vendor nvidia: the device nodes,
+# /proc/driver/nvidia, CUDA_VISIBLE_DEVICES) with the runtime and its smoke
+# kernel, one probe child per GPU
+printf 'devices:\n  vendor: nvidia\nruntime:\n  backend: cuda\n  smoke: true\n' >"$spec"
+devrt=0
+if "$GPUGATE" check --spec "$spec" --only devices,runtime >/dev/null 2>&1; then
+	median_ms devrt "$GPUGATE" check --spec "$spec" --only devices,runtime && devrt=1
+else
+	echo "devrt  gpugate check --only devices,runtime did not pass here: skipped"
+	"$GPUGATE" check --spec "$spec" --only devices,runtime | head -20
+fi
 rm -f "$spec"
 median_ms probe "$probe"
 median_ms floor "$floor" "$ptx"
 command -v nvidia-smi >/dev/null && median_ms smi nvidia-smi -L
 torch=0
-if python3 -c 'import torch' 2>/dev/null; then
+if [ "${CUDA_BENCH_TORCH:-1}" = 1 ] && python3 -c 'import torch' 2>/dev/null; then
 	median_ms torch python3 -c "import torch; x=torch.ones(1<<20, device='cuda'); torch.cuda.synchronize(); assert x.sum()==1<<20" && torch=1
 else
-	echo "torch  not installed: skipped"
+	echo "torch  skipped (CUDA_BENCH_TORCH=0, or torch not installed)"
 fi
 awk -v p="$(value probe)" -v f="$(value floor)" 'BEGIN { printf "probe/floor  %.2f x (goal <= 1.3)\n", p / f }'
 [ $check = 1 ] && awk -v c="$(value check)" -v f="$(value floor)" 'BEGIN { printf "check/floor  %.2f x (goal <= 1.3)\n", c / f }'
+[ $devrt = 1 ] && awk -v c="$(value devrt)" -v f="$(value floor)" 'BEGIN { printf "devrt/floor  %.2f x (devices + runtime + smoke; goal <= 1.10, issue 21)\n", c / f }'
 [ $check = 1 ] && [ $torch = 1 ] && awk -v c="$(value check)" -v t="$(value torch)" 'BEGIN { printf "torch/check  %.2f x (goal >= 10)\n", t / c }'
 [ -f /tmp/cuda_bench_smi.$$ ] && awk -v p="$(value probe)" -v s="$(value smi)" 'BEGIN { printf "smi/probe    %.2f x\n", s / p }'
 [ $torch = 1 ] && awk -v p="$(value probe)" -v t="$(value torch)" 'BEGIN { printf "torch/probe  %.2f x (goal >= 10)\n", t / p }'

@@ -14,7 +14,8 @@
 # HF_BENCH_LARGE (default 8) how many blobs the large set has,
 # HF_BENCH_SMALL_KB (default 256) the size of each small blob, HF_BENCH_RUNS
 # (default 5), HF_BENCH_SCAN_FILES (default 100000), HF_BENCH_DIR the folder
-# (default under /var/tmp). Everything is removed at the end.
+# (default under /var/tmp), TIME_BIN GNU time (default /usr/bin/time). Everything
+# is removed at the end.
 # On the GPU host: sh tests/bench/hf.sh   (GPUGATE=build/gpugate by default)
 set -eu
 GPUGATE=${GPUGATE:-build/gpugate}
@@ -110,7 +111,7 @@ bench_set() { # $1: the set's name; prints the times and the ratio
 bench_set large
 bench_set small
 
-rss() { /usr/bin/time -v "$GPUGATE" hf verify --cache "$1" 2>&1 >/dev/null | awk -F': ' '/Maximum resident/ {print $2}'; }
+rss() { "${TIME_BIN:-/usr/bin/time}" -v "$GPUGATE" hf verify --cache "$1" 2>&1 >/dev/null | awk -F': ' '/Maximum resident/ {print $2}'; }
 rss_big=$(rss "$work/large"); rss_small=$(rss "$work/tiny")
 echo "peak RSS: $rss_big KiB over $LARGE large blobs, $rss_small KiB over one 4 MiB blob (ratio $(div "$rss_big" "$rss_small" | cut -c1-4); threads x read buffer, not file size)"
 

@@ -40,7 +40,9 @@ for check in report["checks"]:
     for line in check.get("details", {}).get("baseline_candidates", []):
         print(json.dumps(line))
     for m in check.get("details", {}).get("measured", []):
-        print(f"#   copy {m['copy_bandwidth_gbs']:.1f} GB/s, latency {m['launch_latency_us']:.2f} us "
+        # which GPU: on a host of several, the spread between them matters
+        print(f"#   device {m.get('index', '?')} ({m.get('pci', '?')}, 0x{m.get('device_id', -1) & 0xffff:04x}): "
+              f"copy {m['copy_bandwidth_gbs']:.1f} GB/s, latency {m['launch_latency_us']:.2f} us "
               f"(min {m['launch_latency_min_us']:.2f}), buffer {m['buffer_bytes']} bytes")
 PY
 	i=$((i + 1))

@@ -7,6 +7,8 @@
  *                     oom | slow_copy (the copy kernel runs at 1400 GB/s
  *                     instead of 2000)
  *   FAKE_CUDA_DEVICES number of GPUs (default 1)
+ *   FAKE_CUDA_BUSY    physical GPU index whose memory another process holds:
+ *                     cuMemGetInfo there reports 8 GiB free instead of 79
  *
  * CUDA_VISIBLE_DEVICES is applied as the real driver does: an empty value
  * hides every GPU, and the list stops at the first entry that is not a GPU.
@@ -35,6 +37,7 @@ static int visible[MAX_DEVICES];
 static int visible_count = -1;
 static double device_clock_ms;
 static const char *loaded_image;
+static int current_device = -1; /* physical index of the current context */
 
 static int fault(const char *name)
 {
@@ -89,8 +92,15 @@ CUresult cuDeviceGetAttribute(int *v, int attr, int d) { (void)d; *v = attr == 7
 CUresult cuDeviceTotalMem_v2(size_t *b, int d) { (void)d; *b = (size_t)80 << 30; return 0; }
 CUresult cuDevicePrimaryCtxRetain(void **ctx, int d) { *ctx = (void *)(uintptr_t)(0x1000 + d); return 0; }
 CUresult cuDevicePrimaryCtxRelease_v2(int d) { (void)d; return 0; }
-CUresult cuCtxSetCurrent(void *ctx) { (void)ctx; return 0; }
-CUresult cuMemGetInfo_v2(size_t *f, size_t *t) { *t = (size_t)80 << 30; *f = *t - ((size_t)1 << 30); return 0; }
+CUresult cuCtxSynchronize(void) { return 0; } /* for tests/bench/cuda_floor*.c */
+CUresult cuCtxSetCurrent(void *ctx) { current_device = ctx ? (int)((uintptr_t)ctx - 0x1000) : -1; return 0; }
+CUresult cuMemGetInfo_v2(size_t *f, size_t *t)
+{
+	const char *busy = getenv("FAKE_CUDA_BUSY");
+	*t = (size_t)80 << 30;
+	*f = busy && current_device == atoi(busy) ? (size_t)8 << 30 : *t - ((size_t)1 << 30);
+	return 0;
+}
 
 CUresult cuModuleLoadData(void **module, const void *image)
 {

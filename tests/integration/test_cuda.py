@@ -263,8 +263,28 @@ def test_min_free_memory_is_checked_on_every_gpu(tmp_path):
     assert r.returncode == 1 and mem["status"] == "fail", mem
     findings = mem["details"]["findings"]
     for d in (0, 1):
-        assert any(f.startswith(f"device {d}: 79.0 GiB free, the spec wants 79.5 GiB free") for f in findings), findings
+        assert any(f.startswith(f"device {d} (Fake GPU {d}, 0000:{0x1a + d:02x}:00.0): 79.0 GiB free, "
+                                "the spec wants 79.5 GiB free") for f in findings), findings
     assert not any("Sysman" in f for f in findings), findings
+
+
+def test_only_the_busy_gpu_fails_min_free_memory_named_by_index_and_pci(tmp_path):
+    """Of four GPUs, the second is held by another process (8 GiB free, as
+    seen on a real multi-GPU host with a cuMemAlloc of 90%): runtime.memory
+    fails naming that one by index, name and PCI address, and no other."""
+    if "gpugate-probe" not in DRIVERS:
+        pytest.skip("this gpugate has no probe child")
+    spec = tmp_path / "cuda.yaml"
+    spec.write_text("runtime:\n  backend: cuda\n  smoke: true\n  min_free_memory: 32GiB\n")
+    r = subprocess.run([GPUGATE, "check", "--spec", str(spec), "--format", "json", "--deadline", "20"],
+                       capture_output=True, text=True, timeout=60,
+                       env=env_with(FAKE_CUDA_DEVICES="4", FAKE_CUDA_BUSY="1"))
+    mem = next(c for c in json.loads(r.stdout)["checks"] if c["id"] == "runtime.memory")
+    assert r.returncode == 1 and mem["status"] == "fail", mem
+    assert mem["details"]["findings"] == [
+        "device 1 (Fake GPU 1, 0000:1b:00.0): 8.0 GiB free, the spec wants 32.0 GiB free"], mem
+    assert mem["summary"] == mem["details"]["findings"][0], mem
+    assert "runtime.processes lists them" in mem["remediation"], mem
 
 
 def test_hang_remediation_is_nvidia_specific(tmp_path):

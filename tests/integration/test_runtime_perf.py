@@ -247,6 +247,22 @@ def test_cuda_bandwidth_against_a_baseline_keyed_by_name(tmp_path):
     assert "copy bandwidth 1400.0 GB/s is 30% below the baseline 2000.0 GB/s" in c["summary"], c
 
 
+def test_the_summary_names_the_gpu_that_failed_not_the_first_that_passed(tmp_path):
+    """Seen on a 4-GPU H100 host: the check failed on one GPU's latency while
+    its summary quoted GPU 0's passing figures. Of two GPUs, only the second
+    has a baseline it misses: the summary is that GPU's failure."""
+    folder = tmp_path / "baselines"
+    baseline(folder, vendor_id="0x10de", device_id=None, name="Fake GPU 1", backend="cuda",
+             copy_bandwidth_gbs=4000.0, launch_latency_us=5000.0)
+    r = run(tmp_path, "--deadline", "20", backend="cuda", spec=perf_spec("cuda", folder),
+            extra={"FAKE_CUDA_DEVICES": "2"})
+    assert r.rc == 1, r
+    c = r.check("runtime.performance")
+    findings = c["details"]["findings"]
+    assert findings[0].startswith("cuda device 0 (Fake GPU 0") and "no baseline" in findings[0], findings
+    assert c["summary"].startswith("cuda device 1 (Fake GPU 1, 0000:1b:00.0): copy bandwidth 2000.0 GB/s is 50% below"), c
+
+
 def test_cuda_without_nvml_says_why_and_passes(tmp_path):
     r = run(tmp_path, "--deadline", "20", backend="cuda",
             spec=perf_spec("cuda", more="  telemetry: true\n  processes: true\n"))
