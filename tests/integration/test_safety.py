@@ -5,9 +5,12 @@ the real /dev); FIFOs and symlinks too. Cases that need CAP_MKNOD skip without
 it, saying so."""
 import json
 import os
+import shutil
 import stat
 import subprocess
+import tempfile
 import threading
+import time
 
 import pytest
 
@@ -106,3 +109,50 @@ def test_report_to_a_dangling_link_creates_nothing(healthy, tmp_path):
     assert r.rc == 3, r
     assert "dangling.json" in r.err
     assert not nowhere.exists()
+
+
+# ---------------------------------------------------------------- reads
+
+
+@pytest.fixture
+def gpu_root():
+    """A GPU host root readable by uid 65534: not under pytest's tmp_path,
+    whose 0700 parent would keep that user out."""
+    import gpufixture
+    base = tempfile.mkdtemp(prefix="gpugate-safety-")
+    os.chmod(base, 0o755)
+    yield gpufixture.Root(base)
+    shutil.rmtree(base)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero"])
+def test_group_file_that_is_a_fifo_or_dev_zero_is_refused_at_once(gpu_root, kind):
+    """devices.access names a node's group from ROOT/etc/group: a FIFO there
+    blocked the check, /dev/zero fed it NULs, both until the deadline."""
+    import gpufixture
+    root = gpu_root.add_gpus(1, gid=993)
+    group = root.p("etc/group")
+    os.unlink(group)
+    os.mkfifo(group) if kind == "fifo" else zero_node(group)
+    t0 = time.monotonic()
+    rc, checks, _ = gpufixture.run(root, "--only", "devices.access", "--deadline", "20", user=65534)
+    assert time.monotonic() - t0 < 5
+    text = gpufixture.text_of(checks["devices.access"])
+    assert rc == 1 and "timed out" not in text, text
+    assert "group 993 (cannot read %s/etc/group" % root.path in text, text
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero"])
+def test_passwd_file_that_is_a_fifo_or_dev_zero_is_refused_at_once(tmp_path, kind):
+    """hf.location reads the home folder from ROOT/etc/passwd when HOME is
+    unset: a FIFO or /dev/zero there is no passwd file, not a hang."""
+    passwd = tmp_path / "root" / "etc" / "passwd"
+    passwd.parent.mkdir(parents=True)
+    os.mkfifo(passwd) if kind == "fifo" else zero_node(str(passwd))
+    t0 = time.monotonic()
+    r = subprocess.run([GPUGATE, "check", "--root", str(tmp_path / "root"), "--profile", "ci", "--only", "hf.location",
+                        "--deadline", "20"], capture_output=True, text=True, timeout=60,
+                       env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+    assert time.monotonic() - t0 < 5
+    assert r.returncode == 1 and "timed out" not in r.stdout, r.stdout + r.stderr
+    assert "'~/.cache/huggingface/hub'" in r.stdout, r.stdout
