@@ -156,3 +156,21 @@ def test_passwd_file_that_is_a_fifo_or_dev_zero_is_refused_at_once(tmp_path, kin
     assert time.monotonic() - t0 < 5
     assert r.returncode == 1 and "timed out" not in r.stdout, r.stdout + r.stderr
     assert "'~/.cache/huggingface/hub'" in r.stdout, r.stdout
+
+
+# ---------------------------------------------------------------- small ones
+
+
+def test_probe_without_proc_says_proc_self_exe_is_missing(tmp_path):
+    """The probe child is this binary run again through /proc/self/exe: with
+    no /proc (a tmpfs over it, in a mount namespace of the test's own) the
+    verdict a user reads says why, not only "exited 127"."""
+    spec = spec_file(tmp_path, "runtime:\n  backend: level-zero\n  smoke: true\n")
+    p = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                        'mount -t tmpfs none /proc && exec "$0" check --spec "$1" --deadline 10',
+                        GPUGATE, spec], capture_output=True, text=True, timeout=60)
+    if "mount" in p.stderr and ("ermission" in p.stderr or "not permitted" in p.stderr):
+        pytest.skip("unshare -m and mount need CAP_SYS_ADMIN (CI runs as root)")
+    assert p.returncode == 1, p.stdout + p.stderr
+    line = [x for x in p.stdout.splitlines() if x.startswith("FAIL  runtime.loader:")]
+    assert line and "/proc/self/exe is missing" in line[0], p.stdout
