@@ -158,6 +158,34 @@ def test_passwd_file_that_is_a_fifo_or_dev_zero_is_refused_at_once(tmp_path, kin
     assert "'~/.cache/huggingface/hub'" in r.stdout, r.stdout
 
 
+def test_memory_limited_run_reads_inputs_larger_than_its_memory(tmp_path):
+    """Under a 96 MiB address-space limit (ulimit -v), a 120 MiB dpkg status
+    and a 65 MiB kernel log are read without running out of memory: status
+    stanzas are parsed one at a time, the log scan is capped (src/lib/kmsg.c)."""
+    import resource
+    with open(GPUGATE, "rb") as f:
+        if b"__asan_init" in f.read():
+            pytest.skip("ASan reserves terabytes of address space: ulimit -v cannot apply")
+    root = tmp_path / "root"
+    os.makedirs(root / "var/lib/dpkg")
+    os.makedirs(root / "dev")
+    one = stanza("libother", "1.0").rstrip("\n") + "\nDescription: " + "x" * 4000 + "\n\n"
+    with open(root / "var/lib/dpkg/status", "w") as f:
+        f.write(stanza("libgood", "1.0") + "\n")
+        f.write(one * ((120 << 20) // len(one)))
+    line = b"6,1,1000,-;a harmless kernel message, padded to make the log long enough....\n"
+    with open(root / "dev/kmsg", "wb") as f:
+        f.write(line * ((65 << 20) // len(line) + 1))
+    spec = spec_file(tmp_path, "profile: validate\npackages:\n  - libgood (>= 1.0)\nsystem:\n  kernel_log: true\n")
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (96 << 20, 96 << 20))
+    p = subprocess.run([GPUGATE, "--spec", spec, "--root", str(root), "--only", "packages,system.kernel_log"],
+                       capture_output=True, text=True, timeout=120, preexec_fn=limit)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "PASS  packages.installed" in p.stdout and "stopped early" in p.stdout, p.stdout
+
+
 # ---------------------------------------------------------------- small ones
 
 
