@@ -46,10 +46,11 @@ def healthy(tmp_path):
 # ---------------------------------------------------------------- writes
 
 
-def test_report_to_a_device_node_writes_through(healthy, tmp_path):
+@pytest.mark.parametrize("fmt", ["json", "junit", "prom", "nfd", "text", "github"])
+def test_report_to_a_device_node_writes_through(healthy, tmp_path, fmt):
     """`--report json:/dev/null` used to replace the node with a regular file."""
     node = null_node(str(tmp_path / "null"))
-    r = run_gpugate(*healthy, "--report", f"json:{node}")
+    r = run_gpugate(*healthy, "--report", f"{fmt}:{node}")
     assert r.rc == 0, r
     st = os.lstat(node)
     assert stat.S_ISCHR(st.st_mode) and os.major(st.st_rdev) == 1 and os.minor(st.st_rdev) == 3
