@@ -60,7 +60,7 @@ static int parse_alt(const char *text, const char **pp, struct rel_alt *alt, cha
 	const char *p = skip_space(*pp);
 	const char *start = p;
 	/* dpkg takes capitals in a relation and looks the name up lowercased
-	 * (lib/dpkg/pkg-db.c pkg_db_find_set): a warning here, not an error */
+	 * (lib/dpkg/pkg-hash.c pkg_hash_find_set): a warning here, not an error */
 	bool upper = false;
 	while (valid_name_char(*p) || isupper((unsigned char)*p))
 		upper |= isupper((unsigned char)*p++) != 0;
