@@ -71,8 +71,8 @@ enum safe_kind {
 };
 
 /* Size caps that fit each kind of input (see SECURITY.md). */
-#define SAFE_MAX_SMALL ((size_t)64 << 10)   /* tokens, one-line /proc and /sys files */
-#define SAFE_MAX_TEXT ((size_t)16 << 20)    /* specs, ld.so.cache, mountinfo, passwd, group, lists: the default */
+#define SAFE_MAX_SMALL  ((size_t)64 << 10)  /* tokens, one-line /proc and /sys files */
+#define SAFE_MAX_TEXT   ((size_t)16 << 20)  /* specs, ld.so.cache, mountinfo, passwd, group, lists: the default */
 #define SAFE_MAX_STATUS ((size_t)256 << 20) /* dpkg status: thousands of packages */
 
 /* Opens path for reading as described above and fills st. kinds: a mask of

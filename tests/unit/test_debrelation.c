@@ -71,7 +71,8 @@ static void test_warnings(void **state)
 	expect_warning("libze1 (>= 1.0_1)", REL_GE, "invalid character");
 	/* capitals: dpkg looks the name up lowercased (lib/dpkg/pkg-hash.c) */
 	expect_warning("LibZe1", REL_ANY, "looks 'LibZe1' up as 'libze1'");
-	expect_warning("LibZe1 (> 1.0)", REL_GE, "lowercase (deb-control(5)): dpkg looks 'LibZe1' up as 'libze1'; '>' is obsolete");
+	expect_warning("LibZe1 (> 1.0)", REL_GE,
+		       "lowercase (deb-control(5)): dpkg looks 'LibZe1' up as 'libze1'; '>' is obsolete");
 	struct relation r;
 	char err[256];
 	assert_int_equal(relation_parse("Mesa-Vulkan-Drivers:amd64 | LibZe1", &r, err, sizeof(err)), 0);
