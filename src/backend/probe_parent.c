@@ -172,7 +172,16 @@ static void classify(struct probe_run *run)
 		return;
 	}
 	if (!run->result) {
-		run->verdict = xasprintf("exited %d %s without a result", run->exit_code, where);
+		/* what the child said before it ended (exec_self's /proc/self/exe
+		 * line, a loader's complaint): its first line, so the summary says why */
+		const char *out = run->output ? run->output : "";
+		out += strspn(out, "\n");
+		int n = (int)strcspn(out, "\n");
+		if (n)
+			run->verdict = xasprintf("exited %d %s without a result: %.*s", run->exit_code, where,
+						 n > 300 ? 300 : n, out);
+		else
+			run->verdict = xasprintf("exited %d %s without a result", run->exit_code, where);
 		return;
 	}
 	if (json_is_true(json_object_get(run->result, "ok")) && run->exit_code == 0) {

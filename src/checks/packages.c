@@ -88,15 +88,16 @@ static char *native_arch(const struct context *ctx, const struct dpkg_status *st
  * spec's depending side is Architecture: all) unless the package is
  * Multi-Arch: foreign; ':any' needs Multi-Arch: allowed; ':all' means
  * native; a package of Architecture: all counts as native. ':native' is
- * apt's spelling and means the native architecture here too. */
+ * apt's spelling, not dpkg's: lib/dpkg/arch.c knows "any", "all" and the
+ * native architecture's own name, so "native" is an architecture no
+ * package has and the alternative never holds (arch_mismatch says why). */
 static bool arch_satisfied(const struct rel_alt *alt, const char *pkg_arch, const char *multiarch, const char *native)
 {
 	if (!alt->arch && strcmp(multiarch, "foreign") == 0)
 		return true;
 	if (alt->arch && strcmp(alt->arch, "any") == 0)
 		return strcmp(multiarch, "allowed") == 0;
-	const char *want =
-		alt->arch && strcmp(alt->arch, "all") != 0 && strcmp(alt->arch, "native") != 0 ? alt->arch : native;
+	const char *want = alt->arch && strcmp(alt->arch, "all") != 0 ? alt->arch : native;
 	const char *have = *pkg_arch && strcmp(pkg_arch, "all") != 0 ? pkg_arch : native;
 	return want && have && strcmp(want, have) == 0;
 }
@@ -109,6 +110,9 @@ static const char *arch_mismatch(const struct rel_alt *alt, const char *multiarc
 		return native ? "is not the native architecture (and not Multi-Arch: foreign)"
 			      : "has an architecture, and the native one is unknown";
 	(void)multiarch;
+	if (strcmp(alt->arch, "native") == 0)
+		return "is not of an architecture named 'native': dpkg knows no such architecture (':native' is "
+		       "apt's spelling), so no package satisfies it; write the name alone for the native architecture";
 	return "has another architecture";
 }
 

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../lib/safe_io.h"
 #include "../lib/util.h"
 
 static const char *env_get(const struct hf_env *env, const char *name)
@@ -365,7 +366,8 @@ static char *environ_home_of(void *arg, const char *user)
 		return rc == 0 && found && found->pw_dir ? xstrdup(found->pw_dir) : NULL;
 	}
 	char *path = root_path(d->root, "/etc/passwd");
-	FILE *f = fopen(path, "re");
+	/* a FIFO or /dev/zero planted in the image: no passwd file, not a hang */
+	FILE *f = safe_fopen_read(path, SAFE_MAX_TEXT);
 	free(path);
 	if (!f)
 		return NULL;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "safe_io.h"
 #include "util.h"
 
 int creds_current(struct creds *c)
@@ -57,7 +58,8 @@ int creds_access_rw_at(int dirfd, const char *name)
 int creds_group_name(const char *root, gid_t gid, char *name, size_t size)
 {
 	char *path = root_path(root, "/etc/group");
-	FILE *f = fopen(path, "re");
+	/* a FIFO or /dev/zero planted there: an error at once, not a hang */
+	FILE *f = safe_fopen_read(path, SAFE_MAX_TEXT);
 	free(path);
 	if (!f)
 		return -errno;

@@ -43,7 +43,7 @@ static const char *skip_space(const char *p)
 }
 
 /* Package names: lowercase letters, digits, + - . ; at least two characters,
- * starting with an alphanumeric (deb-control(5)). */
+ * starting with an alphanumeric (deb-control(5)); capitals are read below. */
 static bool valid_name_char(char c)
 {
 	return islower((unsigned char)c) || isdigit((unsigned char)c) || c == '+' || c == '-' || c == '.';
@@ -59,15 +59,19 @@ static int parse_alt(const char *text, const char **pp, struct rel_alt *alt, cha
 {
 	const char *p = skip_space(*pp);
 	const char *start = p;
-	while (valid_name_char(*p))
-		p++;
+	/* dpkg takes capitals in a relation and looks the name up lowercased
+	 * (lib/dpkg/pkg-hash.c pkg_hash_find_set): a warning here, not an error */
+	bool upper = false;
+	while (valid_name_char(*p) || isupper((unsigned char)*p))
+		upper |= isupper((unsigned char)*p++) != 0;
 	if (p == start)
-		return fail(err, size, text, p,
-			    isupper((unsigned char)*p) ? "package names are lowercase" : "expected a package name");
+		return fail(err, size, text, p, "expected a package name");
 	if (p - start < 2 || !isalnum((unsigned char)*start))
 		return fail(err, size, text, start,
 			    "invalid package name (two or more of a-z 0-9 + - ., starting alphanumeric)");
 	alt->name = xstrndup(start, (size_t)(p - start));
+	for (char *c = alt->name; *c; c++)
+		*c = (char)tolower((unsigned char)*c);
 	if (*p == ':') {
 		const char *a = ++p;
 		while (islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '-')
@@ -118,6 +122,17 @@ static int parse_alt(const char *text, const char **pp, struct rel_alt *alt, cha
 		if (*p != ')')
 			return fail(err, size, text, p, "expected ')'");
 		p = skip_space(p + 1);
+	}
+	if (upper) {
+		char *w = xasprintf("package names are lowercase (deb-control(5)): dpkg looks '%.*s' up as '%s'",
+				    (int)strlen(alt->name), start, alt->name);
+		if (alt->warning) {
+			char *both = xasprintf("%s; %s", w, alt->warning);
+			free(w);
+			free(alt->warning);
+			w = both;
+		}
+		alt->warning = w;
 	}
 	*pp = p;
 	return 0;

@@ -9,7 +9,7 @@ enum rel_op { REL_ANY = 0, REL_LT, REL_LE, REL_EQ, REL_GE, REL_GT };
 
 struct rel_alt {
 	char *name;
-	char *arch; /* NULL: any architecture; "any", "native" or a name */
+	char *arch; /* NULL: unqualified; "any", "all" or a name ("native" is a name, as to dpkg) */
 	enum rel_op op;
 	char *version; /* NULL when op is REL_ANY */
 	char *warning; /* what dpkg would only warn about in this alternative, or NULL */

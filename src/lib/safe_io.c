@@ -413,6 +413,23 @@ int safe_read_fd(int fd, const char *path, size_t max, char **content, size_t *l
 	return 0;
 }
 
+FILE *safe_fopen_read(const char *path, size_t max)
+{
+	struct stat st;
+	int fd = safe_open_read(path, SAFE_KIND_REG, max, &st, NULL, 0);
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	FILE *f = fdopen(fd, "re");
+	if (!f) {
+		int e = errno;
+		close(fd);
+		errno = e;
+	}
+	return f;
+}
+
 int safe_read_file(const char *path, unsigned kinds, size_t max, char **content, size_t *len, char *err,
 		   size_t errsize)
 {

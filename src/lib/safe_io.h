@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -70,8 +71,8 @@ enum safe_kind {
 };
 
 /* Size caps that fit each kind of input (see SECURITY.md). */
-#define SAFE_MAX_SMALL ((size_t)64 << 10)   /* tokens, one-line /proc and /sys files, /etc/group */
-#define SAFE_MAX_TEXT ((size_t)16 << 20)    /* specs, ld.so.cache, mountinfo, lists: the default */
+#define SAFE_MAX_SMALL  ((size_t)64 << 10)  /* tokens, one-line /proc and /sys files */
+#define SAFE_MAX_TEXT   ((size_t)16 << 20)  /* specs, ld.so.cache, mountinfo, passwd, group, lists: the default */
 #define SAFE_MAX_STATUS ((size_t)256 << 20) /* dpkg status: thousands of packages */
 
 /* Opens path for reading as described above and fills st. kinds: a mask of
@@ -91,6 +92,10 @@ int safe_read_fd(int fd, const char *path, size_t max, char **content, size_t *l
 /* safe_open_read + safe_read_fd + close. */
 int safe_read_file(const char *path, unsigned kinds, size_t max, char **content, size_t *len, char *err,
 		   size_t errsize);
+
+/* safe_open_read of a regular file of at most max bytes as a stdio stream,
+ * for readers that take a FILE * (fgetpwent, fgetgrent). NULL with errno set. */
+FILE *safe_fopen_read(const char *path, size_t max);
 
 /* "a character device", "a FIFO", "a directory", ... for an st_mode. */
 const char *safe_kind_name(mode_t mode);

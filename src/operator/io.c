@@ -9,54 +9,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/safe_io.h"
 #include "lib/util.h"
 #include "operator/operator.h"
 
-static int write_all(int fd, const char *data, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, data, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		data += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int operator_write_output(const char *path, const char *data, size_t len, char *err, size_t errsize)
 {
-	if (strcmp(path, "-") == 0) {
+	/* lib/safe_io.h: "-" is standard output; /dev/null, a FIFO or a link
+	 * (/dev/stdout) is written through from its start (a FIFO nobody reads
+	 * is an error, not a hang); a regular file is replaced atomically */
+	if (strcmp(path, "-") == 0)
 		fflush(stdout);
-		int rc = write_all(1, data, len);
-		if (rc < 0)
-			snprintf(err, errsize, "standard output: %s", strerror(-rc));
-		return rc;
-	}
-	struct stat st;
-	/* a link (/dev/stdout) is written through too: replacing it would
-	 * change what it points at for everyone else */
-	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		struct stat target;
-		if (stat(path, &target) == 0 && S_ISDIR(target.st_mode)) {
-			snprintf(err, errsize, "%s: is a directory", path);
-			return -EISDIR;
-		}
-		/* /dev/null, /dev/stdout, a FIFO: written through, never replaced */
-		int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
-		int rc = fd < 0 ? -errno : write_all(fd, data, len);
-		if (fd >= 0 && close(fd) < 0 && rc == 0)
-			rc = -errno;
-		if (rc < 0)
-			snprintf(err, errsize, "%s: %s", path, strerror(-rc));
-		return rc;
-	}
-	int rc = write_file_atomic(path, data, len, 0644);
-	if (rc < 0)
-		snprintf(err, errsize, "%s: %s", path, strerror(-rc));
-	return rc;
+	return safe_write_file(path, data, len, 0644, 0, err, errsize);
 }
 
 int operator_read_input(const char *path, size_t max, char **content, size_t *len, char *err, size_t errsize)

@@ -327,6 +327,11 @@ def broken_ref(repo, names):
         f.write("c" * 40)
 
 
+def ref_fifo(repo, names):
+    os.unlink(os.path.join(repo, "refs", "main"))
+    os.mkfifo(os.path.join(repo, "refs", "main"))  # reading it would block
+
+
 HF_FAULTS = [
     Fault("hf", "corrupt blob (one byte flipped)", hf_case(flip_weights), 1,
           ["hf.integrity", "sha256 mismatch", "models--org--tiny/blobs/", "re-download org/tiny"]),
@@ -334,6 +339,8 @@ HF_FAULTS = [
           ["hf.layout", "outside the repo", "not followed", "vocab.txt"]),
     Fault("hf", "ref naming a missing commit", hf_case(broken_ref), 1,
           ["hf.layout", "refs/main", "c" * 40, "no snapshot"]),
+    Fault("hf", "ref is a FIFO (refused at once)", hf_case(ref_fifo), 1,
+          ["hf.layout", "refs/main is not a plain file"], seconds=2),
 ]
 
 
@@ -368,6 +375,15 @@ def hub_case(faults, retries="2"):
     return setup
 
 
+def token_case(make):
+    """hf fetch with HF_TOKEN_PATH at a FIFO or /dev/zero: refused before any request."""
+    def setup(fx):
+        args, env = hub_case({})(fx)
+        env.update(HF_TOKEN_PATH=make(fx))
+        return args, env
+    return setup
+
+
 def hub_blobs(fx, weights_expected):
     """What a fetch must leave: no .incomplete file, every blob named by its
     content's hash, and the weights blob present exactly when expected."""
@@ -396,6 +412,10 @@ HUB_FAULTS = [
           after=lambda fx: hub_blobs(fx, False)),
     Fault("hub", "connection dropped mid-body once", hub_case({HUB_SHA: {"drop": 1}}), 0,
           ["model.safetensors", "retrying", "snapshots/" + HUB_COMMIT], after=lambda fx: hub_blobs(fx, True)),
+    Fault("hub", "token file is a FIFO", token_case(lambda fx: fx.fifo("token", under_root=False)), 3,
+          ["token file", "not a plain file"], seconds=2),
+    Fault("hub", "token file links to /dev/zero", token_case(lambda fx: fx.symlink("token", "/dev/zero", under_root=False)),
+          3, ["token file", "not a plain file"], seconds=2),
     Fault("hub", "connection dropped mid-body always", hub_case({HUB_SHA: {"drop": 1000}}), 1,
           ["model.safetensors", "gave up after 3 attempts"], seconds=20, after=lambda fx: hub_blobs(fx, False)),
 ]

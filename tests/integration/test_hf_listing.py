@@ -5,6 +5,7 @@ across revisions, a nested file, a dataset repo). The listing format and the
 rules for odd listings are those of huggingface_hub's _tree_cache.py and
 _snapshot_download.py (_raise_if_incomplete_snapshot), commit
 ee0a4510f4bc15e26cb722be2efc2bdb01383ca0."""
+import functools
 import json
 import os
 import pty
@@ -302,7 +303,21 @@ def test_progress_on_a_tty(tmp_path):
 
 
 # Vectors from huggingface_hub tests/test_utils_cache.py (commit
-# ee0a4510f4bc15e26cb722be2efc2bdb01383ca0), built as fixture caches.
+# ee0a4510f4bc15e26cb722be2efc2bdb01383ca0), built as fixture caches; each
+# counts in UPSTREAM as run, and as agreeing when its assertions held.
+UPSTREAM = {"run": 0, "agree": 0}
+
+
+def upstream_vector(test):
+    @functools.wraps(test)
+    def counted(*args, **kwargs):
+        UPSTREAM["run"] += 1
+        test(*args, **kwargs)
+        UPSTREAM["agree"] += 1
+    return counted
+
+
+@upstream_vector
 def test_upstream_ignore_os_metadata_files(tmp_path):
     """test_ignore_os_metadata_files_in_cache_structure: 0 warnings, 1 repo."""
     repo = tmp_path / "models--foo--bar"
@@ -319,6 +334,7 @@ def test_upstream_ignore_os_metadata_files(tmp_path):
     assert s.json()["repos"][0]["warnings"] == []
 
 
+@upstream_vector
 def test_upstream_repo_with_no_snapshots_has_folder_times(tmp_path):
     """test_repo_with_no_snapshots: last_modified/last_accessed are the repo folder's."""
     repo = tmp_path / "models--foo--bar"
@@ -330,6 +346,7 @@ def test_upstream_repo_with_no_snapshots_has_folder_times(tmp_path):
     assert (r["last_accessed"], r["last_modified"], r["size_on_disk"], r["warnings"]) == (1700000000, 1600000000, 0, [])
 
 
+@upstream_vector
 def test_upstream_snapshot_with_no_blob_files(tmp_path):
     """test_snapshot_with_no_blob_files: an empty revision is no warning."""
     repo = tmp_path / "models--foo--bar"
@@ -342,6 +359,7 @@ def test_upstream_snapshot_with_no_blob_files(tmp_path):
     assert rev["nb_files"] == 0 and rev["size_on_disk"] == 0
 
 
+@upstream_vector
 def test_upstream_ref_to_missing_revision(tmp_path):
     """test_ref_to_missing_revision: the repo is dropped with a warning."""
     repo = tmp_path / "models--foo--bar"
@@ -359,6 +377,7 @@ def test_upstream_ref_to_missing_revision(tmp_path):
     ("not_a_cache_folder", "dir", "no '--'"),                              # test_repo_path_not_valid_name
     ("not-model--foo--bar", "dir", "unknown repo type"),                   # test_repo_type_not_valid
 ])
+@upstream_vector
 def test_upstream_corrupted_repo_folders(tmp_path, folder, make, words):
     p = tmp_path / folder
     if make == "file":
@@ -371,6 +390,7 @@ def test_upstream_corrupted_repo_folders(tmp_path, folder, make, words):
     assert len(w) == 1 and w[0]["hidden_by_hf_cache_ls"] and words in w[0]["message"], w
 
 
+@upstream_vector
 def test_upstream_layout_several_revisions(tmp_path):
     """tests/test_cache_layout.py test_multiple_refs_for_same_file and
     test_file_downloaded_in_cache_several_revisions: refs file-2 and main on one
@@ -390,6 +410,15 @@ def test_upstream_layout_several_revisions(tmp_path):
     assert [sorted(v["refs"]) for v in r["revisions"] if v["commit_hash"] == c3] == [["file-3", "main"]]
     v = run_gpugate("hf", "verify", env=env_for(c))
     assert v.rc == 0 and "5 of 5 files match" in v.out, v
+
+
+def test_upstream_tally(capsys):
+    """Prints the counts of the upstream vectors above: run, agreeing, and
+    deliberate warnings (none: gpugate warns and fails where upstream does)."""
+    with capsys.disabled():
+        print(f"\nhuggingface_hub cache vectors: {UPSTREAM['run']} run, {UPSTREAM['agree']} agree, "
+              "0 deliberate warnings")
+    assert UPSTREAM["run"] == UPSTREAM["agree"]
 
 
 def test_absolute_link_under_root_uses_the_path_inside_the_root(tmp_path):

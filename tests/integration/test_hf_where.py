@@ -55,8 +55,13 @@ def base_env(case):
     return env
 
 
+# constants.py precedence cases run through the binary (test_constants_tally)
+CONSTANTS = {"run": 0, "agree": 0}
+
+
 @pytest.mark.parametrize("case", CASES, ids=[";".join(f"{k}={v}" for k, v in c.items()) for c in CASES])
 def test_where_matches_posixpath(case):
+    CONSTANTS["run"] += 1
     env = base_env(case)
     want = json.loads(subprocess.run(["/usr/bin/python3", "-c", ORACLE], env=env, capture_output=True,
                                      text=True, check=True).stdout)
@@ -69,6 +74,7 @@ def test_where_matches_posixpath(case):
     j = run_gpugate("hf", "where", "--format", "json", env=env).json()
     assert j["hub_cache"] == want["hub"]
     assert j["hf_home"] == want["home"]
+    CONSTANTS["agree"] += 1
 
 
 def test_home_unset_uses_passwd():
@@ -128,3 +134,66 @@ def test_location_check_relative_and_empty():
         c = r.check("hf.location")
         assert c["status"] == "fail" and words in c["summary"], c
         assert "export" in c["remediation"] or "unset" in c["remediation"]
+
+
+# The rest of constants.py (huggingface_hub commit ee0a4510f4bc15e26cb722be2efc2bdb01383ca0,
+# src/huggingface_hub/constants.py), its statements in their order: the legacy
+# assets variable, the xet cache taken as written (no expansion), the endpoint
+# and staging mode, which moves the token file but not the hub cache.
+ORACLE_MORE = r"""
+import os, json
+def exp(p): return os.path.expandvars(os.path.expanduser(p))
+def _is_true(v): return v is not None and v.upper() in {"1", "ON", "YES", "TRUE"}
+_staging_mode = _is_true(os.environ.get("HUGGINGFACE_CO_STAGING"))
+ENDPOINT = os.getenv("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
+if _staging_mode:
+    ENDPOINT = "https://hub-ci.huggingface.co"
+default_home = os.path.join(os.path.expanduser("~"), ".cache")
+HF_HOME = exp(os.getenv("HF_HOME", os.path.join(os.getenv("XDG_CACHE_HOME", default_home), "huggingface")))
+HUGGINGFACE_HUB_CACHE = os.getenv("HUGGINGFACE_HUB_CACHE", os.path.join(HF_HOME, "hub"))
+HUGGINGFACE_ASSETS_CACHE = os.getenv("HUGGINGFACE_ASSETS_CACHE", os.path.join(HF_HOME, "assets"))
+HF_HUB_CACHE = exp(os.getenv("HF_HUB_CACHE", HUGGINGFACE_HUB_CACHE))
+HF_ASSETS_CACHE = exp(os.getenv("HF_ASSETS_CACHE", HUGGINGFACE_ASSETS_CACHE))
+HF_TOKEN_PATH = exp(os.getenv("HF_TOKEN_PATH", os.path.join(HF_HOME, "token")))
+if _staging_mode:
+    _staging_home = os.path.join(os.path.expanduser("~"), ".cache", "huggingface_staging")
+    HF_TOKEN_PATH = os.path.join(_staging_home, "token")
+HF_XET_CACHE = os.getenv("HF_XET_CACHE", os.path.join(HF_HOME, "xet"))
+print(json.dumps({"hub_cache": HF_HUB_CACHE, "assets_cache": HF_ASSETS_CACHE, "xet_cache": HF_XET_CACHE,
+                  "token_path": HF_TOKEN_PATH, "endpoint": ENDPOINT}))
+"""
+
+MORE_CASES = [
+    {"HOME": "/h"},
+    {"HOME": "/h", "HUGGINGFACE_ASSETS_CACHE": "~/old"},
+    {"HOME": "/h", "HF_ASSETS_CACHE": "/new", "HUGGINGFACE_ASSETS_CACHE": "/old"},
+    {"HOME": "/h", "HF_ASSETS_CACHE": "$HOME/a"},
+    {"HOME": "/h", "HF_XET_CACHE": "~/x/$HOME"},
+    {"HOME": "/h", "HF_HOME": "/hf"},
+    {"HOME": "/h", "HF_ENDPOINT": "http://hub.local:8080//"},
+    {"HOME": "/h", "HUGGINGFACE_CO_STAGING": "yes", "HF_ENDPOINT": "http://x", "HF_TOKEN_PATH": "/t"},
+    {"HOME": "/h", "HUGGINGFACE_CO_STAGING": "True", "HF_HUB_CACHE": "/c"},
+    {"HOME": "/h", "HUGGINGFACE_CO_STAGING": "0", "HF_TOKEN_PATH": "$HOME/t"},
+    {"HOME": "/h", "HF_TOKEN_PATH": "~/tok"},
+]
+
+
+@pytest.mark.parametrize("case", MORE_CASES, ids=[";".join(f"{k}={v}" for k, v in c.items()) for c in MORE_CASES])
+def test_related_paths_match_constants_py(case):
+    CONSTANTS["run"] += 1
+    env = base_env(case)
+    want = json.loads(subprocess.run(["/usr/bin/python3", "-c", ORACLE_MORE], env=env, capture_output=True,
+                                     text=True, check=True).stdout)
+    j = run_gpugate("hf", "where", "--format", "json", env=env)
+    assert j.rc == 0, j
+    got = j.json()
+    assert {k: got[k] for k in want} == want
+    CONSTANTS["agree"] += 1
+
+
+def test_constants_tally(capsys):
+    """Prints the counts of the constants.py cases above (run, agreeing)."""
+    with capsys.disabled():
+        print(f"\nhuggingface_hub constants.py cases: {CONSTANTS['run']} run, {CONSTANTS['agree']} agree, "
+              "0 deliberate warnings")
+    assert CONSTANTS["run"] == CONSTANTS["agree"]

@@ -6,6 +6,7 @@ on the same root and fails, naming the package, after one package changes.
 import json
 import os
 import re
+import stat
 import subprocess
 
 import hf_builder
@@ -172,6 +173,29 @@ def test_output_to_a_fifo_is_written_through(tmp_path):
     out = reader.communicate(timeout=10)[0]
     assert r.rc == 0 and "packages:" in out, r
     assert os.path.exists(fifo) and not os.path.isfile(fifo)
+
+
+def test_output_through_a_link_to_a_longer_file_is_cut_to_the_spec(tmp_path):
+    """-o at a link (as /dev/stdout is) writes through it, from the start: a
+    longer file it points at must not keep its old tail after the spec."""
+    root = intel_root(tmp_path, gpus=1)
+    target = tmp_path / "old.yaml"
+    target.write_text("#" * 100000)
+    link = tmp_path / "link.yaml"
+    link.symlink_to(target)
+    r = run_gpugate("spec", "freeze", "--root", root.path, "-o", str(link), env=env())
+    assert r.rc == 0, r
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert target.read_text() == run_gpugate("spec", "freeze", "--root", root.path, env=env()).out
+
+
+def test_output_to_a_fifo_nobody_reads_is_an_error_not_a_hang(tmp_path):
+    root = intel_root(tmp_path, gpus=1)
+    fifo = str(tmp_path / "pipe")
+    os.mkfifo(fifo)
+    r = run_gpugate("spec", "freeze", "--root", root.path, "-o", fifo, env=env(), timeout=20)
+    assert r.rc != 0 and "is a FIFO that nobody reads" in r.err, r
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
 
 def test_with_baselines_records_the_measured_figures_beside_the_spec(tmp_path):

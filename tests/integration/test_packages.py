@@ -94,7 +94,7 @@ def test_missing_package(tmp_path):
     ("libfoo (>= 2.0)", True),          # unqualified: the native architecture
     ("libfoo (<< 2.0)", False),         # ... so the i386 1.5-1 does not count
     ("libfoo:any (>= 2.0)", False),     # :any needs Multi-Arch: allowed
-    ("libfoo:native (>= 2.0)", True),
+    ("libfoo:native (>= 2.0)", False),  # apt's spelling: no architecture to dpkg (lib/dpkg/arch.c)
     ("libfoo:i386 (>= 2.0)", False),
     ("noarch:amd64", True),             # Architecture: all counts as native
     ("noarch:arm64", False),
@@ -112,8 +112,13 @@ def test_arch_qualifiers_with_multiarch(tmp_path, relation, ok):
 
 def test_native_follows_dpkg_architecture(tmp_path):
     stanzas = [stanza("libfoo", "2.0-1", "amd64"), stanza("libfoo", "1.5-1", "arm64")]
-    r, c = check(tmp_path, stanzas, ["libfoo:native (>= 2.0)"], native="arm64")
+    r, c = check(tmp_path, stanzas, ["libfoo (>= 2.0)"], native="arm64")
     assert r.rc == 1 and c["status"] == "fail"
+
+
+def test_native_qualifier_says_dpkg_knows_no_such_architecture(tmp_path):
+    r, c = check(tmp_path, [stanza("libfoo", "2.0-1", "amd64")], ["libfoo:native (>= 2.0)"])
+    assert r.rc == 1 and "dpkg knows no such architecture" in " ".join(c["details"]["findings"]), c
 
 
 def test_no_dpkg_database(tmp_path):

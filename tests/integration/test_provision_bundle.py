@@ -5,6 +5,7 @@ through a pipe (-o -)."""
 import io
 import json
 import os
+import stat
 import subprocess
 import tarfile
 
@@ -243,11 +244,24 @@ def test_bundle_level_zero_only_with_a_spec(tmp_path):
     assert '"ok":true' in data["gpugate-bundle/probe.txt"].decode()
 
 
-@pytest.mark.parametrize("kind", ["fifo", "symlink"])
+@pytest.mark.parametrize("kind", ["fifo", "symlink", "null"])
 def test_bundle_target_that_is_not_a_regular_file_is_written_through(tmp_path, kind):
-    """A FIFO, or a link (as /dev/stdout is), is opened and written, never replaced."""
+    """A FIFO, a link (as /dev/stdout is) or a character device (as /dev/null
+    is, made here with mknod) is opened and written, never replaced."""
     target = tmp_path / "target"
     real = tmp_path / "real.tar.gz"
+    if kind == "null":
+        try:
+            os.mknod(target, stat.S_IFCHR | 0o666, os.makedev(1, 3))  # /dev/null's numbers
+        except PermissionError:
+            pytest.skip("mknod needs CAP_MKNOD (CI runs as root)")
+        r, _ = run_bundle(tmp_path, {"ZE_ENABLE_ALT_DRIVERS": FAKE_ZE},
+                          args=["-o", str(target), "--backend", "level-zero"])
+        assert r.returncode == 0, r.stderr
+        st = os.lstat(target)
+        assert stat.S_ISCHR(st.st_mode) and st.st_rdev == os.makedev(1, 3)
+        assert not [n for n in os.listdir(tmp_path) if n.startswith(".")]  # no temp file left beside it
+        return
     if kind == "fifo":
         os.mkfifo(target)
         reader = subprocess.Popen(["cat", str(target)], stdout=subprocess.PIPE)

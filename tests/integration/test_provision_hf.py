@@ -467,6 +467,22 @@ def test_symlinked_cache_folder_is_refused(hub, env, tmp_path, planted):
     assert os.path.islink(cache / planted)
 
 
+@pytest.mark.parametrize("planted", ["models--org--tiny/.no_exist", "models--org--tiny/.no_exist/" + COMMIT])
+def test_symlinked_no_exist_folder_is_refused(hub, env, tmp_path, planted):
+    """The marker of a file the hub does not have (404) goes under .no_exist/<commit>/:
+    a link there is refused as any other folder is."""
+    model(hub)
+    cache, outside = tmp_path / "home/hub", tmp_path / "outside"
+    outside.mkdir()
+    (cache / planted).parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(outside, cache / planted)
+    r = run(["org/tiny", "nope.bin"], env)
+    assert r.returncode == 1, r.stderr
+    name = planted.split("/")[-1]
+    assert "%s is a symlink to %s: refusing to write outside the cache" % (name, outside) in r.stderr, r.stderr
+    assert files_under(outside) == [], "written through the link"
+
+
 def test_symlinked_files_in_the_cache_are_replaced_or_refused_never_followed(hub, env, tmp_path):
     """A blob, a ref or CACHEDIR.TAG that is a link to a file outside: the link
     itself is replaced (blob, ref) or left alone (the tag); the outside file is
