@@ -283,9 +283,9 @@ def test_cuda_example_passes_the_gpu_in():
 
 
 def test_readme_shows_how_to_call_the_gate(tmp_path):
-    """Both README snippets, made whole (a trigger, a job around the steps),
+    """Both snippets of workflows/README.md, made whole (a trigger, a job around the steps),
     pass actionlint, and give only inputs the gate has."""
-    readme = (REPO / "README.md").read_text()
+    readme = (REPO / "workflows" / "README.md").read_text()
     blocks = [b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S) if "uses: " in b]
     assert len(blocks) == 2, blocks
     job, steps = blocks
