@@ -1,5 +1,7 @@
 /* `gpugate list`: every check with a one-line description, and which of
- * them each built-in profile runs. */
+ * them each built-in profile runs. `gpugate list --spec-keys`: every spec
+ * key with its type and help, one per line, tab-separated; the man page's
+ * spec section is generated from it (src/man/spec-keys.sh). */
 #include <stdio.h>
 #include <string.h>
 
@@ -33,11 +35,52 @@ static void list_profile(const struct embedded_file *f)
 	spec_free(&spec);
 }
 
+/* "string", "list", "map", "healthcheck|ci|validate", or several joined by
+ * " or " where a key takes more than one shape. */
+static void print_key_type(const struct spec_key *k)
+{
+	static const char *const scalar_names[] = {
+		[SCALAR_STR] = "string", [SCALAR_BOOL] = "bool",       [SCALAR_INT] = "integer",
+		[SCALAR_SIZE] = "size",  [SCALAR_SECONDS] = "seconds", [SCALAR_ENUM] = "enum",
+	};
+	const char *sep = "";
+	if (k->kinds & SPEC_SCALAR) {
+		printf("%s", k->scalar == SCALAR_ENUM && k->choices ? k->choices : scalar_names[k->scalar]);
+		sep = " or ";
+	}
+	if (k->kinds & SPEC_SEQ) {
+		printf("%slist", sep);
+		sep = " or ";
+	}
+	if (k->kinds & SPEC_MAP)
+		printf("%smap", sep);
+}
+
+static void print_keys(const struct spec_key *keys)
+{
+	for (const struct spec_key *k = keys; k && k->path; k++) {
+		if (!k->path[0])
+			continue; /* the document itself */
+		printf("%s\t", k->path);
+		print_key_type(k);
+		printf("\t%s\n", k->help ? k->help : "");
+	}
+}
+
+static int list_spec_keys(void)
+{
+	print_keys(registry_top_keys);
+	for (const struct check_group *const *g = registry_groups; *g; g++)
+		print_keys((*g)->spec_keys);
+	return EXIT_HEALTHY;
+}
+
 int cmd_list(int argc, char **argv)
 {
-	(void)argv;
+	if (argc == 2 && strcmp(argv[1], "--spec-keys") == 0)
+		return list_spec_keys();
 	if (argc > 1)
-		return usage_error("list takes no arguments");
+		return usage_error("list takes no arguments but --spec-keys");
 	printf("checks:\n");
 	for (const struct check_group *const *g = registry_groups; *g; g++)
 		for (const struct check_def *c = (*g)->checks; c->id; c++)

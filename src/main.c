@@ -33,7 +33,7 @@ extern char **environ;
 
 static const char usage_text[] =
 	"usage: gpugate [check] [options]       check this machine or container\n"
-	"       gpugate list                    every check id and the profiles\n"
+	"       gpugate list [--spec-keys]      every check id and the profiles; or every spec key\n"
 	"       gpugate hf where|scan|verify|fetch ...\n"
 	"       gpugate stack fetch|verify --manifest FILE ...   pinned driver packages\n"
 	"       gpugate bundle -o FILE.tar.gz|-   diagnostics for a bug report\n"

@@ -14,7 +14,7 @@ const struct check_group *const registry_groups[] = {
 };
 
 /* Keys that belong to no group. */
-static const struct spec_key top_keys[] = {
+const struct spec_key registry_top_keys[] = {
 	{ "", SPEC_MAP, SCALAR_STR, NULL, "the spec" },
 	{ "profile", SPEC_SCALAR, SCALAR_STR, NULL,
 	  "behaviour base: healthcheck (no writes, no GPU load), ci or validate; default ci" },
@@ -41,7 +41,7 @@ static const struct spec_key *find_in(const struct spec_key *keys, const char *p
 
 const struct spec_key *registry_spec_key(const char *path)
 {
-	const struct spec_key *k = find_in(top_keys, path);
+	const struct spec_key *k = find_in(registry_top_keys, path);
 	for (const struct check_group *const *g = registry_groups; !k && *g; g++)
 		k = find_in((*g)->spec_keys, path);
 	return k;

@@ -31,6 +31,8 @@ struct check_group {
 };
 
 extern const struct check_group *const registry_groups[]; /* NULL-terminated */
+/* The spec keys that belong to no group (profile, deadline, ...); { NULL }-terminated. */
+extern const struct spec_key registry_top_keys[];
 
 const struct spec_key *registry_spec_key(const char *path);
 /* Runs every group's validator; 0 or -1 with err filled. */
