@@ -351,8 +351,12 @@ $(DEB): $(DEB_INPUTS)
 	@echo "$@"
 
 # The package's tests: tests/integration/test_package.py (lintian, contents,
-# versions, man page, completion) and tests/container/test_deb_install.py.
-test-package: $(BUILD)/gpugate $(BUILD)/gpugate-provision
+# versions; it runs `make deb`), test_man.py, test_completion.py (in
+# test-integration, which therefore needs the man page) and
+# tests/container/test_deb_install.py (in test-container); `make
+# test-package` runs just these.
+test-integration: $(BUILD)/gpugate.1
+test-package: $(BUILD)/gpugate.1 $(BUILD)/gpugate $(BUILD)/gpugate-provision
 	GPUGATE=$(CURDIR)/$(BUILD)/gpugate $(PYTEST) -q -rs tests/integration/test_package.py \
 		tests/integration/test_man.py tests/integration/test_completion.py tests/container/test_deb_install.py
 .PHONY: deb install-doc test-package
