@@ -324,6 +324,7 @@ $(BUILD)/gpugate.1: src/man/gpugate.1.in src/man/build.sh $(BUILD)/gpugate
 	sh src/man/build.sh $< $(VERSION) $(shell date -u -d @$(MAN_EPOCH) +%Y-%m-%d) $@.keys > $@.tmp
 	mv $@.tmp $@
 all: $(BUILD)/gpugate.1
+LINT_SH += src/man/build.sh src/completion/gpugate.bash
 
 install: install-doc
 install-doc: $(BUILD)/gpugate.1

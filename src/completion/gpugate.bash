@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # bash completion for gpugate(1); installed as
 # /usr/share/bash-completion/completions/gpugate (bash-completion loads it on
 # the first <Tab> after "gpugate"). Needs bash-completion's _init_completion.

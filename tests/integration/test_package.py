@@ -62,7 +62,7 @@ def field(deb, name):
 
 def lintian(deb):
     """Lintian's E: and W: lines (after the overrides), and its exit code."""
-    r = subprocess.run(["lintian", "--fail-on", "error,warning", "--info", "--pedantic", str(deb)],
+    r = subprocess.run(["lintian", "--fail-on", "error,warning", "--display-info", "--pedantic", str(deb)],
                        capture_output=True, text=True, timeout=600)
     tags = [line for line in r.stdout.splitlines() if re.match(r"^[EW]: ", line)]
     return r.returncode, tags, r.stdout + r.stderr
