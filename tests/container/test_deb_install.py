@@ -4,7 +4,9 @@ root test_healthcheck_rootfs.py caches in build/rootfs-cache), apt fetching
 the package's Depends from the Debian archive; then the installed
 /usr/bin/gpugate runs there (chroot, in its own mount and pid namespaces with
 a fresh /proc: gpugate finds gpugate-provision through /proc/self/exe), and
-the package purges cleanly. Root only; skipped, saying why, offline."""
+the package purges cleanly. And the package builds in a clean Debian 12
+root from its Build-Depends alone (`apt-get build-dep` on the source).
+Root only; skipped, saying why, offline."""
 import json
 import os
 import shutil
@@ -32,23 +34,34 @@ def in_root(root, script, timeout=120):
                           capture_output=True, text=True, env=env, timeout=timeout)
 
 
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory):
+def debian_root(work):
+    """A fresh Debian 12 root under work, able to reach the archive."""
     tarball = rootfs_tarball()  # skips without root or debootstrap, or offline on first use
-    deb = debpackage.build_deb()
     mirror = debian_mirror()
     ok, why = mirror_reachable(mirror)
     if not ok:
-        pytest.skip(f"apt cannot fetch the package's Depends: {mirror} is not reachable: {why}")
-    work = tmp_path_factory.mktemp("deb-install")
+        pytest.skip(f"apt cannot fetch packages: {mirror} is not reachable: {why}")
     root = work / "root"
     root.mkdir()
     subprocess.run(["tar", "--numeric-owner", "-C", str(root), "-xf", str(tarball)], check=True)
     assert (root / "dev" / "null").is_char_device(), "the cached root has no /dev/null"
-    shutil.copy2(deb, root / "tmp" / deb.name)
     if Path("/etc/resolv.conf").exists():  # the archive by name, as on the host
         (root / "etc" / "resolv.conf").unlink(missing_ok=True)
         shutil.copy(Path("/etc/resolv.conf").resolve(), root / "etc" / "resolv.conf")
+    return root
+
+
+def deb_paths(deb):
+    listing = subprocess.run(["dpkg-deb", "-c", str(deb)], capture_output=True, text=True, check=True).stdout
+    return sorted(line.split()[-1] for line in listing.splitlines())
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    deb = debpackage.build_deb()
+    work = tmp_path_factory.mktemp("deb-install")
+    root = debian_root(work)
+    shutil.copy2(deb, root / "tmp" / deb.name)
     r = in_root(root, "apt-get update -q && "
                       f"apt-get install -y -q --no-install-recommends /tmp/{deb.name} bash-completion",
                 timeout=900)
@@ -112,3 +125,27 @@ def test_purge_removes_every_file(installed):
     for path in ("usr/bin/gpugate", "usr/libexec/gpugate", "usr/share/doc/gpugate", "usr/share/gpugate",
                  "usr/share/man/man1/gpugate.1.gz", "usr/share/bash-completion/completions/gpugate"):
         assert not os.path.lexists(installed / path), f"{path} left after purge"
+
+
+def test_builds_from_its_build_depends_alone(tmp_path):
+    """debian/control's Build-Depends are enough: a clean root gets exactly
+    them (apt-get build-dep on the source folder, plus build-essential, which
+    Debian assumes) and builds a package with the same files."""
+    deb = debpackage.build_deb()
+    root = debian_root(tmp_path)
+    src = root / "tmp" / f"gpugate-{VERSION}"
+    # the source as make deb copies it (debian/changelog written there)
+    shutil.copytree(REPO / "build" / "deb" / f"gpugate-{VERSION}", src, symlinks=True,
+                    ignore=shutil.ignore_patterns("build"))
+    try:
+        r = in_root(root, f"apt-get update -q && apt-get install -y -q --no-install-recommends build-essential && "
+                          f"apt-get build-dep -y -q --no-install-recommends /tmp/gpugate-{VERSION}", timeout=1200)
+        assert r.returncode == 0, f"apt-get build-dep failed:\n{r.stdout[-4000:]}\n{r.stderr[-3000:]}"
+        r = in_root(root, f"cd /tmp/gpugate-{VERSION} && DEB_BUILD_OPTIONS=parallel=2 dpkg-buildpackage -b -us -uc",
+                    timeout=1200)
+        assert r.returncode == 0, f"dpkg-buildpackage in a clean root failed:\n{r.stdout[-5000:]}\n{r.stderr[-3000:]}"
+        built = root / "tmp" / deb.name
+        assert built.is_file(), r.stdout[-3000:]
+        assert deb_paths(built) == deb_paths(deb)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
