@@ -370,6 +370,54 @@ install: $(BUILD)/gpugate $(BUILD)/gpugate-provision
 	install -D -m 0644 checks/report.schema.json $(DESTDIR)$(PREFIX)/share/gpugate/report.schema.json
 	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/gpugate/fleet images/fleet/npd-gpugate.json images/fleet/daemonset.yaml
 
+# ---- The man page, bash completion and the Debian package ----
+# gpugate(1) is src/man/gpugate.1.in with the spec keys the built binary
+# accepts (`gpugate list --spec-keys`, src/man/build.sh), dated by
+# SOURCE_DATE_EPOCH (dpkg-buildpackage sets it), else the last commit.
+MAN_EPOCH = $(or $(SOURCE_DATE_EPOCH),$(shell git log -1 --format=%ct 2>/dev/null),$(shell date +%s))
+$(BUILD)/gpugate.1: src/man/gpugate.1.in src/man/build.sh $(BUILD)/gpugate
+	$(BUILD)/gpugate list --spec-keys > $@.keys
+	sh src/man/build.sh $< $(VERSION) $(shell date -u -d @$(MAN_EPOCH) +%Y-%m-%d) $@.keys > $@.tmp
+	mv $@.tmp $@
+all: $(BUILD)/gpugate.1
+LINT_SH += src/man/build.sh src/completion/gpugate.bash
+
+install: install-doc
+install-doc: $(BUILD)/gpugate.1
+	install -D -m 0644 $(BUILD)/gpugate.1 $(DESTDIR)$(PREFIX)/share/man/man1/gpugate.1
+	install -D -m 0644 src/completion/gpugate.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gpugate
+
+# `make deb`: $(BUILD)/gpugate_$(VERSION)_ARCH.deb with debhelper (debian/).
+# dpkg-buildpackage writes into the source's parent folder, so it runs in a
+# copy under $(BUILD)/deb, with debian/changelog written from VERSION there
+# (src/tools/deb-changelog.sh). The outer make's flags are not passed on: the
+# package is built as debian/rules says, whatever BUILD or SANITIZE are here.
+DEB_ARCH   := $(shell dpkg --print-architecture 2>/dev/null)
+DEB        := $(BUILD)/gpugate_$(VERSION)_$(DEB_ARCH).deb
+DEB_FIND   := find . \( -path ./build -o -path ./.git -o -name __pycache__ -o -name .pytest_cache \) -prune -o -type f
+DEB_INPUTS := $(shell $(DEB_FIND) -print 2>/dev/null)
+deb: $(DEB)
+$(DEB): $(DEB_INPUTS)
+	rm -rf $(BUILD)/deb
+	mkdir -p $(BUILD)/deb/gpugate-$(VERSION)
+	$(DEB_FIND) -print0 | tar --null -T - -cf - | tar -xf - -C $(BUILD)/deb/gpugate-$(VERSION)
+	sh src/tools/deb-changelog.sh $(VERSION) debian/control > $(BUILD)/deb/gpugate-$(VERSION)/debian/changelog
+	cd $(BUILD)/deb/gpugate-$(VERSION) && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+		dpkg-buildpackage -b -us -uc -J2 > ../build.log 2>&1 || { tail -40 ../build.log; exit 1; }
+	mv $(BUILD)/deb/$(notdir $@) $@
+	@echo "$@"
+
+# The package's tests: tests/integration/test_package.py (lintian, contents,
+# versions; it runs `make deb`), test_man.py, test_completion.py (in
+# test-integration, which therefore needs the man page) and
+# tests/container/test_deb_install.py (in test-container); `make
+# test-package` runs just these.
+test-integration: $(BUILD)/gpugate.1
+test-package: $(BUILD)/gpugate.1 $(BUILD)/gpugate $(BUILD)/gpugate-provision
+	GPUGATE=$(CURDIR)/$(BUILD)/gpugate $(PYTEST) -q -rs tests/integration/test_package.py \
+		tests/integration/test_man.py tests/integration/test_completion.py tests/container/test_deb_install.py
+.PHONY: deb install-doc test-package
+
 clean:
 	rm -rf build
 

@@ -26,7 +26,7 @@
 #include "spec.h"
 
 #ifndef GPUGATE_VERSION
-#define GPUGATE_VERSION "0.1.0"
+#define GPUGATE_VERSION "0.0.0" /* the Makefile passes VERSION */
 #endif
 
 extern char **environ;
