@@ -268,8 +268,10 @@ def test_refs_nested_deep_are_read(listed):
     assert tiny["refs"]["a/b/c/d/e/f/g/h/i/j/k"] == hb.COMMIT_A, tiny["refs"]
 
 
-def test_progress_on_a_tty(tmp_path):
-    """A large blob moves the progress line within itself: GiB, rate, time left."""
+@pytest.mark.parametrize("label", ["hf verify", "hf.integrity"])
+def test_progress_on_a_tty(tmp_path, label):
+    """A large blob moves the progress line within itself: GiB, rate, time left;
+    for `hf verify` and for the hf.integrity check alike."""
     c = tmp_path / "hub"
     repo = c / "models--big--one"
     (repo / "blobs").mkdir(parents=True)
@@ -278,9 +280,11 @@ def test_progress_on_a_tty(tmp_path):
     with open(repo / "blobs" / name, "wb") as f:
         f.truncate(3 << 30)  # sparse: read from the page cache, no disk
     os.symlink("../../blobs/" + name, repo / "snapshots" / hb.COMMIT_A / "model.gguf")
+    spec = spec_file(tmp_path, "profile: ci\nhf:\n  require_mount: false\n  min_free: 1\n  integrity: true\n")
+    args = ["hf", "verify", "--jobs", "1"] if label == "hf verify" else ["check", "--spec", spec, "--only", label]
     pid, fd = pty.fork()
     if pid == 0:
-        os.execve(GPUGATE, [GPUGATE, "hf", "verify", "--jobs", "1"], env_for(c))
+        os.execve(GPUGATE, [GPUGATE] + args, env_for(c))
     out = b""
     while True:
         r, _, _ = select.select([fd], [], [], 60)
@@ -296,7 +300,7 @@ def test_progress_on_a_tty(tmp_path):
     _, status = os.waitpid(pid, 0)
     text = out.decode(errors="replace")
     assert os.WEXITSTATUS(status) == 1, text  # the mismatch
-    frames = [f for f in text.split("\r") if f.startswith("hf verify: ") and "GiB/s" in f]
+    frames = [f for f in text.split("\r") if f.startswith(label + ": ") and "GiB/s" in f]
     assert len(frames) >= 2, text  # redrawn within the one blob
     assert "/3.00 GiB" in frames[0] and "left" in frames[0] and "0/1 files" in frames[0], frames
 
