@@ -87,6 +87,15 @@ def test_missing_file_without_listing_is_not_checked(listed, tmp_path):
     assert any("gpugate hf fetch" in f and "huggingface_hub" in f for f in findings(m)), m
     s = run_gpugate("hf", "scan", env=env_for(c))
     assert "no listing: completeness not checked" in s.out, s
+    # hf verify says so too, and how to get a listing (the other repos keep theirs)
+    v = run_gpugate("hf", "verify", env=env_for(c))
+    assert v.rc == 0, v
+    assert ("completeness of 2 of 4 revisions not checked: no usable trees/<commit>.json listing "
+            "(re-run the download with a current huggingface_hub, or gpugate hf fetch, to write one)") in v.out, v
+    j = run_gpugate("hf", "verify", "--format", "json", env=env_for(c)).json()
+    assert (j["revisions"], j["revisions_without_listing"]) == (4, 2), j
+    v = run_gpugate("hf", "verify", "models--solo", env=env_for(c))
+    assert v.rc == 0 and "completeness" not in v.out, v  # the one selected repo has its listing
 
 
 def test_wrong_size(listed):
