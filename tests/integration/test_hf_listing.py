@@ -161,6 +161,20 @@ def test_unusable_listing_warns_and_is_ignored(listed, tmp_path, kind, raw, word
     assert m["status"] == "warn" and "not checked" in m["summary"], m
 
 
+def test_ref_with_a_trailing_newline_fails_models_on_one_line(listed, tmp_path):
+    """snapshot_download reads refs/<revision> raw (f.read(), no strip): a
+    trailing newline names no snapshot, so offline it fails; the finding shows
+    the ref's text escaped, on one line."""
+    c, names, trees = listed
+    (c / TINY / "refs" / "main").write_text(hb.COMMIT_B + "\n")
+    r = models_check(tmp_path, c, ["org/tiny"])
+    m = r.check("hf.models")
+    want = "org/tiny@main: refs/main names '%s\\n', which is no snapshot" % hb.COMMIT_B
+    assert m["status"] == "fail" and any(f.startswith(want) and "\n" not in f for f in findings(m)), m
+    t = run_gpugate("check", "--spec", str(tmp_path / "spec.yaml"), "--only", "hf.models", env=env_for(c))
+    assert t.rc == 1 and "      - " + want in t.out, t
+
+
 def test_listing_that_crashes_huggingface_hub_fails_models(listed, tmp_path):
     c, names, trees = listed
     hb.write_listing(str(c), TINY, hb.COMMIT_A, None, raw=b"[1, 2]")  # data.get(): AttributeError upstream
