@@ -214,3 +214,20 @@ def test_a_report_of_many_checks_is_compared_in_linear_time(tmp_path):
     r = diff(a, b)
     assert r.rc == 1 and "c99999                       pass -> fail (worse)" in r.out, r
     assert time.monotonic() - t0 < 20, time.monotonic() - t0
+
+
+def test_a_changed_driver_version_is_listed_and_not_a_regression_by_itself(tmp_path):
+    """The test driver reports one version (1.3.29735): NEW is OLD with the
+    version runtime.loader read changed, as a driver upgrade changes it."""
+    old = report(tmp_path, "old.json", root_with(tmp_path, "root", gpus=1))
+    doc = json.load(open(old))
+    loader = [c for c in doc["checks"] if c["id"] == "runtime.loader"][0]
+    result = loader["details"]["probes"][0]["result"]
+    assert result["driver_version"] == "1.3.29735", result
+    result["driver_version"] = "1.3.30049"
+    new = write(str(tmp_path / "new.json"), json.dumps(doc))
+    r = diff(old, new)
+    assert r.rc == 0 and "runtime drivers changed: 1\n  level-zero                   1.3.29735 -> 1.3.30049 (" in r.out, r
+    d = json.loads(diff("--format", "json", old, new).out)
+    assert [(x["backend"], x["old"], x["new"]) for x in d["drivers"]] == [("level-zero", "1.3.29735", "1.3.30049")], d
+    assert "| level-zero | 1.3.29735 | 1.3.30049 |" in diff("--format", "markdown", old, new).out
