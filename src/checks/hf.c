@@ -739,8 +739,10 @@ static void check_model(struct result *r, const struct hf_state *s, const struct
 			struct strbuf text = STRBUF_INIT;
 			sb_puts(&text, "");
 			escape_add(&text, ref->commit, ESCAPE_LINE);
-			result_finding(r, STATUS_FAIL, "%s@%s: refs/%s names '%s', which is no snapshot (a trailing newline or a missing download)",
-				       m->repo, m->revision, m->revision, text.buf);
+			result_finding(
+				r, STATUS_FAIL,
+				"%s@%s: refs/%s names '%s', which is no snapshot (a trailing newline or a missing download)",
+				m->repo, m->revision, m->revision, text.buf);
 			sb_release(&text);
 		} else
 			commit = ref->commit;
