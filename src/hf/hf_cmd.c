@@ -209,11 +209,15 @@ static void time_text(time_t t, char *buf, size_t size)
 		snprintf(buf, size, "-");
 }
 
-static json_t *warning_json(const struct hf_warning *w)
+static json_t *warning_json(const struct hf_repo *repo, const struct hf_warning *w)
 {
 	json_t *j = json_object();
 	json_object_set_new(j, "severity", json_string(w->severity == HF_FAIL ? "fail" : "warn"));
 	json_object_set_new(j, "path", json_text(w->path));
+	if (w->blob >= 0) { /* a finding about a blob carries it and the files that use it */
+		json_object_set_new(j, "blob", json_text(w->path));
+		json_object_set_new(j, "files", hf_blob_files_json(repo, w->blob));
+	}
 	json_object_set_new(j, "message", json_text(w->message));
 	json_object_set_new(j, "hidden_by_hf_cache_ls", json_boolean(w->hides_repo));
 	return j;
@@ -268,7 +272,7 @@ static json_t *repo_json(const struct hf_cache *cache, const struct hf_repo *r)
 	json_object_set_new(j, "incomplete", inc);
 	json_t *ws = json_array();
 	for (size_t i = 0; i < r->n_warnings; i++)
-		json_array_append_new(ws, warning_json(&r->warnings[i]));
+		json_array_append_new(ws, warning_json(r, &r->warnings[i]));
 	json_object_set_new(j, "warnings", ws);
 	return j;
 }
@@ -422,7 +426,7 @@ static int hf_verify(int argc, char **argv)
 			n_unlisted += repo->revisions[k].listing.state != HF_LISTING_OK;
 		}
 		for (size_t w = 0; w < repo->n_warnings; w++) {
-			json_t *p = warning_json(&repo->warnings[w]);
+			json_t *p = warning_json(repo, &repo->warnings[w]);
 			json_object_set_new(p, "repo", json_text(repo->folder));
 			char *msg = xasprintf("%s: %s", repo->folder, repo->warnings[w].message);
 			json_object_set_new(p, "message", json_text(msg));

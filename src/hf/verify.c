@@ -119,25 +119,33 @@ static json_t *file_json(const struct hf_repo *repo, const struct hf_revision *r
 	return j;
 }
 
+json_t *hf_blob_files_json(const struct hf_repo *repo, long blob)
+{
+	json_t *files = json_array();
+	size_t n = hf_blob_users(repo, blob, NULL, 0);
+	struct hf_blob_user *users = xcalloc(n + 1, sizeof(*users));
+	hf_blob_users(repo, blob, users, n);
+	for (size_t k = 0; k < n; k++)
+		json_array_append_new(files, file_json(repo, users[k].rev, users[k].file));
+	free(users);
+	return files;
+}
+
 json_t *hf_result_json(const struct hf_cache *cache, const struct hf_blob_result *res)
 {
 	const struct hf_repo *repo = &cache->repos[res->repo];
 	json_t *p = json_object();
 	json_object_set_new(p, "repo", json_text(repo->folder));
 	json_object_set_new(p, "state", json_string(hf_blob_state_text(res->state)));
-	json_t *files = json_array();
+	json_t *files;
 	if (res->blob >= 0) {
 		char *path = xasprintf("blobs/%s", repo->blobs[res->blob].name);
 		json_object_set_new(p, "path", json_text(path));
 		json_object_set_new(p, "blob", json_text(path));
 		free(path);
-		size_t n = hf_blob_users(repo, res->blob, NULL, 0);
-		struct hf_blob_user *users = xcalloc(n + 1, sizeof(*users));
-		hf_blob_users(repo, res->blob, users, n);
-		for (size_t k = 0; k < n; k++)
-			json_array_append_new(files, file_json(repo, users[k].rev, users[k].file));
-		free(users);
+		files = hf_blob_files_json(repo, res->blob);
 	} else {
+		files = json_array();
 		const struct hf_revision *rev = &repo->revisions[res->rev];
 		char *path = xasprintf("snapshots/%s/%s", rev->commit, rev->files[res->file].path);
 		json_object_set_new(p, "path", json_text(path));

@@ -139,6 +139,29 @@ def test_flipped_byte_in_listed_lfs_blob_names_every_file(listed, tmp_path):
                                                                  (hb.COMMIT_B, "model.safetensors")}, p
 
 
+def test_blob_that_is_no_plain_file_names_every_file(listed, tmp_path):
+    """A blob replaced by a FIFO is never opened; the finding names the files
+    behind it (revision and ref), in text and in JSON, as a hash mismatch does."""
+    c, names, trees = listed
+    blob = c / TINY / "blobs" / names["model"]["model.safetensors"]
+    blob.unlink()
+    os.mkfifo(blob)
+    want = ("model.safetensors in revision %s (v1), model.safetensors in revision %s (main): blobs/%s is not a plain "
+            "file (a special file): never opened" % (hb.COMMIT_A[:12], hb.COMMIT_B[:12], blob.name))
+    v = run_gpugate("hf", "verify", env=env_for(c), timeout=30)
+    assert v.rc == 1 and "FAIL models--org--tiny: " + want in v.out, v
+    p = [p for p in run_gpugate("hf", "verify", "--format", "json", env=env_for(c), timeout=30).json()["problems"]
+         if "not a plain file" in p["message"]]
+    assert len(p) == 1 and p[0]["blob"] == "blobs/" + blob.name, p
+    assert {(f["revision"], f["path"], tuple(f["refs"])) for f in p[0]["files"]} == {
+        (hb.COMMIT_A, "model.safetensors", ("v1",)), (hb.COMMIT_B, "model.safetensors", ("main",))}, p
+    s = run_gpugate("hf", "scan", "--format", "json", env=env_for(c), timeout=30)
+    w = [w for r in s.json()["repos"] for w in r["warnings"] if "not a plain file" in w["message"]]
+    assert len(w) == 1 and w[0]["message"] == want and len(w[0]["files"]) == 2, w
+    lay = models_check(tmp_path, c, ["org/tiny"]).check("hf.layout")
+    assert lay["status"] == "fail" and any(want in f for f in findings(lay)), lay
+
+
 @pytest.mark.parametrize("kind,raw,words", [
     ("unknown_version", b'{"format_version": 2, "files": {}}', ["format_version 2", "huggingface_hub ignores it"]),
     ("malformed", b'{"format_version": 1, "files": {"config.json": {"size": 24', ["malformed", "not JSON"]),
