@@ -17,6 +17,7 @@
 #include "../hf/layout.h"
 #include "../hf/location.h"
 #include "../hf/verify.h"
+#include "../lib/escape.h"
 #include "../lib/mountinfo.h"
 #include "../lib/util.h"
 #include "../registry.h"
@@ -733,10 +734,17 @@ static void check_model(struct result *r, const struct hf_state *s, const struct
 		if (!ref)
 			result_finding(r, STATUS_FAIL, "%s@%s: no refs/%s in %s: offline, huggingface_hub cannot resolve the revision",
 				       m->repo, m->revision, m->revision, folder);
-		else if (!ref->has_snapshot)
-			result_finding(r, STATUS_FAIL, "%s@%s: refs/%s names '%s', which is no snapshot (a trailing newline or a missing download)",
-				       m->repo, m->revision, m->revision, ref->commit);
-		else
+		else if (!ref->has_snapshot) {
+			/* the ref's raw text, escaped: a trailing newline shows as \n on the finding's one line */
+			struct strbuf text = STRBUF_INIT;
+			sb_puts(&text, "");
+			escape_add(&text, ref->commit, ESCAPE_LINE);
+			result_finding(
+				r, STATUS_FAIL,
+				"%s@%s: refs/%s names '%s', which is no snapshot (a trailing newline or a missing download)",
+				m->repo, m->revision, m->revision, text.buf);
+			sb_release(&text);
+		} else
 			commit = ref->commit;
 	}
 	const struct hf_revision *rev = commit && repo ? hf_repo_revision(repo, commit) : NULL;

@@ -54,7 +54,9 @@ int hf_dir_walk(int dirfd, const char *shown, const char *rel, bool create, char
 		}
 		int next = hf_dir_open(fd, part);
 		if (next < 0 && errno == ENOENT && create) {
-			if (mkdirat(fd, part, 0755) < 0 && errno != EEXIST) {
+			/* os.makedirs' mode, as huggingface_hub makes its folders: the
+			 * umask decides (002 leaves a shared cache group-writable) */
+			if (mkdirat(fd, part, 0777) < 0 && errno != EEXIST) {
 				snprintf(err, err_size, "%s: %s", path.buf, strerror(errno));
 				rc = -1;
 				break;

@@ -14,8 +14,8 @@
 int hf_dir_open(int dirfd, const char *name);
 
 /* Walks rel ("a/b/c", no empty, "." or ".." parts) under dirfd one component
- * at a time with hf_dir_open; with create, missing folders are made (0755,
- * less the umask). shown is how messages name dirfd's folder ("" for none).
+ * at a time with hf_dir_open; with create, missing folders are made (0777
+ * less the umask, as os.makedirs makes them). shown is how messages name dirfd's folder ("" for none).
  * Returns the last folder's fd, or -1 with err saying which component is
  * wrong, e.g. "models--a--b/blobs is a symlink to /x: refusing to write
  * outside the cache". */

@@ -209,11 +209,15 @@ static void time_text(time_t t, char *buf, size_t size)
 		snprintf(buf, size, "-");
 }
 
-static json_t *warning_json(const struct hf_warning *w)
+static json_t *warning_json(const struct hf_repo *repo, const struct hf_warning *w)
 {
 	json_t *j = json_object();
 	json_object_set_new(j, "severity", json_string(w->severity == HF_FAIL ? "fail" : "warn"));
 	json_object_set_new(j, "path", json_text(w->path));
+	if (w->blob >= 0) { /* a finding about a blob carries it and the files that use it */
+		json_object_set_new(j, "blob", json_text(w->path));
+		json_object_set_new(j, "files", hf_blob_files_json(repo, w->blob));
+	}
 	json_object_set_new(j, "message", json_text(w->message));
 	json_object_set_new(j, "hidden_by_hf_cache_ls", json_boolean(w->hides_repo));
 	return j;
@@ -268,7 +272,7 @@ static json_t *repo_json(const struct hf_cache *cache, const struct hf_repo *r)
 	json_object_set_new(j, "incomplete", inc);
 	json_t *ws = json_array();
 	for (size_t i = 0; i < r->n_warnings; i++)
-		json_array_append_new(ws, warning_json(&r->warnings[i]));
+		json_array_append_new(ws, warning_json(r, &r->warnings[i]));
 	json_object_set_new(j, "warnings", ws);
 	return j;
 }
@@ -410,14 +414,19 @@ static int hf_verify(int argc, char **argv)
 		json_decref(problems);
 		return EXIT_UNHEALTHY;
 	}
-	size_t n_repos = 0, n_warn = 0;
+	size_t n_repos = 0, n_warn = 0, n_revs = 0, n_unlisted = 0;
 	for (size_t r = 0; r < cache.n_repos; r++) {
 		const struct hf_repo *repo = &cache.repos[r];
 		if (!hf_verify_selected(&vo, repo->folder))
 			continue;
 		n_repos++;
+		/* without a usable listing a missing file cannot be seen: say so (issue 19) */
+		for (size_t k = 0; k < repo->n_revisions; k++) {
+			n_revs++;
+			n_unlisted += repo->revisions[k].listing.state != HF_LISTING_OK;
+		}
 		for (size_t w = 0; w < repo->n_warnings; w++) {
-			json_t *p = warning_json(&repo->warnings[w]);
+			json_t *p = warning_json(repo, &repo->warnings[w]);
 			json_object_set_new(p, "repo", json_text(repo->folder));
 			char *msg = xasprintf("%s: %s", repo->folder, repo->warnings[w].message);
 			json_object_set_new(p, "message", json_text(msg));
@@ -467,6 +476,8 @@ static int hf_verify(int argc, char **argv)
 		json_object_set_new(j, "bytes_hashed", json_integer((json_int_t)v.bytes));
 		json_object_set_new(j, "seconds", json_real(v.seconds));
 		json_object_set_new(j, "threads", json_integer((json_int_t)v.threads));
+		json_object_set_new(j, "revisions", json_integer((json_int_t)n_revs));
+		json_object_set_new(j, "revisions_without_listing", json_integer((json_int_t)n_unlisted));
 		json_object_set_new(j, "problems", problems);
 		print_json(j);
 	} else {
@@ -479,6 +490,10 @@ static int hf_verify(int argc, char **argv)
 		printf("hf verify: %s: %zu repos, %zu blobs, %zu of %zu files match their hash, %zu unverified, %.2f GiB hashed in %.2f s (%.2f GiB/s); %zu problems, %zu warnings\n",
 		       n_fail ? "FAIL" : "ok", n_repos, n_blobs, n_ok, v.count, n_unverified, (double)v.bytes / GIB, v.seconds,
 		       gibs, n_fail, n_warn);
+		if (n_unlisted)
+			printf("hf verify: completeness of %zu of %zu revisions not checked: no usable trees/<commit>.json listing "
+			       "(re-run the download with a current huggingface_hub, or gpugate hf fetch, to write one)\n",
+			       n_unlisted, n_revs);
 		json_decref(problems);
 	}
 	hf_verify_free(&v);

@@ -72,7 +72,7 @@ static void add_warning(struct hf_warning **list, size_t *n, enum hf_severity se
 	char *p = xstrdup(path);
 	text_sanitize(p);
 	*list = xrealloc(*list, (*n + 1) * sizeof(**list));
-	(*list)[(*n)++] = (struct hf_warning){ sev, hides, p, msg };
+	(*list)[(*n)++] = (struct hf_warning){ sev, hides, p, msg, -1 };
 }
 
 #define REPO_WARN(repo, sev, hides, path, ...) \
@@ -343,12 +343,11 @@ static void scan_blobs(struct hf_repo *repo, int repo_fd)
 			b->atime = st.st_atime;
 			b->mtime = st.st_mtime;
 		}
-		if (!b->regular) {
-			char *p = xasprintf("blobs/%s", de->d_name);
-			REPO_WARN(repo, HF_FAIL, false, p, "blobs/%s is not a plain file (%s): never opened", de->d_name,
-				  !have ? strerror(errno) : S_ISLNK(st.st_mode) ? "a symlink" : S_ISDIR(st.st_mode) ? "a folder" : "a special file");
-			free(p);
-		}
+		if (!b->regular) /* reported by report_irregular_blobs, naming the files that use it */
+			b->not_plain = xstrdup(!have                 ? strerror(errno)
+					       : S_ISLNK(st.st_mode) ? "a symlink"
+					       : S_ISDIR(st.st_mode) ? "a folder"
+								     : "a special file");
 	}
 	closedir(d);
 	if (repo->n_blobs)
@@ -959,6 +958,23 @@ static void *walk_worker(void *arg)
 	return NULL;
 }
 
+/* A blob that is no plain file, once the snapshot walk knows which files
+ * use it: the finding names them (revision and ref), as a hash mismatch does. */
+static void report_irregular_blobs(struct hf_repo *repo)
+{
+	for (size_t b = 0; b < repo->n_blobs; b++) {
+		if (!repo->blobs[b].not_plain)
+			continue;
+		char *p = xasprintf("blobs/%s", repo->blobs[b].name);
+		char *users = hf_blob_users(repo, (long)b, NULL, 0) ? hf_blob_users_text(repo, (long)b) : NULL;
+		REPO_WARN(repo, HF_FAIL, false, p, "%s%s%s is not a plain file (%s): never opened", users ? users : "",
+			  users ? ": " : "", p, repo->blobs[b].not_plain);
+		repo->warnings[repo->n_warnings - 1].blob = (long)b;
+		free(users);
+		free(p);
+	}
+}
+
 /* Walks every snapshot of every repo, one thread per CPU (the scan is
  * bound by readlink system calls), then merges the warnings in order. */
 static void walk_all(struct hf_cache *cache, int cache_fd)
@@ -996,8 +1012,10 @@ static void walk_all(struct hf_cache *cache, int cache_fd)
 		free(w->warnings);
 	}
 	free(p.units);
-	for (size_t r = 0; r < cache->n_repos; r++)
+	for (size_t r = 0; r < cache->n_repos; r++) {
+		report_irregular_blobs(&cache->repos[r]);
 		sum_repo(&cache->repos[r]);
+	}
 }
 
 /* What scan_cache_dir() skips at the top of the cache (utils/_cache_manager.py). */
@@ -1103,8 +1121,10 @@ void hf_cache_free(struct hf_cache *cache)
 {
 	for (size_t r = 0; r < cache->n_repos; r++) {
 		struct hf_repo *repo = &cache->repos[r];
-		for (size_t i = 0; i < repo->n_blobs; i++)
+		for (size_t i = 0; i < repo->n_blobs; i++) {
 			free(repo->blobs[i].name);
+			free(repo->blobs[i].not_plain);
+		}
 		free(repo->blobs);
 		for (size_t v = 0; v < repo->n_revisions; v++) {
 			for (size_t i = 0; i < repo->revisions[v].n_files; i++) {

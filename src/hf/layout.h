@@ -31,6 +31,7 @@ struct hf_blob {
 	time_t atime, mtime;
 	bool regular;          /* a plain file (not a link, folder or device) */
 	bool referenced;       /* some snapshot file links to it */
+	char *not_plain;       /* why it is not a plain file (reported once the files using it are known), or NULL */
 };
 
 struct hf_file {
@@ -68,6 +69,7 @@ struct hf_warning {
 	bool hides_repo;       /* scan_cache_dir() would drop the whole repo for it */
 	char *path;            /* relative to the cache folder */
 	char *message;
+	long blob;             /* the blob it is about (index in repo->blobs), or -1 */
 };
 
 struct hf_repo {

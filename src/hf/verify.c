@@ -19,12 +19,14 @@
 #include "../lib/util.h"
 #include "../result.h"
 
-/* Per thread: memory does not grow with file size. 256 KiB stays in the
- * core's L2 cache between read()'s copy and the hash; on the 2-core build VM
- * 64 KiB, 256 KiB and 1 MiB hashed 512 MiB in 4 blobs within the noise
- * (0.44-0.72 s each); tests/bench/hf.sh measures it against sha256sum and
- * openssl on the machine at hand. */
-#define READ_SIZE (256u << 10)
+/* Per thread: memory does not grow with file size. The kernel's copy out of
+ * the page cache is the cost besides sha256 itself: with 256 KiB reads it
+ * took 40% of the samples (perf) and 0.10-0.15 s of system time per 256 MiB
+ * on the 2-core build VM (AMD EPYC), against 0.00-0.04 s with 64 KiB, where
+ * `openssl dgst` (8 KiB reads) spends 0.03-0.04 s; user time was the same.
+ * Wall time on that loaded VM hides it (tests/bench/hf.sh, RESULTS.md), CPU
+ * time does not. 64 KiB is still few calls: 16,384 per GiB. */
+#define READ_SIZE (64u << 10)
 #define GIB (1024.0 * 1024 * 1024)
 
 const char *hf_blob_state_text(enum hf_blob_state s)
@@ -117,25 +119,33 @@ static json_t *file_json(const struct hf_repo *repo, const struct hf_revision *r
 	return j;
 }
 
+json_t *hf_blob_files_json(const struct hf_repo *repo, long blob)
+{
+	json_t *files = json_array();
+	size_t n = hf_blob_users(repo, blob, NULL, 0);
+	struct hf_blob_user *users = xcalloc(n + 1, sizeof(*users));
+	hf_blob_users(repo, blob, users, n);
+	for (size_t k = 0; k < n; k++)
+		json_array_append_new(files, file_json(repo, users[k].rev, users[k].file));
+	free(users);
+	return files;
+}
+
 json_t *hf_result_json(const struct hf_cache *cache, const struct hf_blob_result *res)
 {
 	const struct hf_repo *repo = &cache->repos[res->repo];
 	json_t *p = json_object();
 	json_object_set_new(p, "repo", json_text(repo->folder));
 	json_object_set_new(p, "state", json_string(hf_blob_state_text(res->state)));
-	json_t *files = json_array();
+	json_t *files;
 	if (res->blob >= 0) {
 		char *path = xasprintf("blobs/%s", repo->blobs[res->blob].name);
 		json_object_set_new(p, "path", json_text(path));
 		json_object_set_new(p, "blob", json_text(path));
 		free(path);
-		size_t n = hf_blob_users(repo, res->blob, NULL, 0);
-		struct hf_blob_user *users = xcalloc(n + 1, sizeof(*users));
-		hf_blob_users(repo, res->blob, users, n);
-		for (size_t k = 0; k < n; k++)
-			json_array_append_new(files, file_json(repo, users[k].rev, users[k].file));
-		free(users);
+		files = hf_blob_files_json(repo, res->blob);
 	} else {
+		files = json_array();
 		const struct hf_revision *rev = &repo->revisions[res->rev];
 		char *path = xasprintf("snapshots/%s/%s", rev->commit, rev->files[res->file].path);
 		json_object_set_new(p, "path", json_text(path));

@@ -78,6 +78,9 @@ char *hf_result_text(const struct hf_cache *cache, const struct hf_blob_result *
  * algorithm, expected and actual hashes. No message or severity. */
 typedef struct json_t json_t;
 json_t *hf_result_json(const struct hf_cache *cache, const struct hf_blob_result *r);
+/* The snapshot files that link to blob (index in repo->blobs), as the JSON
+ * reports name them: [{revision, refs, path}]. */
+json_t *hf_blob_files_json(const struct hf_repo *repo, long blob);
 /* Whether a result is about a name nobody can check (counted as unverified, never as matching). */
 bool hf_result_unverified(const struct hf_blob_result *r);
 

@@ -38,7 +38,7 @@ static int open_cache(struct hf_cache_dirs *d, char *err, size_t n)
 {
 	if (d->cache >= 0)
 		return 0;
-	int rc = mkdir_p(d->cache_path, 0755);
+	int rc = mkdir_p(d->cache_path, 0777); /* less the umask, as os.makedirs */
 	if (rc == 0 && (d->cache = open(d->cache_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		rc = -errno;
 	if (rc < 0) {

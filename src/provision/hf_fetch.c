@@ -378,6 +378,12 @@ static int lock_blob(struct hf_fetch *f, struct hf_blob *b)
 		else if (rc < 0)
 			fprintf(stderr, "gpugate: %s: %s\n", shown, strerror(-rc));
 	}
+	/* 0664 whatever the umask, as huggingface_hub's lock files, so that the
+	 * users sharing a cache can wait on them: utils/_fixes.py WeakFileLock
+	 * passes mode=0o664, which filelock's UnixFileLock sets with fchmod once
+	 * the lock is held (a file of another owner keeps its mode) */
+	if (rc == 0)
+		(void)fchmod(b->lock_fd, 0664);
 	free(name);
 	free(shown);
 	return rc;

@@ -88,6 +88,15 @@ def test_missing_file_without_listing_is_not_checked(listed, tmp_path):
     assert any("gpugate hf fetch" in f and "huggingface_hub" in f for f in findings(m)), m
     s = run_gpugate("hf", "scan", env=env_for(c))
     assert "no listing: completeness not checked" in s.out, s
+    # hf verify says so too, and how to get a listing (the other repos keep theirs)
+    v = run_gpugate("hf", "verify", env=env_for(c))
+    assert v.rc == 0, v
+    assert ("completeness of 2 of 4 revisions not checked: no usable trees/<commit>.json listing "
+            "(re-run the download with a current huggingface_hub, or gpugate hf fetch, to write one)") in v.out, v
+    j = run_gpugate("hf", "verify", "--format", "json", env=env_for(c)).json()
+    assert (j["revisions"], j["revisions_without_listing"]) == (4, 2), j
+    v = run_gpugate("hf", "verify", "models--solo", env=env_for(c))
+    assert v.rc == 0 and "completeness" not in v.out, v  # the one selected repo has its listing
 
 
 def test_wrong_size(listed):
@@ -131,6 +140,29 @@ def test_flipped_byte_in_listed_lfs_blob_names_every_file(listed, tmp_path):
                                                                  (hb.COMMIT_B, "model.safetensors")}, p
 
 
+def test_blob_that_is_no_plain_file_names_every_file(listed, tmp_path):
+    """A blob replaced by a FIFO is never opened; the finding names the files
+    behind it (revision and ref), in text and in JSON, as a hash mismatch does."""
+    c, names, trees = listed
+    blob = c / TINY / "blobs" / names["model"]["model.safetensors"]
+    blob.unlink()
+    os.mkfifo(blob)
+    want = ("model.safetensors in revision %s (v1), model.safetensors in revision %s (main): blobs/%s is not a plain "
+            "file (a special file): never opened" % (hb.COMMIT_A[:12], hb.COMMIT_B[:12], blob.name))
+    v = run_gpugate("hf", "verify", env=env_for(c), timeout=30)
+    assert v.rc == 1 and "FAIL models--org--tiny: " + want in v.out, v
+    p = [p for p in run_gpugate("hf", "verify", "--format", "json", env=env_for(c), timeout=30).json()["problems"]
+         if "not a plain file" in p["message"]]
+    assert len(p) == 1 and p[0]["blob"] == "blobs/" + blob.name, p
+    assert {(f["revision"], f["path"], tuple(f["refs"])) for f in p[0]["files"]} == {
+        (hb.COMMIT_A, "model.safetensors", ("v1",)), (hb.COMMIT_B, "model.safetensors", ("main",))}, p
+    s = run_gpugate("hf", "scan", "--format", "json", env=env_for(c), timeout=30)
+    w = [w for r in s.json()["repos"] for w in r["warnings"] if "not a plain file" in w["message"]]
+    assert len(w) == 1 and w[0]["message"] == want and len(w[0]["files"]) == 2, w
+    lay = models_check(tmp_path, c, ["org/tiny"]).check("hf.layout")
+    assert lay["status"] == "fail" and any(want in f for f in findings(lay)), lay
+
+
 @pytest.mark.parametrize("kind,raw,words", [
     ("unknown_version", b'{"format_version": 2, "files": {}}', ["format_version 2", "huggingface_hub ignores it"]),
     ("malformed", b'{"format_version": 1, "files": {"config.json": {"size": 24', ["malformed", "not JSON"]),
@@ -151,6 +183,20 @@ def test_unusable_listing_warns_and_is_ignored(listed, tmp_path, kind, raw, word
     r = models_check(tmp_path, c, ["org/tiny@v1"])
     m = r.check("hf.models")
     assert m["status"] == "warn" and "not checked" in m["summary"], m
+
+
+def test_ref_with_a_trailing_newline_fails_models_on_one_line(listed, tmp_path):
+    """snapshot_download reads refs/<revision> raw (f.read(), no strip): a
+    trailing newline names no snapshot, so offline it fails; the finding shows
+    the ref's text escaped, on one line."""
+    c, names, trees = listed
+    (c / TINY / "refs" / "main").write_text(hb.COMMIT_B + "\n")
+    r = models_check(tmp_path, c, ["org/tiny"])
+    m = r.check("hf.models")
+    want = "org/tiny@main: refs/main names '%s\\n', which is no snapshot" % hb.COMMIT_B
+    assert m["status"] == "fail" and any(f.startswith(want) and "\n" not in f for f in findings(m)), m
+    t = run_gpugate("check", "--spec", str(tmp_path / "spec.yaml"), "--only", "hf.models", env=env_for(c))
+    assert t.rc == 1 and "      - " + want in t.out, t
 
 
 def test_listing_that_crashes_huggingface_hub_fails_models(listed, tmp_path):
@@ -269,8 +315,10 @@ def test_refs_nested_deep_are_read(listed):
     assert tiny["refs"]["a/b/c/d/e/f/g/h/i/j/k"] == hb.COMMIT_A, tiny["refs"]
 
 
-def test_progress_on_a_tty(tmp_path):
-    """A large blob moves the progress line within itself: GiB, rate, time left."""
+@pytest.mark.parametrize("label", ["hf verify", "hf.integrity"])
+def test_progress_on_a_tty(tmp_path, label):
+    """A large blob moves the progress line within itself: GiB, rate, time left;
+    for `hf verify` and for the hf.integrity check alike."""
     c = tmp_path / "hub"
     repo = c / "models--big--one"
     (repo / "blobs").mkdir(parents=True)
@@ -279,9 +327,11 @@ def test_progress_on_a_tty(tmp_path):
     with open(repo / "blobs" / name, "wb") as f:
         f.truncate(3 << 30)  # sparse: read from the page cache, no disk
     os.symlink("../../blobs/" + name, repo / "snapshots" / hb.COMMIT_A / "model.gguf")
+    spec = spec_file(tmp_path, "profile: ci\nhf:\n  require_mount: false\n  min_free: 1\n  integrity: true\n")
+    args = ["hf", "verify", "--jobs", "1"] if label == "hf verify" else ["check", "--spec", spec, "--only", label]
     pid, fd = pty.fork()
     if pid == 0:
-        os.execve(GPUGATE, [GPUGATE, "hf", "verify", "--jobs", "1"], env_for(c))
+        os.execve(GPUGATE, [GPUGATE] + args, env_for(c))
     out = b""
     while True:
         r, _, _ = select.select([fd], [], [], 60)
@@ -297,7 +347,7 @@ def test_progress_on_a_tty(tmp_path):
     _, status = os.waitpid(pid, 0)
     text = out.decode(errors="replace")
     assert os.WEXITSTATUS(status) == 1, text  # the mismatch
-    frames = [f for f in text.split("\r") if f.startswith("hf verify: ") and "GiB/s" in f]
+    frames = [f for f in text.split("\r") if f.startswith(label + ": ") and "GiB/s" in f]
     assert len(frames) >= 2, text  # redrawn within the one blob
     assert "/3.00 GiB" in frames[0] and "left" in frames[0] and "0/1 files" in frames[0], frames
 

@@ -696,21 +696,30 @@ def test_blank_hf_token_means_the_token_file_for_fetch_and_where(hub, env, tmp_p
     assert "the token comes from the token file" in w.stdout, w.stdout + w.stderr
 
 
-def test_file_modes_follow_the_umask_as_huggingface_hub(hub, env, tmp_path):
+@pytest.mark.parametrize("umask", [0o002, 0o022])
+def test_file_modes_follow_the_umask_as_huggingface_hub(hub, env, tmp_path, umask):
     """huggingface_hub gives a blob the mode of a new file (0666 less the umask,
     _chmod_and_move) and writes refs and CACHEDIR.TAG with Path.write_text (the
-    same); the listing stays readable (0644; upstream's mkstemp makes it 0600)."""
+    same); it makes every folder with os.makedirs (0777 less the umask); its
+    lock files are 0664 whatever the umask (utils/_fixes.py WeakFileLock passes
+    mode=0o664, which filelock's UnixFileLock sets with fchmod), so that the
+    users sharing a cache can wait on them. The listing stays readable (0644;
+    upstream's mkstemp makes it 0600)."""
     import stat
     model(hub)
     r = subprocess.run(fetch_cmd() + ["org/tiny"], env=env, capture_output=True, text=True, timeout=60,
-                       preexec_fn=lambda: os.umask(0o002))
+                       preexec_fn=lambda: os.umask(umask))
     assert r.returncode == 0, r.stderr
     cache = tmp_path / "home/hub"
     folder = cache / "models--org--tiny"
-    modes = {p: stat.S_IMODE(os.stat(p).st_mode) for p in
-             [cache / "CACHEDIR.TAG", folder / "refs/main"] + list((folder / "blobs").iterdir())}
-    assert set(modes.values()) == {0o664}, modes
-    assert stat.S_IMODE(os.stat(folder / "trees" / (COMMIT + ".json")).st_mode) == 0o644
+    mode = lambda p: stat.S_IMODE(os.lstat(p).st_mode)  # noqa: E731
+    files = {p: mode(p) for p in [cache / "CACHEDIR.TAG", folder / "refs/main"] + list((folder / "blobs").iterdir())}
+    assert set(files.values()) == {0o666 & ~umask}, files
+    assert mode(folder / "trees" / (COMMIT + ".json")) == 0o644
+    locks = {p: mode(p) for p in (cache / ".locks/models--org--tiny").iterdir()}
+    assert len(locks) == 4 and set(locks.values()) == {0o664}, locks
+    folders = {d: mode(d) for d, _, _ in os.walk(tmp_path / "home")}
+    assert set(folders.values()) == {0o777 & ~umask}, folders
 
 
 def test_overall_timeout_bounds_the_wait_for_another_fetchs_lock(hub, env, tmp_path):
