@@ -3,9 +3,9 @@
 #ifndef GPUGATE_COMMANDS_H
 #define GPUGATE_COMMANDS_H
 
-#define EXIT_HEALTHY 0
+#define EXIT_HEALTHY   0
 #define EXIT_UNHEALTHY 1
-#define EXIT_USAGE 3
+#define EXIT_USAGE     3
 
 int cmd_check(int argc, char **argv);
 int cmd_list(int argc, char **argv);

@@ -8,15 +8,15 @@
 #include "spec.h"
 
 struct context {
-	const char *root;       /* "" for the real root, else a folder read as "/" */
+	const char *root; /* "" for the real root, else a folder read as "/" */
 	const struct spec *spec;
-	const char *profile;    /* healthcheck, ci, validate, or the spec's own name */
-	const char *vendor;     /* "intel" or "nvidia": --vendor, else detected (src/profile.c) */
-	char **env;             /* NULL-terminated "NAME=value" snapshot */
-	const char *argv0;      /* how this binary was started (see ctx_self_exe) */
-	double start;           /* monotonic seconds */
-	double deadline;        /* monotonic seconds; the whole run ends by then */
-	int sandbox_filters;    /* seccomp filters gpugate loaded on itself (0: --no-sandbox) */
+	const char *profile; /* healthcheck, ci, validate, or the spec's own name */
+	const char *vendor;  /* "intel" or "nvidia": --vendor, else detected (src/profile.c) */
+	char **env;          /* NULL-terminated "NAME=value" snapshot */
+	const char *argv0;   /* how this binary was started (see ctx_self_exe) */
+	double start;        /* monotonic seconds */
+	double deadline;     /* monotonic seconds; the whole run ends by then */
+	int sandbox_filters; /* seccomp filters gpugate loaded on itself (0: --no-sandbox) */
 };
 
 /* NULL when unset; "" when set to the empty string. */

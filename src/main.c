@@ -87,7 +87,7 @@ struct check_options {
 static double default_deadline(const char *profile)
 {
 	if (strcmp(profile, "healthcheck") == 0)
-		return 8;   /* under Docker's usual 10 s HEALTHCHECK timeout */
+		return 8; /* under Docker's usual 10 s HEALTHCHECK timeout */
 	if (strcmp(profile, "validate") == 0)
 		return 300;
 	return 60;
@@ -149,7 +149,8 @@ static int options_from_environment(struct check_options *o)
 	if (!o->profile && !o->spec_path) {
 		if (profile && *profile) {
 			if (!embedded_find(embedded_profiles, profile))
-				return env_error("GPUGATE_PROFILE", profile, "is no profile (healthcheck, ci, validate)");
+				return env_error("GPUGATE_PROFILE", profile,
+						 "is no profile (healthcheck, ci, validate)");
 			o->profile = profile;
 		}
 		if (spec && *spec)
@@ -164,8 +165,20 @@ static int options_from_environment(struct check_options *o)
 
 static int parse_check_options(int argc, char **argv, struct check_options *o)
 {
-	enum { OPT_PROFILE = 256, OPT_SPEC, OPT_ROOT, OPT_FORMAT, OPT_REPORT, OPT_DEADLINE, OPT_ONLY, OPT_SKIP, OPT_NO_SANDBOX, OPT_VENDOR,
-	       OPT_COLOR, OPT_NFD_PREFIX };
+	enum {
+		OPT_PROFILE = 256,
+		OPT_SPEC,
+		OPT_ROOT,
+		OPT_FORMAT,
+		OPT_REPORT,
+		OPT_DEADLINE,
+		OPT_ONLY,
+		OPT_SKIP,
+		OPT_NO_SANDBOX,
+		OPT_VENDOR,
+		OPT_COLOR,
+		OPT_NFD_PREFIX
+	};
 	static const struct option longopts[] = {
 		{ "profile", required_argument, NULL, OPT_PROFILE },
 		{ "spec", required_argument, NULL, OPT_SPEC },
@@ -194,7 +207,9 @@ static int parse_check_options(int argc, char **argv, struct check_options *o)
 		switch (c) {
 		case OPT_PROFILE:
 			if (!embedded_find(embedded_profiles, optarg))
-				return usage_error("--profile: unknown profile '%s' (healthcheck, ci, validate; or --spec FILE)", optarg);
+				return usage_error(
+					"--profile: unknown profile '%s' (healthcheck, ci, validate; or --spec FILE)",
+					optarg);
 			o->profile = optarg;
 			break;
 		case OPT_SPEC:
@@ -211,7 +226,8 @@ static int parse_check_options(int argc, char **argv, struct check_options *o)
 		case OPT_REPORT: {
 			const char *colon = strchr(optarg, ':');
 			if (!colon || colon == optarg || !colon[1])
-				return usage_error("--report wants FORMAT:FILE, such as junit:gpugate.xml, not '%s'", optarg);
+				return usage_error("--report wants FORMAT:FILE, such as junit:gpugate.xml, not '%s'",
+						   optarg);
 			char *format = xstrndup(optarg, (size_t)(colon - optarg));
 			if (!report_lookup(format)) {
 				usage_error("--report: unknown format '%s' (%s)", format, report_format_names());
@@ -381,7 +397,8 @@ static int deliver(const struct run *run, void *arg)
 	bool lost = false;
 	int err = report_to_stdout(o->format, &shown, &d->report);
 	if (err < 0 && err != -EPIPE) {
-		fprintf(stderr, "gpugate: cannot write the %s report to standard output: %s\n", o->format, strerror(-err));
+		fprintf(stderr, "gpugate: cannot write the %s report to standard output: %s\n", o->format,
+			strerror(-err));
 		lost = true;
 	}
 	for (size_t i = 0; i < o->n_reports; i++) {
@@ -441,8 +458,7 @@ int cmd_check(int argc, char **argv)
 	}
 	const char *profile = o.profile ? o.profile : spec_str(&spec, "profile", "ci");
 	bool spec_deadline = !o.deadline && spec_has(&spec, "deadline");
-	double deadline = o.deadline ? o.deadline
-				     : spec_seconds(&spec, "deadline", default_deadline(profile));
+	double deadline = o.deadline ? o.deadline : spec_seconds(&spec, "deadline", default_deadline(profile));
 	if (spec_deadline && monotonic_seconds() - start > deadline) {
 		/* the deadline the spec sets covers reading the spec too */
 		fprintf(stderr, "gpugate: %s: reading the spec took %.1f s, past the deadline of %.1f s it sets\n",
@@ -495,14 +511,9 @@ static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 } commands[] = {
-	{ "check", cmd_check },
-	{ "list", cmd_list },
-	{ "stack", cmd_stack },
-	{ "bundle", cmd_bundle },
-	{ "spec", cmd_spec },
-	{ "diff", cmd_diff },
-	{ "hf", cmd_hf },
-	{ "probe", cmd_probe }, /* hidden: the runtime check's child */
+	{ "check", cmd_check },   { "list", cmd_list },   { "stack", cmd_stack },
+	{ "bundle", cmd_bundle }, { "spec", cmd_spec },   { "diff", cmd_diff },
+	{ "hf", cmd_hf },         { "probe", cmd_probe }, /* hidden: the runtime check's child */
 };
 
 int main(int argc, char **argv)
@@ -511,8 +522,8 @@ int main(int argc, char **argv)
 		printf("gpugate %s\n", GPUGATE_VERSION);
 		return EXIT_HEALTHY;
 	}
-	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-			 strcmp(argv[1], "help") == 0)) {
+	if (argc > 1 &&
+	    (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0)) {
 		fputs(usage_text, stdout);
 		return EXIT_HEALTHY;
 	}

@@ -38,8 +38,7 @@ const char *vendor_detect(const char *root)
 	return "intel";
 }
 
-static int load_embedded(struct spec *spec, const struct embedded_file *f, const char *label,
-			 struct spec_error *err)
+static int load_embedded(struct spec *spec, const struct embedded_file *f, const char *label, struct spec_error *err)
 {
 	return spec_load_buffer(spec, &registry_schema, label, (const char *)f->data, f->size, err);
 }
@@ -60,7 +59,8 @@ int profile_load(struct spec *spec, const char *name, const char *vendor, struct
 		struct spec *base = xcalloc(1, sizeof(*base));
 		rc = load_embedded(base, f, label, err);
 		if (rc == 0) {
-			char *pins_label = xasprintf("profile %s (%s pins, checks/vendor/%s.yaml)", name, vendor, vendor);
+			char *pins_label =
+				xasprintf("profile %s (%s pins, checks/vendor/%s.yaml)", name, vendor, vendor);
 			rc = load_embedded(spec, pins, pins_label, err);
 			free(pins_label);
 			spec->base = base; /* owned from here, freed with spec */

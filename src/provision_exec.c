@@ -63,8 +63,10 @@ static int exec_provision(const char *verb, int argc, char **argv)
 	self[n] = '\0';
 	char *prov = find_provision(self);
 	if (!prov) {
-		fprintf(stderr, "gpugate: %s needs " PROVISION_NAME ", which is neither beside %s nor in "
-			GPUGATE_LIBEXECDIR " (run 'make install', or 'make' in the source tree)\n", verb, self);
+		fprintf(stderr,
+			"gpugate: %s needs " PROVISION_NAME ", which is neither beside %s nor in " GPUGATE_LIBEXECDIR
+			" (run 'make install', or 'make' in the source tree)\n",
+			verb, self);
 		return EXIT_USAGE;
 	}
 	char **args = xcalloc((size_t)argc + 5, sizeof(*args));

@@ -12,12 +12,7 @@ extern const struct check_group hf_group;
 extern const struct check_group runtime_group;
 
 const struct check_group *const registry_groups[] = {
-	&packages_group,
-	&devices_group,
-	&system_group,
-	&hf_group,
-	&runtime_group,
-	NULL,
+	&packages_group, &devices_group, &system_group, &hf_group, &runtime_group, NULL,
 };
 
 /* Keys that belong to no group. */
@@ -26,8 +21,7 @@ const struct spec_key registry_top_keys[] = {
 	{ "profile", SPEC_SCALAR, SCALAR_STR, NULL,
 	  "behaviour base: healthcheck (no writes, no GPU load), ci or validate; default ci" },
 	{ "description", SPEC_SCALAR, SCALAR_STR, NULL, "free text shown by `gpugate list`" },
-	{ "deadline", SPEC_SCALAR, SCALAR_SECONDS, NULL,
-	  "the whole run ends by then; --deadline overrides" },
+	{ "deadline", SPEC_SCALAR, SCALAR_SECONDS, NULL, "the whole run ends by then; --deadline overrides" },
 	{ "reports", SPEC_MAP, SCALAR_STR, NULL, "how reports are written" },
 	{ "reports.nfd_prefix", SPEC_SCALAR, SCALAR_STR, NULL,
 	  "namespace of the nfd labels (default feature.node.kubernetes.io/); --nfd-prefix overrides" },

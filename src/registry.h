@@ -11,23 +11,23 @@
 #include "spec.h"
 
 struct check_def {
-	const char *id;            /* dotted, first part is the group */
-	const char *description;   /* one line, for `gpugate list` */
-	const char *enabled_by;    /* spec bool that turns it on, or NULL: on with its group */
-	bool expensive;            /* loads a GPU or reads every byte of something */
+	const char *id;          /* dotted, first part is the group */
+	const char *description; /* one line, for `gpugate list` */
+	const char *enabled_by;  /* spec bool that turns it on, or NULL: on with its group */
+	bool expensive;          /* loads a GPU or reads every byte of something */
 	void (*run)(const struct context *ctx, void *group_state, struct result *r);
 };
 
 struct check_group {
-	const char *name;          /* also the spec section that turns the group on */
+	const char *name; /* also the spec section that turns the group on */
 	const char *description;
-	const struct spec_key *spec_keys;           /* terminated by { NULL } */
+	const struct spec_key *spec_keys;                                 /* terminated by { NULL } */
 	int (*validate)(const struct spec *spec, struct spec_error *err); /* may be NULL */
 	/* Work shared by the group's checks (a sysfs scan, a probe run), made once
 	 * before the first of them runs. May be NULL. */
 	void *(*prepare)(const struct context *ctx);
 	void (*release)(void *state);
-	const struct check_def *checks;             /* terminated by { NULL } */
+	const struct check_def *checks; /* terminated by { NULL } */
 };
 
 extern const struct check_group *const registry_groups[]; /* NULL-terminated */

@@ -9,10 +9,14 @@
 const char *status_name(enum status s)
 {
 	switch (s) {
-	case STATUS_PASS: return "pass";
-	case STATUS_SKIP: return "skip";
-	case STATUS_WARN: return "warn";
-	case STATUS_FAIL: return "fail";
+	case STATUS_PASS:
+		return "pass";
+	case STATUS_SKIP:
+		return "skip";
+	case STATUS_WARN:
+		return "warn";
+	case STATUS_FAIL:
+		return "fail";
 	}
 	return "fail";
 }

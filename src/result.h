@@ -7,22 +7,21 @@
 enum status { STATUS_PASS = 0, STATUS_SKIP, STATUS_WARN, STATUS_FAIL };
 
 struct result {
-	const char *id;          /* the check's id, owned by the registry */
+	const char *id; /* the check's id, owned by the registry */
 	enum status status;
-	char *summary;           /* one line */
-	char *remediation;       /* how to fix it; lines joined with '\n'; may be NULL */
+	char *summary;     /* one line */
+	char *remediation; /* how to fix it; lines joined with '\n'; may be NULL */
 	double duration_ms;
-	json_t *details;         /* object or NULL; "findings" is an array of strings */
-	char *blocked_by;        /* the check this one waited on, when it could not run (result_blocked) */
-	size_t worst_finding;    /* 1 + index of the first finding of the worst status; 0: none yet */
+	json_t *details;      /* object or NULL; "findings" is an array of strings */
+	char *blocked_by;     /* the check this one waited on, when it could not run (result_blocked) */
+	size_t worst_finding; /* 1 + index of the first finding of the worst status; 0: none yet */
 	enum status worst_status;
 };
 
 const char *status_name(enum status s);
 
 /* Sets the status and the one-line summary (replacing any earlier one). */
-void result_set(struct result *r, enum status s, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+void result_set(struct result *r, enum status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Appends one remediation line; the same line is never added twice. */
 void result_remedy(struct result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The check could not run because check `cause` failed: it is skipped, its
@@ -34,8 +33,7 @@ void result_remedy(struct result *r, const char *fmt, ...) __attribute__((format
 void result_blocked(struct result *r, const char *cause);
 /* Records one problem or observation under details.findings and raises the
  * status to s when s is worse than the current one. */
-void result_finding(struct result *r, enum status s, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+void result_finding(struct result *r, enum status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* details as an object, created on first use. */
 json_t *result_details(struct result *r);
 /* Number of findings recorded so far. */

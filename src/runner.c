@@ -49,8 +49,8 @@ static bool listed(char **list, const char *id)
 	return false;
 }
 
-static bool selected(const struct context *ctx, const struct selection *sel,
-		     const struct check_group *g, const struct check_def *c)
+static bool selected(const struct context *ctx, const struct selection *sel, const struct check_group *g,
+		     const struct check_def *c)
 {
 	if (!registry_check_enabled(ctx->spec, g, c))
 		return false;
@@ -138,16 +138,18 @@ static void resolve_blocked(struct run *run)
 		for (char *p = causes; *p; p++)
 			if (*p == ',')
 				*p = '/';
-		result_set(r, STATUS_FAIL, "not reached: it needs %s, which did not fail in this run (not selected, "
-			   "or gave it nothing to check)", causes);
+		result_set(r, STATUS_FAIL,
+			   "not reached: it needs %s, which did not fail in this run (not selected, "
+			   "or gave it nothing to check)",
+			   causes);
 		result_remedy(r, "run %s too, or see its result", causes);
 		free(causes);
 	}
 }
 
 /* The run as it stands: the first `done` results, then the rest as timed out. */
-static void collect(const struct context *ctx, const struct planned *plan, const struct result *results,
-		    size_t count, size_t done, struct run *run)
+static void collect(const struct context *ctx, const struct planned *plan, const struct result *results, size_t count,
+		    size_t done, struct run *run)
 {
 	run->count = count;
 	run->spec = ctx->spec;
@@ -193,8 +195,9 @@ static void *watchdog_main(void *arg)
 			break;
 	}
 	if (w->state == GUARD_SETUP) {
-		fprintf(stderr, "gpugate: gave up after %.1f s, before any check ran, while %s: a FIFO with no "
-				"writer or a hung network mount? (raise --deadline if it is only slow)\n",
+		fprintf(stderr,
+			"gpugate: gave up after %.1f s, before any check ran, while %s: a FIFO with no "
+			"writer or a hung network mount? (raise --deadline if it is only slow)\n",
 			w->deadline - w->start, w->doing);
 		fflush(stderr);
 		_exit(EXIT_USAGE);
@@ -273,8 +276,8 @@ static bool finish_result(struct watchdog *w, size_t i)
 	return running;
 }
 
-int run_checks(const struct context *ctx, const struct selection *sel, struct run *run,
-	       run_deliver_fn *deliver, void *deliver_arg, struct watchdog *w)
+int run_checks(const struct context *ctx, const struct selection *sel, struct run *run, run_deliver_fn *deliver,
+	       void *deliver_arg, struct watchdog *w)
 {
 	memset(run, 0, sizeof(*run));
 	run->profile = ctx->profile;

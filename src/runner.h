@@ -20,8 +20,8 @@ struct run {
 	struct result *results;
 	size_t count;
 	double duration_ms;
-	double finished_at;    /* wall clock, seconds */
-	size_t text_limit;     /* bytes the text report may use; 0 for no limit */
+	double finished_at; /* wall clock, seconds */
+	size_t text_limit;  /* bytes the text report may use; 0 for no limit */
 };
 
 /* Delivers a run (writes its reports); returns the process's exit code. */
@@ -43,8 +43,8 @@ void watchdog_setup(struct watchdog *w, double deadline, const char *doing);
  * all done by the context's deadline, the watchdog instead reports the
  * finished ones and the rest as timed out through deliver(run, arg) and ends
  * the process with its exit code: run_checks then never returns. */
-int run_checks(const struct context *ctx, const struct selection *sel, struct run *run,
-	       run_deliver_fn *deliver, void *deliver_arg, struct watchdog *w);
+int run_checks(const struct context *ctx, const struct selection *sel, struct run *run, run_deliver_fn *deliver,
+	       void *deliver_arg, struct watchdog *w);
 /* Whether the spec and sel leave at least one check to run (else exit 3). */
 bool run_selects_any(const struct context *ctx, const struct selection *sel);
 /* 0 healthy (warnings allowed), 1 unhealthy. */

@@ -18,17 +18,22 @@
 static const char *kind_words(unsigned kinds)
 {
 	switch (kinds) {
-	case SPEC_SCALAR: return "a single value";
-	case SPEC_SEQ: return "a list";
-	case SPEC_MAP: return "a mapping of keys";
-	case SPEC_SCALAR | SPEC_MAP: return "a value or a mapping";
-	case SPEC_SEQ | SPEC_SCALAR: return "a value or a list";
-	default: return "a value";
+	case SPEC_SCALAR:
+		return "a single value";
+	case SPEC_SEQ:
+		return "a list";
+	case SPEC_MAP:
+		return "a mapping of keys";
+	case SPEC_SCALAR | SPEC_MAP:
+		return "a value or a mapping";
+	case SPEC_SEQ | SPEC_SCALAR:
+		return "a value or a list";
+	default:
+		return "a value";
 	}
 }
 
-int spec_error_at(struct spec_error *err, const struct spec *spec, const yaml_node_t *node,
-		  const char *fmt, ...)
+int spec_error_at(struct spec_error *err, const struct spec *spec, const yaml_node_t *node, const char *fmt, ...)
 {
 	char text[768];
 	va_list ap;
@@ -36,8 +41,8 @@ int spec_error_at(struct spec_error *err, const struct spec *spec, const yaml_no
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
 	if (node)
-		snprintf(err->msg, sizeof(err->msg), "%s:%zu:%zu: %s", spec->name,
-			 node->start_mark.line + 1, node->start_mark.column + 1, text);
+		snprintf(err->msg, sizeof(err->msg), "%s:%zu:%zu: %s", spec->name, node->start_mark.line + 1,
+			 node->start_mark.column + 1, text);
 	else
 		snprintf(err->msg, sizeof(err->msg), "%s: %s", spec->name, text);
 	return -1;
@@ -93,11 +98,20 @@ static int parse_with_units(const char *s, const struct unit *units, size_t n, d
 int parse_size(const char *s, uint64_t *out)
 {
 	static const struct unit units[] = {
-		{ "", 1 }, { "B", 1 },
-		{ "K", 1024.0 }, { "KiB", 1024.0 }, { "KB", 1e3 },
-		{ "M", 1048576.0 }, { "MiB", 1048576.0 }, { "MB", 1e6 },
-		{ "G", 1073741824.0 }, { "GiB", 1073741824.0 }, { "GB", 1e9 },
-		{ "T", 1099511627776.0 }, { "TiB", 1099511627776.0 }, { "TB", 1e12 },
+		{ "", 1 },
+		{ "B", 1 },
+		{ "K", 1024.0 },
+		{ "KiB", 1024.0 },
+		{ "KB", 1e3 },
+		{ "M", 1048576.0 },
+		{ "MiB", 1048576.0 },
+		{ "MB", 1e6 },
+		{ "G", 1073741824.0 },
+		{ "GiB", 1073741824.0 },
+		{ "GB", 1e9 },
+		{ "T", 1099511627776.0 },
+		{ "TiB", 1099511627776.0 },
+		{ "TB", 1e12 },
 	};
 	double v;
 	if (parse_with_units(s, units, ARRAY_SIZE(units), &v) < 0 || v >= 1.8e19)
@@ -148,23 +162,22 @@ static int check_scalar(const struct spec *spec, const yaml_node_t *node, const 
 		long n = strtol(v, &end, 10);
 		if (*v && !*end && !errno && n >= 0 && n <= SPEC_INT_MAX)
 			return 0;
-		return spec_error_at(err, spec, node, "%s must be a whole number from 0 to %d, not '%s'",
-				     key->path, SPEC_INT_MAX, v);
+		return spec_error_at(err, spec, node, "%s must be a whole number from 0 to %d, not '%s'", key->path,
+				     SPEC_INT_MAX, v);
 	case SCALAR_SIZE:
 		if (parse_size(v, &size) == 0)
 			return 0;
-		return spec_error_at(err, spec, node,
-				     "%s must be a size such as 512MiB, 10GiB or 4096, not '%s'", key->path, v);
+		return spec_error_at(err, spec, node, "%s must be a size such as 512MiB, 10GiB or 4096, not '%s'",
+				     key->path, v);
 	case SCALAR_SECONDS:
 		if (parse_seconds(v, &secs) == 0)
 			return 0;
-		return spec_error_at(err, spec, node,
-				     "%s must be a duration such as 10, 10s, 500ms or 2m, not '%s'", key->path, v);
+		return spec_error_at(err, spec, node, "%s must be a duration such as 10, 10s, 500ms or 2m, not '%s'",
+				     key->path, v);
 	case SCALAR_ENUM:
 		if (list_has(key->choices, '|', v))
 			return 0;
-		return spec_error_at(err, spec, node, "%s must be one of %s, not '%s'", key->path,
-				     key->choices, v);
+		return spec_error_at(err, spec, node, "%s must be one of %s, not '%s'", key->path, key->choices, v);
 	}
 	return 0;
 }
@@ -173,8 +186,9 @@ static int check_scalar(const struct spec *spec, const yaml_node_t *node, const 
 static int validate_value(const struct spec *spec, const struct spec_schema *schema, yaml_node_t *node,
 			  const struct spec_key *key, const char *path, struct spec_error *err)
 {
-	unsigned have = node->type == YAML_MAPPING_NODE ? SPEC_MAP
-		      : node->type == YAML_SEQUENCE_NODE ? SPEC_SEQ : SPEC_SCALAR;
+	unsigned have = node->type == YAML_MAPPING_NODE    ? SPEC_MAP
+			: node->type == YAML_SEQUENCE_NODE ? SPEC_SEQ
+							   : SPEC_SCALAR;
 	if (have == SPEC_SCALAR && is_null_scalar(node) && (key->kinds & (SPEC_MAP | SPEC_SEQ)))
 		return 0; /* "hf:" alone: the section with its defaults */
 	if (!(key->kinds & have))
@@ -197,11 +211,12 @@ static int validate_value(const struct spec *spec, const struct spec_schema *sch
 	for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
 		yaml_node_t *k = yaml_document_get_node((yaml_document_t *)&spec->doc, p->key);
 		if (k->type != YAML_SCALAR_NODE)
-			return spec_error_at(err, spec, k, "a key under '%s' must be a plain name", *path ? path : "the top");
+			return spec_error_at(err, spec, k, "a key under '%s' must be a plain name",
+					     *path ? path : "the top");
 		for (yaml_node_pair_t *q = node->data.mapping.pairs.start; q < p; q++) {
 			yaml_node_t *earlier = yaml_document_get_node((yaml_document_t *)&spec->doc, q->key);
-			if (earlier->type == YAML_SCALAR_NODE && strcmp((char *)earlier->data.scalar.value,
-									  (char *)k->data.scalar.value) == 0)
+			if (earlier->type == YAML_SCALAR_NODE &&
+			    strcmp((char *)earlier->data.scalar.value, (char *)k->data.scalar.value) == 0)
 				return spec_error_at(err, spec, k, "duplicate key '%s' (first at line %zu)",
 						     (char *)k->data.scalar.value, earlier->start_mark.line + 1);
 		}
@@ -235,8 +250,8 @@ static int validate_node(const struct spec *spec, const struct spec_schema *sche
 /* Limits on a spec's shape. A spec is a few KB; libyaml's scanner costs
  * O(depth) per token (its simple-key stack), so a megabyte of '[' takes
  * minutes, and aliases can multiply the nodes a walker visits. */
-#define SPEC_MAX_BYTES (1u << 20)
-#define SPEC_MAX_DEPTH 64
+#define SPEC_MAX_BYTES   (1u << 20)
+#define SPEC_MAX_DEPTH   64
 #define SPEC_MAX_ALIASES 64
 
 /* A pass over the events that stops at the first limit crossed, before the
@@ -244,8 +259,8 @@ static int validate_node(const struct spec *spec, const struct spec_schema *sche
 static int check_shape(const char *name, const char *buf, size_t len, struct spec_error *err)
 {
 	if (len > SPEC_MAX_BYTES) {
-		snprintf(err->msg, sizeof(err->msg), "%s:1:1: is %zu bytes; a spec may hold at most %u",
-			 name, len, SPEC_MAX_BYTES);
+		snprintf(err->msg, sizeof(err->msg), "%s:1:1: is %zu bytes; a spec may hold at most %u", name, len,
+			 SPEC_MAX_BYTES);
 		return -1;
 	}
 	yaml_parser_t parser;
@@ -305,8 +320,8 @@ int spec_load_buffer(struct spec *spec, const struct spec_schema *schema, const 
 	if (!yaml_parser_load(&parser, &spec->doc)) {
 		snprintf(err->msg, sizeof(err->msg), "%s:%zu:%zu: YAML syntax error: %s%s%s", name,
 			 parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-			 parser.problem ? parser.problem : "unknown problem",
-			 parser.context ? " " : "", parser.context ? parser.context : "");
+			 parser.problem ? parser.problem : "unknown problem", parser.context ? " " : "",
+			 parser.context ? parser.context : "");
 		yaml_parser_delete(&parser);
 		return -1;
 	}
@@ -328,7 +343,8 @@ int spec_load_buffer(struct spec *spec, const struct spec_schema *schema, const 
 		return spec_error_at(err, spec, NULL, "is empty: a spec needs at least one section (%s)", sections);
 	}
 	if (root->type != YAML_MAPPING_NODE)
-		return spec_error_at(err, spec, root, "the top level must be a mapping of sections, such as 'packages:'");
+		return spec_error_at(err, spec, root,
+				     "the top level must be a mapping of sections, such as 'packages:'");
 	if (validate_node(spec, schema, root, "", err))
 		return -1;
 	return schema->validate ? schema->validate(spec, err) : 0;
@@ -347,9 +363,11 @@ int spec_load_file(struct spec *spec, const struct spec_schema *schema, const ch
 		memset(spec, 0, sizeof(*spec));
 		size_t plen = strlen(path);
 		if (rc == -EFBIG)
-			snprintf(err->msg, sizeof(err->msg), "%.900s: a spec may hold at most %u bytes", path, SPEC_MAX_BYTES);
+			snprintf(err->msg, sizeof(err->msg), "%.900s: a spec may hold at most %u bytes", path,
+				 SPEC_MAX_BYTES);
 		else if ((rc == -EINVAL || rc == -EISDIR) && strncmp(why, path, plen) == 0 && why[plen] == ' ')
-			snprintf(err->msg, sizeof(err->msg), "%.500s: cannot read the spec: it%.400s", path, why + plen);
+			snprintf(err->msg, sizeof(err->msg), "%.500s: cannot read the spec: it%.400s", path,
+				 why + plen);
 		else
 			snprintf(err->msg, sizeof(err->msg), "%.900s: cannot read the spec: %s", path, strerror(-rc));
 		return -1;

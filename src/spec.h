@@ -45,7 +45,7 @@ struct spec_schema {
 };
 
 struct spec {
-	char *name;          /* file path, or "profile NAME" for a built-in */
+	char *name; /* file path, or "profile NAME" for a built-in */
 	yaml_document_t doc;
 	bool loaded;
 	/* The spec this one starts from (`extends:`, or a profile under its
@@ -62,8 +62,8 @@ int spec_load_buffer(struct spec *spec, const struct spec_schema *schema, const 
 void spec_free(struct spec *spec);
 
 /* Formats an error located at node (used by group validators). Returns -1. */
-int spec_error_at(struct spec_error *err, const struct spec *spec, const yaml_node_t *node,
-		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+int spec_error_at(struct spec_error *err, const struct spec *spec, const yaml_node_t *node, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 /* Node lookup by dotted path from the top, or below a given mapping node.
  * A section missing here is looked up in spec->base, whole. */
@@ -89,7 +89,7 @@ yaml_node_t *spec_seq_item(const struct spec *spec, const yaml_node_t *node, siz
 
 /* Scalar parsers shared by the loader and the command line. Return 0 or -1. */
 int parse_bool(const char *s, bool *out);
-int parse_size(const char *s, uint64_t *out);     /* "10GiB", "512MB", "4096" */
-int parse_seconds(const char *s, double *out);    /* "10", "10s", "500ms", "2m", "1h" */
+int parse_size(const char *s, uint64_t *out);  /* "10GiB", "512MB", "4096" */
+int parse_seconds(const char *s, double *out); /* "10", "10s", "500ms", "2m", "1h" */
 
 #endif

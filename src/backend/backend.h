@@ -53,15 +53,15 @@ void probe_result(struct probe_channel *ch, json_t *result);
 void probe_enumerated(struct probe_channel *ch, json_t *so_far);
 
 struct backend_options {
-	int device;               /* probe this device index only; -1: enumerate all, smoke none */
-	bool smoke;               /* run the smoke kernel */
-	bool telemetry;           /* temperature, power, ... (validate profile) */
-	bool processes;           /* list the processes using the device (ci, validate) */
-	bool perf;                /* copy bandwidth and launch latency after the smoke (validate) */
-	size_t perf_bytes;        /* the bandwidth copy's buffer size */
-	size_t work_items;        /* smoke kernel size; at least 1 << 20 */
-	double sync_timeout_s;    /* finite wait for completion; the parent's kill is the backstop */
-	const char *cache_dir;    /* where a backend may keep a native module cache, or NULL */
+	int device;            /* probe this device index only; -1: enumerate all, smoke none */
+	bool smoke;            /* run the smoke kernel */
+	bool telemetry;        /* temperature, power, ... (validate profile) */
+	bool processes;        /* list the processes using the device (ci, validate) */
+	bool perf;             /* copy bandwidth and launch latency after the smoke (validate) */
+	size_t perf_bytes;     /* the bandwidth copy's buffer size */
+	size_t work_items;     /* smoke kernel size; at least 1 << 20 */
+	double sync_timeout_s; /* finite wait for completion; the parent's kill is the backstop */
+	const char *cache_dir; /* where a backend may keep a native module cache, or NULL */
 };
 
 struct result;
@@ -77,10 +77,10 @@ struct backend_remedy {
  * what the child runs, and what the checking process needs to know about it
  * so that no check names a vendor. */
 struct backend {
-	const char *name;         /* "level-zero", "cuda" (spec runtime.backend values) */
-	const char *library;      /* soname the child dlopens, e.g. "libze_loader.so.1" */
-	const char *provided_by;  /* install hint: "libze1 (Debian/Ubuntu), level-zero (Intel)" */
-	const char *vendor;       /* the GPUs it drives, as --vendor names them: "intel", "nvidia" */
+	const char *name;           /* "level-zero", "cuda" (spec runtime.backend values) */
+	const char *library;        /* soname the child dlopens, e.g. "libze_loader.so.1" */
+	const char *provided_by;    /* install hint: "libze1 (Debian/Ubuntu), level-zero (Intel)" */
+	const char *vendor;         /* the GPUs it drives, as --vendor names them: "intel", "nvidia" */
 	const char *missing_remedy; /* the fix when its library is not installed at all */
 	/* Runs in the child: emits stages, fills result (see above), returns 0 when
 	 * ok, else nonzero. Never called in the checking process. */
@@ -89,11 +89,11 @@ struct backend {
 	/* The Debian packages that ship its loader and driver: their file lists
 	 * are searched first for the library's owner. NULL-terminated. */
 	const char *const *loader_packages;
-	const char *no_package;   /* the owner when none of them ships it: "(none of the Level Zero packages)" */
+	const char *no_package; /* the owner when none of them ships it: "(none of the Level Zero packages)" */
 	/* The driver build a package version names (-1 when it names none), to
 	 * compare with the build the driver reports; NULL: not comparable. */
 	long (*package_build)(const char *package_version);
-	const char *hang_remedy;  /* the fix when the runtime hangs */
+	const char *hang_remedy;               /* the fix when the runtime hangs */
 	const struct backend_remedy *remedies; /* by error name, first match; ends with { NULL, NULL } */
 	/* The health verdict from one device's telemetry: findings (with their
 	 * fixes) into r; "label" names the device. */

@@ -71,8 +71,8 @@ struct cuda_api {
 	CUresult (*MemsetD32)(CUdeviceptr, unsigned, size_t);
 	CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
 	CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);
-	CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
-				 unsigned, unsigned, CUstream, void **, void **);
+	CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+				 CUstream, void **, void **);
 	CUresult (*EventCreate)(CUevent *, unsigned);
 	CUresult (*EventRecord)(CUevent, CUstream);
 	CUresult (*EventQuery)(CUevent);
@@ -83,7 +83,10 @@ struct cuda_api {
 };
 
 static const struct dynlib_symbol cuda_symbols[] = {
-#define SYM(name, field) { name, offsetof(struct cuda_api, field), false }
+#define SYM(name, field)                                      \
+	{                                                     \
+		name, offsetof(struct cuda_api, field), false \
+	}
 	SYM("cuInit", Init),
 	SYM("cuDriverGetVersion", DriverGetVersion),
 	SYM("cuDeviceGetCount", DeviceGetCount),
@@ -125,23 +128,33 @@ static const struct {
 	{ 1, "an invalid value reached the driver; report it with the result JSON" },
 	{ 2, "the GPU is out of memory: another process holds it (see telemetry.processes) or the card is too small" },
 	{ 3, "the driver is not initialized; cuInit failed earlier" },
-	{ 34, "the CUDA stub library was loaded instead of the driver: remove the toolkit's stubs/ directory from LD_LIBRARY_PATH" },
-	{ 35, "the NVIDIA kernel module is older than this libcuda.so.1: install matching driver packages or run the container with the host's driver mounted (--gpus all)" },
-	{ 46, "the GPU is busy or unavailable: it is in exclusive-process compute mode and in use, or prohibited (nvidia-smi -q -d COMPUTE)" },
-	{ 100, "no CUDA-capable GPU is visible: check CUDA_VISIBLE_DEVICES, run the container with --gpus all (or --runtime=nvidia), and check /dev/nvidia* exist" },
+	{ 34,
+	  "the CUDA stub library was loaded instead of the driver: remove the toolkit's stubs/ directory from LD_LIBRARY_PATH" },
+	{ 35,
+	  "the NVIDIA kernel module is older than this libcuda.so.1: install matching driver packages or run the container with the host's driver mounted (--gpus all)" },
+	{ 46,
+	  "the GPU is busy or unavailable: it is in exclusive-process compute mode and in use, or prohibited (nvidia-smi -q -d COMPUTE)" },
+	{ 100,
+	  "no CUDA-capable GPU is visible: check CUDA_VISIBLE_DEVICES, run the container with --gpus all (or --runtime=nvidia), and check /dev/nvidia* exist" },
 	{ 101, "the device index is not valid here: check CUDA_VISIBLE_DEVICES and the device count" },
 	{ 200, "the embedded PTX was rejected as an invalid image; the binary may be damaged" },
 	{ 209, "the driver cannot build the smoke kernel for this GPU architecture" },
 	{ 214, "an uncorrectable ECC error occurred: drain the node and check nvidia-smi -q -d ECC" },
 	{ 218, "the driver's PTX JIT rejected the smoke kernel: the driver's JIT is broken or too old" },
-	{ 221, "the driver's PTX JIT compiler library is missing (libnvidia-ptxjitcompiler.so.1): mount the full driver user-mode libraries" },
+	{ 221,
+	  "the driver's PTX JIT compiler library is missing (libnvidia-ptxjitcompiler.so.1): mount the full driver user-mode libraries" },
 	{ 222, "the driver is older than the PTX ISA of the smoke kernel: upgrade the NVIDIA driver" },
-	{ 304, "an operating system call failed in the driver: check /dev/nvidia* permissions and the container's seccomp profile" },
-	{ 700, "the kernel made an illegal memory access: the GPU or driver is faulty; check the host's kernel log for Xid errors" },
-	{ 719, "the kernel launch failed: check the host's kernel log for Xid errors (dmesg | grep NVRM) and reset the GPU" },
+	{ 304,
+	  "an operating system call failed in the driver: check /dev/nvidia* permissions and the container's seccomp profile" },
+	{ 700,
+	  "the kernel made an illegal memory access: the GPU or driver is faulty; check the host's kernel log for Xid errors" },
+	{ 719,
+	  "the kernel launch failed: check the host's kernel log for Xid errors (dmesg | grep NVRM) and reset the GPU" },
 	{ 802, "the system is not ready: on NVSwitch systems start nvidia-fabricmanager and wait for it" },
-	{ 803, "the user-mode driver (libcuda.so.1) and the kernel module differ in version: install matching versions" },
-	{ 804, "forward-compatibility libraries are not supported on this GPU: remove the cuda-compat libraries from the library path" },
+	{ 803,
+	  "the user-mode driver (libcuda.so.1) and the kernel module differ in version: install matching versions" },
+	{ 804,
+	  "forward-compatibility libraries are not supported on this GPU: remove the cuda-compat libraries from the library path" },
 	{ 999, "the driver reported an unknown error: check the host's kernel log (dmesg | grep NVRM) and nvidia-smi" },
 };
 
@@ -158,8 +171,8 @@ struct stage_timer {
 	double start;
 };
 
-static void stage_begin(struct stage_timer *t, struct probe_channel *ch, json_t *timings,
-			const char *stage, const char *device)
+static void stage_begin(struct stage_timer *t, struct probe_channel *ch, json_t *timings, const char *stage,
+			const char *device)
 {
 	probe_stage(ch, stage, device);
 	t->timings = timings;
@@ -174,8 +187,7 @@ static void stage_end(struct stage_timer *t)
 }
 
 /* Sets error, message and stage on obj from a CUDA error code. */
-static void set_cuda_error(const struct cuda_api *api, json_t *obj, const char *stage,
-			   const char *call, CUresult rc)
+static void set_cuda_error(const struct cuda_api *api, json_t *obj, const char *stage, const char *call, CUresult rc)
 {
 	const char *name = NULL, *text = NULL;
 	if (api->GetErrorName == NULL || api->GetErrorName(rc, &name) != CUDA_SUCCESS || !name)
@@ -235,9 +247,8 @@ static int cuda_load(struct cuda_api *api, json_t *result)
 static char *uuid_text(const CUuuid *u)
 {
 	const unsigned char *b = u->bytes;
-	return xasprintf("GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-			 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
-			 b[12], b[13], b[14], b[15]);
+	return xasprintf("GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2],
+			 b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
 }
 
 /* The PCI device id from sysfs (CUDA has no call for it): the key of the
@@ -260,8 +271,7 @@ static void pci_device_id(const char *pci, json_t *d)
 
 /* Properties that need no context: name, uuid, pci, compute capability,
  * total memory. Fills pci (for stage lines). */
-static int device_properties(const struct cuda_api *api, CUdevice dev, int index, json_t *d,
-			     char *pci, size_t pci_size)
+static int device_properties(const struct cuda_api *api, CUdevice dev, int index, json_t *d, char *pci, size_t pci_size)
 {
 	char name[256] = "";
 	CUuuid uuid;
@@ -287,10 +297,8 @@ static int device_properties(const struct cuda_api *api, CUdevice dev, int index
 	}
 	json_object_set_new(d, "vendor_id", json_integer(0x10de));
 	pci_device_id(pci, d);
-	if (api->DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) ==
-		    CUDA_SUCCESS &&
-	    api->DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) ==
-		    CUDA_SUCCESS) {
+	if (api->DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) == CUDA_SUCCESS &&
+	    api->DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) == CUDA_SUCCESS) {
 		char *cc = xasprintf("%d.%d", major, minor);
 		json_object_set_new(d, "compute", json_string(cc));
 		free(cc);
@@ -348,9 +356,8 @@ static int device_perf(const struct cuda_api *api, struct probe_channel *ch, con
 		       const char *pci, CUmodule module, json_t *d, json_t *timings);
 
 /* memory, module, launch, sync, verify on the current context. */
-static int device_smoke(const struct cuda_api *api, struct probe_channel *ch,
-			const struct backend_options *opt, const char *pci, json_t *d,
-			json_t *timings)
+static int device_smoke(const struct cuda_api *api, struct probe_channel *ch, const struct backend_options *opt,
+			const char *pci, json_t *d, json_t *timings)
 {
 	struct smoke_buffers b = { 0 };
 	struct stage_timer t;
@@ -408,7 +415,8 @@ static int device_smoke(const struct cuda_api *api, struct probe_channel *ch,
 	if (w > 0) {
 		char *msg = xasprintf("the smoke kernel did not finish within %.3g s: the GPU is hung "
 				      "or saturated by another process; check nvidia-smi and the "
-				      "host's kernel log for Xid errors", timeout);
+				      "host's kernel log for Xid errors",
+				      timeout);
 		set_error(d, "sync", "TIMEOUT", msg);
 		free(msg);
 		goto out;
@@ -423,19 +431,17 @@ static int device_smoke(const struct cuda_api *api, struct probe_channel *ch,
 	CUDA_CALL("verify", "cuMemcpyDtoH", api->MemcpyDtoH(b.host, b.out, bytes));
 	size_t mismatches = 0, first_bad = 0;
 	for (size_t i = 0; i < n; i++)
-		if (b.host[i] != smoke_expected(smoke_input((unsigned)i), (unsigned)i) &&
-		    mismatches++ == 0)
+		if (b.host[i] != smoke_expected(smoke_input((unsigned)i), (unsigned)i) && mismatches++ == 0)
 			first_bad = i;
-	json_t *smoke = json_pack("{s:b, s:I, s:I}", "ok", mismatches == 0, "elements",
-				  (json_int_t)n, "mismatches", (json_int_t)mismatches);
+	json_t *smoke = json_pack("{s:b, s:I, s:I}", "ok", mismatches == 0, "elements", (json_int_t)n, "mismatches",
+				  (json_int_t)mismatches);
 	if (mismatches) {
 		json_object_set_new(smoke, "first_bad_index", json_integer((json_int_t)first_bad));
 		char *msg = xasprintf("the smoke kernel computed %zu of %zu elements wrong (first at "
 				      "index %zu: got 0x%08x, expected 0x%08x): the GPU or driver "
 				      "computes wrong results; drain the node",
 				      mismatches, n, first_bad, b.host[first_bad],
-				      smoke_expected(smoke_input((unsigned)first_bad),
-						     (unsigned)first_bad));
+				      smoke_expected(smoke_input((unsigned)first_bad), (unsigned)first_bad));
 		set_error(d, "verify", "WRONG_RESULT", msg);
 		free(msg);
 	}
@@ -472,11 +478,11 @@ static int device_perf(const struct cuda_api *api, struct probe_channel *ch, con
 
 	stage_begin(&t, ch, timings, "perf", pci);
 	CUfunction fn;
-#define PERF_CALL(name, expr)                    \
-	do {                                     \
-		call = name;                     \
+#define PERF_CALL(name, expr)                      \
+	do {                                       \
+		call = name;                       \
 		if ((rc = (expr)) != CUDA_SUCCESS) \
-			goto fail;               \
+			goto fail;                 \
 	} while (0)
 	PERF_CALL("cuModuleGetFunction(copy)", api->ModuleGetFunction(&fn, module, "copy"));
 	PERF_CALL("cuMemAlloc", api->MemAlloc(&src, bytes));
@@ -490,11 +496,13 @@ static int device_perf(const struct cuda_api *api, struct probe_channel *ch, con
 	json_object_set_new(perf, "copy_runs_ms", runs);
 	for (int r = 0; r <= PERF_REPEATS; r++) { /* run 0 warms up */
 		PERF_CALL("cuEventRecord", api->EventRecord(start, NULL));
-		PERF_CALL("cuLaunchKernel(copy)", api->LaunchKernel(fn, grid, 1, 1, SMOKE_BLOCK, 1, 1, 0, NULL, params, NULL));
+		PERF_CALL("cuLaunchKernel(copy)",
+			  api->LaunchKernel(fn, grid, 1, 1, SMOKE_BLOCK, 1, 1, 0, NULL, params, NULL));
 		PERF_CALL("cuEventRecord", api->EventRecord(stop, NULL));
 		int w = wait_for_event(api, stop, timeout, false, &rc);
 		if (w > 0) {
-			set_error(d, "perf", "TIMEOUT", "the bandwidth copy did not finish in time: the GPU is hung or saturated");
+			set_error(d, "perf", "TIMEOUT",
+				  "the bandwidth copy did not finish in time: the GPU is hung or saturated");
 			goto out;
 		}
 		call = "cuEventQuery";
@@ -505,7 +513,8 @@ static int device_perf(const struct cuda_api *api, struct probe_channel *ch, con
 		perf_keep_copy(r, ms, runs, &best_ms);
 	}
 	if (best_ms <= 0) {
-		set_error(d, "perf", "ZERO_DURATION", "every event said the copy took no time: the driver's event timing is broken");
+		set_error(d, "perf", "ZERO_DURATION",
+			  "every event said the copy took no time: the driver's event timing is broken");
 		goto out;
 	}
 	unsigned one = 1;
@@ -530,9 +539,11 @@ static int device_perf(const struct cuda_api *api, struct probe_channel *ch, con
 	json_object_set_new(perf, "copy_ms", json_real(best_ms));
 	json_object_set_new(perf, "buffer_bytes", json_integer((json_int_t)bytes));
 	perf_record_latency(perf, lat);
-	json_object_set_new(perf, "method",
-			    json_string("bandwidth: best of 5 copy kernels (bytes read + written) timed by cuEventRecord/cuEventElapsedTime; "
-					"latency: median of 50 one-thread launches, host clock from cuLaunchKernel to the event's completion"));
+	json_object_set_new(
+		perf, "method",
+		json_string(
+			"bandwidth: best of 5 copy kernels (bytes read + written) timed by cuEventRecord/cuEventElapsedTime; "
+			"latency: median of 50 one-thread launches, host clock from cuLaunchKernel to the event's completion"));
 	stage_end(&t);
 	ret = 0;
 	goto out;
@@ -556,8 +567,8 @@ out:
 }
 
 /* One device: properties, and with a context free memory and the smoke. */
-static int probe_device(const struct cuda_api *api, struct probe_channel *ch,
-			const struct backend_options *opt, int index, json_t *d, json_t *result)
+static int probe_device(const struct cuda_api *api, struct probe_channel *ch, const struct backend_options *opt,
+			int index, json_t *d, json_t *result)
 {
 	CUdevice dev;
 	CUresult rc;
@@ -646,7 +657,8 @@ static int cuda_run(struct probe_channel *ch, const struct backend_options *opt,
 			const char *msg = json_string_value(json_object_get(result, "message"));
 			char *more = xasprintf("%s (CUDA_VISIBLE_DEVICES=\"%s\" is set: an empty value "
 					       "hides every GPU, and the list stops at the first "
-					       "index or UUID that does not exist)", msg, visible);
+					       "index or UUID that does not exist)",
+					       msg, visible);
 			json_object_set_new(result, "message", json_string(more));
 			free(more);
 		}
@@ -680,7 +692,8 @@ static int cuda_run(struct probe_channel *ch, const struct backend_options *opt,
 	}
 	if (opt->device >= count) {
 		char *msg = xasprintf("device %d was asked for, but the driver sees %d GPU%s (after "
-				      "CUDA_VISIBLE_DEVICES)", opt->device, count, count == 1 ? "" : "s");
+				      "CUDA_VISIBLE_DEVICES)",
+				      opt->device, count, count == 1 ? "" : "s");
 		set_error(result, "devices", "CUDA_ERROR_INVALID_DEVICE", msg);
 		free(msg);
 		goto out;

@@ -55,7 +55,10 @@ struct nvml_api {
 	nvmlReturn_t (*GetComputeRunningProcesses)(nvmlDevice_t, unsigned *, nvml_process_info *);
 };
 
-#define NVML_SYM(field, name, optional) { name, offsetof(struct nvml_api, field), optional }
+#define NVML_SYM(field, name, optional)                          \
+	{                                                        \
+		name, offsetof(struct nvml_api, field), optional \
+	}
 static const struct dynlib_symbol nvml_symbols[] = {
 	NVML_SYM(Init, "nvmlInit_v2", false),
 	NVML_SYM(Shutdown, "nvmlShutdown", true),
@@ -112,8 +115,8 @@ static void ecc_status(const struct nvml_api *n, nvmlDevice_t dev, json_t *telem
 	int current = 0, pending = 0;
 	nvmlReturn_t rc;
 	if (!n->GetEccMode || (rc = n->GetEccMode(dev, &current, &pending)) != NVML_SUCCESS) {
-		json_object_set_new(telemetry, "ecc", n->GetEccMode ? nvml_failure(n, rc)
-								    : json_string("not supported"));
+		json_object_set_new(telemetry, "ecc",
+				    n->GetEccMode ? nvml_failure(n, rc) : json_string("not supported"));
 		return;
 	}
 	json_t *ecc = json_pack("{s:b, s:b}", "enabled", current != 0, "pending_enabled", pending != 0);
@@ -138,13 +141,12 @@ static void ecc_status(const struct nvml_api *n, nvmlDevice_t dev, json_t *telem
 static void memory_repair_status(const struct nvml_api *n, nvmlDevice_t dev, json_t *telemetry)
 {
 	unsigned corr = 0, unc = 0, pending = 0, failed = 0;
-	nvmlReturn_t rc = n->GetRemappedRows ? n->GetRemappedRows(dev, &corr, &unc, &pending, &failed)
-					     : NVML_ERROR_NOT_SUPPORTED;
+	nvmlReturn_t rc =
+		n->GetRemappedRows ? n->GetRemappedRows(dev, &corr, &unc, &pending, &failed) : NVML_ERROR_NOT_SUPPORTED;
 	json_object_set_new(telemetry, "row_remap",
 			    rc == NVML_SUCCESS
-				    ? json_pack("{s:i, s:i, s:b, s:b}", "corrected_rows", corr,
-						"uncorrected_rows", unc, "pending", pending != 0,
-						"failure", failed != 0)
+				    ? json_pack("{s:i, s:i, s:b, s:b}", "corrected_rows", corr, "uncorrected_rows", unc,
+						"pending", pending != 0, "failure", failed != 0)
 				    : nvml_failure(n, rc));
 	int page_pending = 0;
 	rc = n->GetRetiredPagesPendingStatus ? n->GetRetiredPagesPendingStatus(dev, &page_pending)
@@ -176,9 +178,8 @@ static void processes(const struct nvml_api *n, nvmlDevice_t dev, json_t *teleme
 {
 	nvml_process_info info[MAX_PROCESSES];
 	unsigned count = MAX_PROCESSES;
-	nvmlReturn_t rc = n->GetComputeRunningProcesses
-				  ? n->GetComputeRunningProcesses(dev, &count, info)
-				  : NVML_ERROR_NOT_SUPPORTED;
+	nvmlReturn_t rc = n->GetComputeRunningProcesses ? n->GetComputeRunningProcesses(dev, &count, info)
+							: NVML_ERROR_NOT_SUPPORTED;
 	if (rc != NVML_SUCCESS && rc != NVML_ERROR_INSUFFICIENT_SIZE) {
 		json_object_set_new(telemetry, "processes", nvml_failure(n, rc));
 		return;
@@ -188,9 +189,9 @@ static void processes(const struct nvml_api *n, nvmlDevice_t dev, json_t *teleme
 	json_t *list = json_array();
 	/* PIDs are the host's when the container has its own PID namespace. */
 	for (unsigned i = 0; i < count; i++)
-		json_array_append_new(list, json_pack("{s:i, s:I, s:b}", "pid", (int)info[i].pid,
-						      "used_memory", (json_int_t)info[i].usedGpuMemory,
-						      "self", info[i].pid == (unsigned)getpid()));
+		json_array_append_new(list, json_pack("{s:i, s:I, s:b}", "pid", (int)info[i].pid, "used_memory",
+						      (json_int_t)info[i].usedGpuMemory, "self",
+						      info[i].pid == (unsigned)getpid()));
 	json_object_set_new(telemetry, "processes", list);
 }
 
@@ -222,11 +223,14 @@ void nvml_telemetry(const char *pci, json_t *telemetry)
 	json_object_set_new(telemetry, "nvml", json_string("ok"));
 	unsigned value = 0;
 	rc = n.GetTemperature ? n.GetTemperature(dev, NVML_TEMPERATURE_GPU, &value) : NVML_ERROR_NOT_SUPPORTED;
-	json_object_set_new(telemetry, "temperature_c", rc == NVML_SUCCESS ? json_integer(value) : nvml_failure(&n, rc));
+	json_object_set_new(telemetry, "temperature_c",
+			    rc == NVML_SUCCESS ? json_integer(value) : nvml_failure(&n, rc));
 	rc = n.GetPowerUsage ? n.GetPowerUsage(dev, &value) : NVML_ERROR_NOT_SUPPORTED;
-	json_object_set_new(telemetry, "power_w", rc == NVML_SUCCESS ? json_real(value / 1000.0) : nvml_failure(&n, rc));
+	json_object_set_new(telemetry, "power_w",
+			    rc == NVML_SUCCESS ? json_real(value / 1000.0) : nvml_failure(&n, rc));
 	rc = n.GetEnforcedPowerLimit ? n.GetEnforcedPowerLimit(dev, &value) : NVML_ERROR_NOT_SUPPORTED;
-	json_object_set_new(telemetry, "power_limit_w", rc == NVML_SUCCESS ? json_real(value / 1000.0) : nvml_failure(&n, rc));
+	json_object_set_new(telemetry, "power_limit_w",
+			    rc == NVML_SUCCESS ? json_real(value / 1000.0) : nvml_failure(&n, rc));
 	ecc_status(&n, dev, telemetry);
 	memory_repair_status(&n, dev, telemetry);
 	processes(&n, dev, telemetry);

@@ -42,7 +42,8 @@ static inline void perf_keep_copy(int run, double time, json_t *runs, double *be
 static inline void perf_record_latency(json_t *perf, double lat[LATENCY_RUNS])
 {
 	qsort(lat, LATENCY_RUNS, sizeof(lat[0]), perf_cmp_double);
-	json_object_set_new(perf, "launch_latency_us", json_real((lat[LATENCY_RUNS / 2 - 1] + lat[LATENCY_RUNS / 2]) / 2));
+	json_object_set_new(perf, "launch_latency_us",
+			    json_real((lat[LATENCY_RUNS / 2 - 1] + lat[LATENCY_RUNS / 2]) / 2));
 	json_object_set_new(perf, "launch_latency_min_us", json_real(lat[0]));
 }
 

@@ -11,30 +11,30 @@
 #include "../context.h"
 
 struct probe_request {
-	const char *backend;    /* "level-zero", "cuda" */
-	int device;             /* -1: enumerate only */
+	const char *backend; /* "level-zero", "cuda" */
+	int device;          /* -1: enumerate only */
 	bool smoke, telemetry;
-	bool processes;         /* list the processes using the device */
-	bool perf;              /* measure bandwidth and launch latency after the smoke */
-	size_t perf_bytes;      /* the bandwidth copy's buffer */
+	bool processes;    /* list the processes using the device */
+	bool perf;         /* measure bandwidth and launch latency after the smoke */
+	size_t perf_bytes; /* the bandwidth copy's buffer */
 	size_t work_items;
 	double sync_timeout_s;
-	const char *cache_dir;  /* native module cache folder, or NULL */
+	const char *cache_dir; /* native module cache folder, or NULL */
 };
 
 struct probe_run {
-	char stage[32];         /* the last stage the child entered ("" if none) */
-	char device[64];        /* and its device, "" if none */
-	json_t *result;         /* the result object, NULL if the child sent none */
-	json_t *enumerated;     /* the result so far once the devices were known, or NULL */
-	bool killed;            /* still running at the deadline */
-	double stage_seconds;   /* how long it had been in that stage when it ended */
-	int exit_code;          /* -1 unless it exited */
-	int signal;             /* 0 unless a signal ended it */
-	double seconds;         /* start to end */
-	char *output;           /* the tail of the child's stdout and stderr */
-	char *verdict;          /* NULL when ok; else "hung in stage sync on ... (killed)" */
-	char *failed_stage;     /* NULL when ok; the stage to blame */
+	char stage[32];       /* the last stage the child entered ("" if none) */
+	char device[64];      /* and its device, "" if none */
+	json_t *result;       /* the result object, NULL if the child sent none */
+	json_t *enumerated;   /* the result so far once the devices were known, or NULL */
+	bool killed;          /* still running at the deadline */
+	double stage_seconds; /* how long it had been in that stage when it ended */
+	int exit_code;        /* -1 unless it exited */
+	int signal;           /* 0 unless a signal ended it */
+	double seconds;       /* start to end */
+	char *output;         /* the tail of the child's stdout and stderr */
+	char *verdict;        /* NULL when ok; else "hung in stage sync on ... (killed)" */
+	char *failed_stage;   /* NULL when ok; the stage to blame */
 };
 
 /* Runs every request in parallel, each in its own child, until all ended or

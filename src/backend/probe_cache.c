@@ -39,7 +39,8 @@ static int trusted_dir(const char *path, char *why, size_t why_size)
 		return -1;
 	}
 	if (st.st_mode & 022) {
-		snprintf(why, why_size, "%s is writable by group or others (mode %04o)", path, (unsigned)(st.st_mode & 07777));
+		snprintf(why, why_size, "%s is writable by group or others (mode %04o)", path,
+			 (unsigned)(st.st_mode & 07777));
 		return -1;
 	}
 	return 0;
@@ -141,7 +142,8 @@ json_t *probe_cache_load(const char *dir, const char *key, double ttl, double *a
 	bool ok = json_is_true(json_object_get(j, "ok"));
 	double limit = ok ? ttl : (ttl < PROBE_CACHE_FAILURE_TTL_S ? ttl : PROBE_CACHE_FAILURE_TTL_S);
 	const char *k = json_string_value(json_object_get(j, "key"));
-	if (!k || strcmp(k, key) != 0 || age < 0 || age >= limit || json_integer_value(json_object_get(j, "version")) != CACHE_VERSION) {
+	if (!k || strcmp(k, key) != 0 || age < 0 || age >= limit ||
+	    json_integer_value(json_object_get(j, "version")) != CACHE_VERSION) {
 		json_decref(j);
 		return NULL;
 	}

@@ -20,7 +20,7 @@
 #include "backend.h"
 
 #define PROBE_EXIT_FAILED 3
-#define PROBE_EXIT_USAGE 4
+#define PROBE_EXIT_USAGE  4
 
 static int parse_count(const char *s, long min, long max, long *out)
 {
@@ -36,12 +36,18 @@ static int parse_count(const char *s, long min, long max, long *out)
 int cmd_probe(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "backend", required_argument, NULL, 'b' },   { "device", required_argument, NULL, 'd' },
-		{ "smoke", no_argument, NULL, 's' },           { "telemetry", no_argument, NULL, 't' },
-		{ "work-items", required_argument, NULL, 'w' }, { "sync-timeout", required_argument, NULL, 'T' },
-		{ "fd", required_argument, NULL, 'f' },        { "cache-dir", required_argument, NULL, 'c' },
-		{ "sandbox", no_argument, NULL, 'S' },         { "processes", no_argument, NULL, 'p' },
-		{ "perf-bytes", required_argument, NULL, 'P' }, { NULL, 0, NULL, 0 },
+		{ "backend", required_argument, NULL, 'b' },
+		{ "device", required_argument, NULL, 'd' },
+		{ "smoke", no_argument, NULL, 's' },
+		{ "telemetry", no_argument, NULL, 't' },
+		{ "work-items", required_argument, NULL, 'w' },
+		{ "sync-timeout", required_argument, NULL, 'T' },
+		{ "fd", required_argument, NULL, 'f' },
+		{ "cache-dir", required_argument, NULL, 'c' },
+		{ "sandbox", no_argument, NULL, 'S' },
+		{ "processes", no_argument, NULL, 'p' },
+		{ "perf-bytes", required_argument, NULL, 'P' },
+		{ NULL, 0, NULL, 0 },
 	};
 	struct backend_options opt = { .device = -1, .work_items = 1u << 20, .sync_timeout_s = 10 };
 	const struct backend *be = NULL;
@@ -77,7 +83,9 @@ int cmd_probe(int argc, char **argv)
 			break;
 		case 'P': /* the bandwidth measurement's buffer: 1 MiB to 4 GiB */
 			if (parse_count(optarg, 1L << 20, 1L << 32, &v) < 0) {
-				fprintf(stderr, "gpugate probe: --perf-bytes wants a byte count from 1 MiB to 4 GiB, not '%s'\n", optarg);
+				fprintf(stderr,
+					"gpugate probe: --perf-bytes wants a byte count from 1 MiB to 4 GiB, not '%s'\n",
+					optarg);
 				return PROBE_EXIT_USAGE;
 			}
 			opt.perf = true;
@@ -109,13 +117,15 @@ int cmd_probe(int argc, char **argv)
 			}
 			break;
 		default:
-			fprintf(stderr, "gpugate probe: bad option '%s' (an internal subcommand of the runtime check)\n",
+			fprintf(stderr,
+				"gpugate probe: bad option '%s' (an internal subcommand of the runtime check)\n",
 				argv[optind - 1]);
 			return PROBE_EXIT_USAGE;
 		}
 	}
 	if (!be || optind < argc) {
-		fprintf(stderr, "gpugate probe: usage: gpugate probe --backend level-zero|cuda [--device N] [--smoke]\n");
+		fprintf(stderr,
+			"gpugate probe: usage: gpugate probe --backend level-zero|cuda [--device N] [--smoke]\n");
 		return PROBE_EXIT_USAGE;
 	}
 	if (fcntl((int)fd, F_GETFD) < 0) {

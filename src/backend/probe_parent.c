@@ -15,7 +15,7 @@
 #include "../lib/util.h"
 #include "protocol.h"
 
-#define OUTPUT_KEEP 8192
+#define OUTPUT_KEEP    8192
 #define LINE_MAX_BYTES (1u << 20)
 
 /* One probe child: its spawn (src/lib/spawn.h), the protocol line being
@@ -198,8 +198,9 @@ static void classify(struct probe_run *run)
 		else
 			snprintf(where, sizeof(where), "in stage %s", rstage);
 	}
-	run->verdict = message ? xasprintf("exited %d %s: %s (%s)", run->exit_code, where, error ? error : "failed", message)
-			       : xasprintf("exited %d %s: %s", run->exit_code, where, error ? error : "failed");
+	run->verdict =
+		message ? xasprintf("exited %d %s: %s (%s)", run->exit_code, where, error ? error : "failed", message)
+			: xasprintf("exited %d %s: %s", run->exit_code, where, error ? error : "failed");
 }
 
 void probe_run_all(const struct context *ctx, const struct probe_request *reqs, struct probe_run *runs, size_t n,

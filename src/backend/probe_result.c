@@ -87,7 +87,8 @@ static void processes(const json_t *list, const char *nvml, struct probe_process
 		out->items = xcalloc(json_array_size(list) + 1, sizeof(*out->items));
 		size_t i;
 		json_t *p;
-		json_array_foreach(list, i, p) {
+		json_array_foreach(list, i, p)
+		{
 			if (!json_is_object(p))
 				continue;
 			out->items[out->n++] = (struct probe_process){ .pid = integer(p, "pid", 0),
@@ -169,9 +170,7 @@ void probe_result_decode(const json_t *j, struct probe_result *out)
 	out->devices = xcalloc(json_array_size(devs) + 1, sizeof(*out->devices));
 	size_t i;
 	json_t *d;
-	json_array_foreach(devs, i, d)
-		if (json_is_object(d))
-			device(d, &out->devices[out->n_devices++]);
+	json_array_foreach(devs, i, d) if (json_is_object(d)) device(d, &out->devices[out->n_devices++]);
 }
 
 static void telemetry_free(struct probe_telemetry *t)

@@ -36,8 +36,8 @@ struct probe_telemetry {
 	struct probe_counters ras;          /* Level Zero */
 	struct probe_counters ecc;          /* NVML */
 	bool row_remap_failure, row_remap_pending, retired_pages_pending; /* NVML */
-	char *nvml;                         /* NVML's state: "ok" or why not; NULL when absent */
-	json_t *raw;                        /* for a report's details only */
+	char *nvml;  /* NVML's state: "ok" or why not; NULL when absent */
+	json_t *raw; /* for a report's details only */
 };
 
 struct probe_process {

@@ -101,7 +101,8 @@ void probe_parse_line(const char *line, struct probe_line *out)
 			return bad(out, result ? "result line is not JSON" : "enumerated line is not JSON");
 		if (!json_is_object(j)) {
 			json_decref(j);
-			return bad(out, result ? "result line is not a JSON object" : "enumerated line is not a JSON object");
+			return bad(out, result ? "result line is not a JSON object"
+					       : "enumerated line is not a JSON object");
 		}
 		out->kind = result ? PROBE_LINE_RESULT : PROBE_LINE_ENUMERATED;
 		out->result = j;

@@ -8,10 +8,10 @@ enum probe_line_kind { PROBE_LINE_STAGE, PROBE_LINE_ENUMERATED, PROBE_LINE_RESUL
 
 struct probe_line {
 	enum probe_line_kind kind;
-	char stage[32];   /* PROBE_LINE_STAGE */
-	char device[64];  /* PROBE_LINE_STAGE, "" when none */
-	json_t *result;   /* PROBE_LINE_RESULT, PROBE_LINE_ENUMERATED: an object the caller owns */
-	char error[128];  /* PROBE_LINE_BAD: why */
+	char stage[32];  /* PROBE_LINE_STAGE */
+	char device[64]; /* PROBE_LINE_STAGE, "" when none */
+	json_t *result;  /* PROBE_LINE_RESULT, PROBE_LINE_ENUMERATED: an object the caller owns */
+	char error[128]; /* PROBE_LINE_BAD: why */
 };
 
 /* Parses one line without its newline. Never fails on garbage: that is

@@ -11,12 +11,18 @@ void probe_remedy(const struct backend *be, const struct probe_outcome *o, struc
 	if (o->killed && o->last_stage[0] == '\0')
 		/* killed before the child said anything: the time it had was too short
 		 * to start a process at all, nothing points at the GPU */
-		result_remedy(r, "the probe had only %.2f s and was killed before it started: raise --deadline or runtime.timeout "
-				 "(the %s runtime needs about 0.5 s to start)", o->seconds, be->name);
+		result_remedy(
+			r,
+			"the probe had only %.2f s and was killed before it started: raise --deadline or runtime.timeout "
+			"(the %s runtime needs about 0.5 s to start)",
+			o->seconds, be->name);
 	else if (o->killed)
 		result_remedy(r, "%s", be->hang_remedy);
 	else if (o->signal)
-		result_remedy(r, "the %s runtime crashed: reinstall the driver stack and compare the loader and driver versions (packages checks)", be->name);
+		result_remedy(
+			r,
+			"the %s runtime crashed: reinstall the driver stack and compare the loader and driver versions (packages checks)",
+			be->name);
 	if (!error)
 		return;
 	if (strstr(error, "missing")) {
@@ -29,5 +35,7 @@ void probe_remedy(const struct backend *be, const struct probe_outcome *o, struc
 			return;
 		}
 	if (strstr(error, "wrong result"))
-		result_remedy(r, "the GPU computes wrong results: take it out of service and report it with the details of this check");
+		result_remedy(
+			r,
+			"the GPU computes wrong results: take it out of service and report it with the details of this check");
 }

@@ -29,8 +29,13 @@ static bool library_present(const struct context *ctx, const char *soname)
 		found = memmem(cache, len, soname, strlen(soname) + 1) != NULL;
 	free(cache);
 	free(cache_path);
-	static const char *const dirs[] = { "/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib64",
-					    "/usr/lib", "/usr/local/lib", "/usr/lib/wsl/lib", NULL };
+	static const char *const dirs[] = { "/usr/lib/x86_64-linux-gnu",
+					    "/lib/x86_64-linux-gnu",
+					    "/usr/lib64",
+					    "/usr/lib",
+					    "/usr/local/lib",
+					    "/usr/lib/wsl/lib",
+					    NULL };
 	for (size_t i = 0; !found && dirs[i]; i++) {
 		char *p = xasprintf("%s/%s", dirs[i], soname);
 		char *full = ctx_path(ctx, p);
@@ -64,7 +69,8 @@ static size_t nodes_passed_in(const struct context *ctx, const struct backend *b
 	size_t plen = strlen(be->nodes_prefix);
 	while (d && (e = readdir(d))) {
 		const char *rest = e->d_name + plen;
-		if (strncmp(e->d_name, be->nodes_prefix, plen) != 0 || !*rest || strspn(rest, "0123456789") != strlen(rest))
+		if (strncmp(e->d_name, be->nodes_prefix, plen) != 0 || !*rest ||
+		    strspn(rest, "0123456789") != strlen(rest))
 			continue;
 		n++;
 	}
@@ -95,11 +101,16 @@ static struct probe_request request(const struct backend *be, int device, const 
 {
 	if (!req->smoke)
 		return (struct probe_request){ .backend = be->name, .device = -1 };
-	return (struct probe_request){ .backend = be->name, .device = device, .smoke = true,
-				       .telemetry = req->telemetry, .processes = req->processes, .perf = req->perf,
+	return (struct probe_request){ .backend = be->name,
+				       .device = device,
+				       .smoke = true,
+				       .telemetry = req->telemetry,
+				       .processes = req->processes,
+				       .perf = req->perf,
 				       .perf_bytes = req->perf_bytes,
 				       .work_items = req->work_items > 0 ? (size_t)req->work_items : 0,
-				       .sync_timeout_s = req->deadline - monotonic_seconds(), .cache_dir = cache_dir };
+				       .sync_timeout_s = req->deadline - monotonic_seconds(),
+				       .cache_dir = cache_dir };
 }
 
 /* The first run that got past enumeration, or -1. */
@@ -119,8 +130,9 @@ static size_t devices_reported(const struct raw_runs *r)
 		return 0;
 	const json_t *j = r->runs[e].enumerated;
 	json_t *count = json_object_get(j, "device_count");
-	size_t n = json_is_integer(count) && json_integer_value(count) > 0 ? (size_t)json_integer_value(count)
-									  : json_array_size(json_object_get(j, "devices"));
+	size_t n = json_is_integer(count) && json_integer_value(count) > 0
+			   ? (size_t)json_integer_value(count)
+			   : json_array_size(json_object_get(j, "devices"));
 	return n > 1024 ? 1024 : n;
 }
 
@@ -217,7 +229,8 @@ static json_t *merged_enumeration(const struct raw_runs *r, long e)
 	for (size_t k = 0; k < r->n; k++) {
 		size_t i;
 		json_t *d;
-		json_array_foreach(json_object_get(r->runs[k].enumerated, "devices"), i, d) {
+		json_array_foreach(json_object_get(r->runs[k].enumerated, "devices"), i, d)
+		{
 			long long want = device_index(d);
 			bool have = false;
 			size_t m;
@@ -260,11 +273,14 @@ static void judge(struct backend_probe *p, const struct raw_runs *r, bool smoke)
 
 /* What makes a cached result valid: the probe settings and the environment
  * that changes what the runtime sees. */
-static char *cache_key(const struct context *ctx, const struct probe_session *s, const struct probe_session_request *req)
+static char *cache_key(const struct context *ctx, const struct probe_session *s,
+		       const struct probe_session_request *req)
 {
-	static const char *const vars[] = { "ZE_AFFINITY_MASK", "NEO_ZE_AFFINITY_MASK", "NEO_L0_ZE_AFFINITY_MASK",
-					    "ZE_FLAT_DEVICE_HIERARCHY", "ZE_ENABLE_ALT_DRIVERS", "LD_LIBRARY_PATH",
-					    "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "ONEAPI_DEVICE_SELECTOR", NULL };
+	static const char *const vars[] = { "ZE_AFFINITY_MASK",        "NEO_ZE_AFFINITY_MASK",
+					    "NEO_L0_ZE_AFFINITY_MASK", "ZE_FLAT_DEVICE_HIERARCHY",
+					    "ZE_ENABLE_ALT_DRIVERS",   "LD_LIBRARY_PATH",
+					    "CUDA_VISIBLE_DEVICES",    "CUDA_DEVICE_ORDER",
+					    "ONEAPI_DEVICE_SELECTOR",  NULL };
 	struct strbuf sb = STRBUF_INIT;
 	sb_printf(&sb, "exe=%s;smoke=%d;telemetry=%d;items=%ld;processes=%d;perf=%d:%zu", ctx_self_exe(ctx), req->smoke,
 		  req->telemetry, req->work_items, req->processes, req->perf, req->perf_bytes);
@@ -369,7 +385,8 @@ struct probe_session *probe_session_run(const struct context *ctx, const struct 
 		s->probes[s->n++].be = *b;
 	}
 	if (s->n == 0) {
-		s->none_found = xasprintf("no GPU runtime library is installed: looked for %s", hints.buf ? hints.buf : "");
+		s->none_found =
+			xasprintf("no GPU runtime library is installed: looked for %s", hints.buf ? hints.buf : "");
 		s->none_remedy = missing_remedy(ctx->vendor);
 		sb_release(&hints);
 		return s;

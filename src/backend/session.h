@@ -16,24 +16,24 @@ struct result;
 
 /* What the runtime group asks for (from its spec section). */
 struct probe_session_request {
-	const char *backend;  /* "auto" or a backend's name */
-	double deadline;      /* monotonic */
+	const char *backend; /* "auto" or a backend's name */
+	double deadline;     /* monotonic */
 	bool smoke, telemetry, processes, perf;
 	long work_items;
 	size_t perf_bytes;
-	bool use_cache;       /* the health check: reuse a recent result */
+	bool use_cache; /* the health check: reuse a recent result */
 	double cache_ttl;
 };
 
 /* How one child ended, and what it said. */
 struct probe_outcome {
-	char *verdict;        /* NULL when it passed: "hung in stage sync on ... (killed)" */
-	char *failed_stage;   /* NULL when it passed */
-	char last_stage[32];  /* the last stage it entered ("" if none) */
-	bool killed;          /* still running at the deadline */
+	char *verdict;       /* NULL when it passed: "hung in stage sync on ... (killed)" */
+	char *failed_stage;  /* NULL when it passed */
+	char last_stage[32]; /* the last stage it entered ("" if none) */
+	bool killed;         /* still running at the deadline */
 	int signal;
 	double seconds;
-	char *output;         /* the tail of its stdout and stderr */
+	char *output; /* the tail of its stdout and stderr */
 	struct probe_result result;
 };
 
@@ -42,19 +42,19 @@ struct backend_probe {
 	/* Getting as far as the device list: a pass once a child enumerated
 	 * (even if its smoke failed later); else the failing child's outcome. */
 	struct probe_outcome enumeration;
-	struct probe_result found;       /* the runtime and its devices, as enumerated */
-	struct probe_outcome *devices;   /* with smoke: one child per device, by index */
+	struct probe_result found;     /* the runtime and its devices, as enumerated */
+	struct probe_outcome *devices; /* with smoke: one child per device, by index */
 	size_t n_devices;
 };
 
 struct probe_session {
 	struct backend_probe *probes;
 	size_t n;
-	char *none_found;     /* no backend library was found: what was looked for */
-	char *none_remedy;    /* then: what to install, from the backends of the run's vendor */
-	double cache_age;     /* >= 0: the result came from the state cache */
-	char *cache_path;     /* the state folder used, if any */
-	char *cache_note;     /* why the state cache was not used or written */
+	char *none_found;  /* no backend library was found: what was looked for */
+	char *none_remedy; /* then: what to install, from the backends of the run's vendor */
+	double cache_age;  /* >= 0: the result came from the state cache */
+	char *cache_path;  /* the state folder used, if any */
+	char *cache_note;  /* why the state cache was not used or written */
 };
 
 struct probe_session *probe_session_run(const struct context *ctx, const struct probe_session_request *req);

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #include "../lib/crypto_dl.h"
 #include "../lib/dynlib.h"
 #include "backend.h"
@@ -62,7 +61,7 @@ static void clock_enter(struct stage_clock *c, struct probe_channel *ch, const c
 		probe_stage(ch, stage, device);
 }
 
-#define ZE_SYMBOL(name) { #name, offsetof(struct ze_api, name), false },
+#define ZE_SYMBOL(name)          { #name, offsetof(struct ze_api, name), false },
 #define ZE_OPTIONAL_SYMBOL(name) { #name, offsetof(struct ze_api, name), true },
 static const struct dynlib_symbol ze_symbols[] = { ZE_FUNCS(ZE_SYMBOL) ZE_OPTIONAL_FUNCS(ZE_OPTIONAL_SYMBOL) };
 
@@ -71,7 +70,9 @@ static int load_api(struct ze_api *api, json_t *res)
 	char why[256], real[PATH_MAX];
 	api->lib = dynlib_open("libze_loader.so.1", why, sizeof why);
 	if (!api->lib) {
-		char *msg = xasprintf("cannot load libze_loader.so.1 (%s): install the Level Zero loader (apt-get install libze1)", why);
+		char *msg = xasprintf(
+			"cannot load libze_loader.so.1 (%s): install the Level Zero loader (apt-get install libze1)",
+			why);
 		fail_message(res, "loader", "loader missing", msg);
 		free(msg);
 		return -1;
@@ -80,7 +81,8 @@ static int load_api(struct ze_api *api, json_t *res)
 		json_object_set_new(res, "library", json_text(real));
 	const char *missing = dynlib_resolve(api->lib, api, ze_symbols, sizeof ze_symbols / sizeof ze_symbols[0]);
 	if (missing) {
-		char *msg = xasprintf("libze_loader.so.1 lacks %s: the loader is too old or broken; reinstall libze1", missing);
+		char *msg = xasprintf("libze_loader.so.1 lacks %s: the loader is too old or broken; reinstall libze1",
+				      missing);
 		fail_message(res, "loader", "symbol missing", msg);
 		free(msg);
 		return -1;
@@ -89,7 +91,7 @@ static int load_api(struct ze_api *api, json_t *res)
 }
 
 struct driver_search {
-	const char *alt;   /* ZE_ENABLE_ALT_DRIVERS, or NULL */
+	const char *alt; /* ZE_ENABLE_ALT_DRIVERS, or NULL */
 	char path[PATH_MAX];
 };
 
@@ -160,8 +162,8 @@ static void describe_device(const struct ze_api *api, ze_device_handle_t dev, in
 	if (api->zeDevicePciGetPropertiesExt) {
 		ze_pci_ext_properties_t pci = { .stype = ZE_STRUCTURE_TYPE_PCI_EXT_PROPERTIES };
 		if (api->zeDevicePciGetPropertiesExt(dev, &pci) == ZE_RESULT_SUCCESS) {
-			snprintf(label, label_size, "%04x:%02x:%02x.%x", pci.address.domain & 0xffff, pci.address.bus & 0xff,
-				 pci.address.device & 0x1f, pci.address.function & 7);
+			snprintf(label, label_size, "%04x:%02x:%02x.%x", pci.address.domain & 0xffff,
+				 pci.address.bus & 0xff, pci.address.device & 0x1f, pci.address.function & 7);
 			json_object_set_new(j, "pci", json_string(label));
 		}
 	}
@@ -182,7 +184,8 @@ static void describe_device(const struct ze_api *api, ze_device_handle_t dev, in
 	if (api->zesDeviceEnumMemoryModules && api->zesMemoryGetState) {
 		zes_device_handle_t sdev = (zes_device_handle_t)dev;
 		uint32_t count = 0;
-		if (api->zesDeviceEnumMemoryModules(sdev, &count, NULL) == ZE_RESULT_SUCCESS && count > 0 && count < 64) {
+		if (api->zesDeviceEnumMemoryModules(sdev, &count, NULL) == ZE_RESULT_SUCCESS && count > 0 &&
+		    count < 64) {
 			zes_mem_handle_t *mods = xcalloc(count, sizeof(*mods));
 			uint64_t free_bytes = 0;
 			bool ok = api->zesDeviceEnumMemoryModules(sdev, &count, mods) == ZE_RESULT_SUCCESS;
@@ -267,13 +270,13 @@ static void smoke_free(const struct ze_api *api, struct smoke_objects *o)
 }
 
 /* Calls api->FN(args); on failure records the error with FN's name. */
-#define SMOKE_CALL(stage, fn, ...)                              \
-	do {                                                    \
-		ze_result_t rc_ = api->fn(__VA_ARGS__);         \
-		if (rc_ != ZE_RESULT_SUCCESS) {                 \
+#define SMOKE_CALL(stage, fn, ...)                                \
+	do {                                                      \
+		ze_result_t rc_ = api->fn(__VA_ARGS__);           \
+		if (rc_ != ZE_RESULT_SUCCESS) {                   \
 			set_error(dj, stage, rc_, #fn " failed"); \
-			goto out;                               \
-		}                                               \
+			goto out;                                 \
+		}                                                 \
 	} while (0)
 
 /* A cached native binary: a regular file of ours, nobody else may write it. */
@@ -304,8 +307,11 @@ static int create_module(const struct ze_api *api, struct smoke_objects *o, ze_d
 	size_t native_size = 0;
 	unsigned char *native = cache_file ? read_private(cache_file, &native_size) : NULL;
 	if (native) {
-		ze_module_desc_t ndesc = { .stype = ZE_STRUCTURE_TYPE_MODULE_DESC, .format = ZE_MODULE_FORMAT_NATIVE,
-					   .inputSize = native_size, .pInputModule = native, .pBuildFlags = "" };
+		ze_module_desc_t ndesc = { .stype = ZE_STRUCTURE_TYPE_MODULE_DESC,
+					   .format = ZE_MODULE_FORMAT_NATIVE,
+					   .inputSize = native_size,
+					   .pInputModule = native,
+					   .pBuildFlags = "" };
 		ze_result_t nrc = api->zeModuleCreate(o->ctx, dev, &ndesc, &o->module, NULL);
 		free(native);
 		if (nrc == ZE_RESULT_SUCCESS) {
@@ -316,8 +322,11 @@ static int create_module(const struct ze_api *api, struct smoke_objects *o, ze_d
 		json_object_set_new(smoke, "module_cache", json_string("stale: rebuilt from SPIR-V"));
 		unlink(cache_file);
 	}
-	ze_module_desc_t mdesc = { .stype = ZE_STRUCTURE_TYPE_MODULE_DESC, .format = ZE_MODULE_FORMAT_IL_SPIRV,
-				   .inputSize = spv->size, .pInputModule = spv->data, .pBuildFlags = "" };
+	ze_module_desc_t mdesc = { .stype = ZE_STRUCTURE_TYPE_MODULE_DESC,
+				   .format = ZE_MODULE_FORMAT_IL_SPIRV,
+				   .inputSize = spv->size,
+				   .pInputModule = spv->data,
+				   .pBuildFlags = "" };
 	ze_module_build_log_handle_t log = NULL;
 	ze_result_t mrc = api->zeModuleCreate(o->ctx, dev, &mdesc, &o->module, &log);
 	if (mrc != ZE_RESULT_SUCCESS) {
@@ -342,7 +351,8 @@ static int create_module(const struct ze_api *api, struct smoke_objects *o, ze_d
 		if (api->zeModuleGetNativeBinary(o->module, &size, bin) == ZE_RESULT_SUCCESS) {
 			int rc = write_file_atomic(cache_file, (const char *)bin, size, 0600);
 			if (!json_object_get(smoke, "module_cache"))
-				json_object_set_new(smoke, "module_cache", json_string(rc == 0 ? "stored" : "not writable"));
+				json_object_set_new(smoke, "module_cache",
+						    json_string(rc == 0 ? "stored" : "not writable"));
 		}
 		free(bin);
 	}
@@ -383,13 +393,16 @@ static int smoke(const struct ze_api *api, struct probe_channel *ch, const struc
 	SMOKE_CALL("context", zeContextCreate, drv, &cdesc, &o.ctx);
 	uint32_t ordinal = 0;
 	if (compute_ordinal(api, dev, &ordinal) < 0) {
-		fail_message(dj, "context", "no compute queue", "the device reports no command queue group that can compute");
+		fail_message(dj, "context", "no compute queue",
+			     "the device reports no command queue group that can compute");
 		goto out;
 	}
-	ze_command_queue_desc_t qdesc = { .stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, .ordinal = ordinal,
+	ze_command_queue_desc_t qdesc = { .stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
+					  .ordinal = ordinal,
 					  .mode = ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS };
 	SMOKE_CALL("context", zeCommandQueueCreate, o.ctx, dev, &qdesc, &o.queue);
-	ze_command_list_desc_t ldesc = { .stype = ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, .commandQueueGroupOrdinal = ordinal };
+	ze_command_list_desc_t ldesc = { .stype = ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC,
+					 .commandQueueGroupOrdinal = ordinal };
 	SMOKE_CALL("context", zeCommandListCreate, o.ctx, dev, &ldesc, &o.list);
 	ze_fence_desc_t fdesc = { .stype = ZE_STRUCTURE_TYPE_FENCE_DESC };
 	SMOKE_CALL("context", zeFenceCreate, o.queue, &fdesc, &o.fence);
@@ -414,7 +427,8 @@ static int smoke(const struct ze_api *api, struct probe_channel *ch, const struc
 	uint32_t gx = 1, gy = 1, gz = 1;
 	SMOKE_CALL("launch", zeKernelSuggestGroupSize, o.kernel, (uint32_t)n, 1, 1, &gx, &gy, &gz);
 	if (gx == 0 || n % gx) {
-		fail_message(dj, "launch", "bad group size", "the driver suggested a group size that does not divide the work");
+		fail_message(dj, "launch", "bad group size",
+			     "the driver suggested a group size that does not divide the work");
 		goto out;
 	}
 	SMOKE_CALL("launch", zeKernelSetGroupSize, o.kernel, gx, 1, 1);
@@ -450,10 +464,11 @@ static int smoke(const struct ze_api *api, struct probe_channel *ch, const struc
 	json_object_set_new(smoke, "group_size", json_integer(gx));
 	if (bad) {
 		json_object_set_new(smoke, "first_bad_index", json_integer((json_int_t)first_bad));
-		char *msg = xasprintf("the smoke kernel computed %zu wrong elements of %zu (first at index %zu: got 0x%08x, expected 0x%08x): "
-				      "the GPU or its driver computes wrong results",
-				      bad, n, first_bad, result[first_bad],
-				      smoke_expected(smoke_input((unsigned)first_bad), (unsigned)first_bad));
+		char *msg = xasprintf(
+			"the smoke kernel computed %zu wrong elements of %zu (first at index %zu: got 0x%08x, expected 0x%08x): "
+			"the GPU or its driver computes wrong results",
+			bad, n, first_bad, result[first_bad],
+			smoke_expected(smoke_input((unsigned)first_bad), (unsigned)first_bad));
 		fail_message(dj, "verify", "wrong result", msg);
 		free(msg);
 		goto out;
@@ -463,8 +478,13 @@ static int smoke(const struct ze_api *api, struct probe_channel *ch, const struc
 	if (opt->perf) {
 		/* after a correct smoke only: a wrong GPU's speed means nothing */
 		clock_enter(clk, ch, "perf", label);
-		struct ze_perf_target pt = { .ctx = o.ctx, .dev = dev, .queue = o.queue, .ordinal = ordinal,
-					     .module = o.module, .bytes = opt->perf_bytes, .timeout_s = timeout };
+		struct ze_perf_target pt = { .ctx = o.ctx,
+					     .dev = dev,
+					     .queue = o.queue,
+					     .ordinal = ordinal,
+					     .module = o.module,
+					     .bytes = opt->perf_bytes,
+					     .timeout_s = timeout };
 		if (ze_perf_measure(api, &pt, dj) < 0) {
 			json_t *perf = json_object_get(dj, "performance");
 			fail_message(dj, "perf", json_string_value(json_object_get(perf, "error")),
@@ -504,7 +524,8 @@ static int ze_run(struct probe_channel *ch, const struct backend_options *opt, j
 	uint32_t ndrv = 0;
 	ze_result_t drc = api.zeDriverGet(&ndrv, NULL);
 	if (drc != ZE_RESULT_SUCCESS || ndrv == 0) {
-		set_error(res, "drivers", drc != ZE_RESULT_SUCCESS ? drc : ZE_RESULT_ERROR_UNINITIALIZED, "zeDriverGet found no driver");
+		set_error(res, "drivers", drc != ZE_RESULT_SUCCESS ? drc : ZE_RESULT_ERROR_UNINITIALIZED,
+			  "zeDriverGet found no driver");
 		goto out;
 	}
 	if (ndrv > 16)
@@ -557,8 +578,9 @@ static int ze_run(struct probe_channel *ch, const struct backend_options *opt, j
 		}
 	}
 	if (index == 0) {
-		fail_message(res, "devices", "no devices",
-			     "the Level Zero driver loaded but reports no GPU: check that /dev/dri/renderD* and /dev/dri/by-path are visible and that ZE_AFFINITY_MASK does not hide every device");
+		fail_message(
+			res, "devices", "no devices",
+			"the Level Zero driver loaded but reports no GPU: check that /dev/dri/renderD* and /dev/dri/by-path are visible and that ZE_AFFINITY_MASK does not hide every device");
 		goto out;
 	}
 	if (opt->device >= 0 && !target) {
@@ -574,9 +596,10 @@ static int ze_run(struct probe_channel *ch, const struct backend_options *opt, j
 		struct stage_clock dclk = { .timings = dt };
 		json_object_set_new(target_json, "timings_ms", dt);
 		clock_enter(&clk, NULL, NULL, NULL);
-		char *cache_file = module_cache_file(opt->cache_dir, json_string_value(json_object_get(target_json, "uuid")),
-						     json_string_value(json_object_get(res, "driver_version")),
-						     embedded_find(embedded_kernels, "smoke.spv"));
+		char *cache_file =
+			module_cache_file(opt->cache_dir, json_string_value(json_object_get(target_json, "uuid")),
+					  json_string_value(json_object_get(res, "driver_version")),
+					  embedded_find(embedded_kernels, "smoke.spv"));
 		int src = smoke(&api, ch, opt, target_drv, target, target_label, target_json, &dclk, cache_file);
 		free(cache_file);
 		clock_enter(&dclk, NULL, NULL, NULL);

@@ -8,6 +8,7 @@
 #include <level_zero/ze_api.h>
 #include <level_zero/zes_api.h>
 
+/* clang-format off */
 #define ZE_FUNCS(X)                                                                             \
 	X(zeInit) X(zeDriverGet) X(zeDriverGetProperties) X(zeDeviceGet) X(zeDeviceGetProperties) \
 	X(zeDeviceGetComputeProperties) X(zeDeviceGetMemoryProperties)                          \
@@ -30,6 +31,7 @@
 	X(zesDeviceEnumPowerDomains) X(zesPowerGetEnergyCounter) X(zesDeviceEnumFrequencyDomains) \
 	X(zesFrequencyGetProperties) X(zesFrequencyGetState) X(zesDeviceEnumRasErrorSets)         \
 	X(zesRasGetProperties) X(zesRasGetState)
+/* clang-format on */
 
 struct ze_api {
 	void *lib;
@@ -55,8 +57,8 @@ struct ze_perf_target {
 	ze_command_queue_handle_t queue;
 	uint32_t ordinal;
 	ze_module_handle_t module;
-	size_t bytes;        /* copy buffer size */
-	double timeout_s;    /* each wait's limit */
+	size_t bytes;     /* copy buffer size */
+	double timeout_s; /* each wait's limit */
 };
 
 /* Copy bandwidth (kernel timestamps) and launch latency (host clock) into

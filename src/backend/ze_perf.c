@@ -18,7 +18,6 @@
 #include "ze_api.h"
 #include "ze_errors.h"
 
-
 struct perf_objects {
 	void *src, *dst;
 	ze_kernel_handle_t copy;
@@ -54,7 +53,8 @@ static void perf_free(const struct ze_api *api, const struct ze_perf_target *t, 
  * ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES). */
 static double kernel_ns(const ze_kernel_timestamp_result_t *ts, const ze_device_properties_t *p)
 {
-	uint64_t max = p->kernelTimestampValidBits >= 64 ? UINT64_MAX : (UINT64_C(1) << p->kernelTimestampValidBits) - 1;
+	uint64_t max =
+		p->kernelTimestampValidBits >= 64 ? UINT64_MAX : (UINT64_C(1) << p->kernelTimestampValidBits) - 1;
 	uint64_t start = ts->context.kernelStart & max, end = ts->context.kernelEnd & max;
 	uint64_t ticks = end >= start ? end - start : (max - start) + end + 1;
 	return (double)ticks * (double)p->timerResolution;
@@ -71,13 +71,13 @@ static int perf_fail(json_t *perf, const char *call, ze_result_t rc)
 	return -1;
 }
 
-#define PERF_CALL(fn, ...)                                               \
-	do {                                                             \
-		ze_result_t rc_ = api->fn(__VA_ARGS__);                  \
-		if (rc_ != ZE_RESULT_SUCCESS) {                          \
-			ret = perf_fail(perf, #fn, rc_);                 \
-			goto out;                                        \
-		}                                                        \
+#define PERF_CALL(fn, ...)                               \
+	do {                                             \
+		ze_result_t rc_ = api->fn(__VA_ARGS__);  \
+		if (rc_ != ZE_RESULT_SUCCESS) {          \
+			ret = perf_fail(perf, #fn, rc_); \
+			goto out;                        \
+		}                                        \
 	} while (0)
 
 int ze_perf_measure(const struct ze_api *api, const struct ze_perf_target *t, json_t *j)
@@ -93,7 +93,10 @@ int ze_perf_measure(const struct ze_api *api, const struct ze_perf_target *t, js
 	PERF_CALL(zeDeviceGetProperties, t->dev, &props);
 	if (props.timerResolution == 0 || props.kernelTimestampValidBits == 0) {
 		json_object_set_new(perf, "error", json_string("no kernel timestamps"));
-		json_object_set_new(perf, "message", json_string("the device reports no kernel timestamp resolution (timerResolution or kernelTimestampValidBits is 0)"));
+		json_object_set_new(
+			perf, "message",
+			json_string(
+				"the device reports no kernel timestamp resolution (timerResolution or kernelTimestampValidBits is 0)"));
 		goto out;
 	}
 
@@ -107,8 +110,10 @@ int ze_perf_measure(const struct ze_api *api, const struct ze_perf_target *t, js
 				       .count = 1 };
 	ze_device_handle_t devs[1] = { t->dev };
 	PERF_CALL(zeEventPoolCreate, t->ctx, &pdesc, 1, devs, &o.pool);
-	ze_event_desc_t edesc = { .stype = ZE_STRUCTURE_TYPE_EVENT_DESC, .index = 0,
-				  .signal = ZE_EVENT_SCOPE_FLAG_HOST, .wait = ZE_EVENT_SCOPE_FLAG_HOST };
+	ze_event_desc_t edesc = { .stype = ZE_STRUCTURE_TYPE_EVENT_DESC,
+				  .index = 0,
+				  .signal = ZE_EVENT_SCOPE_FLAG_HOST,
+				  .wait = ZE_EVENT_SCOPE_FLAG_HOST };
 	PERF_CALL(zeEventCreate, o.pool, &edesc, &o.event);
 	ze_fence_desc_t fdesc = { .stype = ZE_STRUCTURE_TYPE_FENCE_DESC };
 	PERF_CALL(zeFenceCreate, t->queue, &fdesc, &o.fence);
@@ -121,7 +126,8 @@ int ze_perf_measure(const struct ze_api *api, const struct ze_perf_target *t, js
 	PERF_CALL(zeKernelSetGroupSize, o.copy, gx, 1, 1);
 	PERF_CALL(zeKernelSetArgumentValue, o.copy, 0, sizeof(o.src), &o.src);
 	PERF_CALL(zeKernelSetArgumentValue, o.copy, 1, sizeof(o.dst), &o.dst);
-	ze_command_list_desc_t ldesc = { .stype = ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, .commandQueueGroupOrdinal = t->ordinal };
+	ze_command_list_desc_t ldesc = { .stype = ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC,
+					 .commandQueueGroupOrdinal = t->ordinal };
 	PERF_CALL(zeCommandListCreate, t->ctx, t->dev, &ldesc, &o.list);
 	ze_group_count_t groups = { (uint32_t)(items / gx), 1, 1 };
 	PERF_CALL(zeCommandListAppendLaunchKernel, o.list, o.copy, &groups, o.event, 0, NULL);
@@ -140,7 +146,10 @@ int ze_perf_measure(const struct ze_api *api, const struct ze_perf_target *t, js
 	}
 	if (best_ns <= 0) {
 		json_object_set_new(perf, "error", json_string("zero duration"));
-		json_object_set_new(perf, "message", json_string("every kernel timestamp said the copy took no time: the driver's kernel timestamps are broken"));
+		json_object_set_new(
+			perf, "message",
+			json_string(
+				"every kernel timestamp said the copy took no time: the driver's kernel timestamps are broken"));
 		goto out;
 	}
 
@@ -166,9 +175,11 @@ int ze_perf_measure(const struct ze_api *api, const struct ze_perf_target *t, js
 	json_object_set_new(perf, "copy_ns", json_real(best_ns));
 	json_object_set_new(perf, "buffer_bytes", json_integer((json_int_t)bytes));
 	perf_record_latency(perf, lat);
-	json_object_set_new(perf, "method",
-			    json_string("bandwidth: best of 5 copy kernels (bytes read + written) timed by kernel timestamp events; "
-					"latency: median of 50 one-item kernel submissions, host clock from submit to fence"));
+	json_object_set_new(
+		perf, "method",
+		json_string(
+			"bandwidth: best of 5 copy kernels (bytes read + written) timed by kernel timestamp events; "
+			"latency: median of 50 one-item kernel submissions, host clock from submit to fence"));
 	ret = 0;
 out:
 	perf_free(api, t, &o);

@@ -14,8 +14,8 @@
 #include "ze_api.h"
 #include "ze_errors.h"
 
-#define UNSUPPORTED "not supported by this driver"
-#define MAX_HANDLES 64
+#define UNSUPPORTED     "not supported by this driver"
+#define MAX_HANDLES     64
 #define POWER_SAMPLE_MS 100
 
 /* The value for a failed call: UNSUPPORTED where the driver says so. */
@@ -43,23 +43,23 @@ static void put(json_t *t, const char *key, json_t *value, json_t *why)
 
 /* Handles of one Sysman enumeration (zesDeviceEnum*), NULL with *why set
  * when there are none. Caller frees. */
-#define ENUM_HANDLES(api_fn, handle_t, dev, count, why)                                                 \
-	({                                                                                               \
-		handle_t *list_ = NULL;                                                                  \
-		ze_result_t rc_ = api_fn(dev, &(count), NULL);                                           \
-		if (rc_ != ZE_RESULT_SUCCESS)                                                            \
-			(why) = failure(rc_);                                                            \
-		else if ((count) == 0 || (count) > MAX_HANDLES)                                          \
-			(why) = json_string(UNSUPPORTED);                                                \
-		else {                                                                                   \
-			list_ = xcalloc((count), sizeof(*list_));                                        \
-			if ((rc_ = api_fn(dev, &(count), list_)) != ZE_RESULT_SUCCESS) {                 \
-				free(list_);                                                             \
-				list_ = NULL;                                                            \
-				(why) = failure(rc_);                                                    \
-			}                                                                                \
-		}                                                                                        \
-		list_;                                                                                   \
+#define ENUM_HANDLES(api_fn, handle_t, dev, count, why)                                  \
+	({                                                                               \
+		handle_t *list_ = NULL;                                                  \
+		ze_result_t rc_ = api_fn(dev, &(count), NULL);                           \
+		if (rc_ != ZE_RESULT_SUCCESS)                                            \
+			(why) = failure(rc_);                                            \
+		else if ((count) == 0 || (count) > MAX_HANDLES)                          \
+			(why) = json_string(UNSUPPORTED);                                \
+		else {                                                                   \
+			list_ = xcalloc((count), sizeof(*list_));                        \
+			if ((rc_ = api_fn(dev, &(count), list_)) != ZE_RESULT_SUCCESS) { \
+				free(list_);                                             \
+				list_ = NULL;                                            \
+				(why) = failure(rc_);                                    \
+			}                                                                \
+		}                                                                        \
+		list_;                                                                   \
 	})
 
 static void temperature(const struct ze_api *api, zes_device_handle_t dev, json_t *t)
@@ -111,7 +111,9 @@ static void power(const struct ze_api *api, zes_device_handle_t dev, json_t *t)
 		if (rc != ZE_RESULT_SUCCESS)
 			why = failure(rc);
 		else if (b.timestamp > a.timestamp && b.energy >= a.energy) /* µJ per µs = W */
-			json_object_set_new(t, "power_w", json_real((double)(b.energy - a.energy) / (double)(b.timestamp - a.timestamp)));
+			json_object_set_new(
+				t, "power_w",
+				json_real((double)(b.energy - a.energy) / (double)(b.timestamp - a.timestamp)));
 		else
 			why = json_string("not measurable: the energy counter did not advance");
 		free(d);
@@ -182,8 +184,10 @@ static void frequency(const struct ze_api *api, zes_device_handle_t dev, json_t 
 /* The worst health of the memory modules. */
 static void memory_health(const struct ze_api *api, zes_device_handle_t dev, json_t *t)
 {
-	static const char *const names[] = { [ZES_MEM_HEALTH_UNKNOWN] = "unknown", [ZES_MEM_HEALTH_OK] = "ok",
-					     [ZES_MEM_HEALTH_DEGRADED] = "degraded", [ZES_MEM_HEALTH_CRITICAL] = "critical",
+	static const char *const names[] = { [ZES_MEM_HEALTH_UNKNOWN] = "unknown",
+					     [ZES_MEM_HEALTH_OK] = "ok",
+					     [ZES_MEM_HEALTH_DEGRADED] = "degraded",
+					     [ZES_MEM_HEALTH_CRITICAL] = "critical",
 					     [ZES_MEM_HEALTH_REPLACE] = "replace" };
 	if (!api->zesDeviceEnumMemoryModules || !api->zesMemoryGetState) {
 		json_object_set_new(t, "memory_health", json_string(UNSUPPORTED));
@@ -237,8 +241,10 @@ static void ras(const struct ze_api *api, zes_device_handle_t dev, json_t *t)
 		any = true;
 	}
 	free(sets);
-	put(t, "ras", any ? json_pack("{s:I, s:I}", "correctable", (json_int_t)total[0], "uncorrectable", (json_int_t)total[1])
-		      : NULL, why);
+	put(t, "ras",
+	    any ? json_pack("{s:I, s:I}", "correctable", (json_int_t)total[0], "uncorrectable", (json_int_t)total[1])
+		: NULL,
+	    why);
 }
 
 void ze_sysman_telemetry(const struct ze_api *api, ze_device_handle_t dev, json_t *j)
@@ -280,7 +286,8 @@ void ze_sysman_processes(const struct ze_api *api, ze_device_handle_t dev, json_
 	/* the PIDs are the host's when the container has its own PID namespace */
 	for (uint32_t i = 0; i < n; i++)
 		json_array_append_new(list, json_pack("{s:i, s:I, s:b}", "pid", (int)p[i].processId, "used_memory",
-						      (json_int_t)p[i].memSize, "self", p[i].processId == (uint32_t)getpid()));
+						      (json_int_t)p[i].memSize, "self",
+						      p[i].processId == (uint32_t)getpid()));
 	free(p);
 	json_object_set_new(j, "processes", list);
 }

@@ -5,17 +5,25 @@
 #include "../result.h"
 #include "verdicts.h"
 
-const char *const ze_loader_packages[] = { "libze1",           "libze-intel-gpu1",       "intel-level-zero-gpu",
-					   "intel-opencl-icd", "level-zero",             "libze-intel-gpu-legacy1",
+const char *const ze_loader_packages[] = { "libze1",
+					   "libze-intel-gpu1",
+					   "intel-level-zero-gpu",
+					   "intel-opencl-icd",
+					   "level-zero",
+					   "libze-intel-gpu-legacy1",
 					   NULL };
 
 /* By a part of the ze_result_t name (ze_errors.c lists them). */
 const struct backend_remedy ze_remedies[] = {
-	{ "UNINITIALIZED", "make the GPU visible in the container: --device /dev/dri and -v /dev/dri/by-path:/dev/dri/by-path (see the devices checks)" },
-	{ "INSUFFICIENT_PERMISSIONS", "give the container the render node's group: docker run --group-add render (or the node's numeric GID: stat -c %g /dev/dri/renderD128)" },
-	{ "OUT_OF_DEVICE_MEMORY", "free GPU memory: stop the other processes on the GPU (xpu-smi ps, intel_gpu_top) or lower their share" },
+	{ "UNINITIALIZED",
+	  "make the GPU visible in the container: --device /dev/dri and -v /dev/dri/by-path:/dev/dri/by-path (see the devices checks)" },
+	{ "INSUFFICIENT_PERMISSIONS",
+	  "give the container the render node's group: docker run --group-add render (or the node's numeric GID: stat -c %g /dev/dri/renderD128)" },
+	{ "OUT_OF_DEVICE_MEMORY",
+	  "free GPU memory: stop the other processes on the GPU (xpu-smi ps, intel_gpu_top) or lower their share" },
 	{ "DEVICE_LOST", "the GPU was lost: read the kernel log (dmesg) for GPU HANG / GuC errors and reset the GPU" },
-	{ "MODULE_BUILD", "install the graphics compiler matching the driver: apt-get install intel-igc-core-2 intel-igc-opencl-2" },
+	{ "MODULE_BUILD",
+	  "install the graphics compiler matching the driver: apt-get install intel-igc-core-2 intel-igc-opencl-2" },
 	{ NULL, NULL },
 };
 
@@ -23,8 +31,11 @@ void ze_judge_health(const struct probe_telemetry *t, const char *label, struct 
 {
 	const char *health = t->memory_health.why;
 	if (health && (!strcmp(health, "critical") || !strcmp(health, "replace"))) {
-		result_finding(r, STATUS_FAIL, "%s: memory health is %s (Sysman zes_mem_state_t.health)", label, health);
-		result_remedy(r, "the GPU's memory is failing: take the GPU out of service and have it replaced (xpu-smi diag, the vendor's RMA)");
+		result_finding(r, STATUS_FAIL, "%s: memory health is %s (Sysman zes_mem_state_t.health)", label,
+			       health);
+		result_remedy(
+			r,
+			"the GPU's memory is failing: take the GPU out of service and have it replaced (xpu-smi diag, the vendor's RMA)");
 	} else if (health && !strcmp(health, "degraded")) {
 		result_finding(r, STATUS_WARN, "%s: memory health is degraded: excessive correctable errors", label);
 		result_remedy(r, "watch the GPU's memory errors (xpu-smi stats) and plan its replacement");
@@ -32,13 +43,19 @@ void ze_judge_health(const struct probe_telemetry *t, const char *label, struct 
 	if (t->ras.counted) {
 		long long unc = t->ras.uncorrectable, cor = t->ras.correctable;
 		if (unc > 0) {
-			result_finding(r, STATUS_FAIL, "%s: %lld uncorrectable RAS error%s since the driver loaded (and %lld correctable)",
-				       label, unc, unc == 1 ? "" : "s", cor);
-			result_remedy(r, "uncorrectable GPU errors make results untrustworthy: drain the node, read the kernel log (dmesg | grep -iE 'ras|error') and reset or replace the GPU");
+			result_finding(
+				r, STATUS_FAIL,
+				"%s: %lld uncorrectable RAS error%s since the driver loaded (and %lld correctable)",
+				label, unc, unc == 1 ? "" : "s", cor);
+			result_remedy(
+				r,
+				"uncorrectable GPU errors make results untrustworthy: drain the node, read the kernel log (dmesg | grep -iE 'ras|error') and reset or replace the GPU");
 		} else if (cor > 0) {
-			result_finding(r, STATUS_WARN, "%s: %lld correctable RAS error%s since the driver loaded", label, cor,
-				       cor == 1 ? "" : "s");
-			result_remedy(r, "correctable errors are fixed by the hardware, but a rising count foretells a failure: watch it (xpu-smi stats)");
+			result_finding(r, STATUS_WARN, "%s: %lld correctable RAS error%s since the driver loaded",
+				       label, cor, cor == 1 ? "" : "s");
+			result_remedy(
+				r,
+				"correctable errors are fixed by the hardware, but a rising count foretells a failure: watch it (xpu-smi stats)");
 		}
 	}
 }

@@ -22,7 +22,7 @@
 #include "../lib/util.h"
 #include "../registry.h"
 
-#define GIB (1024ull * 1024 * 1024)
+#define GIB        (1024ull * 1024 * 1024)
 #define MAX_LISTED 50 /* findings per check; the rest are counted */
 
 static const struct spec_key hf_keys[] = {
@@ -39,7 +39,8 @@ static const struct spec_key hf_keys[] = {
 	{ "hf.models[].repo", SPEC_SCALAR, SCALAR_STR, NULL, "repo id: org/name (datasets/name for a dataset)" },
 	{ "hf.models[].revision", SPEC_SCALAR, SCALAR_STR, NULL, "branch, tag or 40-hex commit (default main)" },
 	{ "hf.models[].type", SPEC_SCALAR, SCALAR_ENUM, "model|dataset|space", "repo type (default model)" },
-	{ "hf.models[].files", SPEC_SEQ, SCALAR_STR, NULL, "files that must be in the snapshot (default: all it has, at least one)" },
+	{ "hf.models[].files", SPEC_SEQ, SCALAR_STR, NULL,
+	  "files that must be in the snapshot (default: all it has, at least one)" },
 	{ "hf.models[].files[]", SPEC_SCALAR, SCALAR_STR, NULL, "a path inside the repo" },
 	{ NULL, 0, 0, NULL, NULL },
 };
@@ -108,7 +109,10 @@ static int model_read(const struct spec *spec, const yaml_node_t *item, struct m
 				yaml_node_t *f = spec_seq_item(spec, files, i);
 				const char *name = spec_node_str(f) ? spec_node_str(f) : "";
 				if (bad_repo_path(name))
-					return spec_error_at(err, spec, f, "hf.models: file '%s' must be a relative path inside the repo (no '..', no leading '/')", name);
+					return spec_error_at(
+						err, spec, f,
+						"hf.models: file '%s' must be a relative path inside the repo (no '..', no leading '/')",
+						name);
 				m->files[i] = xstrdup(name);
 			}
 		}
@@ -116,7 +120,8 @@ static int model_read(const struct spec *spec, const yaml_node_t *item, struct m
 	if (bad_repo_path(m->repo) || strstr(m->repo, "--"))
 		return spec_error_at(err, spec, item, "hf.models: '%s' is not a repo id such as org/name", m->repo);
 	if (!*m->revision || strchr(m->revision, '\n') || strstr(m->revision, ".."))
-		return spec_error_at(err, spec, item, "hf.models: '%s' is not a revision (branch, tag or commit)", m->revision);
+		return spec_error_at(err, spec, item, "hf.models: '%s' is not a revision (branch, tag or commit)",
+				     m->revision);
 	return 0;
 }
 
@@ -137,13 +142,13 @@ static int hf_validate(const struct spec *spec, struct spec_error *err)
  * first use (the checks run one after another on one thread). */
 struct hf_state {
 	struct hf_location loc;
-	bool usable;             /* an absolute cache path */
-	char *cache;             /* the cache folder under --root */
-	char *mount_path;        /* the cache path as the mount table sees it */
+	bool usable;      /* an absolute cache path */
+	char *cache;      /* the cache folder under --root */
+	char *mount_path; /* the cache path as the mount table sees it */
 	struct mountinfo mi;
 	bool mi_ok;
 	char mi_err[4300];
-	bool healthcheck;        /* no listings read (see hf_cache_scan_listings) */
+	bool healthcheck; /* no listings read (see hf_cache_scan_listings) */
 	bool scanned;
 	int scan_rc;
 	char scan_err[4300];
@@ -201,11 +206,15 @@ static void remedy_mount(struct result *r, const struct hf_state *s)
 {
 	char *home_hub = hf_path_join(s->loc.hf_home, "hub");
 	if (strcmp(home_hub, s->loc.hub_cache) == 0)
-		result_remedy(r, "docker run -v $HOME/.cache/huggingface:%s ...   (mount the host's Hugging Face home at HF_HOME)",
-			      s->loc.hf_home);
+		result_remedy(
+			r,
+			"docker run -v $HOME/.cache/huggingface:%s ...   (mount the host's Hugging Face home at HF_HOME)",
+			s->loc.hf_home);
 	else
-		result_remedy(r, "docker run -v $HOME/.cache/huggingface/hub:%s ...   (mount the host's hub cache at the cache path)",
-			      s->loc.hub_cache);
+		result_remedy(
+			r,
+			"docker run -v $HOME/.cache/huggingface/hub:%s ...   (mount the host's hub cache at the cache path)",
+			s->loc.hub_cache);
 	free(home_hub);
 }
 
@@ -234,26 +243,31 @@ static void run_location(const struct context *ctx, void *state, struct result *
 		result_set(r, STATUS_FAIL, "the hub cache path is empty (%s is set to the empty string)", var);
 		result_remedy(r, "unset %s   (or export %s=/absolute/path)", var, var);
 	} else if (l->hub_cache[0] != '/') {
-		result_set(r, STATUS_FAIL, "the hub cache path '%s' (from %s) is relative: huggingface_hub would use a folder under whatever the working folder is",
-			   l->hub_cache, var);
+		result_set(
+			r, STATUS_FAIL,
+			"the hub cache path '%s' (from %s) is relative: huggingface_hub would use a folder under whatever the working folder is",
+			l->hub_cache, var);
 		result_remedy(r, "export %s=/absolute/path   (or unset it: the default is ~/.cache/huggingface)", var);
 	} else {
 		struct stat st;
 		bool exists = stat(s->cache, &st) == 0 && S_ISDIR(st.st_mode);
 		result_set(r, STATUS_PASS, "hub cache %s (from %s)%s", l->hub_cache,
-			   strcmp(l->hub_source, "default") == 0 ? "the default ~/.cache/huggingface/hub" : l->hub_source,
+			   strcmp(l->hub_source, "default") == 0 ? "the default ~/.cache/huggingface/hub"
+								 : l->hub_source,
 			   exists ? "" : ", not created yet");
 	}
 	for (const char *const *dep = l->deprecated; *dep; dep++) {
-		result_finding(r, STATUS_WARN, "%s is set, but huggingface_hub ignores it (deprecated): the cache is %s",
-			       *dep, l->hub_cache);
+		result_finding(r, STATUS_WARN,
+			       "%s is set, but huggingface_hub ignores it (deprecated): the cache is %s", *dep,
+			       l->hub_cache);
 		result_remedy(r, "unset %s; export HF_HOME=... instead", *dep);
 	}
 }
 
 static bool system_mount(const char *mp)
 {
-	static const char *const sys[] = { "/proc", "/sys", "/dev", "/run", "/etc/hosts", "/etc/hostname", "/etc/resolv.conf" };
+	static const char *const sys[] = { "/proc",           "/sys", "/dev", "/run", "/etc/hosts", "/etc/hostname",
+					   "/etc/resolv.conf" };
 	for (size_t i = 0; i < ARRAY_SIZE(sys); i++) {
 		size_t n = strlen(sys[i]);
 		if (strncmp(mp, sys[i], n) == 0 && (mp[n] == '\0' || mp[n] == '/'))
@@ -320,23 +334,27 @@ static void run_mounted(const struct context *ctx, void *state, struct result *r
 		free(top);
 		free(hub);
 		if (beside) {
-			result_finding(r, on_root ? STATUS_FAIL : STATUS_WARN,
-				       "a Hugging Face cache is mounted at %s, but huggingface_hub uses %s (from %s): HF_HOME points beside the mount",
-				       e->mount_point, s->loc.hub_cache, s->loc.hub_source);
+			result_finding(
+				r, on_root ? STATUS_FAIL : STATUS_WARN,
+				"a Hugging Face cache is mounted at %s, but huggingface_hub uses %s (from %s): HF_HOME points beside the mount",
+				e->mount_point, s->loc.hub_cache, s->loc.hub_source);
 			result_remedy(r, "%s", beside);
 		}
 	}
 	bool required = spec_bool(ctx->spec, "hf.require_mount", true);
 	if (on_root && required) {
-		result_set(r, STATUS_FAIL, "the cache %s is on the container's root filesystem (%s at /), not a mounted volume: downloads vanish with the container",
-			   s->loc.hub_cache, m->fstype);
+		result_set(
+			r, STATUS_FAIL,
+			"the cache %s is on the container's root filesystem (%s at /), not a mounted volume: downloads vanish with the container",
+			s->loc.hub_cache, m->fstype);
 		if (!beside)
 			remedy_mount(r, s);
 	} else if (on_root) {
-		result_set(r, r->status, "the cache %s is on the root filesystem (hf.require_mount is false)", s->loc.hub_cache);
+		result_set(r, r->status, "the cache %s is on the root filesystem (hf.require_mount is false)",
+			   s->loc.hub_cache);
 	} else {
-		result_set(r, r->status, "the cache %s is on its own mount %s (%s from %s)", s->loc.hub_cache, m->mount_point,
-			   m->fstype, m->source);
+		result_set(r, r->status, "the cache %s is on its own mount %s (%s from %s)", s->loc.hub_cache,
+			   m->mount_point, m->fstype, m->source);
 	}
 	free(beside);
 }
@@ -371,29 +389,38 @@ static void run_writable(const struct context *ctx, void *state, struct result *
 	const struct mount_entry *m = cache_mount(s);
 	bool ro_mount = m && mount_is_read_only(m);
 	if (spec_bool(ctx->spec, "hf.read_only", false)) {
-		result_set(r, STATUS_PASS, "read-only by design (hf.read_only)%s", ro_mount ? ", and the mount is read-only" : "");
+		result_set(r, STATUS_PASS, "read-only by design (hf.read_only)%s",
+			   ro_mount ? ", and the mount is read-only" : "");
 		if (!s->loc.offline) {
-			result_finding(r, STATUS_WARN, "the cache is read-only but HF_HUB_OFFLINE is not set: huggingface_hub will call the Hub and try to write");
+			result_finding(
+				r, STATUS_WARN,
+				"the cache is read-only but HF_HUB_OFFLINE is not set: huggingface_hub will call the Hub and try to write");
 			result_remedy(r, "export HF_HUB_OFFLINE=1");
 			result_set(r, STATUS_WARN, "read-only by design, but HF_HUB_OFFLINE is not set");
 		}
 		return;
 	}
 	if (ro_mount) {
-		result_set(r, STATUS_FAIL, "the cache %s is on a read-only mount %s (%s): downloads and lock files fail",
+		result_set(r, STATUS_FAIL,
+			   "the cache %s is on a read-only mount %s (%s): downloads and lock files fail",
 			   s->loc.hub_cache, m->mount_point, m->mount_options);
-		result_remedy(r, "mount it read-write (drop ':ro' from -v ...:%s:ro), or set 'read_only: true' in the hf spec and export HF_HUB_OFFLINE=1",
-			      m->mount_point);
+		result_remedy(
+			r,
+			"mount it read-write (drop ':ro' from -v ...:%s:ro), or set 'read_only: true' in the hf spec and export HF_HUB_OFFLINE=1",
+			m->mount_point);
 		return;
 	}
 	char *dir = existing_folder(s->cache);
 	bool missing = strcmp(dir, s->cache) != 0;
 	if (ctx_is_healthcheck(ctx)) { /* never writes: the permission bits only */
 		if (access(dir, W_OK | X_OK) < 0) {
-			result_set(r, STATUS_FAIL, "%s is not writable by uid %u: %s", dir, (unsigned)geteuid(), strerror(errno));
-			result_remedy(r, "chown -R %u %s   (on the host, or run the container as the owner)", (unsigned)geteuid(), dir);
+			result_set(r, STATUS_FAIL, "%s is not writable by uid %u: %s", dir, (unsigned)geteuid(),
+				   strerror(errno));
+			result_remedy(r, "chown -R %u %s   (on the host, or run the container as the owner)",
+				      (unsigned)geteuid(), dir);
 		} else {
-			result_set(r, STATUS_PASS, "%s is writable (mount options %s)", dir, m ? m->mount_options : "unknown");
+			result_set(r, STATUS_PASS, "%s is writable (mount options %s)", dir,
+				   m ? m->mount_options : "unknown");
 		}
 		free(dir);
 		return;
@@ -405,9 +432,13 @@ static void run_writable(const struct context *ctx, void *state, struct result *
 		if (e == EROFS)
 			result_set(r, STATUS_FAIL, "%s is read-only (EROFS): a write test failed", dir);
 		else
-			result_set(r, STATUS_FAIL, "cannot create a file in %s as uid %u: %s", dir, (unsigned)geteuid(), strerror(e));
-		result_remedy(r, e == EROFS ? "mount the cache read-write, or set 'read_only: true' in the hf spec and export HF_HUB_OFFLINE=1"
-				      : "chown -R $(id -u):$(id -g) the host folder behind the cache, or run the container as its owner");
+			result_set(r, STATUS_FAIL, "cannot create a file in %s as uid %u: %s", dir, (unsigned)geteuid(),
+				   strerror(e));
+		result_remedy(
+			r,
+			e == EROFS
+				? "mount the cache read-write, or set 'read_only: true' in the hf spec and export HF_HUB_OFFLINE=1"
+				: "chown -R $(id -u):$(id -g) the host folder behind the cache, or run the container as its owner");
 	} else {
 		bool ok = write(fd, "x", 1) == 1;
 		int werr = errno;
@@ -420,10 +451,12 @@ static void run_writable(const struct context *ctx, void *state, struct result *
 		} else if (!ok) {
 			result_set(r, STATUS_FAIL, "cannot write into %s: %s", dir, strerror(werr));
 		} else if (missing) {
-			result_set(r, STATUS_WARN, "the cache %s does not exist yet; %s is writable, so huggingface_hub can create it",
+			result_set(r, STATUS_WARN,
+				   "the cache %s does not exist yet; %s is writable, so huggingface_hub can create it",
 				   s->loc.hub_cache, dir);
 		} else {
-			result_set(r, STATUS_PASS, "%s is writable (a temp file was created and removed)", s->loc.hub_cache);
+			result_set(r, STATUS_PASS, "%s is writable (a temp file was created and removed)",
+				   s->loc.hub_cache);
 		}
 	}
 	free(tmp);
@@ -463,11 +496,15 @@ static void run_space(const struct context *ctx, void *state, struct result *r)
 	human(avail, a, sizeof(a));
 	human(need, n, sizeof(n));
 	if (avail < need) {
-		result_set(r, STATUS_FAIL, "only %s free on the cache's filesystem (%s), need at least %s (min_free)", a, dir, n);
-		result_remedy(r, "free space (gpugate hf scan lists repos by size; hf cache rm REPO removes one) or mount a larger volume at %s",
-			      s->loc.hf_home);
+		result_set(r, STATUS_FAIL, "only %s free on the cache's filesystem (%s), need at least %s (min_free)",
+			   a, dir, n);
+		result_remedy(
+			r,
+			"free space (gpugate hf scan lists repos by size; hf cache rm REPO removes one) or mount a larger volume at %s",
+			s->loc.hf_home);
 	} else {
-		result_set(r, STATUS_PASS, "%s free on the cache's filesystem%s%s", a, need ? ", at least " : "", need ? n : "");
+		result_set(r, STATUS_PASS, "%s free on the cache's filesystem%s%s", a, need ? ", at least " : "",
+			   need ? n : "");
 	}
 	free(dir);
 }
@@ -490,8 +527,8 @@ static bool can_write(const struct stat *st)
 static void lock_finding(struct result *r, size_t *bad, const char *path, const struct stat *st)
 {
 	if (++*bad <= MAX_LISTED)
-		result_finding(r, STATUS_FAIL, "%s is owned by uid %u with mode %04o: uid %u cannot %s it",
-			       path, (unsigned)st->st_uid, (unsigned)(st->st_mode & 07777), (unsigned)geteuid(),
+		result_finding(r, STATUS_FAIL, "%s is owned by uid %u with mode %04o: uid %u cannot %s it", path,
+			       (unsigned)st->st_uid, (unsigned)(st->st_mode & 07777), (unsigned)geteuid(),
 			       S_ISDIR(st->st_mode) ? "create lock files in" : "lock");
 }
 
@@ -554,12 +591,15 @@ static void run_locks(const struct context *ctx, void *state, struct result *r)
 	if (bad) {
 		if (bad > MAX_LISTED)
 			result_finding(r, STATUS_FAIL, "and %zu more", bad - MAX_LISTED);
-		result_set(r, STATUS_FAIL, "%zu lock files or folders under %s/.locks are not writable by uid %u: downloads fail with PermissionError",
-			   bad, s->loc.hub_cache, (unsigned)geteuid());
-		result_remedy(r, "chmod -R a+rwX %s/.locks   (or rm -rf %s/.locks: huggingface_hub recreates it)", s->loc.hub_cache,
-			      s->loc.hub_cache);
+		result_set(
+			r, STATUS_FAIL,
+			"%zu lock files or folders under %s/.locks are not writable by uid %u: downloads fail with PermissionError",
+			bad, s->loc.hub_cache, (unsigned)geteuid());
+		result_remedy(r, "chmod -R a+rwX %s/.locks   (or rm -rf %s/.locks: huggingface_hub recreates it)",
+			      s->loc.hub_cache, s->loc.hub_cache);
 	} else {
-		result_set(r, STATUS_PASS, "%zu lock files under .locks, all writable by uid %u", files, (unsigned)geteuid());
+		result_set(r, STATUS_PASS, "%zu lock files under .locks, all writable by uid %u", files,
+			   (unsigned)geteuid());
 	}
 	free(locks);
 }
@@ -598,44 +638,61 @@ static void run_layout(const struct context *ctx, void *state, struct result *r)
 			else
 				warns++;
 			if (fails + warns <= MAX_LISTED)
-				result_finding(r, wa->severity == HF_FAIL ? STATUS_FAIL : STATUS_WARN, "%s: %s%s", repo->folder,
-					       wa->message, wa->hides_repo ? " (hf cache ls hides this repo)" : "");
+				result_finding(r, wa->severity == HF_FAIL ? STATUS_FAIL : STATUS_WARN, "%s: %s%s",
+					       repo->folder, wa->message,
+					       wa->hides_repo ? " (hf cache ls hides this repo)" : "");
 			if (strstr(wa->message, "partial download"))
-				result_remedy(r, "rm %s/%s/blobs/*.incomplete   (partial downloads; re-run the download)", s->loc.hub_cache, repo->folder);
+				result_remedy(r,
+					      "rm %s/%s/blobs/*.incomplete   (partial downloads; re-run the download)",
+					      s->loc.hub_cache, repo->folder);
 			else if (strstr(wa->message, "newline"))
-				result_remedy(r, "printf %%s \"$(tr -d ' \\n\\r\\t' < %s/%s/%s)\" > %s/%s/%s.new && mv %s/%s/%s.new %s/%s/%s",
-					      s->loc.hub_cache, repo->folder, wa->path, s->loc.hub_cache, repo->folder, wa->path,
-					      s->loc.hub_cache, repo->folder, wa->path, s->loc.hub_cache, repo->folder, wa->path);
+				result_remedy(
+					r,
+					"printf %%s \"$(tr -d ' \\n\\r\\t' < %s/%s/%s)\" > %s/%s/%s.new && mv %s/%s/%s.new %s/%s/%s",
+					s->loc.hub_cache, repo->folder, wa->path, s->loc.hub_cache, repo->folder,
+					wa->path, s->loc.hub_cache, repo->folder, wa->path, s->loc.hub_cache,
+					repo->folder, wa->path);
 			else if (strstr(wa->message, "outside the repo") || strstr(wa->message, "absolute link"))
-				result_remedy(r, "copy caches whole: cp -a (or rsync -a) of the cache root keeps the relative links; else re-download %s",
-					      repo->id ? repo->id : repo->folder);
+				result_remedy(
+					r,
+					"copy caches whole: cp -a (or rsync -a) of the cache root keeps the relative links; else re-download %s",
+					repo->id ? repo->id : repo->folder);
 			else if (wa->severity == HF_FAIL && repo->id && str_starts_with(wa->path, "snapshots/") &&
 				 strlen(wa->path) > 50 && wa->path[50] == '/' && is_lower_hex(wa->path + 10, 40))
 				/* a file of one revision (missing, wrong size): that commit again */
-				result_remedy(r, "re-download: HF_HUB_CACHE=%s hf download %s%s --revision %.40s", s->loc.hub_cache,
-					      repo->id,
-					      strcmp(repo->type, "model") == 0 ? "" : strcmp(repo->type, "dataset") == 0 ? " --repo-type dataset" : " --repo-type space",
+				result_remedy(r, "re-download: HF_HUB_CACHE=%s hf download %s%s --revision %.40s",
+					      s->loc.hub_cache, repo->id,
+					      strcmp(repo->type, "model") == 0     ? ""
+					      : strcmp(repo->type, "dataset") == 0 ? " --repo-type dataset"
+										   : " --repo-type space",
 					      wa->path + 10);
 			else if (wa->severity == HF_FAIL && repo->id)
 				result_remedy(r, "re-download: HF_HUB_CACHE=%s hf download %s%s", s->loc.hub_cache,
-					      strcmp(repo->type, "model") == 0 ? "" : strcmp(repo->type, "dataset") == 0 ? "--repo-type dataset " : "--repo-type space ",
+					      strcmp(repo->type, "model") == 0     ? ""
+					      : strcmp(repo->type, "dataset") == 0 ? "--repo-type dataset "
+										   : "--repo-type space ",
 					      repo->id);
 			else if (wa->severity == HF_FAIL)
-				result_remedy(r, "move %s/%s out of the cache: it is not a repo folder", s->loc.hub_cache, repo->folder);
+				result_remedy(r, "move %s/%s out of the cache: it is not a repo folder",
+					      s->loc.hub_cache, repo->folder);
 		}
 	}
 	if (fails + warns > MAX_LISTED)
-		result_finding(r, fails ? STATUS_FAIL : STATUS_WARN, "and %zu more problems", fails + warns - MAX_LISTED);
+		result_finding(r, fails ? STATUS_FAIL : STATUS_WARN, "and %zu more problems",
+			       fails + warns - MAX_LISTED);
 	size_t revisions = 0, unlisted = 0;
 	for (size_t i = 0; i < c->n_repos; i++)
 		for (size_t v = 0; v < c->repos[i].n_revisions; v++) {
 			revisions++;
 			unlisted += c->repos[i].revisions[v].listing.state != HF_LISTING_OK;
 		}
-	char *note = c->skip_listings ? xstrdup("; trees/<commit>.json listings not read in the healthcheck profile")
-		     : unlisted ? xasprintf("; %zu of %zu revisions have no usable trees/<commit>.json listing, so their completeness was not checked (a current huggingface_hub or gpugate hf fetch writes one)",
-					  unlisted, revisions)
-			      : xstrdup("");
+	char *note =
+		c->skip_listings ? xstrdup("; trees/<commit>.json listings not read in the healthcheck profile")
+		: unlisted
+			? xasprintf(
+				  "; %zu of %zu revisions have no usable trees/<commit>.json listing, so their completeness was not checked (a current huggingface_hub or gpugate hf fetch writes one)",
+				  unlisted, revisions)
+			: xstrdup("");
 	json_object_set_new(result_details(r), "revisions", json_integer((json_int_t)revisions));
 	json_object_set_new(result_details(r), "revisions_without_listing", json_integer((json_int_t)unlisted));
 	char h[32];
@@ -643,7 +700,8 @@ static void run_layout(const struct context *ctx, void *state, struct result *r)
 	json_object_set_new(result_details(r), "repos", json_integer((json_int_t)c->n_repos));
 	json_object_set_new(result_details(r), "size_on_disk", json_integer((json_int_t)size));
 	if (fails)
-		result_set(r, STATUS_FAIL, "%zu layout problems in %s (%zu repos, %s)%s", fails, s->loc.hub_cache, c->n_repos, h, note);
+		result_set(r, STATUS_FAIL, "%zu layout problems in %s (%zu repos, %s)%s", fails, s->loc.hub_cache,
+			   c->n_repos, h, note);
 	else
 		result_set(r, warns ? STATUS_WARN : STATUS_PASS, "%zu repos, %s, layout sound%s%s", c->n_repos, h,
 			   warns ? " (with warnings)" : "", note);
@@ -672,38 +730,47 @@ static size_t check_listed(struct result *r, const struct hf_repo *repo, const s
 			if (lf->file >= 0 && file_usable(repo, &rev->files[lf->file]))
 				continue;
 			if (++bad <= MAX_LISTED)
-				result_finding(r, STATUS_FAIL, "%s@%s: %s is missing from snapshot %s (%s/trees/%s.json lists it%s): offline, snapshot_download raises IncompleteSnapshotError",
-					       m->repo, m->revision, lf->path, rev->commit, folder, rev->commit,
-					       lf->file >= 0 ? "; the snapshot's entry is a broken or refused link" : "");
+				result_finding(
+					r, STATUS_FAIL,
+					"%s@%s: %s is missing from snapshot %s (%s/trees/%s.json lists it%s): offline, snapshot_download raises IncompleteSnapshotError",
+					m->repo, m->revision, lf->path, rev->commit, folder, rev->commit,
+					lf->file >= 0 ? "; the snapshot's entry is a broken or refused link" : "");
 		}
 		if (bad > MAX_LISTED)
-			result_finding(r, STATUS_FAIL, "%s@%s: and %zu more missing files", m->repo, m->revision, bad - MAX_LISTED);
+			result_finding(r, STATUS_FAIL, "%s@%s: and %zu more missing files", m->repo, m->revision,
+				       bad - MAX_LISTED);
 		return bad;
 	}
 	if (l->state == HF_LISTING_CRASHES) {
-		result_finding(r, STATUS_FAIL, "%s@%s: %s/trees/%s.json is %s (%s): snapshot_download fails reading it", m->repo,
-			       m->revision, folder, rev->commit, hf_listing_state_text(l->state), l->problem);
+		result_finding(r, STATUS_FAIL, "%s@%s: %s/trees/%s.json is %s (%s): snapshot_download fails reading it",
+			       m->repo, m->revision, folder, rev->commit, hf_listing_state_text(l->state), l->problem);
 		return 1;
 	}
 	if (!skip)
 		++*unchecked;
 	if (skip) /* the healthcheck reads no listings: what can change while a container runs is checked */
-		result_finding(r, STATUS_PASS, "%s@%s: the listing is not read in the healthcheck profile (ci and validate check completeness)",
-			       m->repo, m->revision);
+		result_finding(
+			r, STATUS_PASS,
+			"%s@%s: the listing is not read in the healthcheck profile (ci and validate check completeness)",
+			m->repo, m->revision);
 	else if (l->state != HF_LISTING_NONE)
-		result_finding(r, STATUS_WARN, "%s@%s: %s/trees/%s.json is %s (%s): huggingface_hub ignores it, so completeness could not be checked",
-			       m->repo, m->revision, folder, rev->commit, hf_listing_state_text(l->state), l->problem);
+		result_finding(
+			r, STATUS_WARN,
+			"%s@%s: %s/trees/%s.json is %s (%s): huggingface_hub ignores it, so completeness could not be checked",
+			m->repo, m->revision, folder, rev->commit, hf_listing_state_text(l->state), l->problem);
 	else
-		result_finding(r, STATUS_PASS, "%s@%s: no listing %s/trees/%s.json, so completeness could not be checked (re-run the download with a current huggingface_hub, or gpugate hf fetch, to write one)",
-			       m->repo, m->revision, folder, rev->commit);
+		result_finding(
+			r, STATUS_PASS,
+			"%s@%s: no listing %s/trees/%s.json, so completeness could not be checked (re-run the download with a current huggingface_hub, or gpugate hf fetch, to write one)",
+			m->repo, m->revision, folder, rev->commit);
 	/* without a listing, what the snapshot holds must at least load */
 	if (!rev->n_files)
-		result_finding(r, STATUS_WARN, "%s@%s: snapshot %s is empty (huggingface_hub returns it as it is)", m->repo,
-			       m->revision, rev->commit);
+		result_finding(r, STATUS_WARN, "%s@%s: snapshot %s is empty (huggingface_hub returns it as it is)",
+			       m->repo, m->revision, rev->commit);
 	for (size_t i = 0; i < rev->n_files; i++)
 		if (!file_usable(repo, &rev->files[i])) {
-			result_finding(r, STATUS_FAIL, "%s@%s: %s is unusable: %s (hf_hub_download of it fails)", m->repo, m->revision,
-				       rev->files[i].path, hf_link_text(rev->files[i].link));
+			result_finding(r, STATUS_FAIL, "%s@%s: %s is unusable: %s (hf_hub_download of it fails)",
+				       m->repo, m->revision, rev->files[i].path, hf_link_text(rev->files[i].link));
 			bad++;
 		}
 	return bad;
@@ -714,7 +781,8 @@ static void check_model(struct result *r, const struct hf_state *s, const struct
 {
 	char *folder = hf_repo_folder(m->repo, m->type);
 	const char *type_opt = str_starts_with(folder, "datasets--") ? " --repo-type dataset"
-			     : str_starts_with(folder, "spaces--") ? " --repo-type space" : "";
+			       : str_starts_with(folder, "spaces--") ? " --repo-type space"
+								     : "";
 	char *fix = xasprintf("HF_HUB_CACHE=%s hf download %s%s --revision %s", s->loc.hub_cache, m->repo, type_opt,
 			      m->revision);
 	const struct hf_repo *repo = NULL;
@@ -732,7 +800,8 @@ static void check_model(struct result *r, const struct hf_state *s, const struct
 			if (strcmp(repo->refs[i].name, m->revision) == 0)
 				ref = &repo->refs[i];
 		if (!ref)
-			result_finding(r, STATUS_FAIL, "%s@%s: no refs/%s in %s: offline, huggingface_hub cannot resolve the revision",
+			result_finding(r, STATUS_FAIL,
+				       "%s@%s: no refs/%s in %s: offline, huggingface_hub cannot resolve the revision",
 				       m->repo, m->revision, m->revision, folder);
 		else if (!ref->has_snapshot) {
 			/* the ref's raw text, escaped: a trailing newline shows as \n on the finding's one line */
@@ -761,11 +830,14 @@ static void check_model(struct result *r, const struct hf_state *s, const struct
 				char *marker = xasprintf("%s/%s/.no_exist/%s/%s", s->cache, folder, commit, *f);
 				bool no_exist = access(marker, F_OK) == 0;
 				free(marker);
-				result_finding(r, STATUS_FAIL, "%s@%s: %s is missing from snapshot %s%s", m->repo, m->revision, *f, commit,
-					       no_exist ? " (.no_exist says the Hub has no such file at that commit)" : "");
+				result_finding(r, STATUS_FAIL, "%s@%s: %s is missing from snapshot %s%s", m->repo,
+					       m->revision, *f, commit,
+					       no_exist ? " (.no_exist says the Hub has no such file at that commit)"
+							: "");
 				bad++;
 			} else if (!file_usable(repo, hit)) {
-				result_finding(r, STATUS_FAIL, "%s@%s: %s is unusable: %s", m->repo, m->revision, *f, hf_link_text(hit->link));
+				result_finding(r, STATUS_FAIL, "%s@%s: %s is unusable: %s", m->repo, m->revision, *f,
+					       hf_link_text(hit->link));
 				bad++;
 			}
 		}
@@ -817,12 +889,16 @@ static void run_models(const struct context *ctx, void *state, struct result *r)
 		model_free(&m);
 	}
 	if (r->status == STATUS_FAIL)
-		result_set(r, STATUS_FAIL, "required models are not complete in %s: HF_HUB_OFFLINE=1 runs would fail", s->loc.hub_cache);
+		result_set(r, STATUS_FAIL, "required models are not complete in %s: HF_HUB_OFFLINE=1 runs would fail",
+			   s->loc.hub_cache);
 	else if (unchecked)
-		result_set(r, r->status, "all %zu required models are in the cache; completeness of %zu not checked (no usable trees/<commit>.json listing)",
-			   n, unchecked);
+		result_set(
+			r, r->status,
+			"all %zu required models are in the cache; completeness of %zu not checked (no usable trees/<commit>.json listing)",
+			n, unchecked);
 	else
-		result_set(r, STATUS_PASS, "all %zu required models are complete in the cache (checked against their listings)", n);
+		result_set(r, STATUS_PASS,
+			   "all %zu required models are complete in the cache (checked against their listings)", n);
 }
 
 static void run_integrity(const struct context *ctx, void *state, struct result *r)
@@ -834,7 +910,8 @@ static void run_integrity(const struct context *ctx, void *state, struct result 
 	/* leave half a second for the reports */
 	double deadline = ctx->deadline - 0.5;
 	struct hf_verify_options opt = { .deadline = deadline > ctx->start ? deadline : ctx->deadline,
-					  .progress = !ctx_is_healthcheck(ctx) && isatty(2), .label = "hf.integrity" };
+					 .progress = !ctx_is_healthcheck(ctx) && isatty(2),
+					 .label = "hf.integrity" };
 	struct hf_verify v;
 	if (hf_verify_run(c, &opt, &v) < 0) {
 		result_set(r, STATUS_FAIL, "cannot open %s: %s", s->cache, strerror(errno));
@@ -863,16 +940,20 @@ static void run_integrity(const struct context *ctx, void *state, struct result 
 		const struct hf_repo *repo = &c->repos[res->repo];
 		const char *id = repo->id ? repo->id : repo->folder;
 		if (res->blob >= 0 && !unv)
-			result_remedy(r, "rm %s/%s/blobs/%s and re-download %s (HF_HUB_CACHE=%s hf download %s)", s->loc.hub_cache,
-				      repo->folder, repo->blobs[res->blob].name, id, s->loc.hub_cache, id);
-		else if (unv && res->blob < 0)
-			result_remedy(r, "re-download %s with a current huggingface_hub or gpugate hf fetch: it writes trees/<commit>.json, the listing a copied file is checked against",
+			result_remedy(r, "rm %s/%s/blobs/%s and re-download %s (HF_HUB_CACHE=%s hf download %s)",
+				      s->loc.hub_cache, repo->folder, repo->blobs[res->blob].name, id, s->loc.hub_cache,
 				      id);
+		else if (unv && res->blob < 0)
+			result_remedy(
+				r,
+				"re-download %s with a current huggingface_hub or gpugate hf fetch: it writes trees/<commit>.json, the listing a copied file is checked against",
+				id);
 		else
 			result_remedy(r, "re-download %s (HF_HUB_CACHE=%s hf download %s)", id, s->loc.hub_cache, id);
 	}
 	if (bad + unverified > MAX_LISTED)
-		result_finding(r, bad || strict ? STATUS_FAIL : STATUS_WARN, "and %zu more", bad + unverified - MAX_LISTED);
+		result_finding(r, bad || strict ? STATUS_FAIL : STATUS_WARN, "and %zu more",
+			       bad + unverified - MAX_LISTED);
 	json_t *d = result_details(r);
 	json_object_set_new(d, "files", json_integer((json_int_t)v.count));
 	json_object_set_new(d, "matching", json_integer((json_int_t)ok));
@@ -884,10 +965,12 @@ static void run_integrity(const struct context *ctx, void *state, struct result 
 		result_set(r, STATUS_FAIL, "%zu of %zu files do not match their hash (%zu match%s)", bad, v.count, ok,
 			   unverified ? ", others unverified" : "");
 	else if (v.timed_out) {
-		result_set(r, STATUS_FAIL, "not finished before the deadline: %.2f GiB hashed in %.1f s", gib, v.seconds);
+		result_set(r, STATUS_FAIL, "not finished before the deadline: %.2f GiB hashed in %.1f s", gib,
+			   v.seconds);
 		result_remedy(r, "raise --deadline, or run gpugate hf verify (no deadline)");
 	} else if (unverified)
-		result_set(r, strict ? STATUS_FAIL : STATUS_WARN, "%zu files match their hash (%.2f GiB in %.1f s); %zu unverified (no hash to compare with)",
+		result_set(r, strict ? STATUS_FAIL : STATUS_WARN,
+			   "%zu files match their hash (%.2f GiB in %.1f s); %zu unverified (no hash to compare with)",
 			   ok, gib, v.seconds, unverified);
 	else
 		result_set(r, STATUS_PASS, "%zu files match their hash (%.2f GiB in %.1f s)", ok, gib, v.seconds);
@@ -895,17 +978,20 @@ static void run_integrity(const struct context *ctx, void *state, struct result 
 }
 
 static const struct check_def hf_checks[] = {
-	{ "hf.location", "the hub cache path resolves (HF_HUB_CACHE, HF_HOME, ... as huggingface_hub does) to an absolute path",
-	  NULL, false, run_location },
-	{ "hf.mounted", "the cache is on a mounted volume, not the container's root filesystem; HF_HOME not beside the mount",
-	  NULL, false, run_mounted },
+	{ "hf.location",
+	  "the hub cache path resolves (HF_HUB_CACHE, HF_HOME, ... as huggingface_hub does) to an absolute path", NULL,
+	  false, run_location },
+	{ "hf.mounted",
+	  "the cache is on a mounted volume, not the container's root filesystem; HF_HOME not beside the mount", NULL,
+	  false, run_mounted },
 	{ "hf.writable", "the cache can be written (write test; healthcheck: mount options), or is read-only by design",
 	  NULL, false, run_writable },
 	{ "hf.space", "the cache's filesystem has at least min_free bytes free", NULL, false, run_space },
 	{ "hf.locks", "the lock files under .locks are writable by this user", NULL, false, run_locks },
 	{ "hf.layout", "repos, snapshots, links and refs are as huggingface_hub writes them; no partial downloads",
 	  NULL, false, run_layout },
-	{ "hf.models", "the models the spec lists are complete in the snapshot their revision names", NULL, false, run_models },
+	{ "hf.models", "the models the spec lists are complete in the snapshot their revision names", NULL, false,
+	  run_models },
 	{ "hf.integrity", "every blob's content hashes to its name (sha256 or git sha1), offline", "hf.integrity", true,
 	  run_integrity },
 	{ NULL, NULL, NULL, false, NULL },
@@ -913,7 +999,8 @@ static const struct check_def hf_checks[] = {
 
 const struct check_group hf_group = {
 	.name = "hf",
-	.description = "the Hugging Face hub cache: location, mount, writability, space, locks, layout, models, integrity",
+	.description =
+		"the Hugging Face hub cache: location, mount, writability, space, locks, layout, models, integrity",
 	.spec_keys = hf_keys,
 	.validate = hf_validate,
 	.prepare = hf_prepare,

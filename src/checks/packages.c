@@ -279,7 +279,10 @@ static void run_installed(const struct context *ctx, void *state, struct result 
 			"run gpugate inside the Debian or Ubuntu image that holds the GPU stack, or point --root at its unpacked root filesystem");
 	} else if (rc == -3) {
 		result_set(r, STATUS_FAIL, "cannot read the dpkg database: %s", err);
-		result_remedy(r, "dpkg keeps %s as a regular file readable by every user (0644): check its mode, the user gpugate runs as and the image's copy of it", path);
+		result_remedy(
+			r,
+			"dpkg keeps %s as a regular file readable by every user (0644): check its mode, the user gpugate runs as and the image's copy of it",
+			path);
 	} else if (rc < 0) {
 		result_set(r, STATUS_FAIL, "cannot read the dpkg database: %s", err);
 		result_remedy(

@@ -21,10 +21,14 @@ static const struct spec_key runtime_keys[] = {
 	{ "runtime", SPEC_MAP, SCALAR_STR, NULL, "the runtime section: probe the GPU runtime in a child process" },
 	{ "runtime.backend", SPEC_SCALAR, SCALAR_ENUM, "auto|level-zero|cuda",
 	  "auto: every backend whose loader library is installed; or one backend" },
-	{ "runtime.timeout", SPEC_SCALAR, SCALAR_SECONDS, NULL, "the probe's deadline (capped by the run's deadline); default 30s" },
-	{ "runtime.min_free_memory", SPEC_SCALAR, SCALAR_SIZE, NULL, "free device memory each GPU must have, e.g. 8GiB" },
-	{ "runtime.smoke", SPEC_SCALAR, SCALAR_BOOL, NULL, "run the SPIR-V smoke kernel on every device (default false)" },
-	{ "runtime.telemetry", SPEC_SCALAR, SCALAR_BOOL, NULL, "read temperature and other Sysman telemetry (default false)" },
+	{ "runtime.timeout", SPEC_SCALAR, SCALAR_SECONDS, NULL,
+	  "the probe's deadline (capped by the run's deadline); default 30s" },
+	{ "runtime.min_free_memory", SPEC_SCALAR, SCALAR_SIZE, NULL,
+	  "free device memory each GPU must have, e.g. 8GiB" },
+	{ "runtime.smoke", SPEC_SCALAR, SCALAR_BOOL, NULL,
+	  "run the SPIR-V smoke kernel on every device (default false)" },
+	{ "runtime.telemetry", SPEC_SCALAR, SCALAR_BOOL, NULL,
+	  "read temperature and other Sysman telemetry (default false)" },
 	{ "runtime.cache_ttl", SPEC_SCALAR, SCALAR_SECONDS, NULL,
 	  "healthcheck profile: reuse a passing probe result this long (default 5m; a failure at most 30s)" },
 	{ "runtime.work_items", SPEC_SCALAR, SCALAR_INT, NULL, "smoke kernel size (at least 1048576)" },
@@ -98,7 +102,8 @@ bool runtime_no_backend(const struct probe_session *st, struct result *r)
 static bool list_names(const char *list, size_t len, const char *path)
 {
 	size_t n = strlen(path);
-	for (const char *p = list; p && p < list + len; p = memchr(p, '\n', (size_t)(list + len - p)), p = p ? p + 1 : NULL)
+	for (const char *p = list; p && p < list + len;
+	     p = memchr(p, '\n', (size_t)(list + len - p)), p = p ? p + 1 : NULL)
 		if ((size_t)(list + len - p) >= n && memcmp(p, path, n) == 0 && (p + n == list + len || p[n] == '\n'))
 			return true;
 	return false;
@@ -118,8 +123,8 @@ static void packages_owning(const struct context *ctx, const char *const likely[
 		unknown += paths[i] != NULL;
 		const char *path = paths[i] ? paths[i] : "";
 		twins[i] = str_starts_with(path, "/usr/lib/") ? xstrdup(path + 4)
-			 : str_starts_with(path, "/lib/")   ? xasprintf("/usr%s", path)
-							     : NULL;
+			   : str_starts_with(path, "/lib/")   ? xasprintf("/usr%s", path)
+							      : NULL;
 	}
 	char *dir = ctx_path(ctx, "/var/lib/dpkg/info");
 	for (int pass = 0; pass < (thorough ? 2 : 1) && unknown; pass++) {
@@ -143,7 +148,8 @@ static void packages_owning(const struct context *ctx, const char *const likely[
 				for (size_t i = 0; i < n; i++) {
 					if (!paths[i] || owners[i])
 						continue;
-					if (list_names(text, size, paths[i]) || (twins[i] && list_names(text, size, twins[i]))) {
+					if (list_names(text, size, paths[i]) ||
+					    (twins[i] && list_names(text, size, twins[i]))) {
 						owners[i] = xstrndup(e->d_name, len);
 						unknown--;
 					}
@@ -218,9 +224,13 @@ static void check_provenance(const struct context *ctx, const struct backend *be
 			char real[PATH_MAX];
 			bool shadows = realpath(sys_root, real) && strcmp(real, lib) != 0;
 			if (shadows) {
-				result_finding(r, STATUS_WARN, "%s: the loader in use, %s, belongs to no package (a pip or conda copy?) and shadows the system one at %s",
-					       be->name, lib, real);
-				result_remedy(r, "use the system loader: remove the other copy or its folder from LD_LIBRARY_PATH (pip uninstall / conda remove of level-zero)");
+				result_finding(
+					r, STATUS_WARN,
+					"%s: the loader in use, %s, belongs to no package (a pip or conda copy?) and shadows the system one at %s",
+					be->name, lib, real);
+				result_remedy(
+					r,
+					"use the system loader: remove the other copy or its folder from LD_LIBRARY_PATH (pip uninstall / conda remove of level-zero)");
 			} else {
 				json_object_set_new(prov, "loader_package", json_string(be->no_package));
 			}
@@ -237,9 +247,11 @@ static void check_provenance(const struct context *ctx, const struct backend *be
 			json_object_set_new(prov, "driver_package", json_text(text));
 			long pkg_build = be->package_build && ver ? be->package_build(ver) : -1;
 			if (pkg_build >= 0 && res->has_driver_build && res->driver_build != pkg_build)
-				result_finding(r, STATUS_WARN, "%s: the driver reports build %lld (%s) but its package is %s (build %ld): a stale or shadowed driver library",
-					       be->name, res->driver_build, res->driver_version ? res->driver_version : "?", text,
-					       pkg_build);
+				result_finding(
+					r, STATUS_WARN,
+					"%s: the driver reports build %lld (%s) but its package is %s (build %ld): a stale or shadowed driver library",
+					be->name, res->driver_build, res->driver_version ? res->driver_version : "?",
+					text, pkg_build);
 			free(text);
 		} else {
 			json_object_set_new(prov, "driver_package", json_string(be->no_package));
@@ -274,7 +286,8 @@ static void run_loader(const struct context *ctx, void *state, struct result *r)
 		check_provenance(ctx, be, &st->probes[i].found, r, provenance);
 		const char *lib = st->probes[i].found.library;
 		const char *ver = st->probes[i].found.driver_version;
-		sb_printf(&ok, "%s%s: %s, driver %s", ok.len ? "; " : "", be->name, lib ? lib : be->library, ver ? ver : "?");
+		sb_printf(&ok, "%s%s: %s, driver %s", ok.len ? "; " : "", be->name, lib ? lib : be->library,
+			  ver ? ver : "?");
 	}
 	if (json_array_size(provenance))
 		json_object_set_new(result_details(r), "provenance", provenance);
@@ -292,7 +305,9 @@ static void run_loader(const struct context *ctx, void *state, struct result *r)
 	const char *first = result_worst_finding(r);
 	if (st->cache_note) {
 		result_finding(r, STATUS_WARN, "%s", st->cache_note);
-		result_remedy(r, "give gpugate a private state folder: set XDG_RUNTIME_DIR to a folder of this user with mode 0700");
+		result_remedy(
+			r,
+			"give gpugate a private state folder: set XDG_RUNTIME_DIR to a folder of this user with mode 0700");
 	}
 	if (failed)
 		result_set(r, STATUS_FAIL, "%s%s", first, cached);
@@ -319,7 +334,9 @@ static void run_devices(const struct context *ctx, void *state, struct result *r
 		reached++;
 		if (e->verdict) {
 			result_finding(r, STATUS_FAIL, "%s: %s", be->name, e->verdict);
-			result_remedy(r, "check that /dev/dri/renderD* and /dev/dri/by-path are visible (the devices checks) and that ZE_AFFINITY_MASK does not hide every GPU");
+			result_remedy(
+				r,
+				"check that /dev/dri/renderD* and /dev/dri/by-path are visible (the devices checks) and that ZE_AFFINITY_MASK does not hide every GPU");
 			continue;
 		}
 		const struct probe_result *found = &st->probes[i].found;
@@ -328,8 +345,8 @@ static void run_devices(const struct context *ctx, void *state, struct result *r
 			json_t *copy = json_deep_copy(dev->raw);
 			json_object_set_new(copy, "backend", json_string(be->name));
 			json_array_append_new(all, copy);
-			sb_printf(&names, "%s%s%s%s%s", total ? ", " : "", dev->name ? dev->name : "?", dev->pci ? " (" : "",
-				  dev->pci ? dev->pci : "", dev->pci ? ")" : "");
+			sb_printf(&names, "%s%s%s%s%s", total ? ", " : "", dev->name ? dev->name : "?",
+				  dev->pci ? " (" : "", dev->pci ? dev->pci : "", dev->pci ? ")" : "");
 			total++;
 		}
 	}
@@ -361,7 +378,8 @@ static void run_smoke(const struct context *ctx, void *state, struct result *r)
 			const struct probe_device *dev = probe_device_result(&st->probes[i], d);
 			bool verified = dev && dev->smoke.ok;
 			/* a failed performance measurement after a verified smoke is runtime.performance's */
-			if (run->verdict && !(verified && run->failed_stage && strcmp(run->failed_stage, "perf") == 0)) {
+			if (run->verdict &&
+			    !(verified && run->failed_stage && strcmp(run->failed_stage, "perf") == 0)) {
 				result_finding(r, STATUS_FAIL, "%s device %zu: %s", be->name, d, run->verdict);
 				probe_remedy(be, run, r);
 				continue;
@@ -376,7 +394,8 @@ static void run_smoke(const struct context *ctx, void *state, struct result *r)
 		result_set(r, STATUS_FAIL, "smoke kernel failed on %zu of %zu devices: %s", ran - passed, ran,
 			   result_worst_finding(r));
 	else
-		result_set(r, STATUS_PASS, "smoke kernel correct on %zu device%s (%ld elements each, every one verified)", ran,
+		result_set(r, STATUS_PASS,
+			   "smoke kernel correct on %zu device%s (%ld elements each, every one verified)", ran,
 			   ran == 1 ? "" : "s", elements);
 }
 
@@ -404,7 +423,9 @@ static void run_memory(const struct context *ctx, void *state, struct result *r)
 				has_free = true;
 				avail = sd->memory_free;
 			}
-			const char *what = has_free ? "free" : "total (free memory not reported by this driver: Sysman unsupported)";
+			const char *what =
+				has_free ? "free"
+					 : "total (free memory not reported by this driver: Sysman unsupported)";
 			/* on a host of several GPUs the index alone does not say which
 			 * card to pull: name and PCI address too */
 			char label[256];
@@ -413,15 +434,18 @@ static void run_memory(const struct context *ctx, void *state, struct result *r)
 				result_finding(r, STATUS_FAIL, "%s: %.1f GiB %s, the spec wants %.1f GiB free", label,
 					       (double)avail / (1 << 30), what, (double)want / (1 << 30));
 			else if (!has_free)
-				result_finding(r, STATUS_PASS, "%s: %.1f GiB %s", label, (double)avail / (1 << 30), what);
+				result_finding(r, STATUS_PASS, "%s: %.1f GiB %s", label, (double)avail / (1 << 30),
+					       what);
 		}
 	}
 	if (seen == 0)
 		result_blocked(r, "runtime.devices");
 	else if (r->status == STATUS_FAIL) {
 		result_set(r, STATUS_FAIL, "%s", result_worst_finding(r));
-		result_remedy(r, "free GPU memory: stop other processes on the GPU (runtime.processes lists them; xpu-smi ps / "
-				 "nvidia-smi) or lower runtime.min_free_memory");
+		result_remedy(
+			r,
+			"free GPU memory: stop other processes on the GPU (runtime.processes lists them; xpu-smi ps / "
+			"nvidia-smi) or lower runtime.min_free_memory");
 	} else
 		result_set(r, STATUS_PASS, "%zu device%s with enough memory%s", seen, seen == 1 ? "" : "s",
 			   want ? "" : " (no minimum set)");
@@ -441,15 +465,20 @@ const char *runtime_device_label(const struct probe_device *dev, size_t index, c
 }
 
 static const struct check_def runtime_checks[] = {
-	{ "runtime.loader", "the GPU runtime loader loads and initializes (zeInit) in a child process", NULL, true, run_loader },
-	{ "runtime.devices", "the runtime enumerates at least one GPU (name, PCI address, memory, driver version)", NULL, true, run_devices },
-	{ "runtime.smoke", "a SPIR-V kernel runs on every GPU and every element of its result is right", "runtime.smoke", true, run_smoke },
+	{ "runtime.loader", "the GPU runtime loader loads and initializes (zeInit) in a child process", NULL, true,
+	  run_loader },
+	{ "runtime.devices", "the runtime enumerates at least one GPU (name, PCI address, memory, driver version)",
+	  NULL, true, run_devices },
+	{ "runtime.smoke", "a SPIR-V kernel runs on every GPU and every element of its result is right",
+	  "runtime.smoke", true, run_smoke },
 	{ "runtime.memory", "every GPU has the free memory the spec asks for", NULL, true, run_memory },
-	{ "runtime.health", "health of every GPU: temperature, power, frequency, memory health, RAS/ECC errors (best effort)",
+	{ "runtime.health",
+	  "health of every GPU: temperature, power, frequency, memory health, RAS/ECC errors (best effort)",
 	  "runtime.telemetry", true, runtime_run_health },
 	{ "runtime.processes", "no other process uses a GPU (a warning: tests would share its memory and time)",
 	  "runtime.processes", true, runtime_run_processes },
-	{ "runtime.performance", "copy bandwidth and kernel launch latency of every GPU within the tolerance of its baseline",
+	{ "runtime.performance",
+	  "copy bandwidth and kernel launch latency of every GPU within the tolerance of its baseline",
 	  "runtime.performance", true, runtime_run_performance },
 	{ NULL, NULL, NULL, false, NULL },
 };

@@ -112,15 +112,16 @@ void runtime_run_processes(const struct context *ctx, void *state, struct result
 				if (p->self)
 					continue;
 				n++;
-				json_array_append_new(all, json_pack("{s:I, s:I, s:b}", "pid", (json_int_t)p->pid, "used_memory",
-								     (json_int_t)p->used_memory, "self", 0));
+				json_array_append_new(all,
+						      json_pack("{s:I, s:I, s:b}", "pid", (json_int_t)p->pid,
+								"used_memory", (json_int_t)p->used_memory, "self", 0));
 				sb_printf(&others, "%spid %lld (%.1f GiB)", others.len ? ", " : "", p->pid,
 					  (double)p->used_memory / (1 << 30));
 			}
 			if (n) {
 				busy++;
-				result_finding(r, STATUS_WARN, "%s: %zu other process%s use%s the GPU: %s", label, n, n == 1 ? "" : "es",
-					       n == 1 ? "s" : "", others.buf);
+				result_finding(r, STATUS_WARN, "%s: %zu other process%s use%s the GPU: %s", label, n,
+					       n == 1 ? "" : "es", n == 1 ? "s" : "", others.buf);
 			}
 			sb_release(&others);
 		}
@@ -128,8 +129,10 @@ void runtime_run_processes(const struct context *ctx, void *state, struct result
 		result_blocked(r, "runtime.smoke,runtime.devices");
 	} else if (busy) {
 		result_set(r, STATUS_WARN, "%s", result_worst_finding(r));
-		result_remedy(r, "tests would share the GPU's memory and time with these processes: stop them or wait for them "
-				 "(xpu-smi ps / nvidia-smi); the PIDs are the host's when the container has its own PID namespace");
+		result_remedy(
+			r,
+			"tests would share the GPU's memory and time with these processes: stop them or wait for them "
+			"(xpu-smi ps / nvidia-smi); the PIDs are the host's when the container has its own PID namespace");
 	} else if (unknown) {
 		result_set(r, STATUS_PASS, "%s", result_worst_finding(r));
 	} else {

@@ -45,7 +45,8 @@ int runtime_perf_validate(const struct spec *spec, struct spec_error *err)
 	for (size_t i = 0; need_smoke[i]; i++)
 		if (spec_bool(spec, need_smoke[i], false) && !smoke)
 			return spec_error_at(err, spec, spec_get(spec, need_smoke[i]),
-					     "%s needs runtime.smoke: true (the per-device probe measures it)", need_smoke[i]);
+					     "%s needs runtime.smoke: true (the per-device probe measures it)",
+					     need_smoke[i]);
 	uint64_t buf = spec_size(spec, "runtime.bandwidth_buffer", (uint64_t)256 << 20);
 	if (buf < (1u << 20) || buf > ((uint64_t)4 << 30))
 		return spec_error_at(err, spec, spec_get(spec, "runtime.bandwidth_buffer"),
@@ -76,10 +77,11 @@ static json_t *candidate(const char *backend, const struct probe_device *dev, co
 		json_object_set_new(rec, "driver", json_string(probe->driver_version));
 	if (dev->performance.buffer_bytes >= 0)
 		json_object_set_new(rec, "buffer_bytes", json_integer((json_int_t)dev->performance.buffer_bytes));
-	json_t *c = json_pack("{s:s, s:s?, s:s, s:s?, s:f, s:f, s:o}", "vendor_id", vid,
-			      "device_id", dev->device_id >= 0 ? did : NULL, "backend", backend, "name", dev->name,
-			      "copy_bandwidth_gbs", round_decimals(dev->performance.copy_bandwidth_gbs, 1),
-			      "launch_latency_us", round_decimals(dev->performance.launch_latency_us, 2), "recorded", rec);
+	json_t *c =
+		json_pack("{s:s, s:s?, s:s, s:s?, s:f, s:f, s:o}", "vendor_id", vid, "device_id",
+			  dev->device_id >= 0 ? did : NULL, "backend", backend, "name", dev->name, "copy_bandwidth_gbs",
+			  round_decimals(dev->performance.copy_bandwidth_gbs, 1), "launch_latency_us",
+			  round_decimals(dev->performance.launch_latency_us, 2), "recorded", rec);
 	if (c && dev->device_id < 0)
 		json_object_del(c, "device_id"); /* keyed by name */
 	return c;
@@ -94,7 +96,8 @@ void runtime_run_performance(const struct context *ctx, void *state, struct resu
 	struct baseline_set set;
 	char why[768];
 	if (baselines_load(&set, spec_str(ctx->spec, "runtime.baselines", NULL), why, sizeof(why)) < 0) {
-		result_set(r, STATUS_FAIL, "bad performance baseline: %s", why); /* changed since the validator read it */
+		result_set(r, STATUS_FAIL, "bad performance baseline: %s",
+			   why); /* changed since the validator read it */
 		return;
 	}
 	json_t *cands = json_array(), *figures = json_array();
@@ -138,7 +141,8 @@ void runtime_run_performance(const struct context *ctx, void *state, struct resu
 			double lat = dev->performance.launch_latency_us;
 			long vendor = dev->vendor_id, device = dev->device_id;
 			const char *model = dev->name;
-			const struct baseline *b = vendor >= 0 ? baselines_find(&set, vendor, device, model, backend) : NULL;
+			const struct baseline *b =
+				vendor >= 0 ? baselines_find(&set, vendor, device, model, backend) : NULL;
 			char key[96];
 			if (device >= 0)
 				snprintf(key, sizeof(key), "%04lx-%04lx", vendor & 0xffff, device);
@@ -150,38 +154,47 @@ void runtime_run_performance(const struct context *ctx, void *state, struct resu
 			if (!b) {
 				fresh++;
 				json_t *c = vendor >= 0 ? candidate(backend, dev, &run->result) : NULL;
-				char *line = c ? json_dumps(c, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10)) : NULL;
+				char *line =
+					c ? json_dumps(c, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10))
+					  : NULL;
 				if (c)
 					json_array_append_new(cands, c);
-				result_finding(r, STATUS_PASS,
-					       "%s %s: copy bandwidth %.1f GB/s, launch latency %.2f µs; no baseline for %s: "
-					       "to compare with these figures from now on, save this line as "
-					       "checks/baselines/%s-%s.json (and rebuild) or in the runtime.baselines folder: %s",
-					       backend, label, bw, lat, key, key, backend,
-					       line ? line : "(no PCI ids or name reported: cannot key a baseline)");
+				result_finding(
+					r, STATUS_PASS,
+					"%s %s: copy bandwidth %.1f GB/s, launch latency %.2f µs; no baseline for %s: "
+					"to compare with these figures from now on, save this line as "
+					"checks/baselines/%s-%s.json (and rebuild) or in the runtime.baselines folder: %s",
+					backend, label, bw, lat, key, key, backend,
+					line ? line : "(no PCI ids or name reported: cannot key a baseline)");
 				free(line);
 				continue;
 			}
 			compared++;
 			bool bad = false;
 			if (b->bandwidth_gbs > 0 && bw < b->bandwidth_gbs * (1 - tol / 100)) {
-				result_finding(r, STATUS_FAIL,
-					       "%s %s: copy bandwidth %.1f GB/s is %.0f%% below the baseline %.1f GB/s (%s; tolerance %.0f%%)",
-					       backend, label, bw, 100 * (1 - bw / b->bandwidth_gbs), b->bandwidth_gbs, b->source, tol);
+				result_finding(
+					r, STATUS_FAIL,
+					"%s %s: copy bandwidth %.1f GB/s is %.0f%% below the baseline %.1f GB/s (%s; tolerance %.0f%%)",
+					backend, label, bw, 100 * (1 - bw / b->bandwidth_gbs), b->bandwidth_gbs,
+					b->source, tol);
 				bad = true;
 			}
 			if (b->latency_us > 0 && lat > b->latency_us * (1 + tol / 100)) {
-				result_finding(r, STATUS_FAIL,
-					       "%s %s: kernel launch latency %.2f µs is %.0f%% above the baseline %.2f µs (%s; tolerance %.0f%%)",
-					       backend, label, lat, 100 * (lat / b->latency_us - 1), b->latency_us, b->source, tol);
+				result_finding(
+					r, STATUS_FAIL,
+					"%s %s: kernel launch latency %.2f µs is %.0f%% above the baseline %.2f µs (%s; tolerance %.0f%%)",
+					backend, label, lat, 100 * (lat / b->latency_us - 1), b->latency_us, b->source,
+					tol);
 				bad = true;
 			}
 			if (bad) {
 				slow = true;
 				continue;
 			}
-			result_finding(r, STATUS_PASS, "%s %s: copy bandwidth %.1f GB/s (baseline %.1f), launch latency %.2f µs (baseline %.2f)",
-				       backend, label, bw, b->bandwidth_gbs, lat, b->latency_us);
+			result_finding(
+				r, STATUS_PASS,
+				"%s %s: copy bandwidth %.1f GB/s (baseline %.1f), launch latency %.2f µs (baseline %.2f)",
+				backend, label, bw, b->bandwidth_gbs, lat, b->latency_us);
 		}
 	}
 	if (json_array_size(cands))
@@ -196,16 +209,22 @@ void runtime_run_performance(const struct context *ctx, void *state, struct resu
 	} else if (r->status == STATUS_FAIL) {
 		result_set(r, STATUS_FAIL, "%s", first);
 		if (slow)
-			result_remedy(r, "this driver stack is slower than the baseline: compare its driver and firmware with the ones "
-					 "the baseline records (\"recorded\"), check that no other process uses the GPU (runtime.processes) "
-					 "and that its clocks are not throttled (runtime.health); if the new speed is expected, record a new "
-					 "baseline from a passing run (the JSON in details.measured, or the note of a GPU without one)");
+			result_remedy(
+				r,
+				"this driver stack is slower than the baseline: compare its driver and firmware with the ones "
+				"the baseline records (\"recorded\"), check that no other process uses the GPU (runtime.processes) "
+				"and that its clocks are not throttled (runtime.health); if the new speed is expected, record a new "
+				"baseline from a passing run (the JSON in details.measured, or the note of a GPU without one)");
 		else
-			result_remedy(r, "the measurement itself failed: see runtime.smoke and the probe's output in the details");
+			result_remedy(
+				r,
+				"the measurement itself failed: see runtime.smoke and the probe's output in the details");
 	} else if (fresh && !compared) {
 		result_set(r, STATUS_PASS, "%s", first);
 	} else {
-		result_set(r, STATUS_PASS, "copy bandwidth and launch latency within %.0f%% of the baseline on %zu device%s%s", tol,
-			   compared, compared == 1 ? "" : "s", fresh ? " (some without a baseline: see the findings)" : "");
+		result_set(r, STATUS_PASS,
+			   "copy bandwidth and launch latency within %.0f%% of the baseline on %zu device%s%s", tol,
+			   compared, compared == 1 ? "" : "s",
+			   fresh ? " (some without a baseline: see the findings)" : "");
 	}
 }

@@ -33,22 +33,29 @@ static void run_sysfs(const struct context *ctx, void *state, struct result *r)
 	char *drm = ctx_path(ctx, "/sys/class/drm");
 	char *pci = ctx_path(ctx, "/sys/bus/pci/devices");
 	struct stat st;
-	static const char fix[] = "keep the host's /sys mounted in the container (Docker and Kubernetes mount it read-only by default; "
-				  "do not mask or replace it)";
+	static const char fix[] =
+		"keep the host's /sys mounted in the container (Docker and Kubernetes mount it read-only by default; "
+		"do not mask or replace it)";
 	if (stat(sys, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		result_set(r, STATUS_WARN, "%s is not visible: the Intel driver maps render nodes to PCI devices through "
-			   "/sys/dev/char and reads the bound driver from /sys/bus/pci", sys);
+		result_set(r, STATUS_WARN,
+			   "%s is not visible: the Intel driver maps render nodes to PCI devices through "
+			   "/sys/dev/char and reads the bound driver from /sys/bus/pci",
+			   sys);
 		result_remedy(r, "%s", fix);
 	} else {
 		struct statfs fs;
 		bool real_root = root_is_real(ctx->root);
 		if (real_root && statfs(sys, &fs) == 0 && (unsigned long)fs.f_type != SYSFS_MAGIC_NUMBER) {
-			result_finding(r, STATUS_WARN, "%s is not a sysfs mount (filesystem type 0x%lx)", sys, (unsigned long)fs.f_type);
+			result_finding(r, STATUS_WARN, "%s is not a sysfs mount (filesystem type 0x%lx)", sys,
+				       (unsigned long)fs.f_type);
 		}
 		if (stat(pci, &st) < 0)
-			result_finding(r, STATUS_WARN, "%s: %s (the driver reads /sys/bus/pci/devices/<address>/driver)", pci, strerror(errno));
+			result_finding(r, STATUS_WARN,
+				       "%s: %s (the driver reads /sys/bus/pci/devices/<address>/driver)", pci,
+				       strerror(errno));
 		if (stat(drm, &st) < 0)
-			result_finding(r, STATUS_PASS, "%s: %s (no GPU kernel driver loaded, see devices.gpus)", drm, strerror(errno));
+			result_finding(r, STATUS_PASS, "%s: %s (no GPU kernel driver loaded, see devices.gpus)", drm,
+				       strerror(errno));
 		if (r->status == STATUS_WARN) {
 			result_set(r, STATUS_WARN, "%s is visible but incomplete", sys);
 			result_remedy(r, "%s", fix);
@@ -65,8 +72,8 @@ static void run_sysfs(const struct context *ctx, void *state, struct result *r)
 
 struct proc_status {
 	bool have_seccomp, have_caps;
-	int seccomp;             /* 0 off, 1 strict, 2 filter */
-	long seccomp_filters;    /* -1 when the kernel does not report it */
+	int seccomp;          /* 0 off, 1 strict, 2 filter */
+	long seccomp_filters; /* -1 when the kernel does not report it */
 	unsigned long long cap_eff;
 };
 
@@ -164,11 +171,16 @@ static void run_seccomp(const struct context *ctx, void *state, struct result *r
 		if (ps.seccomp == 0) {
 			result_set(r, STATUS_PASS, "no seccomp filter");
 		} else if (ps.seccomp == 2) {
-			result_set(r, STATUS_PASS, "seccomp filter active (%ld filter%s): under Docker's default profile "
-				   "mbind/set_mempolicy need CAP_SYS_NICE, pidfd_getfd CAP_SYS_PTRACE, perf_event_open CAP_PERFMON "
-				   "(see system.capabilities)", ps.seccomp_filters, ps.seccomp_filters == 1 ? "" : "s");
+			result_set(
+				r, STATUS_PASS,
+				"seccomp filter active (%ld filter%s): under Docker's default profile "
+				"mbind/set_mempolicy need CAP_SYS_NICE, pidfd_getfd CAP_SYS_PTRACE, perf_event_open CAP_PERFMON "
+				"(see system.capabilities)",
+				ps.seccomp_filters, ps.seccomp_filters == 1 ? "" : "s");
 		} else if (ps.seccomp == 1) {
-			result_set(r, STATUS_WARN, "seccomp strict mode: only read, write, exit and sigreturn are allowed; no GPU work can run");
+			result_set(
+				r, STATUS_WARN,
+				"seccomp strict mode: only read, write, exit and sigreturn are allowed; no GPU work can run");
 			result_remedy(r, "run without strict seccomp (it is set by the program that started this one)");
 		} else {
 			result_set(r, STATUS_WARN, "unknown seccomp mode %d in %s", ps.seccomp, path);
@@ -182,7 +194,7 @@ static void run_seccomp(const struct context *ctx, void *state, struct result *r
 enum { CAP_NR_SYS_PTRACE = 19, CAP_NR_SYS_ADMIN = 21, CAP_NR_SYS_NICE = 23, CAP_NR_PERFMON = 38 };
 
 static const struct {
-	const char *name;      /* as docker --cap-add spells it */
+	const char *name;        /* as docker --cap-add spells it */
 	unsigned long long bits; /* any of these grants it */
 	const char *breaks;
 } gpu_caps[] = {
@@ -200,7 +212,8 @@ static void run_capabilities(const struct context *ctx, void *state, struct resu
 	int err = proc_status(ctx, st);
 	const struct proc_status ps = st->ps;
 	if (err || !ps.have_caps) {
-		result_set(r, STATUS_SKIP, "cannot read CapEff from %s: %s", st->path, err ? strerror(-err) : "no such field");
+		result_set(r, STATUS_SKIP, "cannot read CapEff from %s: %s", st->path,
+			   err ? strerror(-err) : "no such field");
 		return;
 	}
 	bool filtered = ps.have_seccomp && ps.seccomp == 2;
@@ -213,21 +226,27 @@ static void run_capabilities(const struct context *ctx, void *state, struct resu
 			continue;
 		sb_printf(&missing, "%s%s", missing.len ? ", " : "", gpu_caps[i].name);
 		if (filtered) {
-			result_finding(r, STATUS_WARN, "CAP_%s is not effective: the seccomp filter blocks %s", gpu_caps[i].name,
-				       gpu_caps[i].breaks);
-			result_remedy(r, "docker run --cap-add %s; Kubernetes: securityContext.capabilities.add: [\"%s\"]",
+			result_finding(r, STATUS_WARN, "CAP_%s is not effective: the seccomp filter blocks %s",
+				       gpu_caps[i].name, gpu_caps[i].breaks);
+			result_remedy(r,
+				      "docker run --cap-add %s; Kubernetes: securityContext.capabilities.add: [\"%s\"]",
 				      gpu_caps[i].name, gpu_caps[i].name);
 		} else {
-			result_finding(r, STATUS_PASS, "CAP_%s is not effective; with no seccomp filter the kernel's own rules apply to %s",
-				       gpu_caps[i].name, gpu_caps[i].breaks);
+			result_finding(
+				r, STATUS_PASS,
+				"CAP_%s is not effective; with no seccomp filter the kernel's own rules apply to %s",
+				gpu_caps[i].name, gpu_caps[i].breaks);
 		}
 	}
 	if (!missing.len)
 		result_set(r, STATUS_PASS, "CAP_SYS_NICE, CAP_SYS_PTRACE and CAP_PERFMON are effective");
 	else if (filtered)
-		result_set(r, STATUS_WARN, "missing %s under a seccomp filter: the GPU features that need them will fail with EPERM", missing.buf);
+		result_set(r, STATUS_WARN,
+			   "missing %s under a seccomp filter: the GPU features that need them will fail with EPERM",
+			   missing.buf);
 	else
-		result_set(r, STATUS_PASS, "missing %s, but no seccomp filter blocks the calls behind them", missing.buf);
+		result_set(r, STATUS_PASS, "missing %s, but no seccomp filter blocks the calls behind them",
+			   missing.buf);
 	sb_release(&missing);
 }
 
@@ -238,7 +257,10 @@ static void run_container(const struct context *ctx, void *state, struct result 
 	(void)state;
 	struct strbuf signs = STRBUF_INIT;
 	const char *engine = NULL;
-	static const struct { const char *path; const char *engine; } marks[] = {
+	static const struct {
+		const char *path;
+		const char *engine;
+	} marks[] = {
 		{ "/.dockerenv", "docker" },
 		{ "/run/.containerenv", "podman" },
 	};
@@ -281,7 +303,9 @@ static void run_container(const struct context *ctx, void *state, struct result 
 		json_object_set_new(result_details(r), "engine", json_text(engine));
 		result_set(r, STATUS_PASS, "inside a container (%s): %s", engine, signs.buf);
 	} else {
-		result_set(r, STATUS_PASS, "not inside a container (no /.dockerenv, /run/.containerenv, container= or container cgroup)");
+		result_set(
+			r, STATUS_PASS,
+			"not inside a container (no /.dockerenv, /run/.containerenv, container= or container cgroup)");
 	}
 	sb_release(&signs);
 }
@@ -295,37 +319,52 @@ static void run_kernel_log(const struct context *ctx, void *state, struct result
 	struct kmsg_scan scan;
 	int err = kmsg_scan(path, ctx->deadline, &scan);
 	if (err == -ENOENT) {
-		result_set(r, STATUS_SKIP, "%s does not exist (a container gets it with docker run --device /dev/kmsg)", path);
+		result_set(r, STATUS_SKIP, "%s does not exist (a container gets it with docker run --device /dev/kmsg)",
+			   path);
 	} else if (err == -EPERM || err == -EACCES) {
-		result_set(r, STATUS_SKIP, "not permitted to read %s (%s): reading the kernel log needs CAP_SYSLOG when "
-			   "kernel.dmesg_restrict=1; run the validation on the host or with --cap-add SYSLOG", path, strerror(-err));
+		result_set(r, STATUS_SKIP,
+			   "not permitted to read %s (%s): reading the kernel log needs CAP_SYSLOG when "
+			   "kernel.dmesg_restrict=1; run the validation on the host or with --cap-add SYSLOG",
+			   path, strerror(-err));
 	} else if (err) {
 		result_set(r, STATUS_SKIP, "%s", scan.error);
 	} else {
 		size_t kept = scan.match_count < KMSG_MAX_KEPT ? scan.match_count : KMSG_MAX_KEPT;
 		for (size_t i = 0; i < kept; i++)
-			result_finding(r, STATUS_FAIL, "%s (matches '%s')", scan.matches[i].line, scan.matches[i].pattern);
+			result_finding(r, STATUS_FAIL, "%s (matches '%s')", scan.matches[i].line,
+				       scan.matches[i].pattern);
 		if (scan.match_count > kept)
 			result_finding(r, STATUS_FAIL, "... and %zu more matching lines", scan.match_count - kept);
 		json_object_set_new(result_details(r), "lines_read", json_integer((json_int_t)scan.records));
 		if (scan.match_count) {
-			result_set(r, STATUS_FAIL, "%zu kernel log line%s since boot show%s a sick GPU (%s first)", scan.match_count,
-				   scan.match_count == 1 ? "" : "s", scan.match_count == 1 ? "s" : "", scan.matches[0].pattern);
-			result_remedy(r, "read the full log around these lines (dmesg -T | grep -iE 'i915|xe|guc|hang'); a GuC or LMEM "
-				      "failure points at firmware (update linux-firmware on the host), a GPU HANG at the workload or "
-				      "driver; reboot the host to clear a wedged GPU before validating again");
+			result_set(r, STATUS_FAIL, "%zu kernel log line%s since boot show%s a sick GPU (%s first)",
+				   scan.match_count, scan.match_count == 1 ? "" : "s", scan.match_count == 1 ? "s" : "",
+				   scan.matches[0].pattern);
+			result_remedy(
+				r,
+				"read the full log around these lines (dmesg -T | grep -iE 'i915|xe|guc|hang'); a GuC or LMEM "
+				"failure points at firmware (update linux-firmware on the host), a GPU HANG at the workload or "
+				"driver; reboot the host to clear a wedged GPU before validating again");
 		} else if (scan.stopped_early) {
 			/* a scan cut short proved nothing about the rest: never a pass */
-			result_set(r, STATUS_WARN, "read %zu kernel log line%s, no GPU error among them, but stopped early (the deadline "
-				   "or the size cap): the rest of %s was not scanned", scan.records, scan.records == 1 ? "" : "s", path);
-			result_remedy(r, "raise --deadline, or read the log on the host (dmesg -T | grep -iE 'i915|xe|guc|hang')");
+			result_set(
+				r, STATUS_WARN,
+				"read %zu kernel log line%s, no GPU error among them, but stopped early (the deadline "
+				"or the size cap): the rest of %s was not scanned",
+				scan.records, scan.records == 1 ? "" : "s", path);
+			result_remedy(
+				r,
+				"raise --deadline, or read the log on the host (dmesg -T | grep -iE 'i915|xe|guc|hang')");
 		} else {
-			result_set(r, STATUS_PASS, "%zu kernel log line%s read, no GPU hang, GuC, firmware or drm error", scan.records,
+			result_set(r, STATUS_PASS,
+				   "%zu kernel log line%s read, no GPU hang, GuC, firmware or drm error", scan.records,
 				   scan.records == 1 ? "" : "s");
 		}
 		if (scan.stopped_early && scan.match_count)
-			result_finding(r, STATUS_WARN, "the scan stopped early (the deadline or the size cap): the rest of %s was not read",
-				       path);
+			result_finding(
+				r, STATUS_WARN,
+				"the scan stopped early (the deadline or the size cap): the rest of %s was not read",
+				path);
 		json_object_set_new(result_details(r), "stopped_early", json_boolean(scan.stopped_early));
 		kmsg_scan_free(&scan);
 	}
@@ -333,12 +372,15 @@ static void run_kernel_log(const struct context *ctx, void *state, struct result
 }
 
 static const struct check_def system_checks[] = {
-	{ "system.sysfs", "/sys is visible (the Intel driver maps nodes to PCI devices through it)", NULL, false, run_sysfs },
+	{ "system.sysfs", "/sys is visible (the Intel driver maps nodes to PCI devices through it)", NULL, false,
+	  run_sysfs },
 	{ "system.seccomp", "the seccomp mode from /proc/self/status", NULL, false, run_seccomp },
-	{ "system.capabilities", "CAP_SYS_NICE, CAP_SYS_PTRACE, CAP_PERFMON, which Docker's seccomp profile requires for GPU features",
-	  NULL, false, run_capabilities },
+	{ "system.capabilities",
+	  "CAP_SYS_NICE, CAP_SYS_PTRACE, CAP_PERFMON, which Docker's seccomp profile requires for GPU features", NULL,
+	  false, run_capabilities },
 	{ "system.container", "whether gpugate runs inside a container, and which", NULL, false, run_container },
-	{ "system.kernel_log", "the kernel log since boot shows no GPU hang, GuC/firmware failure, forcewake timeout or drm error",
+	{ "system.kernel_log",
+	  "the kernel log since boot shows no GPU hang, GuC/firmware failure, forcewake timeout or drm error",
 	  "system.kernel_log", true, run_kernel_log },
 	{ NULL, NULL, NULL, false, NULL },
 };

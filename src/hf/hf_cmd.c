@@ -79,7 +79,8 @@ static int parse_hf_options(int argc, char **argv, bool allow_args, bool allow_v
 			char *end;
 			long n = strtol(optarg, &end, 10);
 			if (*end || n < 1 || n > 1024 || strcmp(argv[0], "verify") != 0)
-				return usage_error("--jobs wants a number from 1 to 1024 (hf verify only), not '%s'", optarg);
+				return usage_error("--jobs wants a number from 1 to 1024 (hf verify only), not '%s'",
+						   optarg);
 			o->jobs = (unsigned)n;
 			break;
 		}
@@ -137,7 +138,8 @@ static int hf_where(int argc, char **argv)
 		json_object_set_new(j, "token_path", json_text(loc.token_path));
 		json_object_set_new(j, "token_from", loc.token_source ? json_text(loc.token_source) : json_null());
 		json_object_set_new(j, "offline", json_boolean(loc.offline));
-		json_object_set_new(j, "offline_from", loc.offline_source ? json_text(loc.offline_source) : json_null());
+		json_object_set_new(j, "offline_from",
+				    loc.offline_source ? json_text(loc.offline_source) : json_null());
 		json_object_set_new(j, "endpoint", json_text(loc.endpoint));
 		json_object_set_new(j, "endpoint_from", json_text(loc.endpoint_source));
 		json_object_set_new(j, "xet_cache", json_text(loc.xet_cache));
@@ -162,13 +164,15 @@ static int hf_where(int argc, char **argv)
 			printf(" (%s=%s)", loc.offline_source, getenv(loc.offline_source));
 		putchar('\n');
 		printf("endpoint:       %s (from %s)\n", loc.endpoint, source_words(loc.endpoint_source));
-		printf("xet cache:      %s\nassets cache:   %s\ndatasets cache: %s\n", loc.xet_cache,
-		       loc.assets_cache, loc.datasets_cache);
+		printf("xet cache:      %s\nassets cache:   %s\ndatasets cache: %s\n", loc.xet_cache, loc.assets_cache,
+		       loc.datasets_cache);
 		for (const char *const *d = loc.deprecated; *d; d++)
-			printf("deprecated:     %s is set; huggingface_hub ignores it (use HF_HOME or HF_HUB_CACHE)\n", *d);
+			printf("deprecated:     %s is set; huggingface_hub ignores it (use HF_HOME or HF_HUB_CACHE)\n",
+			       *d);
 	}
 	if (!usable)
-		fprintf(stderr, "gpugate: the hub cache path '%s' is not absolute: huggingface_hub would use it relative to the working folder\n",
+		fprintf(stderr,
+			"gpugate: the hub cache path '%s' is not absolute: huggingface_hub would use it relative to the working folder\n",
 			loc.hub_cache);
 	hf_location_free(&loc);
 	return usable ? EXIT_HEALTHY : EXIT_UNHEALTHY;
@@ -354,15 +358,16 @@ static int hf_scan(int argc, char **argv)
 				text_sanitize(commit);
 				const struct hf_revision *rev = &r->revisions[v];
 				if (rev->listing.state == HF_LISTING_OK)
-					printf("    revision %s: %zu files, %s; listing: %zu files, %zu missing\n", commit, rev->n_files,
-					       rs, rev->listing.n_files, rev->n_missing);
+					printf("    revision %s: %zu files, %s; listing: %zu files, %zu missing\n",
+					       commit, rev->n_files, rs, rev->listing.n_files, rev->n_missing);
 				else
-					printf("    revision %s: %zu files, %s; %s: completeness not checked\n", commit, rev->n_files, rs,
-					       hf_listing_state_text(rev->listing.state));
+					printf("    revision %s: %zu files, %s; %s: completeness not checked\n", commit,
+					       rev->n_files, rs, hf_listing_state_text(rev->listing.state));
 				free(commit);
 			}
 			for (size_t w = 0; w < r->n_warnings; w++)
-				printf("    %s: %s\n", r->warnings[w].severity == HF_FAIL ? "FAIL" : "warn", r->warnings[w].message);
+				printf("    %s: %s\n", r->warnings[w].severity == HF_FAIL ? "FAIL" : "warn",
+				       r->warnings[w].message);
 		}
 		char t[32];
 		human_size(total, t, sizeof(t));
@@ -398,14 +403,17 @@ static int hf_verify(int argc, char **argv)
 			json_t *p = json_object();
 			json_object_set_new(p, "repo", json_text(argv[o.first_arg + (int)i]));
 			json_object_set_new(p, "severity", json_string("fail"));
-			char *msg = xasprintf("%s is not in the cache (no folder %s)", argv[o.first_arg + (int)i], folders[i]);
+			char *msg = xasprintf("%s is not in the cache (no folder %s)", argv[o.first_arg + (int)i],
+					      folders[i]);
 			json_object_set_new(p, "message", json_text(msg));
 			free(msg);
 			json_array_append_new(problems, p);
 			n_fail++;
 		}
 	}
-	struct hf_verify_options vo = { .repos = folders, .threads = o.jobs, .progress = isatty(2), .label = "hf verify" };
+	struct hf_verify_options vo = {
+		.repos = folders, .threads = o.jobs, .progress = isatty(2), .label = "hf verify"
+	};
 	struct hf_verify v;
 	if (hf_verify_run(&cache, &vo, &v) < 0) {
 		fprintf(stderr, "gpugate: cannot open %s: %s\n", cache.path, strerror(errno));
@@ -452,7 +460,8 @@ static int hf_verify(int argc, char **argv)
 		n_unverified += unverified;
 		json_t *p = hf_result_json(&cache, res);
 		char *msg = hf_result_text(&cache, res);
-		bool fail = !unverified; /* unverified content warns here; the validate profile fails it (hf.integrity) */
+		bool fail =
+			!unverified; /* unverified content warns here; the validate profile fails it (hf.integrity) */
 		json_object_set_new(p, "severity", json_string(fail ? "fail" : "warn"));
 		json_object_set_new(p, "message", json_text(msg));
 		free(msg);
@@ -488,8 +497,8 @@ static int hf_verify(int argc, char **argv)
 			       json_string_value(json_object_get(p, "message")));
 		}
 		printf("hf verify: %s: %zu repos, %zu blobs, %zu of %zu files match their hash, %zu unverified, %.2f GiB hashed in %.2f s (%.2f GiB/s); %zu problems, %zu warnings\n",
-		       n_fail ? "FAIL" : "ok", n_repos, n_blobs, n_ok, v.count, n_unverified, (double)v.bytes / GIB, v.seconds,
-		       gibs, n_fail, n_warn);
+		       n_fail ? "FAIL" : "ok", n_repos, n_blobs, n_ok, v.count, n_unverified, (double)v.bytes / GIB,
+		       v.seconds, gibs, n_fail, n_warn);
 		if (n_unlisted)
 			printf("hf verify: completeness of %zu of %zu revisions not checked: no usable trees/<commit>.json listing "
 			       "(re-run the download with a current huggingface_hub, or gpugate hf fetch, to write one)\n",

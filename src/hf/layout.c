@@ -17,7 +17,7 @@
 #include "../lib/util.h"
 
 #define MAX_SNAPSHOT_DEPTH 64 /* folders inside one snapshot; deeper is hostile */
-#define MAX_REFS_DEPTH 64     /* refs/ folders: upstream globs "**" with no limit; PR refs are 2 deep */
+#define MAX_REFS_DEPTH     64 /* refs/ folders: upstream globs "**" with no limit; PR refs are 2 deep */
 
 /* Names huggingface_hub skips in refs/ and at the top of snapshots/
  * (utils/_cache_manager.py, FILES_TO_IGNORE). */
@@ -29,13 +29,20 @@ static bool os_litter(const char *name)
 const char *hf_link_text(enum hf_link link)
 {
 	switch (link) {
-	case HF_LINK_OK: return "ok";
-	case HF_LINK_COPY: return "copied file";
-	case HF_LINK_MISSING_BLOB: return "broken link (blob missing)";
-	case HF_LINK_ABSOLUTE: return "absolute link";
-	case HF_LINK_ESCAPES: return "link escapes the repo";
-	case HF_LINK_NOT_BLOB: return "link to something other than a blob";
-	case HF_LINK_ODD: return "not a file or link";
+	case HF_LINK_OK:
+		return "ok";
+	case HF_LINK_COPY:
+		return "copied file";
+	case HF_LINK_MISSING_BLOB:
+		return "broken link (blob missing)";
+	case HF_LINK_ABSOLUTE:
+		return "absolute link";
+	case HF_LINK_ESCAPES:
+		return "link escapes the repo";
+	case HF_LINK_NOT_BLOB:
+		return "link to something other than a blob";
+	case HF_LINK_ODD:
+		return "not a file or link";
 	}
 	return "?";
 }
@@ -59,10 +66,10 @@ size_t hf_hex_length(const char *name)
 	return n;
 }
 
-static void add_warning(struct hf_warning **list, size_t *n, enum hf_severity sev, bool hides,
-			const char *path, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-static void add_warning(struct hf_warning **list, size_t *n, enum hf_severity sev, bool hides,
-			const char *path, const char *fmt, ...)
+static void add_warning(struct hf_warning **list, size_t *n, enum hf_severity sev, bool hides, const char *path,
+			const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static void add_warning(struct hf_warning **list, size_t *n, enum hf_severity sev, bool hides, const char *path,
+			const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -220,12 +227,15 @@ static int follow_dir_link(const struct hf_cache *cache, int cache_fd, int dirfd
 	target[n] = '\0';
 	enum resolved r = resolve_link(cache, dir, target, real);
 	if (r != RESOLVED_IN_CACHE) {
-		*why = r == RESOLVED_ODD ? "a '..' after a folder name in the link: not followed" : "it points outside the cache: refused";
+		*why = r == RESOLVED_ODD ? "a '..' after a folder name in the link: not followed"
+					 : "it points outside the cache: refused";
 		return -1;
 	}
 	int fd = **real ? hf_open_in_cache(cache_fd, *real, O_RDONLY | O_DIRECTORY) : -1;
 	if (fd < 0) {
-		*why = !**real ? "it points at the cache folder itself" : errno == ELOOP ? "a link to a link: not followed" : strerror(errno);
+		*why = !**real          ? "it points at the cache folder itself"
+		       : errno == ELOOP ? "a link to a link: not followed"
+					: strerror(errno);
 		free(*real);
 		*real = NULL;
 	}
@@ -239,7 +249,8 @@ size_t hf_blob_users(const struct hf_repo *repo, long blob, struct hf_blob_user 
 		for (size_t i = 0; i < repo->revisions[v].n_files; i++)
 			if (repo->revisions[v].files[i].blob == blob && blob >= 0) {
 				if (n < max)
-					out[n] = (struct hf_blob_user){ &repo->revisions[v], &repo->revisions[v].files[i] };
+					out[n] = (struct hf_blob_user){ &repo->revisions[v],
+									&repo->revisions[v].files[i] };
 				n++;
 			}
 	return n;
@@ -301,7 +312,8 @@ static void scan_blobs(struct hf_repo *repo, int repo_fd)
 	int fd = open_dir_at(repo_fd, "blobs");
 	if (fd < 0) {
 		if (errno == ENOTDIR || errno == ELOOP)
-			REPO_WARN(repo, HF_FAIL, false, "blobs", "blobs is not a folder (a link or a file): not followed");
+			REPO_WARN(repo, HF_FAIL, false, "blobs",
+				  "blobs is not a folder (a link or a file): not followed");
 		else if (errno != ENOENT)
 			REPO_WARN(repo, HF_FAIL, false, "blobs", "cannot open blobs/: %s", strerror(errno));
 		return;
@@ -323,9 +335,10 @@ static void scan_blobs(struct hf_repo *repo, int repo_fd)
 			repo->n_incomplete++;
 			repo->incomplete_bytes += size;
 			char *p = xasprintf("blobs/%s", de->d_name);
-			REPO_WARN(repo, HF_WARN, false, p,
-				  "leftover partial download blobs/%s (%llu bytes): a download was killed or the disk filled up",
-				  de->d_name, (unsigned long long)size);
+			REPO_WARN(
+				repo, HF_WARN, false, p,
+				"leftover partial download blobs/%s (%llu bytes): a download was killed or the disk filled up",
+				de->d_name, (unsigned long long)size);
 			free(p);
 			continue;
 		}
@@ -395,11 +408,10 @@ struct walk {
 	size_t n_warnings;
 };
 
-#define WALK_WARN(w, sev, hides, path, ...) \
-	add_warning(&(w)->warnings, &(w)->n_warnings, sev, hides, path, __VA_ARGS__)
+#define WALK_WARN(w, sev, hides, path, ...) add_warning(&(w)->warnings, &(w)->n_warnings, sev, hides, path, __VA_ARGS__)
 
 static struct hf_file *add_file(struct walk *w, const char *rel, const char *target, enum hf_link link, long blob,
-				 uint64_t size)
+				uint64_t size)
 {
 	if (w->rev->n_files == w->alloc) {
 		w->alloc = w->alloc ? w->alloc * 2 : 16;
@@ -408,7 +420,9 @@ static struct hf_file *add_file(struct walk *w, const char *rel, const char *tar
 	/* the usual link's text is implied by the blob: kept only for the odd ones */
 	char *t = target && link != HF_LINK_OK ? xstrdup(target) : NULL;
 	struct hf_file *f = &w->rev->files[w->rev->n_files++];
-	*f = (struct hf_file){ .path = xstrdup(rel), .target = t, .link = link, .blob = blob, .size = size, .listed = -1 };
+	*f = (struct hf_file){
+		.path = xstrdup(rel), .target = t, .link = link, .blob = blob, .size = size, .listed = -1
+	};
 	return f;
 }
 
@@ -472,18 +486,24 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 			case HF_LINK_OK:
 				break;
 			case HF_LINK_MISSING_BLOB:
-				WALK_WARN(w, HF_FAIL, true, WHERE, "%s is a broken link: its blob %s is missing", WHERE, target);
+				WALK_WARN(w, HF_FAIL, true, WHERE, "%s is a broken link: its blob %s is missing", WHERE,
+					  target);
 				break;
 			case HF_LINK_ABSOLUTE:
-				WALK_WARN(w, HF_FAIL, false, WHERE, "%s is an absolute link to %s, outside this cache (a moved cache, or a hostile one): not followed",
-					  WHERE, target);
+				WALK_WARN(
+					w, HF_FAIL, false, WHERE,
+					"%s is an absolute link to %s, outside this cache (a moved cache, or a hostile one): not followed",
+					WHERE, target);
 				break;
 			case HF_LINK_ESCAPES:
-				WALK_WARN(w, HF_FAIL, false, WHERE, "%s links to %s, outside the repo folder (a 'cp -a' of a single snapshot, or a hostile cache): not followed",
-					  WHERE, target);
+				WALK_WARN(
+					w, HF_FAIL, false, WHERE,
+					"%s links to %s, outside the repo folder (a 'cp -a' of a single snapshot, or a hostile cache): not followed",
+					WHERE, target);
 				break;
 			default:
-				WALK_WARN(w, HF_FAIL, false, WHERE, "%s links to %s, which is not ../blobs/<name> of this repo: not followed",
+				WALK_WARN(w, HF_FAIL, false, WHERE,
+					  "%s links to %s, which is not ../blobs/<name> of this repo: not followed",
 					  WHERE, target);
 			}
 		} else if (type == DT_REG) {
@@ -515,13 +535,14 @@ static void scan_snapshots(const struct hf_cache *cache, int cache_fd, struct hf
 {
 	int fd = open_dir_at(repo_fd, "snapshots");
 	struct stat st;
-	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR) && fstatat(repo_fd, "snapshots", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    S_ISLNK(st.st_mode)) {
+	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR) &&
+	    fstatat(repo_fd, "snapshots", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
 		/* upstream lists a linked snapshots/ (is_dir() follows it); so do we, inside the cache */
 		const char *why = NULL;
 		fd = follow_dir_link(cache, cache_fd, repo_fd, repo->real, "snapshots", &repo->snapshots, &why);
 		if (fd < 0) {
-			REPO_WARN(repo, HF_FAIL, true, "snapshots", "snapshots is a link that cannot be followed: %s", why);
+			REPO_WARN(repo, HF_FAIL, true, "snapshots", "snapshots is a link that cannot be followed: %s",
+				  why);
 			return;
 		}
 	} else if (fd < 0) {
@@ -529,7 +550,8 @@ static void scan_snapshots(const struct hf_cache *cache, int cache_fd, struct hf
 			REPO_WARN(repo, HF_FAIL, true, "snapshots", "snapshots/ is missing");
 		else
 			REPO_WARN(repo, HF_FAIL, true, "snapshots", "cannot open snapshots/: %s",
-				  errno == ENOTDIR || errno == ELOOP ? "not a folder (a file or a link)" : strerror(errno));
+				  errno == ENOTDIR || errno == ELOOP ? "not a folder (a file or a link)"
+								     : strerror(errno));
 		return;
 	} else {
 		repo->snapshots = xasprintf("%s/snapshots", repo->real);
@@ -545,7 +567,8 @@ static void scan_snapshots(const struct hf_cache *cache, int cache_fd, struct hf
 			continue;
 		char *where = xasprintf("snapshots/%s", de->d_name);
 		if (entry_type(fd, de) != DT_DIR) {
-			REPO_WARN(repo, HF_FAIL, true, where, "%s is a file directly under snapshots/ (only commit folders belong there)", where);
+			REPO_WARN(repo, HF_FAIL, true, where,
+				  "%s is a file directly under snapshots/ (only commit folders belong there)", where);
 			free(where);
 			continue;
 		}
@@ -571,9 +594,10 @@ static void add_ref(struct hf_repo *repo, const char *name, const char *where, c
 	char *trimmed = xstrndup(buf, len);
 	text_sanitize(trimmed);
 	if (buf[len]) {
-		REPO_WARN(repo, HF_FAIL, true, where,
-			  "%s ends with a newline or space after the commit %s (huggingface_hub reads refs raw: the ref matches no snapshot)",
-			  where, trimmed);
+		REPO_WARN(
+			repo, HF_FAIL, true, where,
+			"%s ends with a newline or space after the commit %s (huggingface_hub reads refs raw: the ref matches no snapshot)",
+			where, trimmed);
 	} else if (!ref->has_snapshot) {
 		REPO_WARN(repo, HF_FAIL, true, where, "%s names commit %s, which has no snapshot folder", where,
 			  *trimmed ? trimmed : "(empty)");
@@ -619,7 +643,8 @@ static void read_refs(const struct hf_cache *cache, int cache_fd, struct hf_repo
 				read_refs(cache, cache_fd, repo, sub, subdir, name, depth + 1);
 			free(subdir);
 		} else if (type == DT_DIR) {
-			REPO_WARN(repo, HF_WARN, false, where, "%s is nested more than %d folders deep: not read", where, MAX_REFS_DEPTH);
+			REPO_WARN(repo, HF_WARN, false, where, "%s is nested more than %d folders deep: not read",
+				  where, MAX_REFS_DEPTH);
 		} else if (type == DT_LNK) {
 			/* upstream opens a linked ref (and skips a link to a folder): inside the cache, so do we */
 			char target[PATH_MAX], *real = NULL;
@@ -632,14 +657,18 @@ static void read_refs(const struct hf_cache *cache, int cache_fd, struct hf_repo
 				errno = EXDEV;
 			struct stat st;
 			if (fd < 0) {
-				REPO_WARN(repo, HF_FAIL, false, where, "%s is a link to %s that is not followed: %s", where, target,
-					  errno == EXDEV ? "it points outside the cache" : errno == ELOOP ? "a link to a link" : strerror(errno));
+				REPO_WARN(repo, HF_FAIL, false, where, "%s is a link to %s that is not followed: %s",
+					  where, target,
+					  errno == EXDEV   ? "it points outside the cache"
+					  : errno == ELOOP ? "a link to a link"
+							   : strerror(errno));
 			} else if (fstat(fd, &st) < 0) {
 				REPO_WARN(repo, HF_FAIL, false, where, "cannot stat %s: %s", where, strerror(errno));
 			} else if (S_ISDIR(st.st_mode)) {
 				/* a linked folder: skipped, as upstream (is_dir() is true, glob does not descend) */
 			} else if (!S_ISREG(st.st_mode)) {
-				REPO_WARN(repo, HF_FAIL, false, where, "%s links to something that is not a plain file: not read", where);
+				REPO_WARN(repo, HF_FAIL, false, where,
+					  "%s links to something that is not a plain file: not read", where);
 			} else {
 				read_ref_fd(repo, fd, name, where);
 			}
@@ -753,7 +782,8 @@ static void scan_repo(const struct hf_cache *cache, struct hf_repo *repo, int ca
 		const char *why = NULL;
 		fd = follow_dir_link(cache, cache_fd, cache_fd, "", repo->folder, &repo->real, &why);
 		if (fd < 0) {
-			REPO_WARN(repo, HF_FAIL, true, repo->folder, "%s is a link that is not followed: %s", repo->folder, why);
+			REPO_WARN(repo, HF_FAIL, true, repo->folder, "%s is a link that is not followed: %s",
+				  repo->folder, why);
 			return;
 		}
 		if (fstat(fd, &st) < 0)
@@ -766,15 +796,20 @@ static void scan_repo(const struct hf_cache *cache, struct hf_repo *repo, int ca
 	repo->folder_mtime = st.st_mtime;
 	const char *sep = strstr(repo->folder, "--");
 	if (!sep) {
-		REPO_WARN(repo, HF_FAIL, true, repo->folder, "%s is not a cache folder: its name has no '--' ({type}s--{org}--{name})",
-			  repo->folder);
+		REPO_WARN(repo, HF_FAIL, true, repo->folder,
+			  "%s is not a cache folder: its name has no '--' ({type}s--{org}--{name})", repo->folder);
 		if (fd >= 0)
 			close(fd);
 		return;
 	}
 	size_t tl = (size_t)(sep - repo->folder);
-	static const struct { const char *prefix, *type; } types[] = {
-		{ "models", "model" }, { "datasets", "dataset" }, { "spaces", "space" }, { "kernels", "kernel" },
+	static const struct {
+		const char *prefix, *type;
+	} types[] = {
+		{ "models", "model" },
+		{ "datasets", "dataset" },
+		{ "spaces", "space" },
+		{ "kernels", "kernel" },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(types); i++)
 		if (strlen(types[i].prefix) == tl && strncmp(repo->folder, types[i].prefix, tl) == 0)
@@ -792,15 +827,16 @@ static void scan_repo(const struct hf_cache *cache, struct hf_repo *repo, int ca
 	repo->id = sb_detach(&id);
 	if (!repo->type) {
 		repo->type = xstrndup(repo->folder, tl);
-		REPO_WARN(repo, HF_FAIL, true, repo->folder, "%s has the unknown repo type '%s' (models, datasets, spaces)",
-			  repo->folder, repo->type);
+		REPO_WARN(repo, HF_FAIL, true, repo->folder,
+			  "%s has the unknown repo type '%s' (models, datasets, spaces)", repo->folder, repo->type);
 		if (fd >= 0)
 			close(fd);
 		return;
 	}
 	if (strcmp(repo->type, "kernel") == 0)
 		REPO_WARN(repo, HF_WARN, true, repo->folder,
-			  "%s: kernel repos are hidden from scan_cache_dir() of huggingface_hub before kernels support", repo->folder);
+			  "%s: kernel repos are hidden from scan_cache_dir() of huggingface_hub before kernels support",
+			  repo->folder);
 	if (fd < 0) {
 		fd = open_dir_at(cache_fd, repo->folder);
 		repo->real = xstrdup(repo->folder);
@@ -873,7 +909,7 @@ static void compare_listing(struct walk *w)
 				  "%s is %s (%s): %s; completeness of snapshot %s not checked", where,
 				  hf_listing_state_text(rev->listing.state), rev->listing.problem,
 				  rev->listing.state == HF_LISTING_CRASHES ? "snapshot_download raises reading it"
-									     : "huggingface_hub ignores it as if absent",
+									   : "huggingface_hub ignores it as if absent",
 				  rev->commit);
 		free(where);
 		return;
@@ -882,12 +918,13 @@ static void compare_listing(struct walk *w)
 		struct hf_listed_file *lf = &rev->listing.files[i];
 		char *path = listed_as_snapshot_path(lf->path);
 		struct hf_file key = { .path = path };
-		struct hf_file *f = rev->n_files ? bsearch(&key, rev->files, rev->n_files, sizeof(key), file_cmp) : NULL;
+		struct hf_file *f =
+			rev->n_files ? bsearch(&key, rev->files, rev->n_files, sizeof(key), file_cmp) : NULL;
 		free(path);
 		/* the names for a warning, made only when one is written */
-		bool warn = (!f || !file_present(repo, f)) ? rev->n_missing < MAX_LISTING_WARNINGS
-			  : lf->has_size && f->size != lf->size ? rev->n_size_differs < MAX_LISTING_WARNINGS
-								: rev->n_other_blob < MAX_LISTING_WARNINGS;
+		bool warn = (!f || !file_present(repo, f))        ? rev->n_missing < MAX_LISTING_WARNINGS
+			    : lf->has_size && f->size != lf->size ? rev->n_size_differs < MAX_LISTING_WARNINGS
+								  : rev->n_other_blob < MAX_LISTING_WARNINGS;
 		char *p = warn ? xstrdup(lf->path) : NULL;
 		char *fw = NULL;
 		if (p) {
@@ -901,20 +938,23 @@ static void compare_listing(struct walk *w)
 		if (!f || !file_present(repo, f)) {
 			if (++rev->n_missing <= MAX_LISTING_WARNINGS) {
 				char *refs = hf_refs_of(repo, rev->commit);
-				WALK_WARN(w, HF_FAIL, false, fw, "%s is missing from snapshot %s%s%s%s (%s names it%s): offline, snapshot_download raises IncompleteSnapshotError",
-					  p, rev->commit, *refs ? " (" : "", refs, *refs ? ")" : "", where,
-					  f ? ", and the snapshot's entry is not a usable file" : "");
+				WALK_WARN(
+					w, HF_FAIL, false, fw,
+					"%s is missing from snapshot %s%s%s%s (%s names it%s): offline, snapshot_download raises IncompleteSnapshotError",
+					p, rev->commit, *refs ? " (" : "", refs, *refs ? ")" : "", where,
+					f ? ", and the snapshot's entry is not a usable file" : "");
 				free(refs);
 			}
 		} else if (lf->has_size && f->size != lf->size) {
 			if (++rev->n_size_differs <= MAX_LISTING_WARNINGS)
-				WALK_WARN(w, HF_FAIL, false, fw, "%s in snapshot %s is %llu bytes, %s says %llu", p, rev->commit,
-					  (unsigned long long)f->size, where, (unsigned long long)lf->size);
+				WALK_WARN(w, HF_FAIL, false, fw, "%s in snapshot %s is %llu bytes, %s says %llu", p,
+					  rev->commit, (unsigned long long)f->size, where,
+					  (unsigned long long)lf->size);
 		} else if (f->link == HF_LINK_OK && hf_listed_hash(lf) &&
 			   strcasecmp(repo->blobs[f->blob].name, hf_listed_hash(lf)) != 0) {
 			if (++rev->n_other_blob <= MAX_LISTING_WARNINGS)
-				WALK_WARN(w, HF_FAIL, false, fw, "%s in snapshot %s links to blob %s, %s names %s", p, rev->commit,
-					  repo->blobs[f->blob].name, where, hf_listed_hash(lf));
+				WALK_WARN(w, HF_FAIL, false, fw, "%s in snapshot %s links to blob %s, %s names %s", p,
+					  rev->commit, repo->blobs[f->blob].name, where, hf_listed_hash(lf));
 		}
 		free(fw);
 		free(p);
@@ -948,7 +988,9 @@ static void *walk_worker(void *arg)
 		}
 		if (w->rev->n_files)
 			qsort(w->rev->files, w->rev->n_files, sizeof(*w->rev->files), file_cmp);
-		int repo_fd = w->cache->skip_listings ? -1 : hf_open_in_cache(p->cache_fd, w->repo->real, O_RDONLY | O_DIRECTORY);
+		int repo_fd = w->cache->skip_listings
+				      ? -1
+				      : hf_open_in_cache(p->cache_fd, w->repo->real, O_RDONLY | O_DIRECTORY);
 		if (repo_fd >= 0) {
 			hf_listing_read(repo_fd, w->rev->commit, HF_LISTING_MAX_BYTES, &w->rev->listing);
 			close(repo_fd);
@@ -986,7 +1028,9 @@ static void walk_all(struct hf_cache *cache, int cache_fd)
 	size_t k = 0;
 	for (size_t r = 0; r < cache->n_repos; r++)
 		for (size_t v = 0; v < cache->repos[r].n_revisions; v++)
-			p.units[k++] = (struct walk){ .cache = cache, .repo = &cache->repos[r], .rev = &cache->repos[r].revisions[v] };
+			p.units[k++] = (struct walk){ .cache = cache,
+						      .repo = &cache->repos[r],
+						      .rev = &cache->repos[r].revisions[v] };
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	size_t threads = cpus > 1 ? (size_t)cpus : 1;
 	if (threads > p.count)
@@ -1005,7 +1049,8 @@ static void walk_all(struct hf_cache *cache, int cache_fd)
 		struct walk *w = &p.units[k];
 		struct hf_repo *repo = w->repo;
 		if (w->n_warnings) {
-			repo->warnings = xrealloc(repo->warnings, (repo->n_warnings + w->n_warnings) * sizeof(*repo->warnings));
+			repo->warnings =
+				xrealloc(repo->warnings, (repo->n_warnings + w->n_warnings) * sizeof(*repo->warnings));
 			memcpy(repo->warnings + repo->n_warnings, w->warnings, w->n_warnings * sizeof(*w->warnings));
 			repo->n_warnings += w->n_warnings;
 		}

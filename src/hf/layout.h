@@ -15,50 +15,50 @@
 #include "location.h"
 
 enum hf_link {
-	HF_LINK_OK = 0,        /* a relative link to an existing blob of this repo */
-	HF_LINK_COPY,          /* a regular file in the snapshot (no-symlink mode) */
-	HF_LINK_MISSING_BLOB,  /* to blobs/<name>, which is missing */
-	HF_LINK_ABSOLUTE,      /* an absolute target: never opened */
-	HF_LINK_ESCAPES,       /* ".." leaves the repo folder: never opened */
-	HF_LINK_NOT_BLOB,      /* inside the repo but not "../"*depth + "blobs/<name>" */
-	HF_LINK_ODD,           /* not a file or link (fifo, device, socket) */
+	HF_LINK_OK = 0,       /* a relative link to an existing blob of this repo */
+	HF_LINK_COPY,         /* a regular file in the snapshot (no-symlink mode) */
+	HF_LINK_MISSING_BLOB, /* to blobs/<name>, which is missing */
+	HF_LINK_ABSOLUTE,     /* an absolute target: never opened */
+	HF_LINK_ESCAPES,      /* ".." leaves the repo folder: never opened */
+	HF_LINK_NOT_BLOB,     /* inside the repo but not "../"*depth + "blobs/<name>" */
+	HF_LINK_ODD,          /* not a file or link (fifo, device, socket) */
 };
 
 struct hf_blob {
 	char *name;
-	size_t hex_len;        /* 64 (sha256) or 40 (git sha1) hex digits of either case; 0: not a hash */
+	size_t hex_len; /* 64 (sha256) or 40 (git sha1) hex digits of either case; 0: not a hash */
 	uint64_t size;
 	time_t atime, mtime;
-	bool regular;          /* a plain file (not a link, folder or device) */
-	bool referenced;       /* some snapshot file links to it */
-	char *not_plain;       /* why it is not a plain file (reported once the files using it are known), or NULL */
+	bool regular;    /* a plain file (not a link, folder or device) */
+	bool referenced; /* some snapshot file links to it */
+	char *not_plain; /* why it is not a plain file (reported once the files using it are known), or NULL */
 };
 
 struct hf_file {
-	char *path;            /* relative to the snapshot folder */
-	char *target;          /* the link text, or NULL for a copied file */
+	char *path;   /* relative to the snapshot folder */
+	char *target; /* the link text, or NULL for a copied file */
 	enum hf_link link;
-	long blob;             /* index in repo->blobs, or -1 */
-	uint64_t size;         /* of the blob or the copied file */
-	time_t atime, mtime;   /* of a copied file (a blob's are in the blob) */
-	bool absolute;         /* an absolute link into this cache's blobs (huggingface_hub's fallback) */
-	long listed;           /* index in the revision's listing, or -1 */
+	long blob;           /* index in repo->blobs, or -1 */
+	uint64_t size;       /* of the blob or the copied file */
+	time_t atime, mtime; /* of a copied file (a blob's are in the blob) */
+	bool absolute;       /* an absolute link into this cache's blobs (huggingface_hub's fallback) */
+	long listed;         /* index in the revision's listing, or -1 */
 };
 
 struct hf_revision {
 	char *commit;
 	struct hf_file *files;
 	size_t n_files;
-	uint64_t size;         /* sum of the sizes of its unique blobs */
+	uint64_t size;             /* sum of the sizes of its unique blobs */
 	struct hf_listing listing; /* trees/<commit>.json (state NONE when absent) */
-	size_t n_missing;      /* files the listing names that the snapshot lacks */
-	size_t n_size_differs; /* files whose size is not the listing's */
-	size_t n_other_blob;   /* files linked to a blob other than the one the listing names */
+	size_t n_missing;          /* files the listing names that the snapshot lacks */
+	size_t n_size_differs;     /* files whose size is not the listing's */
+	size_t n_other_blob;       /* files linked to a blob other than the one the listing names */
 };
 
 struct hf_ref {
-	char *name;            /* "main", "refs/pr/1" */
-	char *commit;          /* the content as read (raw: a newline stays) */
+	char *name;   /* "main", "refs/pr/1" */
+	char *commit; /* the content as read (raw: a newline stays) */
 	bool has_snapshot;
 };
 
@@ -66,10 +66,10 @@ enum hf_severity { HF_WARN = 1, HF_FAIL = 2 };
 
 struct hf_warning {
 	enum hf_severity severity;
-	bool hides_repo;       /* scan_cache_dir() would drop the whole repo for it */
-	char *path;            /* relative to the cache folder */
+	bool hides_repo; /* scan_cache_dir() would drop the whole repo for it */
+	char *path;      /* relative to the cache folder */
 	char *message;
-	long blob;             /* the blob it is about (index in repo->blobs), or -1 */
+	long blob; /* the blob it is about (index in repo->blobs), or -1 */
 };
 
 struct hf_repo {
@@ -89,9 +89,9 @@ struct hf_repo {
 	time_t last_accessed, last_modified;
 	uint64_t incomplete_bytes;
 	size_t n_incomplete;
-	bool is_repo;          /* a folder with a known type (else only its warnings count) */
-	char *real;            /* the repo folder relative to the cache (another when it is a link) */
-	char *snapshots;       /* its snapshots/ relative to the cache (another when it is a link) */
+	bool is_repo;    /* a folder with a known type (else only its warnings count) */
+	char *real;      /* the repo folder relative to the cache (another when it is a link) */
+	char *snapshots; /* its snapshots/ relative to the cache (another when it is a link) */
 	time_t folder_atime, folder_mtime;
 };
 

@@ -146,8 +146,8 @@ static size_t py_space_at(const char *s, size_t left)
 	unsigned char c = (unsigned char)s[0];
 	if (c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f))
 		return 1;
-	static const char *const wide[] = { "\xc2\x85", "\xc2\xa0", "\xe1\x9a\x80", "\xe2\x80\xa8", "\xe2\x80\xa9",
-					    "\xe2\x80\xaf", "\xe2\x81\x9f", "\xe3\x80\x80" };
+	static const char *const wide[] = { "\xc2\x85",     "\xc2\xa0",     "\xe1\x9a\x80", "\xe2\x80\xa8",
+					    "\xe2\x80\xa9", "\xe2\x80\xaf", "\xe2\x81\x9f", "\xe3\x80\x80" };
 	for (size_t i = 0; i < ARRAY_SIZE(wide); i++) {
 		size_t n = strlen(wide[i]);
 		if (left >= n && memcmp(s, wide[i], n) == 0)
@@ -199,7 +199,8 @@ static int read_token_file(const char *path, char **token, char *err, size_t err
 	}
 	struct stat st;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > 65536) {
-		snprintf(err, errsize, "token file %s: %s", path, S_ISREG(st.st_mode) ? "larger than 64 KiB" : "not a plain file");
+		snprintf(err, errsize, "token file %s: %s", path,
+			 S_ISREG(st.st_mode) ? "larger than 64 KiB" : "not a plain file");
 		close(fd);
 		return -1;
 	}
@@ -465,8 +466,14 @@ char *hf_repo_folder(const char *id, const char *type)
 	if (strstr(id, "--") && !strchr(id, '/'))
 		return xstrdup(id);
 	const char *prefix = "models";
-	static const struct { const char *word; const char *prefix; } types[] = {
-		{ "model", "models" }, { "dataset", "datasets" }, { "space", "spaces" }, { "kernel", "kernels" },
+	static const struct {
+		const char *word;
+		const char *prefix;
+	} types[] = {
+		{ "model", "models" },
+		{ "dataset", "datasets" },
+		{ "space", "spaces" },
+		{ "kernel", "kernels" },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(types); i++) {
 		size_t n = strlen(types[i].prefix);

@@ -23,16 +23,16 @@ struct hf_location {
 	char *hub_cache;        /* the hub cache folder, as huggingface_hub computes it */
 	const char *hub_source; /* HF_HUB_CACHE, HUGGINGFACE_HUB_CACHE, HF_HOME, XDG_CACHE_HOME or "default" */
 	char *hf_home;
-	const char *home_source; /* HF_HOME, XDG_CACHE_HOME or "default" */
-	char *token_path;       /* HF_TOKEN_PATH or $HF_HOME/token (staging: ~/.cache/huggingface_staging/token) */
-	const char *token_source; /* HF_TOKEN, HUGGING_FACE_HUB_TOKEN, the token file, or NULL: none */
-	char *endpoint;         /* HF_ENDPOINT without trailing '/', or https://huggingface.co (staging: hub-ci) */
+	const char *home_source;     /* HF_HOME, XDG_CACHE_HOME or "default" */
+	char *token_path;            /* HF_TOKEN_PATH or $HF_HOME/token (staging: ~/.cache/huggingface_staging/token) */
+	const char *token_source;    /* HF_TOKEN, HUGGING_FACE_HUB_TOKEN, the token file, or NULL: none */
+	char *endpoint;              /* HF_ENDPOINT without trailing '/', or https://huggingface.co (staging: hub-ci) */
 	const char *endpoint_source; /* HF_ENDPOINT, HUGGINGFACE_CO_STAGING or "default" */
-	bool staging;           /* HUGGINGFACE_CO_STAGING is true */
+	bool staging;                /* HUGGINGFACE_CO_STAGING is true */
 	bool offline;
 	const char *offline_source; /* HF_HUB_OFFLINE, TRANSFORMERS_OFFLINE or NULL */
 	char *xet_cache, *assets_cache, *datasets_cache;
-	const char *deprecated[4];  /* set variables that are deprecated, NULL-terminated */
+	const char *deprecated[4]; /* set variables that are deprecated, NULL-terminated */
 };
 
 /* Python's os.path.expanduser: "~" or "~user" at the start; unchanged when

@@ -27,18 +27,25 @@
  * Wall time on that loaded VM hides it (tests/bench/hf.sh, RESULTS.md), CPU
  * time does not. 64 KiB is still few calls: 16,384 per GiB. */
 #define READ_SIZE (64u << 10)
-#define GIB (1024.0 * 1024 * 1024)
+#define GIB       (1024.0 * 1024 * 1024)
 
 const char *hf_blob_state_text(enum hf_blob_state s)
 {
 	switch (s) {
-	case HF_BLOB_OK: return "ok";
-	case HF_BLOB_MISMATCH: return "hash mismatch";
-	case HF_BLOB_UNREADABLE: return "unreadable";
-	case HF_BLOB_CHANGED: return "changed while read";
-	case HF_BLOB_UNNAMED: return "name is not a hash: unverified";
-	case HF_BLOB_SKIPPED: return "not hashed";
-	case HF_BLOB_UNLISTED: return "a copied file with no listing to check it against: unverified";
+	case HF_BLOB_OK:
+		return "ok";
+	case HF_BLOB_MISMATCH:
+		return "hash mismatch";
+	case HF_BLOB_UNREADABLE:
+		return "unreadable";
+	case HF_BLOB_CHANGED:
+		return "changed while read";
+	case HF_BLOB_UNNAMED:
+		return "name is not a hash: unverified";
+	case HF_BLOB_SKIPPED:
+		return "not hashed";
+	case HF_BLOB_UNLISTED:
+		return "a copied file with no listing to check it against: unverified";
 	}
 	return "?";
 }
@@ -55,17 +62,18 @@ char *hf_result_text(const struct hf_cache *cache, const struct hf_blob_result *
 	if (r->blob < 0) { /* a copied snapshot file */
 		const struct hf_revision *rev = &repo->revisions[r->rev];
 		char *refs = hf_refs_of(repo, rev->commit);
-		char *who = xasprintf("%s: %s in revision %s%s%s%s", repo->folder, rev->files[r->file].path, rev->commit,
-				      *refs ? " (" : "", refs, *refs ? ")" : "");
+		char *who = xasprintf("%s: %s in revision %s%s%s%s", repo->folder, rev->files[r->file].path,
+				      rev->commit, *refs ? " (" : "", refs, *refs ? ")" : "");
 		free(refs);
 		switch (r->state) {
 		case HF_BLOB_MISMATCH:
-			msg = xasprintf("%s is a copied file (not a link) whose %s is %s; trees/%s.json says %s", who, r->algorithm,
-					r->actual, rev->commit, r->expected);
+			msg = xasprintf("%s is a copied file (not a link) whose %s is %s; trees/%s.json says %s", who,
+					r->algorithm, r->actual, rev->commit, r->expected);
 			break;
 		case HF_BLOB_UNLISTED:
-			msg = xasprintf("%s is a copied file (not a link) and no listing (trees/%s.json) names its hash: content unverified",
-					who, rev->commit);
+			msg = xasprintf(
+				"%s is a copied file (not a link) and no listing (trees/%s.json) names its hash: content unverified",
+				who, rev->commit);
 			break;
 		case HF_BLOB_UNREADABLE:
 			msg = xasprintf("%s is a copied file that cannot be read: %s", who, strerror(r->error));
@@ -82,22 +90,26 @@ char *hf_result_text(const struct hf_cache *cache, const struct hf_blob_result *
 		char *users = hf_blob_users_text(repo, r->blob);
 		switch (r->state) {
 		case HF_BLOB_MISMATCH:
-			msg = xasprintf("%s: %s: %s mismatch: blob blobs/%s hashes to %s", repo->folder, users, r->algorithm, b->name,
-					r->actual);
+			msg = xasprintf("%s: %s: %s mismatch: blob blobs/%s hashes to %s", repo->folder, users,
+					r->algorithm, b->name, r->actual);
 			break;
 		case HF_BLOB_UNNAMED:
-			msg = xasprintf("%s: %s: blob blobs/%s is not named by a sha256 or git sha1: content unverified", repo->folder,
-					users, b->name);
+			msg = xasprintf(
+				"%s: %s: blob blobs/%s is not named by a sha256 or git sha1: content unverified",
+				repo->folder, users, b->name);
 			break;
 		case HF_BLOB_UNREADABLE:
-			msg = xasprintf("%s: %s: blob blobs/%s cannot be read: %s", repo->folder, users, b->name, strerror(r->error));
+			msg = xasprintf("%s: %s: blob blobs/%s cannot be read: %s", repo->folder, users, b->name,
+					strerror(r->error));
 			break;
 		case HF_BLOB_CHANGED:
-			msg = xasprintf("%s: %s: blob blobs/%s changed size while it was read (a download in progress?)", repo->folder,
-					users, b->name);
+			msg = xasprintf(
+				"%s: %s: blob blobs/%s changed size while it was read (a download in progress?)",
+				repo->folder, users, b->name);
 			break;
 		default:
-			msg = xasprintf("%s: %s: blob blobs/%s not hashed before the deadline", repo->folder, users, b->name);
+			msg = xasprintf("%s: %s: blob blobs/%s not hashed before the deadline", repo->folder, users,
+					b->name);
 		}
 		free(users);
 	}
@@ -227,8 +239,8 @@ int hf_hash_fd_counted(int fd, size_t hex_len, unsigned char *buf, size_t bufsiz
 struct pool {
 	const struct hf_cache *cache;
 	struct hf_verify *out;
-	size_t *order;          /* result indexes, largest blob first */
-	int *blobs_fd;          /* per repo; -1 when unopened */
+	size_t *order; /* result indexes, largest blob first */
+	int *blobs_fd; /* per repo; -1 when unopened */
 	atomic_size_t next;
 	atomic_size_t done;
 	_Atomic uint64_t bytes;
@@ -355,13 +367,13 @@ static void show_progress(struct pool *p, const char *label, uint64_t total, dou
 	char eta[32];
 	clock_text(rate > 0 && total > done ? (double)(total - done) / rate : 0, eta, sizeof(eta));
 	fprintf(stderr, "\r%s: %.2f/%.2f GiB (%.0f%%), %.2f GiB/s, %s left, %zu/%zu files\033[K%s", label,
-		(double)done / GIB, (double)total / GIB, total ? 100.0 * (double)done / (double)total : 100.0, rate / GIB,
-		eta, atomic_load(&p->done), p->out->count, final ? "\n" : "");
+		(double)done / GIB, (double)total / GIB, total ? 100.0 * (double)done / (double)total : 100.0,
+		rate / GIB, eta, atomic_load(&p->done), p->out->count, final ? "\n" : "");
 	fflush(stderr);
 }
 
-static void add_item(struct hf_verify *out, size_t *order, size_t *n_work, uint64_t *total,
-		     struct hf_blob_result item, bool hash)
+static void add_item(struct hf_verify *out, size_t *order, size_t *n_work, uint64_t *total, struct hf_blob_result item,
+		     bool hash)
 {
 	out->results[out->count] = item;
 	if (hash) {
@@ -409,8 +421,13 @@ int hf_verify_run(const struct hf_cache *cache, const struct hf_verify_options *
 		p.order = xrealloc(p.order, (out->count + more + 1) * sizeof(*p.order));
 		for (size_t b = 0; b < repo->n_blobs; b++) {
 			const struct hf_blob *blob = &repo->blobs[b];
-			struct hf_blob_result item = { .repo = r, .blob = (long)b, .rev = -1, .file = -1, .expected = blob->name,
-						       .hex_len = blob->hex_len, .size = blob->size };
+			struct hf_blob_result item = { .repo = r,
+						       .blob = (long)b,
+						       .rev = -1,
+						       .file = -1,
+						       .expected = blob->name,
+						       .hex_len = blob->hex_len,
+						       .size = blob->size };
 			item.algorithm = blob->hex_len == 64 ? "sha256" : blob->hex_len == 40 ? "git-sha1" : NULL;
 			if (!item.algorithm)
 				item.state = HF_BLOB_UNNAMED;
@@ -420,7 +437,8 @@ int hf_verify_run(const struct hf_cache *cache, const struct hf_verify_options *
 				item.state = HF_BLOB_UNREADABLE;
 				item.error = errno ? errno : EBADF;
 			}
-			add_item(out, p.order, &n_work, &total, item, item.algorithm && blob->regular && p.blobs_fd[r] >= 0);
+			add_item(out, p.order, &n_work, &total, item,
+				 item.algorithm && blob->regular && p.blobs_fd[r] >= 0);
 		}
 		/* copies: against the listing's lfs_sha256 or blob_id, as `hf cache verify` */
 		for (size_t v = 0; v < repo->n_revisions; v++) {
@@ -429,10 +447,16 @@ int hf_verify_run(const struct hf_cache *cache, const struct hf_verify_options *
 				const struct hf_file *f = &rev->files[i];
 				if (f->link != HF_LINK_COPY)
 					continue;
-				const struct hf_listed_file *lf = f->listed >= 0 ? &rev->listing.files[f->listed] : NULL;
+				const struct hf_listed_file *lf =
+					f->listed >= 0 ? &rev->listing.files[f->listed] : NULL;
 				const char *want = lf ? hf_listed_hash(lf) : NULL;
-				struct hf_blob_result item = { .repo = r, .blob = -1, .rev = (long)v, .file = (long)i,
-							       .expected = want, .hex_len = want ? strlen(want) : 0, .size = f->size };
+				struct hf_blob_result item = { .repo = r,
+							       .blob = -1,
+							       .rev = (long)v,
+							       .file = (long)i,
+							       .expected = want,
+							       .hex_len = want ? strlen(want) : 0,
+							       .size = f->size };
 				item.algorithm = item.hex_len == 64 ? "sha256" : item.hex_len == 40 ? "git-sha1" : NULL;
 				if (!want)
 					item.state = HF_BLOB_UNLISTED;

@@ -24,33 +24,33 @@ enum hf_blob_state {
 /* One item hashed: a blob, or a snapshot file that is a copy (a plain file,
  * not a link), checked against its revision's listing. */
 struct hf_blob_result {
-	size_t repo;                /* index into the cache */
-	long blob;                  /* index into the repo's blobs, or -1 for a copy */
-	long rev, file;             /* the copy's revision and file, or -1 */
-	const char *expected;       /* the hash it must have: the blob's name or the listing's */
-	size_t hex_len;             /* 64 (sha256) or 40 (git blob sha1) */
+	size_t repo;          /* index into the cache */
+	long blob;            /* index into the repo's blobs, or -1 for a copy */
+	long rev, file;       /* the copy's revision and file, or -1 */
+	const char *expected; /* the hash it must have: the blob's name or the listing's */
+	size_t hex_len;       /* 64 (sha256) or 40 (git blob sha1) */
 	uint64_t size;
 	enum hf_blob_state state;
-	int error;                  /* errno for UNREADABLE */
-	char actual[65];            /* hex digest for MISMATCH */
-	const char *algorithm;      /* "sha256" or "git-sha1" */
+	int error;             /* errno for UNREADABLE */
+	char actual[65];       /* hex digest for MISMATCH */
+	const char *algorithm; /* "sha256" or "git-sha1" */
 };
 
 struct hf_verify_options {
-	char **repos;               /* folders to verify (NULL: all) */
-	unsigned threads;           /* 0: one per online CPU */
-	double deadline;            /* monotonic seconds; 0: none */
-	bool progress;              /* a progress line on stderr (a TTY), redrawn twice a second */
-	const char *label;          /* its prefix: "hf verify" or "hf.integrity" */
+	char **repos;      /* folders to verify (NULL: all) */
+	unsigned threads;  /* 0: one per online CPU */
+	double deadline;   /* monotonic seconds; 0: none */
+	bool progress;     /* a progress line on stderr (a TTY), redrawn twice a second */
+	const char *label; /* its prefix: "hf verify" or "hf.integrity" */
 };
 
 struct hf_verify {
 	struct hf_blob_result *results; /* one per blob and copied file of the selected repos */
 	size_t count;
-	uint64_t bytes;             /* hashed */
+	uint64_t bytes; /* hashed */
 	double seconds;
 	bool timed_out;
-	unsigned threads;           /* hashing threads used */
+	unsigned threads; /* hashing threads used */
 };
 
 /* Hashes every blob of the selected repos. Returns 0, or -errno when the

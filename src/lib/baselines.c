@@ -47,8 +47,8 @@ static double positive(const json_t *v)
 
 int baseline_parse(const char *name, const char *text, size_t len, struct baseline *out, char *err, size_t errsize)
 {
-	static const char *const known[] = { "vendor_id", "device_id", "backend", "name", "copy_bandwidth_gbs",
-					     "launch_latency_us", "recorded", "comment", NULL };
+	static const char *const known[] = { "vendor_id",         "device_id", "backend", "name", "copy_bandwidth_gbs",
+					     "launch_latency_us", "recorded",  "comment", NULL };
 	memset(out, 0, sizeof(*out));
 	json_error_t je;
 	json_t *j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
@@ -63,13 +63,16 @@ int baseline_parse(const char *name, const char *text, size_t len, struct baseli
 		fail(err, errsize, name, "%s", "a baseline is one JSON object");
 		goto out;
 	}
-	json_object_foreach(j, key, v) {
+	json_object_foreach(j, key, v)
+	{
 		size_t i = 0;
 		while (known[i] && strcmp(known[i], key) != 0)
 			i++;
 		if (!known[i]) {
-			fail(err, errsize, name, "unknown key \"%s\" (known: vendor_id, device_id, backend, name, "
-						 "copy_bandwidth_gbs, launch_latency_us, recorded, comment)", key);
+			fail(err, errsize, name,
+			     "unknown key \"%s\" (known: vendor_id, device_id, backend, name, "
+			     "copy_bandwidth_gbs, launch_latency_us, recorded, comment)",
+			     key);
 			goto out;
 		}
 	}
@@ -77,7 +80,8 @@ int baseline_parse(const char *name, const char *text, size_t len, struct baseli
 	json_t *did = json_object_get(j, "device_id");
 	out->device_id = did ? baseline_pci_id(did) : -1;
 	if (out->vendor_id < 0 || (did && out->device_id < 0)) {
-		fail(err, errsize, name, "%s", "vendor_id and device_id must be PCI ids, e.g. \"0x8086\" and \"0x56a0\"");
+		fail(err, errsize, name, "%s",
+		     "vendor_id and device_id must be PCI ids, e.g. \"0x8086\" and \"0x56a0\"");
 		goto out;
 	}
 	json_t *be = json_object_get(j, "backend");
@@ -199,9 +203,10 @@ const struct baseline *baselines_find(const struct baseline_set *set, long vendo
 	const struct baseline *found = NULL;
 	for (size_t i = 0; i < set->n; i++) {
 		const struct baseline *b = &set->items[i];
-		bool model = b->device_id >= 0 ? b->device_id == device_id
-						: (name && b->name && strcmp(b->name, name) == 0);
-		if (b->vendor_id == vendor_id && model && (!b->backend || (backend && strcmp(b->backend, backend) == 0)))
+		bool model =
+			b->device_id >= 0 ? b->device_id == device_id : (name && b->name && strcmp(b->name, name) == 0);
+		if (b->vendor_id == vendor_id && model &&
+		    (!b->backend || (backend && strcmp(b->backend, backend) == 0)))
 			found = b;
 	}
 	return found;

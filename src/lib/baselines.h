@@ -16,13 +16,13 @@
 #include <stddef.h>
 
 struct baseline {
-	char *source;        /* "checks/baselines/x.json (built in)" or the file's path */
+	char *source;              /* "checks/baselines/x.json (built in)" or the file's path */
 	long vendor_id, device_id; /* device_id -1: matched by name */
-	char *backend;       /* NULL: any backend */
-	char *name;          /* the model, for people; may be NULL */
-	double bandwidth_gbs; /* 0: not recorded */
-	double latency_us;    /* 0: not recorded */
-	json_t *recorded;     /* what it was measured on, or NULL */
+	char *backend;             /* NULL: any backend */
+	char *name;                /* the model, for people; may be NULL */
+	double bandwidth_gbs;      /* 0: not recorded */
+	double latency_us;         /* 0: not recorded */
+	json_t *recorded;          /* what it was measured on, or NULL */
 };
 
 struct baseline_set {

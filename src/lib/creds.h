@@ -12,7 +12,7 @@
 struct creds {
 	uid_t uid;
 	gid_t gid;
-	size_t ngroups;           /* supplementary groups, as getgroups(2) reports */
+	size_t ngroups; /* supplementary groups, as getgroups(2) reports */
 	gid_t groups[CREDS_MAX_GROUPS];
 };
 

@@ -11,12 +11,15 @@ static const struct crypto_api *loaded;
 static char error[256];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-#define CRYPTO_SYM(field, name) { name, offsetof(struct crypto_api, field), false }
+#define CRYPTO_SYM(field, name)                                 \
+	{                                                       \
+		name, offsetof(struct crypto_api, field), false \
+	}
 static const struct dynlib_symbol symbols[] = {
-	CRYPTO_SYM(sha256, "EVP_sha256"),          CRYPTO_SYM(sha1, "EVP_sha1"),
-	CRYPTO_SYM(ctx_new, "EVP_MD_CTX_new"),     CRYPTO_SYM(ctx_free, "EVP_MD_CTX_free"),
-	CRYPTO_SYM(init, "EVP_DigestInit_ex"),     CRYPTO_SYM(update, "EVP_DigestUpdate"),
-	CRYPTO_SYM(final, "EVP_DigestFinal_ex"),   CRYPTO_SYM(digest, "EVP_Digest"),
+	CRYPTO_SYM(sha256, "EVP_sha256"),        CRYPTO_SYM(sha1, "EVP_sha1"),
+	CRYPTO_SYM(ctx_new, "EVP_MD_CTX_new"),   CRYPTO_SYM(ctx_free, "EVP_MD_CTX_free"),
+	CRYPTO_SYM(init, "EVP_DigestInit_ex"),   CRYPTO_SYM(update, "EVP_DigestUpdate"),
+	CRYPTO_SYM(final, "EVP_DigestFinal_ex"), CRYPTO_SYM(digest, "EVP_Digest"),
 };
 
 static void load(void)

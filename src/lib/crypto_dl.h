@@ -14,8 +14,8 @@ struct crypto_api {
 	int (*init)(EVP_MD_CTX *ctx, const EVP_MD *type, ENGINE *impl);
 	int (*update)(EVP_MD_CTX *ctx, const void *d, size_t cnt);
 	int (*final)(EVP_MD_CTX *ctx, unsigned char *md, unsigned int *s);
-	int (*digest)(const void *data, size_t count, unsigned char *md, unsigned int *size,
-		      const EVP_MD *type, ENGINE *impl);
+	int (*digest)(const void *data, size_t count, unsigned char *md, unsigned int *size, const EVP_MD *type,
+		      ENGINE *impl);
 };
 
 /* The loaded functions, or NULL when libcrypto.so.3 cannot be loaded (the

@@ -10,7 +10,7 @@
 struct dirents {
 	int fd;
 	size_t pos, len;
-	int error;                  /* errno of a failed read, 0 */
+	int error; /* errno of a failed read, 0 */
 	_Alignas(8) char buf[2048];
 };
 

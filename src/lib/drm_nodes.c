@@ -12,7 +12,6 @@
 #include "dirents.h"
 #include "util.h"
 
-
 bool pci_bdf_valid(const char *s)
 {
 	static const char shape[] = "xxxx:xx:xx.x";
@@ -27,10 +26,14 @@ bool pci_bdf_valid(const char *s)
 const char *pci_vendor_name(unsigned vendor)
 {
 	switch (vendor) {
-	case PCI_VENDOR_INTEL: return "Intel";
-	case PCI_VENDOR_NVIDIA: return "NVIDIA";
-	case PCI_VENDOR_AMD: return "AMD";
-	default: return NULL;
+	case PCI_VENDOR_INTEL:
+		return "Intel";
+	case PCI_VENDOR_NVIDIA:
+		return "NVIDIA";
+	case PCI_VENDOR_AMD:
+		return "AMD";
+	default:
+		return NULL;
 	}
 }
 
@@ -166,7 +169,8 @@ static int read_pci_attrs(struct drm_scan *scan, int classfd, const char *entry,
 			rc = -1;
 		} else if (v < 0) {
 			text_sanitize(buf);
-			add_problem(scan, "%s/%s/%s: '%s' is not a hex id such as 0x8086", scan->class_dir, path, attrs[i], buf);
+			add_problem(scan, "%s/%s/%s: '%s' is not a hex id such as 0x8086", scan->class_dir, path,
+				    attrs[i], buf);
 			rc = -1;
 		} else {
 			*fields[i] = (unsigned)v;
@@ -233,7 +237,8 @@ static bool entry_bdf(struct drm_scan *scan, int classfd, const char *entry, cha
 		if (n < 0) {
 			/* a virtual DRM device (vgem, vkms) has no parent device: not a GPU */
 			if (errno != ENOENT)
-				add_problem(scan, "%s/%s: cannot read the link: %s", scan->class_dir, path, strerror(errno));
+				add_problem(scan, "%s/%s: cannot read the link: %s", scan->class_dir, path,
+					    strerror(errno));
 			return false;
 		}
 		target[n] = '\0';
@@ -294,8 +299,8 @@ static void scan_entry(struct drm_scan *scan, int classfd, int charfd, const cha
 	}
 	struct drm_node *node = render ? &g->render : &g->card;
 	if (node->name[0]) {
-		add_problem(scan, "%s: %s and %s both claim to be the %s node of %s", scan->class_dir,
-			    node->name, entry, render ? "render" : "card", bdf);
+		add_problem(scan, "%s: %s and %s both claim to be the %s node of %s", scan->class_dir, node->name,
+			    entry, render ? "render" : "card", bdf);
 		return;
 	}
 	snprintf(node->name, sizeof(node->name), "%s", entry);

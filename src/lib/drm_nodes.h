@@ -9,37 +9,37 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define DRM_MAJOR 226
+#define DRM_MAJOR             226
 #define DRM_RENDER_MINOR_BASE 128
 /* The Intel driver's fallback (no by-path) opens renderD128..renderD191 only. */
 #define DRM_RENDER_MINOR_FALLBACK_END 192
 
-#define PCI_VENDOR_INTEL 0x8086
-#define PCI_VENDOR_NVIDIA 0x10de
-#define PCI_VENDOR_AMD 0x1002
+#define PCI_VENDOR_INTEL              0x8086
+#define PCI_VENDOR_NVIDIA             0x10de
+#define PCI_VENDOR_AMD                0x1002
 
 struct drm_node {
-	char name[32];      /* "renderD128", "card0"; "" when the GPU has none */
-	bool has_dev;       /* major:minor are known */
+	char name[32]; /* "renderD128", "card0"; "" when the GPU has none */
+	bool has_dev;  /* major:minor are known */
 	unsigned major, minor;
-	int char_link;      /* render nodes: ROOT/sys/dev/char/MAJOR:MINOR leads to this node (0), elsewhere (1), -errno; 0 for card nodes */
-	char *char_target;  /* where it leads when elsewhere (owned) */
+	int char_link; /* render nodes: ROOT/sys/dev/char/MAJOR:MINOR leads to this node (0), elsewhere (1), -errno; 0 for card nodes */
+	char *char_target; /* where it leads when elsewhere (owned) */
 };
 
 struct drm_gpu {
-	char bdf[16];       /* PCI address "0000:03:00.0" */
+	char bdf[16]; /* PCI address "0000:03:00.0" */
 	unsigned vendor, device, class;
-	char driver[64];    /* bound kernel driver; "" when none is bound */
+	char driver[64]; /* bound kernel driver; "" when none is bound */
 	struct drm_node card, render;
 	bool from_nvidia_proc; /* known from /proc/driver/nvidia/gpus only (no sysfs) */
 };
 
 struct drm_scan {
-	char *class_dir;    /* ROOT/sys/class/drm */
-	int error;          /* 0, or the errno of opening class_dir */
+	char *class_dir;      /* ROOT/sys/class/drm */
+	int error;            /* 0, or the errno of opening class_dir */
 	struct drm_gpu *gpus; /* sorted by PCI address: the order drivers number them */
 	size_t count;
-	char **problems;    /* sysfs entries that could not be read, one line each */
+	char **problems; /* sysfs entries that could not be read, one line each */
 	size_t problem_count;
 };
 

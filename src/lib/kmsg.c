@@ -29,7 +29,7 @@ const char *const kmsg_patterns[] = {
 };
 
 #define PATTERN_COUNT (ARRAY_SIZE(kmsg_patterns) - 1)
-#define MAX_BYTES (64u << 20) /* far more than any kernel ring buffer */
+#define MAX_BYTES     (64u << 20) /* far more than any kernel ring buffer */
 
 struct scanner {
 	regex_t re[PATTERN_COUNT];
@@ -79,8 +79,8 @@ int kmsg_scan(const char *path, double deadline, struct kmsg_scan *out)
 	if (fd < 0)
 		return fd;
 	if (S_ISCHR(st.st_mode) && (major(st.st_rdev) != 1 || minor(st.st_rdev) != 11)) {
-		snprintf(out->error, sizeof(out->error), "%s is character device %u:%u, not the kernel log (1:11)", path,
-			 major(st.st_rdev), minor(st.st_rdev));
+		snprintf(out->error, sizeof(out->error), "%s is character device %u:%u, not the kernel log (1:11)",
+			 path, major(st.st_rdev), minor(st.st_rdev));
 		close(fd);
 		return -ENODEV;
 	}
@@ -107,7 +107,7 @@ int kmsg_scan(const char *path, double deadline, struct kmsg_scan *out)
 		if (n < 0 && errno == EPIPE)
 			continue; /* records were overwritten while we read: go on with the next */
 		if (n < 0 && errno == EAGAIN)
-			break;    /* the end of the ring buffer */
+			break; /* the end of the ring buffer */
 		if (n < 0) {
 			rc = -errno;
 			break;

@@ -15,11 +15,11 @@ struct kmsg_match {
 };
 
 struct kmsg_scan {
-	size_t records;      /* log lines read */
-	size_t match_count;  /* every matching line; only the first KMSG_MAX_KEPT are kept */
+	size_t records;     /* log lines read */
+	size_t match_count; /* every matching line; only the first KMSG_MAX_KEPT are kept */
 	struct kmsg_match matches[KMSG_MAX_KEPT];
-	int stopped_early;   /* 1 when the deadline or the size cap ended the read */
-	char error[640];     /* when kmsg_scan fails: why, naming the file */
+	int stopped_early; /* 1 when the deadline or the size cap ended the read */
+	char error[640];   /* when kmsg_scan fails: why, naming the file */
 };
 
 /* Scans path until the end of the log, or until deadline (monotonic seconds).

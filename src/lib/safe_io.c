@@ -26,14 +26,22 @@ static void say(char *err, size_t size, const char *fmt, ...)
 const char *safe_kind_name(mode_t mode)
 {
 	switch (mode & S_IFMT) {
-	case S_IFREG: return "a regular file";
-	case S_IFDIR: return "a directory";
-	case S_IFCHR: return "a character device";
-	case S_IFBLK: return "a block device";
-	case S_IFIFO: return "a FIFO";
-	case S_IFSOCK: return "a socket";
-	case S_IFLNK: return "a symlink";
-	default: return "an unknown kind of file";
+	case S_IFREG:
+		return "a regular file";
+	case S_IFDIR:
+		return "a directory";
+	case S_IFCHR:
+		return "a character device";
+	case S_IFBLK:
+		return "a block device";
+	case S_IFIFO:
+		return "a FIFO";
+	case S_IFSOCK:
+		return "a socket";
+	case S_IFLNK:
+		return "a symlink";
+	default:
+		return "an unknown kind of file";
 	}
 }
 
@@ -164,8 +172,7 @@ static int open_replacement(struct safe_writer *w, mode_t mode, char *err, size_
 	return 0;
 }
 
-int safe_writer_open(struct safe_writer *w, const char *path, mode_t mode, unsigned flags, char *err,
-		     size_t errsize)
+int safe_writer_open(struct safe_writer *w, const char *path, mode_t mode, unsigned flags, char *err, size_t errsize)
 {
 	*w = (struct safe_writer){ .fd = -1, .flags = flags };
 	if (!path || !*path) {
@@ -252,8 +259,10 @@ int safe_writer_commit(struct safe_writer *w, char *err, size_t errsize)
 	} else if (w->tmp) {
 		rc = install_replacement(w);
 		if (rc == -EEXIST)
-			say(err, errsize, "%s changed into something other than a regular file while gpugate wrote it: "
-				"left alone", w->path);
+			say(err, errsize,
+			    "%s changed into something other than a regular file while gpugate wrote it: "
+			    "left alone",
+			    w->path);
 		else if (rc < 0)
 			say(err, errsize, "%s: cannot rename the temporary file over it: %s", w->path, strerror(-rc));
 		if (rc < 0)
@@ -294,10 +303,14 @@ int safe_write_file(const char *path, const void *data, size_t len, mode_t mode,
 static const char *kinds_wanted(unsigned kinds)
 {
 	switch (kinds & (SAFE_KIND_CHR | SAFE_KIND_FIFO)) {
-	case SAFE_KIND_CHR: return kinds & SAFE_KIND_REG ? "a regular file or character device" : "a character device";
-	case SAFE_KIND_FIFO: return kinds & SAFE_KIND_REG ? "a regular file or pipe" : "a pipe";
-	case SAFE_KIND_CHR | SAFE_KIND_FIFO: return "a regular file, character device or pipe";
-	default: return "a regular file";
+	case SAFE_KIND_CHR:
+		return kinds & SAFE_KIND_REG ? "a regular file or character device" : "a character device";
+	case SAFE_KIND_FIFO:
+		return kinds & SAFE_KIND_REG ? "a regular file or pipe" : "a pipe";
+	case SAFE_KIND_CHR | SAFE_KIND_FIFO:
+		return "a regular file, character device or pipe";
+	default:
+		return "a regular file";
 	}
 }
 
@@ -351,7 +364,8 @@ int safe_open_read_at(int dirfd, const char *path, int extra_flags, unsigned kin
 			e = ESTALE;
 		close(fd);
 		if (e) {
-			say(err, errsize, "cannot open %s: %s", path, e == ESTALE ? "it was replaced while opened" : strerror(e));
+			say(err, errsize, "cannot open %s: %s", path,
+			    e == ESTALE ? "it was replaced while opened" : strerror(e));
 			if (again >= 0)
 				close(again);
 			return -e;
@@ -430,8 +444,7 @@ FILE *safe_fopen_read(const char *path, size_t max)
 	return f;
 }
 
-int safe_read_file(const char *path, unsigned kinds, size_t max, char **content, size_t *len, char *err,
-		   size_t errsize)
+int safe_read_file(const char *path, unsigned kinds, size_t max, char **content, size_t *len, char *err, size_t errsize)
 {
 	struct stat st;
 	int fd = safe_open_read(path, kinds, max, &st, err, errsize);

@@ -37,17 +37,16 @@ enum safe_write_flags {
 };
 
 struct safe_writer {
-	int fd;            /* write here (safe_writer_write does it for you) */
-	char *path;        /* the target, as given */
-	char *tmp;         /* the temp file while replacing; NULL when written through */
+	int fd;              /* write here (safe_writer_write does it for you) */
+	char *path;          /* the target, as given */
+	char *tmp;           /* the temp file while replacing; NULL when written through */
 	bool target_missing; /* nothing was there: the rename must not replace what appears */
 	unsigned flags;
 };
 
 /* Opens path for writing as described above; mode applies to a file gpugate
  * creates or replaces (the umask does not change it). */
-int safe_writer_open(struct safe_writer *w, const char *path, mode_t mode, unsigned flags, char *err,
-		     size_t errsize);
+int safe_writer_open(struct safe_writer *w, const char *path, mode_t mode, unsigned flags, char *err, size_t errsize);
 /* Writes all of data (retrying short writes and EINTR). */
 int safe_writer_write(struct safe_writer *w, const void *data, size_t len, char *err, size_t errsize);
 /* Finishes: fsync and rename for a replaced file, close for one written

@@ -77,8 +77,7 @@ int sandbox_apply(enum sandbox_profile profile, char *err, size_t err_size)
 		return -EBUSY;
 	}
 	if (rc < 0)
-		snprintf(err, err_size, "seccomp_load (%s profile): %s", sandbox_profile_name(profile),
-			 strerror(-rc));
+		snprintf(err, err_size, "seccomp_load (%s profile): %s", sandbox_profile_name(profile), strerror(-rc));
 	return rc;
 }
 
@@ -99,9 +98,12 @@ int sandbox_exec_self(char *const argv[], char *const envp[])
 const char *sandbox_profile_name(enum sandbox_profile profile)
 {
 	switch (profile) {
-	case SANDBOX_CHECK: return "check";
-	case SANDBOX_PROBE: return "probe";
-	case SANDBOX_NETWORK: return "network";
+	case SANDBOX_CHECK:
+		return "check";
+	case SANDBOX_PROBE:
+		return "probe";
+	case SANDBOX_NETWORK:
+		return "network";
 	}
 	return "unknown";
 }

@@ -33,12 +33,12 @@ struct spawn_child {
 	void *arg;
 
 	/* out */
-	pid_t pid;            /* > 0 once started */
-	char error[160];      /* why it could not start ("" when it started) */
-	bool killed;          /* still running at the deadline (then killed) */
-	int exit_code;        /* -1 unless it exited */
-	int signal;           /* 0 unless a signal ended it (SIGKILL when killed) */
-	double start, end;    /* monotonic seconds */
+	pid_t pid;         /* > 0 once started */
+	char error[160];   /* why it could not start ("" when it started) */
+	bool killed;       /* still running at the deadline (then killed) */
+	int exit_code;     /* -1 unless it exited */
+	int signal;        /* 0 unless a signal ended it (SIGKILL when killed) */
+	double start, end; /* monotonic seconds */
 
 	/* private */
 	int fds[SPAWN_STREAMS];

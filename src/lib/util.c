@@ -245,10 +245,20 @@ static size_t utf8_sequence_length(const unsigned char *s)
 	unsigned cp;
 	if (c < 0x80)
 		return 1;
-	if (c >= 0xC2 && c <= 0xDF) { n = 2; cp = c & 0x1F; min = 0x80; }
-	else if (c >= 0xE0 && c <= 0xEF) { n = 3; cp = c & 0x0F; min = 0x800; }
-	else if (c >= 0xF0 && c <= 0xF4) { n = 4; cp = c & 0x07; min = 0x10000; }
-	else return 0;
+	if (c >= 0xC2 && c <= 0xDF) {
+		n = 2;
+		cp = c & 0x1F;
+		min = 0x80;
+	} else if (c >= 0xE0 && c <= 0xEF) {
+		n = 3;
+		cp = c & 0x0F;
+		min = 0x800;
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		n = 4;
+		cp = c & 0x07;
+		min = 0x10000;
+	} else
+		return 0;
 	for (size_t i = 1; i < n; i++) {
 		if ((s[i] & 0xC0) != 0x80)
 			return 0;

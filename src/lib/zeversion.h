@@ -17,7 +17,7 @@ struct ze_driver_version {
 	enum ze_version_format format;
 	unsigned major, minor; /* MAJOR_MINOR_BUILD only */
 	unsigned build;
-	int hotfix;            /* BUILD_HOTFIX only, else -1 */
+	int hotfix; /* BUILD_HOTFIX only, else -1 */
 	char text[32];
 };
 

@@ -76,7 +76,8 @@ static int load_report(const char *path, struct report *r)
 		return -1;
 	}
 	r->by_id = json_object();
-	json_array_foreach(checks, i, c) {
+	json_array_foreach(checks, i, c)
+	{
 		const char *id = json_string_value(json_object_get(c, "id"));
 		if (!json_object_get(r->by_id, id)) /* the first of a repeated id counts */
 			json_object_set(r->by_id, id, c);

@@ -180,8 +180,8 @@ static void on_output(void *arg, enum spawn_stream stream, const char *buf, size
 /* Runs argv with stdout and stderr captured (lib/spawn.h, the helper the
  * probe parent uses), killed with its process group after timeout seconds.
  * 0, or -1 when it could not start (the reason in err). */
-static int run_capture(char *const argv[], char *const envp[], double timeout, struct strbuf *out,
-		       struct strbuf *err, int *status)
+static int run_capture(char *const argv[], char *const envp[], double timeout, struct strbuf *out, struct strbuf *err,
+		       int *status)
 {
 	struct capture cap = { out, err };
 	struct spawn_child child = { .argv = argv, .envp = envp, .on_data = on_output, .arg = &cap };
@@ -236,8 +236,13 @@ static void collect_report(struct bundle *b, const char *gpugate, const struct b
 {
 	struct strbuf *json = add_member(b, "report.json");
 	struct strbuf *log = add_member(b, "report-stderr.txt");
-	char *argv[] = { (char *)gpugate, "check", o->spec ? "--spec" : "--profile",
-			 (char *)(o->spec ? o->spec : o->profile), "--format", "json", NULL };
+	char *argv[] = { (char *)gpugate,
+			 "check",
+			 o->spec ? "--spec" : "--profile",
+			 (char *)(o->spec ? o->spec : o->profile),
+			 "--format",
+			 "json",
+			 NULL };
 	int status = 0;
 	int rc = run_capture(argv, NULL, 330, json, log, &status);
 	sb_printf(index, "report.json: gpugate check %s %s --format json: ", argv[2], argv[3]);
@@ -250,10 +255,33 @@ static void collect_report(struct bundle *b, const char *gpugate, const struct b
 }
 
 static const char *const gpu_packages[] = {
-	"intel-*", "libze*", "level-zero*", "libigc*", "libigdfcl*", "libigdgmm*", "libopencl*",
-	"ocl-icd*", "opencl-*", "clinfo", "mesa-*", "libgl1-mesa*", "libegl-mesa*", "libglx-mesa*",
-	"libdrm*", "libva*", "libvpl*", "libmfx*", "onemkl*", "xpu-smi", "libmetee*", "linux-firmware",
-	"firmware-misc-nonfree", "firmware-intel-graphics", "libtbb*", "intel-oneapi-*", "vulkan-tools",
+	"intel-*",
+	"libze*",
+	"level-zero*",
+	"libigc*",
+	"libigdfcl*",
+	"libigdgmm*",
+	"libopencl*",
+	"ocl-icd*",
+	"opencl-*",
+	"clinfo",
+	"mesa-*",
+	"libgl1-mesa*",
+	"libegl-mesa*",
+	"libglx-mesa*",
+	"libdrm*",
+	"libva*",
+	"libvpl*",
+	"libmfx*",
+	"onemkl*",
+	"xpu-smi",
+	"libmetee*",
+	"linux-firmware",
+	"firmware-misc-nonfree",
+	"firmware-intel-graphics",
+	"libtbb*",
+	"intel-oneapi-*",
+	"vulkan-tools",
 };
 
 static void collect_packages(struct bundle *b, struct strbuf *index)
@@ -385,17 +413,18 @@ static void collect_gpus(struct bundle *b, struct strbuf *index, bool *intel, bo
 		*intel |= g->vendor == PCI_VENDOR_INTEL;
 		*nvidia |= g->vendor == PCI_VENDOR_NVIDIA;
 		const char *vendor = pci_vendor_name(g->vendor);
-		sb_printf(out, "[%s]\n  vendor: 0x%04x%s%s\n  device: 0x%04x\n  class: 0x%06x\n  driver: %s\n", g->bdf, g->vendor,
-			  vendor ? " " : "", vendor ? vendor : "", g->device, g->class, g->driver[0] ? g->driver : "(none bound)");
+		sb_printf(out, "[%s]\n  vendor: 0x%04x%s%s\n  device: 0x%04x\n  class: 0x%06x\n  driver: %s\n", g->bdf,
+			  g->vendor, vendor ? " " : "", vendor ? vendor : "", g->device, g->class,
+			  g->driver[0] ? g->driver : "(none bound)");
 		if (g->card.name[0])
 			sb_printf(out, "  card: %s %u:%u\n", g->card.name, g->card.major, g->card.minor);
 		if (g->render.name[0])
 			sb_printf(out, "  render: %s %u:%u\n", g->render.name, g->render.major, g->render.minor);
 		if (g->from_nvidia_proc)
 			sb_puts(out, "  (from /proc/driver/nvidia/gpus: no sysfs entry)\n");
-		static const char *const attrs[] = { "subsystem_vendor", "subsystem_device", "revision", "numa_node",
-						     "current_link_speed", "current_link_width", "max_link_speed",
-						     "max_link_width" };
+		static const char *const attrs[] = { "subsystem_vendor", "subsystem_device",   "revision",
+						     "numa_node",        "current_link_speed", "current_link_width",
+						     "max_link_speed",   "max_link_width" };
 		for (size_t k = 0; k < ARRAY_SIZE(attrs); k++) {
 			char *p = xasprintf("/sys/bus/pci/devices/%s/%s", g->bdf, attrs[k]);
 			char v[256];
@@ -436,7 +465,8 @@ static void collect_kernel_log(struct bundle *b, struct strbuf *index)
 		sb_printf(index, "kernel-gpu.txt: kernel log not readable (%s)\n", strerror(-rc));
 		return;
 	}
-	sb_printf(out, "# /dev/kmsg: %zu records read%s; lines matching the GPU failure patterns of system.kernel_log:\n",
+	sb_printf(out,
+		  "# /dev/kmsg: %zu records read%s; lines matching the GPU failure patterns of system.kernel_log:\n",
 		  scan.records, scan.stopped_early ? " (stopped early: size cap or deadline)" : "");
 	for (size_t i = 0; kmsg_patterns[i]; i++)
 		sb_printf(out, "#   %s\n", kmsg_patterns[i]);
@@ -456,8 +486,13 @@ static void collect_kernel_log(struct bundle *b, struct strbuf *index)
  * linker's library search, the only record that Debian 12's loader 1.8.12
  * (which has neither) leaves of the drivers it tried. */
 static const char *const loader_debug_vars[] = {
-	"ZE_ENABLE_LOADER_DEBUG_TRACE", "ZEL_ENABLE_LOADER_LOGGING", "ZEL_LOADER_LOGGING_LEVEL",
-	"ZEL_LOADER_LOG_DIR", "ZEL_LOADER_LOG_FILE", "LD_DEBUG", "LD_DEBUG_OUTPUT",
+	"ZE_ENABLE_LOADER_DEBUG_TRACE",
+	"ZEL_ENABLE_LOADER_LOGGING",
+	"ZEL_LOADER_LOGGING_LEVEL",
+	"ZEL_LOADER_LOG_DIR",
+	"ZEL_LOADER_LOG_FILE",
+	"LD_DEBUG",
+	"LD_DEBUG_OUTPUT",
 };
 
 static bool is_loader_debug_var(const char *entry)
@@ -660,8 +695,8 @@ static void collect_cuda(struct bundle *b, const char *gpugate, struct strbuf *i
 {
 	struct strbuf *out = add_member(b, "cuda-probe.txt");
 	struct strbuf *err = add_member(b, "cuda-probe-stderr.txt");
-	char *argv[] = { (char *)gpugate, "probe", "--backend", "cuda", "--smoke", "--telemetry", "--processes",
-			 "--fd", "1", NULL };
+	char *argv[] = { (char *)gpugate, "probe",       "--backend", "cuda", "--smoke",
+			 "--telemetry",   "--processes", "--fd",      "1",    NULL };
 	int status = 0;
 	int rc = run_capture(argv, NULL, 60, out, err, &status);
 	sb_puts(index, "cuda-probe.txt: gpugate probe --backend cuda --smoke --telemetry --processes: ");
@@ -791,9 +826,12 @@ int bundle_main(int argc, char **argv, const char *gpugate)
 {
 	enum { OPT_SPEC = 256, OPT_PROFILE, OPT_BACKEND };
 	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },	 { "spec", required_argument, NULL, OPT_SPEC },
-		{ "profile", required_argument, NULL, OPT_PROFILE }, { "backend", required_argument, NULL, OPT_BACKEND },
-		{ "help", no_argument, NULL, 'h' },		 { NULL, 0, NULL, 0 },
+		{ "output", required_argument, NULL, 'o' },
+		{ "spec", required_argument, NULL, OPT_SPEC },
+		{ "profile", required_argument, NULL, OPT_PROFILE },
+		{ "backend", required_argument, NULL, OPT_BACKEND },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	struct bundle_options o = { .profile = "validate", .backend = "auto" };
 	bool profile_given = false;
@@ -810,7 +848,8 @@ int bundle_main(int argc, char **argv, const char *gpugate)
 			break;
 		case OPT_PROFILE:
 			if (strcmp(optarg, "healthcheck") && strcmp(optarg, "ci") && strcmp(optarg, "validate"))
-				return usage_error("bundle: --profile: unknown profile '%s' (healthcheck, ci, validate)", optarg);
+				return usage_error(
+					"bundle: --profile: unknown profile '%s' (healthcheck, ci, validate)", optarg);
 			o.profile = optarg;
 			profile_given = true;
 			break;

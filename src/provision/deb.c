@@ -68,8 +68,7 @@ static bool package_name_ok(const char *name)
 	return true;
 }
 
-static int control_error(char *err, size_t n, size_t line, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+static int control_error(char *err, size_t n, size_t line, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static int control_error(char *err, size_t n, size_t line, const char *fmt, ...)
 {
 	int used = line ? snprintf(err, n, "control line %zu: ", line) : snprintf(err, n, "control: ");
@@ -125,8 +124,8 @@ int deb_parse_control(const char *text, size_t len, struct deb_control *c, char 
 			if (!current_name)
 				rc = control_error(err, n, line_no, "a continuation line before any field");
 			else if (i == ll)
-				rc = control_error(err, n, line_no, "a blank line in the value of %.*s", (int)current_len,
-						   current_name);
+				rc = control_error(err, n, line_no, "a blank line in the value of %.*s",
+						   (int)current_len, current_name);
 			else if (current) {
 				char *joined = xasprintf("%s\n%.*s", *current, (int)(ll - i), line + i);
 				free(*current);
@@ -141,8 +140,8 @@ int deb_parse_control(const char *text, size_t len, struct deb_control *c, char 
 		while (colon < ll && (line[colon] == ' ' || line[colon] == '\t'))
 			colon++;
 		if (colon == ll || line[colon] != ':') {
-			rc = control_error(err, n, line_no, "field name '%.*s' is not followed by a colon", (int)name_len,
-					   line);
+			rc = control_error(err, n, line_no, "field name '%.*s' is not followed by a colon",
+					   (int)name_len, line);
 			break;
 		}
 		if (name_len < 2) {
@@ -221,8 +220,8 @@ static char *extracted_name(const char *path, const char *member, const char *na
 	for (const char *p = name; *p;) {
 		size_t len = strcspn(p, "/");
 		if (len == 2 && p[0] == '.' && p[1] == '.') {
-			snprintf(err, n, "%s: %s: member '%.200s' climbs out with '..' (dpkg-deb refuses it)", path, member,
-				 name);
+			snprintf(err, n, "%s: %s: member '%.200s' climbs out with '..' (dpkg-deb refuses it)", path,
+				 member, name);
 			sb_release(&out);
 			return NULL;
 		}
@@ -240,8 +239,8 @@ static char *extracted_name(const char *path, const char *member, const char *na
 
 /* Exactly one member named control, a regular file; every member's name
  * checked (dpkg-deb extracts them all). */
-static int control_from_tar(const char *path, const char *member, struct strbuf *tar,
-			    struct deb_control *out, char *err, size_t n)
+static int control_from_tar(const char *path, const char *member, struct strbuf *tar, struct deb_control *out,
+			    char *err, size_t n)
 {
 	struct archive *a = archive_read_new();
 	archive_read_support_filter_all(a);
@@ -265,21 +264,26 @@ static int control_from_tar(const char *path, const char *member, struct strbuf 
 		if (!is_control)
 			continue;
 		if (first_name) {
-			snprintf(err, n, "%s: %s: two control members ('%.100s' and '%.100s'): dpkg would read the last, "
-				 "gpugate refuses to guess", path, member, first_name, raw);
+			snprintf(err, n,
+				 "%s: %s: two control members ('%.100s' and '%.100s'): dpkg would read the last, "
+				 "gpugate refuses to guess",
+				 path, member, first_name, raw);
 			goto out;
 		}
 		first_name = xstrdup(raw);
 		if (archive_entry_filetype(e) != AE_IFREG || archive_entry_hardlink(e)) {
 			snprintf(err, n, "%s: %s: control is %s, not a regular file (dpkg-deb would follow it)", path,
-				 member, archive_entry_hardlink(e) ? "a hard link" :
-				 archive_entry_filetype(e) == AE_IFLNK ? "a symlink" :
-				 archive_entry_filetype(e) == AE_IFDIR ? "a directory" : "a special file");
+				 member,
+				 archive_entry_hardlink(e)               ? "a hard link"
+				 : archive_entry_filetype(e) == AE_IFLNK ? "a symlink"
+				 : archive_entry_filetype(e) == AE_IFDIR ? "a directory"
+									 : "a special file");
 			goto out;
 		}
 		int rr = read_entry(a, &text);
 		if (rr < 0) {
-			snprintf(err, n, "%s: %s: control: %s", path, member, rr == -2 ? "larger than 64 MiB" : aerr(a));
+			snprintf(err, n, "%s: %s: control: %s", path, member,
+				 rr == -2 ? "larger than 64 MiB" : aerr(a));
 			goto out;
 		}
 	}
@@ -321,7 +325,8 @@ static int control_from_ar(struct archive *a, const char *path, struct deb_contr
 				  magic.len >= 4 && memcmp(magic.buf, "2.", 2) == 0;
 			sb_release(&magic);
 			if (!ok) {
-				snprintf(err, n, "%s: not a Debian package (the first member is not debian-binary 2.x)", path);
+				snprintf(err, n, "%s: not a Debian package (the first member is not debian-binary 2.x)",
+					 path);
 				return -1;
 			}
 			continue;
@@ -337,8 +342,8 @@ static int control_from_ar(struct archive *a, const char *path, struct deb_contr
 			char shown[80];
 			snprintf(shown, sizeof(shown), "%s", name ? name : "");
 			text_sanitize(shown);
-			snprintf(err, n, "%s: member '%s' where control.tar belongs (dpkg-deb refuses it%s)", path, shown,
-				 name && str_starts_with(name, "control.tar") ? ": unknown compression" : "");
+			snprintf(err, n, "%s: member '%s' where control.tar belongs (dpkg-deb refuses it%s)", path,
+				 shown, name && str_starts_with(name, "control.tar") ? ": unknown compression" : "");
 			return -1;
 		}
 		struct strbuf tar = STRBUF_INIT;
@@ -398,8 +403,8 @@ int deb_read_control(const char *path, struct deb_control *out, char *err, size_
 	return rc;
 }
 
-int deb_read_control_memory(const void *data, size_t size, const char *label, struct deb_control *out,
-			    char *err, size_t n)
+int deb_read_control_memory(const void *data, size_t size, const char *label, struct deb_control *out, char *err,
+			    size_t n)
 {
 	memset(out, 0, sizeof(*out));
 	struct archive *a = ar_reader();

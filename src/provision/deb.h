@@ -15,8 +15,8 @@ struct deb_control {
 /* Returns 0, or -1 with err naming the file and what is wrong with it. */
 int deb_read_control(const char *path, struct deb_control *out, char *err, size_t err_size);
 /* The same from a .deb in memory; label names it in messages. */
-int deb_read_control_memory(const void *data, size_t size, const char *label, struct deb_control *out,
-			    char *err, size_t err_size);
+int deb_read_control_memory(const void *data, size_t size, const char *label, struct deb_control *out, char *err,
+			    size_t err_size);
 /* The fields of a binary package's control file, read as dpkg-deb reads it
  * (one stanza, no duplicate field, a valid Package name and Version; see
  * deb.c). 0, or -1 with err = "control line N: problem". c starts zeroed;

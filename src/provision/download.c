@@ -29,16 +29,16 @@ struct dl_state {
 	EVP_MD_CTX *sha256, *sha1;
 	_Atomic int64_t written; /* bytes received for the file (read by the progress line) */
 	int attempt;
-	double not_before;     /* monotonic time of the next attempt */
+	double not_before; /* monotonic time of the next attempt */
 	_Atomic bool done;
-	bool fatal;            /* our own failure inside a callback: no retry */
-	bool discard;          /* this response is an error page */
-	bool started;          /* the current response's first body byte has arrived */
+	bool fatal;   /* our own failure inside a callback: no retry */
+	bool discard; /* this response is an error page */
+	bool started; /* the current response's first body byte has arrived */
 	long code;
-	int64_t range_start;   /* from Content-Range of the current response */
+	int64_t range_start; /* from Content-Range of the current response */
 	double retry_after;
-	char xerror[200];      /* X-Error-Code / X-Error-Message of the hub */
-	char body[200];        /* start of an error page */
+	char xerror[200]; /* X-Error-Code / X-Error-Message of the hub */
+	char body[200];   /* start of an error page */
 	size_t body_len;
 	char curl_err[CURL_ERROR_SIZE];
 	/* Each transfer is received on its own thread (a lane, see dl_run), and
@@ -52,14 +52,14 @@ struct dl_state {
 	bool worker_running;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	char *fill, *busy;     /* fill: the receiving thread's; busy: the worker's */
+	char *fill, *busy; /* fill: the receiving thread's; busy: the worker's */
 	size_t fill_len, busy_len;
 	bool has_work, quit;
-	int write_errno;       /* set by the worker */
+	int write_errno; /* set by the worker */
 };
 
 #define WRITE_BUFFER (4u << 20)
-#define SINK_SLICE (256u << 10)
+#define SINK_SLICE   (256u << 10)
 
 static volatile sig_atomic_t interrupted; /* set by SIGINT/SIGTERM: clean up, then exit */
 
@@ -410,8 +410,9 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
 		if (s->code >= 300) {
 			s->discard = true;
 		} else if (s->code == 206 && s->range_start != s->written) {
-			snprintf(job->error, sizeof(job->error), "asked to resume at byte %" PRId64
-				 " and the server answered from byte %" PRId64, s->written, s->range_start);
+			snprintf(job->error, sizeof(job->error),
+				 "asked to resume at byte %" PRId64 " and the server answered from byte %" PRId64,
+				 s->written, s->range_start);
 			s->fatal = true;
 			return 0;
 		} else if (s->code != 206 && s->written > 0 && (sink_wait(job) < 0 || truncate_to_zero(job) < 0)) {
@@ -428,8 +429,8 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
 		return n;
 	}
 	if (job->size >= 0 && s->written + (int64_t)n > job->size) {
-		snprintf(job->error, sizeof(job->error), "the server sent more than the %" PRId64
-			 " bytes announced", job->size);
+		snprintf(job->error, sizeof(job->error), "the server sent more than the %" PRId64 " bytes announced",
+			 job->size);
 		s->fatal = true;
 		return 0;
 	}
@@ -472,8 +473,9 @@ static int open_target(struct dl_job *job)
 	}
 	if (s->fd < 0) {
 		snprintf(job->error, sizeof(job->error), "%s: %s", job->tmp_path,
-			 errno == ELOOP ? "is a symlink: refusing to write through it"
-			 : errno == EINVAL ? "is not a regular file" : strerror(errno));
+			 errno == ELOOP    ? "is a symlink: refusing to write through it"
+			 : errno == EINVAL ? "is not a regular file"
+					   : strerror(errno));
 		return -1;
 	}
 	restart_hashes(job);
@@ -523,8 +525,9 @@ static bool past_deadline(const struct dl_options *o)
 /* The overall timeout ran out: the job fails, naming what it got. */
 static void deadline_passed(struct dl_job *job, const struct dl_options *o)
 {
-	snprintf(job->error, sizeof(job->error), "the overall timeout of %ld s ran out (--timeout) after %" PRId64
-		 " of %" PRId64 " bytes", o->timeout_seconds, job->state->written, job->size);
+	snprintf(job->error, sizeof(job->error),
+		 "the overall timeout of %ld s ran out (--timeout) after %" PRId64 " of %" PRId64 " bytes",
+		 o->timeout_seconds, job->state->written, job->size);
 }
 
 /* Sets up an attempt on the lane's handle e (reset: its connection stays). */
@@ -762,8 +765,8 @@ struct lanes {
 	const struct dl_options *o;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	size_t next;       /* the next job to take */
-	size_t running;    /* lanes not finished */
+	size_t next;    /* the next job to take */
+	size_t running; /* lanes not finished */
 };
 
 /* One job, every attempt, on the calling thread. */

@@ -16,16 +16,16 @@ struct dl_job {
 	/* filled by the caller */
 	const char *url;
 	const struct curl_slist *headers; /* extra request headers (borrowed), or NULL */
-	const char *tmp_path;    /* bytes go here first */
-	const char *final_path;  /* renamed to this once verified */
-	bool in_dir;             /* the two paths are names in the folder dir_fd, */
-	int dir_fd;              /* opened and renamed there without following links */
-	int64_t size;            /* expected length, or -1 when unknown */
-	const char *sha256;      /* 64 lowercase hex to match, or NULL */
-	const char *git_sha1;    /* 40 hex git blob id to match (needs size), or NULL */
-	bool keep_partial;       /* resume from tmp_path now, and keep it on failure */
-	unsigned mode;           /* of a new tmp_path, less the umask; 0: 0644 */
-	const char *label;       /* how messages name the file */
+	const char *tmp_path;             /* bytes go here first */
+	const char *final_path;           /* renamed to this once verified */
+	bool in_dir;                      /* the two paths are names in the folder dir_fd, */
+	int dir_fd;                       /* opened and renamed there without following links */
+	int64_t size;                     /* expected length, or -1 when unknown */
+	const char *sha256;               /* 64 lowercase hex to match, or NULL */
+	const char *git_sha1;             /* 40 hex git blob id to match (needs size), or NULL */
+	bool keep_partial;                /* resume from tmp_path now, and keep it on failure */
+	unsigned mode;                    /* of a new tmp_path, less the umask; 0: 0644 */
+	const char *label;                /* how messages name the file */
 	/* filled by dl_run */
 	bool ok;
 	long http_code;
@@ -34,14 +34,14 @@ struct dl_job {
 };
 
 struct dl_options {
-	int parallel;        /* transfers at once */
-	int retries;         /* extra attempts after a retryable failure */
-	double backoff;      /* first wait in seconds, doubled each time */
-	long idle_seconds;   /* abort an attempt slower than min_speed for this long */
-	long min_speed;      /* bytes per second */
-	double deadline;     /* monotonic_seconds() when everything stops; 0: none */
+	int parallel;         /* transfers at once */
+	int retries;          /* extra attempts after a retryable failure */
+	double backoff;       /* first wait in seconds, doubled each time */
+	long idle_seconds;    /* abort an attempt slower than min_speed for this long */
+	long min_speed;       /* bytes per second */
+	double deadline;      /* monotonic_seconds() when everything stops; 0: none */
 	long timeout_seconds; /* what deadline came from, for the message */
-	bool progress;       /* redraw a progress line on stderr */
+	bool progress;        /* redraw a progress line on stderr */
 };
 
 /* GPUGATE_RETRIES (0 to 20), else 5. */

@@ -29,33 +29,33 @@
 #include "provision.h"
 
 struct hf_file {
-	char *path;      /* inside the repo */
+	char *path; /* inside the repo */
 	char *etag;
 	int64_t size;
-	size_t blob;     /* index into blobs */
+	size_t blob; /* index into blobs */
 	char error[600];
 };
 
 struct hf_blob {
 	char *etag;
 	int64_t size;
-	char *tmp_name;       /* under blobs/; the final name is etag */
+	char *tmp_name; /* under blobs/; the final name is etag */
 	char *label;
 	int lock_fd;
-	bool cached;     /* present and verified before we started */
+	bool cached; /* present and verified before we started */
 	bool ok;
 };
 
 struct hf_fetch {
 	const char *repo;
-	const char *type;     /* model, dataset, space */
+	const char *type; /* model, dataset, space */
 	char *revision;
 	char *endpoint;
 	char *cache;
-	char *folder;         /* models--org--name */
+	char *folder;              /* models--org--name */
 	struct hf_cache_dirs dirs; /* open folders of the cache (hf_cache_write.h) */
-	bool whole_repo;      /* no FILE named: the listing is written too */
-	struct hub_tree tree; /* the hub's tree listing at the commit (whole_repo) */
+	bool whole_repo;           /* no FILE named: the listing is written too */
+	struct hub_tree tree;      /* the hub's tree listing at the commit (whole_repo) */
 	bool have_tree;
 	long timeout_seconds; /* --timeout: the whole fetch; 0: none */
 	long idle_seconds;    /* --idle-timeout */
@@ -63,7 +63,7 @@ struct hf_fetch {
 	pthread_mutex_t write_mu; /* resolve threads writing .no_exist markers */
 	char *commit;
 	struct curl_slist *headers;
-	CURL *meta;           /* one handle for the metadata requests: one connection */
+	CURL *meta; /* one handle for the metadata requests: one connection */
 	bool have_token;
 	int jobs;
 	struct dl_options dl; /* download settings; dl.retries (GPUGATE_RETRIES) read once */
@@ -164,8 +164,8 @@ static char *origin_of(const char *url)
 	return slash ? xstrndup(url, (size_t)(slash - url)) : xstrdup(url);
 }
 
-static void describe_http_error(const struct hf_fetch *f, const struct http_response *r,
-				const char *what, char *out, size_t n)
+static void describe_http_error(const struct hf_fetch *f, const struct http_response *r, const char *what, char *out,
+				size_t n)
 {
 	char detail[300] = "";
 	if (r->error_code || r->error_message)
@@ -190,9 +190,14 @@ static int list_files(struct hf_fetch *f)
 	char *rev = url_quote(f->revision, false);
 	char *url = xasprintf("%s/api/%ss/%s/revision/%s", f->endpoint, f->type, f->repo, rev);
 	free(rev);
-	struct http_request req = { .url = url, .headers = f->headers, .follow_redirects = true,
-				    .retries = f->dl.retries, .backoff = 0.5, .handle = f->meta,
-				    .idle_seconds = f->idle_seconds, .deadline = f->deadline };
+	struct http_request req = { .url = url,
+				    .headers = f->headers,
+				    .follow_redirects = true,
+				    .retries = f->dl.retries,
+				    .backoff = 0.5,
+				    .handle = f->meta,
+				    .idle_seconds = f->idle_seconds,
+				    .deadline = f->deadline };
 	struct http_response r;
 	int rc = -1;
 	char msg[800];
@@ -234,9 +239,14 @@ static int resolve_file(struct hf_fetch *f, struct hf_file *file, CURL *handle)
 	struct http_response r;
 	int rc = -1;
 	for (int hop = 0;; hop++) {
-		struct http_request req = { .url = url, .headers = f->headers, .head = true,
-					    .retries = f->dl.retries, .backoff = 0.5, .handle = handle,
-					    .idle_seconds = f->idle_seconds, .deadline = f->deadline };
+		struct http_request req = { .url = url,
+					    .headers = f->headers,
+					    .head = true,
+					    .retries = f->dl.retries,
+					    .backoff = 0.5,
+					    .handle = handle,
+					    .idle_seconds = f->idle_seconds,
+					    .deadline = f->deadline };
 		if (http_fetch(&req, &r) < 0) {
 			snprintf(file->error, sizeof(file->error), "%s", r.error);
 			goto out;
@@ -254,8 +264,8 @@ static int resolve_file(struct hf_fetch *f, struct hf_file *file, CURL *handle)
 	}
 	if (r.code < 200 || r.code >= 400) {
 		describe_http_error(f, &r, "HEAD", file->error, sizeof(file->error));
-		if (r.code == 404 && r.error_code && strcmp(r.error_code, "EntryNotFound") == 0 &&
-		    r.repo_commit && is_lower_hex(r.repo_commit, 40)) {
+		if (r.code == 404 && r.error_code && strcmp(r.error_code, "EntryNotFound") == 0 && r.repo_commit &&
+		    is_lower_hex(r.repo_commit, 40)) {
 			/* as huggingface_hub: remember that the file is absent at this commit */
 			char *marker = xasprintf(".no_exist/%s/%s", r.repo_commit, file->path);
 			char err[400];
@@ -278,8 +288,10 @@ static int resolve_file(struct hf_fetch *f, struct hf_file *file, CURL *handle)
 		meta.commit = NULL;
 		rc = 0;
 	} else if (strcmp(f->commit, meta.commit) != 0) {
-		snprintf(file->error, sizeof(file->error), "resolved to commit %s, but the other files to %s "
-			 "(the revision moved during the fetch; run it again)", meta.commit, f->commit);
+		snprintf(file->error, sizeof(file->error),
+			 "resolved to commit %s, but the other files to %s "
+			 "(the revision moved during the fetch; run it again)",
+			 meta.commit, f->commit);
 	} else {
 		rc = 0;
 	}
@@ -301,9 +313,14 @@ static void fetch_tree(struct hf_fetch *f)
 			      f->commit);
 	char why[600] = "";
 	for (int page = 0; url && !why[0]; page++) {
-		struct http_request req = { .url = url, .headers = f->headers, .follow_redirects = true,
-					    .retries = f->dl.retries, .backoff = 0.5, .handle = f->meta,
-					    .idle_seconds = f->idle_seconds, .deadline = f->deadline };
+		struct http_request req = { .url = url,
+					    .headers = f->headers,
+					    .follow_redirects = true,
+					    .retries = f->dl.retries,
+					    .backoff = 0.5,
+					    .handle = f->meta,
+					    .idle_seconds = f->idle_seconds,
+					    .deadline = f->deadline };
 		struct http_response r;
 		char err[400];
 		if (http_fetch(&req, &r) < 0)
@@ -331,8 +348,8 @@ static void fetch_tree(struct hf_fetch *f)
 	free(origin);
 	if (why[0]) {
 		text_sanitize(why);
-		fprintf(stderr, "gpugate: warning: %s@%s: no trees/%s.json is written: the tree listing failed: %s\n", f->repo,
-			f->revision, f->commit, why);
+		fprintf(stderr, "gpugate: warning: %s@%s: no trees/%s.json is written: the tree listing failed: %s\n",
+			f->repo, f->revision, f->commit, why);
 		hub_tree_free(&f->tree);
 		return;
 	}
@@ -352,8 +369,9 @@ static int lock_blob(struct hf_fetch *f, struct hf_blob *b)
 		rc = -EINVAL;
 	if (rc < 0) {
 		fprintf(stderr, "gpugate: %s: %s\n", shown,
-			rc == -EMLINK ? "is a symlink: refusing to write through it"
-			: rc == -EINVAL ? "is not a regular file" : strerror(-rc));
+			rc == -EMLINK   ? "is a symlink: refusing to write through it"
+			: rc == -EINVAL ? "is not a regular file"
+					: strerror(-rc));
 	} else if (flock(b->lock_fd, LOCK_EX | LOCK_NB) < 0) {
 		if (errno == EWOULDBLOCK) {
 			fprintf(stderr, "gpugate: waiting for another download of %s (%s)\n", b->label, shown);
@@ -367,14 +385,16 @@ static int lock_blob(struct hf_fetch *f, struct hf_blob *b)
 					sleep_seconds(0.05);
 			}
 		} else if (errno == ENOLCK || errno == EOPNOTSUPP || errno == EINVAL) {
-			fprintf(stderr, "gpugate: %s: this filesystem has no flock (%s); going on unlocked\n",
-				shown, strerror(errno));
+			fprintf(stderr, "gpugate: %s: this filesystem has no flock (%s); going on unlocked\n", shown,
+				strerror(errno));
 		} else {
 			rc = -errno;
 		}
 		if (rc == -ETIMEDOUT)
-			fprintf(stderr, "gpugate: %s: the overall timeout of %ld s ran out (--timeout) waiting for "
-				"another download of %s\n", shown, f->timeout_seconds, b->label);
+			fprintf(stderr,
+				"gpugate: %s: the overall timeout of %ld s ran out (--timeout) waiting for "
+				"another download of %s\n",
+				shown, f->timeout_seconds, b->label);
 		else if (rc < 0)
 			fprintf(stderr, "gpugate: %s: %s\n", shown, strerror(-rc));
 	}
@@ -401,8 +421,9 @@ static bool blob_verified(struct hf_fetch *f, struct hf_blob *b)
 	char sha256[65] = "", sha1[41] = "";
 	const char *why = NULL;
 	if (fd < 0)
-		why = fd == -ELOOP ? "is a symlink"
-		      : fd == -EINVAL || fd == -EISDIR ? "is not a regular file" : "cannot be opened";
+		why = fd == -ELOOP                     ? "is a symlink"
+		      : fd == -EINVAL || fd == -EISDIR ? "is not a regular file"
+						       : "cannot be opened";
 	else if (st.st_size != b->size)
 		why = "has the wrong size";
 	else if (hash_fd(fd, lfs ? sha256 : NULL, lfs ? NULL : sha1, NULL) < 0)
@@ -509,8 +530,10 @@ static int write_listing(struct hf_fetch *f)
 	char *json = hf_tree_listing_json(&f->tree, v, f->n_files, err, sizeof(err));
 	free(v);
 	if (!json) {
-		fprintf(stderr, "gpugate: warning: %s@%s: no trees/%s.json is written (huggingface_hub cannot check "
-			"the snapshot's completeness offline): %s\n", f->repo, f->revision, f->commit, err);
+		fprintf(stderr,
+			"gpugate: warning: %s@%s: no trees/%s.json is written (huggingface_hub cannot check "
+			"the snapshot's completeness offline): %s\n",
+			f->repo, f->revision, f->commit, err);
 		return 0;
 	}
 	char *rel = xasprintf("trees/%s.json", f->commit);
@@ -651,7 +674,7 @@ static int read_environment(struct hf_fetch *f)
 	const char *source = NULL;
 	if (loc.offline) {
 		fprintf(stderr, "gpugate: hf fetch: offline mode is on (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE);"
-			" no request was made. Unset it to download.\n");
+				" no request was made. Unset it to download.\n");
 		rc = PROV_FAILED;
 	} else if (hf_token_of_environ(environ, "", &loc, &token, &source, err, sizeof(err)) < 0) {
 		fprintf(stderr, "gpugate: hf fetch: %s\n", err);
@@ -659,8 +682,10 @@ static int read_environment(struct hf_fetch *f)
 	}
 	for (const char *c = token; c && *c && rc == 0; c++) {
 		if ((unsigned char)*c < 0x21 || (unsigned char)*c > 0x7e) {
-			fprintf(stderr, "gpugate: hf fetch: the token from %s contains a space or control character;"
-				" it cannot go into an HTTP header\n", source);
+			fprintf(stderr,
+				"gpugate: hf fetch: the token from %s contains a space or control character;"
+				" it cannot go into an HTTP header\n",
+				source);
 			rc = PROV_USAGE;
 		}
 	}
@@ -762,7 +787,8 @@ static int64_t download_blobs(struct hf_fetch *f, struct dl_job **jobs_out, size
 		blob_job[b] = n_jobs;
 		struct dl_job *j = &jobs[n_jobs++];
 		char *qpath = url_quote(blob->label, true);
-		j->url = xasprintf("%s/%s%s/resolve/%s/%s", f->endpoint, url_prefix(f->type), f->repo, f->commit, qpath);
+		j->url =
+			xasprintf("%s/%s%s/resolve/%s/%s", f->endpoint, url_prefix(f->type), f->repo, f->commit, qpath);
 		free(qpath);
 		j->headers = f->headers;
 		j->in_dir = true;
@@ -796,7 +822,10 @@ static int64_t download_blobs(struct hf_fetch *f, struct dl_job **jobs_out, size
 
 int hf_fetch_main(int argc, char **argv)
 {
-	struct hf_fetch f = { .type = "model", .jobs = 8, .timeout_seconds = 6 * 3600, .idle_seconds = 30,
+	struct hf_fetch f = { .type = "model",
+			      .jobs = 8,
+			      .timeout_seconds = 6 * 3600,
+			      .idle_seconds = 30,
 			      .dirs = { .cache = -1, .repo = -1, .blobs = -1, .locks = -1 },
 			      .write_mu = PTHREAD_MUTEX_INITIALIZER };
 	char **names = NULL;
@@ -884,9 +913,11 @@ int hf_fetch_main(int argc, char **argv)
 	if (f.have_tree && !failed && linked == f.n_files && write_listing(&f) < 0)
 		failed++;
 	if (!f.quiet)
-		fprintf(stderr, "gpugate: %s@%s: %zu of %zu files in the cache (%zu were already there, "
-			"%.1f MiB downloaded)%s\n", f.repo, f.revision, linked, f.n_files, cached,
-			(double)downloaded / (1 << 20), failed ? "; some failed" : "");
+		fprintf(stderr,
+			"gpugate: %s@%s: %zu of %zu files in the cache (%zu were already there, "
+			"%.1f MiB downloaded)%s\n",
+			f.repo, f.revision, linked, f.n_files, cached, (double)downloaded / (1 << 20),
+			failed ? "; some failed" : "");
 	if (f.commit && linked > 0)
 		printf("%s/%s/snapshots/%s\n", f.cache, f.folder, f.commit);
 	free_fetch(&f);

@@ -12,8 +12,8 @@
 
 static void clear(struct http_response *r)
 {
-	char **fields[] = { &r->repo_commit, &r->linked_etag, &r->etag, &r->linked_size,
-			    &r->content_length, &r->location, &r->error_code, &r->error_message, &r->link };
+	char **fields[] = { &r->repo_commit, &r->linked_etag, &r->etag,          &r->linked_size, &r->content_length,
+			    &r->location,    &r->error_code,  &r->error_message, &r->link };
 	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
 		free(*fields[i]);
 		*fields[i] = NULL;
@@ -47,7 +47,10 @@ void http_header_line(struct http_response *r, const char *p, size_t n)
 			char *v = colon + 1;
 			while (*v == ' ' || *v == '\t')
 				v++;
-			static const struct { const char *name; size_t off; } map[] = {
+			static const struct {
+				const char *name;
+				size_t off;
+			} map[] = {
 				{ "X-Repo-Commit", offsetof(struct http_response, repo_commit) },
 				{ "X-Linked-Etag", offsetof(struct http_response, linked_etag) },
 				{ "ETag", offsetof(struct http_response, etag) },
@@ -169,7 +172,8 @@ int http_fetch(const struct http_request *req, struct http_response *r)
 		if (wait > 30)
 			wait = 30;
 		if (req->deadline > 0 && monotonic_seconds() + wait >= req->deadline) {
-			snprintf(r->error, sizeof(r->error), "the overall timeout ran out (--timeout); last: %.300s", why);
+			snprintf(r->error, sizeof(r->error), "the overall timeout ran out (--timeout); last: %.300s",
+				 why);
 			if (!req->handle)
 				curl_easy_cleanup(e);
 			return -1;

@@ -12,17 +12,17 @@ struct curl_slist;
 
 struct http_response {
 	long code;
-	char *repo_commit;     /* X-Repo-Commit */
-	char *linked_etag;     /* X-Linked-Etag */
-	char *etag;            /* ETag */
-	char *linked_size;     /* X-Linked-Size */
-	char *content_length;  /* Content-Length */
-	char *location;        /* Location */
-	char *error_code;      /* X-Error-Code */
-	char *error_message;   /* X-Error-Message */
-	char *link;            /* Link (the hub's pagination) */
-	struct strbuf body;    /* at most 16 MiB */
-	char error[400];       /* transport failure, when the call returns -1 */
+	char *repo_commit;    /* X-Repo-Commit */
+	char *linked_etag;    /* X-Linked-Etag */
+	char *etag;           /* ETag */
+	char *linked_size;    /* X-Linked-Size */
+	char *content_length; /* Content-Length */
+	char *location;       /* Location */
+	char *error_code;     /* X-Error-Code */
+	char *error_message;  /* X-Error-Message */
+	char *link;           /* Link (the hub's pagination) */
+	struct strbuf body;   /* at most 16 MiB */
+	char error[400];      /* transport failure, when the call returns -1 */
 };
 
 struct http_request {
@@ -32,9 +32,9 @@ struct http_request {
 	bool follow_redirects;
 	int retries;
 	double backoff;
-	void *handle;          /* a CURL easy handle to reuse (keeps the connection), or NULL */
-	long idle_seconds;     /* abandon below 1 KiB/s for this long (0: 30 s) */
-	double deadline;       /* monotonic_seconds() after which nothing is tried; 0: none */
+	void *handle;      /* a CURL easy handle to reuse (keeps the connection), or NULL */
+	long idle_seconds; /* abandon below 1 KiB/s for this long (0: 30 s) */
+	double deadline;   /* monotonic_seconds() after which nothing is tried; 0: none */
 };
 
 /* Returns 0 when a response arrived (any status), -1 on a transport error

@@ -9,8 +9,8 @@
 #include "download.h"
 #include "lib/util.h"
 
-int hub_parse_revision(const char *body, size_t len, char **commit, char ***paths, size_t *n,
-		       char *err, size_t err_size)
+int hub_parse_revision(const char *body, size_t len, char **commit, char ***paths, size_t *n, char *err,
+		       size_t err_size)
 {
 	*commit = NULL;
 	*paths = NULL;
@@ -33,7 +33,8 @@ int hub_parse_revision(const char *body, size_t len, char **commit, char ***path
 	char **out = xcalloc(json_array_size(siblings) + 1, sizeof(*out));
 	size_t count = 0, i;
 	json_t *s;
-	json_array_foreach(siblings, i, s) {
+	json_array_foreach(siblings, i, s)
+	{
 		json_t *name = json_is_object(s) ? json_object_get(s, "rfilename") : NULL;
 		/* a name with a NUL inside would be cut short: refuse it */
 		if (!json_is_string(name) || strlen(json_string_value(name)) != json_string_length(name)) {
@@ -72,7 +73,10 @@ int hub_resolve_meta(const struct http_response *r, struct hub_meta *m, char *er
 	const char *size = r->linked_size ? r->linked_size : r->content_length;
 	if (!r->repo_commit || !etag || !size) {
 		snprintf(err, n, "the hub's answer lacks %s (HTTP %ld)",
-			 !r->repo_commit ? "X-Repo-Commit" : !etag ? "an ETag" : "a size", r->code);
+			 !r->repo_commit ? "X-Repo-Commit"
+			 : !etag         ? "an ETag"
+					 : "a size",
+			 r->code);
 		return -1;
 	}
 	if (!is_hex(r->repo_commit, 40)) {
@@ -84,8 +88,10 @@ int hub_resolve_meta(const struct http_response *r, struct hub_meta *m, char *er
 	 * checked, so it is refused rather than stored unverified. */
 	char *e = normalize_etag(etag);
 	if (!is_lower_hex(e, 40) && !is_lower_hex(e, 64)) {
-		snprintf(err, n, "%s '%.80s' is not a git blob id (40 lowercase hex digits) or a sha256 (64): "
-			 "the content cannot be verified", header, e);
+		snprintf(err, n,
+			 "%s '%.80s' is not a git blob id (40 lowercase hex digits) or a sha256 (64): "
+			 "the content cannot be verified",
+			 header, e);
 		free(e);
 		return -1;
 	}
@@ -181,7 +187,8 @@ int hub_parse_tree_page(const char *body, size_t len, struct hub_tree *tree, cha
 	size_t i, first = tree->n;
 	json_t *e;
 	tree->files = xrealloc(tree->files, (tree->n + json_array_size(root) + 1) * sizeof(*tree->files));
-	json_array_foreach(root, i, e) {
+	json_array_foreach(root, i, e)
+	{
 		const char *type = json_is_object(e) ? get_string(e, "type") : NULL;
 		if (!type) {
 			snprintf(err, err_size, "entry %zu has no 'type'", i);

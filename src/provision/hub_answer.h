@@ -15,8 +15,8 @@
  * siblings[].rfilename. Returns 0 with *commit and paths[0..*n) (callee-owned:
  * free each and the array); -1 with err saying what is wrong, *commit and
  * *paths NULL. Sibling names are returned as given: the caller checks them. */
-int hub_parse_revision(const char *body, size_t len, char **commit, char ***paths, size_t *n,
-		       char *err, size_t err_size);
+int hub_parse_revision(const char *body, size_t len, char **commit, char ***paths, size_t *n, char *err,
+		       size_t err_size);
 
 /* The file's metadata from a HEAD answer's headers: X-Repo-Commit (40 hex),
  * X-Linked-Etag over ETag (W/ and quotes removed; it becomes a blob file
@@ -37,11 +37,11 @@ void hub_meta_free(struct hub_meta *m);
 struct hub_tree_file {
 	char *path;
 	int64_t size;
-	char *blob_id;          /* 40 lowercase hex */
-	char *lfs_sha256;       /* 64 lowercase hex, or NULL */
+	char *blob_id;    /* 40 lowercase hex */
+	char *lfs_sha256; /* 64 lowercase hex, or NULL */
 	int64_t lfs_size;
 	int64_t lfs_pointer_size;
-	char *xet_hash;         /* as sent (huggingface_hub checks it when writing), or NULL */
+	char *xet_hash; /* as sent (huggingface_hub checks it when writing), or NULL */
 };
 struct hub_tree {
 	struct hub_tree_file *files;

@@ -67,14 +67,18 @@ static int load_pkg(struct ctx *c, yaml_node_t *n, struct manifest_pkg *p, const
 		yaml_node_t *k = yaml_document_get_node(c->doc, pr->key);
 		yaml_node_t *v = yaml_document_get_node(c->doc, pr->value);
 		const char *key = k->type == YAML_SCALAR_NODE ? (const char *)k->data.scalar.value : "";
-		char **slot = strcmp(key, "package") == 0 ? &p->package
-			    : strcmp(key, "version") == 0 ? &p->version
-			    : strcmp(key, "architecture") == 0 ? &p->architecture
-			    : strcmp(key, "url") == 0 ? &p->url
-			    : strcmp(key, "sha256") == 0 ? &p->sha256
-			    : strcmp(key, "filename") == 0 ? &p->filename : NULL;
+		char **slot = strcmp(key, "package") == 0        ? &p->package
+			      : strcmp(key, "version") == 0      ? &p->version
+			      : strcmp(key, "architecture") == 0 ? &p->architecture
+			      : strcmp(key, "url") == 0          ? &p->url
+			      : strcmp(key, "sha256") == 0       ? &p->sha256
+			      : strcmp(key, "filename") == 0     ? &p->filename
+								 : NULL;
 		if (!slot)
-			return fail(c, k, "unknown key '%s' in a package (package, version, architecture, url, sha256, filename)", key);
+			return fail(
+				c, k,
+				"unknown key '%s' in a package (package, version, architecture, url, sha256, filename)",
+				key);
 		if (*slot)
 			return fail(c, k, "'%s' given twice", key);
 		if (scalar(c, v, key, slot) < 0)
@@ -166,7 +170,8 @@ int manifest_load(const char *path, struct manifest *m, char *err, size_t err_si
 			goto out;
 		}
 	}
-	if (!pkgs || pkgs->type != YAML_SEQUENCE_NODE || pkgs->data.sequence.items.top == pkgs->data.sequence.items.start) {
+	if (!pkgs || pkgs->type != YAML_SEQUENCE_NODE ||
+	    pkgs->data.sequence.items.top == pkgs->data.sequence.items.start) {
 		fail(&c, pkgs ? pkgs : root, "'packages' must be a non-empty list");
 		goto out;
 	}
@@ -181,7 +186,8 @@ int manifest_load(const char *path, struct manifest *m, char *err, size_t err_si
 			if (strcmp(m->pkgs[j].filename, m->pkgs[i].filename) == 0 ||
 			    (strcmp(m->pkgs[j].package, m->pkgs[i].package) == 0 &&
 			     strcmp(m->pkgs[j].architecture, m->pkgs[i].architecture) == 0)) {
-				fail(&c, item, "%s is listed twice (also at line %zu)", m->pkgs[i].package, m->pkgs[j].line);
+				fail(&c, item, "%s is listed twice (also at line %zu)", m->pkgs[i].package,
+				     m->pkgs[j].line);
 				goto out;
 			}
 		}

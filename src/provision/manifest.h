@@ -7,7 +7,7 @@
 
 struct manifest_pkg {
 	char *package, *version, *architecture, *url, *sha256; /* sha256 "" when unpinned */
-	char *filename;  /* from the URL unless given */
+	char *filename;                                        /* from the URL unless given */
 	size_t line;
 };
 
@@ -16,7 +16,7 @@ struct manifest {
 	char *stack;
 	struct manifest_pkg *pkgs;
 	size_t count;
-	char **system_packages;  /* names the base image provides; NULL when not listed */
+	char **system_packages; /* names the base image provides; NULL when not listed */
 	size_t n_system;
 };
 

@@ -5,9 +5,9 @@
 
 #include "../commands.h" /* usage_error(): "gpugate: MESSAGE", the hint, and 3 */
 
-#define PROV_OK 0
+#define PROV_OK     0
 #define PROV_FAILED 1
-#define PROV_USAGE EXIT_USAGE
+#define PROV_USAGE  EXIT_USAGE
 
 /* gpugate hf fetch REPO[@REVISION] [FILE...] */
 int hf_fetch_main(int argc, char **argv);

@@ -17,9 +17,8 @@
 #include "manifest.h"
 #include "provision.h"
 
-static const char usage_text[] =
-	"usage: gpugate stack fetch --manifest FILE --dest DIR [--allow-unpinned] [--jobs N]\n"
-	"       gpugate stack verify --manifest FILE DIR\n";
+static const char usage_text[] = "usage: gpugate stack fetch --manifest FILE --dest DIR [--allow-unpinned] [--jobs N]\n"
+				 "       gpugate stack verify --manifest FILE DIR\n";
 
 struct stack_opts {
 	const char *manifest;
@@ -35,8 +34,8 @@ static bool arch_ok(const char *want, const char *have)
 
 /* One "Depends" field: every relation naming a stack package must be met
  * inside the stack; others must be in system_packages when that is listed. */
-static int check_depends(const struct manifest *m, const struct deb_control *ctl, const char *field,
-			 const char *text, const char *file)
+static int check_depends(const struct manifest *m, const struct deb_control *ctl, const char *field, const char *text,
+			 const char *file)
 {
 	if (!text)
 		return 0;
@@ -66,12 +65,12 @@ static int check_depends(const struct manifest *m, const struct deb_control *ctl
 				system = system || strcmp(m->system_packages[i], alt->name) == 0;
 		}
 		if (names_stack && !met) {
-			printf("FAIL %s: %s %s '%s' is not met: the stack has %s %s\n", file, ctl->package, field,
-			       *r, near->package, near->version);
+			printf("FAIL %s: %s %s '%s' is not met: the stack has %s %s\n", file, ctl->package, field, *r,
+			       near->package, near->version);
 			problems++;
 		} else if (!names_stack && m->system_packages && !system) {
-			printf("FAIL %s: %s %s '%s': neither in the stack nor in system_packages\n", file,
-			       ctl->package, field, *r);
+			printf("FAIL %s: %s %s '%s': neither in the stack nor in system_packages\n", file, ctl->package,
+			       field, *r);
 			problems++;
 		}
 		relation_free(&rel);
@@ -111,12 +110,15 @@ static int verify(const struct manifest *m, const char *dir)
 			struct deb_control *c = &ctl[i];
 			int bad = 0;
 			if (strcmp(c->package, p->package) != 0)
-				printf("FAIL %s: Package is %s, the manifest says %s\n", path, c->package, p->package), bad++;
+				printf("FAIL %s: Package is %s, the manifest says %s\n", path, c->package, p->package),
+					bad++;
 			if (strcmp(c->version, p->version) != 0)
-				printf("FAIL %s: Version is %s, the manifest says %s\n", path, c->version, p->version), bad++;
+				printf("FAIL %s: Version is %s, the manifest says %s\n", path, c->version, p->version),
+					bad++;
 			if (!arch_ok(p->architecture, c->architecture))
 				printf("FAIL %s: Architecture is %s, the manifest says %s\n", path, c->architecture,
-				       p->architecture), bad++;
+				       p->architecture),
+					bad++;
 			if (!bad) {
 				have[i] = true;
 				printf("ok   %s %s %s  %s%s\n", c->package, c->version, c->architecture, p->filename,
@@ -152,8 +154,10 @@ static int fetch(const struct manifest *m, const struct stack_opts *o)
 		}
 	}
 	if (unpinned && !o->allow_unpinned) {
-		fprintf(stderr, "gpugate: refusing to fetch %zu unpinned package(s); add their sha256 "
-			"from the publisher, or pass --allow-unpinned\n", unpinned);
+		fprintf(stderr,
+			"gpugate: refusing to fetch %zu unpinned package(s); add their sha256 "
+			"from the publisher, or pass --allow-unpinned\n",
+			unpinned);
 		return PROV_FAILED;
 	}
 	int rc = mkdir_p(o->dir, 0755);

@@ -26,8 +26,7 @@ static void die(const char *what)
 	exit(1);
 }
 
-int compact_add(struct compact_rules *rules, int nr, uint32_t action, unsigned n_args,
-		const struct scmp_arg_cmp *args)
+int compact_add(struct compact_rules *rules, int nr, uint32_t action, unsigned n_args, const struct scmp_arg_cmp *args)
 {
 	if (nr < 0)
 		return 0; /* libseccomp's pseudo number for a call this architecture lacks */
@@ -74,8 +73,7 @@ static bool special(const struct compact_rules *rules, int nr)
 
 /* One half of a comparison: load, mask, compare; records the jump that
  * fails the rule. Returns false when the half can never match. */
-static bool emit_half(struct program *p, uint32_t offset, uint32_t mask, uint32_t value, size_t *fails,
-		      size_t *n_fails)
+static bool emit_half(struct program *p, uint32_t offset, uint32_t mask, uint32_t value, size_t *fails, size_t *n_fails)
 {
 	if (mask == 0)
 		return value == 0; /* nothing to load: always or never equal */
@@ -362,12 +360,13 @@ static int check_call(const struct verification *v, const struct seccomp_data *d
 	return -1;
 }
 
-int compact_verify(const struct compact_rules *rules, uint32_t arch, uint32_t default_action,
-		   uint32_t badarch_action, const struct sock_filter *reference, size_t reference_len,
-		   const struct sock_filter *compact, size_t compact_len, char *why, size_t why_size)
+int compact_verify(const struct compact_rules *rules, uint32_t arch, uint32_t default_action, uint32_t badarch_action,
+		   const struct sock_filter *reference, size_t reference_len, const struct sock_filter *compact,
+		   size_t compact_len, char *why, size_t why_size)
 {
-	const struct verification v = { rules, arch, default_action, badarch_action, reference, compact,
-					 reference_len, compact_len, why, why_size };
+	const struct verification v = { rules,     arch,    default_action, badarch_action,
+					reference, compact, reference_len,  compact_len,
+					why,       why_size };
 	uint64_t seed = 0x9e3779b97f4a7c15ULL;
 	const uint32_t archs[] = { arch, arch ^ 1u, 0, SCMP_ARCH_X86, SCMP_ARCH_AARCH64 };
 	static const uint32_t odd_numbers[] = { 0xffffffffu, 0xfffffffeu, 0x7fffffffu, 0x80000000u };
@@ -375,7 +374,9 @@ int compact_verify(const struct compact_rules *rules, uint32_t arch, uint32_t de
 	/* every number, with no arguments and with random ones */
 	for (size_t ai = 0; ai < N_ELEMS(archs); ai++) {
 		for (uint32_t n = 0; n < 4096 + 1024 + N_ELEMS(odd_numbers); n++) {
-			uint32_t nr = n < 4096 ? n : n < 4096 + 1024 ? X32_SYSCALL_BIT + (n - 4096) : odd_numbers[n - 5120];
+			uint32_t nr = n < 4096          ? n
+				      : n < 4096 + 1024 ? X32_SYSCALL_BIT + (n - 4096)
+							: odd_numbers[n - 5120];
 			for (int round = 0; round < 2; round++) {
 				memset(&d, 0, sizeof(d));
 				d.arch = archs[ai];
@@ -396,8 +397,20 @@ int compact_verify(const struct compact_rules *rules, uint32_t arch, uint32_t de
 		uint64_t val = r->arg.op == SCMP_CMP_MASKED_EQ ? r->arg.datum_b : r->arg.datum_a;
 		uint64_t m = r->arg.op == SCMP_CMP_MASKED_EQ ? r->arg.datum_a : ~0ULL;
 		const uint64_t values[] = {
-			val, val ^ 1, val + 1, val - 1, val | 0xffffffff00000000ULL, val & 0xffffffffULL,
-			val ^ 0x100000000ULL, ~val, 0, ~0ULL, m, ~m, val | ~m, (val & m) | (~m & 0x5555555555555555ULL),
+			val,
+			val ^ 1,
+			val + 1,
+			val - 1,
+			val | 0xffffffff00000000ULL,
+			val & 0xffffffffULL,
+			val ^ 0x100000000ULL,
+			~val,
+			0,
+			~0ULL,
+			m,
+			~m,
+			val | ~m,
+			(val & m) | (~m & 0x5555555555555555ULL),
 			val ^ (m & (0 - m)),
 		};
 		for (size_t k = 0; k < N_ELEMS(values); k++) {

@@ -35,8 +35,7 @@ struct compact_rules {
 /* Records a rule as it is given to libseccomp (nr already resolved; a
  * negative pseudo number is left out, as libseccomp leaves it). Returns 0,
  * or -1 for what the encoding cannot express (more than one argument). */
-int compact_add(struct compact_rules *rules, int nr, uint32_t action, unsigned n_args,
-		const struct scmp_arg_cmp *args);
+int compact_add(struct compact_rules *rules, int nr, uint32_t action, unsigned n_args, const struct scmp_arg_cmp *args);
 
 /* The program for the native architecture `arch`: the architecture check and
  * x32 refusal as libseccomp writes them, each system call with argument
@@ -56,8 +55,8 @@ uint32_t bpf_run(const struct sock_filter *prog, size_t len, const struct seccom
  * program, except for a call with both denials and allows: libseccomp folds
  * one whose allow always matches into a plain allow (ioctl: TIOCSTI would
  * pass). 0, or -1 with the first difference described in why. */
-int compact_verify(const struct compact_rules *rules, uint32_t arch, uint32_t default_action,
-		   uint32_t badarch_action, const struct sock_filter *reference, size_t reference_len,
-		   const struct sock_filter *compact, size_t compact_len, char *why, size_t why_size);
+int compact_verify(const struct compact_rules *rules, uint32_t arch, uint32_t default_action, uint32_t badarch_action,
+		   const struct sock_filter *reference, size_t reference_len, const struct sock_filter *compact,
+		   size_t compact_len, char *why, size_t why_size);
 
 #endif

@@ -20,13 +20,13 @@ static fn_t get(void *lib, const char *name)
 	return f;
 }
 
-#define CHECK(call)                                                     \
-	do {                                                            \
-		int rc_ = (call);                                       \
-		if (rc_) {                                              \
+#define CHECK(call)                                                           \
+	do {                                                                  \
+		int rc_ = (call);                                             \
+		if (rc_) {                                                    \
 			fprintf(stderr, "cuda_floor: %s = %d\n", #call, rc_); \
-			return 1;                                       \
-		}                                                       \
+			return 1;                                             \
+		}                                                             \
 	} while (0)
 
 int main(int argc, char **argv)

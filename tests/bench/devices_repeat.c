@@ -33,8 +33,9 @@ int main(int argc, char **argv)
 			devices = *g;
 	if (!devices)
 		return 3;
-	struct context ctx = { .root = argv[1], .spec = &spec, .profile = "ci", .env = environ,
-			       .deadline = monotonic_seconds() + 60 };
+	struct context ctx = {
+		.root = argv[1], .spec = &spec, .profile = "ci", .env = environ, .deadline = monotonic_seconds() + 60
+	};
 	int runs = atoi(argv[2]);
 	double *ms = xcalloc((size_t)runs, sizeof(*ms));
 	int failed = 0;

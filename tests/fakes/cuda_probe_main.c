@@ -12,8 +12,7 @@
 
 int main(int argc, char **argv)
 {
-	struct backend_options opt = { .device = 0, .smoke = true, .work_items = 1u << 20,
-				       .sync_timeout_s = 10 };
+	struct backend_options opt = { .device = 0, .smoke = true, .work_items = 1u << 20, .sync_timeout_s = 10 };
 	for (int i = 1; i < argc; i++) {
 		char *end = NULL;
 		if (strcmp(argv[i], "--device") == 0 && i + 1 < argc)

@@ -94,18 +94,72 @@ CUresult cuInit(unsigned flags)
 	return 0;
 }
 
-CUresult cuDriverGetVersion(int *v) { *v = 12040; return 0; }
-CUresult cuDeviceGetCount(int *c) { if (visible_count < 0) return 3; *c = visible_count; return 0; }
-CUresult cuDeviceGet(int *d, int i) { if (i < 0 || i >= visible_count) return 101; *d = visible[i]; return 0; }
-CUresult cuDeviceGetName(char *name, int len, int d) { snprintf(name, (size_t)len, "Fake GPU %d", d); return 0; }
-CUresult cuDeviceGetUuid_v2(CUuuid *u, int d) { memset(u, 0xab, sizeof *u); u->bytes[15] = (unsigned char)d; return 0; }
-CUresult cuDeviceGetPCIBusId(char *pci, int len, int d) { snprintf(pci, (size_t)len, "0000:%02X:00.0", 0x1a + d); return 0; }
-CUresult cuDeviceGetAttribute(int *v, int attr, int d) { (void)d; *v = attr == 75 ? 9 : 0; return 0; }
-CUresult cuDeviceTotalMem_v2(size_t *b, int d) { (void)d; *b = (size_t)80 << 30; return 0; }
-CUresult cuDevicePrimaryCtxRetain(void **ctx, int d) { *ctx = (void *)(uintptr_t)(0x1000 + d); return 0; }
-CUresult cuDevicePrimaryCtxRelease_v2(int d) { (void)d; return 0; }
-CUresult cuCtxSynchronize(void) { return 0; } /* for tests/bench/cuda_floor*.c */
-CUresult cuCtxSetCurrent(void *ctx) { current_device = ctx ? (int)((uintptr_t)ctx - 0x1000) : -1; return 0; }
+CUresult cuDriverGetVersion(int *v)
+{
+	*v = 12040;
+	return 0;
+}
+CUresult cuDeviceGetCount(int *c)
+{
+	if (visible_count < 0)
+		return 3;
+	*c = visible_count;
+	return 0;
+}
+CUresult cuDeviceGet(int *d, int i)
+{
+	if (i < 0 || i >= visible_count)
+		return 101;
+	*d = visible[i];
+	return 0;
+}
+CUresult cuDeviceGetName(char *name, int len, int d)
+{
+	snprintf(name, (size_t)len, "Fake GPU %d", d);
+	return 0;
+}
+CUresult cuDeviceGetUuid_v2(CUuuid *u, int d)
+{
+	memset(u, 0xab, sizeof *u);
+	u->bytes[15] = (unsigned char)d;
+	return 0;
+}
+CUresult cuDeviceGetPCIBusId(char *pci, int len, int d)
+{
+	snprintf(pci, (size_t)len, "0000:%02X:00.0", 0x1a + d);
+	return 0;
+}
+CUresult cuDeviceGetAttribute(int *v, int attr, int d)
+{
+	(void)d;
+	*v = attr == 75 ? 9 : 0;
+	return 0;
+}
+CUresult cuDeviceTotalMem_v2(size_t *b, int d)
+{
+	(void)d;
+	*b = (size_t)80 << 30;
+	return 0;
+}
+CUresult cuDevicePrimaryCtxRetain(void **ctx, int d)
+{
+	*ctx = (void *)(uintptr_t)(0x1000 + d);
+	return 0;
+}
+CUresult cuDevicePrimaryCtxRelease_v2(int d)
+{
+	(void)d;
+	return 0;
+}
+CUresult cuCtxSynchronize(void)
+{
+	return 0;
+} /* for tests/bench/cuda_floor*.c */
+CUresult cuCtxSetCurrent(void *ctx)
+{
+	current_device = ctx ? (int)((uintptr_t)ctx - 0x1000) : -1;
+	return 0;
+}
 CUresult cuMemGetInfo_v2(size_t *f, size_t *t)
 {
 	const char *busy = getenv("FAKE_CUDA_BUSY");
@@ -124,7 +178,11 @@ CUresult cuModuleLoadData(void **module, const void *image)
 	*module = (void *)0x2000;
 	return 0;
 }
-CUresult cuModuleUnload(void *m) { (void)m; return 0; }
+CUresult cuModuleUnload(void *m)
+{
+	(void)m;
+	return 0;
+}
 CUresult cuModuleGetFunction(void **fn, void *m, const char *name)
 {
 	(void)m;
@@ -146,7 +204,11 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 	*p = (CUdeviceptr)(uintptr_t)m;
 	return 0;
 }
-CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)(uintptr_t)p); return 0; }
+CUresult cuMemFree_v2(CUdeviceptr p)
+{
+	free((void *)(uintptr_t)p);
+	return 0;
+}
 CUresult cuMemsetD32_v2(CUdeviceptr p, unsigned v, size_t n)
 {
 	unsigned *u = (unsigned *)(uintptr_t)p;
@@ -154,20 +216,34 @@ CUresult cuMemsetD32_v2(CUdeviceptr p, unsigned v, size_t n)
 		u[i] = v;
 	return 0;
 }
-CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *h, size_t n) { memcpy((void *)(uintptr_t)d, h, n); return 0; }
-CUresult cuMemcpyDtoH_v2(void *h, CUdeviceptr d, size_t n) { memcpy(h, (void *)(uintptr_t)d, n); return 0; }
-
-CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-			unsigned bz, unsigned shared, void *stream, void **params, void **extra)
+CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *h, size_t n)
 {
-	(void)gy; (void)gz; (void)by; (void)bz; (void)shared; (void)stream; (void)extra;
+	memcpy((void *)(uintptr_t)d, h, n);
+	return 0;
+}
+CUresult cuMemcpyDtoH_v2(void *h, CUdeviceptr d, size_t n)
+{
+	memcpy(h, (void *)(uintptr_t)d, n);
+	return 0;
+}
+
+CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+			unsigned shared, void *stream, void **params, void **extra)
+{
+	(void)gy;
+	(void)gz;
+	(void)by;
+	(void)bz;
+	(void)shared;
+	(void)stream;
+	(void)extra;
 	if (fault("launch_error"))
 		return 719;
 	for (double start = host_us(); host_us() - start < FAKE_LAUNCH_US;)
 		;
 	if ((uintptr_t)fn == 0x3001) { /* copy(uint4 *out, const uint4 *in, unsigned n) */
-		char *out = (char *)(uintptr_t)*(CUdeviceptr *)params[0];
-		const char *in = (const char *)(uintptr_t)*(CUdeviceptr *)params[1];
+		char *out = (char *)(uintptr_t) * (CUdeviceptr *)params[0];
+		const char *in = (const char *)(uintptr_t) * (CUdeviceptr *)params[1];
 		unsigned long long n = *(unsigned *)params[2], threads = (unsigned long long)gx * bx;
 		size_t bytes = (size_t)(n < threads ? n : threads) * 16;
 		memcpy(out, in, bytes);
@@ -175,8 +251,8 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigne
 		return 0;
 	}
 	device_clock_ms += 0.005;
-	unsigned *out = (unsigned *)(uintptr_t)*(CUdeviceptr *)params[0];
-	const unsigned *in = (const unsigned *)(uintptr_t)*(CUdeviceptr *)params[1];
+	unsigned *out = (unsigned *)(uintptr_t) * (CUdeviceptr *)params[0];
+	const unsigned *in = (const unsigned *)(uintptr_t) * (CUdeviceptr *)params[1];
 	unsigned n = *(unsigned *)params[2];
 	unsigned long long threads = (unsigned long long)gx * bx;
 	for (unsigned long long i = 0; i < threads && i < n; i++)
@@ -209,8 +285,16 @@ CUresult cuEventRecord(void *ev, void *stream)
 	e->ms = device_clock_ms;
 	return 0;
 }
-CUresult cuEventQuery(void *ev) { (void)ev; return fault("hang_sync") ? 600 : 0; }
-CUresult cuEventDestroy_v2(void *ev) { free(ev); return 0; }
+CUresult cuEventQuery(void *ev)
+{
+	(void)ev;
+	return fault("hang_sync") ? 600 : 0;
+}
+CUresult cuEventDestroy_v2(void *ev)
+{
+	free(ev);
+	return 0;
+}
 CUresult cuEventElapsedTime(float *ms, void *start, void *stop)
 {
 	struct fake_event *a = start, *b = stop;
@@ -245,5 +329,19 @@ static int error_index(CUresult rc)
 			return (int)i;
 	return -1;
 }
-CUresult cuGetErrorName(CUresult rc, const char **s) { int i = error_index(rc); if (i < 0) return 1; *s = errors[i].name; return 0; }
-CUresult cuGetErrorString(CUresult rc, const char **s) { int i = error_index(rc); if (i < 0) return 1; *s = errors[i].text; return 0; }
+CUresult cuGetErrorName(CUresult rc, const char **s)
+{
+	int i = error_index(rc);
+	if (i < 0)
+		return 1;
+	*s = errors[i].name;
+	return 0;
+}
+CUresult cuGetErrorString(CUresult rc, const char **s)
+{
+	int i = error_index(rc);
+	if (i < 0)
+		return 1;
+	*s = errors[i].text;
+	return 0;
+}

@@ -32,21 +32,21 @@
 
 /* Sysman answers only with ZES_ENABLE_SYSMAN=1, as loader 1.8 needs; free
  * memory is 12 GiB of 16 unless GPUGATE_FAKE_FREE_MB says otherwise. */
-#define EXPORT __attribute__((visibility("default")))
+#define EXPORT      __attribute__((visibility("default")))
 #define MAX_DEVICES 8
-#define MAX_CMDS 16
+#define MAX_CMDS    16
 
 struct fake_device {
 	int index;
 	bool fails; /* two_devices_one_fails: this one loses the device */
 };
 
-#define MAX_ENTRIES 4
-#define FAKE_SUBMIT_US 100 /* host time of one submission (see fake_queue_execute) */
+#define MAX_ENTRIES        4
+#define FAKE_SUBMIT_US     100   /* host time of one submission (see fake_queue_execute) */
 #define FAKE_BANDWIDTH_GBS 400.0 /* bytes read + written per ns */
-#define FAKE_TIMER_NS 10
-#define FAKE_TS_BITS 32
-#define FAKE_WATTS 150
+#define FAKE_TIMER_NS      10
+#define FAKE_TS_BITS       32
+#define FAKE_WATTS         150
 
 /* the "native binary" too: GetNativeBinary hands out this struct's bytes */
 struct fake_module {
@@ -177,7 +177,8 @@ static ze_result_t ZE_APICALL fake_driver_ipc(ze_driver_handle_t d, ze_driver_ip
 	return ZE_RESULT_SUCCESS;
 }
 
-static ze_result_t ZE_APICALL fake_driver_ext(ze_driver_handle_t d, uint32_t *count, ze_driver_extension_properties_t *p)
+static ze_result_t ZE_APICALL fake_driver_ext(ze_driver_handle_t d, uint32_t *count,
+					      ze_driver_extension_properties_t *p)
 {
 	(void)d;
 	(void)p;
@@ -241,7 +242,8 @@ static ze_result_t ZE_APICALL fake_device_compute(ze_device_handle_t h, ze_devic
 	return ZE_RESULT_SUCCESS;
 }
 
-static ze_result_t ZE_APICALL fake_device_memory(ze_device_handle_t h, uint32_t *count, ze_device_memory_properties_t *p)
+static ze_result_t ZE_APICALL fake_device_memory(ze_device_handle_t h, uint32_t *count,
+						 ze_device_memory_properties_t *p)
 {
 	(void)h;
 	if (p && *count >= 1) {
@@ -255,7 +257,7 @@ static ze_result_t ZE_APICALL fake_device_memory(ze_device_handle_t h, uint32_t 
 }
 
 static ze_result_t ZE_APICALL fake_device_queue_groups(ze_device_handle_t h, uint32_t *count,
-						   ze_command_queue_group_properties_t *p)
+						       ze_command_queue_group_properties_t *p)
 {
 	(void)h;
 	if (p && *count >= 2) {
@@ -290,7 +292,8 @@ static ze_result_t ZE_APICALL fake_device_timestamps(ze_device_handle_t h, uint6
 	return ZE_RESULT_SUCCESS;
 }
 
-static ze_result_t ZE_APICALL fake_context_create(ze_driver_handle_t d, const ze_context_desc_t *desc, ze_context_handle_t *out)
+static ze_result_t ZE_APICALL fake_context_create(ze_driver_handle_t d, const ze_context_desc_t *desc,
+						  ze_context_handle_t *out)
 {
 	(void)d;
 	(void)desc;
@@ -305,7 +308,7 @@ static ze_result_t ZE_APICALL fake_context_destroy(ze_context_handle_t c)
 }
 
 static ze_result_t ZE_APICALL fake_queue_create(ze_context_handle_t c, ze_device_handle_t d,
-					    const ze_command_queue_desc_t *desc, ze_command_queue_handle_t *out)
+						const ze_command_queue_desc_t *desc, ze_command_queue_handle_t *out)
 {
 	(void)c;
 	if (desc->ordinal != 1)
@@ -321,7 +324,7 @@ static ze_result_t ZE_APICALL fake_queue_destroy(ze_command_queue_handle_t q)
 }
 
 static ze_result_t ZE_APICALL fake_list_create(ze_context_handle_t c, ze_device_handle_t d,
-					   const ze_command_list_desc_t *desc, ze_command_list_handle_t *out)
+					       const ze_command_list_desc_t *desc, ze_command_list_handle_t *out)
 {
 	(void)c;
 	(void)desc;
@@ -355,7 +358,7 @@ static ze_result_t add_cmd(ze_command_list_handle_t h, struct cmd c)
 }
 
 static ze_result_t ZE_APICALL fake_list_copy(ze_command_list_handle_t l, void *dst, const void *src, size_t size,
-					 ze_event_handle_t ev, uint32_t nwait, ze_event_handle_t *wait)
+					     ze_event_handle_t ev, uint32_t nwait, ze_event_handle_t *wait)
 {
 	(void)ev;
 	(void)nwait;
@@ -364,7 +367,7 @@ static ze_result_t ZE_APICALL fake_list_copy(ze_command_list_handle_t l, void *d
 }
 
 static ze_result_t ZE_APICALL fake_list_barrier(ze_command_list_handle_t l, ze_event_handle_t ev, uint32_t nwait,
-					    ze_event_handle_t *wait)
+						ze_event_handle_t *wait)
 {
 	(void)ev;
 	(void)nwait;
@@ -373,8 +376,8 @@ static ze_result_t ZE_APICALL fake_list_barrier(ze_command_list_handle_t l, ze_e
 }
 
 static ze_result_t ZE_APICALL fake_list_launch(ze_command_list_handle_t l, ze_kernel_handle_t k,
-					   const ze_group_count_t *groups, ze_event_handle_t ev, uint32_t nwait,
-					   ze_event_handle_t *wait)
+					       const ze_group_count_t *groups, ze_event_handle_t ev, uint32_t nwait,
+					       ze_event_handle_t *wait)
 {
 	(void)nwait;
 	(void)wait;
@@ -383,8 +386,10 @@ static ze_result_t ZE_APICALL fake_list_launch(ze_command_list_handle_t l, ze_ke
 		raise(SIGSEGV);
 	if (kern->group == 0)
 		return ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION;
-	struct cmd c = { .kind = CMD_LAUNCH, .items = (size_t)groups->groupCountX * kern->group,
-			 .copy_kernel = strcmp(kern->name, "copy") == 0, .signal = (struct fake_event *)ev };
+	struct cmd c = { .kind = CMD_LAUNCH,
+			 .items = (size_t)groups->groupCountX * kern->group,
+			 .copy_kernel = strcmp(kern->name, "copy") == 0,
+			 .signal = (struct fake_event *)ev };
 	c.launch_args[0] = kern->args[0];
 	c.launch_args[1] = kern->args[1];
 	if (!c.launch_args[0] || !c.launch_args[1])
@@ -407,7 +412,8 @@ static void stamp(struct fake_event *ev, const struct cmd *cmd)
 {
 	double ns = 1000;
 	if (cmd->copy_kernel)
-		ns = 2.0 * (double)(cmd->items * 16) / (fault("slow_copy") ? FAKE_BANDWIDTH_GBS * 0.7 : FAKE_BANDWIDTH_GBS);
+		ns = 2.0 * (double)(cmd->items * 16) /
+		     (fault("slow_copy") ? FAKE_BANDWIDTH_GBS * 0.7 : FAKE_BANDWIDTH_GBS);
 	uint64_t mask = (UINT64_C(1) << FAKE_TS_BITS) - 1, ticks = (uint64_t)(ns / FAKE_TIMER_NS + 0.5);
 	if (cmd->copy_kernel) /* every timed copy straddles the counter's wrap */
 		device_clock = (device_clock | mask) - ticks / 2;
@@ -419,8 +425,8 @@ static void stamp(struct fake_event *ev, const struct cmd *cmd)
 	ev->signaled = true;
 }
 
-static ze_result_t ZE_APICALL fake_queue_execute(ze_command_queue_handle_t q, uint32_t n, ze_command_list_handle_t *lists,
-					     ze_fence_handle_t fence)
+static ze_result_t ZE_APICALL fake_queue_execute(ze_command_queue_handle_t q, uint32_t n,
+						 ze_command_list_handle_t *lists, ze_fence_handle_t fence)
 {
 	(void)fence;
 	struct fake_device *dev = (struct fake_device *)q;
@@ -461,7 +467,8 @@ static ze_result_t ZE_APICALL fake_queue_sync(ze_command_queue_handle_t q, uint6
 	return ZE_RESULT_SUCCESS;
 }
 
-static ze_result_t ZE_APICALL fake_fence_create(ze_command_queue_handle_t q, const ze_fence_desc_t *desc, ze_fence_handle_t *out)
+static ze_result_t ZE_APICALL fake_fence_create(ze_command_queue_handle_t q, const ze_fence_desc_t *desc,
+						ze_fence_handle_t *out)
 {
 	(void)q;
 	(void)desc;
@@ -493,7 +500,7 @@ struct fake_pool {
 };
 
 static ze_result_t ZE_APICALL fake_pool_create(ze_context_handle_t c, const ze_event_pool_desc_t *desc, uint32_t ndev,
-					   ze_device_handle_t *devs, ze_event_pool_handle_t *out)
+					       ze_device_handle_t *devs, ze_event_pool_handle_t *out)
 {
 	(void)c;
 	(void)ndev;
@@ -515,7 +522,8 @@ static ze_result_t ZE_APICALL fake_pool_destroy(ze_event_pool_handle_t p)
 	return ZE_RESULT_SUCCESS;
 }
 
-static ze_result_t ZE_APICALL fake_event_create(ze_event_pool_handle_t h, const ze_event_desc_t *desc, ze_event_handle_t *out)
+static ze_result_t ZE_APICALL fake_event_create(ze_event_pool_handle_t h, const ze_event_desc_t *desc,
+						ze_event_handle_t *out)
 {
 	struct fake_pool *p = (struct fake_pool *)h;
 	if (desc->index >= p->count)
@@ -567,8 +575,8 @@ static ze_result_t ZE_APICALL fake_event_timestamp(ze_event_handle_t h, ze_kerne
 	return ZE_RESULT_SUCCESS;
 }
 
-static ze_result_t ZE_APICALL fake_alloc_device(ze_context_handle_t c, const ze_device_mem_alloc_desc_t *desc, size_t size,
-					    size_t align, ze_device_handle_t d, void **out)
+static ze_result_t ZE_APICALL fake_alloc_device(ze_context_handle_t c, const ze_device_mem_alloc_desc_t *desc,
+						size_t size, size_t align, ze_device_handle_t d, void **out)
 {
 	(void)c;
 	(void)desc;
@@ -580,7 +588,7 @@ static ze_result_t ZE_APICALL fake_alloc_device(ze_context_handle_t c, const ze_
 }
 
 static ze_result_t ZE_APICALL fake_alloc_host(ze_context_handle_t c, const ze_host_mem_alloc_desc_t *desc, size_t size,
-					  size_t align, void **out)
+					      size_t align, void **out)
 {
 	(void)c;
 	(void)desc;
@@ -623,8 +631,9 @@ struct fake_log {
 	char text[256];
 };
 
-static ze_result_t ZE_APICALL fake_module_create(ze_context_handle_t c, ze_device_handle_t d, const ze_module_desc_t *desc,
-					     ze_module_handle_t *out, ze_module_build_log_handle_t *log)
+static ze_result_t ZE_APICALL fake_module_create(ze_context_handle_t c, ze_device_handle_t d,
+						 const ze_module_desc_t *desc, ze_module_handle_t *out,
+						 ze_module_build_log_handle_t *log)
 {
 	(void)c;
 	(void)d;
@@ -641,7 +650,8 @@ static ze_result_t ZE_APICALL fake_module_create(ze_context_handle_t c, ze_devic
 	bool ok;
 	if (desc->format == ZE_MODULE_FORMAT_NATIVE) {
 		/* our "native binary" is the entry point's name, as GetNativeBinary gave it */
-		ok = desc->inputSize == sizeof(*m) && ((const char *)desc->pInputModule)[0] != '\0' && !fault("bad_module");
+		ok = desc->inputSize == sizeof(*m) && ((const char *)desc->pInputModule)[0] != '\0' &&
+		     !fault("bad_module");
 		if (!ok) {
 			free(m);
 			return ZE_RESULT_ERROR_INVALID_NATIVE_BINARY;
@@ -657,7 +667,8 @@ static ze_result_t ZE_APICALL fake_module_create(ze_context_handle_t c, ze_devic
 	if (!ok || fault("bad_module")) {
 		if (l)
 			snprintf(l->text, sizeof(l->text), "error: %s",
-				 ok ? "fake compiler rejects the module (bad_module)" : "not a SPIR-V 1.x module with an entry point");
+				 ok ? "fake compiler rejects the module (bad_module)"
+				    : "not a SPIR-V 1.x module with an entry point");
 		free(m);
 		return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
 	}
@@ -696,7 +707,8 @@ static ze_result_t ZE_APICALL fake_log_destroy(ze_module_build_log_handle_t h)
 	return ZE_RESULT_SUCCESS;
 }
 
-static ze_result_t ZE_APICALL fake_kernel_create(ze_module_handle_t m, const ze_kernel_desc_t *desc, ze_kernel_handle_t *out)
+static ze_result_t ZE_APICALL fake_kernel_create(ze_module_handle_t m, const ze_kernel_desc_t *desc,
+						 ze_kernel_handle_t *out)
 {
 	struct fake_module *mod = (struct fake_module *)m;
 	size_t i = 0;
@@ -736,8 +748,8 @@ static ze_result_t ZE_APICALL fake_kernel_group_size(ze_kernel_handle_t h, uint3
 	return ZE_RESULT_SUCCESS;
 }
 
-static ze_result_t ZE_APICALL fake_kernel_suggest(ze_kernel_handle_t h, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t *x,
-					      uint32_t *y, uint32_t *z)
+static ze_result_t ZE_APICALL fake_kernel_suggest(ze_kernel_handle_t h, uint32_t gx, uint32_t gy, uint32_t gz,
+						  uint32_t *x, uint32_t *y, uint32_t *z)
 {
 	(void)h;
 	(void)gy;
@@ -800,19 +812,18 @@ static ze_result_t ZE_APICALL fake_zes_temperature(zes_temp_handle_t h, double *
 }
 
 /* One handle per device for every other Sysman domain: the device itself. */
-#define FAKE_ENUM(NAME, HANDLE)                                                                   \
-	static ze_result_t ZE_APICALL NAME(zes_device_handle_t d, uint32_t *count, HANDLE *out)  \
-	{                                                                                         \
-		if (telemetry_off())                                                              \
-			return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;                               \
-		if (out && *count >= 1)                                                           \
-			out[0] = (HANDLE)d;                                                       \
-		*count = 1;                                                                       \
-		return ZE_RESULT_SUCCESS;                                                         \
+#define FAKE_ENUM(NAME, HANDLE)                                                                 \
+	static ze_result_t ZE_APICALL NAME(zes_device_handle_t d, uint32_t *count, HANDLE *out) \
+	{                                                                                       \
+		if (telemetry_off())                                                            \
+			return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;                             \
+		if (out && *count >= 1)                                                         \
+			out[0] = (HANDLE)d;                                                     \
+		*count = 1;                                                                     \
+		return ZE_RESULT_SUCCESS;                                                       \
 	}
 FAKE_ENUM(fake_zes_enum_power, zes_pwr_handle_t)
 FAKE_ENUM(fake_zes_enum_frequency, zes_freq_handle_t)
-
 
 static ze_result_t ZE_APICALL fake_zes_energy(zes_pwr_handle_t h, zes_power_energy_counter_t *e)
 {
@@ -905,16 +916,16 @@ static ze_result_t ZE_APICALL fake_zes_processes(zes_device_handle_t d, uint32_t
 	return ZE_RESULT_SUCCESS;
 }
 
-#define TABLE_GETTER(NAME, TYPE, FILL)                                                     \
-	EXPORT ze_result_t ZE_APICALL NAME(ze_api_version_t version, TYPE *t)             \
-	{                                                                                  \
-		if (!t)                                                                    \
-			return ZE_RESULT_ERROR_INVALID_NULL_POINTER;                       \
-		if (ZE_MAJOR_VERSION(version) != 1)                                        \
-			return ZE_RESULT_ERROR_UNSUPPORTED_VERSION;                        \
-		memset(t, 0, sizeof(*t));                                                  \
-		FILL;                                                                      \
-		return ZE_RESULT_SUCCESS;                                                  \
+#define TABLE_GETTER(NAME, TYPE, FILL)                                        \
+	EXPORT ze_result_t ZE_APICALL NAME(ze_api_version_t version, TYPE *t) \
+	{                                                                     \
+		if (!t)                                                       \
+			return ZE_RESULT_ERROR_INVALID_NULL_POINTER;          \
+		if (ZE_MAJOR_VERSION(version) != 1)                           \
+			return ZE_RESULT_ERROR_UNSUPPORTED_VERSION;           \
+		memset(t, 0, sizeof(*t));                                     \
+		FILL;                                                         \
+		return ZE_RESULT_SUCCESS;                                     \
 	}
 
 TABLE_GETTER(zeGetGlobalProcAddrTable, ze_global_dditable_t, t->pfnInit = fake_init)

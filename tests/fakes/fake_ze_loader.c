@@ -12,7 +12,8 @@ __attribute__((constructor)) static void trace_on_load(void)
 	const char *v = getenv("ZE_ENABLE_LOADER_DEBUG_TRACE");
 	if (v && strcmp(v, "1") == 0) {
 		fputs("ZE_LOADER_DEBUG_TRACE:Load Library of libze_intel_gpu.so.1 failed with "
-		      "libze_intel_gpu.so.1: cannot open shared object file\n", stderr);
+		      "libze_intel_gpu.so.1: cannot open shared object file\n",
+		      stderr);
 		fputs("ZE_LOADER_DEBUG_TRACE:check_drivers(fake) returned ZE_RESULT_ERROR_UNINITIALIZED\n", stderr);
 	}
 }

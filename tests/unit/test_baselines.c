@@ -20,10 +20,11 @@ static void test_parse_full_entry(void **state)
 	(void)state;
 	struct baseline b;
 	char err[512];
-	assert_int_equal(parse("{\"vendor_id\": \"0x10DE\", \"device_id\": \"2330\", \"backend\": \"cuda\", \"name\": \"H\","
-			       " \"copy_bandwidth_gbs\": 2900.5, \"launch_latency_us\": 6, \"recorded\": {\"driver\": \"13.0\"}}",
-			       &b, err, sizeof(err)),
-			 0);
+	assert_int_equal(
+		parse("{\"vendor_id\": \"0x10DE\", \"device_id\": \"2330\", \"backend\": \"cuda\", \"name\": \"H\","
+		      " \"copy_bandwidth_gbs\": 2900.5, \"launch_latency_us\": 6, \"recorded\": {\"driver\": \"13.0\"}}",
+		      &b, err, sizeof(err)),
+		0);
 	assert_int_equal(b.vendor_id, 0x10de);
 	assert_int_equal(b.device_id, 0x2330);
 	assert_string_equal(b.backend, "cuda");
@@ -45,14 +46,20 @@ static void test_parse_errors_name_the_file(void **state)
 	} bad[] = {
 		{ "{\"vendor_id\": \"0x8086\",\n \"device_id\"", "x.json:2:" },
 		{ "[1]", "x.json: a baseline is one JSON object" },
-		{ "{\"vendor_id\": \"0x8086\", \"device_id\": \"0x56a0\", \"copy_bandwidth_gbs\": 1, \"speed\": 2}", "unknown key \"speed\"" },
-		{ "{\"vendor_id\": \"0x8086\", \"device_id\": \"0x56a0\", \"copy_bandwidth_gbs\": 1, \"copy_bandwidth_gbs\": 2}", "duplicate" },
-		{ "{\"vendor_id\": \"0x18086\", \"device_id\": \"0x56a0\", \"copy_bandwidth_gbs\": 1}", "must be PCI ids" },
+		{ "{\"vendor_id\": \"0x8086\", \"device_id\": \"0x56a0\", \"copy_bandwidth_gbs\": 1, \"speed\": 2}",
+		  "unknown key \"speed\"" },
+		{ "{\"vendor_id\": \"0x8086\", \"device_id\": \"0x56a0\", \"copy_bandwidth_gbs\": 1, \"copy_bandwidth_gbs\": 2}",
+		  "duplicate" },
+		{ "{\"vendor_id\": \"0x18086\", \"device_id\": \"0x56a0\", \"copy_bandwidth_gbs\": 1}",
+		  "must be PCI ids" },
 		{ "{\"vendor_id\": \"0x8086\", \"device_id\": 70000, \"copy_bandwidth_gbs\": 1}", "must be PCI ids" },
 		{ "{\"vendor_id\": \"0x8086\", \"copy_bandwidth_gbs\": 1}", "give device_id" },
-		{ "{\"vendor_id\": \"0x8086\", \"device_id\": \"0x56a0\"}", "neither copy_bandwidth_gbs nor launch_latency_us" },
-		{ "{\"vendor_id\": \"0x8086\", \"device_id\": \"0x56a0\", \"launch_latency_us\": \"5\"}", "positive numbers" },
-		{ "{\"vendor_id\": \"0x8086\", \"device_id\": \"0x56a0\", \"launch_latency_us\": 5, \"backend\": \"opencl\"}", "backend must be" },
+		{ "{\"vendor_id\": \"0x8086\", \"device_id\": \"0x56a0\"}",
+		  "neither copy_bandwidth_gbs nor launch_latency_us" },
+		{ "{\"vendor_id\": \"0x8086\", \"device_id\": \"0x56a0\", \"launch_latency_us\": \"5\"}",
+		  "positive numbers" },
+		{ "{\"vendor_id\": \"0x8086\", \"device_id\": \"0x56a0\", \"launch_latency_us\": 5, \"backend\": \"opencl\"}",
+		  "backend must be" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct baseline b;
@@ -78,8 +85,11 @@ static void test_folder_find_and_precedence(void **state)
 	(void)state;
 	char dir[] = "/tmp/gpugate-baselines-XXXXXX";
 	assert_non_null(mkdtemp(dir));
-	write_file(dir, "a.json", "{\"vendor_id\": \"0x8086\", \"device_id\": \"0x56a0\", \"copy_bandwidth_gbs\": 100}");
-	write_file(dir, "b.json", "{\"vendor_id\": \"0x8086\", \"device_id\": \"0x56a0\", \"backend\": \"level-zero\", \"copy_bandwidth_gbs\": 200}");
+	write_file(dir, "a.json",
+		   "{\"vendor_id\": \"0x8086\", \"device_id\": \"0x56a0\", \"copy_bandwidth_gbs\": 100}");
+	write_file(
+		dir, "b.json",
+		"{\"vendor_id\": \"0x8086\", \"device_id\": \"0x56a0\", \"backend\": \"level-zero\", \"copy_bandwidth_gbs\": 200}");
 	write_file(dir, "c.json", "{\"vendor_id\": \"0x10de\", \"name\": \"Fake GPU 0\", \"launch_latency_us\": 7}");
 	write_file(dir, "notes.txt", "not a baseline");
 	struct baseline_set set;

@@ -197,7 +197,8 @@ static void hostile_attributes_are_problems_not_hangs(void **state)
 	assert_int_equal(s.problem_count, 2);
 	bool fifo = false, garbage = false;
 	for (size_t i = 0; i < s.problem_count; i++) {
-		fifo |= strstr(s.problems[i], "vendor: cannot read") != NULL; /* a FIFO is refused at open (lib/safe_io.h) */
+		fifo |= strstr(s.problems[i], "vendor: cannot read") !=
+			NULL; /* a FIFO is refused at open (lib/safe_io.h) */
 		garbage |= strstr(s.problems[i], "no PCI_ID line") != NULL;
 	}
 	assert_true(fifo);

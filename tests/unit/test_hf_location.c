@@ -59,31 +59,39 @@ static void test_hub_cache_table(void **state)
 		const char *hub, *source, *home;
 	} cases[] = {
 		{ ENV("HOME=/home/u"), "/home/u/.cache/huggingface/hub", "default", "/home/u/.cache/huggingface" },
-		{ ENV("OTHER=1"), "/pw/me/.cache/huggingface/hub", "default", "/pw/me/.cache/huggingface" }, /* HOME unset: passwd */
-		{ ENV("HOME=/home/u/"), "/home/u/.cache/huggingface/hub", "default", "/home/u/.cache/huggingface" }, /* rstrip('/') */
-		{ ENV("HOME="), "/.cache/huggingface/hub", "default", "/.cache/huggingface" }, /* empty HOME counts as set */
+		{ ENV("OTHER=1"), "/pw/me/.cache/huggingface/hub", "default",
+		  "/pw/me/.cache/huggingface" }, /* HOME unset: passwd */
+		{ ENV("HOME=/home/u/"), "/home/u/.cache/huggingface/hub", "default",
+		  "/home/u/.cache/huggingface" }, /* rstrip('/') */
+		{ ENV("HOME="), "/.cache/huggingface/hub", "default",
+		  "/.cache/huggingface" }, /* empty HOME counts as set */
 		{ ENV("HOME=/h", "XDG_CACHE_HOME=/xdg"), "/xdg/huggingface/hub", "XDG_CACHE_HOME", "/xdg/huggingface" },
-		{ ENV("HOME=/h", "XDG_CACHE_HOME="), "huggingface/hub", "XDG_CACHE_HOME", "huggingface" }, /* relative */
+		{ ENV("HOME=/h", "XDG_CACHE_HOME="), "huggingface/hub", "XDG_CACHE_HOME",
+		  "huggingface" }, /* relative */
 		{ ENV("HOME=/h", "XDG_CACHE_HOME=~/c"), "/h/c/huggingface/hub", "XDG_CACHE_HOME", "/h/c/huggingface" },
 		{ ENV("HOME=/h", "HF_HOME=/hf", "XDG_CACHE_HOME=/xdg"), "/hf/hub", "HF_HOME", "/hf" },
-		{ ENV("HOME=/h", "HF_HOME="), "hub", "HF_HOME", "" },                 /* empty HF_HOME counts */
+		{ ENV("HOME=/h", "HF_HOME="), "hub", "HF_HOME", "" }, /* empty HF_HOME counts */
 		{ ENV("HOME=/h", "HF_HOME=~"), "/h/hub", "HF_HOME", "/h" },
 		{ ENV("HOME=/h", "HF_HOME=~/"), "/h/hub", "HF_HOME", "/h/" },
 		{ ENV("HOME=/h", "HF_HOME=~bob/hf"), "/home/bob/hf/hub", "HF_HOME", "/home/bob/hf" },
-		{ ENV("HOME=/h", "HF_HOME=~nobody/hf"), "~nobody/hf/hub", "HF_HOME", "~nobody/hf" }, /* unknown user: as is */
+		{ ENV("HOME=/h", "HF_HOME=~nobody/hf"), "~nobody/hf/hub", "HF_HOME",
+		  "~nobody/hf" }, /* unknown user: as is */
 		{ ENV("HOME=/h", "HF_HOME=$HOME/x"), "/h/x/hub", "HF_HOME", "/h/x" },
 		{ ENV("HOME=/h", "D=/d", "HF_HOME=${D}/x"), "/d/x/hub", "HF_HOME", "/d/x" },
-		{ ENV("HOME=/h", "HF_HOME=$NOPE/x"), "$NOPE/x/hub", "HF_HOME", "$NOPE/x" },  /* unknown: left */
+		{ ENV("HOME=/h", "HF_HOME=$NOPE/x"), "$NOPE/x/hub", "HF_HOME", "$NOPE/x" }, /* unknown: left */
 		{ ENV("HOME=/h", "HF_HOME=/a/${}/b"), "/a/${}/b/hub", "HF_HOME", "/a/${}/b" },
 		{ ENV("HOME=/h", "HF_HOME=/a/${OPEN"), "/a/${OPEN/hub", "HF_HOME", "/a/${OPEN" },
-		{ ENV("HOME=/h", "E=", "HF_HOME=/a$E/b"), "/a/b/hub", "HF_HOME", "/a/b" },      /* empty var expands */
+		{ ENV("HOME=/h", "E=", "HF_HOME=/a$E/b"), "/a/b/hub", "HF_HOME", "/a/b" }, /* empty var expands */
 		{ ENV("HOME=/h", "U=me", "HF_HOME=/a/$U-x/$U.y"), "/a/me-x/me.y/hub", "HF_HOME", "/a/me-x/me.y" },
 		{ ENV("HOME=/h", "HF_HOME=/a/$"), "/a/$/hub", "HF_HOME", "/a/$" },
 		{ ENV("HOME=/h", "HF_HOME=$HOME"), "/h/hub", "HF_HOME", "/h" },
-		{ ENV("HOME=/h", "HF_HOME=/hf", "HUGGINGFACE_HUB_CACHE=/legacy"), "/legacy", "HUGGINGFACE_HUB_CACHE", "/hf" },
-		{ ENV("HOME=/h", "HF_HOME=/hf", "HUGGINGFACE_HUB_CACHE=~/legacy"), "/h/legacy", "HUGGINGFACE_HUB_CACHE", "/hf" },
-		{ ENV("HOME=/h", "HF_HUB_CACHE=/new", "HUGGINGFACE_HUB_CACHE=/legacy"), "/new", "HF_HUB_CACHE", "/h/.cache/huggingface" },
-		{ ENV("HOME=/h", "HF_HUB_CACHE=", "HF_HOME=/hf"), "", "HF_HUB_CACHE", "/hf" },   /* empty counts as set */
+		{ ENV("HOME=/h", "HF_HOME=/hf", "HUGGINGFACE_HUB_CACHE=/legacy"), "/legacy", "HUGGINGFACE_HUB_CACHE",
+		  "/hf" },
+		{ ENV("HOME=/h", "HF_HOME=/hf", "HUGGINGFACE_HUB_CACHE=~/legacy"), "/h/legacy", "HUGGINGFACE_HUB_CACHE",
+		  "/hf" },
+		{ ENV("HOME=/h", "HF_HUB_CACHE=/new", "HUGGINGFACE_HUB_CACHE=/legacy"), "/new", "HF_HUB_CACHE",
+		  "/h/.cache/huggingface" },
+		{ ENV("HOME=/h", "HF_HUB_CACHE=", "HF_HOME=/hf"), "", "HF_HUB_CACHE", "/hf" }, /* empty counts as set */
 		{ ENV("HOME=/h", "HF_HUB_CACHE=$HOME/hub2"), "/h/hub2", "HF_HUB_CACHE", "/h/.cache/huggingface" },
 		{ ENV("HOME=/h", "HF_HUB_CACHE=rel/hub"), "rel/hub", "HF_HUB_CACHE", "/h/.cache/huggingface" },
 		/* HF_HOME is expanded once, then join(HF_HOME, "hub") again as the default of HF_HUB_CACHE */
@@ -111,8 +119,15 @@ static void test_expanduser(void **state)
 	struct {
 		const char *in, *out;
 	} cases[] = {
-		{ "~", "/h" }, { "~/a", "/h/a" }, { "a/~", "a/~" }, { "~root", "/root" }, { "~root/x", "/root/x" },
-		{ "~bob", "/home/bob" }, { "~zz/x", "~zz/x" }, { "", "" }, { "/abs", "/abs" },
+		{ "~", "/h" },
+		{ "~/a", "/h/a" },
+		{ "a/~", "a/~" },
+		{ "~root", "/root" },
+		{ "~root/x", "/root/x" },
+		{ "~bob", "/home/bob" },
+		{ "~zz/x", "~zz/x" },
+		{ "", "" },
+		{ "/abs", "/abs" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
 		char *got = hf_expanduser(&env, cases[i].in);
@@ -154,11 +169,14 @@ static void test_offline_and_token(void **state)
 		struct hf_location loc;
 		hf_location_resolve(&env, no_token_file, &loc);
 		if (loc.offline != cases[i].offline ||
-		    (cases[i].source ? !loc.offline_source || strcmp(loc.offline_source, cases[i].source) : loc.offline_source != NULL))
-			fail_msg("offline case %zu: %d from %s", i, loc.offline, loc.offline_source ? loc.offline_source : "-");
+		    (cases[i].source ? !loc.offline_source || strcmp(loc.offline_source, cases[i].source)
+				     : loc.offline_source != NULL))
+			fail_msg("offline case %zu: %d from %s", i, loc.offline,
+				 loc.offline_source ? loc.offline_source : "-");
 		hf_location_free(&loc);
 	}
-	struct fake f = { ENV("HOME=/h", "HUGGING_FACE_HUB_TOKEN=hf_secret", "TRANSFORMERS_CACHE=/t", "HF_TOKEN_PATH=~/tok") };
+	struct fake f = { ENV("HOME=/h", "HUGGING_FACE_HUB_TOKEN=hf_secret", "TRANSFORMERS_CACHE=/t",
+			      "HF_TOKEN_PATH=~/tok") };
 	struct hf_env env = { fake_getenv, fake_home_of, &f };
 	struct hf_location loc;
 	hf_location_resolve(&env, no_token_file, &loc);
@@ -187,12 +205,12 @@ static void test_related_paths_and_endpoint(void **state)
 		const char *const *vars;
 		const char *assets, *xet, *token_path, *endpoint, *endpoint_source;
 	} cases[] = {
-		{ ENV("HOME=/h"), "/h/.cache/huggingface/assets", "/h/.cache/huggingface/xet", "/h/.cache/huggingface/token",
-		  "https://huggingface.co", "default" },
+		{ ENV("HOME=/h"), "/h/.cache/huggingface/assets", "/h/.cache/huggingface/xet",
+		  "/h/.cache/huggingface/token", "https://huggingface.co", "default" },
 		{ ENV("HOME=/h", "HUGGINGFACE_ASSETS_CACHE=~/old"), "/h/old", "/h/.cache/huggingface/xet",
 		  "/h/.cache/huggingface/token", "https://huggingface.co", "default" },
-		{ ENV("HOME=/h", "HF_ASSETS_CACHE=/new", "HUGGINGFACE_ASSETS_CACHE=/old"), "/new", "/h/.cache/huggingface/xet",
-		  "/h/.cache/huggingface/token", "https://huggingface.co", "default" },
+		{ ENV("HOME=/h", "HF_ASSETS_CACHE=/new", "HUGGINGFACE_ASSETS_CACHE=/old"), "/new",
+		  "/h/.cache/huggingface/xet", "/h/.cache/huggingface/token", "https://huggingface.co", "default" },
 		{ ENV("HOME=/h", "HF_XET_CACHE=~/x/$HOME"), "/h/.cache/huggingface/assets", "~/x/$HOME",
 		  "/h/.cache/huggingface/token", "https://huggingface.co", "default" },
 		{ ENV("HOME=/h", "HF_ENDPOINT=http://hub.local:8080//"), "/h/.cache/huggingface/assets",
@@ -213,8 +231,8 @@ static void test_related_paths_and_endpoint(void **state)
 		if (strcmp(loc.assets_cache, cases[i].assets) || strcmp(loc.xet_cache, cases[i].xet) ||
 		    strcmp(loc.token_path, cases[i].token_path) || strcmp(loc.endpoint, cases[i].endpoint) ||
 		    strcmp(loc.endpoint_source, cases[i].endpoint_source))
-			fail_msg("case %zu: assets %s xet %s token %s endpoint %s (%s)", i, loc.assets_cache, loc.xet_cache,
-				 loc.token_path, loc.endpoint, loc.endpoint_source);
+			fail_msg("case %zu: assets %s xet %s token %s endpoint %s (%s)", i, loc.assets_cache,
+				 loc.xet_cache, loc.token_path, loc.endpoint, loc.endpoint_source);
 		if (strcmp(loc.hub_cache, "/h/.cache/huggingface/hub") != 0) /* staging leaves HF_HUB_CACHE alone */
 			fail_msg("case %zu: hub %s", i, loc.hub_cache);
 		hf_location_free(&loc);
@@ -227,8 +245,14 @@ static void test_token_cleaning(void **state)
 	struct {
 		const char *raw, *clean;
 	} cases[] = {
-		{ "hf_abc", "hf_abc" }, { "  hf_abc\n", "hf_abc" }, { "hf_\r\nabc", "hf_abc" }, { " \t\n ", NULL },
-		{ "", NULL }, { "\x1fhf\x0b", "hf" }, { "\xc2\xa0hf\xe3\x80\x80", "hf" }, { "a b", "a b" },
+		{ "hf_abc", "hf_abc" },
+		{ "  hf_abc\n", "hf_abc" },
+		{ "hf_\r\nabc", "hf_abc" },
+		{ " \t\n ", NULL },
+		{ "", NULL },
+		{ "\x1fhf\x0b", "hf" },
+		{ "\xc2\xa0hf\xe3\x80\x80", "hf" },
+		{ "a b", "a b" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
 		char *got = hf_clean_token(cases[i].raw, strlen(cases[i].raw));
@@ -244,7 +268,8 @@ static void test_token_cleaning(void **state)
 	} src[] = {
 		{ ENV("HF_TOKEN=hf_x"), false, "HF_TOKEN" },
 		{ ENV("HF_TOKEN=", "HUGGING_FACE_HUB_TOKEN=hf_y"), false, "HUGGING_FACE_HUB_TOKEN" },
-		{ ENV("HF_TOKEN=  ", "HUGGING_FACE_HUB_TOKEN=hf_y"), false, NULL }, /* blank HF_TOKEN wins, then is none */
+		{ ENV("HF_TOKEN=  ", "HUGGING_FACE_HUB_TOKEN=hf_y"), false,
+		  NULL }, /* blank HF_TOKEN wins, then is none */
 		{ ENV("HF_TOKEN=  ", "HUGGING_FACE_HUB_TOKEN=hf_y"), true, "the token file" },
 		{ ENV("HUGGING_FACE_HUB_TOKEN=\n"), true, "the token file" },
 		{ ENV("X=1"), false, NULL },
@@ -254,7 +279,8 @@ static void test_token_cleaning(void **state)
 		struct hf_env env = { fake_getenv, fake_home_of, &f };
 		struct hf_location loc;
 		hf_location_resolve(&env, src[i].file_has_token ? token_file_yes : no_token_file, &loc);
-		if (src[i].source ? !loc.token_source || strcmp(loc.token_source, src[i].source) : loc.token_source != NULL)
+		if (src[i].source ? !loc.token_source || strcmp(loc.token_source, src[i].source)
+				  : loc.token_source != NULL)
 			fail_msg("token case %zu: %s", i, loc.token_source ? loc.token_source : "(none)");
 		hf_location_free(&loc);
 	}

@@ -48,7 +48,8 @@ static int teardown(void **state)
 static void records_match_with_time_stamps(void **state)
 {
 	(void)state;
-	const char *path = file_with("kmsg",
+	const char *path = file_with(
+		"kmsg",
 		"6,1,0,-;Linux version 6.8.0\n"
 		" SUBSYSTEM=drm\n"
 		"4,2,12500000,-;xe 0000:03:00.0: [drm] *ERROR* GT0: timed out waiting for forcewake ack request.\n"

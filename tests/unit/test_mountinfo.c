@@ -57,10 +57,10 @@ static void test_longest_prefix(void **state)
 		{ "/", 22 },
 		{ "/root/.cache/huggingface/hub", 30 },
 		{ "/root/.cache/huggingface", 30 },
-		{ "/root/.cache/huggingfacex", 22 },  /* a prefix of the name is no prefix of the path */
+		{ "/root/.cache/huggingfacex", 22 }, /* a prefix of the name is no prefix of the path */
 		{ "/root/.cache", 22 },
 		{ "/data/my models/hub", 31 },
-		{ "/data/my", 33 },                   /* stacked: the later /data mount wins */
+		{ "/data/my", 33 }, /* stacked: the later /data mount wins */
 		{ "/data", 33 },
 		{ "/proc/self", 23 },
 		{ "/processes", 22 },
@@ -86,11 +86,11 @@ static void test_malformed(void **state)
 {
 	(void)state;
 	const char *bad[] = {
-		"22 1 0:21 / / rw\n",                                  /* no separator */
-		"x 1 0:21 / / rw - ext4 /dev/sda rw\n",                /* id */
-		"22 1 021 / / rw - ext4 /dev/sda rw\n",                /* major:minor */
-		"22 1 0:21 / relative rw - ext4 /dev/sda rw\n",        /* mount point */
-		"22 1 0:21 / / rw - ext4\n",                           /* fields after the separator */
+		"22 1 0:21 / / rw\n",                           /* no separator */
+		"x 1 0:21 / / rw - ext4 /dev/sda rw\n",         /* id */
+		"22 1 021 / / rw - ext4 /dev/sda rw\n",         /* major:minor */
+		"22 1 0:21 / relative rw - ext4 /dev/sda rw\n", /* mount point */
+		"22 1 0:21 / / rw - ext4\n",                    /* fields after the separator */
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
 		struct mountinfo mi;
@@ -152,9 +152,9 @@ static void test_against_findmnt(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_fields),       cmocka_unit_test(test_longest_prefix),
-		cmocka_unit_test(test_unescape),     cmocka_unit_test(test_malformed),
-		cmocka_unit_test(test_options),      cmocka_unit_test(test_against_findmnt),
+		cmocka_unit_test(test_fields),   cmocka_unit_test(test_longest_prefix),
+		cmocka_unit_test(test_unescape), cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_options),  cmocka_unit_test(test_against_findmnt),
 	};
 	return cmocka_run_group_tests_name("mountinfo", tests, NULL, NULL);
 }

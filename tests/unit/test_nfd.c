@@ -12,7 +12,7 @@
 
 /* the run finished at 1000 s after the epoch: labels expire 600 s later */
 #define EXPIRY "# +expiry-time=1970-01-01T00:26:40Z\n"
-#define P "feature.node.kubernetes.io/"
+#define P      "feature.node.kubernetes.io/"
 
 static char *render_with(struct result *results, size_t n, const char *profile, const struct report_opts *opts)
 {
@@ -49,8 +49,8 @@ static void test_gpus_and_driver_version(void **state)
 	result_set(&r[2], STATUS_PASS, "driver");
 	json_object_set_new(result_details(&r[2]), "driver_version", json_string("1.3.29735+1 "));
 	char *text = render(r, 3, "ci");
-	assert_string_equal(text, EXPIRY P "gpugate.healthy=false\n" P "gpugate.profile=ci\n" P "gpugate.gpus=2\n"
-				  P "gpugate.driver_version=1.3.29735_1\n");
+	assert_string_equal(text, EXPIRY P "gpugate.healthy=false\n" P "gpugate.profile=ci\n" P "gpugate.gpus=2\n" P
+					   "gpugate.driver_version=1.3.29735_1\n");
 	free(text);
 	for (size_t i = 0; i < 3; i++)
 		result_release(&r[i]);
@@ -115,8 +115,8 @@ static void test_prefix_and_expiry_options(void **state)
 	char why[256];
 	assert_true(report_nfd_prefix_valid("feature.node.kubernetes.io/", why, sizeof(why)));
 	assert_true(report_nfd_prefix_valid("a-b.example.com/", why, sizeof(why)));
-	assert_false(report_nfd_prefix_valid("example.com", why, sizeof(why)));   /* no '/' */
-	assert_false(report_nfd_prefix_valid("Example.com/", why, sizeof(why)));  /* uppercase */
+	assert_false(report_nfd_prefix_valid("example.com", why, sizeof(why)));  /* no '/' */
+	assert_false(report_nfd_prefix_valid("Example.com/", why, sizeof(why))); /* uppercase */
 	assert_false(report_nfd_prefix_valid("a..b/", why, sizeof(why)));
 	assert_false(report_nfd_prefix_valid("-a.com/", why, sizeof(why)));
 	assert_false(report_nfd_prefix_valid("a-.com/", why, sizeof(why)));
@@ -127,10 +127,8 @@ static void test_prefix_and_expiry_options(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_healthy_without_sources),
-		cmocka_unit_test(test_gpus_and_driver_version),
-		cmocka_unit_test(test_gpus_from_the_devices_list),
-		cmocka_unit_test(test_bad_sources_are_left_out),
+		cmocka_unit_test(test_healthy_without_sources),    cmocka_unit_test(test_gpus_and_driver_version),
+		cmocka_unit_test(test_gpus_from_the_devices_list), cmocka_unit_test(test_bad_sources_are_left_out),
 		cmocka_unit_test(test_prefix_and_expiry_options),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

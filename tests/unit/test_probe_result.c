@@ -224,13 +224,14 @@ static void test_hostile_types_read_as_absent(void **state)
 {
 	(void)state;
 	struct probe_result r;
-	decode_line("result {\"ok\":\"yes\",\"backend\":7,\"library\":[\"x\"],\"driver_build\":\"29735\","
-		    "\"device_count\":\"8\",\"devices\":[3,\"x\",null,{\"index\":\"0\",\"name\":{},\"vendor_id\":-5,"
-		    "\"device_id\":\"0xzz\",\"memory_total\":-1,\"memory_free\":1.5,\"smoke\":[],"
-		    "\"telemetry\":\"broken\",\"processes\":{\"pid\":1},\"performance\":{\"copy_bandwidth_gbs\":\"fast\","
-		    "\"launch_latency_us\":1}},{\"processes\":[1,{\"pid\":\"x\",\"self\":1}],"
-		    "\"telemetry\":{\"temperature_c\":true,\"ras\":[],\"row_remap\":\"x\"}}]}",
-		    &r);
+	decode_line(
+		"result {\"ok\":\"yes\",\"backend\":7,\"library\":[\"x\"],\"driver_build\":\"29735\","
+		"\"device_count\":\"8\",\"devices\":[3,\"x\",null,{\"index\":\"0\",\"name\":{},\"vendor_id\":-5,"
+		"\"device_id\":\"0xzz\",\"memory_total\":-1,\"memory_free\":1.5,\"smoke\":[],"
+		"\"telemetry\":\"broken\",\"processes\":{\"pid\":1},\"performance\":{\"copy_bandwidth_gbs\":\"fast\","
+		"\"launch_latency_us\":1}},{\"processes\":[1,{\"pid\":\"x\",\"self\":1}],"
+		"\"telemetry\":{\"temperature_c\":true,\"ras\":[],\"row_remap\":\"x\"}}]}",
+		&r);
 	assert_true(r.present);
 	assert_false(r.ok);
 	assert_null(r.backend);

@@ -27,8 +27,14 @@ static char *roundtrip(void (*emit)(struct probe_channel *))
 	return buf;
 }
 
-static void emit_stage(struct probe_channel *ch) { probe_stage(ch, "sync", "0000:03:00.0"); }
-static void emit_stage_bad_device(struct probe_channel *ch) { probe_stage(ch, "init", "a b\n"); }
+static void emit_stage(struct probe_channel *ch)
+{
+	probe_stage(ch, "sync", "0000:03:00.0");
+}
+static void emit_stage_bad_device(struct probe_channel *ch)
+{
+	probe_stage(ch, "init", "a b\n");
+}
 static void emit_result(struct probe_channel *ch)
 {
 	json_t *j = json_pack("{s:b, s:s, s:s}", "ok", 0, "stage", "module", "message", "line1\nline2 \xc3\xa9");
@@ -91,8 +97,19 @@ static void test_enumerated_roundtrip(void **state)
 static void test_bad_lines(void **state)
 {
 	(void)state;
-	const char *bad[] = { "", "stage", "stage ", "stage \x01x", "result", "result {", "result [1]",
-			      "result {\"a\":1,\"a\":2}", "hello", "enumerated", "enumerated [", "enumerated 3", "stage verylongstagenameverylongstagenamexxxxx" };
+	const char *bad[] = { "",
+			      "stage",
+			      "stage ",
+			      "stage \x01x",
+			      "result",
+			      "result {",
+			      "result [1]",
+			      "result {\"a\":1,\"a\":2}",
+			      "hello",
+			      "enumerated",
+			      "enumerated [",
+			      "enumerated 3",
+			      "stage verylongstagenameverylongstagenamexxxxx" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct probe_line l;
 		probe_parse_line(bad[i], &l);

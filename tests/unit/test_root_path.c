@@ -79,7 +79,7 @@ static void absolute_links_start_again_at_root(void **state)
 	(void)state;
 	make_dirs("srv/dpkg");
 	make_dirs("var/lib");
-	link_at("/srv/dpkg", "var/lib/dpkg");           /* the host has /srv too: not read */
+	link_at("/srv/dpkg", "var/lib/dpkg");            /* the host has /srv too: not read */
 	link_at("/etc/ld.so.cache", "ld.so.cache.link"); /* a final component */
 	expect("/var/lib/dpkg/status", "/srv/dpkg/status");
 	expect("/ld.so.cache.link", "/etc/ld.so.cache");

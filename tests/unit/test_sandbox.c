@@ -31,13 +31,13 @@
 
 /* In the child: the first failed expectation becomes the exit status (its
  * line, mod 256 but never 0) and a message on stderr. */
-#define EXPECT(cond)                                                                   \
-	do {                                                                           \
-		if (!(cond)) {                                                         \
-			fprintf(stderr, "%s:%d: expected %s (errno %s)\n", __FILE__,   \
-				__LINE__, #cond, strerror(errno));                     \
-			_exit(__LINE__ % 250 + 1);                                     \
-		}                                                                      \
+#define EXPECT(cond)                                                                                  \
+	do {                                                                                          \
+		if (!(cond)) {                                                                        \
+			fprintf(stderr, "%s:%d: expected %s (errno %s)\n", __FILE__, __LINE__, #cond, \
+				strerror(errno));                                                     \
+			_exit(__LINE__ % 250 + 1);                                                    \
+		}                                                                                     \
 	} while (0)
 
 static long denied_with(long rc, int err)
