@@ -184,7 +184,7 @@ run-check:
 	@sh src/tools/make-run.sh "$(MAKE)" "$(BUILD)" $(RUN_ARGS)
 
 test: deps
-	$(MAKE) lint-static
+	$(MAKE) lint
 	$(MAKE) lint-workflows
 	$(MAKE) test-unit test-integration test-container test-faults
 	$(MAKE) fuzz-brief

@@ -1,6 +1,6 @@
 """`make lint`: the clang-format check fails on a badly formatted file and
 passes on a well formatted one; cppcheck and shellcheck find nothing in the
-tree (`make lint-static`, also run by `make test`)."""
+tree (`make lint`: clang-format and the static checks, run by `make test`)."""
 import os
 import shutil
 import subprocess
