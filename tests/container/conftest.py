@@ -82,8 +82,10 @@ def build_one(b, path, base_packages, scratch):
     out["sonames"], out["owners"] = sonames, owners
     out["linked"] = sorted(linked - base_packages)
     out["stack_list"] = [images.debian_name(p) for p in images.apt_packages(aliases["stack"])]
+    # What the stack stage installs that gpugate needs, under Debian's names;
+    # a library missing from the stack list is then missing in the image too.
+    out["standin_packages"] = sorted(p for p in set(out["stack_list"]) if p in out["linked"] or p in STACK_EXTRAS)
     extras = {p for p in STACK_EXTRAS if p in out["stack_list"]}
-    out["standin_packages"] = sorted(set(out["linked"]) | extras)
 
     ctx = scratch / f"{name}-standin"
     if "libze1" in extras:

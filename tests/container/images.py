@@ -209,5 +209,6 @@ def debian_name(ubuntu_name):
     return ubuntu_name[:-3] if ubuntu_name.endswith("t64") else ubuntu_name
 
 
-def tail(r, n=4000):
-    return (r.stdout + r.stderr)[-n:]
+def tail(r, n=3000):
+    """The ends of a command's stdout (apt's or make's error) and stderr."""
+    return r.stdout[-n:] + ("\n--- stderr:\n" + r.stderr[-1000:] if r.stderr.strip() else "")
