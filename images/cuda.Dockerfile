@@ -43,8 +43,9 @@ FROM nvidia/cuda:12.6.3-runtime-ubuntu24.04 AS stack
 # One layer, no recommends, lists removed in the same layer: the gpugate
 # runtime libraries are the Ubuntu 24.04 names of the Makefile's PKGS and
 # PROV_PKGS (libcurl and libarchive: gpugate-provision; the seccomp filter is
-# compiled in, so no libseccomp); the test checks them against what the
-# built executables link. ca-certificates: gpugate-provision's HTTPS.
+# compiled in, so no libseccomp); tests/container/test_image_build.py checks
+# them against what the built executables link. ca-certificates:
+# gpugate-provision's HTTPS.
 RUN apt-get update \
     && apt-get install -y --no-install-recommends \
         libyaml-0-2 libjansson4 libssl3t64 libcurl4t64 libarchive13t64 \

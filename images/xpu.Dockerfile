@@ -44,7 +44,8 @@ FROM ubuntu:24.04 AS stack
 # The gpugate runtime libraries (yaml, jansson, libssl; libcurl and libarchive
 # for gpugate-provision) are the Ubuntu 24.04 names of the Makefile's PKGS and
 # PROV_PKGS (the seccomp filter is compiled in: no libseccomp at run time);
-# the test checks them against what the built executables link.
+# tests/container/test_image_build.py checks them against what the built
+# executables link.
 RUN apt-get update \
     && apt-get install -y --no-install-recommends software-properties-common gpg-agent ca-certificates \
     && add-apt-repository -y ppa:kobuk-team/intel-graphics \
