@@ -123,6 +123,9 @@ def built(tmp_path_factory):
     with images.lock():
         b = images.Buildah(scratch)
         imported = b.import_base(tarball)
+        # Images a previous run's tags moved away from (dangling); the layer
+        # cache (intermediate images, with children) stays.
+        b("rmi", "--prune")
         r = b.run(images.BASE, "dpkg-query -W -f '${Package}\\n'")
         assert r.returncode == 0, images.tail(r)
         base_packages = set(r.stdout.split())

@@ -36,7 +36,7 @@ BASE_LABEL = "org.gpugate.test.rootfs"
 BASE_ENV = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # The bases this test can make; any other FROM is named as not built here.
 MADE_HERE = {"debian:12", BASE}
-STORE_LIMIT = 8 << 30  # wipe the cached store past 8 GiB (layer cache growth)
+STORE_LIMIT = 16 << 30  # wipe the cached store past 16 GiB (layer cache growth; vfs copies each layer)
 
 
 def pick_driver(scratch):
