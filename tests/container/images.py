@@ -7,7 +7,7 @@ its own mount namespace, so nothing is written under /etc, /var or /run of
 this machine (no default container storage, no blob-info cache).
 
 The one base made here: docker.io/library/debian:12, imported from the
-debootstrap Debian 12 root that test_healthcheck_rootfs.py already caches
+debootstrap Debian 12 root that rootfs.py caches for the container tests
 (build/rootfs-cache). Nothing is pulled. A Dockerfile's `stack` stage (Ubuntu
 24.04 with the Intel PPA, NVIDIA's CUDA base) cannot be had here, so it is
 replaced with buildah's --build-context by a stand-in built from

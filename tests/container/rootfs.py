@@ -20,6 +20,8 @@ import debfixture  # noqa: E402
 
 CACHE_DIR = REPO / "build" / "rootfs-cache"
 SUITE = "bookworm"  # Debian 12
+# The PATH Docker gives a container whose image sets none.
+DOCKER_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
 def debian_mirror():

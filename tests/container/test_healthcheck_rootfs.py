@@ -29,6 +29,11 @@ import debfixture  # noqa: E402
 import dockerfile  # noqa: E402
 import harness  # noqa: E402
 from conftest import GPUGATE  # noqa: E402
+# Kept importable from here for the other container tests (test_deb_install.py).
+import rootfs  # noqa: E402
+
+DOCKER_PATH, debian_mirror, mirror_reachable, rootfs_tarball = (
+    rootfs.DOCKER_PATH, rootfs.debian_mirror, rootfs.mirror_reachable, rootfs.rootfs_tarball)
 
 DOCKERFILE = REPO / "images" / "xpu.Dockerfile"
 PCI = "0000:03:00.0"  # an Arc A770 behind a root port, as on a real host
