@@ -242,8 +242,10 @@ test-integration: $(BUILD)/gpugate $(BUILD)/gpugate-provision $(BUILD)/fakes/lib
 		  $(BUILD)/fakes/loader/libze_loader.so.1 $(BUILD)/fakes/libhang_open.so
 	GPUGATE=$(CURDIR)/$(BUILD)/gpugate GPUGATE_FAKE_ZE=$(CURDIR)/$(BUILD)/fakes/libze_fake.so $(PYTEST) -q tests/integration
 
-# The XPU image's HEALTHCHECK in a Debian 12 rootfs (tests/container; root;
-# the rootfs is cached in build/rootfs-cache; skips, saying why, offline).
+# Both images/*.Dockerfile built with buildah on a debian:12 imported from a
+# debootstrap root, and their HEALTHCHECKs run in the built roots
+# (tests/container; root; the rootfs is cached in build/rootfs-cache, the
+# buildah store in build/image-cache; skips, saying why, offline).
 test-container: $(BUILD)/gpugate $(BUILD)/fakes/libze_fake.so
 	GPUGATE=$(CURDIR)/$(BUILD)/gpugate $(PYTEST) -q -rs tests/container
 

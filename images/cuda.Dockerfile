@@ -6,13 +6,13 @@
 
 # The builder is Debian 12, the platform gpugate's CI builds and tests on
 # (.ci/install-deps lists the same build packages). Its executables need
-# glibc >= 2.34 and the library sonames the runtime stage installs; Ubuntu
+# glibc >= 2.34 and the library sonames the stack stage installs; Ubuntu
 # 24.04 has both. Every package `make` needs: the C toolchain and pkg-config,
 # the -dev packages of the Makefile's PKGS and PROV_PKGS (libyaml, jansson,
 # OpenSSL, libcurl, libarchive), libseccomp (the sandbox filter is built at
 # build time), the Level Zero headers (libze-dev), clang + llvm-spirv-14 +
 # spirv-tools for the SPIR-V smoke kernel, python3 for the baselines check.
-# tests/container/test_images_build.py builds this stage with buildah.
+# `make test` builds this stage with buildah (tests/container/test_image_build.py).
 FROM debian:12 AS builder
 RUN apt-get update \
     && apt-get install -y --no-install-recommends \
@@ -34,15 +34,25 @@ RUN make -j"$(nproc)" \
 # The runtime flavour carries libcudart; libcuda.so.1 itself is the host
 # driver's and is injected by the NVIDIA Container Toolkit at run time, which
 # is why gpugate loads it with dlopen and reports "loader missing" without it.
-FROM nvidia/cuda:12.6.3-runtime-ubuntu24.04
+#
+# The stack stage is its own so that everything below it is the same on any
+# base: `make test` cannot pull NVIDIA's image, so it builds the last stage on
+# a Debian 12 stand-in for this one (buildah --build-context
+# stack=docker-image://...; images/README.md).
+FROM nvidia/cuda:12.6.3-runtime-ubuntu24.04 AS stack
 # One layer, no recommends, lists removed in the same layer: the gpugate
 # runtime libraries are the Ubuntu 24.04 names of the Makefile's PKGS and
-# PROV_PKGS (libcurl and libarchive: gpugate-provision).
+# PROV_PKGS (libcurl and libarchive: gpugate-provision; the seccomp filter is
+# compiled in, so no libseccomp); tests/container/test_image_build.py checks
+# them against what the built executables link. ca-certificates:
+# gpugate-provision's HTTPS.
 RUN apt-get update \
     && apt-get install -y --no-install-recommends \
-        libyaml-0-2 libjansson4 libssl3t64 libseccomp2 libcurl4t64 libarchive13t64 \
+        libyaml-0-2 libjansson4 libssl3t64 libcurl4t64 libarchive13t64 \
         ca-certificates \
     && rm -rf /var/lib/apt/lists/*
+
+FROM stack
 
 COPY --from=builder /out/usr/local/bin/gpugate /usr/local/bin/gpugate
 COPY --from=builder /out/usr/local/libexec/gpugate/gpugate-provision /usr/local/libexec/gpugate/gpugate-provision

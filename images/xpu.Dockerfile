@@ -6,13 +6,13 @@
 
 # The builder is Debian 12, the platform gpugate's CI builds and tests on
 # (.ci/install-deps lists the same build packages). Its executables need
-# glibc >= 2.34 and the library sonames the runtime stage installs; Ubuntu
+# glibc >= 2.34 and the library sonames the stack stage installs; Ubuntu
 # 24.04 has both. Every package `make` needs: the C toolchain and pkg-config,
 # the -dev packages of the Makefile's PKGS and PROV_PKGS (libyaml, jansson,
 # OpenSSL, libcurl, libarchive), libseccomp (the sandbox filter is built at
 # build time), the Level Zero headers (libze-dev), clang + llvm-spirv-14 +
 # spirv-tools for the SPIR-V smoke kernel, python3 for the baselines check.
-# tests/container/test_images_build.py builds this stage with buildah.
+# `make test` builds this stage with buildah (tests/container/test_image_build.py).
 FROM debian:12 AS builder
 RUN apt-get update \
     && apt-get install -y --no-install-recommends \
@@ -31,15 +31,21 @@ COPY . .
 RUN make -j"$(nproc)" \
     && make install PREFIX=/usr/local DESTDIR=/out
 
-FROM ubuntu:24.04
+# The driver stack, its own stage so that everything below it is the same
+# on any base: `make test` cannot reach Ubuntu's archive or the PPA, so it
+# builds the last stage on a Debian 12 stand-in for this one (buildah
+# --build-context stack=docker-image://...; images/README.md).
+FROM ubuntu:24.04 AS stack
 # One layer for the whole driver stack: every package comes from the same PPA
 # snapshot (a half-upgraded compute runtime is the failure gpugate looks for),
 # --no-install-recommends keeps out the desktop and firmware recommends, and
 # the apt lists are removed in the same layer or they would stay in the image.
 # software-properties-common is only needed to add the PPA, so it goes again.
-# The gpugate runtime libraries (yaml, jansson, libssl, libseccomp; libcurl and
-# libarchive for gpugate-provision) are the
-# Ubuntu 24.04 names of the Makefile's PKGS and PROV_PKGS.
+# The gpugate runtime libraries (yaml, jansson, libssl; libcurl and libarchive
+# for gpugate-provision) are the Ubuntu 24.04 names of the Makefile's PKGS and
+# PROV_PKGS (the seccomp filter is compiled in: no libseccomp at run time);
+# tests/container/test_image_build.py checks them against what the built
+# executables link.
 RUN apt-get update \
     && apt-get install -y --no-install-recommends software-properties-common gpg-agent ca-certificates \
     && add-apt-repository -y ppa:kobuk-team/intel-graphics \
@@ -48,10 +54,11 @@ RUN apt-get update \
         libze-intel-gpu1 libze1 intel-metrics-discovery intel-opencl-icd clinfo intel-gsc \
         intel-media-va-driver-non-free libmfx-gen1 libvpl2 libvpl-tools libva-glx2 va-driver-all vainfo \
         libze-dev intel-ocloc \
-        libyaml-0-2 libjansson4 libssl3t64 libseccomp2 libcurl4t64 libarchive13t64 \
+        libyaml-0-2 libjansson4 libssl3t64 libcurl4t64 libarchive13t64 \
     && apt-get purge -y --auto-remove software-properties-common gpg-agent \
     && rm -rf /var/lib/apt/lists/*
 
+FROM stack
 COPY --from=builder /out/usr/local/bin/gpugate /usr/local/bin/gpugate
 COPY --from=builder /out/usr/local/libexec/gpugate/gpugate-provision /usr/local/libexec/gpugate/gpugate-provision
 # The spec this image pins: its exact driver stack, for `gpugate check --spec`

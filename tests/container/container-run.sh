@@ -4,12 +4,13 @@
 # (test_healthcheck_rootfs.py starts it; it is pid 1 here, and every mount
 # vanishes with it). What it sets up, as Docker does:
 #   /proc        a fresh procfs of this pid namespace
-#   /dev         a tmpfs with the basic nodes and /dev/shm, plus the GPU
-#                nodes `--device /dev/dri` copies: real char devices 226:0 and
-#                226:128 with the host's numeric GIDs
+#   /dev         a tmpfs with the basic nodes and /dev/shm, plus (when
+#                VIDEO_GID is set) the GPU nodes `--device /dev/dri` copies:
+#                real char devices 226:0 and 226:128 with the host's GIDs
 #   /dev/dri/by-path  bind-mounted from FIX/by-path (`-v /dev/dri/by-path:...`)
 #                only when BY_PATH=1: Docker never creates it by itself
-#   /sys         FIX/sys, a sysfs-shaped tree for one Intel GPU, read-only
+#   /sys         FIX/sys, a sysfs-shaped tree for one Intel GPU, read-only;
+#                without FIX/sys an empty read-only tmpfs (a host with no GPU)
 #   HF_TARGET    a tmpfs seeded from FIX/hf-seed (`-v ~/.cache/huggingface:...`)
 #   STATUS_OVERRIDE  when set, bind-mounted over var/lib/dpkg/status (an image
 #                whose driver stack is broken, without touching the rootfs)
@@ -34,16 +35,22 @@ node urandom 666 1 9 0
 node tty 666 5 0 0
 mkdir -m 1777 "$R/dev/shm"
 mount -t tmpfs -o nosuid,nodev,noexec,mode=1777,size=65536k shm "$R/dev/shm"
-mkdir -m 755 "$R/dev/dri"
-node dri/card0 660 226 0 "$VIDEO_GID"
-node dri/renderD128 660 226 128 "$RENDER_GID"
-if [ "$BY_PATH" = 1 ]; then
-	mkdir "$R/dev/dri/by-path"
-	mount --bind "$FIX/by-path" "$R/dev/dri/by-path"
+if [ -n "${VIDEO_GID:-}" ]; then
+	mkdir -m 755 "$R/dev/dri"
+	node dri/card0 660 226 0 "$VIDEO_GID"
+	node dri/renderD128 660 226 128 "$RENDER_GID"
+	if [ "$BY_PATH" = 1 ]; then
+		mkdir "$R/dev/dri/by-path"
+		mount --bind "$FIX/by-path" "$R/dev/dri/by-path"
+	fi
 fi
 
-mount --bind "$FIX/sys" "$R/sys"
-mount -o remount,bind,ro "$R/sys"
+if [ -d "$FIX/sys" ]; then
+	mount --bind "$FIX/sys" "$R/sys"
+	mount -o remount,bind,ro "$R/sys"
+else
+	mount -t tmpfs -o ro,size=16k,mode=555 nosys "$R/sys"
+fi
 
 mount -t tmpfs -o size=16m,mode=755 hf "$FIX/hf"
 cp -a "$FIX/hf-seed/." "$FIX/hf/"
