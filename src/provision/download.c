@@ -67,6 +67,8 @@ struct dl_state {
 /* How far the lane may run ahead of the hasher: what it wrote is still in
  * the page cache when the hasher reads it, whatever the file system. */
 #define HASH_LAG (32 << 20)
+/* How much the lane writes before it wakes an idle hasher. */
+#define HASH_WAKE (1 << 20)
 
 static volatile sig_atomic_t interrupted; /* set by SIGINT/SIGTERM: clean up, then exit */
 
@@ -336,7 +338,10 @@ static int sink_publish(struct dl_job *job, int64_t lag)
 		return 0;
 	pthread_mutex_lock(&s->mu);
 	s->file_end = s->written;
-	if (s->hasher_idle && s->hashed < s->file_end)
+	/* an idle hasher is woken for a slice or more, or for the rest at the
+	 * end: a wake-up per received chunk cost a futex call each, and in a VM
+	 * an interrupt to a halted CPU */
+	if (s->hasher_idle && s->file_end - s->hashed >= (lag ? (int64_t)HASH_WAKE : 1))
 		pthread_cond_broadcast(&s->cv);
 	while (s->file_end - s->hashed > lag && !s->read_errno) {
 		s->lane_waiting = true;
