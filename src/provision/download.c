@@ -393,8 +393,11 @@ static int truncate_to_zero(struct dl_job *job)
 		return -1;
 	}
 	s->written = 0;
-	if (s->worker_running)
-		s->file_end = s->hashed = 0; /* the hasher is idle (sink_wait) */
+	if (s->worker_running) { /* the hasher is idle (sink_wait) */
+		pthread_mutex_lock(&s->mu);
+		s->file_end = s->hashed = 0;
+		pthread_mutex_unlock(&s->mu);
+	}
 	restart_hashes(job);
 	return 0;
 }
