@@ -1102,6 +1102,12 @@ int hf_cache_scan_as(const char *path, const char *alias, struct hf_cache *cache
 int hf_cache_scan_listings(const char *path, const char *alias, bool listings, struct hf_cache *cache, char *err,
 			   size_t errsize)
 {
+	return hf_cache_scan_hooked(path, alias, listings, cache, err, errsize, NULL);
+}
+
+int hf_cache_scan_hooked(const char *path, const char *alias, bool listings, struct hf_cache *cache, char *err,
+			 size_t errsize, const struct hf_scan_hook *hook)
+{
 	memset(cache, 0, sizeof(*cache));
 	cache->path = xstrdup(path);
 	cache->skip_listings = !listings;
@@ -1148,6 +1154,8 @@ int hf_cache_scan_listings(const char *path, const char *alias, bool listings, s
 		qsort(cache->repos, cache->n_repos, sizeof(*cache->repos), repo_cmp);
 	for (size_t i = 0; i < cache->n_repos; i++)
 		scan_repo(cache, &cache->repos[i], fd);
+	if (hook && hook->blobs_listed)
+		hook->blobs_listed(cache, hook->arg);
 	walk_all(cache, fd);
 	closedir(d);
 	return 0;

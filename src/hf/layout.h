@@ -115,6 +115,15 @@ int hf_cache_scan_as(const char *path, const char *alias, struct hf_cache *cache
  * too much to parse every 30 s (its revisions then have state NONE). */
 int hf_cache_scan_listings(const char *path, const char *alias, bool listings, struct hf_cache *cache, char *err,
 			   size_t errsize);
+/* The same, calling blobs_listed(cache, arg) once every repo's blobs are
+ * listed and before the snapshots are walked: what it starts may read the
+ * repos' blobs while the walk runs (the walk only marks them referenced). */
+struct hf_scan_hook {
+	void (*blobs_listed)(const struct hf_cache *cache, void *arg);
+	void *arg;
+};
+int hf_cache_scan_hooked(const char *path, const char *alias, bool listings, struct hf_cache *cache, char *err,
+			 size_t errsize, const struct hf_scan_hook *hook);
 /* Opens a folder or file given relative to the cache (repo->real,
  * repo->snapshots) one component at a time, following no link. */
 int hf_open_in_cache(int cache_fd, const char *rel, int flags);

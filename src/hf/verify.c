@@ -5,6 +5,7 @@
 #include "../lib/crypto_dl.h"
 #include <pthread.h>
 #include <sched.h>
+#include <stdalign.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,15 +20,18 @@
 #include "../lib/util.h"
 #include "../result.h"
 
-/* Per thread: memory does not grow with file size. The kernel's copy out of
- * the page cache is the cost besides sha256 itself: with 256 KiB reads it
- * took 40% of the samples (perf) and 0.10-0.15 s of system time per 256 MiB
- * on the 2-core build VM (AMD EPYC), against 0.00-0.04 s with 64 KiB, where
- * `openssl dgst` (8 KiB reads) spends 0.03-0.04 s; user time was the same.
- * Wall time on that loaded VM hides it (tests/bench/hf.sh, RESULTS.md), CPU
- * time does not. 64 KiB is still few calls: 16,384 per GiB. */
+/* Per thread: memory does not grow with file size. 64 KiB: read()'s copy
+ * and the hash both stay in the core's L2 cache. On the build VM (AMD EPYC,
+ * 512 KiB L2 a core) 256 KiB cost 40 % more CPU than 32-128 KiB for 2048
+ * blobs of 256 KiB and for one of 256 MB: the copy evicted what the hash was
+ * about to read, and the page cache was read from memory twice. */
 #define READ_SIZE (64u << 10)
-#define GIB       (1024.0 * 1024 * 1024)
+/* Bytes a worker hashes before it adds them to the shared progress counter:
+ * one atomic per read from every thread kept its cache line moving. */
+#define PROGRESS_STEP (16u << 20)
+/* Smaller files are read in a few calls: the read-ahead hint costs more. */
+#define FADVISE_MIN (1u << 20)
+#define GIB         (1024.0 * 1024 * 1024)
 
 const char *hf_blob_state_text(enum hf_blob_state s)
 {
@@ -202,8 +206,9 @@ int hf_hash_fd_counted(int fd, size_t hex_len, unsigned char *buf, size_t bufsiz
 		if (!c->update(ctx, header, (size_t)n + 1)) /* with its NUL */
 			rc = -EIO;
 	}
-	(void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	uint64_t total = 0;
+	if (st.st_size >= FADVISE_MIN)
+		(void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	uint64_t total = 0, unreported = 0;
 	while (rc == 0) {
 		ssize_t n = read(fd, buf, bufsize);
 		if (n < 0) {
@@ -215,11 +220,16 @@ int hf_hash_fd_counted(int fd, size_t hex_len, unsigned char *buf, size_t bufsiz
 		if (n == 0)
 			break;
 		total += (uint64_t)n;
-		if (progress)
-			atomic_fetch_add(progress, (uint64_t)n);
+		unreported += (uint64_t)n;
+		if (progress && unreported >= PROGRESS_STEP) {
+			atomic_fetch_add_explicit(progress, unreported, memory_order_relaxed);
+			unreported = 0;
+		}
 		if (!c->update(ctx, buf, (size_t)n))
 			rc = -EIO;
 	}
+	if (progress && unreported)
+		atomic_fetch_add_explicit(progress, unreported, memory_order_relaxed);
 	if (rc == 0 && total != (uint64_t)st.st_size)
 		rc = -ESTALE;
 	unsigned char digest[EVP_MAX_MD_SIZE];
@@ -238,15 +248,18 @@ int hf_hash_fd_counted(int fd, size_t hex_len, unsigned char *buf, size_t bufsiz
 
 struct pool {
 	const struct hf_cache *cache;
-	struct hf_verify *out;
-	size_t *order; /* result indexes, largest blob first */
+	struct hf_blob_result *results;
+	size_t *order; /* result indexes to hash, largest first */
+	size_t n_work; /* entries of order */
 	int *blobs_fd; /* per repo; -1 when unopened */
-	atomic_size_t next;
-	atomic_size_t done;
-	_Atomic uint64_t bytes;
 	double deadline;
 	atomic_bool stop;
 	int cache_fd;
+	/* each counter on a cache line of its own, apart from the fields above
+	 * that every worker reads: every worker writes them */
+	alignas(64) atomic_size_t next;
+	alignas(64) atomic_size_t done;
+	alignas(64) _Atomic uint64_t bytes;
 };
 
 static void *worker(void *arg)
@@ -255,9 +268,9 @@ static void *worker(void *arg)
 	unsigned char *buf = xmalloc(READ_SIZE);
 	for (;;) {
 		size_t k = atomic_fetch_add(&p->next, 1);
-		if (k >= p->out->count)
+		if (k >= p->n_work)
 			break;
-		struct hf_blob_result *r = &p->out->results[p->order[k]];
+		struct hf_blob_result *r = &p->results[p->order[k]];
 		if (atomic_load(&p->stop) || (p->deadline > 0 && monotonic_seconds() > p->deadline)) {
 			atomic_store(&p->stop, true);
 			atomic_fetch_add(&p->done, 1);
@@ -343,9 +356,9 @@ bool hf_verify_selected(const struct hf_verify_options *opt, const char *folder)
 
 static int sort_by_size(const void *a, const void *b, void *arg)
 {
-	const struct pool *p = arg;
-	const struct hf_blob_result *x = &p->out->results[*(const size_t *)a];
-	const struct hf_blob_result *y = &p->out->results[*(const size_t *)b];
+	const struct hf_blob_result *results = arg;
+	const struct hf_blob_result *x = &results[*(const size_t *)a];
+	const struct hf_blob_result *y = &results[*(const size_t *)b];
 	return x->size < y->size ? 1 : x->size > y->size ? -1 : 0;
 }
 
@@ -368,7 +381,7 @@ static void show_progress(struct pool *p, const char *label, uint64_t total, dou
 	clock_text(rate > 0 && total > done ? (double)(total - done) / rate : 0, eta, sizeof(eta));
 	fprintf(stderr, "\r%s: %.2f/%.2f GiB (%.0f%%), %.2f GiB/s, %s left, %zu/%zu files\033[K%s", label,
 		(double)done / GIB, (double)total / GIB, total ? 100.0 * (double)done / (double)total : 100.0,
-		rate / GIB, eta, atomic_load(&p->done), p->out->count, final ? "\n" : "");
+		rate / GIB, eta, atomic_load(&p->done), p->n_work, final ? "\n" : "");
 	fflush(stderr);
 }
 
@@ -384,41 +397,108 @@ static void add_item(struct hf_verify *out, size_t *order, size_t *n_work, uint6
 	out->count++;
 }
 
-int hf_verify_run(const struct hf_cache *cache, const struct hf_verify_options *opt, struct hf_verify *out)
+struct hf_verify_job {
+	struct pool p;
+	struct hf_verify_options opt;
+	struct hf_verify out;
+	pthread_t *tids;
+	unsigned started; /* threads running now */
+	unsigned most;    /* the most that ran at once */
+	uint64_t total;   /* bytes to hash */
+	double start;
+};
+
+/* Starts the workers on order[0..n_work): threads of their own (none that
+ * could start: the caller hashes them in job_wait). */
+static void job_launch(struct hf_verify_job *job)
 {
-	memset(out, 0, sizeof(*out));
+	struct pool *p = &job->p;
+	atomic_store(&p->next, 0);
+	atomic_store(&p->done, 0);
+	if (p->n_work) /* largest first, so that no thread is left with one big file at the end */
+		qsort_r(p->order, p->n_work, sizeof(size_t), sort_by_size, p->results);
+	unsigned threads = job->opt.threads ? job->opt.threads : cpu_count();
+	if (threads > p->n_work)
+		threads = p->n_work ? (unsigned)p->n_work : 1;
+	job->tids = xcalloc(threads, sizeof(*job->tids));
+	job->started = 0;
+	for (unsigned t = 0; t < threads; t++)
+		if (pthread_create(&job->tids[job->started], NULL, worker, p) == 0)
+			job->started++;
+		else
+			break;
+	if (job->started > job->most)
+		job->most = job->started;
+}
+
+/* Waits for the workers, showing progress where asked. */
+static void job_wait(struct hf_verify_job *job)
+{
+	struct pool *p = &job->p;
+	if (!job->started)
+		worker(p);
+	bool shown = false;
+	const char *label = job->opt.label ? job->opt.label : "hf verify";
+	if (job->opt.progress && job->started) {
+		/* twice a second from half a second on, so that quick runs print
+		 * nothing; looks every 10 ms so that the end is not waited for */
+		double next = job->start + 0.5;
+		while (atomic_load(&p->done) < p->n_work) {
+			struct timespec ts = { 0, 10 * 1000 * 1000 };
+			nanosleep(&ts, NULL);
+			if (monotonic_seconds() >= next) {
+				show_progress(p, label, job->total, job->start, false);
+				shown = true;
+				next += 0.5;
+			}
+		}
+	}
+	for (unsigned t = 0; t < job->started; t++)
+		pthread_join(job->tids[t], NULL);
+	if (shown)
+		show_progress(p, label, job->total, job->start, true);
+	free(job->tids);
+	job->tids = NULL;
+	job->started = 0;
+}
+
+struct hf_verify_job *hf_verify_start(const struct hf_cache *cache, const struct hf_verify_options *opt)
+{
 	double start = monotonic_seconds();
 	int cache_fd = open(cache->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cache_fd < 0)
-		return -errno;
+		return NULL;
 	/* one descriptor per repo's blobs/ folder: raise the soft limit to the hard one */
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
 		(void)setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	struct pool p = { .cache = cache, .out = out, .deadline = opt->deadline, .cache_fd = cache_fd };
-	p.blobs_fd = xcalloc(cache->n_repos + 1, sizeof(int));
+	struct hf_verify_job *job = xcalloc(1, sizeof(*job));
+	job->opt = *opt;
+	job->start = start;
+	struct hf_verify *out = &job->out;
+	struct pool *p = &job->p;
+	p->cache = cache;
+	p->deadline = opt->deadline;
+	p->cache_fd = cache_fd;
+	p->blobs_fd = xcalloc(cache->n_repos + 1, sizeof(int));
 	/* the work list: results[] indexes of the blobs to hash */
-	size_t n_work = 0;
-	uint64_t total = 0;
+	size_t n_blobs = 0;
+	for (size_t r = 0; r < cache->n_repos; r++)
+		n_blobs += cache->repos[r].n_blobs;
+	out->results = xcalloc(n_blobs + 1, sizeof(*out->results));
+	p->order = xcalloc(n_blobs + 1, sizeof(*p->order));
 	for (size_t r = 0; r < cache->n_repos; r++) {
 		const struct hf_repo *repo = &cache->repos[r];
-		p.blobs_fd[r] = -1;
+		p->blobs_fd[r] = -1;
 		if (!repo->is_repo || !hf_verify_selected(opt, repo->folder) || !repo->n_blobs)
 			continue;
 		int fd = repo->real ? hf_open_in_cache(cache_fd, repo->real, O_RDONLY | O_DIRECTORY) : -1;
 		if (fd >= 0) {
-			p.blobs_fd[r] = openat(fd, "blobs", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			p->blobs_fd[r] = openat(fd, "blobs", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			close(fd);
 		}
-		size_t copies = 0;
-		for (size_t v = 0; v < repo->n_revisions; v++)
-			for (size_t i = 0; i < repo->revisions[v].n_files; i++)
-				copies += repo->revisions[v].files[i].link == HF_LINK_COPY;
-		size_t more = repo->n_blobs + copies;
-		out->results = xrealloc(out->results, (out->count + more + 1) * sizeof(*out->results));
-		p.order = xrealloc(p.order, (out->count + more + 1) * sizeof(*p.order));
 		for (size_t b = 0; b < repo->n_blobs; b++) {
 			const struct hf_blob *blob = &repo->blobs[b];
 			struct hf_blob_result item = { .repo = r,
@@ -433,88 +513,111 @@ int hf_verify_run(const struct hf_cache *cache, const struct hf_verify_options *
 				item.state = HF_BLOB_UNNAMED;
 			else if (!blob->regular)
 				item.state = HF_BLOB_SKIPPED;
-			else if (p.blobs_fd[r] < 0) {
+			else if (p->blobs_fd[r] < 0) {
 				item.state = HF_BLOB_UNREADABLE;
 				item.error = errno ? errno : EBADF;
 			}
-			add_item(out, p.order, &n_work, &total, item,
-				 item.algorithm && blob->regular && p.blobs_fd[r] >= 0);
-		}
-		/* copies: against the listing's lfs_sha256 or blob_id, as `hf cache verify` */
-		for (size_t v = 0; v < repo->n_revisions; v++) {
-			const struct hf_revision *rev = &repo->revisions[v];
-			for (size_t i = 0; i < rev->n_files; i++) {
-				const struct hf_file *f = &rev->files[i];
-				if (f->link != HF_LINK_COPY)
-					continue;
-				const struct hf_listed_file *lf =
-					f->listed >= 0 ? &rev->listing.files[f->listed] : NULL;
-				const char *want = lf ? hf_listed_hash(lf) : NULL;
-				struct hf_blob_result item = { .repo = r,
-							       .blob = -1,
-							       .rev = (long)v,
-							       .file = (long)i,
-							       .expected = want,
-							       .hex_len = want ? strlen(want) : 0,
-							       .size = f->size };
-				item.algorithm = item.hex_len == 64 ? "sha256" : item.hex_len == 40 ? "git-sha1" : NULL;
-				if (!want)
-					item.state = HF_BLOB_UNLISTED;
-				add_item(out, p.order, &n_work, &total, item, want != NULL);
-			}
+			add_item(out, p->order, &p->n_work, &job->total, item,
+				 item.algorithm && blob->regular && p->blobs_fd[r] >= 0);
 		}
 	}
-	/* largest first, so that no thread is left with one big file at the end */
-	if (n_work) /* order is NULL when nothing is selected */
-		qsort_r(p.order, n_work, sizeof(size_t), sort_by_size, &p);
-	/* workers walk order[0..n_work) */
-	struct hf_verify view = *out;
-	view.count = n_work;
-	p.out = &view;
-	unsigned threads = opt->threads ? opt->threads : cpu_count();
-	if (threads > n_work)
-		threads = n_work ? (unsigned)n_work : 1;
-	pthread_t *tids = xcalloc(threads, sizeof(*tids));
-	unsigned started = 0;
-	for (unsigned t = 0; t < threads; t++)
-		if (pthread_create(&tids[t], NULL, worker, &p) == 0)
-			started++;
-		else
-			break;
-	if (!started)
-		worker(&p);
-	bool shown = false;
-	const char *label = opt->label ? opt->label : "hf verify";
-	if (opt->progress && started) {
-		/* twice a second from half a second on, so that quick runs print
-		 * nothing; looks every 10 ms so that the end is not waited for */
-		double next = start + 0.5;
-		while (atomic_load(&p.done) < n_work) {
-			struct timespec ts = { 0, 10 * 1000 * 1000 };
-			nanosleep(&ts, NULL);
-			if (monotonic_seconds() >= next) {
-				show_progress(&p, label, total, start, false);
-				shown = true;
-				next += 0.5;
+	p->results = out->results;
+	job_launch(job);
+	return job;
+}
+
+/* results[] in the order hf_verify_run has always given: per repo, its
+ * blobs, then its copied files by revision and path. */
+static int result_cmp(const void *a, const void *b)
+{
+	const struct hf_blob_result *x = a, *y = b;
+	if (x->repo != y->repo)
+		return x->repo < y->repo ? -1 : 1;
+	if ((x->blob < 0) != (y->blob < 0))
+		return x->blob >= 0 ? -1 : 1;
+	if (x->blob != y->blob)
+		return x->blob < y->blob ? -1 : 1;
+	if (x->rev != y->rev)
+		return x->rev < y->rev ? -1 : 1;
+	return x->file < y->file ? -1 : x->file > y->file;
+}
+
+int hf_verify_finish(struct hf_verify_job *job, struct hf_verify *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!job)
+		return -errno;
+	job_wait(job);
+	/* copies: known once the snapshots are walked, checked against the
+	 * listing's lfs_sha256 or blob_id, as `hf cache verify` */
+	struct pool *p = &job->p;
+	const struct hf_cache *cache = p->cache;
+	struct hf_verify *o = &job->out;
+	size_t copies = 0;
+	for (size_t r = 0; r < cache->n_repos; r++) {
+		const struct hf_repo *repo = &cache->repos[r];
+		if (!repo->is_repo || !hf_verify_selected(&job->opt, repo->folder) || !repo->n_blobs)
+			continue;
+		for (size_t v = 0; v < repo->n_revisions; v++)
+			for (size_t i = 0; i < repo->revisions[v].n_files; i++)
+				copies += repo->revisions[v].files[i].link == HF_LINK_COPY;
+	}
+	if (copies) {
+		o->results = xrealloc(o->results, (o->count + copies + 1) * sizeof(*o->results));
+		p->order = xrealloc(p->order, (copies + 1) * sizeof(*p->order));
+		p->n_work = 0;
+		for (size_t r = 0; r < cache->n_repos; r++) {
+			const struct hf_repo *repo = &cache->repos[r];
+			if (!repo->is_repo || !hf_verify_selected(&job->opt, repo->folder) || !repo->n_blobs)
+				continue;
+			for (size_t v = 0; v < repo->n_revisions; v++) {
+				const struct hf_revision *rev = &repo->revisions[v];
+				for (size_t i = 0; i < rev->n_files; i++) {
+					const struct hf_file *f = &rev->files[i];
+					if (f->link != HF_LINK_COPY)
+						continue;
+					const struct hf_listed_file *lf =
+						f->listed >= 0 ? &rev->listing.files[f->listed] : NULL;
+					const char *want = lf ? hf_listed_hash(lf) : NULL;
+					struct hf_blob_result item = { .repo = r,
+								       .blob = -1,
+								       .rev = (long)v,
+								       .file = (long)i,
+								       .expected = want,
+								       .hex_len = want ? strlen(want) : 0,
+								       .size = f->size };
+					item.algorithm = item.hex_len == 64   ? "sha256"
+							 : item.hex_len == 40 ? "git-sha1"
+									      : NULL;
+					if (!want)
+						item.state = HF_BLOB_UNLISTED;
+					add_item(o, p->order, &p->n_work, &job->total, item, want != NULL);
+				}
 			}
 		}
+		p->results = o->results;
+		job_launch(job);
+		job_wait(job);
+		qsort(o->results, o->count, sizeof(*o->results), result_cmp);
 	}
-	for (unsigned t = 0; t < started; t++)
-		pthread_join(tids[t], NULL);
-	if (shown)
-		show_progress(&p, label, total, start, true);
-	close(cache_fd);
-	free(tids);
+	close(p->cache_fd);
 	for (size_t r = 0; r < cache->n_repos; r++)
-		if (p.blobs_fd[r] >= 0)
-			close(p.blobs_fd[r]);
-	free(p.blobs_fd);
-	free(p.order);
-	out->threads = started ? started : 1;
-	out->bytes = atomic_load(&p.bytes);
-	out->timed_out = atomic_load(&p.stop);
-	out->seconds = monotonic_seconds() - start;
+		if (p->blobs_fd[r] >= 0)
+			close(p->blobs_fd[r]);
+	free(p->blobs_fd);
+	free(p->order);
+	*out = *o;
+	out->threads = job->most ? job->most : 1;
+	out->bytes = atomic_load(&p->bytes);
+	out->timed_out = atomic_load(&p->stop);
+	out->seconds = monotonic_seconds() - job->start;
+	free(job);
 	return 0;
+}
+
+int hf_verify_run(const struct hf_cache *cache, const struct hf_verify_options *opt, struct hf_verify *out)
+{
+	return hf_verify_finish(hf_verify_start(cache, opt), out);
 }
 
 void hf_verify_free(struct hf_verify *v)

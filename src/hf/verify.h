@@ -56,6 +56,14 @@ struct hf_verify {
 /* Hashes every blob of the selected repos. Returns 0, or -errno when the
  * cache folder cannot be opened. */
 int hf_verify_run(const struct hf_cache *cache, const struct hf_verify_options *opt, struct hf_verify *out);
+/* hf_verify_run in two halves, so that the blobs are hashed while the scan
+ * walks the snapshots (hf_cache_scan_hooked): start hashes the blobs on
+ * threads of its own and returns at once (NULL, errno set: the cache folder
+ * cannot be opened); finish, once the scan has ended, waits for them, hashes
+ * the copied snapshot files, fills out and frees the job. cache must stay. */
+struct hf_verify_job;
+struct hf_verify_job *hf_verify_start(const struct hf_cache *cache, const struct hf_verify_options *opt);
+int hf_verify_finish(struct hf_verify_job *job, struct hf_verify *out);
 void hf_verify_free(struct hf_verify *v);
 /* Whether the options select the repo in this cache folder. */
 bool hf_verify_selected(const struct hf_verify_options *opt, const char *folder);

@@ -41,25 +41,34 @@ struct dl_state {
 	char body[200];   /* start of an error page */
 	size_t body_len;
 	char curl_err[CURL_ERROR_SIZE];
-	/* Each transfer is received on its own thread (a lane, see dl_run), and
-	 * hashed and written on a second one, a buffer at a time, while the
-	 * lane receives into the other buffer: sha256 and the copy into the page
-	 * cache cost more CPU than receiving, so they must not hold it up. With
-	 * fewer CPUs than threads that would only add a copy: then the lane
-	 * hashes and writes what it receives itself (inline_sink). */
+	/* Each transfer is received on its own thread (a lane, see dl_run),
+	 * which writes what arrives straight into the temp file, as curl -o
+	 * does; a second thread (the hasher) trails it, reading the file back
+	 * from the page cache a slice at a time and hashing it. sha256 costs
+	 * about as much CPU as receiving and writing together, so the two run
+	 * side by side rather than one after the other. With fewer CPUs than
+	 * threads that would only add a copy: then the lane hashes and writes
+	 * what it receives itself (inline_sink). The bytes hashed are the temp
+	 * file's own, and it is renamed to its hash only after they matched. */
 	bool inline_sink;
 	pthread_t worker;
 	bool worker_running;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	char *fill, *busy; /* fill: the receiving thread's; busy: the worker's */
-	size_t fill_len, busy_len;
-	bool has_work, quit;
-	int write_errno; /* set by the worker */
+	int64_t file_end; /* bytes in the temp file for the hasher (under mu) */
+	int64_t hashed;   /* bytes the hasher has hashed (under mu) */
+	bool hasher_idle, lane_waiting, quit;
+	int read_errno; /* set by the hasher */
 };
 
-#define WRITE_BUFFER (4u << 20)
-#define SINK_SLICE   (256u << 10)
+/* What is hashed at a time: 64 KiB stays in L2 between the copy and the
+ * hash (256 KiB cost 40 % more CPU on the build VM, src/hf/verify.c). */
+#define SINK_SLICE (64u << 10)
+/* How far the lane may run ahead of the hasher: what it wrote is still in
+ * the page cache when the hasher reads it, whatever the file system. */
+#define HASH_LAG (32 << 20)
+/* How much the lane writes before it wakes an idle hasher. */
+#define HASH_WAKE (1 << 20)
 
 static volatile sig_atomic_t interrupted; /* set by SIGINT/SIGTERM: clean up, then exit */
 
@@ -218,112 +227,147 @@ static void restart_hashes(struct dl_job *job)
 	s->sha1 = job->git_sha1 && job->size >= 0 ? git_sha1_new(job->size) : NULL;
 }
 
+static int write_all(int fd, const char *p, size_t n)
+{
+	for (size_t off = 0; off < n;) {
+		ssize_t w = write(fd, p + off, n - off);
+		if (w < 0 && errno != EINTR)
+			return errno;
+		if (w > 0)
+			off += (size_t)w;
+	}
+	return 0;
+}
+
+static void hash_update(struct dl_state *s, const char *p, size_t n)
+{
+	if (s->sha256)
+		EVP_DigestUpdate(s->sha256, p, n);
+	if (s->sha1)
+		EVP_DigestUpdate(s->sha1, p, n);
+}
+
 /* Hashes and writes n bytes, a slice at a time: write(2) copies each slice
  * while it is still in the cache after hashing (whole 4 MiB buffers came
  * from memory twice). Returns 0 or an errno. */
 static int sink_consume(struct dl_state *s, const char *p, size_t n)
 {
 	for (size_t at = 0; at < n; at += SINK_SLICE) {
-		const char *slice = p + at;
 		size_t len = n - at < SINK_SLICE ? n - at : SINK_SLICE;
-		if (s->sha256)
-			EVP_DigestUpdate(s->sha256, slice, len);
-		if (s->sha1)
-			EVP_DigestUpdate(s->sha1, slice, len);
-		for (size_t off = 0; off < len;) {
-			ssize_t w = write(s->fd, slice + off, len - off);
-			if (w < 0 && errno != EINTR)
-				return errno;
-			if (w > 0)
-				off += (size_t)w;
-		}
+		hash_update(s, p + at, len);
+		int err = write_all(s->fd, p + at, len);
+		if (err)
+			return err;
 	}
 	return 0;
 }
 
-/* The worker: hashes and writes each buffer handed over, in order. */
+/* Reads [from, to) of the temp file back and hashes it; 0 or an errno. */
+static int hash_range(struct dl_state *s, char *buf, int64_t from, int64_t to)
+{
+	while (from < to) {
+		size_t want = to - from < (int64_t)SINK_SLICE ? (size_t)(to - from) : SINK_SLICE;
+		ssize_t r = pread(s->fd, buf, want, from);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return errno;
+		if (r == 0)
+			return EIO; /* shorter than what was written: someone truncated it */
+		hash_update(s, buf, (size_t)r);
+		from += r;
+	}
+	return 0;
+}
+
+/* The hasher: hashes what the lane has written, in order, until told to quit. */
 static void *sink_main(void *arg)
 {
 	struct dl_state *s = arg;
+	char *buf = xmalloc(SINK_SLICE);
 	pthread_mutex_lock(&s->mu);
 	for (;;) {
-		while (!s->has_work && !s->quit)
+		while (s->hashed == s->file_end && !s->quit) {
+			s->hasher_idle = true;
+			if (s->lane_waiting)
+				pthread_cond_broadcast(&s->cv);
 			pthread_cond_wait(&s->cv, &s->mu);
-		if (!s->has_work)
+		}
+		s->hasher_idle = false;
+		if (s->quit)
 			break;
+		int64_t from = s->hashed, to = s->file_end;
 		pthread_mutex_unlock(&s->mu);
-		int err = sink_consume(s, s->busy, s->busy_len);
+		int err = s->read_errno ? 0 : hash_range(s, buf, from, to);
 		pthread_mutex_lock(&s->mu);
-		if (err && !s->write_errno)
-			s->write_errno = err;
-		s->has_work = false;
-		pthread_cond_broadcast(&s->cv);
+		if (err && !s->read_errno)
+			s->read_errno = err;
+		s->hashed = to;
+		if (s->lane_waiting)
+			pthread_cond_broadcast(&s->cv);
 	}
 	pthread_mutex_unlock(&s->mu);
+	free(buf);
 	return NULL;
 }
 
 static int sink_start(struct dl_job *job)
 {
 	struct dl_state *s = job->state;
-	if (s->worker_running || s->inline_sink)
+	if (s->worker_running || s->inline_sink || (!s->sha256 && !s->sha1))
 		return 0;
-	s->fill = xmalloc(WRITE_BUFFER);
-	s->busy = xmalloc(WRITE_BUFFER);
-	s->fill_len = s->busy_len = 0;
-	s->has_work = s->quit = false;
-	s->write_errno = 0;
+	s->file_end = s->hashed = s->written; /* a resumed file's start is hashed already */
+	s->hasher_idle = s->lane_waiting = s->quit = false;
+	s->read_errno = 0;
 	if (pthread_mutex_init(&s->mu, NULL) != 0 || pthread_cond_init(&s->cv, NULL) != 0 ||
 	    pthread_create(&s->worker, NULL, sink_main, s) != 0) {
-		snprintf(job->error, sizeof(job->error), "cannot start a writer thread");
+		snprintf(job->error, sizeof(job->error), "cannot start a hashing thread");
 		return -1;
 	}
 	s->worker_running = true;
 	return 0;
 }
 
-/* Waits until the worker is idle; returns 0, or -1 with job->error set. */
-static int sink_wait(struct dl_job *job)
+/* Tells the hasher that the file now ends at s->written, then waits while
+ * it is more than lag bytes behind (0: until it has hashed everything).
+ * Returns 0, or -1 with job->error set. */
+static int sink_publish(struct dl_job *job, int64_t lag)
 {
 	struct dl_state *s = job->state;
 	if (!s->worker_running)
 		return 0;
 	pthread_mutex_lock(&s->mu);
-	while (s->has_work)
+	s->file_end = s->written;
+	/* an idle hasher is woken for a slice or more, or for the rest at the
+	 * end: a wake-up per received chunk cost a futex call each, and in a VM
+	 * an interrupt to a halted CPU */
+	if (s->hasher_idle && s->file_end - s->hashed >= (lag ? (int64_t)HASH_WAKE : 1))
+		pthread_cond_broadcast(&s->cv);
+	while (s->file_end - s->hashed > lag && !s->read_errno) {
+		s->lane_waiting = true;
 		pthread_cond_wait(&s->cv, &s->mu);
-	int err = s->write_errno;
+	}
+	s->lane_waiting = false;
+	int err = s->read_errno;
 	pthread_mutex_unlock(&s->mu);
 	if (err) {
-		snprintf(job->error, sizeof(job->error), "%s: %s", job->tmp_path, strerror(err));
+		snprintf(job->error, sizeof(job->error), "%s: reading it back to hash it: %s", job->tmp_path,
+			 strerror(err));
 		return -1;
 	}
 	return 0;
 }
 
-/* Hands the fill buffer to the worker (after the previous one is done). */
-static int sink_handoff(struct dl_job *job)
+/* Waits until everything written is hashed; returns 0 or -1 with job->error. */
+static int sink_wait(struct dl_job *job)
 {
-	struct dl_state *s = job->state;
-	if (sink_wait(job) < 0)
-		return -1;
-	if (s->fill_len == 0)
-		return 0;
-	pthread_mutex_lock(&s->mu);
-	char *t = s->busy;
-	s->busy = s->fill;
-	s->busy_len = s->fill_len;
-	s->fill = t;
-	s->fill_len = 0;
-	s->has_work = true;
-	pthread_cond_broadcast(&s->cv);
-	pthread_mutex_unlock(&s->mu);
-	return 0;
+	return sink_publish(job, 0);
 }
 
 /* Everything received is hashed and written; returns 0 or -1 with job->error. */
 static int sink_drain(struct dl_job *job)
 {
-	return sink_handoff(job) < 0 ? -1 : sink_wait(job);
+	return sink_wait(job);
 }
 
 static void sink_stop(struct dl_state *s)
@@ -337,9 +381,6 @@ static void sink_stop(struct dl_state *s)
 	pthread_join(s->worker, NULL);
 	pthread_mutex_destroy(&s->mu);
 	pthread_cond_destroy(&s->cv);
-	free(s->fill);
-	free(s->busy);
-	s->fill = s->busy = NULL;
 	s->worker_running = false;
 }
 
@@ -352,7 +393,11 @@ static int truncate_to_zero(struct dl_job *job)
 		return -1;
 	}
 	s->written = 0;
-	s->fill_len = 0;
+	if (s->worker_running) { /* the hasher is idle (sink_wait) */
+		pthread_mutex_lock(&s->mu);
+		s->file_end = s->hashed = 0;
+		pthread_mutex_unlock(&s->mu);
+	}
 	restart_hashes(job);
 	return 0;
 }
@@ -444,17 +489,17 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
 		s->written += (int64_t)n;
 		return n;
 	}
-	for (size_t off = 0; off < n;) {
-		if (s->fill_len == WRITE_BUFFER && sink_handoff(job) < 0) {
-			s->fatal = true;
-			return 0;
-		}
-		size_t take = n - off < WRITE_BUFFER - s->fill_len ? n - off : WRITE_BUFFER - s->fill_len;
-		memcpy(s->fill + s->fill_len, p + off, take);
-		s->fill_len += take;
-		off += take;
+	int err = write_all(s->fd, p, n);
+	if (err) {
+		snprintf(job->error, sizeof(job->error), "%s: %s", job->tmp_path, strerror(err));
+		s->fatal = true;
+		return 0;
 	}
 	s->written += (int64_t)n;
+	if (sink_publish(job, HASH_LAG) < 0) {
+		s->fatal = true;
+		return 0;
+	}
 	return n;
 }
 

@@ -7,10 +7,16 @@
 # figures: curl into /dev/null (receiving only), and what a shell user would
 # run for gpugate's result: curl into files, then sha256sum.
 #
-# Stand-alone: needs sh, curl, python3 and the gpugate-provision binary.
+# Last, the hash alone (the files hashed at once, no download) and the ceiling
+# it sets: each file is one sha256 stream, which no tool that verifies while
+# it downloads can beat.
+#
+# Stand-alone: needs sh, curl, python3, openssl and the gpugate-provision binary.
 #   GPUGATE=/path/to/gpugate sh tests/bench/fetch.sh   (provision binary next to it)
 #   GPUGATE_PROVISION=/path/to/gpugate-provision       (or name it directly)
 #   FETCH_BENCH_MB=2048 FETCH_BENCH_REPS=5             (size, repetitions)
+#   FETCH_BENCH_FILES=8                                (how many files the size is split into)
+#   FETCH_BENCH_BASELINE=/path/to/an/older/gpugate-provision (timed beside it)
 # Each repetition runs curl and gpugate back to back (order alternating), so
 # both see the same machine load; medians are printed, and the ratio of the
 # medians last. The server (tests/bench/fetch_server.py) sends with
@@ -24,7 +30,8 @@ PROVISION=${GPUGATE_PROVISION:-$(dirname "$GPUGATE")/gpugate-provision}
 PYTHON=${PYTHON:-$(command -v python3)}
 MB=${FETCH_BENCH_MB:-2048}
 REPS=${FETCH_BENCH_REPS:-5}
-N=8
+N=${FETCH_BENCH_FILES:-8}
+BASELINE=${FETCH_BENCH_BASELINE:-}
 [ -x "$PROVISION" ] || { echo "fetch.sh: no gpugate-provision at $PROVISION (set GPUGATE or GPUGATE_PROVISION)" >&2; exit 1; }
 command -v curl > /dev/null || { echo "fetch.sh: curl not found" >&2; exit 1; }
 base=/dev/shm
@@ -70,6 +77,9 @@ curl_files() {
 gpugate_all() {
 	HF_ENDPOINT=$url HF_HUB_CACHE=$work/cache "$PROVISION" hf-fetch bench/model --quiet > /dev/null
 }
+baseline_all() {
+	HF_ENDPOINT=$url HF_HUB_CACHE=$work/cache "$BASELINE" hf-fetch bench/model --quiet > /dev/null
+}
 # What a shell user runs for the same result: curl into files, then sha256sum
 # of each, all 8 in parallel.
 curl_files_sha() {
@@ -100,6 +110,7 @@ timed() {
 timed curl_all warm
 timed curl_files warm
 timed gpugate_all warm
+[ -z "$BASELINE" ] || timed baseline_all warm
 r=0
 while [ $r -lt "$REPS" ]; do
 	if [ $((r % 2)) -eq 0 ]; then
@@ -113,20 +124,41 @@ while [ $r -lt "$REPS" ]; do
 	fi
 	timed curl_all curl.t
 	timed curl_files_sha sha.t
+	if [ -n "$BASELINE" ]; then
+		timed baseline_all baseline.t
+		check_blobs
+	fi
+	# the hash alone, no download: the N files at once, each one sha256
+	# stream as gpugate hashes each file, from the page cache; the faster of
+	# sha256sum and openssl (Debian's sha256sum does not use libcrypto)
+	t0=$(now)
+	find "$work/out" -name 'shard-*.bin' -print0 | xargs -0 -P "$N" -n 1 sha256sum > /dev/null
+	t1=$(now)
+	find "$work/out" -name 'shard-*.bin' -print0 | xargs -0 -P "$N" -n 1 openssl dgst -sha256 > /dev/null
+	t2=$(now)
+	echo "$t0 $t1 $t2" | awk '{a = $2 - $1; b = $3 - $2; printf "%.4f\n", a < b ? a : b}' >> "$work/hash.t"
 	r=$((r + 1))
 done
 
 median() { sort -n "$work/$1" | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 all() { sort -n "$work/$1" | tr '\n' ' '; }
+b=""; ba=""; h=$(median hash.t); ha=$(all hash.t)
+[ -z "$BASELINE" ] || { b=$(median baseline.t); ba=$(all baseline.t); }
 awk -v mb="$MB" -v reps="$REPS" -v c="$(median curl.t)" -v g="$(median gpugate.t)" -v s="$(median sha.t)" \
-	-v f="$(median files.t)" -v cpus="$(nproc)" -v base="$base" -v ca="$(all curl.t)" -v ga="$(all gpugate.t)" \
-	-v sa="$(all sha.t)" -v fa="$(all files.t)" 'BEGIN {
-	printf "files: %d MB in 8 files over loopback (work dir on %s, %d CPUs), medians of %d runs\n", mb, base, cpus, reps
-	printf "curl x8 parallel -> /dev/null:        %.2f s  %7.0f MB/s   (runs: %s)\n", c, mb / c, ca
-	printf "curl x8 parallel -> files:            %.2f s  %7.0f MB/s   (runs: %s)\n", f, mb / f, fa
+	-v f="$(median files.t)" -v cpus="$(nproc)" -v n="$N" -v base="$base" -v ca="$(all curl.t)" -v ga="$(all gpugate.t)" \
+	-v sa="$(all sha.t)" -v fa="$(all files.t)" -v b="$b" -v ba="$ba" -v h="$h" -v ha="$ha" 'BEGIN {
+	printf "files: %d MB in %d files over loopback (work dir on %s, %d CPUs), medians of %d runs\n", mb, n, base, cpus, reps
+	printf "curl x%d parallel -> /dev/null:        %.2f s  %7.0f MB/s   (runs: %s)\n", n, c, mb / c, ca
+	printf "curl x%d parallel -> files:            %.2f s  %7.0f MB/s   (runs: %s)\n", n, f, mb / f, fa
 	printf "gpugate hf fetch (sha256, fsync):     %.2f s  %7.0f MB/s   (runs: %s)\n", g, mb / g, ga
-	printf "curl x8 -> files, then sha256sum:     %.2f s  %7.0f MB/s   (runs: %s)\n", s, mb / s, sa
+	if (b != "")
+		printf "baseline gpugate hf fetch:            %.2f s  %7.0f MB/s   (runs: %s)\n", b, mb / b, ba
+	printf "curl x%d -> files, then sha256sum:     %.2f s  %7.0f MB/s   (runs: %s)\n", n, s, mb / s, sa
+	printf "sha256 x%d of the files, no download: %.2f s  (runs: %s)\n", n, h, ha
+	printf "ceiling for hashing while downloading: %.2f (curl-to-files / that: each file is one sha256 stream)\n", f / h
 	printf "ratio gpugate/(curl+sha256sum):       %.2f\n", s / g
 	printf "ratio gpugate/curl-to-/dev/null:      %.2f\n", c / g
+	if (b != "")
+		printf "ratio baseline/curl-to-files:         %.2f\n", f / b
 	printf "ratio gpugate/curl-to-files:          %.2f (target >= 0.8)\n", f / g
 }'

@@ -15,7 +15,8 @@
 # HF_BENCH_SMALL_KB (default 256) the size of each small blob, HF_BENCH_RUNS
 # (default 5), HF_BENCH_SCAN_FILES (default 100000), HF_BENCH_DIR the folder
 # (default under /var/tmp), TIME_BIN GNU time (default /usr/bin/time). Everything
-# is removed at the end.
+# is removed at the end. HF_BENCH_BASELINE=/path/to/an/older/gpugate adds its
+# times (interleaved with the others) and the new/old ratio.
 # On the GPU host: sh tests/bench/hf.sh   (GPUGATE=build/gpugate by default)
 set -eu
 GPUGATE=${GPUGATE:-build/gpugate}
@@ -24,6 +25,7 @@ LARGE=${HF_BENCH_LARGE:-8}
 SMALL_KB=${HF_BENCH_SMALL_KB:-256}
 RUNS=${HF_BENCH_RUNS:-5}
 SCAN_FILES=${HF_BENCH_SCAN_FILES:-100000}
+BASELINE=${HF_BENCH_BASELINE:-}
 NPROC=$(nproc)
 work=$(mktemp -d "${HF_BENCH_DIR:-/var/tmp}/gpugate-hf-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT INT TERM
@@ -84,8 +86,8 @@ bench_set() { # $1: the set's name; prints the times and the ratio
 	per=$(( (count + NPROC - 1) / NPROC ))
 	find "$blobs" -type f -print0 > "$work/list"
 	xargs -0 -P"$NPROC" -n"$per" sha256sum < "$work/list" > /dev/null   # warm the page cache
-	t_sum=999999; t_ssl=999999; t_gg=999999
-	: > "$work/gg.times"
+	t_sum=999999; t_ssl=999999; t_gg=999999; t_old=999999
+	: > "$work/gg.times"; : > "$work/old.times"
 	i=0
 	while [ "$i" -lt "$RUNS" ]; do
 		t0=$(now); xargs -0 -P"$NPROC" -n"$per" sha256sum < "$work/list" > /dev/null; t1=$(now)
@@ -96,6 +98,12 @@ bench_set() { # $1: the set's name; prints the times and the ratio
 		t=$(elapsed "$t0" "$t1"); echo "$t" >> "$work/gg.times"
 		t_gg=$(min "$t" "$t_gg")
 		grep -q "hf verify: ok" "$work/verify.out" || { echo "hf verify did not pass:"; cat "$work/verify.out"; exit 1; }
+		if [ -n "$BASELINE" ]; then
+			t0=$(now); "$BASELINE" hf verify --cache "$cache" > "$work/verify.out"; t1=$(now)
+			t=$(elapsed "$t0" "$t1"); echo "$t" >> "$work/old.times"
+			t_old=$(min "$t" "$t_old")
+			grep -q "hf verify: ok" "$work/verify.out" || { echo "baseline hf verify did not pass:"; cat "$work/verify.out"; exit 1; }
+		fi
 		i=$((i + 1))
 	done
 	best=$(min "$t_sum" "$t_ssl")
@@ -106,6 +114,21 @@ bench_set() { # $1: the set's name; prints the times and the ratio
 	printf '  xargs -P%d openssl dgst:      %.3f s  %s\n' "$NPROC" "$t_ssl" "$(gib "$t_ssl")"
 	printf '  gpugate hf verify:            %.3f s  %s  (all runs: %s)\n' "$t_gg" "$(gib "$t_gg")" \
 		"$(sort -n "$work/gg.times" | awk '{ printf "%s%.3f", (NR == 1 ? "" : " "), $1 }')"
+	if [ -n "$BASELINE" ]; then
+		printf '  baseline gpugate hf verify:   %.3f s  %s  (all runs: %s)\n' "$t_old" "$(gib "$t_old")" \
+			"$(sort -n "$work/old.times" | awk '{ printf "%s%.3f", (NR == 1 ? "" : " "), $1 }')"
+		printf '  ratio baseline: %.2f; gpugate time / baseline time: %.2f\n' "$(div "$best" "$t_old")" \
+			"$(div "$t_gg" "$t_old")"
+	fi
+	# where gpugate's wall time goes: its own hashing phase (threads started
+	# to last result) against the rest (start, cache scan, report)
+	"$GPUGATE" hf verify --format json --cache "$cache" > "$work/verify.json"
+	python3 - "$work/verify.json" "$t_gg" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+print("  gpugate hashing phase: %.3f s on %d threads (one more run); the rest of the best wall time: %.3f s"
+      % (j["seconds"], j["threads"], float(sys.argv[2]) - j["seconds"]))
+PY
 	printf '  ratio (faster shell tool time / gpugate time): %.2f (goal >= 1.00)\n' "$(div "$best" "$t_gg")"
 }
 bench_set large
