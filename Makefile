@@ -404,7 +404,7 @@ $(DEB): $(DEB_INPUTS)
 	mkdir -p $(BUILD)/deb/gpugate-$(VERSION)
 	$(DEB_FIND) -print0 | tar --null -T - -cf - | tar -xf - -C $(BUILD)/deb/gpugate-$(VERSION)
 	sh src/tools/deb-changelog.sh $(VERSION) debian/control > $(BUILD)/deb/gpugate-$(VERSION)/debian/changelog
-	cd $(BUILD)/deb/gpugate-$(VERSION) && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+	cd $(BUILD)/deb/gpugate-$(VERSION) && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u BUILD -u SANITIZE -u FUZZ \
 		dpkg-buildpackage -b -us -uc -J2 > ../build.log 2>&1 || { tail -40 ../build.log; exit 1; }
 	mv $(BUILD)/deb/$(notdir $@) $@
 	@echo "$@"

@@ -24,7 +24,10 @@ def build_deb():
     """Runs `make deb` with the default BUILD (the caller may be a make run
     with BUILD=build/asan SANITIZE=1: its flags are not passed on, so the
     package is built once, as a user builds it) and returns the .deb's path."""
-    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    # make puts its command line's variables (BUILD=build/asan SANITIZE=1) in
+    # the environment of its recipes too, so they are dropped here as well.
+    dropped = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "BUILD", "SANITIZE", "FUZZ", "CC", "CFLAGS", "LDFLAGS")
+    env = {k: v for k, v in os.environ.items() if k not in dropped}
     r = subprocess.run(["make", "-C", str(REPO), "--no-print-directory", "deb"], env=env,
                        capture_output=True, text=True, timeout=1200)
     assert r.returncode == 0, f"make deb failed ({r.returncode}):\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}"
