@@ -74,6 +74,35 @@ else
 	echo "devrt  gpugate check --only devices,runtime did not pass here: skipped"
 	"$GPUGATE" check --spec "$spec" --only devices,runtime | head -20
 fi
+# The same figure with the two programs interleaved (devrt, floor, floor,
+# devrt, ...): the blocks above run one after the other, and the host's speed
+# drifts between blocks by more than the 10% the goal allows. Each round's
+# devrt/floor is one pair; the median of the pairs is the figure.
+if [ $devrt = 1 ]; then
+	i=0
+	: >/tmp/cuda_bench_pairs.$$
+	while [ $i -lt "$N" ]; do
+		t_devrt=0
+		t_floor=0
+		for who in $([ $((i % 2)) = 0 ] && echo "devrt floor" || echo "floor devrt"); do
+			t0=$(date +%s%N)
+			if [ "$who" = devrt ]; then
+				"$GPUGATE" check --spec "$spec" --only devices,runtime >/dev/null 2>&1
+				t_devrt=$((($(date +%s%N) - t0) / 1000))
+			else
+				"$floor" "$ptx" >/dev/null 2>&1
+				t_floor=$((($(date +%s%N) - t0) / 1000))
+			fi
+		done
+		echo "$t_devrt $t_floor" | awk '{ printf "%.4f %d %d\n", $1 / $2, $1, $2 }' >>/tmp/cuda_bench_pairs.$$
+		i=$((i + 1))
+	done
+	sort -n /tmp/cuda_bench_pairs.$$ | awk '{ r[NR] = $1 } END {
+		m = (NR % 2) ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2
+		printf "interleaved devrt/floor  %.2f x (median of %d pairs, %.2f-%.2f; devices + runtime + smoke; goal <= 1.10, issue 21)\n",
+			m, NR, r[1], r[NR] }'
+	rm -f /tmp/cuda_bench_pairs.$$
+fi
 rm -f "$spec"
 median_ms probe "$probe"
 median_ms floor "$floor" "$ptx"
