@@ -20,6 +20,7 @@
 #include "../lib/creds.h"
 #include "../lib/dirents.h"
 #include "../lib/drm_nodes.h"
+#include "../lib/safe_io.h"
 #include "../lib/util.h"
 #include "../registry.h"
 
@@ -510,22 +511,7 @@ bool devices_need_gpus(const struct devices_state *s, struct result *r)
 
 const char *devices_node_kind(const struct stat *st)
 {
-	switch (st->st_mode & S_IFMT) {
-	case S_IFREG:
-		return "a regular file";
-	case S_IFDIR:
-		return "a folder";
-	case S_IFBLK:
-		return "a block device";
-	case S_IFIFO:
-		return "a FIFO";
-	case S_IFSOCK:
-		return "a socket";
-	case S_IFLNK:
-		return "a symlink";
-	default:
-		return "not a character device";
-	}
+	return safe_kind_name(st->st_mode);
 }
 
 /* The GPU view whose sysfs node has this device number, or NULL. */

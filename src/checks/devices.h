@@ -59,7 +59,8 @@ int devices_stat_under_root(const struct context *ctx, const char *path, struct 
 void devices_view_node(const struct context *ctx, const char *dir, int dirfd, const char *name, struct node_view *v);
 /* Skips the check (and returns false) when no GPU of the vendor is here. */
 bool devices_need_gpus(const struct devices_state *s, struct result *r);
-/* "a regular file", "a folder", ...: what a node that should be a character device is. */
+/* "a regular file", "a directory", ...: what a node that should be a character device is
+ * (lib/safe_io.h safe_kind_name, the words every other finding uses). */
 const char *devices_node_kind(const struct stat *st);
 /* The GPU whose sysfs node has this device number (its node name in *node), or NULL. */
 const struct gpu_view *devices_owner_of(const struct devices_state *s, dev_t rdev, const char **node);
