@@ -3,40 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-size_t escape_utf8_decode(const unsigned char *s, uint32_t *cp)
-{
-	unsigned char c = s[0];
-	size_t n;
-	uint32_t v, min;
-	if (c < 0x80) {
-		*cp = c;
-		return 1;
-	}
-	if (c >= 0xC2 && c <= 0xDF) {
-		n = 2;
-		v = c & 0x1F;
-		min = 0x80;
-	} else if (c >= 0xE0 && c <= 0xEF) {
-		n = 3;
-		v = c & 0x0F;
-		min = 0x800;
-	} else if (c >= 0xF0 && c <= 0xF4) {
-		n = 4;
-		v = c & 0x07;
-		min = 0x10000;
-	} else
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xC0) != 0x80) /* also stops at the NUL */
-			return 0;
-		v = (v << 6) | (s[i] & 0x3F);
-	}
-	if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
-		return 0;
-	*cp = v;
-	return n;
-}
-
 /* Characters no target gets raw (see escape.h). Tab and newline are the
  * targets' business: they have a proper escape in each. */
 static bool unsafe(uint32_t cp)
@@ -116,7 +82,7 @@ void escape_add_n(struct strbuf *out, const char *s, size_t n, enum escape_targe
 	const unsigned char *p = (const unsigned char *)copy;
 	while (*p) {
 		uint32_t cp;
-		size_t len = escape_utf8_decode(p, &cp);
+		size_t len = utf8_decode(p, &cp);
 		if (len == 0) {
 			sb_printf(out, "\\x%02x", (unsigned)*p);
 			p++;

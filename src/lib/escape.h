@@ -38,9 +38,5 @@ void escape_add(struct strbuf *out, const char *s, enum escape_target target);
 void escape_add_n(struct strbuf *out, const char *s, size_t n, enum escape_target target);
 /* True when escape_add(.., ESCAPE_LINE) would change s. */
 bool escape_needed(const char *s);
-/* Decodes one UTF-8 character at s (NUL-terminated); returns its length in
- * bytes and sets *cp, or returns 0 for an invalid sequence (overlong,
- * surrogate, past U+10FFFF, cut short). */
-size_t escape_utf8_decode(const unsigned char *s, uint32_t *cp);
 
 #endif

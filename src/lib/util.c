@@ -237,35 +237,37 @@ void free_list(char **list)
 	free(list);
 }
 
-static size_t utf8_sequence_length(const unsigned char *s)
+size_t utf8_decode(const unsigned char *s, uint32_t *cp)
 {
 	unsigned char c = s[0];
 	size_t n;
-	unsigned min;
-	unsigned cp;
-	if (c < 0x80)
+	uint32_t v, min;
+	if (c < 0x80) {
+		*cp = c;
 		return 1;
+	}
 	if (c >= 0xC2 && c <= 0xDF) {
 		n = 2;
-		cp = c & 0x1F;
+		v = c & 0x1F;
 		min = 0x80;
 	} else if (c >= 0xE0 && c <= 0xEF) {
 		n = 3;
-		cp = c & 0x0F;
+		v = c & 0x0F;
 		min = 0x800;
 	} else if (c >= 0xF0 && c <= 0xF4) {
 		n = 4;
-		cp = c & 0x07;
+		v = c & 0x07;
 		min = 0x10000;
 	} else
 		return 0;
 	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xC0) != 0x80)
+		if ((s[i] & 0xC0) != 0x80) /* also stops at the NUL */
 			return 0;
-		cp = (cp << 6) | (s[i] & 0x3F);
+		v = (v << 6) | (s[i] & 0x3F);
 	}
-	if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+	if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
 		return 0;
+	*cp = v;
 	return n;
 }
 
@@ -273,7 +275,8 @@ void text_sanitize(char *s)
 {
 	unsigned char *p = (unsigned char *)s;
 	while (*p) {
-		size_t n = utf8_sequence_length(p);
+		uint32_t cp;
+		size_t n = utf8_decode(p, &cp);
 		if (n == 0 || (n == 1 && ((*p < 0x20 && *p != '\t' && *p != '\n') || *p == 0x7F))) {
 			*p++ = '?';
 			continue;

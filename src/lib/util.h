@@ -73,4 +73,8 @@ void free_list(char **list);
  * character but tab and newline, with '?', in place: text from files and the
  * environment reaches JSON and XML reports. */
 void text_sanitize(char *s);
+/* Decodes one UTF-8 character at s (NUL-terminated); returns its length in
+ * bytes and sets *cp, or returns 0 for an invalid sequence (overlong,
+ * surrogate, past U+10FFFF, cut short). */
+size_t utf8_decode(const unsigned char *s, uint32_t *cp);
 #endif

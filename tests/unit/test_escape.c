@@ -70,10 +70,10 @@ static void test_decode(void **state)
 {
 	(void)state;
 	uint32_t cp = 0;
-	assert_int_equal(escape_utf8_decode((const unsigned char *)"\xF0\x9F\x98\x80", &cp), 4);
+	assert_int_equal(utf8_decode((const unsigned char *)"\xF0\x9F\x98\x80", &cp), 4);
 	assert_int_equal(cp, 0x1F600);
-	assert_int_equal(escape_utf8_decode((const unsigned char *)"\xF4\x90\x80\x80", &cp), 0); /* > U+10FFFF */
-	assert_int_equal(escape_utf8_decode((const unsigned char *)"\xE0\x80\x80", &cp), 0);     /* overlong */
+	assert_int_equal(utf8_decode((const unsigned char *)"\xF4\x90\x80\x80", &cp), 0); /* > U+10FFFF */
+	assert_int_equal(utf8_decode((const unsigned char *)"\xE0\x80\x80", &cp), 0);     /* overlong */
 }
 
 int main(void)
