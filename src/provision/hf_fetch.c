@@ -184,20 +184,29 @@ static void describe_http_error(const struct hf_fetch *f, const struct http_resp
 	snprintf(out, n, "%s: HTTP %ld%s%s", what, r->code, detail, hint);
 }
 
+/* A request to the hub with this fetch's headers, retries and timeouts; a
+ * HEAD is not redirected (its X-Linked-* headers are the hub's answer),
+ * the API GETs are. */
+static struct http_request hub_request(const struct hf_fetch *f, const char *url, CURL *handle, bool head)
+{
+	return (struct http_request){ .url = url,
+				      .headers = f->headers,
+				      .head = head,
+				      .follow_redirects = !head,
+				      .retries = f->dl.retries,
+				      .backoff = 0.5,
+				      .handle = handle,
+				      .idle_seconds = f->idle_seconds,
+				      .deadline = f->deadline };
+}
+
 /* GET /api/{type}s/{repo}/revision/{rev}: the commit and siblings[].rfilename. */
 static int list_files(struct hf_fetch *f)
 {
 	char *rev = url_quote(f->revision, false);
 	char *url = xasprintf("%s/api/%ss/%s/revision/%s", f->endpoint, f->type, f->repo, rev);
 	free(rev);
-	struct http_request req = { .url = url,
-				    .headers = f->headers,
-				    .follow_redirects = true,
-				    .retries = f->dl.retries,
-				    .backoff = 0.5,
-				    .handle = f->meta,
-				    .idle_seconds = f->idle_seconds,
-				    .deadline = f->deadline };
+	struct http_request req = hub_request(f, url, f->meta, false);
 	struct http_response r;
 	int rc = -1;
 	char msg[800];
@@ -239,14 +248,7 @@ static int resolve_file(struct hf_fetch *f, struct hf_file *file, CURL *handle)
 	struct http_response r;
 	int rc = -1;
 	for (int hop = 0;; hop++) {
-		struct http_request req = { .url = url,
-					    .headers = f->headers,
-					    .head = true,
-					    .retries = f->dl.retries,
-					    .backoff = 0.5,
-					    .handle = handle,
-					    .idle_seconds = f->idle_seconds,
-					    .deadline = f->deadline };
+		struct http_request req = hub_request(f, url, handle, true);
 		if (http_fetch(&req, &r) < 0) {
 			snprintf(file->error, sizeof(file->error), "%s", r.error);
 			goto out;
@@ -313,14 +315,7 @@ static void fetch_tree(struct hf_fetch *f)
 			      f->commit);
 	char why[600] = "";
 	for (int page = 0; url && !why[0]; page++) {
-		struct http_request req = { .url = url,
-					    .headers = f->headers,
-					    .follow_redirects = true,
-					    .retries = f->dl.retries,
-					    .backoff = 0.5,
-					    .handle = f->meta,
-					    .idle_seconds = f->idle_seconds,
-					    .deadline = f->deadline };
+		struct http_request req = hub_request(f, url, f->meta, false);
 		struct http_response r;
 		char err[400];
 		if (http_fetch(&req, &r) < 0)
