@@ -364,12 +364,6 @@ static int sink_wait(struct dl_job *job)
 	return sink_publish(job, 0);
 }
 
-/* Everything received is hashed and written; returns 0 or -1 with job->error. */
-static int sink_drain(struct dl_job *job)
-{
-	return sink_wait(job);
-}
-
 static void sink_stop(struct dl_state *s)
 {
 	if (!s->worker_running)
@@ -716,7 +710,7 @@ static void on_done(struct dl_job *job, CURLcode rc, const struct dl_options *o)
 	curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &code);
 	job->http_code = code;
 	char why[400];
-	if (!s->fatal && sink_drain(job) < 0)
+	if (!s->fatal && sink_wait(job) < 0)
 		s->fatal = true; /* what arrived is kept: a retry resumes after it */
 	if (s->fatal) {
 		job->keep_partial = job->keep_partial && s->written > 0 && strstr(job->error, "more than") == NULL;
