@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../commands.h"
+#include "../lib/crypto_dl.h"
 #include "../lib/util.h"
 #include "../result.h"
 #include "layout.h"
@@ -407,6 +408,7 @@ static int hf_verify(int argc, char **argv)
 	int rc = parse_hf_options(argc, argv, true, false, &o);
 	if (rc)
 		return rc < 0 ? EXIT_HEALTHY : rc;
+	crypto_dl_preload(); /* while the scan lists the blobs */
 	size_t n_names = (size_t)(argc - o.first_arg);
 	char **folders = n_names ? xcalloc(n_names + 1, sizeof(char *)) : NULL;
 	for (size_t i = 0; i < n_names; i++)

@@ -4,9 +4,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 
 #include "cache_dir.h"
+#include "../lib/parallel.h"
 #include "../lib/util.h"
 
 #define MAX_SNAPSHOT_DEPTH 64 /* folders inside one snapshot; deeper is hostile */
@@ -307,6 +307,30 @@ const struct hf_revision *hf_repo_revision(const struct hf_repo *repo, const cha
 	return NULL;
 }
 
+/* A name in blobs/ and what lstat says of it. */
+struct blob_entry {
+	char *name;
+	struct stat st;
+	int error; /* errno of the fstatat, or 0 */
+};
+
+struct blob_stats {
+	int fd;
+	struct blob_entry *entries;
+};
+
+static void stat_blobs(void *arg, size_t begin, size_t end)
+{
+	struct blob_stats *s = arg;
+	for (size_t i = begin; i < end; i++) {
+		struct blob_entry *e = &s->entries[i];
+		e->error = fstatat(s->fd, e->name, &e->st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
+	}
+}
+
+/* Fewer blobs than this are stat'ed on one thread: a thread costs more. */
+#define BLOB_STAT_SLICE 256
+
 static void scan_blobs(struct hf_repo *repo, int repo_fd)
 {
 	int fd = open_dir_at(repo_fd, "blobs");
@@ -323,46 +347,55 @@ static void scan_blobs(struct hf_repo *repo, int repo_fd)
 		close(fd);
 		return;
 	}
-	size_t alloc = 0;
+	/* names first, then their lstat on several threads: a model with
+	 * thousands of blobs waited on one thread's fstatat before any hashing */
+	struct blob_stats stats = { .fd = fd };
+	size_t n = 0, alloc = 0;
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		if (is_dot(de->d_name))
 			continue;
-		struct stat st;
-		bool have = fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0;
-		if (str_ends_with(de->d_name, ".incomplete")) {
-			uint64_t size = have ? (uint64_t)st.st_size : 0;
+		if (n == alloc) {
+			alloc = alloc ? alloc * 2 : 64;
+			stats.entries = xrealloc(stats.entries, alloc * sizeof(*stats.entries));
+		}
+		stats.entries[n++] = (struct blob_entry){ .name = xstrdup(de->d_name) };
+	}
+	parallel_for(n, BLOB_STAT_SLICE, SIZE_MAX, stat_blobs, &stats);
+	closedir(d);
+	repo->blobs = n ? xcalloc(n, sizeof(*repo->blobs)) : NULL;
+	for (size_t i = 0; i < n; i++) {
+		struct blob_entry *e = &stats.entries[i];
+		const struct stat *st = &e->st;
+		if (str_ends_with(e->name, ".incomplete")) {
+			uint64_t size = e->error ? 0 : (uint64_t)st->st_size;
 			repo->n_incomplete++;
 			repo->incomplete_bytes += size;
-			char *p = xasprintf("blobs/%s", de->d_name);
+			char *p = xasprintf("blobs/%s", e->name);
 			REPO_WARN(
 				repo, HF_WARN, false, p,
 				"leftover partial download blobs/%s (%llu bytes): a download was killed or the disk filled up",
-				de->d_name, (unsigned long long)size);
+				e->name, (unsigned long long)size);
 			free(p);
+			free(e->name);
 			continue;
 		}
-		if (repo->n_blobs == alloc) {
-			alloc = alloc ? alloc * 2 : 64;
-			repo->blobs = xrealloc(repo->blobs, alloc * sizeof(*repo->blobs));
-		}
 		struct hf_blob *b = &repo->blobs[repo->n_blobs++];
-		memset(b, 0, sizeof(*b));
-		b->name = xstrdup(de->d_name);
+		b->name = e->name;
 		b->hex_len = hf_hash_name_length(b->name);
-		if (have) {
-			b->regular = S_ISREG(st.st_mode);
-			b->size = (uint64_t)st.st_size;
-			b->atime = st.st_atime;
-			b->mtime = st.st_mtime;
+		if (!e->error) {
+			b->regular = S_ISREG(st->st_mode);
+			b->size = (uint64_t)st->st_size;
+			b->atime = st->st_atime;
+			b->mtime = st->st_mtime;
 		}
 		if (!b->regular) /* reported by report_irregular_blobs, naming the files that use it */
-			b->not_plain = xstrdup(!have                 ? strerror(errno)
-					       : S_ISLNK(st.st_mode) ? "a symlink"
-					       : S_ISDIR(st.st_mode) ? "a folder"
-								     : "a special file");
+			b->not_plain = xstrdup(e->error               ? strerror(e->error)
+					       : S_ISLNK(st->st_mode) ? "a symlink"
+					       : S_ISDIR(st->st_mode) ? "a folder"
+								      : "a special file");
 	}
-	closedir(d);
+	free(stats.entries);
 	if (repo->n_blobs)
 		qsort(repo->blobs, repo->n_blobs, sizeof(*repo->blobs), blob_cmp);
 }
@@ -856,7 +889,6 @@ struct walk_pool {
 	int cache_fd;
 	struct walk *units;
 	size_t count;
-	atomic_size_t next;
 };
 
 static int file_cmp(const void *a, const void *b)
@@ -971,10 +1003,10 @@ static void compare_listing(struct walk *w)
 	free(where);
 }
 
-static void *walk_worker(void *arg)
+static void walk_units(void *arg, size_t begin, size_t end)
 {
 	struct walk_pool *p = arg;
-	for (size_t k; (k = atomic_fetch_add(&p->next, 1)) < p->count;) {
+	for (size_t k = begin; k < end; k++) {
 		struct walk *w = &p->units[k];
 		char *rel = xasprintf("%s/%s", w->repo->snapshots, w->rev->commit);
 		int fd = hf_open_in_cache(p->cache_fd, rel, O_RDONLY | O_DIRECTORY);
@@ -997,7 +1029,6 @@ static void *walk_worker(void *arg)
 		}
 		compare_listing(w);
 	}
-	return NULL;
 }
 
 /* A blob that is no plain file, once the snapshot walk knows which files
@@ -1031,20 +1062,7 @@ static void walk_all(struct hf_cache *cache, int cache_fd)
 			p.units[k++] = (struct walk){ .cache = cache,
 						      .repo = &cache->repos[r],
 						      .rev = &cache->repos[r].revisions[v] };
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t threads = cpus > 1 ? (size_t)cpus : 1;
-	if (threads > p.count)
-		threads = p.count;
-	if (threads > 64)
-		threads = 64;
-	pthread_t tids[64];
-	size_t started = 0;
-	for (size_t t = 1; t < threads; t++) /* this thread is one of them */
-		if (pthread_create(&tids[started], NULL, walk_worker, &p) == 0)
-			started++;
-	walk_worker(&p);
-	for (size_t t = 0; t < started; t++)
-		pthread_join(tids[t], NULL);
+	parallel_for(p.count, 1, 64, walk_units, &p);
 	for (k = 0; k < p.count; k++) {
 		struct walk *w = &p.units[k];
 		struct hf_repo *repo = w->repo;

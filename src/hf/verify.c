@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include "../lib/crypto_dl.h"
 #include <pthread.h>
-#include <sched.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -17,6 +16,8 @@
 
 #include <jansson.h>
 
+#include "../lib/mapped_file.h"
+#include "../lib/parallel.h"
 #include "../lib/util.h"
 #include "../result.h"
 
@@ -31,7 +32,11 @@
 #define PROGRESS_STEP (16u << 20)
 /* Smaller files are read in a few calls: the read-ahead hint costs more. */
 #define FADVISE_MIN (1u << 20)
-#define GIB         (1024.0 * 1024 * 1024)
+/* Larger files are hashed from a mapping of the page cache: read(2) copies
+ * every byte once more before the hash reads it. Smaller ones are read: a
+ * mapping's set-up and faults cost more than the copy saves. */
+#define MAP_MIN (16u << 20)
+#define GIB     (1024.0 * 1024 * 1024)
 
 const char *hf_blob_state_text(enum hf_blob_state s)
 {
@@ -177,14 +182,43 @@ json_t *hf_result_json(const struct hf_cache *cache, const struct hf_blob_result
 	return p;
 }
 
-int hf_hash_fd(int fd, size_t hex_len, unsigned char *buf, size_t bufsize, char hex[65], uint64_t *bytes)
+/* One file's hash as it goes: the pieces come from read(2) or a mapping. */
+struct hashing {
+	const struct crypto_api *c;
+	EVP_MD_CTX *ctx;
+	uint64_t total, unreported;
+	_Atomic uint64_t *progress;
+};
+
+static int hash_piece(void *arg, const unsigned char *data, size_t n)
 {
-	return hf_hash_fd_counted(fd, hex_len, buf, bufsize, hex, bytes, NULL);
+	struct hashing *h = arg;
+	h->total += n;
+	h->unreported += n;
+	if (h->progress && h->unreported >= PROGRESS_STEP) {
+		atomic_fetch_add_explicit(h->progress, h->unreported, memory_order_relaxed);
+		h->unreported = 0;
+	}
+	return h->c->update(h->ctx, data, n) ? 0 : -EIO;
 }
 
-int hf_hash_fd_counted(int fd, size_t hex_len, unsigned char *buf, size_t bufsize, char hex[65], uint64_t *bytes,
-		       _Atomic uint64_t *progress)
+static int hash_by_reading(int fd, struct hashing *h, unsigned char *buf, size_t bufsize)
 {
+	for (;;) {
+		ssize_t n = read(fd, buf, bufsize);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : 0;
+		int rc = hash_piece(h, buf, (size_t)n);
+		if (rc)
+			return rc;
+	}
+}
+
+int hf_hasher_fd(struct hf_hasher *hasher, int fd, size_t hex_len, char hex[65], uint64_t *bytes)
+{
+	*bytes = 0;
 	struct stat st;
 	if (fstat(fd, &st) < 0)
 		return -errno;
@@ -193,56 +227,64 @@ int hf_hash_fd_counted(int fd, size_t hex_len, unsigned char *buf, size_t bufsiz
 	const struct crypto_api *c = crypto_dl();
 	if (!c)
 		return -ENOSYS; /* libcrypto missing: nothing can be verified */
-	const EVP_MD *md = hex_len == 64 ? c->sha256() : c->sha1();
-	EVP_MD_CTX *ctx = c->ctx_new();
-	if (!ctx || !c->init(ctx, md, NULL)) {
-		c->ctx_free(ctx);
+	if (!hasher->ctx && !(hasher->ctx = c->ctx_new()))
 		return -ENOMEM;
-	}
+	struct hashing h = { .c = c, .ctx = hasher->ctx, .progress = hasher->progress };
+	if (!c->init(h.ctx, hex_len == 64 ? c->sha256_md : c->sha1_md, NULL))
+		return -ENOMEM;
 	int rc = 0;
 	if (hex_len == 40) {
 		char header[64];
 		int n = snprintf(header, sizeof(header), "blob %llu", (unsigned long long)st.st_size);
-		if (!c->update(ctx, header, (size_t)n + 1)) /* with its NUL */
+		if (!c->update(h.ctx, header, (size_t)n + 1)) /* with its NUL */
 			rc = -EIO;
 	}
-	if (st.st_size >= FADVISE_MIN)
-		(void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	uint64_t total = 0, unreported = 0;
-	while (rc == 0) {
-		ssize_t n = read(fd, buf, bufsize);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		total += (uint64_t)n;
-		unreported += (uint64_t)n;
-		if (progress && unreported >= PROGRESS_STEP) {
-			atomic_fetch_add_explicit(progress, unreported, memory_order_relaxed);
-			unreported = 0;
-		}
-		if (!c->update(ctx, buf, (size_t)n))
-			rc = -EIO;
+	uint64_t size = (uint64_t)st.st_size;
+	bool read_it = true;
+	if (rc == 0 && size >= MAP_MIN) {
+		rc = mapped_file_each(fd, size, hasher->bufsize, hash_piece, &h);
+		/* it grew under the mapping: as a read would have found */
+		if (rc == 0 && (fstat(fd, &st) < 0 || (uint64_t)st.st_size != size))
+			rc = -ESTALE;
+		read_it = rc != 0 && h.total == 0 && rc != -ESTALE && rc != -EIO; /* cannot be mapped here */
+		if (read_it)
+			rc = 0;
 	}
-	if (progress && unreported)
-		atomic_fetch_add_explicit(progress, unreported, memory_order_relaxed);
-	if (rc == 0 && total != (uint64_t)st.st_size)
+	if (rc == 0 && read_it) {
+		if (size >= FADVISE_MIN)
+			(void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+		rc = hash_by_reading(fd, &h, hasher->buf, hasher->bufsize);
+	}
+	if (h.progress && h.unreported)
+		atomic_fetch_add_explicit(h.progress, h.unreported, memory_order_relaxed);
+	if (rc == 0 && h.total != size)
 		rc = -ESTALE;
 	unsigned char digest[EVP_MAX_MD_SIZE];
 	unsigned len = 0;
-	if (rc == 0 && !c->final(ctx, digest, &len))
+	if (rc == 0 && !c->final(h.ctx, digest, &len))
 		rc = -EIO;
-	c->ctx_free(ctx);
 	if (rc == 0) {
 		for (unsigned i = 0; i < len && i * 2 < 64; i++)
 			snprintf(hex + 2 * i, 3, "%02x", digest[i]);
 		hex[2 * len] = '\0';
 	}
-	*bytes = total;
+	*bytes = h.total;
+	return rc;
+}
+
+void hf_hasher_release(struct hf_hasher *h)
+{
+	const struct crypto_api *c = h->ctx ? crypto_dl() : NULL;
+	if (c)
+		c->ctx_free(h->ctx);
+	h->ctx = NULL;
+}
+
+int hf_hash_fd(int fd, size_t hex_len, unsigned char *buf, size_t bufsize, char hex[65], uint64_t *bytes)
+{
+	struct hf_hasher h = { .buf = buf, .bufsize = bufsize };
+	int rc = hf_hasher_fd(&h, fd, hex_len, hex, bytes);
+	hf_hasher_release(&h);
 	return rc;
 }
 
@@ -265,7 +307,7 @@ struct pool {
 static void *worker(void *arg)
 {
 	struct pool *p = arg;
-	unsigned char *buf = xmalloc(READ_SIZE);
+	struct hf_hasher hasher = { .buf = xmalloc(READ_SIZE), .bufsize = READ_SIZE, .progress = &p->bytes };
 	for (;;) {
 		size_t k = atomic_fetch_add(&p->next, 1);
 		if (k >= p->n_work)
@@ -292,7 +334,7 @@ static void *worker(void *arg)
 			r->error = errno;
 		} else {
 			uint64_t bytes = 0;
-			int rc = hf_hash_fd_counted(fd, r->hex_len, buf, READ_SIZE, r->actual, &bytes, &p->bytes);
+			int rc = hf_hasher_fd(&hasher, fd, r->hex_len, r->actual, &bytes);
 			close(fd);
 			if (rc == -ESTALE)
 				r->state = HF_BLOB_CHANGED;
@@ -304,44 +346,9 @@ static void *worker(void *arg)
 		}
 		atomic_fetch_add(&p->done, 1);
 	}
-	free(buf);
+	hf_hasher_release(&hasher);
+	free(hasher.buf);
 	return NULL;
-}
-
-/* The CPUs a container's CPU quota pays for (cgroup v2 cpu.max "QUOTA
- * PERIOD", v1 cpu.cfs_quota_us / cpu.cfs_period_us), rounded up; 0 when
- * there is no quota. More hashing threads than that only queue for the
- * quota and make run times jump from one period to the next. */
-static unsigned cpu_quota(void)
-{
-	char buf[64];
-	long long quota = -1, period = 0;
-	if (read_line_file("/sys/fs/cgroup/cpu.max", buf, sizeof(buf)) == 0) {
-		if (sscanf(buf, "%lld %lld", &quota, &period) != 2)
-			quota = -1; /* "max 100000": none */
-	} else if (read_line_file("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", buf, sizeof(buf)) == 0) {
-		quota = atoll(buf);
-		if (read_line_file("/sys/fs/cgroup/cpu/cpu.cfs_period_us", buf, sizeof(buf)) == 0)
-			period = atoll(buf);
-	}
-	if (quota <= 0 || period <= 0)
-		return 0;
-	long long n = (quota + period - 1) / period;
-	return n > 0 && n < 4096 ? (unsigned)n : 0;
-}
-
-static unsigned cpu_count(void)
-{
-	unsigned n = 0;
-	cpu_set_t set;
-	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
-		n = (unsigned)CPU_COUNT(&set);
-	if (!n) {
-		long online = sysconf(_SC_NPROCESSORS_ONLN);
-		n = online > 0 ? (unsigned)online : 1;
-	}
-	unsigned quota = cpu_quota();
-	return quota && quota < n ? quota : n;
 }
 
 bool hf_verify_selected(const struct hf_verify_options *opt, const char *folder)
@@ -417,7 +424,7 @@ static void job_launch(struct hf_verify_job *job)
 	atomic_store(&p->done, 0);
 	if (p->n_work) /* largest first, so that no thread is left with one big file at the end */
 		qsort_r(p->order, p->n_work, sizeof(size_t), sort_by_size, p->results);
-	unsigned threads = job->opt.threads ? job->opt.threads : cpu_count();
+	unsigned threads = job->opt.threads ? job->opt.threads : usable_cpus();
 	if (threads > p->n_work)
 		threads = p->n_work ? (unsigned)p->n_work : 1;
 	job->tids = xcalloc(threads, sizeof(*job->tids));

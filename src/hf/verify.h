@@ -69,14 +69,24 @@ void hf_verify_free(struct hf_verify *v);
 bool hf_verify_selected(const struct hf_verify_options *opt, const char *folder);
 const char *hf_blob_state_text(enum hf_blob_state s);
 
+/* What one thread hashes with, kept from file to file: its read buffer and
+ * its digest context (a context made and freed per file costs each of many
+ * threads a share of OpenSSL's locks). Zero it, set buf, bufsize and
+ * progress; hf_hasher_release frees the context. */
+struct hf_hasher {
+	unsigned char *buf;         /* scratch of bufsize bytes */
+	size_t bufsize;             /* also the size of the pieces hashed */
+	_Atomic uint64_t *progress; /* bytes are added here as they are hashed (may be NULL) */
+	void *ctx;                  /* the EVP_MD_CTX, made on first use */
+};
 /* Hashes an open file by the algorithm its name calls for (hex_len 64:
  * sha256, 40: git blob sha1 over "blob SIZE\0" + content, SIZE from fstat).
- * buf is scratch of bufsize bytes. Returns 0 and the hex digest, or -errno
- * (-ESTALE when the size changed under the read). */
+ * Returns 0 and the hex digest, or -errno (-ESTALE when the size changed
+ * under the read). */
+int hf_hasher_fd(struct hf_hasher *h, int fd, size_t hex_len, char hex[65], uint64_t *bytes);
+void hf_hasher_release(struct hf_hasher *h);
+/* The same, once, with buf as scratch. */
 int hf_hash_fd(int fd, size_t hex_len, unsigned char *buf, size_t bufsize, char hex[65], uint64_t *bytes);
-/* The same, adding each read's bytes to *progress as it goes (may be NULL). */
-int hf_hash_fd_counted(int fd, size_t hex_len, unsigned char *buf, size_t bufsize, char hex[65], uint64_t *bytes,
-		       _Atomic uint64_t *progress);
 /* The finding for a result that is not OK, naming the snapshot files (revision
  * and path) behind the blob: "org--x: model.safetensors in revision ... : sha256
  * mismatch ...". Sanitized; caller frees. */

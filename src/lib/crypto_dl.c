@@ -20,6 +20,7 @@ static const struct dynlib_symbol symbols[] = {
 	CRYPTO_SYM(ctx_new, "EVP_MD_CTX_new"),   CRYPTO_SYM(ctx_free, "EVP_MD_CTX_free"),
 	CRYPTO_SYM(init, "EVP_DigestInit_ex"),   CRYPTO_SYM(update, "EVP_DigestUpdate"),
 	CRYPTO_SYM(final, "EVP_DigestFinal_ex"), CRYPTO_SYM(digest, "EVP_Digest"),
+	CRYPTO_SYM(fetch, "EVP_MD_fetch"),
 };
 
 static void load(void)
@@ -35,6 +36,13 @@ static void load(void)
 		snprintf(error, sizeof(error), "libcrypto.so.3 lacks %s", missing);
 		return;
 	}
+	/* kept for the life of the process, as the legacy objects are */
+	api.sha256_md = api.fetch(NULL, "SHA256", NULL);
+	api.sha1_md = api.fetch(NULL, "SHA1", NULL);
+	if (!api.sha256_md)
+		api.sha256_md = api.sha256();
+	if (!api.sha1_md)
+		api.sha1_md = api.sha1();
 	loaded = &api;
 }
 
@@ -42,6 +50,20 @@ const struct crypto_api *crypto_dl(void)
 {
 	pthread_once(&once, load);
 	return loaded;
+}
+
+static void *load_now(void *arg)
+{
+	(void)arg;
+	crypto_dl();
+	return NULL;
+}
+
+void crypto_dl_preload(void)
+{
+	pthread_t tid;
+	if (pthread_create(&tid, NULL, load_now, NULL) == 0)
+		pthread_detach(tid);
 }
 
 const char *crypto_dl_error(void)

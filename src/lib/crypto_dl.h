@@ -16,11 +16,18 @@ struct crypto_api {
 	int (*final)(EVP_MD_CTX *ctx, unsigned char *md, unsigned int *s);
 	int (*digest)(const void *data, size_t count, unsigned char *md, unsigned int *size, const EVP_MD *type,
 		      ENGINE *impl);
+	EVP_MD *(*fetch)(OSSL_LIB_CTX *ctx, const char *algorithm, const char *properties);
+	/* SHA-256 and SHA-1 fetched once: EVP_sha256() makes every init fetch
+	 * the digest again ("Performance" in OpenSSL's crypto(7)) */
+	const EVP_MD *sha256_md, *sha1_md;
 };
 
 /* The loaded functions, or NULL when libcrypto.so.3 cannot be loaded (the
  * reason is then in crypto_dl_error()). Thread-safe. */
 const struct crypto_api *crypto_dl(void);
+/* Starts loading it on a thread of its own, so that a caller that will hash
+ * later does not wait for dlopen then (about 2 ms, OpenSSL's start-up). */
+void crypto_dl_preload(void);
 const char *crypto_dl_error(void);
 
 #endif

@@ -285,3 +285,28 @@ def test_root_prefix(tmp_path):
     (root / "proc" / "self" / "mountinfo").write_text("garbage\n")
     r = run_gpugate("check", "--spec", spec, "--root", str(root), "--format", "json", env=e)
     assert r.check("hf.mounted")["status"] == "fail" and "line 1" in r.check("hf.mounted")["summary"]
+
+
+def test_large_blobs_are_hashed_whole(tmp_path):
+    """Blobs of 16 MiB and more are hashed from the page cache a window at a
+    time: each verifies, and a byte flipped past the first window, in an LFS
+    (sha256) and a git (sha1) blob, is found and named."""
+    c = tmp_path / "hub"
+    weights = os.urandom(1 << 20) * 17 + b"tail"
+    text = (b"line of a large text file\n" * 700000)[: (16 << 20) + 3]
+    names = hb.add_repo(str(c), "models--org--big", {
+        hb.COMMIT_A: {"model.safetensors": (weights, True), "data.txt": (text, False)}}, {"main": hb.COMMIT_A})
+    r = run_gpugate("hf", "verify", "--format", "json", env=env_for(c))
+    assert r.rc == 0 and r.json()["verdict"] == "pass", r
+    for path, at in (("model.safetensors", (9 << 20) + 7), ("data.txt", (16 << 20) + 1)):
+        blob = c / "models--org--big" / "blobs" / names[path]
+        os.chmod(blob, 0o644)
+        with open(blob, "r+b") as f:
+            f.seek(at)
+            b = f.read(1)
+            f.seek(at)
+            f.write(bytes([b[0] ^ 1]))
+    r = run_gpugate("hf", "verify", env=env_for(c))
+    assert r.rc == 1, r
+    assert "model.safetensors in revision " + hb.COMMIT_A[:12] in r.out and "sha256 mismatch" in r.out, r
+    assert "data.txt in revision " + hb.COMMIT_A[:12] in r.out and "git-sha1 mismatch" in r.out, r

@@ -1,0 +1,18 @@
+/* Reading a file through a read-only mapping, without the copy read(2)
+ * makes, and without dying of SIGBUS when the file is cut short (or its disk
+ * fails) while it is read: that page's fault becomes an error return. */
+#ifndef GPUGATE_MAPPED_FILE_H
+#define GPUGATE_MAPPED_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Hands the first size bytes of the regular file fd to each(arg, data, n)
+ * in consecutive pieces of at most step bytes, until each returns nonzero
+ * (then that value). Returns 0 when all were handed over; -ESTALE when the
+ * file became shorter under the mapping; -EIO when a page could not be read
+ * otherwise; -errno when it cannot be mapped (the caller then reads it). */
+int mapped_file_each(int fd, uint64_t size, size_t step, int (*each)(void *arg, const unsigned char *data, size_t n),
+		     void *arg);
+
+#endif

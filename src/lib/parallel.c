@@ -1,0 +1,87 @@
+#include "parallel.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "util.h"
+#include "xalloc.h"
+
+/* The CPUs a container's CPU quota pays for (cgroup v2 cpu.max "QUOTA
+ * PERIOD", v1 cpu.cfs_quota_us / cpu.cfs_period_us), rounded up; 0 when
+ * there is no quota. More threads than that only queue for the quota and
+ * make run times jump from one period to the next. */
+static unsigned cpu_quota(void)
+{
+	char buf[64];
+	long long quota = -1, period = 0;
+	if (read_line_file("/sys/fs/cgroup/cpu.max", buf, sizeof(buf)) == 0) {
+		if (sscanf(buf, "%lld %lld", &quota, &period) != 2)
+			quota = -1; /* "max 100000": none */
+	} else if (read_line_file("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", buf, sizeof(buf)) == 0) {
+		quota = atoll(buf);
+		if (read_line_file("/sys/fs/cgroup/cpu/cpu.cfs_period_us", buf, sizeof(buf)) == 0)
+			period = atoll(buf);
+	}
+	if (quota <= 0 || period <= 0)
+		return 0;
+	long long n = (quota + period - 1) / period;
+	return n > 0 && n < 4096 ? (unsigned)n : 0;
+}
+
+unsigned usable_cpus(void)
+{
+	unsigned n = 0;
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		n = (unsigned)CPU_COUNT(&set);
+	if (!n) {
+		long online = sysconf(_SC_NPROCESSORS_ONLN);
+		n = online > 0 ? (unsigned)online : 1;
+	}
+	unsigned quota = cpu_quota();
+	return quota && quota < n ? quota : n;
+}
+
+struct slices {
+	size_t count, chunk;
+	atomic_size_t next;
+	void (*fn)(void *arg, size_t begin, size_t end);
+	void *arg;
+};
+
+static void *run_slices(void *arg)
+{
+	struct slices *s = arg;
+	for (size_t begin; (begin = atomic_fetch_add(&s->next, s->chunk)) < s->count;)
+		s->fn(s->arg, begin, begin + s->chunk < s->count ? begin + s->chunk : s->count);
+	return NULL;
+}
+
+void parallel_for(size_t count, size_t chunk, size_t max_threads, void (*fn)(void *arg, size_t begin, size_t end),
+		  void *arg)
+{
+	struct slices s = { .count = count, .chunk = chunk ? chunk : 1, .fn = fn, .arg = arg };
+	size_t threads = (count + s.chunk - 1) / s.chunk;
+	if (threads > max_threads)
+		threads = max_threads;
+	if (threads > 1) {
+		unsigned cpus = usable_cpus();
+		if (threads > cpus)
+			threads = cpus;
+	}
+	/* the others are extra: this thread works too, and any that fail to
+	 * start leave their slices to those that did */
+	pthread_t *tids = threads > 1 ? xcalloc(threads - 1, sizeof(*tids)) : NULL;
+	size_t started = 0;
+	for (size_t t = 1; t < threads; t++)
+		if (pthread_create(&tids[started], NULL, run_slices, &s) == 0)
+			started++;
+	run_slices(&s);
+	for (size_t t = 0; t < started; t++)
+		pthread_join(tids[t], NULL);
+	free(tids);
+}

@@ -1,0 +1,20 @@
+/* Work spread over the CPUs this process may use. */
+#ifndef GPUGATE_PARALLEL_H
+#define GPUGATE_PARALLEL_H
+
+#include <stddef.h>
+
+/* The CPUs this process may run on (its affinity mask), cut to what a
+ * container's CPU quota pays for (cgroup v2 cpu.max, v1 cfs_quota_us),
+ * rounded up; at least 1. */
+unsigned usable_cpus(void);
+
+/* Calls fn(arg, begin, end) on consecutive slices [begin, end) of
+ * [0, count), each of at most chunk items, on up to usable_cpus() threads
+ * (and never more than max_threads, nor more than there are slices); the
+ * calling thread is one of them. Returns when every slice is done. fn must
+ * be safe to run on several slices at once. */
+void parallel_for(size_t count, size_t chunk, size_t max_threads, void (*fn)(void *arg, size_t begin, size_t end),
+		  void *arg);
+
+#endif
