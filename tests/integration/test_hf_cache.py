@@ -298,6 +298,12 @@ def test_large_blobs_are_hashed_whole(tmp_path):
         hb.COMMIT_A: {"model.safetensors": (weights, True), "data.txt": (text, False)}}, {"main": hb.COMMIT_A})
     r = run_gpugate("hf", "verify", "--format", "json", env=env_for(c))
     assert r.rc == 0 and r.json()["verdict"] == "pass", r
+    # and as hf.integrity, inside check's seccomp sandbox
+    spec = spec_file(tmp_path, "profile: ci\nhf:\n  require_mount: false\n  min_free: 1MiB\n  integrity: true\n"
+                     "  models:\n    - org/big\n")
+    r = run_gpugate("check", "--spec", spec, "--only", "hf.integrity", "--format", "json", env=env_for(c))
+    assert r.rc == 0 and r.check("hf.integrity")["status"] == "pass", r
+    assert "2 files match their hash" in r.check("hf.integrity")["summary"], r
     for path, at in (("model.safetensors", (9 << 20) + 7), ("data.txt", (16 << 20) + 1)):
         blob = c / "models--org--big" / "blobs" / names[path]
         os.chmod(blob, 0o644)
@@ -310,3 +316,5 @@ def test_large_blobs_are_hashed_whole(tmp_path):
     assert r.rc == 1, r
     assert "model.safetensors in revision " + hb.COMMIT_A[:12] in r.out and "sha256 mismatch" in r.out, r
     assert "data.txt in revision " + hb.COMMIT_A[:12] in r.out and "git-sha1 mismatch" in r.out, r
+    r = run_gpugate("check", "--spec", spec, "--only", "hf.integrity", "--format", "json", env=env_for(c))
+    assert r.rc == 1 and r.check("hf.integrity")["status"] == "fail", r
