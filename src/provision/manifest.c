@@ -9,6 +9,7 @@
 
 #include "download.h"
 #include "lib/debversion.h"
+#include "lib/safe_io.h"
 #include "lib/util.h"
 
 struct ctx {
@@ -115,21 +116,22 @@ int manifest_load(const char *path, struct manifest *m, char *err, size_t err_si
 	memset(m, 0, sizeof(*m));
 	m->path = xstrdup(path);
 	struct ctx c = { .path = path, .err = err, .err_size = err_size };
-	FILE *fp = fopen(path, "rb");
-	if (!fp) {
-		snprintf(err, err_size, "%s: %s", path, strerror(errno));
+	/* a regular file of at most 16 MiB: a FIFO with no writer or /dev/zero
+	 * is an error at once, not a hang (SECURITY.md) */
+	char *text = NULL;
+	size_t text_len = 0;
+	if (safe_read_file(path, SAFE_KIND_REG, SAFE_MAX_TEXT, &text, &text_len, err, err_size) < 0)
 		return -1;
-	}
 	yaml_parser_t parser;
 	yaml_document_t doc;
 	yaml_parser_initialize(&parser);
-	yaml_parser_set_input_file(&parser, fp);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, text_len);
 	int rc = -1;
 	if (!yaml_parser_load(&parser, &doc)) {
 		snprintf(err, err_size, "%s:%zu:%zu: %s", path, parser.problem_mark.line + 1,
 			 parser.problem_mark.column + 1, parser.problem ? parser.problem : "YAML error");
 		yaml_parser_delete(&parser);
-		fclose(fp);
+		free(text);
 		return -1;
 	}
 	c.doc = &doc;
@@ -199,7 +201,7 @@ out:
 	free(arch);
 	yaml_document_delete(&doc);
 	yaml_parser_delete(&parser);
-	fclose(fp);
+	free(text);
 	return rc;
 }
 

@@ -457,6 +457,15 @@ def stack_case(verb, pin=None, manifest=None):
     return setup
 
 
+def manifest_case(make):
+    """stack verify with a manifest that is no regular file: make(fx) gives its path."""
+    def setup(fx):
+        dest = fx.path("out")
+        os.makedirs(dest)
+        return ["stack", "verify", "--manifest", make(fx), dest], {}
+    return setup
+
+
 def stack_left(fx, present):
     out = fx.path("out")
     names = sorted(os.listdir(out)) if os.path.isdir(out) else []
@@ -483,6 +492,10 @@ STACK_FAULTS = [
           ["manifest error", "stack.yaml:3:", "url"]),
     Fault("stack", "manifest is binary garbage", stack_case("verify", manifest="\xff\xfe\x00\x81\x1b[31m"), 3,
           ["manifest error", "stack.yaml"]),
+    Fault("stack", "manifest is a FIFO nobody writes (refused at once)", manifest_case(
+        lambda fx: fx.fifo("stack.yaml", under_root=False)), 3, ["manifest error", "stack.yaml is a FIFO"]),
+    Fault("stack", "manifest is /dev/zero", manifest_case(lambda fx: "/dev/zero"), 3,
+          ["manifest error", "/dev/zero is a character device"]),
 ]
 
 FAULTS = (SPEC_FAULTS + DPKG_FAULTS + ENV_FAULTS + OPTION_FAULTS + RUNTIME_FAULTS + DEVICE_FAULTS
