@@ -402,6 +402,8 @@ static void start_hashing(const struct hf_cache *cache, void *arg)
 	vs->err = vs->job ? 0 : errno;
 }
 
+static int verify_scanned(struct hf_options o, int argc, char **argv);
+
 static int hf_verify(int argc, char **argv)
 {
 	struct hf_options o;
@@ -409,6 +411,14 @@ static int hf_verify(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? EXIT_HEALTHY : rc;
 	crypto_dl_preload(); /* while the scan lists the blobs */
+	rc = verify_scanned(o, argc, argv);
+	crypto_dl_preload_join();
+	return rc;
+}
+
+/* hf verify once its options are read: the scan, the hashing, the report. */
+static int verify_scanned(struct hf_options o, int argc, char **argv)
+{
 	size_t n_names = (size_t)(argc - o.first_arg);
 	char **folders = n_names ? xcalloc(n_names + 1, sizeof(char *)) : NULL;
 	for (size_t i = 0; i < n_names; i++)

@@ -2,6 +2,7 @@
 
 #include "dynlib.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -59,11 +60,19 @@ static void *load_now(void *arg)
 	return NULL;
 }
 
+static pthread_t preload_thread;
+static bool preloading;
+
 void crypto_dl_preload(void)
 {
-	pthread_t tid;
-	if (pthread_create(&tid, NULL, load_now, NULL) == 0)
-		pthread_detach(tid);
+	preloading = pthread_create(&preload_thread, NULL, load_now, NULL) == 0;
+}
+
+void crypto_dl_preload_join(void)
+{
+	if (preloading)
+		pthread_join(preload_thread, NULL);
+	preloading = false;
 }
 
 const char *crypto_dl_error(void)

@@ -26,8 +26,13 @@ struct crypto_api {
  * reason is then in crypto_dl_error()). Thread-safe. */
 const struct crypto_api *crypto_dl(void);
 /* Starts loading it on a thread of its own, so that a caller that will hash
- * later does not wait for dlopen then (about 2 ms, OpenSSL's start-up). */
+ * later does not wait for dlopen then (about 2 ms, OpenSSL's start-up). The
+ * caller joins that thread before it returns to exit: a process that exits
+ * while the loader runs races OpenSSL's start-up, and under LeakSanitizer
+ * hangs (its exit check stops the threads, one of them holding the loader's
+ * lock, then asks the loader for the modules). */
 void crypto_dl_preload(void);
+void crypto_dl_preload_join(void);
 const char *crypto_dl_error(void);
 
 #endif
