@@ -836,17 +836,9 @@ static void scan_repo(const struct hf_cache *cache, struct hf_repo *repo, int ca
 		return;
 	}
 	size_t tl = (size_t)(sep - repo->folder);
-	static const struct {
-		const char *prefix, *type;
-	} types[] = {
-		{ "models", "model" },
-		{ "datasets", "dataset" },
-		{ "spaces", "space" },
-		{ "kernels", "kernel" },
-	};
-	for (size_t i = 0; i < ARRAY_SIZE(types); i++)
-		if (strlen(types[i].prefix) == tl && strncmp(repo->folder, types[i].prefix, tl) == 0)
-			repo->type = xstrdup(types[i].type);
+	const char *type = hf_repo_type_of_prefix(repo->folder, tl);
+	if (type)
+		repo->type = xstrdup(type);
 	struct strbuf id = STRBUF_INIT;
 	sb_puts(&id, "");
 	for (const char *p = sep + 2; *p;) {

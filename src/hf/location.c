@@ -461,20 +461,30 @@ char *hf_path_normalize(const char *path)
 	return sb_detach(&out);
 }
 
+/* Each repo type and its folder prefix: "models--org--name". */
+static const struct {
+	const char *word;
+	const char *prefix;
+} types[] = {
+	{ "model", "models" },
+	{ "dataset", "datasets" },
+	{ "space", "spaces" },
+	{ "kernel", "kernels" },
+};
+
+const char *hf_repo_type_of_prefix(const char *prefix, size_t len)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(types); i++)
+		if (strlen(types[i].prefix) == len && strncmp(prefix, types[i].prefix, len) == 0)
+			return types[i].word;
+	return NULL;
+}
+
 char *hf_repo_folder(const char *id, const char *type)
 {
 	if (strstr(id, "--") && !strchr(id, '/'))
 		return xstrdup(id);
 	const char *prefix = "models";
-	static const struct {
-		const char *word;
-		const char *prefix;
-	} types[] = {
-		{ "model", "models" },
-		{ "dataset", "datasets" },
-		{ "space", "spaces" },
-		{ "kernel", "kernels" },
-	};
 	for (size_t i = 0; i < ARRAY_SIZE(types); i++) {
 		size_t n = strlen(types[i].prefix);
 		if (type && (strcmp(type, types[i].word) == 0 || strcmp(type, types[i].prefix) == 0))

@@ -82,6 +82,9 @@ void hf_location_of_environ(char **environ_list, const char *root, bool look_for
 /* The repo folder for an id: "org/name" (a model), "datasets/x", "spaces/o/n",
  * "model:org/name", or the folder name itself. Caller frees. */
 char *hf_repo_folder(const char *id, const char *type);
+/* The repo type ("model") a folder name's first len bytes name ("models"),
+ * or NULL for none huggingface_hub knows. */
+const char *hf_repo_type_of_prefix(const char *prefix, size_t len);
 
 /* Lexically normalises an absolute path: "//", "." and ".." removed, no
  * trailing slash. Returns a malloc'd string. */
