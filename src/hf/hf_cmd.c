@@ -452,14 +452,14 @@ static int verify_scanned(struct hf_options o, int argc, char **argv)
 		}
 	}
 	struct hf_verify v;
-	errno = vs.err;
-	if (hf_verify_finish(vs.job, &v) < 0) {
-		fprintf(stderr, "gpugate: cannot open %s: %s\n", cache.path, strerror(errno));
+	if (!vs.job) { /* hashing never started: the cache folder could not be opened */
+		fprintf(stderr, "gpugate: cannot open %s: %s\n", cache.path, strerror(vs.err));
 		hf_cache_free(&cache);
 		free_list(folders);
 		json_decref(problems);
 		return EXIT_UNHEALTHY;
 	}
+	hf_verify_finish(vs.job, &v);
 	size_t n_repos = 0, n_warn = 0, n_revs = 0, n_unlisted = 0;
 	for (size_t r = 0; r < cache.n_repos; r++) {
 		const struct hf_repo *repo = &cache.repos[r];

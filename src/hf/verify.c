@@ -361,6 +361,12 @@ bool hf_verify_selected(const struct hf_verify_options *opt, const char *folder)
 	return false;
 }
 
+/* Whether the job hashes this repo's blobs and copies: a repo the options select, with blobs. */
+static bool repo_verified(const struct hf_verify_options *opt, const struct hf_repo *repo)
+{
+	return repo->is_repo && hf_verify_selected(opt, repo->folder) && repo->n_blobs;
+}
+
 static int sort_by_size(const void *a, const void *b, void *arg)
 {
 	const struct hf_blob_result *results = arg;
@@ -499,7 +505,7 @@ struct hf_verify_job *hf_verify_start(const struct hf_cache *cache, const struct
 	for (size_t r = 0; r < cache->n_repos; r++) {
 		const struct hf_repo *repo = &cache->repos[r];
 		p->blobs_fd[r] = -1;
-		if (!repo->is_repo || !hf_verify_selected(opt, repo->folder) || !repo->n_blobs)
+		if (!repo_verified(opt, repo))
 			continue;
 		int fd = repo->real ? hf_open_in_cache(cache_fd, repo->real, O_RDONLY | O_DIRECTORY) : -1;
 		if (fd >= 0) {
@@ -563,7 +569,7 @@ int hf_verify_finish(struct hf_verify_job *job, struct hf_verify *out)
 	size_t copies = 0;
 	for (size_t r = 0; r < cache->n_repos; r++) {
 		const struct hf_repo *repo = &cache->repos[r];
-		if (!repo->is_repo || !hf_verify_selected(&job->opt, repo->folder) || !repo->n_blobs)
+		if (!repo_verified(&job->opt, repo))
 			continue;
 		for (size_t v = 0; v < repo->n_revisions; v++)
 			for (size_t i = 0; i < repo->revisions[v].n_files; i++)
@@ -575,7 +581,7 @@ int hf_verify_finish(struct hf_verify_job *job, struct hf_verify *out)
 		p->n_work = 0;
 		for (size_t r = 0; r < cache->n_repos; r++) {
 			const struct hf_repo *repo = &cache->repos[r];
-			if (!repo->is_repo || !hf_verify_selected(&job->opt, repo->folder) || !repo->n_blobs)
+			if (!repo_verified(&job->opt, repo))
 				continue;
 			for (size_t v = 0; v < repo->n_revisions; v++) {
 				const struct hf_revision *rev = &repo->revisions[v];

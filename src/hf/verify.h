@@ -60,7 +60,9 @@ int hf_verify_run(const struct hf_cache *cache, const struct hf_verify_options *
  * walks the snapshots (hf_cache_scan_hooked): start hashes the blobs on
  * threads of its own and returns at once (NULL, errno set: the cache folder
  * cannot be opened); finish, once the scan has ended, waits for them, hashes
- * the copied snapshot files, fills out and frees the job. cache must stay. */
+ * the copied snapshot files, fills out and frees the job, and returns 0 (for
+ * a NULL job: -errno, so that finish(start(...)) passes start's failure on).
+ * cache must stay. */
 struct hf_verify_job;
 struct hf_verify_job *hf_verify_start(const struct hf_cache *cache, const struct hf_verify_options *opt);
 int hf_verify_finish(struct hf_verify_job *job, struct hf_verify *out);
