@@ -45,6 +45,15 @@ static const struct spec_key hf_keys[] = {
 	{ NULL, 0, 0, NULL, NULL },
 };
 
+/* The `hf download` option that names a repo type (none for a model). */
+static const char *repo_type_option(const char *type)
+{
+	return !type                          ? ""
+	       : strcmp(type, "dataset") == 0 ? " --repo-type dataset"
+	       : strcmp(type, "space") == 0   ? " --repo-type space"
+					      : "";
+}
+
 /* Whether the n characters at s are lower-case hex digits. */
 static bool is_lower_hex(const char *s, size_t n)
 {
@@ -661,17 +670,10 @@ static void run_layout(const struct context *ctx, void *state, struct result *r)
 				 strlen(wa->path) > 50 && wa->path[50] == '/' && is_lower_hex(wa->path + 10, 40))
 				/* a file of one revision (missing, wrong size): that commit again */
 				result_remedy(r, "re-download: HF_HUB_CACHE=%s hf download %s%s --revision %.40s",
-					      s->loc.hub_cache, repo->id,
-					      strcmp(repo->type, "model") == 0     ? ""
-					      : strcmp(repo->type, "dataset") == 0 ? " --repo-type dataset"
-										   : " --repo-type space",
-					      wa->path + 10);
+					      s->loc.hub_cache, repo->id, repo_type_option(repo->type), wa->path + 10);
 			else if (wa->severity == HF_FAIL && repo->id)
 				result_remedy(r, "re-download: HF_HUB_CACHE=%s hf download %s%s", s->loc.hub_cache,
-					      strcmp(repo->type, "model") == 0     ? ""
-					      : strcmp(repo->type, "dataset") == 0 ? "--repo-type dataset "
-										   : "--repo-type space ",
-					      repo->id);
+					      repo->id, repo_type_option(repo->type));
 			else if (wa->severity == HF_FAIL)
 				result_remedy(r, "move %s/%s out of the cache: it is not a repo folder",
 					      s->loc.hub_cache, repo->folder);
@@ -780,9 +782,8 @@ static void check_model(struct result *r, const struct hf_state *s, const struct
 			size_t *unchecked)
 {
 	char *folder = hf_repo_folder(m->repo, m->type);
-	const char *type_opt = str_starts_with(folder, "datasets--") ? " --repo-type dataset"
-			       : str_starts_with(folder, "spaces--") ? " --repo-type space"
-								     : "";
+	const char *sep = strstr(folder, "--"); /* always there: {type}s--{org}--{name} */
+	const char *type_opt = repo_type_option(sep ? hf_repo_type_of_prefix(folder, (size_t)(sep - folder)) : NULL);
 	char *fix = xasprintf("HF_HUB_CACHE=%s hf download %s%s --revision %s", s->loc.hub_cache, m->repo, type_opt,
 			      m->revision);
 	const struct hf_repo *repo = NULL;

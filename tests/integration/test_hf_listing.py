@@ -76,6 +76,18 @@ def test_missing_file_named_offline(listed, tmp_path):
     assert r.check("hf.models")["status"] == "pass", r.check("hf.models")
 
 
+def test_layout_fix_downloads_the_revision_with_its_repo_type(listed, tmp_path):
+    """hf.layout's fix for a file missing from a revision re-downloads that
+    commit, naming the repo type as `hf download` wants it (none for a model)."""
+    c, names, trees = listed
+    os.unlink(c / "datasets--glue" / "snapshots" / hb.COMMIT_A / "README.md")
+    os.unlink(c / TINY / "snapshots" / hb.COMMIT_A / "config.json")
+    r = models_check(tmp_path, c, [])
+    fixes = r.check("hf.layout")["remediation"]
+    assert "hf download glue --repo-type dataset --revision " + hb.COMMIT_A in fixes, fixes
+    assert "hf download org/tiny --revision " + hb.COMMIT_A in fixes, fixes
+
+
 def test_missing_file_without_listing_is_not_checked(listed, tmp_path):
     c, names, trees = listed
     os.unlink(c / TINY / "snapshots" / hb.COMMIT_A / "tokenizer" / "vocab.txt")
