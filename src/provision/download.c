@@ -8,7 +8,6 @@
 #include <math.h>
 #include <openssl/evp.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +17,7 @@
 #include <unistd.h>
 
 #include "http.h"
+#include "lib/parallel.h"
 #include "lib/safe_io.h"
 #include "lib/util.h"
 
@@ -888,8 +888,7 @@ size_t dl_run(struct dl_job *jobs, size_t n, const struct dl_options *o)
 		want = n;
 	/* a hashing thread per lane only where there is a CPU for it (measured
 	 * on 2 CPUs with 8 lanes: the hand-over copy cost 6% more CPU) */
-	cpu_set_t cpus;
-	size_t n_cpus = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? (size_t)CPU_COUNT(&cpus) : 1;
+	size_t n_cpus = usable_cpus();
 	for (size_t i = 0; i < n; i++)
 		states[i].inline_sink = n_cpus < 2 * want;
 	pthread_t *threads = xcalloc(want ? want : 1, sizeof(*threads));
