@@ -99,6 +99,7 @@ class Archive:
         self.arch = arch or native_arch()
         self.dir = CACHE / f"{suite}-{self.arch}"
         self.debs = self.dir / "debs"
+        self._index = None
         for sub in ("etc/apt.conf.d", "etc/preferences.d", "etc/sources.list.d", "state/lists/partial",
                     "cache/archives/partial", "debs"):
             (self.dir / sub).mkdir(parents=True, exist_ok=True)
@@ -137,7 +138,10 @@ class Archive:
                                f"{r.stdout[-2000:]}{r.stderr[-2000:]}")
 
     def index(self):
-        """name -> the Packages stanza of its newest version in the suite."""
+        """name -> the Packages stanza of its newest version in the suite
+        (read once per Archive)."""
+        if self._index is not None:
+            return self._index
         self.update()
         out = {}
         for path in self._packages_files():
@@ -149,6 +153,7 @@ class Archive:
                                                    out[name]["Version"]]).returncode == 0:
                     continue
                 out[name] = st
+        self._index = out
         return out
 
     def url(self, stanza):
