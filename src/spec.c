@@ -193,8 +193,8 @@ static int unknown_key(const struct spec *spec, const struct spec_schema *schema
 	char sections[256] = "";
 	if (top && schema->sections)
 		schema->sections(sections, sizeof(sections));
-	return spec_error_at(err, spec, node, "unknown key '%s'%s%s%s", path, *sections ? " (sections: " : "",
-			     sections, *sections ? ")" : "");
+	return spec_error_at(err, spec, node, "unknown key '%s'%s%s%s", path, *sections ? " (sections: " : "", sections,
+			     *sections ? ")" : "");
 }
 
 /* node against key, the schema entry of path (looked up once by the caller). */

@@ -456,8 +456,10 @@ static void remedy_not_writable(struct result *r, const struct context *ctx, con
 		char *under_root = ctx_path(ctx, cache);
 		unsigned owner = stat(under_root, &st) == 0 ? (unsigned)st.st_uid : uid;
 		free(under_root);
-		result_remedy(r, "chown %s%u:%u %s   (%s; or run the container as the folder's owner: docker run --user %u ...)",
-			      deep_path(target) ? "-R " : "", uid, gid, target, where, owner);
+		result_remedy(
+			r,
+			"chown %s%u:%u %s   (%s; or run the container as the folder's owner: docker run --user %u ...)",
+			deep_path(target) ? "-R " : "", uid, gid, target, where, owner);
 	}
 	free(host);
 }
