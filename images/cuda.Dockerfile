@@ -66,8 +66,13 @@ COPY images/cuda-ci.yaml /etc/gpugate/ci.yaml
 # /dev/nvidia* are created mode 0666 by the toolkit, so unlike /dev/dri no
 # group membership is needed; video is kept for hosts that restrict the nodes
 # (NVreg_DeviceFileGID/Mode) to that group.
+# APP_UID: the uid of the non-root user `app`; build with your own
+# (--build-arg APP_UID="$(id -u)") so that the Hugging Face cache mounted from
+# your home is writable (a base user at that uid gives way).
 ARG APP_UID=10001
-RUN useradd --create-home --uid "$APP_UID" --groups video --shell /bin/bash app \
+RUN test "$APP_UID" != 0 || { echo "APP_UID must not be 0: the image's user is not root" >&2; exit 1; } \
+    && if taken=$(getent passwd "$APP_UID" | cut -d: -f1) && [ -n "$taken" ]; then userdel "$taken"; fi \
+    && useradd --create-home --uid "$APP_UID" --groups video --shell /bin/bash app \
     && mkdir -p /home/app/.cache/huggingface \
     && chown -R app:app /home/app/.cache
 

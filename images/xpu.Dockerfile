@@ -70,9 +70,15 @@ COPY images/gpugate.yaml /etc/gpugate/gpugate.yaml
 # non-root user open /dev/dri/renderD* without running as root; pass the host's
 # value at build time, or use `docker run --group-add <gid>` with any image.
 # Declared after the driver layer so changing it does not rebuild that layer.
+# APP_UID: the uid of the non-root user `app`. Build with your own
+# (--build-arg APP_UID="$(id -u)") and the Hugging Face cache you mount from
+# your home is writable in the container as it is on the host; a user the
+# base already has at that uid (Ubuntu 24.04's `ubuntu` is 1000) gives way.
 ARG RENDER_GID=993
 ARG APP_UID=10001
-RUN if getent group render >/dev/null; then groupmod --gid "$RENDER_GID" render; \
+RUN test "$APP_UID" != 0 || { echo "APP_UID must not be 0: the image's user is not root" >&2; exit 1; } \
+    && if taken=$(getent passwd "$APP_UID" | cut -d: -f1) && [ -n "$taken" ]; then userdel "$taken"; fi \
+    && if getent group render >/dev/null; then groupmod --gid "$RENDER_GID" render; \
     else groupadd --system --gid "$RENDER_GID" render; fi \
     && useradd --create-home --uid "$APP_UID" --groups render,video --shell /bin/bash app \
     && mkdir -p /home/app/.cache/huggingface \

@@ -97,8 +97,11 @@ static int check_patterns(char **list, const char *option)
 {
 	for (char **p = list; p && *p; p++) {
 		/* a group name matches too: it is a prefix of its checks' ids */
-		if (!registry_find(*p))
-			return usage_error("%s: no check has the id or prefix '%s' (see 'gpugate list')", option, *p);
+		if (!registry_find(*p)) {
+			const char *near = registry_nearest_id(*p);
+			return usage_error("%s: no check has the id or prefix '%s'%s%s%s (see 'gpugate list')", option,
+					   *p, near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+		}
 	}
 	return 0;
 }

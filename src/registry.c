@@ -1,5 +1,7 @@
 #include "registry.h"
 
+#include "lib/nearest.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -72,12 +74,37 @@ const struct spec_schema registry_schema = {
 	.key = registry_spec_key,
 	.validate = registry_validate_spec,
 	.sections = section_names,
+	.nearest_key = registry_nearest_key,
 };
 
 bool check_id_matches(const char *id, const char *pattern)
 {
 	size_t n = strlen(pattern);
 	return strncmp(id, pattern, n) == 0 && (id[n] == '\0' || id[n] == '.');
+}
+
+const char *registry_nearest_id(const char *word)
+{
+	struct nearest n;
+	nearest_init(&n, word);
+	for (const struct check_group *const *g = registry_groups; *g; g++) {
+		nearest_offer(&n, (*g)->name);
+		for (const struct check_def *c = (*g)->checks; c->id; c++)
+			nearest_offer(&n, c->id);
+	}
+	return nearest_result(&n);
+}
+
+const char *registry_nearest_key(const char *path)
+{
+	struct nearest n;
+	nearest_init(&n, path);
+	for (const struct spec_key *k = registry_top_keys; k->path; k++)
+		nearest_offer(&n, k->path);
+	for (const struct check_group *const *g = registry_groups; *g; g++)
+		for (const struct spec_key *k = (*g)->spec_keys; k->path; k++)
+			nearest_offer(&n, k->path);
+	return nearest_result(&n);
 }
 
 const struct check_def *registry_find(const char *id_or_prefix)

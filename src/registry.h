@@ -47,5 +47,10 @@ bool check_id_matches(const char *id, const char *pattern);
  * and its enabled_by bool, if any, is true. */
 bool registry_check_enabled(const struct spec *spec, const struct check_group *g, const struct check_def *c);
 const struct check_def *registry_find(const char *id_or_prefix);
+/* The check id or group name nearest to an unknown one ("did you mean"),
+ * or NULL when none is close (lib/nearest.h). */
+const char *registry_nearest_id(const char *word);
+/* The spec key path nearest to an unknown one, or NULL. */
+const char *registry_nearest_key(const char *path);
 
 #endif

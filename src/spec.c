@@ -182,6 +182,21 @@ static int check_scalar(const struct spec *spec, const yaml_node_t *node, const 
 	return 0;
 }
 
+/* The error for a key the schema does not know, with the nearest known key
+ * when one is close ("did you mean"), else the sections at the top. */
+static int unknown_key(const struct spec *spec, const struct spec_schema *schema, const yaml_node_t *node,
+		       const char *path, bool top, struct spec_error *err)
+{
+	const char *near = schema->nearest_key ? schema->nearest_key(path) : NULL;
+	if (near)
+		return spec_error_at(err, spec, node, "unknown key '%s' (did you mean '%s'?)", path, near);
+	char sections[256] = "";
+	if (top && schema->sections)
+		schema->sections(sections, sizeof(sections));
+	return spec_error_at(err, spec, node, "unknown key '%s'%s%s%s", path, *sections ? " (sections: " : "", sections,
+			     *sections ? ")" : "");
+}
+
 /* node against key, the schema entry of path (looked up once by the caller). */
 static int validate_value(const struct spec *spec, const struct spec_schema *schema, yaml_node_t *node,
 			  const struct spec_key *key, const char *path, struct spec_error *err)
@@ -203,7 +218,7 @@ static int validate_value(const struct spec *spec, const struct spec_schema *sch
 		     rc == 0 && it < node->data.sequence.items.top; it++) {
 			yaml_node_t *item = yaml_document_get_node((yaml_document_t *)&spec->doc, *it);
 			rc = item_key ? validate_value(spec, schema, item, item_key, item_path, err)
-				      : spec_error_at(err, spec, item, "unknown key '%s'", item_path);
+				      : unknown_key(spec, schema, item, item_path, false, err);
 		}
 		free(item_path);
 		return rc;
@@ -223,14 +238,10 @@ static int validate_value(const struct spec *spec, const struct spec_schema *sch
 		char *child = *path ? xasprintf("%s.%s", path, (char *)k->data.scalar.value)
 				    : xstrdup((char *)k->data.scalar.value);
 		const struct spec_key *child_key = schema->key(child);
-		char sections[256] = "";
-		if (!child_key && !*path)
-			schema->sections(sections, sizeof(sections));
 		int rc = child_key ? validate_value(spec, schema,
 						    yaml_document_get_node((yaml_document_t *)&spec->doc, p->value),
 						    child_key, child, err)
-				   : spec_error_at(err, spec, k, "unknown key '%s'%s%s%s", child,
-						   *path ? "" : " (sections: ", sections, *path ? "" : ")");
+				   : unknown_key(spec, schema, k, child, !*path, err);
 		free(child);
 		if (rc)
 			return rc;
@@ -243,7 +254,7 @@ static int validate_node(const struct spec *spec, const struct spec_schema *sche
 {
 	const struct spec_key *key = schema->key(path);
 	if (!key)
-		return spec_error_at(err, spec, node, "unknown key '%s'", path);
+		return unknown_key(spec, schema, node, path, false, err);
 	return validate_value(spec, schema, node, key, path, err);
 }
 

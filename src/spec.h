@@ -42,6 +42,8 @@ struct spec_schema {
 	int (*validate)(const struct spec *spec, struct spec_error *err);
 	/* the top-level sections for an error message ("packages, devices, ..."), into buf */
 	void (*sections)(char *buf, size_t size);
+	/* the known key path nearest to an unknown one ("did you mean"), or NULL; may be NULL */
+	const char *(*nearest_key)(const char *path);
 };
 
 struct spec {

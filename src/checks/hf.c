@@ -158,6 +158,10 @@ struct hf_state {
 	bool mi_ok;
 	char mi_err[4300];
 	bool healthcheck; /* no listings read (see hf_cache_scan_listings) */
+	/* healthcheck, and no sign the container uses Hugging Face: no hf.models,
+	 * no cache folder, no volume (the cache would be on the root filesystem):
+	 * a GPU-only container, whose missing volume only warns */
+	bool unused;
 	bool scanned;
 	int scan_rc;
 	char scan_err[4300];
@@ -182,6 +186,11 @@ static void *hf_prepare(const struct context *ctx)
 	char *mi = ctx_path(ctx, "/proc/self/mountinfo");
 	s->mi_ok = mountinfo_load(mi, &s->mi, s->mi_err, sizeof(s->mi_err)) == 0;
 	free(mi);
+	if (s->usable && s->healthcheck && s->mi_ok && !spec_has(ctx->spec, "hf.models")) {
+		struct stat st;
+		s->unused = stat(s->cache, &st) < 0 && errno == ENOENT &&
+			    mountinfo_find(&s->mi, s->mount_path) == mountinfo_find(&s->mi, "/");
+	}
 	return s;
 }
 
@@ -351,7 +360,13 @@ static void run_mounted(const struct context *ctx, void *state, struct result *r
 		}
 	}
 	bool required = spec_bool(ctx->spec, "hf.require_mount", true);
-	if (on_root && required) {
+	if (on_root && required && s->unused) {
+		result_set(
+			r, STATUS_WARN,
+			"no Hugging Face volume: the cache %s does not exist and the spec lists no hf.models (the ci profile requires the volume)",
+			s->loc.hub_cache);
+		remedy_mount(r, s);
+	} else if (on_root && required) {
 		result_set(
 			r, STATUS_FAIL,
 			"the cache %s is on the container's root filesystem (%s at /), not a mounted volume: downloads vanish with the container",
@@ -374,12 +389,18 @@ static const struct mount_entry *cache_mount(const struct hf_state *s)
 }
 
 /* The cache folder, or its nearest existing parent (a fresh volume where
- * huggingface_hub has not made hub/ yet). Caller frees. */
-static char *existing_folder(const char *path)
+ * huggingface_hub has not made hub/ yet), as the container sees it (path
+ * and result are container paths, read under --root). Caller frees. */
+static char *existing_folder(const struct context *ctx, const char *path)
 {
 	char *p = xstrdup(path);
-	struct stat st;
-	while (stat(p, &st) < 0 || !S_ISDIR(st.st_mode)) {
+	for (;;) {
+		char *under_root = ctx_path(ctx, p);
+		struct stat st;
+		bool found = stat(under_root, &st) == 0 && S_ISDIR(st.st_mode);
+		free(under_root);
+		if (found)
+			return p;
 		char *slash = strrchr(p, '/');
 		if (!slash || slash == p) {
 			free(p);
@@ -387,7 +408,60 @@ static char *existing_folder(const char *path)
 		}
 		*slash = '\0';
 	}
-	return p;
+}
+
+/* Where a container path inside mount m lies on the host: a bind mount's
+ * (or a Docker volume's) root field in the mount table is the folder of the
+ * host's filesystem mounted there. NULL where m mounts a whole filesystem
+ * (root "/": a tmpfs, a block device) and the host folder is not known.
+ * Caller frees. */
+static char *host_path(const struct mount_entry *m, const char *path)
+{
+	if (!m || strcmp(m->root, "/") == 0 || strcmp(m->mount_point, "/") == 0)
+		return NULL;
+	size_t n = strlen(m->mount_point);
+	if (strncmp(path, m->mount_point, n) != 0 || (path[n] != '\0' && path[n] != '/'))
+		return NULL;
+	return xasprintf("%s%s", m->root, path + n);
+}
+
+/* True for a path of at least two parts (/home/app, not /home or /): the
+ * least a recursive ownership change may name. */
+static bool deep_path(const char *path)
+{
+	const char *second = strchr(path + (path[0] == '/'), '/');
+	return second && second[1] != '\0';
+}
+
+/* The fix for a cache this uid cannot write, the same in every profile. dir
+ * is the folder at fault (container path): the cache itself, or its nearest
+ * existing parent when the cache does not exist yet. A recursive chown only
+ * ever names the cache itself (never /, never a folder above it); where the
+ * cache is a bind mount the host folder comes from the mount table. */
+static void remedy_not_writable(struct result *r, const struct context *ctx, const struct hf_state *s,
+				const struct mount_entry *m, const char *dir)
+{
+	unsigned uid = (unsigned)geteuid(), gid = (unsigned)getegid();
+	const char *cache = s->loc.hub_cache;
+	char *host = host_path(m, cache);
+	const char *target = host ? host : cache;
+	const char *where = host ? "on the host" : "as root";
+	if (strcmp(dir, cache) != 0) { /* not created yet: make the cache itself, owned by this user */
+		result_remedy(
+			r,
+			"mkdir -p %s && chown %u:%u %s   (%s; or mount a host folder this user owns at HF_HOME: docker run -v $HOME/.cache/huggingface:%s ...)",
+			target, uid, gid, target, where, s->loc.hf_home);
+	} else {
+		struct stat st;
+		char *under_root = ctx_path(ctx, cache);
+		unsigned owner = stat(under_root, &st) == 0 ? (unsigned)st.st_uid : uid;
+		free(under_root);
+		result_remedy(
+			r,
+			"chown %s%u:%u %s   (%s; or run the container as the folder's owner: docker run --user %u ...)",
+			deep_path(target) ? "-R " : "", uid, gid, target, where, owner);
+	}
+	free(host);
 }
 
 static void run_writable(const struct context *ctx, void *state, struct result *r)
@@ -419,22 +493,24 @@ static void run_writable(const struct context *ctx, void *state, struct result *
 			m->mount_point);
 		return;
 	}
-	char *dir = existing_folder(s->cache);
-	bool missing = strcmp(dir, s->cache) != 0;
+	char *dir = existing_folder(ctx, s->loc.hub_cache);
+	char *dir_under_root = ctx_path(ctx, dir);
+	bool missing = strcmp(dir, s->loc.hub_cache) != 0;
 	if (ctx_is_healthcheck(ctx)) { /* never writes: the permission bits only */
-		if (access(dir, W_OK | X_OK) < 0) {
-			result_set(r, STATUS_FAIL, "%s is not writable by uid %u: %s", dir, (unsigned)geteuid(),
-				   strerror(errno));
-			result_remedy(r, "chown -R %u %s   (on the host, or run the container as the owner)",
-				      (unsigned)geteuid(), dir);
+		if (access(dir_under_root, W_OK | X_OK) < 0) {
+			/* a GPU-only container (no volume, no models): nothing will write there */
+			result_set(r, s->unused ? STATUS_WARN : STATUS_FAIL, "%s is not writable by uid %u: %s", dir,
+				   (unsigned)geteuid(), strerror(errno));
+			remedy_not_writable(r, ctx, s, m, dir);
 		} else {
 			result_set(r, STATUS_PASS, "%s is writable (mount options %s)", dir,
 				   m ? m->mount_options : "unknown");
 		}
+		free(dir_under_root);
 		free(dir);
 		return;
 	}
-	char *tmp = xasprintf("%s/.gpugate-write-test.XXXXXX", dir);
+	char *tmp = xasprintf("%s/.gpugate-write-test.XXXXXX", dir_under_root);
 	int fd = mkstemp(tmp);
 	if (fd < 0) {
 		int e = errno;
@@ -443,11 +519,12 @@ static void run_writable(const struct context *ctx, void *state, struct result *
 		else
 			result_set(r, STATUS_FAIL, "cannot create a file in %s as uid %u: %s", dir, (unsigned)geteuid(),
 				   strerror(e));
-		result_remedy(
-			r,
-			e == EROFS
-				? "mount the cache read-write, or set 'read_only: true' in the hf spec and export HF_HUB_OFFLINE=1"
-				: "chown -R $(id -u):$(id -g) the host folder behind the cache, or run the container as its owner");
+		if (e == EROFS)
+			result_remedy(
+				r,
+				"mount the cache read-write, or set 'read_only: true' in the hf spec and export HF_HUB_OFFLINE=1");
+		else
+			remedy_not_writable(r, ctx, s, m, dir);
 	} else {
 		bool ok = write(fd, "x", 1) == 1;
 		int werr = errno;
@@ -469,6 +546,7 @@ static void run_writable(const struct context *ctx, void *state, struct result *
 		}
 	}
 	free(tmp);
+	free(dir_under_root);
 	free(dir);
 }
 
@@ -489,9 +567,12 @@ static void run_space(const struct context *ctx, void *state, struct result *r)
 		result_set(r, STATUS_SKIP, "read-only cache (hf.read_only): nothing will be downloaded");
 		return;
 	}
-	char *dir = existing_folder(s->cache);
+	char *dir = existing_folder(ctx, s->loc.hub_cache);
+	char *dir_under_root = ctx_path(ctx, dir);
 	struct statvfs vfs;
-	if (statvfs(dir, &vfs) < 0) {
+	int rc = statvfs(dir_under_root, &vfs);
+	free(dir_under_root);
+	if (rc < 0) {
 		result_set(r, STATUS_FAIL, "cannot read the free space of %s: %s", dir, strerror(errno));
 		free(dir);
 		return;
@@ -604,8 +685,11 @@ static void run_locks(const struct context *ctx, void *state, struct result *r)
 			r, STATUS_FAIL,
 			"%zu lock files or folders under %s/.locks are not writable by uid %u: downloads fail with PermissionError",
 			bad, s->loc.hub_cache, (unsigned)geteuid());
-		result_remedy(r, "chmod -R a+rwX %s/.locks   (or rm -rf %s/.locks: huggingface_hub recreates it)",
-			      s->loc.hub_cache, s->loc.hub_cache);
+		char *host = host_path(cache_mount(s), s->loc.hub_cache);
+		result_remedy(r, "chown -R %u:%u %s/.locks   (%s; huggingface_hub also recreates a removed .locks)",
+			      (unsigned)geteuid(), (unsigned)getegid(), host ? host : s->loc.hub_cache,
+			      host ? "on the host" : "as root");
+		free(host);
 	} else {
 		result_set(r, STATUS_PASS, "%zu lock files under .locks, all writable by uid %u", files,
 			   (unsigned)geteuid());

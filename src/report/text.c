@@ -92,41 +92,103 @@ static void add_details(struct strbuf *out, json_t *details)
 	}
 }
 
-/* full: every check with its findings; otherwise only the problems, briefly
- * (used when the full report would not fit Docker's 4096 bytes). */
-static void add_checks(struct strbuf *out, const struct run *run, const struct report_opts *opts, bool full)
+/* One check's lines. full: with every finding; otherwise briefly (three
+ * findings), as the problems-only report does. */
+static void add_check(struct strbuf *out, const struct result *r, const struct report_opts *opts, bool full)
 {
-	for (size_t i = 0; i < run->count; i++) {
-		const struct result *r = &run->results[i];
-		if (!full && (r->status == STATUS_PASS || r->status == STATUS_SKIP))
-			continue;
-		if (opts->color)
-			sb_puts(out, colors[r->status]);
-		sb_puts(out, labels[r->status]);
-		if (opts->color)
-			sb_puts(out, "\033[0m");
-		sb_printf(out, "  %s: ", r->id);
-		escape_add(out, r->summary, ESCAPE_LINE);
-		sb_puts(out, "\n");
-		bool problem = r->status == STATUS_WARN || r->status == STATUS_FAIL;
-		if (!problem && !(opts->verbose && r->status == STATUS_PASS))
-			continue;
-		json_t *findings = r->details ? json_object_get(r->details, "findings") : NULL;
-		size_t n = json_array_size(findings);
-		size_t shown = full ? n : (n > 3 ? 3 : n);
-		for (size_t k = 0; k < shown; k++) {
-			const char *f = json_string_value(json_array_get(findings, k));
-			if (report_finding_repeats_summary(r, f))
-				continue; /* each summary is printed once */
-			add_indented(out, "      - ", f ? f : "");
-		}
-		if (shown < n)
-			sb_printf(out, "      - ... and %zu more\n", n - shown);
-		if (!problem && n == 0 && r->details)
-			add_details(out, r->details);
-		if (r->remediation && problem)
-			add_indented(out, "      fix: ", r->remediation);
+	if (opts->color)
+		sb_puts(out, colors[r->status]);
+	sb_puts(out, labels[r->status]);
+	if (opts->color)
+		sb_puts(out, "\033[0m");
+	sb_printf(out, "  %s: ", r->id);
+	escape_add(out, r->summary, ESCAPE_LINE);
+	sb_puts(out, "\n");
+	bool problem = r->status == STATUS_WARN || r->status == STATUS_FAIL;
+	if (!problem && !(opts->verbose && r->status == STATUS_PASS))
+		return;
+	json_t *findings = r->details ? json_object_get(r->details, "findings") : NULL;
+	size_t n = json_array_size(findings);
+	size_t shown = full ? n : (n > 3 ? 3 : n);
+	for (size_t k = 0; k < shown; k++) {
+		const char *f = json_string_value(json_array_get(findings, k));
+		if (report_finding_repeats_summary(r, f))
+			continue; /* each summary is printed once */
+		add_indented(out, "      - ", f ? f : "");
 	}
+	if (shown < n)
+		sb_printf(out, "      - ... and %zu more\n", n - shown);
+	if (!problem && n == 0 && r->details)
+		add_details(out, r->details);
+	if (r->remediation && problem)
+		add_indented(out, "      fix: ", r->remediation);
+}
+
+static bool is_problem(const struct result *r)
+{
+	return r->status == STATUS_WARN || r->status == STATUS_FAIL;
+}
+
+/* Appends block, cut to at most allow bytes: at a UTF-8 boundary, marked
+ * " ...", always ending in a newline, never shorter than its first line's
+ * "FAIL  id: " (so every problem keeps its id). */
+static void add_cut(struct strbuf *out, const struct strbuf *block, size_t allow)
+{
+	static const char mark[] = " ...\n";
+	if (block->len <= allow) {
+		sb_add(out, block->buf, block->len);
+		return;
+	}
+	size_t head = strcspn(block->buf, ":") + 1; /* "FAIL  id:" */
+	size_t keep = allow > head + sizeof(mark) - 1 ? allow - (sizeof(mark) - 1) : head;
+	while (keep > head && (block->buf[keep] & 0xC0) == 0x80)
+		keep--; /* not inside a UTF-8 sequence */
+	while (keep > head && block->buf[keep - 1] == '\n')
+		keep--;
+	sb_add(out, block->buf, keep);
+	sb_puts(out, mark);
+}
+
+/* The problems only, sharing budget bytes fairly (Docker keeps 4096 of a
+ * health check's output): each problem is given an equal share, and what a
+ * short one leaves is shared among the longer ones, so one long finding
+ * cannot push the others' ids out of the output. */
+static void add_problems_shared(struct strbuf *out, const struct run *run, const struct report_opts *opts,
+				size_t budget)
+{
+	size_t count = 0;
+	for (size_t i = 0; i < run->count; i++)
+		count += is_problem(&run->results[i]);
+	if (!count)
+		return;
+	struct strbuf *blocks = xcalloc(count, sizeof(*blocks));
+	size_t *allow = xcalloc(count, sizeof(*allow));
+	bool *settled = xcalloc(count, sizeof(*settled));
+	for (size_t i = 0, k = 0; i < run->count; i++)
+		if (is_problem(&run->results[i]))
+			add_check(&blocks[k++], &run->results[i], opts, false);
+	/* water-filling: settle every block that fits the current fair share */
+	size_t left = budget, open = count;
+	for (bool changed = true; changed && open;) {
+		changed = false;
+		size_t share = left / open;
+		for (size_t k = 0; k < count; k++) {
+			if (!settled[k] && blocks[k].len <= share) {
+				settled[k] = true;
+				allow[k] = blocks[k].len;
+				left -= blocks[k].len;
+				open--;
+				changed = true;
+			}
+		}
+	}
+	for (size_t k = 0; k < count; k++) {
+		add_cut(out, &blocks[k], settled[k] ? allow[k] : left / open);
+		sb_release(&blocks[k]);
+	}
+	free(blocks);
+	free(allow);
+	free(settled);
 }
 
 void report_text(struct strbuf *out, const struct run *run, const struct report_opts *opts)
@@ -140,19 +202,24 @@ void report_text(struct strbuf *out, const struct run *run, const struct report_
 		sb_puts(out, "\n");
 	}
 	size_t header = out->len;
-	add_checks(out, run, opts, true);
+	for (size_t i = 0; i < run->count; i++)
+		add_check(out, &run->results[i], opts, true);
 	if (!run->text_limit || out->len - start <= run->text_limit)
 		return;
-	/* Too long for the consumer (Docker keeps 4096 bytes): problems only. */
+	/* Too long for the consumer (Docker keeps 4096 bytes): the problems
+	 * only, each within its share of what is left, then a pointer to all. */
+	static const char cut[] = "(problems only, cut to fit; gpugate check --format text shows all)\n";
 	out->len = header;
 	out->buf[header] = '\0';
-	add_checks(out, run, opts, false);
+	size_t used = header - start + sizeof(cut) - 1;
+	add_problems_shared(out, run, opts, run->text_limit > used ? run->text_limit - used : 0);
+	sb_puts(out, cut);
 	if (out->len - start <= run->text_limit)
 		return;
-	static const char cut[] = "... (report cut to fit; run gpugate check --format text for all)\n";
-	size_t keep = run->text_limit - (sizeof(cut) - 1);
+	/* more problems than ids fit: the last resort is a cut at a line end */
+	size_t keep = run->text_limit;
 	while (keep > 0 && out->buf[start + keep - 1] != '\n')
 		keep--;
 	out->len = start + keep;
-	sb_puts(out, cut);
+	out->buf[out->len] = '\0';
 }

@@ -3,12 +3,43 @@
 import json
 import os
 import subprocess
+import sys
 import time
 
 import pytest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import fix_safety  # noqa: E402
+
 GPUGATE = os.environ.get("GPUGATE") or os.path.join(
     os.path.dirname(__file__), "..", "..", "build", "gpugate")
+
+
+# Every fix text a test made gpugate print (JSON `remediation`, text `fix:`
+# lines), each checked by fix_safety when it is read: a dangerous one fails
+# the test that produced it.
+FIX_TEXTS = []
+
+
+def fix_texts(out):
+    """The fix texts of one run's stdout: a JSON report's remediations, or
+    the text report's `fix:` lines."""
+    try:
+        report = json.loads(out)
+    except (ValueError, TypeError):
+        report = None
+    if isinstance(report, dict) and isinstance(report.get("checks"), list):
+        return [c["remediation"] for c in report["checks"]
+                if isinstance(c, dict) and isinstance(c.get("remediation"), str)]
+    return [line.strip()[len("fix:"):].strip() for line in (out or "").splitlines()
+            if line.strip().startswith("fix:")]
+
+
+def record_fixes(out):
+    for fix in fix_texts(out):
+        FIX_TEXTS.append(fix)
+        bad = fix_safety.problems(fix)
+        assert not bad, f"a fix gpugate printed is dangerous to paste ({'; '.join(bad)}): {fix}"
 
 
 class Run:
@@ -17,6 +48,7 @@ class Run:
         self.out = proc.stdout
         self.err = proc.stderr
         self.seconds = seconds
+        record_fixes(self.out if isinstance(self.out, str) else "")
 
     def json(self):
         return json.loads(self.out)

@@ -174,9 +174,76 @@ def test_locks_of_another_user(tmp):
     c = r.check("hf.locks")
     assert r.rc == 1 and c["status"] == "fail", r
     assert any("abc.lock is owned by uid 0 with mode 0644" in f for f in c["details"]["findings"]), c
-    assert f"chmod -R a+rwX {hub}/.locks" in c["remediation"]
+    assert c["remediation"].startswith(f"chown -R 1000:1000 {hub}/.locks   (as root;"), c
     os.chmod(lock, 0o666)
     proc = subprocess.run(["setpriv", "--reuid", "1000", "--regid", "1000", "--clear-groups",
                            GPUGATE, "check", "--profile", "ci", "--only", "hf.locks", "--format", "json"],
                           capture_output=True, text=True, env=env, timeout=30)
     assert Run(proc, 0).rc == 0, Run(proc, 0)
+
+
+def test_gpu_only_container_is_healthy(tmp):
+    """No Hugging Face use (no volume, no hf.models, no cache folder): the
+    healthcheck warns about the missing volume, the ci gate still fails."""
+    target = subprocess.run(["findmnt", "-n", "-o", "TARGET", "-T", "/var/tmp"], capture_output=True,
+                            text=True).stdout.strip()
+    if target != "/":
+        pytest.skip("/var/tmp is not on the root filesystem here")
+    home = tempfile.mkdtemp(prefix="gpugate-hf-gpu-only-", dir="/var/tmp")
+    try:
+        env = {"HF_HOME": f"{home}/huggingface"}  # not created: nobody downloaded anything
+        h = in_namespace('exec "$GPUGATE" check --profile healthcheck --only hf --format json\n', env)
+        m = check(h, "hf.mounted")
+        assert h.rc == 0 and m["status"] == "warn", h
+        assert "no Hugging Face volume" in m["summary"] and "-v $HOME/.cache/huggingface:" in m["remediation"]
+        c = in_namespace('exec "$GPUGATE" check --profile ci --only hf.mounted --format json\n', env)
+        assert c.rc == 1 and check(c, "hf.mounted")["status"] == "fail", c
+        # a model listed in the spec is Hugging Face use: the volume is required again
+        s = spec(tmp, "extends: healthcheck\nhf:\n  models: [org/tiny]\n")
+        u = in_namespace(f'exec "$GPUGATE" check --spec {s} --only hf.mounted --format json\n', env)
+        assert u.rc == 1 and check(u, "hf.mounted")["status"] == "fail", u
+    finally:
+        shutil.rmtree(home)
+
+
+@pytest.mark.skipif(not shutil.which("setpriv"), reason="needs setpriv")
+def test_home_at_root_gets_no_chown_of_root(tmp):
+    """`docker run --user 1000` gives HOME=/: the cache would be
+    /.cache/huggingface/hub, whose nearest folder is /. The fix makes the cache
+    folder itself, never `chown -R 1000 /`; both profiles say the same."""
+    if os.path.exists("/.cache"):
+        pytest.skip("/.cache exists on this machine")
+    fixes = {}
+    for profile in ("healthcheck", "ci"):
+        proc = subprocess.run(["setpriv", "--reuid", "1000", "--regid", "1000", "--clear-groups", GPUGATE, "check",
+                               "--profile", profile, "--only", "hf.writable", "--format", "json"],
+                              capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", "HOME": "/"}, timeout=30)
+        r = Run(proc, 0)  # Run checks every fix with fix_safety
+        w = r.check("hf.writable")
+        assert w["status"] in ("warn", "fail") and "uid 1000" in w["summary"], r
+        fixes[profile] = w["remediation"]
+    assert fixes["healthcheck"] == fixes["ci"], fixes
+    assert fixes["ci"].startswith("mkdir -p /.cache/huggingface/hub && chown 1000:1000 /.cache/huggingface/hub"), fixes
+    assert not os.path.exists("/.cache")
+
+
+@pytest.mark.skipif(not shutil.which("setpriv"), reason="needs setpriv")
+def test_bind_mounted_cache_fix_names_the_host_folder(tmp):
+    """A root-owned host folder bind-mounted as the cache: the fix names the
+    host folder the mount table gives (findmnt's FSROOT is the oracle), the
+    same in both profiles, recursive only on the cache itself."""
+    fixes = {}
+    for profile in ("healthcheck", "ci"):
+        r = in_namespace(f"""
+mkdir -p {tmp}/host-hf/hub {tmp}/container-hf
+mount --bind {tmp}/host-hf {tmp}/container-hf
+findmnt -n -o FSROOT {tmp}/container-hf > {tmp}/fsroot
+exec setpriv --reuid 1000 --regid 1000 --clear-groups "$GPUGATE" check --profile {profile} --only hf.writable --format json
+""", {"HF_HOME": f"{tmp}/container-hf"})
+        w = check(r, "hf.writable")
+        assert r.rc == 1 and w["status"] == "fail", r
+        fixes[profile] = w["remediation"]
+    fsroot = open(f"{tmp}/fsroot").read().strip()
+    assert fsroot.endswith("/host-hf"), fsroot
+    assert fixes["healthcheck"] == fixes["ci"], fixes
+    assert fixes["ci"].startswith(f"chown -R 1000:1000 {fsroot}/hub   (on the host;"), fixes
