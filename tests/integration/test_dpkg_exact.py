@@ -342,6 +342,7 @@ def test_relations_agree_with_dpkg(tmp_path):
             disagree.append((relation, got, depends, pre))
         else:
             TALLY["agree"] += 1
+            conftest.EXACT_CASES["relations/provides"] += 1
     assert not disagree, disagree
     # depisok (Pre-Depends) does not check a provider's architecture; dependencies_ok does
     assert pre_depends_differs == ["virt-i386"], pre_depends_differs
@@ -354,6 +355,18 @@ def test_relations_agree_with_dpkg(tmp_path):
     assert not holds["virt-i386"] and holds["virt-i386:i386"] and holds["virt-tool"]
     # "native" is no architecture to dpkg (apt's spelling): lib/dpkg/arch.c knows any, all and the native name
     assert not holds["noarch:native"] and not holds["libze1:native (>= 1.17)"]
+    # issue 28: a package's own Provides counts; only '=' in Provides serves
+    # a versioned relation, and a version other than '=' serves nothing
+    # (pkg_virtual_deppossi_satisfied); Provides over several lines; letter
+    # case of Status and Multi-Arch; no Architecture is not native; names
+    # of one letter or with '_'
+    assert holds["selfprov (>= 2.0)"] and not holds["selfprov (>= 3.0)"] and holds["selfprov (= 1.0)"]
+    assert not holds["virt-ge"] and not holds["virt-ge (>= 1)"] and not holds["virt-gt"] and not holds["virt-lt"]
+    assert holds["virt-imp (= 4.0)"] and holds["virt-imp (>= 1)"] and holds["virt-imp"]
+    assert holds["virt-c1"] and holds["virt-cont (>= 2.0)"] and holds["virt-c3"] and not holds["virt-cont (>> 2.0)"]
+    assert holds["casepkg"] and holds["caseallowed:any"] and holds["virt-multi (>= 2.0)"]
+    assert not holds["noarchfield"] and not holds["noarchfield:amd64"] and not holds["noarchfield:any"]
+    assert holds["q (>= 1.0)"] and holds["under_score (= 1.0)"]
     warned = [f for f in c["details"]["findings"] if "leniently" in f]
     assert warned and "oddver" in warned[0]
     # capitals dpkg takes silently (it looks the name up lowercased): gpugate warns
