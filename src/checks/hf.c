@@ -274,6 +274,20 @@ static void run_location(const struct context *ctx, void *state, struct result *
 								 : l->hub_source,
 			   exists ? "" : ", not created yet");
 	}
+	if (l->token_error) {
+		/* utils/_auth.py get_token() raises inside every download
+		 * (hf_hub_download builds its headers first, offline too) */
+		json_object_set_new(d, "token_error", json_text(l->token_error));
+		if (*l->hub_cache == '/')
+			result_set(r, STATUS_FAIL, "every huggingface_hub download would raise: %s", l->token_error);
+		else
+			result_finding(r, STATUS_FAIL, "every huggingface_hub download would raise: %s",
+				       l->token_error);
+		result_remedy(
+			r,
+			"point HF_TOKEN_PATH at a token file, or unset it (the default is %s/token): unset HF_TOKEN_PATH",
+			l->hf_home);
+	}
 	for (const char *const *dep = l->deprecated; *dep; dep++) {
 		result_finding(r, STATUS_WARN,
 			       "%s is set, but huggingface_hub ignores it (deprecated): the cache is %s", *dep,

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../lib/debrelation.h"
 #include "../lib/debversion.h"
@@ -98,7 +99,9 @@ static bool arch_satisfied(const struct rel_alt *alt, const char *pkg_arch, cons
 	if (alt->arch && strcmp(alt->arch, "any") == 0)
 		return strcmp(multiarch, "allowed") == 0;
 	const char *want = alt->arch && strcmp(alt->arch, "all") != 0 ? alt->arch : native;
-	const char *have = *pkg_arch && strcmp(pkg_arch, "all") != 0 ? pkg_arch : native;
+	/* a package with no Architecture (dpkg only warns) has the empty
+	 * architecture, which is not the native one (DPKG_ARCH_EMPTY) */
+	const char *have = strcmp(pkg_arch, "all") != 0 ? pkg_arch : native;
 	return want && have && strcmp(want, have) == 0;
 }
 
@@ -137,34 +140,103 @@ static json_t *pkg_json(const struct dpkg_pkg *p)
 	return j;
 }
 
-/* One Provides item of p that names alt->name, parsed; NULL when none. The
- * item's arch is the provider's own unless it says one. */
-static bool provided_by(const struct rel_alt *alt, const struct dpkg_pkg *p, struct relation *item)
+/* The Provides items of p that name alt->name, as dpkg's f_dependency()
+ * reads them (a package may provide one name at several versions, and its
+ * own name too). The item's arch is the provider's own unless it says one. */
+struct provided {
+	const char *want;
+	struct rel_alt *items;
+	size_t count;
+};
+
+static bool collect_provided(const struct relfield_item *it, void *data)
 {
-	if (!*p->provides || !dpkg_provides_names(p->provides, strlen(p->provides), alt->name))
-		return false;
-	char *copy = xstrdup(p->provides), *save = NULL;
-	bool found = false;
-	for (char *tok = strtok_r(copy, ",", &save); tok && !found; tok = strtok_r(NULL, ",", &save)) {
-		char why[256];
-		struct relation r;
-		if (relation_parse(tok, &r, why, sizeof(why)) < 0)
-			continue;
-		if (strcmp(r.alts[0].name, alt->name) == 0) {
-			*item = r;
-			found = true;
-		} else {
-			relation_free(&r);
-		}
+	struct provided *pr = data;
+	if (it->name_len != strlen(pr->want) || strncasecmp(it->name, pr->want, it->name_len) != 0)
+		return true;
+	pr->items = xrealloc(pr->items, (pr->count + 1) * sizeof(*pr->items));
+	struct rel_alt *a = &pr->items[pr->count++];
+	memset(a, 0, sizeof(*a));
+	a->name = xstrndup(it->name, it->name_len);
+	a->arch = it->arch ? xstrndup(it->arch, it->arch_len) : NULL;
+	a->op = it->op;
+	a->version = it->op != REL_ANY ? xstrndup(it->version, it->version_len) : NULL;
+	return true;
+}
+
+static void provided_free(struct provided *pr)
+{
+	struct relation r = { pr->items, pr->count };
+	relation_free(&r);
+}
+
+/* Judges one candidate for alt: p itself (pv NULL) or p's Provides item pv;
+ * appends what was found and returns whether it serves alt. */
+static bool candidate_serves(const struct rel_alt *alt, const struct dpkg_pkg *p, const struct rel_alt *pv,
+			     const char *native, struct strbuf *found, json_t *installed, struct result *r)
+{
+	bool ok_state = dpkg_pkg_installed(p);
+	bool ok_version, ok_arch;
+	const char *bad_version = NULL;
+	enum debversion_level level = DEBVERSION_OK;
+	if (!pv) {
+		ok_arch = arch_satisfied(alt, p->arch, p->multiarch, native);
+		bad_version = alt->op != REL_ANY ? debversion_check(p->version, &level) : NULL;
+		ok_version = level != DEBVERSION_ERROR &&
+			     rel_op_holds(alt->op, p->version, alt->version ? alt->version : "");
+	} else {
+		/* pkg_virtual_deppossi_satisfied() (lib/dpkg/depcon.c): a provided
+		 * version other than '=' serves nothing, an unversioned one only an
+		 * unversioned relation */
+		ok_arch = arch_satisfied(alt, pv->arch ? pv->arch : p->arch, p->multiarch, native);
+		ok_version = pv->op == REL_EQ ? alt->op == REL_ANY || rel_op_holds(alt->op, pv->version, alt->version)
+					      : pv->op == REL_ANY && alt->op == REL_ANY;
 	}
-	free(copy);
-	return found;
+	json_t *j = pkg_json(p);
+	if (pv)
+		json_object_set_new(j, "provides", json_text(alt->name));
+	json_array_append_new(installed, j);
+	if (found->len)
+		sb_puts(found, "; ");
+	sb_printf(found, "%s:%s %s", p->name, *p->arch ? p->arch : "?", *p->version ? p->version : "(no version)");
+	if (pv) {
+		sb_printf(found, " provides %s", alt->name);
+		if (pv->op != REL_ANY)
+			sb_printf(found, " (%s %s)", rel_op_text(pv->op), pv->version);
+	}
+	if (!ok_state)
+		sb_printf(found, " is not installed (state %s)", *p->state ? p->state : "unknown");
+	else if (!ok_arch)
+		sb_printf(found, " %s", arch_mismatch(alt, p->multiarch, native));
+	else if (bad_version && level == DEBVERSION_ERROR)
+		sb_printf(found, " has a version dpkg cannot read (%s)", bad_version);
+	else if (!ok_version && pv && pv->op != REL_ANY && pv->op != REL_EQ)
+		sb_printf(found, " with a version that is not exact ('='), which dpkg lets serve no relation");
+	else if (!ok_version && pv && pv->op == REL_ANY)
+		sb_printf(found, " without a version, which serves only an unversioned relation");
+	else if (!ok_version)
+		sb_printf(found, " is %s",
+			  alt->op == REL_LT || alt->op == REL_LE ? "too new"
+			  : alt->op == REL_EQ                    ? "another version"
+								 : "too old");
+	if (ok_state && bad_version && level == DEBVERSION_WARN)
+		result_finding(r, STATUS_WARN,
+			       "%s %s has version '%s': %s (dpkg reads its database leniently "
+			       "and compares it anyway)",
+			       p->name, p->arch, p->version, bad_version);
+	if (ok_state && ok_arch && ok_version && strcmp(p->state, "triggers-awaited") == 0)
+		result_finding(r, STATUS_PASS,
+			       "%s is triggers-awaited: configured, waiting for another "
+			       "package's triggers, which dpkg runs before it checks dependencies",
+			       p->name);
+	return ok_state && ok_arch && ok_version;
 }
 
 /* Evaluates one relation the way dpkg's dependencies_ok() and
  * deppossi_ok_found() (src/main/packages.c) do for a Depends of an
- * Architecture: all package; appends what was found to `found` and
- * returns whether it holds. */
+ * Architecture: all package: the package of that name, then every package
+ * that provides it; appends what was found to `found` and returns whether
+ * it holds. */
 static bool relation_holds(const struct relation *rel, const struct dpkg_status *st, const char *native,
 			   struct strbuf *found, json_t *installed, struct result *r)
 {
@@ -173,69 +245,19 @@ static bool relation_holds(const struct relation *rel, const struct dpkg_status 
 		const struct rel_alt *alt = &rel->alts[a];
 		for (size_t i = 0; i < st->count; i++) {
 			const struct dpkg_pkg *p = &st->pkgs[i];
-			struct relation item = { NULL, 0 };
-			bool real = strcmp(p->name, alt->name) == 0;
-			if (!real && !provided_by(alt, p, &item))
-				continue;
-			bool ok_state = dpkg_pkg_installed(p);
-			bool ok_version, ok_arch;
-			const char *bad_version = NULL;
-			enum debversion_level level = DEBVERSION_OK;
-			if (real) {
-				ok_arch = arch_satisfied(alt, p->arch, p->multiarch, native);
-				bad_version = alt->op != REL_ANY ? debversion_check(p->version, &level) : NULL;
-				ok_version = level != DEBVERSION_ERROR &&
-					     rel_op_holds(alt->op, p->version, alt->version ? alt->version : "");
-			} else {
-				/* pkg_virtual_deppossi_satisfied() (lib/dpkg/depcon.c): an
-				 * unversioned Provides serves only an unversioned relation */
-				const struct rel_alt *pv = &item.alts[0];
-				ok_arch = arch_satisfied(alt, pv->arch ? pv->arch : p->arch, p->multiarch, native);
-				ok_version = alt->op == REL_ANY ||
-					     (pv->op == REL_EQ && rel_op_holds(alt->op, pv->version, alt->version));
-			}
-			json_t *j = pkg_json(p);
-			if (!real)
-				json_object_set_new(j, "provides", json_text(alt->name));
-			json_array_append_new(installed, j);
-			if (found->len)
-				sb_puts(found, "; ");
-			sb_printf(found, "%s:%s %s", p->name, *p->arch ? p->arch : "?",
-				  *p->version ? p->version : "(no version)");
-			if (!real) {
-				sb_printf(found, " provides %s", alt->name);
-				if (item.alts[0].op != REL_ANY)
-					sb_printf(found, " (= %s)", item.alts[0].version);
-			}
-			if (!ok_state)
-				sb_printf(found, " is not installed (state %s)", *p->state ? p->state : "unknown");
-			else if (!ok_arch)
-				sb_printf(found, " %s", arch_mismatch(alt, p->multiarch, native));
-			else if (bad_version && level == DEBVERSION_ERROR)
-				sb_printf(found, " has a version dpkg cannot read (%s)", bad_version);
-			else if (!ok_version && !real && item.alts[0].op == REL_ANY)
-				sb_printf(found, " without a version, which serves only an unversioned relation");
-			else if (!ok_version)
-				sb_printf(found, " is %s",
-					  alt->op == REL_LT || alt->op == REL_LE ? "too new"
-					  : alt->op == REL_EQ                    ? "another version"
-										 : "too old");
-			if (ok_state && bad_version && level == DEBVERSION_WARN)
-				result_finding(r, STATUS_WARN,
-					       "%s %s has version '%s': %s (dpkg reads its database leniently "
-					       "and compares it anyway)",
-					       p->name, p->arch, p->version, bad_version);
-			if (ok_state && ok_arch && ok_version) {
-				holds = true;
-				if (strcmp(p->state, "triggers-awaited") == 0)
-					result_finding(
-						r, STATUS_PASS,
-						"%s is triggers-awaited: configured, waiting for another "
-						"package's triggers, which dpkg runs before it checks dependencies",
-						p->name);
-			}
-			if (!real)
-				relation_free(&item);
+			if (strcmp(p->name, alt->name) == 0)
+				holds |= candidate_serves(alt, p, NULL, native, found, installed, r);
+		}
+		for (size_t i = 0; i < st->count; i++) {
+			const struct dpkg_pkg *p = &st->pkgs[i];
+			struct provided pr = { alt->name, NULL, 0 };
+			char why[256];
+			if (*p->provides)
+				relfield_walk("Provides", p->provides, strlen(p->provides), RELFIELD_PROVIDES,
+					      collect_provided, &pr, why, sizeof(why));
+			for (size_t k = 0; k < pr.count; k++)
+				holds |= candidate_serves(alt, p, &pr.items[k], native, found, installed, r);
+			provided_free(&pr);
 		}
 	}
 	if (!found->len)

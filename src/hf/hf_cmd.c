@@ -138,6 +138,7 @@ static int hf_where(int argc, char **argv)
 		json_object_set_new(j, "hf_home_from", json_text(loc.home_source));
 		json_object_set_new(j, "token_path", json_text(loc.token_path));
 		json_object_set_new(j, "token_from", loc.token_source ? json_text(loc.token_source) : json_null());
+		json_object_set_new(j, "token_error", loc.token_error ? json_text(loc.token_error) : json_null());
 		json_object_set_new(j, "offline", json_boolean(loc.offline));
 		json_object_set_new(j, "offline_from",
 				    loc.offline_source ? json_text(loc.offline_source) : json_null());
@@ -157,7 +158,11 @@ static int hf_where(int argc, char **argv)
 		printf("hub cache:      %s (from %s)\n", loc.hub_cache, source_words(loc.hub_source));
 		printf("HF_HOME:        %s (from %s)\n", loc.hf_home, source_words(loc.home_source));
 		printf("token path:     %s (token %s)\n", loc.token_path,
-		       loc.token_source ? loc.token_source : "none: anonymous downloads");
+		       loc.token_source  ? loc.token_source
+		       : loc.token_error ? "unreadable: every huggingface_hub download raises"
+					 : "none: anonymous downloads");
+		if (loc.token_error)
+			printf("                %s\n", loc.token_error);
 		if (loc.token_source)
 			printf("                the token comes from %s; it is never printed\n", loc.token_source);
 		printf("offline:        %s", loc.offline ? "yes" : "no");
@@ -175,8 +180,11 @@ static int hf_where(int argc, char **argv)
 		fprintf(stderr,
 			"gpugate: the hub cache path '%s' is not absolute: huggingface_hub would use it relative to the working folder\n",
 			loc.hub_cache);
+	if (loc.token_error) /* get_token() raises in every download (utils/_auth.py) */
+		fprintf(stderr, "gpugate: every huggingface_hub download would raise: %s\n", loc.token_error);
+	bool ok = usable && !loc.token_error;
 	hf_location_free(&loc);
-	return usable ? EXIT_HEALTHY : EXIT_UNHEALTHY;
+	return ok ? EXIT_HEALTHY : EXIT_UNHEALTHY;
 }
 
 /* The cache folder to read: --cache, or the resolved one under --root;

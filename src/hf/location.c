@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,21 +187,76 @@ char *hf_clean_token(const char *raw, size_t len)
 	return out;
 }
 
-/* The token file's content (bounded, never blocking on a FIFO), cleaned. */
+/* Python's exception for an errno from open() or read() (the OSError
+ * subclasses of PEP 3151). */
+static const char *py_exception(int e)
+{
+	switch (e) {
+	case EACCES:
+	case EPERM:
+		return "PermissionError";
+	case EISDIR:
+		return "IsADirectoryError";
+	case ENOTDIR:
+		return "NotADirectoryError";
+	case ENOENT:
+		return "FileNotFoundError";
+	default:
+		return "OSError";
+	}
+}
+
+/* Whether buf is text Python's strict UTF-8 decoder takes (no overlong
+ * forms, no surrogates, nothing past U+10FFFF): read_text() decodes the
+ * file so (the locale's encoding, UTF-8 here and in Python's UTF-8 mode). */
+static bool py_utf8_ok(const unsigned char *s, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		unsigned c = s[i];
+		size_t len = c < 0x80                 ? 1
+			     : c >= 0xc2 && c <= 0xdf ? 2
+			     : c >= 0xe0 && c <= 0xef ? 3
+			     : c >= 0xf0 && c <= 0xf4 ? 4
+						      : 0;
+		if (!len || i + len > n)
+			return false;
+		for (size_t k = 1; k < len; k++)
+			if ((s[i + k] & 0xc0) != 0x80)
+				return false;
+		if ((c == 0xe0 && s[i + 1] < 0xa0) || (c == 0xed && s[i + 1] > 0x9f) ||
+		    (c == 0xf0 && s[i + 1] < 0x90) || (c == 0xf4 && s[i + 1] > 0x8f))
+			return false;
+		i += len;
+	}
+	return true;
+}
+
+/* The token file as _get_token_from_file() reads it (utils/_auth.py), bounded
+ * and never blocking on a FIFO: a missing file is no token
+ * (FileNotFoundError is caught), anything else that stops Path.read_text()
+ * raises, and the raise reaches every download. */
 static int read_token_file(const char *path, char **token, char *err, size_t errsize)
 {
 	*token = NULL;
+	if (!*path) { /* Path("") is ".": the working folder */
+		snprintf(
+			err, errsize,
+			"HF_TOKEN_PATH is empty: Path('').read_text() reads '.', the working folder, and raises IsADirectoryError");
+		return -1;
+	}
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0) {
-		if (errno == ENOENT || errno == ENOTDIR)
+		if (errno == ENOENT)
 			return 0; /* FileNotFoundError: no token */
-		snprintf(err, errsize, "token file %s: %s", path, strerror(errno));
+		snprintf(err, errsize, "token file %s: %s raises %s", path, strerror(errno), py_exception(errno));
 		return -1;
 	}
 	struct stat st;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > 65536) {
 		snprintf(err, errsize, "token file %s: %s", path,
-			 S_ISREG(st.st_mode) ? "larger than 64 KiB" : "not a plain file");
+			 S_ISDIR(st.st_mode)   ? "a folder, Path.read_text() raises IsADirectoryError"
+			 : S_ISREG(st.st_mode) ? "larger than 64 KiB: not a token"
+					       : "not a regular file: Path.read_text() would block or read endlessly");
 		close(fd);
 		return -1;
 	}
@@ -209,7 +265,13 @@ static int read_token_file(const char *path, char **token, char *err, size_t err
 	int e = errno;
 	close(fd);
 	if (n < 0) {
-		snprintf(err, errsize, "token file %s: %s", path, strerror(e));
+		snprintf(err, errsize, "token file %s: %s raises %s", path, strerror(e), py_exception(e));
+		return -1;
+	}
+	if (!py_utf8_ok((const unsigned char *)buf, (size_t)n)) {
+		explicit_bzero(buf, (size_t)n);
+		snprintf(err, errsize, "token file %s: not UTF-8 text, Path.read_text() raises UnicodeDecodeError",
+			 path);
 		return -1;
 	}
 	*token = hf_clean_token(buf, (size_t)n);
@@ -217,8 +279,7 @@ static int read_token_file(const char *path, char **token, char *err, size_t err
 	return 0;
 }
 
-void hf_location_resolve(const struct hf_env *env, bool (*token_file_has_token)(void *arg, const char *path),
-			 struct hf_location *loc)
+void hf_location_resolve(const struct hf_env *env, hf_token_file_fn token_file, struct hf_location *loc)
 {
 	memset(loc, 0, sizeof(*loc));
 	/* HF_HOME = expandvars(expanduser(HF_HOME or join(XDG_CACHE_HOME or ~/.cache, "huggingface"))) */
@@ -315,12 +376,26 @@ void hf_location_resolve(const struct hf_env *env, bool (*token_file_has_token)(
 	const char *raw_source = NULL;
 	const char *t = token_variable(env, &raw_source);
 	char *clean = t ? hf_clean_token(t, strlen(t)) : NULL;
-	if (clean) {
+	const char *oidc = env_get(env, "HF_OIDC_RESOURCE");
+	if (oidc && *oidc) {
+		/* get_token() asks an OIDC exchange first (utils/_auth.py
+		 * _get_token_from_oidc): the variables and the file come after */
+		loc->token_source = "HF_OIDC_RESOURCE (an OIDC token exchange)";
+	} else if (clean) {
 		loc->token_source = raw_source;
+	} else if (token_file && !hf_is_true(env_get(env, "HF_HUB_DISABLE_IMPLICIT_TOKEN"))) {
+		/* utils/_headers.py get_token_to_send: with the implicit token
+		 * disabled, a download never calls get_token() (since 1.20) */
+		char why[PATH_MAX + 200];
+		enum hf_token_file f = token_file(env->arg, loc->token_path, why, sizeof(why));
+		if (f == HF_TOKEN_FILE_TOKEN)
+			loc->token_source = "the token file";
+		else if (f == HF_TOKEN_FILE_RAISES)
+			loc->token_error = xstrdup(why);
+	}
+	if (clean) {
 		explicit_bzero(clean, strlen(clean));
 		free(clean);
-	} else if (token_file_has_token && token_file_has_token(env->arg, loc->token_path)) {
-		loc->token_source = "the token file";
 	}
 
 	size_t n = 0;
@@ -337,6 +412,7 @@ void hf_location_free(struct hf_location *loc)
 	free(loc->hub_cache);
 	free(loc->hf_home);
 	free(loc->token_path);
+	free(loc->token_error);
 	free(loc->xet_cache);
 	free(loc->assets_cache);
 	free(loc->datasets_cache);
@@ -388,18 +464,19 @@ void hf_env_from_environ(struct hf_env *env, struct hf_env_environ *data)
 	env->arg = data;
 }
 
-static bool token_file_under_root(void *arg, const char *path)
+static enum hf_token_file token_file_under_root(void *arg, const char *path, char *why, size_t why_size)
 {
 	struct hf_env_environ *d = arg;
-	char *p = root_path(d->root, path);
-	char *token = NULL, err[64];
-	bool yes = read_token_file(p, &token, err, sizeof(err)) == 0 && token;
+	char *p = *path ? root_path(d->root, path) : xstrdup("");
+	char *token = NULL;
+	int rc = read_token_file(p, &token, why, why_size);
+	bool yes = rc == 0 && token;
 	if (token) {
 		explicit_bzero(token, strlen(token));
 		free(token);
 	}
 	free(p);
-	return yes;
+	return rc < 0 ? HF_TOKEN_FILE_RAISES : yes ? HF_TOKEN_FILE_TOKEN : HF_TOKEN_FILE_NONE;
 }
 
 int hf_token_of_environ(char **environ_list, const char *root, const struct hf_location *loc, char **token,
@@ -416,7 +493,7 @@ int hf_token_of_environ(char **environ_list, const char *root, const struct hf_l
 		*source = raw_source;
 		return 0;
 	}
-	char *p = root_path(data.root, loc->token_path);
+	char *p = *loc->token_path ? root_path(data.root, loc->token_path) : xstrdup("");
 	int rc = read_token_file(p, token, err, errsize);
 	free(p);
 	if (*token)

@@ -23,10 +23,11 @@ struct hf_location {
 	char *hub_cache;        /* the hub cache folder, as huggingface_hub computes it */
 	const char *hub_source; /* HF_HUB_CACHE, HUGGINGFACE_HUB_CACHE, HF_HOME, XDG_CACHE_HOME or "default" */
 	char *hf_home;
-	const char *home_source;     /* HF_HOME, XDG_CACHE_HOME or "default" */
-	char *token_path;            /* HF_TOKEN_PATH or $HF_HOME/token (staging: ~/.cache/huggingface_staging/token) */
-	const char *token_source;    /* HF_TOKEN, HUGGING_FACE_HUB_TOKEN, the token file, or NULL: none */
-	char *endpoint;              /* HF_ENDPOINT without trailing '/', or https://huggingface.co (staging: hub-ci) */
+	const char *home_source;  /* HF_HOME, XDG_CACHE_HOME or "default" */
+	char *token_path;         /* HF_TOKEN_PATH or $HF_HOME/token (staging: ~/.cache/huggingface_staging/token) */
+	const char *token_source; /* HF_TOKEN, HUGGING_FACE_HUB_TOKEN, the token file, or NULL: none */
+	char *token_error; /* why huggingface_hub's get_token() raises, failing every download; NULL: it does not */
+	char *endpoint;    /* HF_ENDPOINT without trailing '/', or https://huggingface.co (staging: hub-ci) */
 	const char *endpoint_source; /* HF_ENDPOINT, HUGGINGFACE_CO_STAGING or "default" */
 	bool staging;                /* HUGGINGFACE_CO_STAGING is true */
 	bool offline;
@@ -44,11 +45,15 @@ char *hf_expandvars(const struct hf_env *env, const char *path);
 /* Python's os.path.join of two parts. */
 char *hf_path_join(const char *a, const char *b);
 
-/* Fills loc by the rules above. token_file_has_token is asked whether the
- * token file holds a token (after hf_clean_token) only when no token
- * variable gives one (may be NULL: none). */
-void hf_location_resolve(const struct hf_env *env, bool (*token_file_has_token)(void *arg, const char *path),
-			 struct hf_location *loc);
+/* What the token file gives huggingface_hub's _get_token_from_file()
+ * (utils/_auth.py: Path(HF_TOKEN_PATH).read_text(), only FileNotFoundError
+ * caught): HF_TOKEN_FILE_TOKEN, _NONE (missing, or nothing left once
+ * cleaned), or _RAISES with why = the exception Python raises and its cause. */
+enum hf_token_file { HF_TOKEN_FILE_NONE, HF_TOKEN_FILE_TOKEN, HF_TOKEN_FILE_RAISES };
+typedef enum hf_token_file (*hf_token_file_fn)(void *arg, const char *path, char *why, size_t why_size);
+/* Fills loc by the rules above. token_file is asked what the token file
+ * holds only when no token variable gives one (may be NULL: not looked at). */
+void hf_location_resolve(const struct hf_env *env, hf_token_file_fn token_file, struct hf_location *loc);
 
 /* A token cleaned as huggingface_hub's _clean_token (utils/_auth.py): "\r"
  * and "\n" removed anywhere, then Python's str.strip() white space at both

@@ -42,11 +42,35 @@ static const char *skip_space(const char *p)
 	return p;
 }
 
-/* Package names: lowercase letters, digits, + - . ; at least two characters,
- * starting with an alphanumeric (deb-control(5)); capitals are read below. */
+/* dpkg's c_isspace() (lib/dpkg/c-ctype.h): the C locale's white space. */
+static bool deb_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
+static bool deb_alnum(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* Characters of a package name after the first (pkg_name_is_illegal(),
+ * lib/dpkg/parsehelp.c: "-+._", '_' deprecated but accepted); capitals are
+ * accepted too and looked up lowercased (pkg_hash_find_set). */
 static bool valid_name_char(char c)
 {
-	return islower((unsigned char)c) || isdigit((unsigned char)c) || c == '+' || c == '-' || c == '.';
+	return deb_alnum(c) || c == '+' || c == '-' || c == '.' || c == '_';
+}
+
+const char *deb_name_illegal(const char *name, size_t len)
+{
+	if (!len)
+		return "may not be empty string";
+	if (!deb_alnum(name[0]))
+		return "must start with an alphanumeric character";
+	for (size_t i = 1; i < len; i++)
+		if (!valid_name_char(name[i]))
+			return "character not allowed (only letters, digits and characters '-+._')";
+	return NULL;
 }
 
 static int fail(char *err, size_t size, const char *text, const char *at, const char *what)
@@ -62,13 +86,14 @@ static int parse_alt(const char *text, const char **pp, struct rel_alt *alt, cha
 	/* dpkg takes capitals in a relation and looks the name up lowercased
 	 * (lib/dpkg/pkg-hash.c pkg_hash_find_set): a warning here, not an error */
 	bool upper = false;
-	while (valid_name_char(*p) || isupper((unsigned char)*p))
+	while (valid_name_char(*p))
 		upper |= isupper((unsigned char)*p++) != 0;
 	if (p == start)
 		return fail(err, size, text, p, "expected a package name");
-	if (p - start < 2 || !isalnum((unsigned char)*start))
+	if (deb_name_illegal(start, (size_t)(p - start)))
 		return fail(err, size, text, start,
-			    "invalid package name (two or more of a-z 0-9 + - ., starting alphanumeric)");
+			    "invalid package name (letters, digits and + - . _, starting alphanumeric: dpkg's "
+			    "pkg_name_is_illegal)");
 	alt->name = xstrndup(start, (size_t)(p - start));
 	for (char *c = alt->name; *c; c++)
 		*c = (char)tolower((unsigned char)*c);
@@ -176,4 +201,153 @@ void relation_free(struct relation *rel)
 	free(rel->alts);
 	rel->alts = NULL;
 	rel->count = 0;
+}
+
+/* dpkg_arch_name_is_illegal() (lib/dpkg/arch.c): letters, digits and '-',
+ * starting with a letter or digit. */
+static bool arch_name_legal(const char *a, size_t n)
+{
+	if (!n || !deb_alnum(a[0]))
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!deb_alnum(a[i]) && a[i] != '-')
+			return false;
+	return true;
+}
+
+static int field_error(char *err, size_t size, const char *field, const char *fmt, const char *a, size_t an)
+{
+	char what[160];
+	snprintf(what, sizeof(what), fmt, (int)(an > 60 ? 60 : an), a);
+	snprintf(err, size, "'%s' field, %s", field, what);
+	return -1;
+}
+
+/* The walk follows f_dependency() (lib/dpkg/fields.c, dpkg 1.21) step by
+ * step; its warnings (obsolete '<', no operator, a Provides version other
+ * than '=') are not errors in the status file, which dpkg reads laxly. */
+int relfield_walk(const char *field, const char *value, size_t len, enum relfield kind,
+		  bool (*fn)(const struct relfield_item *item, void *data), void *data, char *err, size_t err_size)
+{
+	const char *p = value, *end = value + len;
+#define AT(q) ((q) < end ? *(q) : '\0')
+	if (!len)
+		return 0; /* empty fields are ignored */
+	for (;;) {
+		for (;;) {
+			struct relfield_item it = { 0 };
+			it.name = p;
+			while (p < end && !deb_space(*p) && *p != ':' && *p != '(' && *p != ',' && *p != '|')
+				p++;
+			it.name_len = (size_t)(p - it.name);
+			if (!it.name_len)
+				return field_error(err, err_size, field,
+						   "missing package name, or garbage where package name expected%.*s",
+						   "", 0);
+			const char *bad = deb_name_illegal(it.name, it.name_len);
+			if (bad) {
+				char why[200];
+				snprintf(why, sizeof(why), "invalid package name '%%.*s': %s", bad);
+				return field_error(err, err_size, field, why, it.name, it.name_len);
+			}
+			if (AT(p) == ':') {
+				it.arch = ++p;
+				while (p < end && !deb_space(*p) && *p != '(' && *p != ',' && *p != '|')
+					p++;
+				it.arch_len = (size_t)(p - it.arch);
+				if (!it.arch_len)
+					return field_error(err, err_size, field,
+							   "missing architecture name, or garbage where architecture "
+							   "name expected%.*s",
+							   "", 0);
+				if (!arch_name_legal(it.arch, it.arch_len))
+					return field_error(err, err_size, field, "invalid architecture name '%.*s'",
+							   it.arch, it.arch_len);
+			}
+			while (deb_space(AT(p)))
+				p++;
+			if (AT(p) == '(') {
+				p++;
+				while (deb_space(AT(p)))
+					p++;
+				char c1 = AT(p);
+				if (c1 == '<' || c1 == '>') {
+					p++;
+					char c2 = AT(p);
+					if (c2 == '=') {
+						it.op = c1 == '<' ? REL_LE : REL_GE;
+						p++;
+					} else if (c2 == c1) {
+						it.op = c1 == '<' ? REL_LT : REL_GT;
+						p++;
+					} else if (c2 == '<' || c2 == '>') {
+						return field_error(err, err_size, field,
+								   "bad version relationship in reference to '%.*s'",
+								   it.name, it.name_len);
+					} else {
+						it.op = c1 == '<' ? REL_LE : REL_GE; /* obsolete: a warning */
+					}
+				} else {
+					it.op = REL_EQ; /* '=', or none: an implicit exact match (a warning) */
+					if (c1 == '=')
+						p++;
+				}
+				while (deb_space(AT(p)))
+					p++;
+				it.version = p;
+				while (p < end && *p != ')' && *p != '(' && !deb_space(*p))
+					p++;
+				it.version_len = (size_t)(p - it.version);
+				while (deb_space(AT(p)))
+					p++;
+				if (AT(p) == '\0')
+					return field_error(err, err_size, field,
+							   "reference to '%.*s': version unterminated", it.name,
+							   it.name_len);
+				if (AT(p) != ')')
+					return field_error(err, err_size, field,
+							   "reference to '%.*s': version contains another character "
+							   "instead of ')'",
+							   it.name, it.name_len);
+				char small[128], *v = it.version_len < sizeof(small)
+							      ? small
+							      : xstrndup(it.version, it.version_len);
+				if (v == small) {
+					memcpy(small, it.version, it.version_len);
+					small[it.version_len] = '\0';
+				}
+				enum debversion_level level;
+				const char *why = debversion_check(v, &level);
+				if (v != small)
+					free(v);
+				if (why && level == DEBVERSION_ERROR) {
+					char what[200];
+					snprintf(what, sizeof(what), "reference to '%%.*s': version: %s", why);
+					return field_error(err, err_size, field, what, it.name, it.name_len);
+				}
+				p++;
+				while (deb_space(AT(p)))
+					p++;
+			}
+			if (fn && !fn(&it, data))
+				return 1;
+			if (AT(p) == '\0' || AT(p) == ',')
+				break;
+			if (AT(p) != '|')
+				return field_error(err, err_size, field,
+						   "syntax error after reference to package '%.*s'", it.name,
+						   it.name_len);
+			if (kind != RELFIELD_DEPENDS)
+				return field_error(err, err_size, field, "alternatives ('|') not allowed%.*s", "", 0);
+			p++;
+			while (deb_space(AT(p)))
+				p++;
+		}
+		if (AT(p) == '\0')
+			return 0;
+		p++;
+		while (deb_space(AT(p)))
+			p++;
+	}
+#undef AT
 }

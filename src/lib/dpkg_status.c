@@ -1,292 +1,175 @@
+/* The dpkg status file, read as dpkg 1.21 reads it (lib/dpkg/parse.c
+ * parse_stanza, pkg_parse_field, pkg_parse_verify, parse_find_set_slot;
+ * lib/dpkg/fields.c; lib/dpkg/pkg-namevalue.c): every stanza of the file is
+ * checked against the rules that make dpkg refuse the database, whether or
+ * not its package was asked for; what dpkg only warns about is accepted. */
 #include "dpkg_status.h"
 
+#include "debrelation.h"
+#include "debversion.h"
 #include "safe_io.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "util.h"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
-struct stanza {
-	const char *name, *arch, *version, *status, *multiarch, *provides;
-	size_t name_len, arch_len, version_len, status_len, multiarch_len, provides_len;
-	size_t line;       /* where the stanza starts */
-	const char *start; /* its first line */
-	bool any;
+/* dpkg's fieldinfos[] (lib/dpkg/parse.c), in its order. */
+enum field_id {
+	F_PACKAGE,
+	F_ESSENTIAL,
+	F_PROTECTED,
+	F_STATUS,
+	F_PRIORITY,
+	F_SECTION,
+	F_INSTALLED_SIZE,
+	F_ORIGIN,
+	F_MAINTAINER,
+	F_BUGS,
+	F_ARCHITECTURE,
+	F_MULTI_ARCH,
+	F_SOURCE,
+	F_VERSION,
+	F_CONFIG_VERSION,
+	F_REPLACES,
+	F_PROVIDES,
+	F_DEPENDS,
+	F_PRE_DEPENDS,
+	F_RECOMMENDS,
+	F_SUGGESTS,
+	F_BREAKS,
+	F_CONFLICTS,
+	F_ENHANCES,
+	F_CONFFILES,
+	F_FILENAME,
+	F_SIZE,
+	F_MD5SUM,
+	F_MSDOS_FILENAME,
+	F_DESCRIPTION,
+	F_TRIGGERS_PENDING,
+	F_TRIGGERS_AWAITED,
+	F_RECOMMENDED, /* the obsolete names, read as their modern fields */
+	F_OPTIONAL,
+	F_CLASS,
+	F_REVISION,
+	F_PACKAGE_REVISION,
+	F_PACKAGE_REVISION_,
+	F_COUNT
 };
 
-/* Package names in a Provides value ("a (= 1), b:any, c"): each item's name
- * is its first word, up to a blank, ':' or '(' (dpkg's f_dependency() in
- * lib/dpkg/fields.c). */
-bool dpkg_provides_names(const char *v, size_t n, const char *name)
-{
-	size_t want = strlen(name);
-	const char *end = v + n;
-	while (v < end) {
-		while (v < end && (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r' || *v == ','))
-			v++;
-		const char *w = v;
-		while (v < end && *v != ' ' && *v != '\t' && *v != '\n' && *v != '\r' && *v != ':' && *v != '(' &&
-		       *v != ',')
-			v++;
-		if ((size_t)(v - w) == want && want && memcmp(w, name, want) == 0)
-			return true;
-		while (v < end && *v != ',')
-			v++;
+static const struct {
+	const char *name;
+	size_t len;
+} field_names[F_COUNT] = {
+#define N(s)                     \
+	{                        \
+		s, sizeof(s) - 1 \
 	}
-	return false;
-}
+	N("Package"),
+	N("Essential"),
+	N("Protected"),
+	N("Status"),
+	N("Priority"),
+	N("Section"),
+	N("Installed-Size"),
+	N("Origin"),
+	N("Maintainer"),
+	N("Bugs"),
+	N("Architecture"),
+	N("Multi-Arch"),
+	N("Source"),
+	N("Version"),
+	N("Config-Version"),
+	N("Replaces"),
+	N("Provides"),
+	N("Depends"),
+	N("Pre-Depends"),
+	N("Recommends"),
+	N("Suggests"),
+	N("Breaks"),
+	N("Conflicts"),
+	N("Enhances"),
+	N("Conffiles"),
+	N("Filename"),
+	N("Size"),
+	N("MD5sum"),
+	N("MSDOS-Filename"),
+	N("Description"),
+	N("Triggers-Pending"),
+	N("Triggers-Awaited"),
+	N("Recommended"),
+	N("Optional"),
+	N("Class"),
+	N("Revision"),
+	N("Package-Revision"),
+	N("Package_Revision"),
+#undef N
+};
 
-/* Does a Provides value name a wanted package? */
-static bool provides_wanted(const char *const *wanted, const char *v, size_t n)
+/* The values of pkg-namevalue.c: Status's three words, Multi-Arch, the
+ * booleans and Priority. dpkg matches each name as a prefix, in any letter
+ * case (namevalue_find_by_name: strncasecmp over the name's length). */
+static const char *const want_words[] = { "unknown", "install", "hold", "deinstall", "purge", NULL };
+static const char *const eflag_words[] = { "ok", "reinstreq", NULL };
+enum pkg_stat {
+	ST_NOTINSTALLED,
+	ST_CONFIGFILES,
+	ST_HALFINSTALLED,
+	ST_UNPACKED,
+	ST_HALFCONFIGURED,
+	ST_TRIGGERSAWAITED,
+	ST_TRIGGERSPENDING,
+	ST_INSTALLED
+};
+static const char *const status_words[] = { "not-installed",    "config-files",    "half-installed",
+					    "unpacked",         "half-configured", "triggers-awaited",
+					    "triggers-pending", "installed",       NULL };
+static const char *const multiarch_words[] = { "no", "same", "allowed", "foreign", NULL };
+enum { MA_NO, MA_SAME, MA_ALLOWED, MA_FOREIGN };
+static const char *const boolean_words[] = { "no", "yes", NULL };
+static const char *const priority_words[] = {
+	"required", "important", "standard", "optional", "extra", "unknown", NULL
+};
+
+static bool c_space(char c)
 {
-	for (; wanted && *wanted; wanted++)
-		if (dpkg_provides_names(v, n, *wanted))
-			return true;
-	return false;
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
 }
 
-/* Is the package named by the value of a Package field wanted? "dpkg" always
- * is: its Architecture is the native one. */
-static bool stanza_wanted(const char *const *wanted, const char *v, size_t n)
-{
-	while (n && (*v == ' ' || *v == '\t')) {
-		v++;
-		n--;
-	}
-	while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
-		n--;
-	if (n == 4 && memcmp(v, "dpkg", 4) == 0)
-		return true;
-	for (; *wanted; wanted++)
-		if (strlen(*wanted) == n && memcmp(*wanted, v, n) == 0)
-			return true;
-	return false;
-}
+struct field_value {
+	const char *v;
+	size_t len;
+	size_t line;
+};
 
-static bool wanted_name(const char *const *wanted, const char *name)
-{
-	if (!wanted)
-		return true;
-	for (; *wanted; wanted++)
-		if (strcmp(*wanted, name) == 0)
-			return true;
-	return false;
-}
+struct user_field {
+	const char *name;
+	size_t len;
+};
 
-static char *trimmed(const char *s, size_t n)
-{
-	while (n && (*s == ' ' || *s == '\t')) {
-		s++;
-		n--;
-	}
-	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-		n--;
-	return xstrndup(s, n);
-}
+/* One stanza as pkg_parse_field() leaves it: the known fields' values
+ * (NULL when absent) and the names of the others. */
+struct stanza {
+	struct field_value f[F_COUNT];
+	size_t line;
+	struct user_field *user;
+	size_t user_n, user_cap;
+};
 
-/* Line number of offset, counted only when one is reported. */
-static size_t line_of(const char *content, const char *at)
-{
-	size_t line = 1;
-	for (const char *p = content; p < at; p++)
-		line += *p == '\n';
-	return line;
-}
-
-static bool is_blank(const char *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i] != ' ' && p[i] != '\t')
-			return false;
-	return true;
-}
-
-/* Status is "want flag state"; the state is the third word. */
-static int status_state(const char *path, const struct stanza *s, const char *name, char **state, char *err,
-			size_t size)
-{
-	if (!s->status) {
-		*state = xstrdup("");
-		return 0;
-	}
-	char *st = trimmed(s->status, s->status_len);
-	char *words[4] = { NULL, NULL, NULL, NULL };
-	int n = 0;
-	char *save = NULL;
-	for (char *tok = strtok_r(st, " \t", &save); tok && n < 4; tok = strtok_r(NULL, " \t", &save))
-		words[n++] = tok;
-	if (n != 3) {
-		size_t line_no = s->line;
-		snprintf(err, size, "%s:%zu: Status of %s should have three words (want flag state), has '%.*s'", path,
-			 line_no, name, (int)(s->status_len > 80 ? 80 : s->status_len), s->status);
-		free(st);
-		return -1;
-	}
-	*state = xstrdup(words[2]);
-	free(st);
-	return 0;
-}
-
-static int finish(const char *path, struct stanza *s, const char *const *wanted, struct dpkg_status *out, char *err,
-		  size_t size)
-{
-	if (!s->any)
-		return 0;
-	if (!s->name) {
-		snprintf(err, size, "%s:%zu: stanza has no Package field", path, s->line);
-		return -1;
-	}
-	char *name = trimmed(s->name, s->name_len);
-	bool provider = s->provides && provides_wanted(wanted, s->provides, s->provides_len);
-	if (!*name) {
-		snprintf(err, size, "%s:%zu: empty Package field", path, s->line);
-		free(name);
-		return -1;
-	}
-	if (strcmp(name, "dpkg") == 0 && s->arch && !out->native_arch)
-		out->native_arch = trimmed(s->arch, s->arch_len);
-	if (!wanted_name(wanted, name) && !provider) {
-		free(name);
-		return 0;
-	}
-	char *state;
-	if (status_state(path, s, name, &state, err, size) < 0) {
-		free(name);
-		return -1;
-	}
-	out->pkgs = xrealloc(out->pkgs, (out->count + 1) * sizeof(*out->pkgs));
-	struct dpkg_pkg *p = &out->pkgs[out->count++];
-	p->name = name;
-	p->arch = s->arch ? trimmed(s->arch, s->arch_len) : xstrdup("");
-	p->version = s->version ? trimmed(s->version, s->version_len) : xstrdup("");
-	p->state = state;
-	p->multiarch = s->multiarch ? trimmed(s->multiarch, s->multiarch_len) : xstrdup("");
-	p->provides = s->provides ? trimmed(s->provides, s->provides_len) : xstrdup("");
-	p->line = s->line;
-	return 0;
-}
-
-/* Whether the line at p (up to its newline or end) ends a stanza: empty or
- * only blanks, one CR before the newline allowed. The same rule as the
- * parse loop's "n == 0 || blank" after it drops a trailing CR. */
-static bool blank_line(const char *p, const char *end)
-{
-	while (p < end && (*p == ' ' || *p == '\t'))
-		p++;
-	if (p < end && *p == '\r')
-		p++;
-	return p == end || *p == '\n';
-}
-
-/* Set bits, without the POPCNT instruction (not in the x86-64 baseline that
- * Debian builds for) or libgcc's table loop (a sixth of the parse). */
-static inline unsigned popcount32(uint32_t x)
-{
-	x -= (x >> 1) & 0x55555555u;
-	x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
-	x = (x + (x >> 4)) & 0x0f0f0f0fu;
-	return (x * 0x01010101u) >> 24;
-}
-
-/* The start of the first line at or after p that ends the stanza (or end),
- * adding the newlines passed to *line; or, with *nul set, the first NUL byte
- * on the way (the file is looked at once, so the NUL check rides along). Stanzas of packages nobody asked for
- * are most of a status file (~20,000 lines, mostly descriptions): this looks
- * at 16 bytes at a time and stops only where a newline is followed by what
- * could start a blank line (newline, CR, or a blank then a blank, CR or
- * newline), instead of one memchr call per line. */
-static const char *skip_stanza_scan(const char *p, const char *end, size_t *line, bool *nul, const char **provides);
-
-/* skip_stanza_scan, and *provides set to the start of the skipped text's
- * first "Provides:" line (NULL when none): a package nobody named may still
- * provide a wanted name. Found on the way, from the bytes after each
- * newline the scan already looks at. */
-static const char *skip_stanza(const char *p, const char *end, size_t *line, bool *nul, const char **provides)
-{
-	*provides = end - p >= 9 && memcmp(p, "Provides:", 9) == 0 ? p : NULL;
-	const char *stop = skip_stanza_scan(p, end, line, nul, provides);
-	if (*provides && *provides >= stop)
-		*provides = NULL; /* the next stanza's */
-	return stop;
-}
-
-static void note_provides(const char *at, const char *end, const char **provides)
-{
-	if (!*provides && end - at >= 9 && memcmp(at, "Provides:", 9) == 0)
-		*provides = at;
-}
-
-static const char *skip_stanza_scan(const char *p, const char *end, size_t *line, bool *nul, const char **provides)
-{
-	if (blank_line(p, end))
-		return p;
-	size_t lines = 0;
-	const char *q = p;
-#if defined(__SSE2__)
-	const __m128i nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r');
-	const __m128i sp = _mm_set1_epi8(' '), tab = _mm_set1_epi8('\t'), zero = _mm_setzero_si128();
-	const __m128i big_p = _mm_set1_epi8('P');
-	while (end - q >= 18) { /* the loads below read q[0..17] */
-		__m128i b0 = _mm_loadu_si128((const __m128i *)(const void *)q);
-		if (_mm_movemask_epi8(_mm_cmpeq_epi8(b0, zero)))
-			break; /* a NUL: the byte loop below finds which comes first */
-		unsigned nls = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b0, nl));
-		if (nls) {
-			__m128i b1 = _mm_loadu_si128((const __m128i *)(const void *)(q + 1));
-			__m128i b2 = _mm_loadu_si128((const __m128i *)(const void *)(q + 2));
-			__m128i ends = _mm_or_si128(_mm_cmpeq_epi8(b1, nl), _mm_cmpeq_epi8(b1, cr));
-			__m128i blank1 = _mm_or_si128(_mm_cmpeq_epi8(b1, sp), _mm_cmpeq_epi8(b1, tab));
-			__m128i blank2 = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(b2, sp), _mm_cmpeq_epi8(b2, tab)),
-						      _mm_or_si128(_mm_cmpeq_epi8(b2, nl), _mm_cmpeq_epi8(b2, cr)));
-			if (!*provides) {
-				unsigned ps = nls & (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b1, big_p));
-				for (; ps && !*provides; ps &= ps - 1)
-					note_provides(q + __builtin_ctz(ps) + 1, end, provides);
-			}
-			unsigned cand =
-				nls & (unsigned)_mm_movemask_epi8(_mm_or_si128(ends, _mm_and_si128(blank1, blank2)));
-			for (; cand; cand &= cand - 1) {
-				unsigned bit = (unsigned)__builtin_ctz(cand);
-				if (blank_line(q + bit + 1, end)) {
-					*line += lines + popcount32(nls & ((2u << bit) - 1));
-					return q + bit + 1;
-				}
-			}
-			lines += popcount32(nls);
-		}
-		q += 16;
-	}
-#endif
-	for (; q < end; q++) {
-		if (*q == '\0') {
-			*nul = true;
-			*line += lines;
-			return q;
-		}
-		if (*q != '\n')
-			continue;
-		lines++;
-		note_provides(q + 1, end, provides);
-		if (blank_line(q + 1, end)) {
-			*line += lines;
-			return q + 1;
-		}
-	}
-	*line += lines;
-	return end;
-}
+/* The instances of one package name seen so far (parse_find_set_slot):
+ * those not "not-installed", split by Multi-Arch: same or not. */
+struct name_slot {
+	uint64_t hash;
+	size_t name_at; /* offset into the parser's names arena; 0 = empty slot */
+	unsigned single, multi;
+};
 
 /* What a parse carries from one region of the file to the next. */
 struct parser {
@@ -296,151 +179,649 @@ struct parser {
 	size_t line; /* lines before the region */
 	char *err;
 	size_t err_size;
+	struct stanza s;
+	struct name_slot *slots;
+	size_t slots_cap, slots_used;
+	struct strbuf names;
 };
 
-/* The parse of one region: whole stanzas (it ends after a blank line) or the
- * rest of the file. Line numbers continue from ps->line. */
+static int perr(struct parser *ps, size_t line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int perr(struct parser *ps, size_t line, const char *fmt, ...)
+{
+	int n = snprintf(ps->err, ps->err_size, "%s:%zu: ", ps->path, line);
+	if (n < 0 || (size_t)n >= ps->err_size)
+		return -1;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(ps->err + n, ps->err_size - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* parse_nv() of lib/dpkg/fields.c: the index of the word at *s, *s moved
+ * past it and the blanks after it; -1 when none matches, -2 when last is set
+ * and text follows (dpkg's "has trailing junk"). */
+static int name_value(const char **s, const char *end, const char *const *words, bool last)
+{
+	for (int i = 0; words[i]; i++) {
+		size_t n = strlen(words[i]);
+		if ((size_t)(end - *s) >= n && strncasecmp(*s, words[i], n) == 0) {
+			const char *e = *s + n;
+			while (e < end && c_space(*e))
+				e++;
+			if (last && e < end)
+				return -2;
+			*s = e;
+			return i;
+		}
+	}
+	return -1;
+}
+
+/* Copies a value into buf (or a new string when it does not fit): the
+ * version checks take C strings. */
+static const char *cstr(const struct field_value *fv, char *buf, size_t size, char **heap)
+{
+	*heap = NULL;
+	if (fv->len < size) {
+		memcpy(buf, fv->v, fv->len);
+		buf[fv->len] = '\0';
+		return buf;
+	}
+	return *heap = xstrndup(fv->v, fv->len);
+}
+
+/* f_version / f_configversion through parse_db_version() in the status
+ * file's lax mode: only what parseversion() refuses is an error. */
+static int check_version(struct parser *ps, enum field_id id)
+{
+	const struct field_value *fv = &ps->s.f[id];
+	char buf[256], *heap;
+	const char *v = cstr(fv, buf, sizeof(buf), &heap);
+	enum debversion_level level;
+	const char *why = debversion_check(v, &level);
+	int rc = 0;
+	if (why && level == DEBVERSION_ERROR)
+		rc = perr(ps, fv->line, "'%s' field value '%.60s': %s (dpkg refuses it: lib/dpkg/fields.c f_version)",
+			  field_names[id].name, v, why);
+	free(heap);
+	return rc;
+}
+
+/* f_conffiles() and conffvalue_lastword() (lib/dpkg/fields.c): each line a
+ * space, a path, a space and a hash, optionally followed by "obsolete"
+ * and "remove-on-upgrade". */
+static int check_conffiles(struct parser *ps, const struct field_value *fv)
+{
+	const char *p = fv->v, *end = fv->v + fv->len;
+	while (p < end) {
+		char c = *p++;
+		if (c == '\n')
+			continue;
+		if (c != ' ')
+			return perr(
+				ps, fv->line,
+				"value for 'Conffiles' field has line starting with non-space '%c' (lib/dpkg/fields.c "
+				"f_conffiles)",
+				c);
+		const char *line_end = memchr(p, '\n', (size_t)(end - p));
+		if (!line_end)
+			line_end = end;
+		const char *from = line_end;
+		for (int word = 0; word < 3; word++) {
+			if (from <= p + 1)
+				goto malformed;
+			const char *sp = from - 1;
+			while (sp > p && *sp != ' ')
+				sp--;
+			if (*sp != ' ' || sp <= p + 1 || sp >= line_end - 1)
+				goto malformed;
+			const char *w = sp + 1;
+			size_t wl = (size_t)(from - w);
+			from = sp;
+			bool flag = (word == 0 && wl == 17 && memcmp(w, "remove-on-upgrade", 17) == 0) ||
+				    (word < 2 && wl == 8 && memcmp(w, "obsolete", 8) == 0);
+			if (!flag)
+				break;
+		}
+		while (p < from && (*p == '/' || (*p == '.' && p + 1 < from && p[1] == '/')))
+			p += *p == '/' ? 1 : 2;
+		if (from <= p)
+			return perr(
+				ps, fv->line,
+				"root or empty directory listed as a conffile in 'Conffiles' field (lib/dpkg/fields.c)");
+		p = line_end;
+		continue;
+	malformed:
+		return perr(ps, fv->line, "value for 'Conffiles' field has malformed line '%.*s' (lib/dpkg/fields.c)",
+			    (int)(line_end - p > 80 ? 80 : line_end - p), p);
+	}
+	return 0;
+}
+
+/* f_trigpend / f_trigaw (lib/dpkg/fields.c): white-space separated words, no
+ * duplicates; pending ones are trigger names (trig_name_is_illegal), awaited
+ * ones package names. Returns the number of words, or -1. */
+static int check_triggers(struct parser *ps, enum field_id id)
+{
+	const struct field_value *fv = &ps->s.f[id];
+	const char *p = fv->v, *end = fv->v + fv->len;
+	int words = 0;
+	while (p < end) {
+		while (p < end && (*p == ' ' || *p == '\t' || *p == '\n'))
+			p++;
+		if (p == end)
+			break;
+		const char *w = p;
+		while (p < end && *p != ' ' && *p != '\t' && *p != '\n')
+			p++;
+		size_t n = (size_t)(p - w);
+		if (id == F_TRIGGERS_PENDING) {
+			for (size_t i = 0; i < n; i++)
+				if ((unsigned char)w[i] <= ' ' || (unsigned char)w[i] >= 0177)
+					return perr(
+						ps, fv->line,
+						"illegal pending trigger name '%.*s': trigger name contains invalid "
+						"character (lib/dpkg/trigname.c)",
+						(int)n, w);
+		} else {
+			const char *colon = memchr(w, ':', n);
+			size_t nl = colon ? (size_t)(colon - w) : n;
+			const char *bad = deb_name_illegal(w, nl);
+			if (bad)
+				return perr(
+					ps, fv->line,
+					"illegal package name in awaited trigger '%.*s': %s (lib/dpkg/fields.c f_trigaw)",
+					(int)n, w, bad);
+		}
+		/* a duplicate is an error: compare with the words before */
+		for (const char *q = fv->v; q < w;) {
+			while (q < w && (*q == ' ' || *q == '\t' || *q == '\n'))
+				q++;
+			const char *o = q;
+			while (q < w && *q != ' ' && *q != '\t' && *q != '\n')
+				q++;
+			if ((size_t)(q - o) == n && n &&
+			    (id == F_TRIGGERS_PENDING ? memcmp(o, w, n) : strncasecmp(o, w, n)) == 0)
+				return perr(ps, fv->line, "duplicate %s '%.*s' (lib/dpkg/fields.c)",
+					    id == F_TRIGGERS_PENDING ? "pending trigger" : "awaited trigger package",
+					    (int)n, w);
+		}
+		words++;
+	}
+	return words;
+}
+
+static enum relfield relfield_of(enum field_id id)
+{
+	switch (id) {
+	case F_PROVIDES:
+		return RELFIELD_PROVIDES;
+	case F_REPLACES:
+	case F_BREAKS:
+	case F_CONFLICTS:
+		return RELFIELD_NO_ALTS;
+	default:
+		return RELFIELD_DEPENDS;
+	}
+}
+
+/* The checks of one field's own parser (fields.c), as pkg_parse_field()
+ * calls it when the field is read. */
+static int check_field(struct parser *ps, enum field_id id)
+{
+	const struct field_value *fv = &ps->s.f[id];
+	const char *v = fv->v, *end = fv->v + fv->len;
+	char why[512];
+	switch (id) {
+	case F_PACKAGE: {
+		const char *bad = deb_name_illegal(v, fv->len);
+		if (bad)
+			return perr(ps, fv->line,
+				    "invalid package name in 'Package' field: %s (lib/dpkg/fields.c f_name)", bad);
+		return 0;
+	}
+	case F_ESSENTIAL:
+	case F_PROTECTED:
+		if (fv->len && name_value(&v, end, boolean_words, true) < 0)
+			return perr(ps, fv->line,
+				    "boolean (yes/no) '%s' field: invalid value '%.*s' (lib/dpkg/fields.c)",
+				    field_names[id].name, (int)(fv->len > 50 ? 50 : fv->len), fv->v);
+		return 0;
+	case F_MULTI_ARCH:
+		if (fv->len && name_value(&v, end, multiarch_words, true) < 0)
+			return perr(ps, fv->line,
+				    "quadstate (foreign/allowed/same/no) 'Multi-Arch' field: invalid value '%.*s' "
+				    "(lib/dpkg/fields.c f_multiarch)",
+				    (int)(fv->len > 50 ? 50 : fv->len), fv->v);
+		return 0;
+	case F_PRIORITY:
+	case F_CLASS:
+		/* an unknown word is kept as another priority; a known one
+		 * followed by more text is "trailing junk" */
+		if (fv->len && name_value(&v, end, priority_words, true) == -2)
+			return perr(ps, fv->line,
+				    "word in '%s' field: has trailing junk (lib/dpkg/fields.c f_priority)",
+				    field_names[id].name);
+		return 0;
+	case F_STATUS: {
+		static const char *const which[] = { "first (want)", "second (error)", "third (status)" };
+		const char *const *lists[] = { want_words, eflag_words, status_words };
+		for (int w = 0; w < 3; w++) {
+			if (v == end)
+				return perr(
+					ps, fv->line,
+					"%s word in 'Status' field: is missing a value (lib/dpkg/fields.c f_status)",
+					which[w]);
+			int r = name_value(&v, end, lists[w], w == 2);
+			if (r < 0)
+				return perr(ps, fv->line,
+					    "%s word in 'Status' field: %s '%.*s' (lib/dpkg/fields.c f_status)",
+					    which[w], r == -2 ? "has trailing junk" : "has invalid value",
+					    (int)(fv->len > 50 ? 50 : fv->len), fv->v);
+		}
+		return 0;
+	}
+	case F_VERSION:
+	case F_CONFIG_VERSION:
+		return check_version(ps, id);
+	case F_CONFFILES:
+		return check_conffiles(ps, fv);
+	case F_FILENAME:
+	case F_SIZE:
+	case F_MD5SUM:
+	case F_MSDOS_FILENAME:
+		return perr(
+			ps, fv->line,
+			fv->len ? "archive details '%s' field not allowed in status file (lib/dpkg/fields.c f_archives)"
+				: "empty archive details '%s' field (lib/dpkg/fields.c f_archives)",
+			field_names[id].name);
+	case F_TRIGGERS_PENDING:
+	case F_TRIGGERS_AWAITED:
+		return check_triggers(ps, id) < 0 ? -1 : 0;
+	case F_REPLACES:
+	case F_PROVIDES:
+	case F_DEPENDS:
+	case F_PRE_DEPENDS:
+	case F_RECOMMENDS:
+	case F_SUGGESTS:
+	case F_BREAKS:
+	case F_CONFLICTS:
+	case F_ENHANCES:
+	case F_RECOMMENDED:
+	case F_OPTIONAL:
+		if (relfield_walk(field_names[id].name, fv->v, fv->len, relfield_of(id), NULL, NULL, why, sizeof(why)) <
+		    0)
+			return perr(ps, fv->line, "%s (lib/dpkg/fields.c f_dependency)", why);
+		return 0;
+	default:
+		return 0; /* text fields, and Architecture (a bad name is a warning) */
+	}
+}
+
+static int known_field(const char *name, size_t len)
+{
+	for (int i = 0; i < F_COUNT; i++)
+		if (field_names[i].len == len && strncasecmp(field_names[i].name, name, len) == 0)
+			return i;
+	return -1;
+}
+
+/* pkg_parse_field(): a known field twice, or another field twice (in any
+ * letter case), or another field of one character, is an error. */
+static int add_field(struct parser *ps, const char *name, size_t name_len, const char *v, size_t vlen, size_t line)
+{
+	struct stanza *s = &ps->s;
+	int id = known_field(name, name_len);
+	if (id >= 0) {
+		if (s->f[id].v)
+			return perr(ps, line, "duplicate value for '%s' field (lib/dpkg/parse.c pkg_parse_field)",
+				    field_names[id].name);
+		s->f[id] = (struct field_value){ v, vlen, line };
+		return check_field(ps, (enum field_id)id);
+	}
+	if (name_len < 2)
+		return perr(ps, line, "user-defined field name '%.*s' too short (lib/dpkg/parse.c pkg_parse_field)",
+			    (int)name_len, name);
+	for (size_t i = 0; i < s->user_n; i++)
+		if (s->user[i].len == name_len && strncasecmp(s->user[i].name, name, name_len) == 0)
+			return perr(ps, line,
+				    "duplicate value for user-defined field '%.*s' (lib/dpkg/parse.c pkg_parse_field)",
+				    (int)name_len, name);
+	if (s->user_n == s->user_cap) {
+		s->user_cap = s->user_cap ? 2 * s->user_cap : 16;
+		s->user = xrealloc(s->user, s->user_cap * sizeof(*s->user));
+	}
+	s->user[s->user_n++] = (struct user_field){ name, name_len };
+	return 0;
+}
+
+/* Words of a Status value that passed check_field(): the state's index. */
+static enum pkg_stat stanza_state(const struct stanza *s)
+{
+	const struct field_value *fv = &s->f[F_STATUS];
+	if (!fv->v)
+		return ST_NOTINSTALLED; /* pkgset_blank(): no Status is not-installed */
+	const char *v = fv->v, *end = fv->v + fv->len;
+	name_value(&v, end, want_words, false);
+	name_value(&v, end, eflag_words, false);
+	return (enum pkg_stat)name_value(&v, end, status_words, true);
+}
+
+static int stanza_multiarch(const struct stanza *s)
+{
+	const struct field_value *fv = &s->f[F_MULTI_ARCH];
+	if (!fv->v || !fv->len)
+		return -1;
+	const char *v = fv->v;
+	return name_value(&v, v + fv->len, multiarch_words, true);
+}
+
+static uint64_t name_hash(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603u; /* FNV-1a over the lowercased name */
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (uint64_t)(unsigned char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] + 32 : s[i])) * 1099511628211u;
+	return h;
+}
+
+static void slots_grow(struct parser *ps)
+{
+	size_t cap = ps->slots_cap ? ps->slots_cap * 2 : 2048;
+	struct name_slot *n = xcalloc(cap, sizeof(*n));
+	for (size_t i = 0; i < ps->slots_cap; i++) {
+		if (!ps->slots[i].name_at)
+			continue;
+		size_t k = ps->slots[i].hash & (cap - 1);
+		while (n[k].name_at)
+			k = (k + 1) & (cap - 1);
+		n[k] = ps->slots[i];
+	}
+	free(ps->slots);
+	ps->slots = n;
+	ps->slots_cap = cap;
+}
+
+/* The slot of a package name (any letter case: pkg_hash_find_set()). */
+static struct name_slot *name_slot(struct parser *ps, const char *name, size_t n)
+{
+	if (2 * (ps->slots_used + 1) > ps->slots_cap)
+		slots_grow(ps);
+	uint64_t h = name_hash(name, n);
+	size_t k = h & (ps->slots_cap - 1);
+	for (;; k = (k + 1) & (ps->slots_cap - 1)) {
+		struct name_slot *sl = &ps->slots[k];
+		if (!sl->name_at) {
+			if (!ps->names.len)
+				sb_add(&ps->names, "", 1); /* offset 0 means empty */
+			sl->hash = h;
+			sl->name_at = ps->names.len;
+			sb_add(&ps->names, name, n);
+			sb_add(&ps->names, "", 1);
+			ps->slots_used++;
+			return sl;
+		}
+		const char *other = ps->names.buf + sl->name_at;
+		if (sl->hash == h && strncasecmp(other, name, n) == 0 && other[n] == '\0')
+			return sl;
+	}
+}
+
+static char *lowered(const char *s, size_t n)
+{
+	char *c = xstrndup(s, n);
+	for (char *p = c; *p; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			*p = (char)(*p + 32);
+	return c;
+}
+
+static bool provides_wanted(const char *const *wanted, const char *v, size_t n)
+{
+	for (; wanted && *wanted; wanted++)
+		if (dpkg_provides_names(v, n, *wanted))
+			return true;
+	return false;
+}
+
+static bool name_wanted(const char *const *wanted, const char *name, size_t n)
+{
+	if (!wanted)
+		return true;
+	for (; *wanted; wanted++)
+		if (strlen(*wanted) == n && strncasecmp(*wanted, name, n) == 0)
+			return true;
+	return false;
+}
+
+static char *value_or_empty(const struct field_value *fv)
+{
+	return fv->v ? xstrndup(fv->v, fv->len) : xstrdup("");
+}
+
+/* pkg_parse_verify() and parse_find_set_slot() (lib/dpkg/parse.c) for the
+ * stanza just read, then keep it when its package or a Provides is wanted. */
+static int finish_stanza(struct parser *ps)
+{
+	struct stanza *s = &ps->s;
+	const struct field_value *pkg = &s->f[F_PACKAGE];
+	if (!pkg->v)
+		return perr(ps, s->line, "missing 'Package' field (lib/dpkg/parse.c pkg_parse_verify)");
+	enum pkg_stat state = stanza_state(s);
+	int ma = stanza_multiarch(s);
+	const struct field_value *arch = &s->f[F_ARCHITECTURE];
+	if (state != ST_NOTINSTALLED && state != ST_HALFINSTALLED) {
+		if (!s->f[F_VERSION].v)
+			return perr(ps, s->line,
+				    "package %.*s: missing 'Version' field (lib/dpkg/parse.c pkg_parse_verify)",
+				    (int)pkg->len, pkg->v);
+		if (!s->f[F_VERSION].len)
+			return perr(ps, s->line,
+				    "package %.*s: empty value for 'Version' field (lib/dpkg/parse.c pkg_parse_verify)",
+				    (int)pkg->len, pkg->v);
+	}
+	if (ma == MA_SAME && (!arch->v || !arch->len))
+		return perr(ps, s->line,
+			    "package %.*s has 'Multi-Arch: same' field but is missing architecture (lib/dpkg/parse.c)",
+			    (int)pkg->len, pkg->v);
+	if (ma == MA_SAME && arch->len == 3 && strncasecmp(arch->v, "all", 3) == 0)
+		return perr(ps, s->line,
+			    "package %.*s has 'Multi-Arch: same' field but is architecture 'all' (lib/dpkg/parse.c)",
+			    (int)pkg->len, pkg->v);
+	if (s->f[F_CONFIG_VERSION].v &&
+	    (state == ST_INSTALLED || state == ST_NOTINSTALLED || state == ST_TRIGGERSPENDING))
+		return perr(
+			ps, s->f[F_CONFIG_VERSION].line,
+			"package %.*s: 'Config-Version' field present for package with inappropriate 'Status' field "
+			"(%s; lib/dpkg/parse.c pkg_parse_verify)",
+			(int)pkg->len, pkg->v, status_words[state]);
+	int awaited = s->f[F_TRIGGERS_AWAITED].v ? check_triggers(ps, F_TRIGGERS_AWAITED) : 0;
+	int pending = s->f[F_TRIGGERS_PENDING].v ? check_triggers(ps, F_TRIGGERS_PENDING) : 0;
+	if (awaited && (state <= ST_CONFIGFILES || state >= ST_TRIGGERSPENDING))
+		return perr(ps, s->line, "package %.*s has status %s but triggers are awaited (lib/dpkg/parse.c)",
+			    (int)pkg->len, pkg->v, status_words[state]);
+	if (!awaited && state == ST_TRIGGERSAWAITED)
+		return perr(ps, s->line, "package %.*s has status %s but no triggers awaited (lib/dpkg/parse.c)",
+			    (int)pkg->len, pkg->v, status_words[state]);
+	if (pending && state != ST_TRIGGERSPENDING && state != ST_TRIGGERSAWAITED)
+		return perr(ps, s->line, "package %.*s has status %s but triggers are pending (lib/dpkg/parse.c)",
+			    (int)pkg->len, pkg->v, status_words[state]);
+	if (!pending && state == ST_TRIGGERSPENDING)
+		return perr(ps, s->line, "package %.*s has status %s but no triggers pending (lib/dpkg/parse.c)",
+			    (int)pkg->len, pkg->v, status_words[state]);
+	/* parse_find_set_slot(): one instance of a name unless every one is
+	 * Multi-Arch: same (not-installed ones are only selections) */
+	struct name_slot *sl = name_slot(ps, pkg->v, pkg->len);
+	if (state != ST_NOTINSTALLED) {
+		if (ma == MA_SAME)
+			sl->multi++;
+		else
+			sl->single++;
+	}
+	if (sl->single > 1)
+		return perr(ps, s->line,
+			    "package %.*s: multiple non-coinstallable package instances present (the same package "
+			    "twice; lib/dpkg/parse.c parse_find_set_slot)",
+			    (int)pkg->len, pkg->v);
+	if (sl->single && sl->multi)
+		return perr(ps, s->line,
+			    "package %.*s: mixed non-coinstallable and coinstallable package instances present "
+			    "(lib/dpkg/parse.c parse_find_set_slot)",
+			    (int)pkg->len, pkg->v);
+
+	if (pkg->len == 4 && strncasecmp(pkg->v, "dpkg", 4) == 0 && arch->v && !ps->out->native_arch)
+		ps->out->native_arch = xstrndup(arch->v, arch->len);
+	const struct field_value *prov = &s->f[F_PROVIDES];
+	if (!name_wanted(ps->wanted, pkg->v, pkg->len) && !(prov->v && provides_wanted(ps->wanted, prov->v, prov->len)))
+		return 0;
+	struct dpkg_status *out = ps->out;
+	out->pkgs = xrealloc(out->pkgs, (out->count + 1) * sizeof(*out->pkgs));
+	struct dpkg_pkg *p = &out->pkgs[out->count++];
+	p->name = lowered(pkg->v, pkg->len);
+	p->arch = value_or_empty(arch);
+	p->version = value_or_empty(&s->f[F_VERSION]);
+	p->state = xstrdup(status_words[state]);
+	p->multiarch = xstrdup(ma >= 0 ? multiarch_words[ma] : "");
+	p->provides = value_or_empty(prov);
+	p->line = s->line;
+	return 0;
+}
+
+static void stanza_reset(struct stanza *s)
+{
+	memset(s->f, 0, sizeof(s->f));
+	s->user_n = 0;
+	s->line = 0;
+}
+
+/* Where the whole stanzas in buf[0..len) end: just after the last empty
+ * line (two newlines in a row: dpkg's only stanza separator), or 0. */
+static size_t stanzas_end(const char *buf, size_t len)
+{
+	for (const char *nl = len ? memrchr(buf, '\n', len) : NULL; nl && nl > buf;
+	     nl = memrchr(buf, '\n', (size_t)(nl - buf)))
+		if (nl[-1] == '\n')
+			return (size_t)(nl + 1 - buf);
+	return 0;
+}
+
+/* parse_stanza() (lib/dpkg/parse.c) over one region: whole stanzas (it
+ * ends after an empty line) or the rest of the file. A field name runs up to
+ * white space or ':', blanks may stand before the ':', the value runs over
+ * the lines that start with white space (a line of white space only is
+ * part of it: dpkg warns), and the stanza ends at an empty line. */
 static int parse_region(struct parser *ps, const char *content, size_t len)
 {
-#define FIELD(name)                    \
-	{                              \
-		name, sizeof(name) - 1 \
-	}
-	static const struct {
-		const char *name;
-		size_t len;
-	} fields[] = { FIELD("Package"), FIELD("Architecture"), FIELD("Version"),
-		       FIELD("Status"),  FIELD("Multi-Arch"),   FIELD("Provides") };
-#undef FIELD
-	const char *path = ps->path;
-	const char *const *wanted = ps->wanted;
-	struct dpkg_status *out = ps->out;
-	char *err = ps->err;
-	size_t err_size = ps->err_size;
-	struct stanza s;
-	memset(&s, 0, sizeof(s));
 	const char *p = content, *end = content + len;
-	bool in_field = false; /* a continuation line needs a field before it */
-	bool skipping = false; /* inside a stanza of a package nobody asked for */
-	bool keep = false;     /* this stanza is read whole: it provides a wanted name */
-	int rc = 0;
-	size_t line = ps->line;
-	while (rc == 0 && p < end) {
-		if (skipping) {
-			bool nul = false;
-			const char *from = s.start;
-			size_t from_line = s.line;
-			const char *prov;
-			p = skip_stanza(p, end, &line, &nul, &prov); /* to the blank line that ends it */
-			/* A package nobody named may still provide a wanted name:
-			 * rare enough (a few stanzas in a hundred) to read such a
-			 * stanza again, whole. */
-			if (prov && !nul) {
-				const char *v = prov + 9;
-				const char *vend = v;
-				while (vend < p &&
-				       (*vend != '\n' || (vend + 1 < p && (vend[1] == ' ' || vend[1] == '\t'))))
-					vend++;
-				if (provides_wanted(wanted, v, (size_t)(vend - v))) {
-					p = from;
-					line = from_line - 1;
-					memset(&s, 0, sizeof(s));
-					skipping = false;
-					keep = true;
-					continue;
-				}
-			}
-			if (nul) {
-				snprintf(err, err_size, "%s:%zu: NUL byte in the status file (corrupt?)", path,
-					 ps->line + line_of(content, p));
-				rc = -1;
-				break;
-			}
-			if (p == end)
-				break;
-		}
-		line++;
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *eol = nl ? nl : end;
-		if (memchr(p, '\0', (size_t)(eol - p))) {
-			snprintf(err, err_size, "%s:%zu: NUL byte in the status file (corrupt?)", path, line);
-			rc = -1;
-			break;
-		}
-		size_t n = (size_t)(eol - p);
-		if (n && p[n - 1] == '\r')
-			n--; /* CRLF, as a file edited on Windows has */
-		if (n == 0 || ((p[0] == ' ' || p[0] == '\t') && is_blank(p, n))) {
-			if (!skipping)
-				rc = finish(path, &s, wanted, out, err, err_size);
-			memset(&s, 0, sizeof(s));
-			in_field = skipping = keep = false;
-		} else if (p[0] == ' ' || p[0] == '\t') {
-			if (!in_field) {
-				snprintf(err, err_size, "%s:%zu: continuation line outside a field", path, line);
-				rc = -1;
-			}
-		} else {
-			const char *colon = memchr(p, ':', n);
-			if (!colon || colon == p) {
-				snprintf(err, err_size, "%s:%zu: malformed line (expected 'Field: value'): '%.*s'",
-					 path, line, (int)(n > 60 ? 60 : n), p);
-				rc = -1;
-				break;
-			}
-			if (!s.any) {
-				s.any = true;
-				s.line = line;
-				s.start = p;
-			}
-			size_t fl = (size_t)(colon - p);
-			const char *v = colon + 1;
-			size_t vl = (size_t)(p + n - v);
-			const char **values[] = { &s.name, &s.arch, &s.version, &s.status, &s.multiarch, &s.provides };
-			size_t *lens[] = { &s.name_len,   &s.arch_len,      &s.version_len,
-					   &s.status_len, &s.multiarch_len, &s.provides_len };
-			for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
-				if (fl == fields[i].len && strncasecmp(p, fields[i].name, fl) == 0) {
-					*values[i] = v;
-					*lens[i] = vl;
-				}
-			}
-			if (s.name == v && wanted && !keep && !stanza_wanted(wanted, v, vl) &&
-			    !(s.provides && provides_wanted(wanted, s.provides, s.provides_len)))
-				skipping = true;
-			in_field = true;
-		}
-		p = nl ? nl + 1 : end;
+	size_t line = ps->line + 1; /* the line p is on */
+	const char *nul = memchr(content, '\0', len);
+	if (nul) {
+		size_t at = ps->line + 1;
+		for (const char *q = content; (q = memchr(q, '\n', (size_t)(nul - q))) != NULL; q++)
+			at++;
+		ps->line = at;
+		return perr(ps, at, "NUL byte in the status file (corrupt?)");
 	}
-	if (rc == 0 && !skipping)
-		rc = finish(path, &s, wanted, out, err, err_size);
-	ps->line = line;
+	int rc = 0;
+	while (rc == 0) {
+		while (p < end && *p == '\n') { /* skip the empty lines between stanzas */
+			p++;
+			line++;
+		}
+		if (p == end)
+			break;
+		stanza_reset(&ps->s);
+		ps->s.line = line;
+		for (;;) { /* one field */
+			const char *name = p;
+			while (p < end && !c_space(*p) && *p != ':')
+				p++;
+			size_t name_len = (size_t)(p - name);
+			if (!name_len) {
+				rc = perr(ps, line, "empty field name (lib/dpkg/parse.c parse_stanza)");
+				break;
+			}
+			if (name[0] == '-') {
+				rc = perr(ps, line, "field name '%.*s' cannot start with hyphen (lib/dpkg/parse.c)",
+					  (int)name_len, name);
+				break;
+			}
+			while (p < end && *p != '\n' && c_space(*p))
+				p++;
+			if (p == end || *p != ':') {
+				const char *what = p == end     ? "end of file after field name '%.*s'"
+						   : *p == '\n' ? "newline in field name '%.*s'"
+								: "field name '%.*s' must be followed by colon";
+				char why[160];
+				snprintf(why, sizeof(why), what, (int)(name_len > 60 ? 60 : name_len), name);
+				rc = perr(ps, line, "%s (lib/dpkg/parse.c parse_stanza)", why);
+				break;
+			}
+			p++;
+			while (p < end && *p != '\n' && c_space(*p))
+				p++;
+			if (p == end) {
+				rc = perr(
+					ps, line,
+					"end of file before value of field '%.*s' (missing final newline; lib/dpkg/parse.c)",
+					(int)name_len, name);
+				break;
+			}
+			const char *value = p;
+			size_t field_line = line;
+			/* the value's lines: up to a newline followed by a newline,
+			 * by a character that is not white space, or by the end */
+			const char *nl;
+			for (;;) {
+				nl = memchr(p, '\n', (size_t)(end - p));
+				if (!nl) {
+					rc = perr(ps, line,
+						  "end of file during value of field '%.*s' (missing final newline; "
+						  "lib/dpkg/parse.c)",
+						  (int)name_len, name);
+					break;
+				}
+				line++;
+				p = nl + 1;
+				if (p == end || *p == '\n' || !c_space(*p))
+					break;
+			}
+			if (rc)
+				break;
+			const char *vend = nl;
+			while (vend > value && c_space(vend[-1]))
+				vend--;
+			rc = add_field(ps, name, name_len, value, (size_t)(vend - value), field_line);
+			if (rc)
+				break;
+			if (p == end || *p == '\n')
+				break; /* the stanza's end */
+		}
+		if (rc == 0)
+			rc = finish_stanza(ps);
+	}
+	ps->line = line - 1;
 	return rc;
+}
+
+static void parser_free(struct parser *ps)
+{
+	free(ps->s.user);
+	free(ps->slots);
+	sb_release(&ps->names);
 }
 
 int dpkg_status_parse(const char *path, const char *content, size_t len, const char *const *wanted,
 		      struct dpkg_status *out, char *err, size_t err_size)
 {
 	memset(out, 0, sizeof(*out));
-	struct parser ps = { path, wanted, out, 0, err, err_size };
+	struct parser ps = { .path = path, .wanted = wanted, .out = out, .err = err, .err_size = err_size };
+	ps.names = (struct strbuf)STRBUF_INIT;
 	int rc = parse_region(&ps, content, len);
+	parser_free(&ps);
 	if (rc < 0)
 		dpkg_status_free(out);
 	return rc;
-}
-
-/* Where the whole stanzas in buf[0..len) end: just after its last blank
- * line (the parser's rule, blank_line()), or 0 when it has none. */
-static size_t stanzas_end(const char *buf, size_t len)
-{
-	const char *end = buf + len;
-	for (const char *nl = memrchr(buf, '\n', len); nl;) {
-		const char *prev = nl > buf ? memrchr(buf, '\n', (size_t)(nl - buf)) : NULL;
-		if (blank_line(prev ? prev + 1 : buf, end))
-			return (size_t)(nl + 1 - buf);
-		nl = prev;
-	}
-	return 0;
 }
 
 int dpkg_status_load_buffered(const char *path, const char *const *wanted, size_t buffer_size, struct dpkg_status *out,
@@ -458,7 +839,8 @@ int dpkg_status_load_buffered(const char *path, const char *const *wanted, size_
 	 * the first touch of each page of a mapping (~190 for a real status
 	 * file) cost more than the parse itself. A stanza longer than the
 	 * buffer doubles it. */
-	struct parser ps = { path, wanted, out, 0, err, err_size };
+	struct parser ps = { .path = path, .wanted = wanted, .out = out, .err = err, .err_size = err_size };
+	ps.names = (struct strbuf)STRBUF_INIT;
 	size_t cap = buffer_size ? buffer_size : 1, have = 0;
 	char *buf = xmalloc(cap);
 	bool eof = false;
@@ -498,6 +880,7 @@ int dpkg_status_load_buffered(const char *path, const char *const *wanted, size_
 	}
 	free(buf);
 	close(fd);
+	parser_free(&ps);
 	if (rc < 0)
 		dpkg_status_free(out);
 	return rc;
@@ -527,4 +910,27 @@ bool dpkg_pkg_installed(const struct dpkg_pkg *p)
 {
 	return strcmp(p->state, "installed") == 0 || strcmp(p->state, "triggers-pending") == 0 ||
 	       strcmp(p->state, "triggers-awaited") == 0;
+}
+
+struct name_search {
+	const char *name;
+	size_t len;
+	bool found;
+};
+
+static bool match_name(const struct relfield_item *it, void *data)
+{
+	struct name_search *ns = data;
+	if (it->name_len == ns->len && strncasecmp(it->name, ns->name, ns->len) == 0)
+		ns->found = true;
+	return !ns->found;
+}
+
+/* The names of a Provides value, as f_dependency() reads them. */
+bool dpkg_provides_names(const char *v, size_t n, const char *name)
+{
+	struct name_search ns = { name, strlen(name), false };
+	char err[8];
+	relfield_walk("Provides", v, n, RELFIELD_PROVIDES, match_name, &ns, err, sizeof(err));
+	return ns.found;
 }

@@ -10,6 +10,16 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import fix_safety  # noqa: E402
+# Cases decided against the real implementation, per area (issue 28): the
+# exactness tests add to it, and the run's summary prints it.
+EXACT_CASES = {"dpkg status": 0, "relations/provides": 0, "token file": 0, "cache links": 0}
+
+
+def pytest_terminal_summary(terminalreporter):
+    if any(EXACT_CASES.values()):
+        terminalreporter.write_line("exactness cases agreeing with the real implementation: " +
+                                    ", ".join(f"{area} {n}" for area, n in EXACT_CASES.items()))
+
 
 GPUGATE = os.environ.get("GPUGATE") or os.path.join(
     os.path.dirname(__file__), "..", "..", "build", "gpugate")
@@ -103,8 +113,11 @@ def write(path, text, mode=None):
 
 def stanza(name, version, arch="amd64", state="installed"):
     want = "install" if state == "installed" else "deinstall"
+    # dpkg refuses a database whose triggers states have no triggers (lib/dpkg/parse.c pkg_parse_verify)
+    triggers = {"triggers-pending": "Triggers-Pending: /usr/share/x\n",
+                "triggers-awaited": "Triggers-Awaited: other\n"}.get(state, "")
     return (f"Package: {name}\nStatus: {want} ok {state}\nPriority: optional\n"
-            f"Architecture: {arch}\nVersion: {version}\nDescription: test fixture\n"
+            f"Architecture: {arch}\nVersion: {version}\n{triggers}Description: test fixture\n"
             f" more text\n")
 
 

@@ -13,6 +13,7 @@ import subprocess
 
 import pytest
 
+import conftest
 from conftest import run_gpugate, spec_file, write
 
 VECTORS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vectors")
@@ -37,6 +38,15 @@ def tsv(name):
             line = line.rstrip("\n")
             if line and not line.startswith("#"):
                 yield [unescape(x) for x in line.split("\t")]
+
+
+def tsv_raw(name):
+    """Rows of a vectors file, fields left as written (escapes kept)."""
+    with open(os.path.join(VECTORS, name), encoding="utf-8") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line and not line.startswith("#"):
+                yield line.split("\t")
 
 
 def apt_pairs():
@@ -137,6 +147,28 @@ def dpkg_configure_decides(root, relation):
     return None
 
 
+def dpkg_reads(root):
+    """Whether dpkg reads the fixture's database: dpkg-query -W over it
+    (lib/dpkg/parse.c refuses a database with an error and exit 2)."""
+    p = subprocess.run(["dpkg-query", f"--admindir={root}/var/lib/dpkg", "-W"], capture_output=True, text=True,
+                       errors="replace", timeout=30)
+    assert p.returncode in (0, 2), p
+    assert (p.returncode == 2) == ("error" in p.stderr), p.stderr
+    return p.returncode == 0
+
+
+def gpugate_reads(tmp_path, root):
+    """Whether gpugate reads it: its packages check, for the dpkg package
+    only (the whole file is read whatever the spec names)."""
+    spec = spec_file(tmp_path, "packages:\n  - dpkg\n", name="dpkg-only.yaml")
+    r = run_gpugate("--spec", spec, "--root", str(root), "--only", "packages", "--format", "json")
+    assert r.rc in (0, 1), r
+    c = r.check("packages.installed")
+    refused = c["summary"].startswith("cannot read the dpkg database")
+    assert refused or c["status"] == "pass", c
+    return not refused
+
+
 # -- versions ----------------------------------------------------------------
 
 def test_tools_are_here():
@@ -146,23 +178,34 @@ def test_tools_are_here():
 def test_version_syntax_vectors(tmp_path):
     """parse vectors of dpkg's t-version.c and gpugate's own: dpkg's verdict
     (ok, warning, error) through gpugate, the version installed in the
-    fixture database (which dpkg reads leniently)."""
+    fixture database. dpkg reads its status file laxly: a version it only
+    warns about is read (gpugate warns), one it refuses makes the whole
+    database unreadable (lib/dpkg/fields.c f_version), to dpkg-query and to
+    gpugate alike: those are tried one database each."""
     vectors = [(v[1], v[2]) for name in ("dpkg-t-version.tsv", "dpkg-extra.tsv") for v in tsv(name) if v[0] == "parse"]
-    stanzas, relations = [], []
-    for i, (version, _) in enumerate(vectors):
-        stanzas.append({"Package": f"p{i}", "Version": version, "Architecture": "all"})
-        relations.append(f"p{i} (>= 0~~)")
-    root = database(tmp_path, stanzas)
-    c, holds = gpugate_relations(tmp_path, root, relations)
-    findings = c["details"].get("findings", [])
-    for i, (version, upstream) in enumerate(vectors):
+    stanzas, relations, readable = [], [], []
+    for version, upstream in vectors:
         # --compare-versions takes "" as "no version" without parsing it:
         # for that one vector the upstream verdict (parseversion's) stands
         oracle = dpkg_level(version) if version else upstream
         assert oracle == upstream, (version, oracle, upstream)
-        if any(f.startswith(f"p{i} (>= 0~~): p{i}:") and "cannot read" in f for f in findings):
-            got = "error"
-        elif any(f.startswith(f"p{i} all ") and "dpkg reads its database leniently" in f for f in findings):
+        if oracle == "error":
+            root = database(tmp_path / f"e{len(stanzas) + len(relations)}",
+                            [{"Package": "bad", "Version": version, "Architecture": "all"}])
+            TALLY["run"] += 1
+            assert not dpkg_reads(root) and not gpugate_reads(tmp_path, root), version
+            TALLY["agree"] += 1
+            continue
+        readable.append((version, oracle))
+    for i, (version, _) in enumerate(readable):
+        stanzas.append({"Package": f"p{i}", "Version": version, "Architecture": "all"})
+        relations.append(f"p{i} (>= 0~~)")
+    root = database(tmp_path, stanzas)
+    assert dpkg_reads(root)
+    c, holds = gpugate_relations(tmp_path, root, relations)
+    findings = c["details"].get("findings", [])
+    for i, (version, oracle) in enumerate(readable):
+        if any(f.startswith(f"p{i} all ") and "dpkg reads its database leniently" in f for f in findings):
             got = "warn"
         else:
             got = "ok"
@@ -235,6 +278,40 @@ def test_spec_versions_dpkg_warns_about_are_warnings(tmp_path):
     assert r.rc == 3 and "nothing after colon in version number" in r.err, r
 
 
+# -- the status file: dpkg decides whether it can be read --------------------
+
+def status_unescape(text):
+    return re.sub(r"\\(.)", lambda m: {"n": "\n", "r": "\r", "t": "\t", "\\": "\\"}[m.group(1)], text)
+
+
+def test_status_file_vectors(tmp_path):
+    """Every case of dpkg-status.tsv: the fixture database (a dpkg stanza,
+    then the case's text) read by dpkg-query and by gpugate; both must give
+    the vector's verdict, and gpugate's refusal names the file, the line and
+    dpkg's rule."""
+    cases = list(tsv_raw("dpkg-status.tsv"))
+    assert len(cases) >= 60, len(cases)
+    disagree = []
+    for name, verdict, rule, text in cases:
+        root = database(tmp_path / name, [])
+        status = root / "var/lib/dpkg/status"
+        with open(status, "a", encoding="utf-8", newline="") as f:
+            f.write(status_unescape(text))
+        dpkg = dpkg_reads(root)
+        assert dpkg == (verdict == "read"), (name, "dpkg itself disagrees with the vector", dpkg)
+        got = gpugate_reads(tmp_path, root)
+        if got != dpkg:
+            disagree.append((name, got, dpkg))
+            continue
+        if not got:
+            spec = spec_file(tmp_path, "packages:\n  - dpkg\n", name="dpkg-only.yaml")
+            c = run_gpugate("--spec", spec, "--root", str(root), "--only", "packages", "--format", "json").check(
+                "packages.installed")
+            assert re.search(re.escape(str(status)) + r":\d+: ", c["summary"]) and "lib/dpkg/" in c["summary"], c
+        conftest.EXACT_CASES["dpkg status"] += 1
+    assert not disagree, disagree
+
+
 # -- relations: dpkg decides -------------------------------------------------
 
 def relation_cases():
@@ -265,6 +342,7 @@ def test_relations_agree_with_dpkg(tmp_path):
             disagree.append((relation, got, depends, pre))
         else:
             TALLY["agree"] += 1
+            conftest.EXACT_CASES["relations/provides"] += 1
     assert not disagree, disagree
     # depisok (Pre-Depends) does not check a provider's architecture; dependencies_ok does
     assert pre_depends_differs == ["virt-i386"], pre_depends_differs
@@ -277,6 +355,18 @@ def test_relations_agree_with_dpkg(tmp_path):
     assert not holds["virt-i386"] and holds["virt-i386:i386"] and holds["virt-tool"]
     # "native" is no architecture to dpkg (apt's spelling): lib/dpkg/arch.c knows any, all and the native name
     assert not holds["noarch:native"] and not holds["libze1:native (>= 1.17)"]
+    # issue 28: a package's own Provides counts; only '=' in Provides serves
+    # a versioned relation, and a version other than '=' serves nothing
+    # (pkg_virtual_deppossi_satisfied); Provides over several lines; letter
+    # case of Status and Multi-Arch; no Architecture is not native; names
+    # of one letter or with '_'
+    assert holds["selfprov (>= 2.0)"] and not holds["selfprov (>= 3.0)"] and holds["selfprov (= 1.0)"]
+    assert not holds["virt-ge"] and not holds["virt-ge (>= 1)"] and not holds["virt-gt"] and not holds["virt-lt"]
+    assert holds["virt-imp (= 4.0)"] and holds["virt-imp (>= 1)"] and holds["virt-imp"]
+    assert holds["virt-c1"] and holds["virt-cont (>= 2.0)"] and holds["virt-c3"] and not holds["virt-cont (>> 2.0)"]
+    assert holds["casepkg"] and holds["caseallowed:any"] and holds["virt-multi (>= 2.0)"]
+    assert not holds["noarchfield"] and not holds["noarchfield:amd64"] and not holds["noarchfield:any"]
+    assert holds["q (>= 1.0)"] and holds["under_score (= 1.0)"]
     warned = [f for f in c["details"]["findings"] if "leniently" in f]
     assert warned and "oddver" in warned[0]
     # capitals dpkg takes silently (it looks the name up lowercased): gpugate warns

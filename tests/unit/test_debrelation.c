@@ -101,7 +101,8 @@ static void test_invalid(void **state)
 {
 	(void)state;
 	expect_error("", "expected a package name");
-	expect_error("a", "invalid package name");
+	expect_error("_a", "invalid package name");
+	expect_error("-a", "invalid package name");
 	expect_error("libze1 (>= )", "expected a version");
 	expect_error("libze1 (~ 1.0)", "expected ')'");
 	expect_error("libze1 (<> 1.0)", "bad version relationship");
@@ -111,6 +112,67 @@ static void test_invalid(void **state)
 	expect_error("libze1 |", "expected a package name");
 	expect_error("libze1: (>= 1)", "architecture");
 	expect_error("libze1 junk", "unexpected text");
+}
+
+/* Names dpkg's pkg_name_is_illegal() (lib/dpkg/parsehelp.c) accepts: one
+ * character, '_' after the first. */
+static void test_dpkg_names(void **state)
+{
+	(void)state;
+	const char *ok[] = { "a", "x_y", "g++", "a.b-c+d_e", NULL };
+	for (const char **n = ok; *n; n++) {
+		struct relation rel;
+		char err[256];
+		if (relation_parse(*n, &rel, err, sizeof(err)) != 0)
+			fail_msg("%s: %s", *n, err);
+		relation_free(&rel);
+		assert_null(deb_name_illegal(*n, strlen(*n)));
+	}
+	assert_non_null(deb_name_illegal("_a", 2));
+	assert_non_null(deb_name_illegal("", 0));
+	assert_non_null(deb_name_illegal("a b", 3));
+}
+
+static bool count_items(const struct relfield_item *it, void *data)
+{
+	(void)it;
+	++*(int *)data;
+	return true;
+}
+
+/* A database relation field as f_dependency() (lib/dpkg/fields.c) reads it:
+ * continued lines, alternatives only where allowed, its errors. */
+static void test_relfield(void **state)
+{
+	(void)state;
+	char err[256];
+	int n = 0;
+	assert_int_equal(relfield_walk("Provides", "a,\n b (= 1),\n\tc:any", strlen("a,\n b (= 1),\n\tc:any"),
+				       RELFIELD_PROVIDES, count_items, &n, err, sizeof(err)),
+			 0);
+	assert_int_equal(n, 3);
+	n = 0;
+	assert_int_equal(relfield_walk("Depends", "a | b (>= 2), c", strlen("a | b (>= 2), c"), RELFIELD_DEPENDS,
+				       count_items, &n, err, sizeof(err)),
+			 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(
+		relfield_walk("Provides", "a | b", strlen("a | b"), RELFIELD_PROVIDES, NULL, NULL, err, sizeof(err)),
+		-1);
+	assert_non_null(strstr(err, "alternatives"));
+	assert_int_equal(relfield_walk("Depends", "a,", strlen("a,"), RELFIELD_DEPENDS, NULL, NULL, err, sizeof(err)),
+			 -1);
+	assert_non_null(strstr(err, "missing package name"));
+	assert_int_equal(
+		relfield_walk("Depends", "a (>= 1", strlen("a (>= 1"), RELFIELD_DEPENDS, NULL, NULL, err, sizeof(err)),
+		-1);
+	assert_non_null(strstr(err, "unterminated"));
+	assert_int_equal(relfield_walk("Depends", "a (>= 1:)", strlen("a (>= 1:)"), RELFIELD_DEPENDS, NULL, NULL, err,
+				       sizeof(err)),
+			 -1);
+	assert_int_equal(relfield_walk("Provides", "a (>= 1)", strlen("a (>= 1)"), RELFIELD_PROVIDES, NULL, NULL, err,
+				       sizeof(err)),
+			 0);
 }
 
 static void test_holds(void **state)
@@ -128,10 +190,8 @@ static void test_holds(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_valid),
-		cmocka_unit_test(test_invalid),
-		cmocka_unit_test(test_warnings),
-		cmocka_unit_test(test_holds),
+		cmocka_unit_test(test_valid), cmocka_unit_test(test_invalid),    cmocka_unit_test(test_warnings),
+		cmocka_unit_test(test_holds), cmocka_unit_test(test_dpkg_names), cmocka_unit_test(test_relfield),
 	};
 	return cmocka_run_group_tests_name("debrelation", tests, NULL, NULL);
 }

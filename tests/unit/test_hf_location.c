@@ -42,11 +42,13 @@ static char *fake_home_of(void *arg, const char *user)
 	return NULL;
 }
 
-static bool no_token_file(void *arg, const char *path)
+static enum hf_token_file no_token_file(void *arg, const char *path, char *why, size_t why_size)
 {
 	(void)arg;
 	(void)path;
-	return false;
+	(void)why;
+	(void)why_size;
+	return HF_TOKEN_FILE_NONE;
 }
 
 #define ENV(...) ((const char *const[]){ __VA_ARGS__, NULL })
@@ -191,11 +193,13 @@ static void test_offline_and_token(void **state)
 /* constants.py and utils/_auth.py of huggingface_hub (commit
  * ee0a4510f4bc15e26cb722be2efc2bdb01383ca0): the legacy assets variable, the
  * unexpanded xet cache, staging mode, the endpoint, and token cleaning. */
-static bool token_file_yes(void *arg, const char *path)
+static enum hf_token_file token_file_yes(void *arg, const char *path, char *why, size_t why_size)
 {
 	(void)arg;
 	(void)path;
-	return true;
+	(void)why;
+	(void)why_size;
+	return HF_TOKEN_FILE_TOKEN;
 }
 
 static void test_related_paths_and_endpoint(void **state)
