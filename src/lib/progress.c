@@ -15,7 +15,6 @@ void progress_start(struct progress *p, const char *label, bool on)
 	p->label = label;
 	p->on = on;
 	p->drawn = false;
-	p->ever = false;
 	p->start = monotonic_seconds();
 	p->next = p->start + PROGRESS_INTERVAL;
 }
@@ -57,7 +56,6 @@ static void draw(struct progress *p, uint64_t done, uint64_t total, const char *
 		total ? 100.0 * (double)done / (double)total : 100.0, r, left, extra ? ", " : "", extra ? extra : "");
 	fflush(stderr);
 	p->drawn = true;
-	p->ever = true;
 }
 
 void progress_update(struct progress *p, uint64_t done, uint64_t total, const char *extra)
@@ -82,7 +80,7 @@ void progress_clear(struct progress *p)
 
 void progress_end(struct progress *p, uint64_t done, uint64_t total, const char *extra)
 {
-	if (!p->on || !p->ever) /* never drawn: quiet to the end */
+	if (!p->on)
 		return;
 	draw(p, done, total, extra, monotonic_seconds());
 	fputc('\n', stderr);

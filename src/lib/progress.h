@@ -1,6 +1,6 @@
 /* One progress line on stderr for long commands (hf verify, hf fetch):
  * bytes done of total, rate, time left, redrawn in place at most four times
- * a second, from a quarter second on (a quick run draws nothing). Only on
+ * a second, from a quarter second on, and once at the end. Only on
  * a terminal, and never with --quiet: the caller says whether it is on
  * (progress_wanted). The caller serializes calls (one thread draws). */
 #ifndef GPUGATE_LIB_PROGRESS_H
@@ -15,7 +15,6 @@ struct progress {
 	const char *label; /* "hf verify", "hf.integrity", "hf fetch" */
 	bool on;
 	bool drawn; /* a line is on the screen */
-	bool ever;  /* a line was drawn once */
 	double start, next;
 };
 
@@ -27,7 +26,7 @@ void progress_start(struct progress *p, const char *label, bool on);
 void progress_update(struct progress *p, uint64_t done, uint64_t total, const char *extra);
 /* Erases the line, for a message to take its place (the next update draws it again). */
 void progress_clear(struct progress *p);
-/* The last state, once, and the newline that keeps it: only if a line was drawn. */
+/* The last state, once, and the newline that keeps it (when on). */
 void progress_end(struct progress *p, uint64_t done, uint64_t total, const char *extra);
 /* "1.5 GiB": binary units, for the line and messages. */
 void progress_bytes(double bytes, char *out, unsigned size);
