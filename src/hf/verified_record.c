@@ -166,7 +166,7 @@ static int parse(struct hf_record *rec, const char *file, const char *cache_path
 	rec->entries = xcalloc(n + 1, sizeof(*rec->entries));
 	for (size_t i = 0; i < n; i++) {
 		line = next_line(&text);
-		if (!line) {
+		if (!line || strcmp(line, "end") == 0) {
 			unusable(rec, "%s: cut short after %zu of its %" PRIu64 " entries", file, i, n);
 			return -1;
 		}
