@@ -15,10 +15,13 @@
 #include <unistd.h>
 
 #include "../hf/layout.h"
+#include "../backend/probe_cache.h"
 #include "../hf/location.h"
+#include "../hf/verified_record.h"
 #include "../hf/verify.h"
 #include "../lib/escape.h"
 #include "../lib/mountinfo.h"
+#include "../lib/progress.h"
 #include "../lib/util.h"
 #include "../registry.h"
 
@@ -34,6 +37,8 @@ static const struct spec_key hf_keys[] = {
 	{ "hf.min_free", SPEC_SCALAR, SCALAR_SIZE, NULL,
 	  "free space the cache's filesystem must have (default 10GiB; healthcheck: only reported)" },
 	{ "hf.integrity", SPEC_SCALAR, SCALAR_BOOL, NULL, "hash every blob against its name (hf.integrity check)" },
+	{ "hf.integrity_scope", SPEC_SCALAR, SCALAR_ENUM, "models|cache",
+	  "what hf.integrity hashes: the repos hf.models lists (default in ci and healthcheck when it lists any), or the whole cache (default otherwise, and in validate)" },
 	{ "hf.models", SPEC_SEQ, SCALAR_STR, NULL, "repos that must be complete in the cache" },
 	{ "hf.models[]", SPEC_SCALAR | SPEC_MAP, SCALAR_STR, NULL, "'org/name', 'org/name@revision', or a map" },
 	{ "hf.models[].repo", SPEC_SCALAR, SCALAR_STR, NULL, "repo id: org/name (datasets/name for a dataset)" },
@@ -1000,25 +1005,67 @@ static void run_models(const struct context *ctx, void *state, struct result *r)
 			   "all %zu required models are complete in the cache (checked against their listings)", n);
 }
 
+/* The repo folders hf.integrity hashes: those of hf.models when the scope
+ * is models (NULL-ended, caller frees), or NULL for the whole cache. A job
+ * needs only its models; a shared runner's cache holds everyone's. */
+static char **integrity_repos(const struct context *ctx, bool strict)
+{
+	yaml_node_t *list = spec_get(ctx->spec, "hf.models");
+	size_t n = spec_seq_len(list);
+	const char *scope = spec_str(ctx->spec, "hf.integrity_scope", n && !strict ? "models" : "cache");
+	if (strcmp(scope, "models") != 0)
+		return NULL;
+	char **folders = xcalloc(n + 1, sizeof(char *));
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct model_req m;
+		struct spec_error err;
+		if (model_read(ctx->spec, spec_seq_item(ctx->spec, list, i), &m, &err) == 0)
+			folders[k++] = hf_repo_folder(m.repo, m.type);
+		model_free(&m);
+	}
+	return folders;
+}
+
+/* The verified-blob record for this cache in the state folder, or NULL with why. */
+static char *integrity_record(const struct context *ctx, const struct hf_state *s, char *why, size_t why_size)
+{
+	char *dir = probe_cache_dir(ctx, why, why_size);
+	if (!dir)
+		return NULL;
+	char *file = hf_record_file(dir, s->cache, why, why_size);
+	free(dir);
+	return file;
+}
+
 static void run_integrity(const struct context *ctx, void *state, struct result *r)
 {
 	struct hf_state *s = state;
 	const struct hf_cache *c = need_scan(r, s);
 	if (!c)
 		return;
+	/* unverified content (a blob named by no hash, a copied file no listing
+	 * names) warns in ci and fails in validate: never counted as matching;
+	 * validate trusts no record either */
+	bool strict = ctx->profile && strcmp(ctx->profile, "validate") == 0;
 	/* leave half a second for the reports */
 	double deadline = ctx->deadline - 0.5;
+	char why[4400] = "";
+	char *record = integrity_record(ctx, s, why, sizeof(why));
+	char **repos = integrity_repos(ctx, strict);
 	struct hf_verify_options opt = { .deadline = deadline > ctx->start ? deadline : ctx->deadline,
-					 .progress = !ctx_is_healthcheck(ctx) && isatty(2),
-					 .label = "hf.integrity" };
+					 .progress = !ctx_is_healthcheck(ctx) && progress_wanted(false),
+					 .label = "hf.integrity",
+					 .repos = repos,
+					 .record = record,
+					 .full = strict };
 	struct hf_verify v;
 	if (hf_verify_run(c, &opt, &v) < 0) {
 		result_set(r, STATUS_FAIL, "cannot open %s: %s", s->cache, strerror(errno));
+		free(record);
+		free_list(repos);
 		return;
 	}
-	/* unverified content (a blob named by no hash, a copied file no listing
-	 * names) warns in ci and fails in validate: never counted as matching */
-	bool strict = ctx->profile && strcmp(ctx->profile, "validate") == 0;
 	size_t bad = 0, unverified = 0, ok = 0;
 	json_t *problems = json_array(); /* the blob and the files behind it, for the JSON report */
 	for (size_t i = 0; i < v.count; i++) {
@@ -1058,21 +1105,41 @@ static void run_integrity(const struct context *ctx, void *state, struct result 
 	json_object_set_new(d, "matching", json_integer((json_int_t)ok));
 	json_object_set_new(d, "unverified", json_integer((json_int_t)unverified));
 	json_object_set_new(d, "bytes_hashed", json_integer((json_int_t)v.bytes));
+	json_object_set_new(d, "bytes_left",
+			    json_integer((json_int_t)(v.bytes_to_hash > v.bytes ? v.bytes_to_hash - v.bytes : 0)));
+	json_object_set_new(d, "hashed", json_integer((json_int_t)v.hashed));
+	json_object_set_new(d, "trusted", json_integer((json_int_t)v.trusted));
+	json_object_set_new(d, "scope", json_string(repos ? "models" : "cache"));
+	json_object_set_new(d, "record", record ? json_text(record) : json_null());
+	json_object_set_new(d, "record_note", json_text(record ? v.record_note : why));
 	json_object_set_new(d, "problems", problems);
 	double gib = (double)v.bytes / GIB;
+	char *of = repos ? xasprintf(" of the %zu repos hf.models lists",
+				     (size_t)(spec_seq_len(spec_get(ctx->spec, "hf.models"))))
+			 : xstrdup("");
+	char *trust = v.trusted ? xasprintf("; %zu more trusted, unchanged since verified", v.trusted) : xstrdup("");
 	if (bad)
 		result_set(r, STATUS_FAIL, "%zu of %zu files do not match their hash (%zu match%s)", bad, v.count, ok,
 			   unverified ? ", others unverified" : "");
 	else if (v.timed_out) {
-		result_set(r, STATUS_FAIL, "not finished before the deadline: %.2f GiB hashed in %.1f s", gib,
-			   v.seconds);
-		result_remedy(r, "raise --deadline, or run gpugate hf verify (no deadline)");
+		char *where = hf_verify_stopped_text(&v);
+		result_set(r, STATUS_FAIL, "not finished before the deadline: %s", where);
+		free(where);
+		result_remedy(
+			r,
+			"raise --deadline, or run gpugate hf verify once (no deadline): what it verifies is trusted by later runs while unchanged");
 	} else if (unverified)
-		result_set(r, strict ? STATUS_FAIL : STATUS_WARN,
-			   "%zu files match their hash (%.2f GiB in %.1f s); %zu unverified (no hash to compare with)",
-			   ok, gib, v.seconds, unverified);
+		result_set(
+			r, strict ? STATUS_FAIL : STATUS_WARN,
+			"%zu files%s match their hash (%.2f GiB hashed in %.1f s%s); %zu unverified (no hash to compare with)",
+			ok, of, gib, v.seconds, trust, unverified);
 	else
-		result_set(r, STATUS_PASS, "%zu files match their hash (%.2f GiB in %.1f s)", ok, gib, v.seconds);
+		result_set(r, STATUS_PASS, "%zu files%s match their hash (%.2f GiB hashed in %.1f s%s)", ok, of, gib,
+			   v.seconds, trust);
+	free(of);
+	free(trust);
+	free(record);
+	free_list(repos);
 	hf_verify_free(&v);
 }
 

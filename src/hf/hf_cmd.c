@@ -12,12 +12,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../backend/probe_cache.h"
 #include "../commands.h"
+#include "../context.h"
 #include "../lib/crypto_dl.h"
+#include "../lib/progress.h"
 #include "../lib/util.h"
 #include "../result.h"
 #include "layout.h"
 #include "location.h"
+#include "verified_record.h"
 #include "verify.h"
 
 extern char **environ;
@@ -25,12 +29,16 @@ extern char **environ;
 static const char hf_usage[] =
 	"usage: gpugate hf where [-v] [--format text|json] [--root DIR]\n"
 	"       gpugate hf scan [--format text|json] [--root DIR] [--cache DIR]\n"
-	"       gpugate hf verify [--format text|json] [--root DIR] [--cache DIR] [--jobs N] [REPO...]\n"
+	"       gpugate hf verify [--format text|json] [--root DIR] [--cache DIR] [--jobs N] [--full]\n"
+	"                         [--deadline SECONDS] [--quiet] [REPO...]\n"
 	"       gpugate hf fetch REPO[@REV] [FILE...]\n"
 	"\n"
 	"The cache is found from HF_HUB_CACHE, HUGGINGFACE_HUB_CACHE, HF_HOME, XDG_CACHE_HOME\n"
 	"as huggingface_hub does (read under --root DIR), or given with --cache DIR.\n"
 	"REPO: org/name (a model), datasets/name, spaces/org/name, or the folder models--org--name.\n"
+	"hf verify trusts a blob verified before whose stat data is unchanged (a record in gpugate's\n"
+	"state folder); --full hashes every blob. A progress line goes to stderr on a terminal\n"
+	"(not with --quiet).\n"
 	"exit status: 0 healthy, 1 problems found, 3 usage error\n";
 
 struct hf_options {
@@ -39,17 +47,22 @@ struct hf_options {
 	const char *cache;
 	bool verbose;
 	unsigned jobs;
+	bool full, quiet;
+	double deadline; /* seconds; 0: none */
 	int first_arg;
 };
 
 static int parse_hf_options(int argc, char **argv, bool allow_args, bool allow_verbose, struct hf_options *o)
 {
-	enum { OPT_FORMAT = 256, OPT_ROOT, OPT_CACHE, OPT_JOBS };
+	enum { OPT_FORMAT = 256, OPT_ROOT, OPT_CACHE, OPT_JOBS, OPT_FULL, OPT_DEADLINE, OPT_QUIET };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "root", required_argument, NULL, OPT_ROOT },
 		{ "cache", required_argument, NULL, OPT_CACHE },
 		{ "jobs", required_argument, NULL, OPT_JOBS },
+		{ "full", no_argument, NULL, OPT_FULL },
+		{ "deadline", required_argument, NULL, OPT_DEADLINE },
+		{ "quiet", no_argument, NULL, OPT_QUIET },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -83,6 +96,22 @@ static int parse_hf_options(int argc, char **argv, bool allow_args, bool allow_v
 				return usage_error("--jobs wants a number from 1 to 1024 (hf verify only), not '%s'",
 						   optarg);
 			o->jobs = (unsigned)n;
+			break;
+		}
+		case OPT_FULL:
+		case OPT_QUIET:
+			if (strcmp(argv[0], "verify") != 0)
+				return usage_error("hf %s: unknown option '%s' (hf verify only)", argv[0],
+						   argv[optind - 1]);
+			*(c == OPT_FULL ? &o->full : &o->quiet) = true;
+			break;
+		case OPT_DEADLINE: {
+			char *end;
+			double d = strtod(optarg, &end);
+			if (end == optarg || *end || !(d > 0) || d > 1e7 || strcmp(argv[0], "verify") != 0)
+				return usage_error("--deadline wants seconds above 0 (hf verify only), not '%s'",
+						   optarg);
+			o->deadline = d;
 			break;
 		}
 		case 'v':
@@ -398,19 +427,37 @@ static int hf_scan(int argc, char **argv)
 /* The blobs are hashed while the scan walks the snapshots: on a cache of
  * many small blobs the walk (a readlink per file) was a quarter of the run. */
 struct verify_start {
-	const struct hf_verify_options *opt;
+	struct hf_verify_options *opt;
 	struct hf_verify_job *job;
 	int err;
+	char *record;          /* the record file, or NULL */
+	char record_why[4400]; /* why there is none */
 };
+
+static int verify_scanned(struct hf_options o, int argc, char **argv);
+
+/* The verified-blob record of the cache in gpugate's state folder (where
+ * the probe cache lives: XDG_RUNTIME_DIR/gpugate, /run/gpugate, ...), or
+ * NULL with why: then every blob is hashed. */
+static char *record_file(const char *cache_path, char *why, size_t why_size)
+{
+	struct context ctx = { .root = "", .env = environ };
+	char *dir = probe_cache_dir(&ctx, why, why_size);
+	if (!dir)
+		return NULL;
+	char *file = hf_record_file(dir, cache_path, why, why_size);
+	free(dir);
+	return file;
+}
 
 static void start_hashing(const struct hf_cache *cache, void *arg)
 {
 	struct verify_start *vs = arg;
+	vs->record = record_file(cache->path, vs->record_why, sizeof(vs->record_why));
+	vs->opt->record = vs->record;
 	vs->job = hf_verify_start(cache, vs->opt);
 	vs->err = vs->job ? 0 : errno;
 }
-
-static int verify_scanned(struct hf_options o, int argc, char **argv);
 
 static int hf_verify(int argc, char **argv)
 {
@@ -431,14 +478,20 @@ static int verify_scanned(struct hf_options o, int argc, char **argv)
 	char **folders = n_names ? xcalloc(n_names + 1, sizeof(char *)) : NULL;
 	for (size_t i = 0; i < n_names; i++)
 		folders[i] = hf_repo_folder(argv[o.first_arg + (int)i], NULL);
-	struct hf_verify_options vo = {
-		.repos = folders, .threads = o.jobs, .progress = isatty(2), .label = "hf verify"
-	};
+	double started = monotonic_seconds();
+	struct hf_verify_options vo = { .repos = folders,
+					.threads = o.jobs,
+					.progress = progress_wanted(o.quiet),
+					.label = "hf verify",
+					.full = o.full,
+					.deadline = o.deadline > 0 ? started + o.deadline : 0 };
+
 	struct verify_start vs = { .opt = &vo, .err = EBADF };
 	struct hf_scan_hook hook = { .blobs_listed = start_hashing, .arg = &vs };
 	struct hf_cache cache;
 	if (scan_hooked_or_explain(&o, &cache, &hook) < 0) {
 		free_list(folders);
+		free(vs.record);
 		return EXIT_UNHEALTHY; /* the scan failed before it listed any blob: nothing started */
 	}
 	json_t *problems = json_array();
@@ -464,6 +517,7 @@ static int verify_scanned(struct hf_options o, int argc, char **argv)
 		fprintf(stderr, "gpugate: cannot open %s: %s\n", cache.path, strerror(vs.err));
 		hf_cache_free(&cache);
 		free_list(folders);
+		free(vs.record);
 		json_decref(problems);
 		return EXIT_UNHEALTHY;
 	}
@@ -500,8 +554,8 @@ static int verify_scanned(struct hf_options o, int argc, char **argv)
 			n_ok++;
 			continue;
 		}
-		if (res->state == HF_BLOB_SKIPPED && !v.timed_out)
-			continue; /* non-plain blobs are already reported by the scan */
+		if (res->state == HF_BLOB_SKIPPED)
+			continue; /* non-plain blobs are already reported by the scan; the deadline's are counted below */
 		bool unverified = hf_result_unverified(res);
 		n_unverified += unverified;
 		json_t *p = hf_result_json(&cache, res);
@@ -517,6 +571,19 @@ static int verify_scanned(struct hf_options o, int argc, char **argv)
 		else
 			n_warn++;
 	}
+	if (v.timed_out) { /* one finding: how far it got and what the rest would take (issue 26) */
+		char *where = hf_verify_stopped_text(&v);
+		char *msg = xasprintf("stopped at the deadline (--deadline %g): %s", o.deadline, where);
+		json_t *p = json_object();
+		json_object_set_new(p, "severity", json_string("fail"));
+		json_object_set_new(p, "state", json_string("deadline"));
+		json_object_set_new(p, "message", json_text(msg));
+		json_array_append_new(problems, p);
+		n_fail++;
+		free(msg);
+		free(where);
+	}
+	const char *record_note = vs.record ? v.record_note : vs.record_why;
 	double gibs = v.seconds > 0 ? (double)v.bytes / GIB / v.seconds : 0;
 	if (strcmp(o.format, "json") == 0) {
 		json_t *j = json_object();
@@ -529,6 +596,14 @@ static int verify_scanned(struct hf_options o, int argc, char **argv)
 		json_object_set_new(j, "matching", json_integer((json_int_t)n_ok));
 		json_object_set_new(j, "unverified", json_integer((json_int_t)n_unverified));
 		json_object_set_new(j, "bytes_hashed", json_integer((json_int_t)v.bytes));
+		json_object_set_new(
+			j, "bytes_left",
+			json_integer((json_int_t)(v.bytes_to_hash > v.bytes ? v.bytes_to_hash - v.bytes : 0)));
+		json_object_set_new(j, "hashed", json_integer((json_int_t)v.hashed));
+		json_object_set_new(j, "trusted", json_integer((json_int_t)v.trusted));
+		json_object_set_new(j, "record", vs.record ? json_text(vs.record) : json_null());
+		json_object_set_new(j, "record_note", json_text(record_note));
+		json_object_set_new(j, "timed_out", json_boolean(v.timed_out));
 		json_object_set_new(j, "seconds", json_real(v.seconds));
 		json_object_set_new(j, "threads", json_integer((json_int_t)v.threads));
 		json_object_set_new(j, "revisions", json_integer((json_int_t)n_revs));
@@ -545,6 +620,9 @@ static int verify_scanned(struct hf_options o, int argc, char **argv)
 		printf("hf verify: %s: %zu repos, %zu blobs, %zu of %zu files match their hash, %zu unverified, %.2f GiB hashed in %.2f s (%.2f GiB/s); %zu problems, %zu warnings\n",
 		       n_fail ? "FAIL" : "ok", n_repos, n_blobs, n_ok, v.count, n_unverified, (double)v.bytes / GIB,
 		       v.seconds, gibs, n_fail, n_warn);
+		printf("hf verify: %zu files hashed, %zu blobs trusted from the record of earlier runs (stat data unchanged%s)%s%s\n",
+		       v.hashed, v.trusted, o.full ? "; --full trusts none" : "", record_note[0] ? "; record: " : "",
+		       record_note);
 		if (n_unlisted)
 			printf("hf verify: completeness of %zu of %zu revisions not checked: no usable trees/<commit>.json listing "
 			       "(re-run the download with a current huggingface_hub, or gpugate hf fetch, to write one)\n",
@@ -554,6 +632,7 @@ static int verify_scanned(struct hf_options o, int argc, char **argv)
 	hf_verify_free(&v);
 	hf_cache_free(&cache);
 	free_list(folders);
+	free(vs.record);
 	return n_fail ? EXIT_UNHEALTHY : EXIT_HEALTHY;
 }
 

@@ -388,6 +388,10 @@ static void scan_blobs(struct hf_repo *repo, int repo_fd)
 			b->size = (uint64_t)st->st_size;
 			b->atime = st->st_atime;
 			b->mtime = st->st_mtime;
+			b->dev = (uint64_t)st->st_dev;
+			b->ino = (uint64_t)st->st_ino;
+			b->mtim = st->st_mtim;
+			b->ctim = st->st_ctim;
 		}
 		if (!b->regular) /* reported by report_irregular_blobs, naming the files that use it */
 			b->not_plain = xstrdup(e->error               ? strerror(e->error)
@@ -1121,6 +1125,9 @@ int hf_cache_scan_hooked(const char *path, const char *alias, bool listings, str
 	memset(cache, 0, sizeof(*cache));
 	cache->path = xstrdup(path);
 	cache->skip_listings = !listings;
+	/* the clock file timestamps are taken from (current_time() reads the
+	 * coarse clock): a blob changed after this instant has a time not older */
+	clock_gettime(CLOCK_REALTIME_COARSE, &cache->scan_stamp);
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;

@@ -29,6 +29,10 @@ struct hf_blob {
 	size_t hex_len; /* 64 (sha256) or 40 (git sha1) hex digits of either case; 0: not a hash */
 	uint64_t size;
 	time_t atime, mtime;
+	/* what the verified-blob record compares (verified_record.h): the
+	 * lstat of the scan, before any hashing */
+	uint64_t dev, ino;
+	struct timespec mtim, ctim;
 	bool regular;    /* a plain file (not a link, folder or device) */
 	bool referenced; /* some snapshot file links to it */
 	char *not_plain; /* why it is not a plain file (reported once the files using it are known), or NULL */
@@ -97,9 +101,10 @@ struct hf_repo {
 
 struct hf_cache {
 	char *path;
-	char **aliases;        /* absolute paths naming the cache folder (for absolute links), NULL-ended */
-	bool skip_listings;    /* listings were not read (hf_cache_scan_listings) */
-	struct hf_repo *repos; /* sorted by folder */
+	char **aliases;             /* absolute paths naming the cache folder (for absolute links), NULL-ended */
+	bool skip_listings;         /* listings were not read (hf_cache_scan_listings) */
+	struct timespec scan_stamp; /* the coarse real-time clock as the scan began (the record's racy rule) */
+	struct hf_repo *repos;      /* sorted by folder */
 	size_t n_repos;
 };
 

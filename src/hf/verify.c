@@ -18,8 +18,10 @@
 
 #include "../lib/mapped_file.h"
 #include "../lib/parallel.h"
+#include "../lib/progress.h"
 #include "../lib/util.h"
 #include "../result.h"
+#include "verified_record.h"
 
 /* Per thread: memory does not grow with file size. 64 KiB: read()'s copy
  * and the hash both stay in the core's L2 cache. On the build VM (AMD EPYC,
@@ -55,6 +57,8 @@ const char *hf_blob_state_text(enum hf_blob_state s)
 		return "not hashed";
 	case HF_BLOB_UNLISTED:
 		return "a copied file with no listing to check it against: unverified";
+	case HF_BLOB_SIZE_DIFFERS:
+		return "size differs from the listing: not hashed";
 	}
 	return "?";
 }
@@ -90,6 +94,10 @@ char *hf_result_text(const struct hf_cache *cache, const struct hf_blob_result *
 		case HF_BLOB_CHANGED:
 			msg = xasprintf("%s changed size while it was read (a download in progress?)", who);
 			break;
+		case HF_BLOB_SIZE_DIFFERS:
+			msg = xasprintf("%s is a copied file of %llu bytes; trees/%s.json says %llu: not hashed", who,
+					(unsigned long long)r->size, rev->commit, (unsigned long long)r->listed_size);
+			break;
 		default:
 			msg = xasprintf("%s: not hashed before the deadline", who);
 		}
@@ -115,6 +123,11 @@ char *hf_result_text(const struct hf_cache *cache, const struct hf_blob_result *
 			msg = xasprintf(
 				"%s: %s: blob blobs/%s changed size while it was read (a download in progress?)",
 				repo->folder, users, b->name);
+			break;
+		case HF_BLOB_SIZE_DIFFERS:
+			msg = xasprintf("%s: %s: blob blobs/%s is %llu bytes, its listing says %llu: not hashed",
+					repo->folder, users, b->name, (unsigned long long)r->size,
+					(unsigned long long)r->listed_size);
 			break;
 		default:
 			msg = xasprintf("%s: %s: blob blobs/%s not hashed before the deadline", repo->folder, users,
@@ -174,6 +187,10 @@ json_t *hf_result_json(const struct hf_cache *cache, const struct hf_blob_result
 		json_array_append_new(files, file_json(repo, rev, &rev->files[res->file]));
 	}
 	json_object_set_new(p, "files", files);
+	if (res->state == HF_BLOB_SIZE_DIFFERS) {
+		json_object_set_new(p, "size", json_integer((json_int_t)res->size));
+		json_object_set_new(p, "listed_size", json_integer((json_int_t)res->listed_size));
+	}
 	if (res->state == HF_BLOB_MISMATCH) {
 		json_object_set_new(p, "algorithm", json_string(res->algorithm));
 		json_object_set_new(p, "expected", json_text(res->expected));
@@ -188,6 +205,8 @@ struct hashing {
 	EVP_MD_CTX *ctx;
 	uint64_t total, unreported;
 	_Atomic uint64_t *progress;
+	double deadline;
+	const _Atomic bool *cancel;
 };
 
 static int hash_piece(void *arg, const unsigned char *data, size_t n)
@@ -195,9 +214,15 @@ static int hash_piece(void *arg, const unsigned char *data, size_t n)
 	struct hashing *h = arg;
 	h->total += n;
 	h->unreported += n;
-	if (h->progress && h->unreported >= PROGRESS_STEP) {
-		atomic_fetch_add_explicit(h->progress, h->unreported, memory_order_relaxed);
+	if (h->unreported >= PROGRESS_STEP) {
+		if (h->progress)
+			atomic_fetch_add_explicit(h->progress, h->unreported, memory_order_relaxed);
 		h->unreported = 0;
+		/* a big blob stops mid-way at the deadline (issue 26: a 50 GB one ran on) */
+		if (h->deadline > 0 && monotonic_seconds() > h->deadline)
+			return -ETIMEDOUT;
+		if (h->cancel && atomic_load_explicit(h->cancel, memory_order_relaxed))
+			return -ECANCELED;
 	}
 	return h->c->update(h->ctx, data, n) ? 0 : -EIO;
 }
@@ -229,7 +254,11 @@ int hf_hasher_fd(struct hf_hasher *hasher, int fd, size_t hex_len, char hex[65],
 		return -ENOSYS; /* libcrypto missing: nothing can be verified */
 	if (!hasher->ctx && !(hasher->ctx = c->ctx_new()))
 		return -ENOMEM;
-	struct hashing h = { .c = c, .ctx = hasher->ctx, .progress = hasher->progress };
+	struct hashing h = { .c = c,
+			     .ctx = hasher->ctx,
+			     .progress = hasher->progress,
+			     .deadline = hasher->deadline,
+			     .cancel = hasher->cancel };
 	if (!c->init(h.ctx, hex_len == 64 ? c->sha256_md : c->sha1_md, NULL))
 		return -ENOMEM;
 	int rc = 0;
@@ -246,7 +275,8 @@ int hf_hasher_fd(struct hf_hasher *hasher, int fd, size_t hex_len, char hex[65],
 		/* it grew under the mapping: as a read would have found */
 		if (rc == 0 && (fstat(fd, &st) < 0 || (uint64_t)st.st_size != size))
 			rc = -ESTALE;
-		read_it = rc != 0 && h.total == 0 && rc != -ESTALE && rc != -EIO; /* cannot be mapped here */
+		read_it = rc != 0 && h.total == 0 && rc != -ESTALE && rc != -EIO && rc != -ETIMEDOUT &&
+			  rc != -ECANCELED; /* cannot be mapped here */
 		if (read_it)
 			rc = 0;
 	}
@@ -257,6 +287,7 @@ int hf_hasher_fd(struct hf_hasher *hasher, int fd, size_t hex_len, char hex[65],
 	}
 	if (h.progress && h.unreported)
 		atomic_fetch_add_explicit(h.progress, h.unreported, memory_order_relaxed);
+	h.unreported = 0;
 	if (rc == 0 && h.total != size)
 		rc = -ESTALE;
 	unsigned char digest[EVP_MAX_MD_SIZE];
@@ -291,9 +322,11 @@ int hf_hash_fd(int fd, size_t hex_len, unsigned char *buf, size_t bufsize, char 
 struct pool {
 	const struct hf_cache *cache;
 	struct hf_blob_result *results;
-	size_t *order; /* result indexes to hash, largest first */
-	size_t n_work; /* entries of order */
-	int *blobs_fd; /* per repo; -1 when unopened */
+	size_t *order;        /* result indexes to hash, largest first */
+	size_t n_work;        /* entries of order */
+	_Atomic bool *cancel; /* per result: stop hashing it (its size differs from the listing) */
+	size_t n_cancel;      /* entries of cancel */
+	int *blobs_fd;        /* per repo; -1 when unopened */
 	double deadline;
 	atomic_bool stop;
 	int cache_fd;
@@ -302,22 +335,43 @@ struct pool {
 	alignas(64) atomic_size_t next;
 	alignas(64) atomic_size_t done;
 	alignas(64) _Atomic uint64_t bytes;
+	alignas(64) atomic_size_t hashed; /* files hashed to their end */
 };
+
+/* Whether the file hashed is still the one the scan stat'ed: only then may
+ * the record trust it next time (a file replaced or written to between the
+ * scan and the end of its hash is not recorded). */
+static bool same_as_scanned(int fd, const struct hf_blob *b)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 && (uint64_t)st.st_dev == b->dev && (uint64_t)st.st_ino == b->ino &&
+	       (uint64_t)st.st_size == b->size && st.st_mtim.tv_sec == b->mtim.tv_sec &&
+	       st.st_mtim.tv_nsec == b->mtim.tv_nsec && st.st_ctim.tv_sec == b->ctim.tv_sec &&
+	       st.st_ctim.tv_nsec == b->ctim.tv_nsec;
+}
 
 static void *worker(void *arg)
 {
 	struct pool *p = arg;
-	struct hf_hasher hasher = { .buf = xmalloc(READ_SIZE), .bufsize = READ_SIZE, .progress = &p->bytes };
+	struct hf_hasher hasher = {
+		.buf = xmalloc(READ_SIZE), .bufsize = READ_SIZE, .progress = &p->bytes, .deadline = p->deadline
+	};
 	for (;;) {
 		size_t k = atomic_fetch_add(&p->next, 1);
 		if (k >= p->n_work)
 			break;
-		struct hf_blob_result *r = &p->results[p->order[k]];
+		size_t idx = p->order[k];
+		struct hf_blob_result *r = &p->results[idx];
 		if (atomic_load(&p->stop) || (p->deadline > 0 && monotonic_seconds() > p->deadline)) {
 			atomic_store(&p->stop, true);
 			atomic_fetch_add(&p->done, 1);
 			continue;
 		}
+		if (idx < p->n_cancel && atomic_load(&p->cancel[idx])) {
+			atomic_fetch_add(&p->done, 1);
+			continue; /* hf_verify_finish marks it */
+		}
+		hasher.cancel = idx < p->n_cancel ? &p->cancel[idx] : NULL;
 		const struct hf_repo *repo = &p->cache->repos[r->repo];
 		int fd;
 		if (r->blob >= 0) {
@@ -335,14 +389,23 @@ static void *worker(void *arg)
 		} else {
 			uint64_t bytes = 0;
 			int rc = hf_hasher_fd(&hasher, fd, r->hex_len, r->actual, &bytes);
+			if (rc == 0)
+				atomic_fetch_add(&p->hashed, 1);
+			if (rc == 0 && r->blob >= 0)
+				r->recordable = same_as_scanned(fd, &repo->blobs[r->blob]);
 			close(fd);
 			if (rc == -ESTALE)
 				r->state = HF_BLOB_CHANGED;
+			else if (rc == -ETIMEDOUT)
+				atomic_store(&p->stop, true); /* stays SKIPPED: not hashed before the deadline */
+			else if (rc == -ECANCELED)
+				; /* hf_verify_finish marks it */
 			else if (rc < 0) {
 				r->state = HF_BLOB_UNREADABLE;
 				r->error = -rc;
 			} else /* upper-case names match too (utils/_verification.py lower-cases) */
 				r->state = strcasecmp(r->actual, r->expected) == 0 ? HF_BLOB_OK : HF_BLOB_MISMATCH;
+			r->recordable &= r->state == HF_BLOB_OK;
 		}
 		atomic_fetch_add(&p->done, 1);
 	}
@@ -375,29 +438,6 @@ static int sort_by_size(const void *a, const void *b, void *arg)
 	return x->size < y->size ? 1 : x->size > y->size ? -1 : 0;
 }
 
-static void clock_text(double s, char *buf, size_t size)
-{
-	unsigned long t = s > 0 && s < 360000 ? (unsigned long)(s + 0.5) : 0;
-	if (t >= 3600)
-		snprintf(buf, size, "%lu:%02lu:%02lu", t / 3600, t / 60 % 60, t % 60);
-	else
-		snprintf(buf, size, "%lu:%02lu", t / 60, t % 60);
-}
-
-/* One line, redrawn: bytes done of total, rate, time left; GiB throughout. */
-static void show_progress(struct pool *p, const char *label, uint64_t total, double start, bool final)
-{
-	double el = monotonic_seconds() - start;
-	uint64_t done = atomic_load(&p->bytes);
-	double rate = el > 0 ? (double)done / el : 0;
-	char eta[32];
-	clock_text(rate > 0 && total > done ? (double)(total - done) / rate : 0, eta, sizeof(eta));
-	fprintf(stderr, "\r%s: %.2f/%.2f GiB (%.0f%%), %.2f GiB/s, %s left, %zu/%zu files\033[K%s", label,
-		(double)done / GIB, (double)total / GIB, total ? 100.0 * (double)done / (double)total : 100.0,
-		rate / GIB, eta, atomic_load(&p->done), p->n_work, final ? "\n" : "");
-	fflush(stderr);
-}
-
 static void add_item(struct hf_verify *out, size_t *order, size_t *n_work, uint64_t *total, struct hf_blob_result item,
 		     bool hash)
 {
@@ -414,11 +454,14 @@ struct hf_verify_job {
 	struct pool p;
 	struct hf_verify_options opt;
 	struct hf_verify out;
+	struct hf_record record; /* as read at the start */
+	char **folder_keys;      /* per repo, as the record names it */
 	pthread_t *tids;
 	unsigned started; /* threads running now */
 	unsigned most;    /* the most that ran at once */
 	uint64_t total;   /* bytes to hash */
 	double start;
+	struct progress progress;
 };
 
 /* Starts the workers on order[0..n_work): threads of their own (none that
@@ -444,35 +487,43 @@ static void job_launch(struct hf_verify_job *job)
 		job->most = job->started;
 }
 
+static void draw_progress(struct hf_verify_job *job, bool final)
+{
+	char files[64];
+	snprintf(files, sizeof(files), "%zu/%zu files", atomic_load(&job->p.done), job->p.n_work);
+	if (final)
+		progress_end(&job->progress, atomic_load(&job->p.bytes), job->total, files);
+	else
+		progress_update(&job->progress, atomic_load(&job->p.bytes), job->total, files);
+}
+
 /* Waits for the workers, showing progress where asked. */
 static void job_wait(struct hf_verify_job *job)
 {
 	struct pool *p = &job->p;
 	if (!job->started)
 		worker(p);
-	bool shown = false;
-	const char *label = job->opt.label ? job->opt.label : "hf verify";
-	if (job->opt.progress && job->started) {
-		/* twice a second from half a second on, so that quick runs print
-		 * nothing; looks every 10 ms so that the end is not waited for */
-		double next = job->start + 0.5;
+	if (job->progress.on && job->started) {
+		/* looks every 10 ms, so that the end is not waited for; the
+		 * progress line itself is redrawn at most four times a second */
 		while (atomic_load(&p->done) < p->n_work) {
 			struct timespec ts = { 0, 10 * 1000 * 1000 };
 			nanosleep(&ts, NULL);
-			if (monotonic_seconds() >= next) {
-				show_progress(p, label, job->total, job->start, false);
-				shown = true;
-				next += 0.5;
-			}
+			draw_progress(job, false);
 		}
 	}
 	for (unsigned t = 0; t < job->started; t++)
 		pthread_join(job->tids[t], NULL);
-	if (shown)
-		show_progress(p, label, job->total, job->start, true);
 	free(job->tids);
 	job->tids = NULL;
 	job->started = 0;
+}
+
+static struct hf_record_stat blob_stat(const struct hf_blob *b)
+{
+	return (struct hf_record_stat){
+		.dev = b->dev, .ino = b->ino, .size = b->size, .mtim = b->mtim, .ctim = b->ctim
+	};
 }
 
 struct hf_verify_job *hf_verify_start(const struct hf_cache *cache, const struct hf_verify_options *opt)
@@ -490,6 +541,10 @@ struct hf_verify_job *hf_verify_start(const struct hf_cache *cache, const struct
 	struct hf_verify_job *job = xcalloc(1, sizeof(*job));
 	job->opt = *opt;
 	job->start = start;
+	progress_start(&job->progress, opt->label ? opt->label : "hf verify", opt->progress);
+	if (opt->record)
+		hf_record_load(&job->record, opt->record, cache->path);
+	job->folder_keys = xcalloc(cache->n_repos + 1, sizeof(char *));
 	struct hf_verify *out = &job->out;
 	struct pool *p = &job->p;
 	p->cache = cache;
@@ -502,11 +557,14 @@ struct hf_verify_job *hf_verify_start(const struct hf_cache *cache, const struct
 		n_blobs += cache->repos[r].n_blobs;
 	out->results = xcalloc(n_blobs + 1, sizeof(*out->results));
 	p->order = xcalloc(n_blobs + 1, sizeof(*p->order));
+	p->cancel = xcalloc(n_blobs + 1, sizeof(*p->cancel));
+	p->n_cancel = n_blobs;
 	for (size_t r = 0; r < cache->n_repos; r++) {
 		const struct hf_repo *repo = &cache->repos[r];
 		p->blobs_fd[r] = -1;
 		if (!repo_verified(opt, repo))
 			continue;
+		job->folder_keys[r] = hf_record_folder_key(repo->folder);
 		int fd = repo->real ? hf_open_in_cache(cache_fd, repo->real, O_RDONLY | O_DIRECTORY) : -1;
 		if (fd >= 0) {
 			p->blobs_fd[r] = openat(fd, "blobs", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -530,8 +588,18 @@ struct hf_verify_job *hf_verify_start(const struct hf_cache *cache, const struct
 				item.state = HF_BLOB_UNREADABLE;
 				item.error = errno ? errno : EBADF;
 			}
-			add_item(out, p->order, &p->n_work, &job->total, item,
-				 item.algorithm && blob->regular && p->blobs_fd[r] >= 0);
+			bool hash = item.algorithm && blob->regular && p->blobs_fd[r] >= 0;
+			if (hash && !opt->full) { /* verified before and unchanged since: trusted */
+				struct hf_record_stat now = blob_stat(blob);
+				if (hf_record_trusts(&job->record,
+						     hf_record_find(&job->record, job->folder_keys[r], blob->name),
+						     &now)) {
+					item.state = HF_BLOB_OK;
+					item.trusted = true;
+					hash = false;
+				}
+			}
+			add_item(out, p->order, &p->n_work, &job->total, item, hash);
 		}
 	}
 	p->results = out->results;
@@ -555,14 +623,50 @@ static int result_cmp(const void *a, const void *b)
 	return x->file < y->file ? -1 : x->file > y->file;
 }
 
-int hf_verify_finish(struct hf_verify_job *job, struct hf_verify *out)
+/* The size a listing gives a blob that differs from the blob's own, or 0
+ * (the blob's size then agrees, or no listing gives one). Known once the
+ * scan has walked the snapshots, while the hashing may have begun. */
+static bool listed_size_differs(const struct hf_repo *repo, long blob, uint64_t *listed)
 {
-	memset(out, 0, sizeof(*out));
-	if (!job)
-		return -errno;
-	job_wait(job);
-	/* copies: known once the snapshots are walked, checked against the
-	 * listing's lfs_sha256 or blob_id, as `hf cache verify` */
+	for (size_t v = 0; v < repo->n_revisions; v++) {
+		const struct hf_revision *rev = &repo->revisions[v];
+		if (rev->listing.state != HF_LISTING_OK)
+			continue;
+		for (size_t i = 0; i < rev->n_files; i++) {
+			const struct hf_file *f = &rev->files[i];
+			if (f->blob != blob || f->link != HF_LINK_OK || f->listed < 0)
+				continue;
+			const struct hf_listed_file *lf = &rev->listing.files[f->listed];
+			if (lf->has_size && lf->size != repo->blobs[blob].size) {
+				*listed = lf->size;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* Sizes against the listings, before (or while) hashing: a blob whose size
+ * is not the listing's is a finding without its hash (issue 26), and its
+ * hashing, if a worker has begun it, stops at its next 16 MiB. */
+static void cancel_size_mismatches(struct hf_verify_job *job)
+{
+	struct pool *p = &job->p;
+	for (size_t i = 0; i < job->out.count; i++) {
+		struct hf_blob_result *r = &job->out.results[i];
+		uint64_t listed;
+		if (r->blob < 0 || r->trusted || r->state != HF_BLOB_SKIPPED ||
+		    !listed_size_differs(&p->cache->repos[r->repo], r->blob, &listed))
+			continue;
+		r->listed_size = listed;
+		atomic_store(&p->cancel[i], true);
+	}
+}
+
+/* Hashes the copied snapshot files: known once the snapshots are walked,
+ * checked against the listing's lfs_sha256 or blob_id, as `hf cache verify`. */
+static void hash_copies(struct hf_verify_job *job)
+{
 	struct pool *p = &job->p;
 	const struct hf_cache *cache = p->cache;
 	struct hf_verify *o = &job->out;
@@ -575,57 +679,161 @@ int hf_verify_finish(struct hf_verify_job *job, struct hf_verify *out)
 			for (size_t i = 0; i < repo->revisions[v].n_files; i++)
 				copies += repo->revisions[v].files[i].link == HF_LINK_COPY;
 	}
-	if (copies) {
-		o->results = xrealloc(o->results, (o->count + copies + 1) * sizeof(*o->results));
-		p->order = xrealloc(p->order, (copies + 1) * sizeof(*p->order));
-		p->n_work = 0;
-		for (size_t r = 0; r < cache->n_repos; r++) {
-			const struct hf_repo *repo = &cache->repos[r];
-			if (!repo_verified(&job->opt, repo))
-				continue;
-			for (size_t v = 0; v < repo->n_revisions; v++) {
-				const struct hf_revision *rev = &repo->revisions[v];
-				for (size_t i = 0; i < rev->n_files; i++) {
-					const struct hf_file *f = &rev->files[i];
-					if (f->link != HF_LINK_COPY)
-						continue;
-					const struct hf_listed_file *lf =
-						f->listed >= 0 ? &rev->listing.files[f->listed] : NULL;
-					const char *want = lf ? hf_listed_hash(lf) : NULL;
-					struct hf_blob_result item = { .repo = r,
-								       .blob = -1,
-								       .rev = (long)v,
-								       .file = (long)i,
-								       .expected = want,
-								       .hex_len = want ? strlen(want) : 0,
-								       .size = f->size };
-					item.algorithm = item.hex_len == 64   ? "sha256"
-							 : item.hex_len == 40 ? "git-sha1"
-									      : NULL;
-					if (!want)
-						item.state = HF_BLOB_UNLISTED;
-					add_item(o, p->order, &p->n_work, &job->total, item, want != NULL);
+	if (!copies)
+		return;
+	o->results = xrealloc(o->results, (o->count + copies + 1) * sizeof(*o->results));
+	p->order = xrealloc(p->order, (copies + 1) * sizeof(*p->order));
+	p->n_work = 0;
+	for (size_t r = 0; r < cache->n_repos; r++) {
+		const struct hf_repo *repo = &cache->repos[r];
+		if (!repo_verified(&job->opt, repo))
+			continue;
+		for (size_t v = 0; v < repo->n_revisions; v++) {
+			const struct hf_revision *rev = &repo->revisions[v];
+			for (size_t i = 0; i < rev->n_files; i++) {
+				const struct hf_file *f = &rev->files[i];
+				if (f->link != HF_LINK_COPY)
+					continue;
+				const struct hf_listed_file *lf =
+					f->listed >= 0 ? &rev->listing.files[f->listed] : NULL;
+				const char *want = lf ? hf_listed_hash(lf) : NULL;
+				struct hf_blob_result item = { .repo = r,
+							       .blob = -1,
+							       .rev = (long)v,
+							       .file = (long)i,
+							       .expected = want,
+							       .hex_len = want ? strlen(want) : 0,
+							       .size = f->size };
+				item.algorithm = item.hex_len == 64 ? "sha256" : item.hex_len == 40 ? "git-sha1" : NULL;
+				if (!want)
+					item.state = HF_BLOB_UNLISTED;
+				else if (lf->has_size && lf->size != f->size) {
+					item.state = HF_BLOB_SIZE_DIFFERS;
+					item.listed_size = lf->size;
+					want = NULL;
 				}
+				add_item(o, p->order, &p->n_work, &job->total, item, want != NULL);
 			}
 		}
-		p->results = o->results;
-		job_launch(job);
-		job_wait(job);
-		qsort(o->results, o->count, sizeof(*o->results), result_cmp);
 	}
-	close(p->cache_fd);
+	p->results = o->results;
+	job_launch(job);
+	job_wait(job);
+}
+
+/* The record for the next run: the blobs verified now (hashed with their
+ * stat unchanged, or trusted), and what the old record says of the repos
+ * this run did not verify (those it judged racy dropped: under a newer
+ * stamp they would pass). Written only when it gains an entry. */
+static int key_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void update_record(struct hf_verify_job *job)
+{
+	const struct hf_cache *cache = job->p.cache;
+	struct hf_verify *o = &job->out;
+	struct hf_record *old = &job->record;
+	size_t fresh = 0;
+	for (size_t i = 0; i < o->count; i++)
+		fresh += o->results[i].recordable;
+	if (!old->usable)
+		snprintf(o->record_note, sizeof(o->record_note), "%s", old->why);
+	if (!fresh && old->usable)
+		return; /* nothing new: the record stands as it is */
+	struct hf_record_item *items = xcalloc(o->count + old->n + 1, sizeof(*items));
+	size_t n = 0;
+	for (size_t i = 0; i < o->count; i++) {
+		const struct hf_blob_result *r = &o->results[i];
+		if (!r->recordable && !r->trusted)
+			continue;
+		const struct hf_blob *b = &cache->repos[r->repo].blobs[r->blob];
+		items[n++] = (struct hf_record_item){ .folder = job->folder_keys[r->repo],
+						      .blob = b->name,
+						      .st = blob_stat(b) };
+	}
+	/* the folders verified now, sorted, to tell the old entries to keep */
+	char **now = xcalloc(cache->n_repos + 1, sizeof(char *));
+	size_t n_now = 0;
 	for (size_t r = 0; r < cache->n_repos; r++)
+		if (job->folder_keys[r])
+			now[n_now++] = job->folder_keys[r];
+	qsort(now, n_now, sizeof(char *), key_cmp);
+	for (size_t e = 0; e < old->n; e++) {
+		const struct hf_record_entry *en = &old->entries[e];
+		if (bsearch(&en->folder, now, n_now, sizeof(char *), key_cmp) || hf_record_racy(&old->stamp, &en->st))
+			continue;
+		items[n++] = (struct hf_record_item){ .folder = en->folder, .blob = en->blob, .st = en->st };
+	}
+	free(now);
+	char why[512];
+	int rc = hf_record_save(job->opt.record, cache->path, &cache->scan_stamp, items, n, why, sizeof(why));
+	if (rc < 0)
+		snprintf(o->record_note + strlen(o->record_note), sizeof(o->record_note) - strlen(o->record_note),
+			 "%snot written: %s", o->record_note[0] ? "; " : "", why);
+	o->record_written = rc == 0;
+	free(items);
+}
+
+int hf_verify_finish(struct hf_verify_job *job, struct hf_verify *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!job)
+		return -errno;
+	cancel_size_mismatches(job);
+	job_wait(job);
+	struct pool *p = &job->p;
+	struct hf_verify *o = &job->out;
+	for (size_t i = 0; i < p->n_cancel && i < o->count; i++)
+		if (atomic_load(&p->cancel[i])) {
+			o->results[i].state = HF_BLOB_SIZE_DIFFERS;
+			o->results[i].recordable = false;
+		}
+	size_t n_blob_results = o->count;
+	p->n_cancel = o->count;
+	hash_copies(job);
+	draw_progress(job, true);
+	if (o->count != n_blob_results)
+		qsort(o->results, o->count, sizeof(*o->results), result_cmp);
+	o->bytes = atomic_load(&p->bytes);
+	o->timed_out = atomic_load(&p->stop);
+	if (job->opt.record)
+		update_record(job);
+	close(p->cache_fd);
+	for (size_t r = 0; r < p->cache->n_repos; r++)
 		if (p->blobs_fd[r] >= 0)
 			close(p->blobs_fd[r]);
 	free(p->blobs_fd);
 	free(p->order);
+	free(p->cancel);
+	hf_record_free(&job->record);
+	for (size_t r = 0; r < p->cache->n_repos; r++)
+		free(job->folder_keys[r]);
+	free(job->folder_keys);
+	o->hashed = atomic_load(&p->hashed);
+	for (size_t i = 0; i < o->count; i++)
+		o->trusted += o->results[i].trusted;
 	*out = *o;
 	out->threads = job->most ? job->most : 1;
-	out->bytes = atomic_load(&p->bytes);
-	out->timed_out = atomic_load(&p->stop);
+	out->bytes_to_hash = job->total;
 	out->seconds = monotonic_seconds() - job->start;
 	free(job);
 	return 0;
+}
+
+char *hf_verify_stopped_text(const struct hf_verify *v)
+{
+	uint64_t left = v->bytes_to_hash > v->bytes ? v->bytes_to_hash - v->bytes : 0;
+	double rate = v->seconds > 0 ? (double)v->bytes / v->seconds : 0;
+	char done[32], rest[32], r[32], eta[32];
+	progress_bytes((double)v->bytes, done, sizeof(done));
+	progress_bytes((double)left, rest, sizeof(rest));
+	progress_bytes(rate, r, sizeof(r));
+	if (rate <= 0)
+		return xasprintf("%s hashed, %s left (no rate measured to estimate the rest)", done, rest);
+	progress_clock((double)left / rate, eta, sizeof(eta));
+	return xasprintf("%s hashed, %s left (about %s more at %s/s)", done, rest, eta, r);
 }
 
 int hf_verify_run(const struct hf_cache *cache, const struct hf_verify_options *opt, struct hf_verify *out)

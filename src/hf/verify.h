@@ -13,12 +13,13 @@
 
 enum hf_blob_state {
 	HF_BLOB_OK = 0,
-	HF_BLOB_MISMATCH,   /* content hashes to something else */
-	HF_BLOB_UNREADABLE, /* open or read failed (errno in error) */
-	HF_BLOB_CHANGED,    /* the size changed while it was read */
-	HF_BLOB_UNNAMED,    /* the name is not 40 or 64 hex digits: unverified */
-	HF_BLOB_SKIPPED,    /* not hashed: not a plain file, or the deadline came */
-	HF_BLOB_UNLISTED,   /* a copied snapshot file with no listing entry to compare with: unverified */
+	HF_BLOB_MISMATCH,     /* content hashes to something else */
+	HF_BLOB_UNREADABLE,   /* open or read failed (errno in error) */
+	HF_BLOB_CHANGED,      /* the size changed while it was read */
+	HF_BLOB_UNNAMED,      /* the name is not 40 or 64 hex digits: unverified */
+	HF_BLOB_SKIPPED,      /* not hashed: not a plain file, or the deadline came */
+	HF_BLOB_UNLISTED,     /* a copied snapshot file with no listing entry to compare with: unverified */
+	HF_BLOB_SIZE_DIFFERS, /* its size is not the one its revision's listing gives: not hashed */
 };
 
 /* One item hashed: a blob, or a snapshot file that is a copy (a plain file,
@@ -34,23 +35,33 @@ struct hf_blob_result {
 	int error;             /* errno for UNREADABLE */
 	char actual[65];       /* hex digest for MISMATCH */
 	const char *algorithm; /* "sha256" or "git-sha1" */
+	uint64_t listed_size;  /* for SIZE_DIFFERS: the size the listing gives */
+	bool trusted;          /* OK from the verified-blob record, not hashed */
+	bool recordable;       /* hashed OK with the scan's stat data unchanged to the end */
 };
 
 struct hf_verify_options {
-	char **repos;      /* folders to verify (NULL: all) */
-	unsigned threads;  /* 0: one per online CPU */
-	double deadline;   /* monotonic seconds; 0: none */
-	bool progress;     /* a progress line on stderr (a TTY), redrawn twice a second */
-	const char *label; /* its prefix: "hf verify" or "hf.integrity" */
+	char **repos;       /* folders to verify (NULL: all) */
+	unsigned threads;   /* 0: one per online CPU */
+	double deadline;    /* monotonic seconds; 0: none */
+	bool progress;      /* a progress line on stderr (src/lib/progress.h) */
+	const char *label;  /* its prefix: "hf verify" or "hf.integrity" */
+	const char *record; /* the verified-blob record file (verified_record.h) to trust and update, or NULL */
+	bool full;          /* trust no record: hash every blob (the record is still written) */
 };
 
 struct hf_verify {
 	struct hf_blob_result *results; /* one per blob and copied file of the selected repos */
 	size_t count;
-	uint64_t bytes; /* hashed */
+	uint64_t bytes;         /* hashed */
+	uint64_t bytes_to_hash; /* what was to be hashed (bytes_to_hash - bytes: left at a deadline) */
+	size_t hashed;          /* files hashed to the end */
+	size_t trusted;         /* blobs trusted from the record */
 	double seconds;
 	bool timed_out;
-	unsigned threads; /* hashing threads used */
+	unsigned threads;      /* hashing threads used */
+	bool record_written;   /* the record was updated */
+	char record_note[600]; /* why the record was not used or not written ("" when it was) */
 };
 
 /* Hashes every blob of the selected repos. Returns 0, or -errno when the
@@ -70,6 +81,9 @@ void hf_verify_free(struct hf_verify *v);
 /* Whether the options select the repo in this cache folder. */
 bool hf_verify_selected(const struct hf_verify_options *opt, const char *folder);
 const char *hf_blob_state_text(enum hf_blob_state s);
+/* "2.10 GiB hashed, 5.90 GiB left (about 4 s more at 1.40 GiB/s)": where a
+ * run that stopped at its deadline stood. Caller frees. */
+char *hf_verify_stopped_text(const struct hf_verify *v);
 
 /* What one thread hashes with, kept from file to file: its read buffer and
  * its digest context (a context made and freed per file costs each of many
@@ -80,11 +94,14 @@ struct hf_hasher {
 	size_t bufsize;             /* also the size of the pieces hashed */
 	_Atomic uint64_t *progress; /* bytes are added here as they are hashed (may be NULL) */
 	void *ctx;                  /* the EVP_MD_CTX, made on first use */
+	double deadline;            /* monotonic seconds (0: none): -ETIMEDOUT past it, mid-file */
+	const _Atomic bool *cancel; /* when it turns true: -ECANCELED, mid-file (may be NULL) */
 };
 /* Hashes an open file by the algorithm its name calls for (hex_len 64:
  * sha256, 40: git blob sha1 over "blob SIZE\0" + content, SIZE from fstat).
  * Returns 0 and the hex digest, or -errno (-ESTALE when the size changed
- * under the read). */
+ * under the read; -ETIMEDOUT or -ECANCELED as the hasher's deadline and
+ * cancel say, looked at every 16 MiB). */
 int hf_hasher_fd(struct hf_hasher *h, int fd, size_t hex_len, char hex[65], uint64_t *bytes);
 void hf_hasher_release(struct hf_hasher *h);
 /* The same, once, with buf as scratch. */

@@ -18,6 +18,7 @@
 
 #include "http.h"
 #include "lib/parallel.h"
+#include "lib/progress.h"
 #include "lib/safe_io.h"
 #include "lib/util.h"
 
@@ -768,18 +769,8 @@ static void on_done(struct dl_job *job, CURLcode rc, const struct dl_options *o)
 	complete(job);
 }
 
-static void human(double b, char *out, size_t n)
-{
-	const char *unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	int u = 0;
-	while (b >= 1024 && u < 4) {
-		b /= 1024;
-		u++;
-	}
-	snprintf(out, n, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
-}
-
-static void draw_progress(struct dl_job *jobs, size_t n, double t0)
+/* The shared progress line (src/lib/progress.c): bytes of all files, rate, time left. */
+static void draw_progress(struct progress *pr, struct dl_job *jobs, size_t n, bool final)
 {
 	int64_t got = 0, total = 0;
 	size_t done = 0;
@@ -788,12 +779,12 @@ static void draw_progress(struct dl_job *jobs, size_t n, double t0)
 		total += jobs[i].size > 0 ? jobs[i].size : 0;
 		done += jobs[i].state->done;
 	}
-	char a[32], b[32], r[32];
-	human((double)got, a, sizeof(a));
-	human((double)total, b, sizeof(b));
-	double dt = monotonic_seconds() - t0;
-	human(dt > 0 ? (double)got / dt : 0, r, sizeof(r));
-	fprintf(stderr, "\r\033[K  %zu/%zu files  %s / %s  %s/s", done, n, a, b, r);
+	char files[64];
+	snprintf(files, sizeof(files), "%zu/%zu files", done, n);
+	if (final)
+		progress_end(pr, (uint64_t)got, (uint64_t)total, files);
+	else
+		progress_update(pr, (uint64_t)got, (uint64_t)total, files);
 }
 
 /* The jobs shared by the lanes: each lane takes the next job and runs it to
@@ -912,7 +903,8 @@ size_t dl_run(struct dl_job *jobs, size_t n, const struct dl_options *o)
 		l.running = 1;
 		lane_main(&l);
 	}
-	double t0 = monotonic_seconds();
+	struct progress pr;
+	progress_start(&pr, "hf fetch", o->progress);
 	pthread_mutex_lock(&l.mu);
 	while (l.running > 0) {
 		struct timespec ts;
@@ -925,7 +917,7 @@ size_t dl_run(struct dl_job *jobs, size_t n, const struct dl_options *o)
 		pthread_cond_timedwait(&l.cv, &l.mu, &ts);
 		if (o->progress && l.running > 0) {
 			pthread_mutex_unlock(&l.mu);
-			draw_progress(jobs, n, t0);
+			draw_progress(&pr, jobs, n, false);
 			pthread_mutex_lock(&l.mu);
 		}
 	}
@@ -935,10 +927,7 @@ size_t dl_run(struct dl_job *jobs, size_t n, const struct dl_options *o)
 	free(threads);
 	pthread_mutex_destroy(&l.mu);
 	pthread_cond_destroy(&l.cv);
-	if (o->progress) {
-		draw_progress(jobs, n, t0);
-		fputc('\n', stderr);
-	}
+	draw_progress(&pr, jobs, n, true);
 	size_t failed = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct dl_state *s = &states[i];

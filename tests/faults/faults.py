@@ -511,6 +511,12 @@ def run_fault(fault, verbose):
         made = fault.setup(fx)
         args, extra_env = made if isinstance(made, tuple) else (made, {})
         env = dict(os.environ)
+        # gpugate's state folder (probe cache, hf verify's record) inside the case's folder, never /run
+        xdg = os.path.join(base, "state")
+        os.mkdir(xdg, 0o700)
+        if fault.as_user is not None:
+            os.chown(xdg, fault.as_user, fault.as_user)
+        env["XDG_RUNTIME_DIR"] = xdg
         for k, v in extra_env.items():
             if v is None:
                 env.pop(k, None)

@@ -1,9 +1,12 @@
 """Shared helpers for the integration tests: they drive the built binary
 (path in $GPUGATE) against fixture roots that the tests create."""
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -23,6 +26,13 @@ def pytest_terminal_summary(terminalreporter):
 
 GPUGATE = os.environ.get("GPUGATE") or os.path.join(
     os.path.dirname(__file__), "..", "..", "build", "gpugate")
+
+# gpugate's state folder (the probe cache, the verified-blob record of hf
+# verify) is XDG_RUNTIME_DIR/gpugate, else /run/gpugate: a run that names none
+# gets this session's own, so that no test writes under the host's /run.
+STATE_DIR = tempfile.mkdtemp(prefix="gpugate-state-")
+atexit.register(shutil.rmtree, STATE_DIR, True)
+os.environ.setdefault("XDG_RUNTIME_DIR", STATE_DIR)
 
 
 # Every fix text a test made gpugate print (JSON `remediation`, text `fix:`
@@ -78,6 +88,7 @@ def run_gpugate(*args, env=None, timeout=60, input=None, extra_env=None):
     e = dict(os.environ if env is None else env)
     if extra_env:
         e.update(extra_env)
+    e.setdefault("XDG_RUNTIME_DIR", STATE_DIR)
     t0 = time.monotonic()
     proc = subprocess.run([GPUGATE, *args], capture_output=True, text=True,
                           env=e, timeout=timeout, input=input, errors="replace")

@@ -9,7 +9,7 @@ import tempfile
 
 import pytest
 
-from conftest import GPUGATE, Run
+from conftest import GPUGATE, STATE_DIR, Run
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"),
                                 reason="needs root and unshare for private mounts")
@@ -20,7 +20,7 @@ BUILDER = os.path.dirname(os.path.abspath(__file__))
 def in_namespace(script, env_extra, timeout=60):
     """Runs a shell script in a new mount namespace; its last command is gpugate."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "GPUGATE": os.path.abspath(GPUGATE),
-           "HOME": "/nonexistent-home", "BUILDER": BUILDER}
+           "HOME": "/nonexistent-home", "BUILDER": BUILDER, "XDG_RUNTIME_DIR": STATE_DIR}
     env.update(env_extra)
     full = "set -e\nmount --make-rprivate /\n" + script
     proc = subprocess.run(["unshare", "-m", "sh", "-c", full], capture_output=True, text=True,

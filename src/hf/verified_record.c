@@ -1,0 +1,344 @@
+#include "verified_record.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../lib/safe_io.h"
+#include "../lib/util.h"
+
+#define MAGIC "gpugate-hf-verified 1"
+
+/* Folder names and the cache path go into a line of space-separated fields:
+ * every byte that could split or end it, and '%', as %XX. The record only
+ * compares encoded forms, so nothing decodes them. */
+static void encode(struct strbuf *sb, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p <= ' ' || *p >= 0x7f || *p == '%')
+			sb_printf(sb, "%%%02X", *p);
+		else
+			sb_add(sb, (const char *)p, 1);
+}
+
+char *hf_record_folder_key(const char *s)
+{
+	struct strbuf sb = STRBUF_INIT;
+	sb_puts(&sb, "");
+	encode(&sb, s);
+	return sb_detach(&sb);
+}
+
+char *hf_record_file(const char *state_dir, const char *cache_path, char *why, size_t why_size)
+{
+	struct stat st;
+	if (stat(cache_path, &st) < 0) {
+		snprintf(why, why_size, "cannot stat the cache %s: %s", cache_path, strerror(errno));
+		text_sanitize(why);
+		return NULL;
+	}
+	return xasprintf("%s/hf-verified-%" PRIx64 "-%" PRIx64, state_dir, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+}
+
+/* The cache line this cache must have: device, inode and path. */
+static char *cache_line(const char *cache_path)
+{
+	struct stat st;
+	if (stat(cache_path, &st) < 0)
+		return NULL;
+	struct strbuf sb = STRBUF_INIT;
+	sb_printf(&sb, "cache %" PRIu64 " %" PRIu64 " ", (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+	encode(&sb, cache_path);
+	return sb_detach(&sb);
+}
+
+static int entry_cmp(const char *fa, const char *ba, const char *fb, const char *bb)
+{
+	int c = strcmp(fa, fb);
+	return c ? c : strcmp(ba, bb);
+}
+
+/* The next space-separated field of a line (the line's spaces become NULs). */
+static char *field(char **cursor)
+{
+	char *s = *cursor;
+	if (!s || !*s)
+		return NULL;
+	char *sp = strchr(s, ' ');
+	if (sp) {
+		*sp = '\0';
+		*cursor = sp + 1;
+	} else {
+		*cursor = NULL;
+	}
+	return s;
+}
+
+/* A decimal number filling the whole field, at most max. */
+static bool number(char **cursor, uint64_t max, uint64_t *out)
+{
+	char *s = field(cursor);
+	if (!s || *s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+static bool timespec_field(char **cursor, struct timespec *ts)
+{
+	uint64_t s, ns;
+	if (!number(cursor, INT64_MAX, &s) || !number(cursor, 999999999, &ns))
+		return false;
+	ts->tv_sec = (time_t)s;
+	ts->tv_nsec = (long)ns;
+	return true;
+}
+
+/* Whether the next line of *text is exactly want; consumes it. */
+static char *next_line(char **text)
+{
+	char *s = *text;
+	if (!s || !*s)
+		return NULL;
+	char *nl = strchr(s, '\n');
+	if (!nl)
+		return NULL; /* every line ends with a newline: a file cut short */
+	*nl = '\0';
+	*text = nl + 1;
+	return s;
+}
+
+static void unusable(struct hf_record *rec, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void unusable(struct hf_record *rec, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(rec->why, sizeof(rec->why), fmt, ap);
+	va_end(ap);
+	text_sanitize(rec->why);
+	rec->usable = false;
+	free(rec->entries);
+	rec->entries = NULL;
+	rec->n = 0;
+}
+
+static int parse(struct hf_record *rec, const char *file, const char *cache_path)
+{
+	char *text = rec->buf;
+	char *line = next_line(&text);
+	if (!line || strcmp(line, MAGIC) != 0) {
+		unusable(rec, "%s is not a record of this version (no '" MAGIC "' line)", file);
+		return -1;
+	}
+	char *want = cache_line(cache_path);
+	line = next_line(&text);
+	bool same = want && line && strcmp(line, want) == 0;
+	free(want);
+	if (!same) {
+		unusable(rec, "%s was made for another cache (its device, inode or path differ)", file);
+		return -1;
+	}
+	line = next_line(&text);
+	char *cur = line;
+	if (!line || strcmp(field(&cur) ? line : "", "stamp") != 0 || !timespec_field(&cur, &rec->stamp) || cur) {
+		unusable(rec, "%s: line 3 is not 'stamp SEC NSEC'", file);
+		return -1;
+	}
+	line = next_line(&text);
+	cur = line;
+	uint64_t n;
+	if (!line || strcmp(field(&cur) ? line : "", "entries") != 0 || !number(&cur, HF_RECORD_MAX_ENTRIES, &n) ||
+	    cur) {
+		unusable(rec, "%s: line 4 is not 'entries N' (N at most %u)", file, HF_RECORD_MAX_ENTRIES);
+		return -1;
+	}
+	rec->entries = xcalloc(n + 1, sizeof(*rec->entries));
+	for (size_t i = 0; i < n; i++) {
+		line = next_line(&text);
+		if (!line || strcmp(line, "end") == 0) {
+			unusable(rec, "%s: cut short after %zu of its %" PRIu64 " entries", file, i, n);
+			return -1;
+		}
+		cur = line;
+		struct hf_record_entry *e = &rec->entries[i];
+		e->folder = field(&cur);
+		e->blob = field(&cur);
+		if (!e->folder || !e->blob || !number(&cur, UINT64_MAX, &e->st.dev) ||
+		    !number(&cur, UINT64_MAX, &e->st.ino) || !number(&cur, INT64_MAX, &e->st.size) ||
+		    !timespec_field(&cur, &e->st.mtim) || !timespec_field(&cur, &e->st.ctim) || cur) {
+			unusable(rec, "%s: line %zu is not an entry", file, i + 5);
+			return -1;
+		}
+		/* strictly in order: lookups are binary searches, and no blob twice */
+		if (i && entry_cmp(rec->entries[i - 1].folder, rec->entries[i - 1].blob, e->folder, e->blob) >= 0) {
+			unusable(rec, "%s: line %zu is out of order", file, i + 5);
+			return -1;
+		}
+		rec->n = i + 1;
+	}
+	line = next_line(&text);
+	if (!line || strcmp(line, "end") != 0 || (text && *text)) {
+		unusable(rec, "%s: no 'end' line after its %" PRIu64 " entries (cut short or grown)", file, n);
+		return -1;
+	}
+	rec->usable = true;
+	return 0;
+}
+
+void hf_record_load(struct hf_record *rec, const char *file, const char *cache_path)
+{
+	memset(rec, 0, sizeof(*rec));
+	char err[SAFE_ERR_MAX];
+	struct stat st;
+	/* no link followed, a regular file only (a FIFO fails at once), capped */
+	int fd = safe_open_read_at(AT_FDCWD, file, O_NOFOLLOW, SAFE_KIND_REG, HF_RECORD_MAX_BYTES, &st, err,
+				   sizeof(err));
+	if (fd == -ENOENT) {
+		unusable(rec, "no record yet (%s)", file);
+		return;
+	}
+	if (fd < 0) {
+		unusable(rec, "%s", err);
+		return;
+	}
+	size_t len;
+	int rc = safe_read_fd(fd, file, HF_RECORD_MAX_BYTES, &rec->buf, &len, err, sizeof(err));
+	close(fd);
+	if (rc < 0) {
+		unusable(rec, "%s", err);
+		return;
+	}
+	if (strlen(rec->buf) != len) {
+		unusable(rec, "%s holds a NUL byte", file);
+		return;
+	}
+	parse(rec, file, cache_path);
+}
+
+void hf_record_free(struct hf_record *rec)
+{
+	free(rec->entries);
+	free(rec->buf);
+	memset(rec, 0, sizeof(*rec));
+}
+
+const struct hf_record_entry *hf_record_find(const struct hf_record *rec, const char *folder_key, const char *blob)
+{
+	if (!rec || !rec->usable || !rec->n)
+		return NULL;
+	const char *enc = folder_key;
+	size_t lo = 0, hi = rec->n;
+	const struct hf_record_entry *hit = NULL;
+	while (lo < hi && !hit) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = entry_cmp(enc, blob, rec->entries[mid].folder, rec->entries[mid].blob);
+		if (c == 0)
+			hit = &rec->entries[mid];
+		else if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return hit;
+}
+
+static bool ts_before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+static bool ts_equal(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
+}
+
+bool hf_record_racy(const struct timespec *stamp, const struct hf_record_stat *st)
+{
+	return !ts_before(&st->mtim, stamp) || !ts_before(&st->ctim, stamp);
+}
+
+bool hf_record_trusts(const struct hf_record *rec, const struct hf_record_entry *e, const struct hf_record_stat *now)
+{
+	if (!rec || !rec->usable || !e)
+		return false;
+	const struct hf_record_stat *was = &e->st;
+	return was->dev == now->dev && was->ino == now->ino && was->size == now->size &&
+	       ts_equal(&was->mtim, &now->mtim) && ts_equal(&was->ctim, &now->ctim) &&
+	       !hf_record_racy(&rec->stamp, now);
+}
+
+static int item_cmp(const void *a, const void *b)
+{
+	const struct hf_record_item *x = a, *y = b;
+	return entry_cmp(x->folder, x->blob, y->folder, y->blob);
+}
+
+static int item_by_size(const void *a, const void *b)
+{
+	const struct hf_record_item *x = a, *y = b;
+	return x->st.size < y->st.size ? 1 : x->st.size > y->st.size ? -1 : 0;
+}
+
+int hf_record_save(const char *file, const char *cache_path, const struct timespec *scan_start,
+		   struct hf_record_item *items, size_t n, char *why, size_t why_size)
+{
+	char *cl = cache_line(cache_path);
+	if (!cl) {
+		int e = errno;
+		snprintf(why, why_size, "cannot stat the cache %s: %s", cache_path, strerror(e));
+		text_sanitize(why);
+		return -e;
+	}
+	if (n > HF_RECORD_MAX_ENTRIES) { /* bounded: keep the blobs that cost most to hash */
+		qsort(items, n, sizeof(*items), item_by_size);
+		n = HF_RECORD_MAX_ENTRIES;
+	}
+	qsort(items, n, sizeof(*items), item_cmp);
+	struct timespec stamp = *scan_start;
+	stamp.tv_sec -= HF_RECORD_RACY_MARGIN;
+	struct strbuf sb = STRBUF_INIT;
+	sb_printf(&sb, MAGIC "\n%s\nstamp %lld %ld\n", cl, (long long)stamp.tv_sec, stamp.tv_nsec);
+	size_t header = sb.len;
+	size_t count = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i && item_cmp(&items[i - 1], &items[i]) == 0)
+			continue; /* a blob given twice (two runs' worth): once */
+		const struct hf_record_item *it = &items[i];
+		sb_printf(&sb, "%s %s %" PRIu64 " %" PRIu64 " %" PRIu64 " %lld %ld %lld %ld\n", it->folder, it->blob,
+			  it->st.dev, it->st.ino, it->st.size, (long long)it->st.mtim.tv_sec, it->st.mtim.tv_nsec,
+			  (long long)it->st.ctim.tv_sec, it->st.ctim.tv_nsec);
+		count++;
+	}
+	sb_puts(&sb, "end\n");
+	/* the count goes before the entries: written once they are counted */
+	char head[64];
+	snprintf(head, sizeof(head), "entries %zu\n", count);
+	struct strbuf out = STRBUF_INIT;
+	sb_add(&out, sb.buf, header);
+	sb_puts(&out, head);
+	sb_add(&out, sb.buf + header, sb.len - header);
+	sb_release(&sb);
+	char err[SAFE_ERR_MAX];
+	/* a state file: only ever a regular file replaced (a FIFO or link there
+	 * is an error), and its loss costs only a full hash */
+	int rc = safe_write_file(file, out.buf, out.len, 0600, SAFE_WRITE_REPLACE_ONLY | SAFE_WRITE_NO_SYNC, err,
+				 sizeof(err));
+	if (rc < 0) {
+		snprintf(why, why_size, "%s", err);
+		text_sanitize(why);
+	}
+	sb_release(&out);
+	free(cl);
+	return rc;
+}

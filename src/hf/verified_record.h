@@ -1,0 +1,97 @@
+/* The verified-blob record: what `hf verify` and hf.integrity trust instead
+ * of hashing a blob again, after git's index (Documentation/technical/
+ * racy-git.txt). Once a blob's content is verified, its stat data (device,
+ * inode, size, mtime and ctime to the nanosecond) is recorded; a later run
+ * trusts the blob while all of them are unchanged and the entry is not
+ * "racy": a blob whose mtime or ctime is not older than the time its run
+ * began could still change within the same timestamp granule unseen, so it
+ * is hashed again (git's rule, with the run's start in place of the index
+ * file's mtime, which is later and so less strict).
+ *
+ * The record is one file per cache in gpugate's state folder
+ * (probe_cache_dir), never inside the hub cache; its name and its header
+ * carry the cache's device, inode and path. It is read by the safe reader
+ * (a regular file, no link followed, at most HF_RECORD_MAX_BYTES) and
+ * written by the safe writer (a temp file renamed over it). Anything odd
+ * about it (missing, a FIFO or a link, truncated, out of order, made for
+ * another cache, another version) makes it unusable as a whole: every blob
+ * is hashed, nothing passes because of it.
+ *
+ * The file is text, one blob a line, sorted by repo folder and blob name:
+ *   gpugate-hf-verified 1
+ *   cache DEV INO PATH            (PATH percent-encoded: no space or control byte)
+ *   stamp SEC NSEC                (the run's start, less HF_RECORD_RACY_MARGIN)
+ *   entries N
+ *   FOLDER BLOB DEV INO SIZE MSEC MNSEC CSEC CNSEC     (N lines)
+ *   end */
+#ifndef GPUGATE_HF_VERIFIED_RECORD_H
+#define GPUGATE_HF_VERIFIED_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#define HF_RECORD_MAX_ENTRIES 500000u      /* about 100 MB of lines; more blobs: the largest are kept */
+#define HF_RECORD_MAX_BYTES   (128u << 20) /* a larger file is refused as corrupt */
+/* Seconds taken off the stamp: timestamps that a filesystem rounds to whole
+ * seconds (or two) or a file server's clock set, and the coarse clock. */
+#define HF_RECORD_RACY_MARGIN 2
+
+/* The stat data compared. */
+struct hf_record_stat {
+	uint64_t dev, ino, size;
+	struct timespec mtim, ctim;
+};
+
+struct hf_record_entry {
+	const char *folder; /* percent-encoded repo folder */
+	const char *blob;   /* blob name */
+	struct hf_record_stat st;
+};
+
+struct hf_record {
+	bool usable;           /* loaded and made for this cache */
+	char why[512];         /* when not usable: why (sanitized) */
+	struct timespec stamp; /* entries at or after it are racy */
+	struct hf_record_entry *entries;
+	size_t n;
+	char *buf; /* the file's text, which the entries point into */
+};
+
+/* The record's file for the cache folder at cache_path in state_dir
+ * ("STATE/hf-verified-DEV-INO"); NULL (why set) when the cache folder
+ * cannot be stat'ed. Caller frees. */
+char *hf_record_file(const char *state_dir, const char *cache_path, char *why, size_t why_size);
+/* Reads the record at file for the cache folder cache_path. Always fills
+ * rec: usable, or not with why ("no record yet", "... is a FIFO", "line 7:
+ * ...", "made for another cache: ..."). */
+void hf_record_load(struct hf_record *rec, const char *file, const char *cache_path);
+void hf_record_free(struct hf_record *rec);
+/* A repo folder as the record names it (percent-encoded). Caller frees. */
+char *hf_record_folder_key(const char *folder);
+/* The entry for blob in the repo folder whose key is folder_key, or NULL
+ * (also when rec is unusable). */
+const struct hf_record_entry *hf_record_find(const struct hf_record *rec, const char *folder_key, const char *blob);
+/* Whether a blob whose stat is now may be trusted on the strength of entry
+ * e of rec: every field unchanged, and neither time at or after the stamp. */
+bool hf_record_trusts(const struct hf_record *rec, const struct hf_record_entry *e, const struct hf_record_stat *now);
+/* Whether an entry is racy against the stamp (kept entries that are racy
+ * must not be written under a newer stamp). */
+bool hf_record_racy(const struct timespec *stamp, const struct hf_record_stat *st);
+
+/* Entries to write. */
+struct hf_record_item {
+	const char *folder; /* its key (hf_record_folder_key) */
+	const char *blob;
+	struct hf_record_stat st;
+};
+/* Writes the record for the cache at cache_path to file, atomically, with
+ * the stamp scan_start less HF_RECORD_RACY_MARGIN; items in any order
+ * (sorted here, in place; beyond HF_RECORD_MAX_ENTRIES the largest blobs
+ * are kept).
+ * Returns 0, or -errno with why. */
+int hf_record_save(const char *file, const char *cache_path, const struct timespec *scan_start,
+		   struct hf_record_item *items, size_t n, char *why, size_t why_size);
+
+#endif

@@ -1,0 +1,341 @@
+/* hf/verified_record: each trust rule on its own (one stat field changed at
+ * a time, the racy rule), and every way a record file is refused as a whole
+ * (truncated, out of order, foreign, another version, a FIFO, a link, a NUL,
+ * too many entries). Files live in a temp folder of this test only. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hf/verified_record.h"
+#include "lib/util.h"
+
+static char dir[64], cache[96], other[96], file[128];
+static struct timespec run_start;
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/gpugate-record-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(cache, sizeof(cache), "%s/hub", dir);
+	snprintf(other, sizeof(other), "%s/other hub", dir);
+	assert_int_equal(mkdir(cache, 0700), 0);
+	assert_int_equal(mkdir(other, 0700), 0);
+	char why[256];
+	char *f = hf_record_file(dir, cache, why, sizeof(why));
+	assert_non_null(f);
+	snprintf(file, sizeof(file), "%s", f);
+	free(f);
+	/* a run that began an hour from now: the entries below (times of 1000 s) are not racy */
+	clock_gettime(CLOCK_REALTIME, &run_start);
+	run_start.tv_sec += 3600;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	return 0;
+}
+
+static const struct hf_record_stat base = {
+	.dev = 987654321, .ino = 1234, .size = 4096, .mtim = { 1000, 111 }, .ctim = { 1000, 222 }
+};
+
+/* Saves one entry (folder with a space and a newline: encoded) plus another. */
+static void save_two(void)
+{
+	char *k1 = hf_record_folder_key("models--org--a b\n");
+	char *k2 = hf_record_folder_key("models--org--z");
+	struct hf_record_item items[] = {
+		{ .folder = k2, .blob = "bbbb", .st = base },
+		{ .folder = k1, .blob = "aaaa", .st = base },
+	};
+	char why[512];
+	assert_int_equal(hf_record_save(file, cache, &run_start, items, 2, why, sizeof(why)), 0);
+	free(k1);
+	free(k2);
+}
+
+static const struct hf_record_entry *find(const struct hf_record *rec, const char *folder, const char *blob)
+{
+	char *k = hf_record_folder_key(folder);
+	const struct hf_record_entry *e = hf_record_find(rec, k, blob);
+	free(k);
+	return e;
+}
+
+static void unchanged_is_trusted_each_field_is_not(void **state)
+{
+	(void)state;
+	save_two();
+	struct hf_record rec;
+	hf_record_load(&rec, file, cache);
+	assert_true(rec.usable);
+	assert_int_equal(rec.n, 2);
+	const struct hf_record_entry *e = find(&rec, "models--org--a b\n", "aaaa");
+	assert_non_null(e);
+	assert_non_null(find(&rec, "models--org--z", "bbbb"));
+	assert_null(find(&rec, "models--org--z", "aaaa"));
+	assert_true(hf_record_trusts(&rec, e, &base));
+	struct hf_record_stat s;
+	s = base, s.dev++;
+	assert_false(hf_record_trusts(&rec, e, &s));
+	s = base, s.ino++; /* replaced by another file of the same size */
+	assert_false(hf_record_trusts(&rec, e, &s));
+	s = base, s.size++;
+	assert_false(hf_record_trusts(&rec, e, &s));
+	s = base, s.mtim.tv_nsec++;
+	assert_false(hf_record_trusts(&rec, e, &s));
+	s = base, s.mtim.tv_sec++;
+	assert_false(hf_record_trusts(&rec, e, &s));
+	s = base, s.ctim.tv_nsec++; /* content changed, mtime put back (touch -r) */
+	assert_false(hf_record_trusts(&rec, e, &s));
+	assert_false(hf_record_trusts(&rec, NULL, &base));
+	hf_record_free(&rec);
+}
+
+static void racy_entries_are_not_trusted(void **state)
+{
+	(void)state;
+	/* the run began at 1000.500 s: its stamp is HF_RECORD_RACY_MARGIN earlier */
+	struct timespec start = { 1000 + HF_RECORD_RACY_MARGIN, 500 };
+	char *k = hf_record_folder_key("models--org--a");
+	struct hf_record_stat racy_m = base, racy_c = base, old = base;
+	racy_m.mtim = (struct timespec){ 1000, 500 }; /* same instant as the stamp: racy */
+	racy_c.ctim = (struct timespec){ 1001, 0 };   /* ctime after it: racy */
+	old.mtim = old.ctim = (struct timespec){ 1000, 499 };
+	struct hf_record_item items[] = {
+		{ .folder = k, .blob = "a1", .st = racy_m },
+		{ .folder = k, .blob = "a2", .st = racy_c },
+		{ .folder = k, .blob = "a3", .st = old },
+	};
+	char why[512];
+	assert_int_equal(hf_record_save(file, cache, &start, items, 3, why, sizeof(why)), 0);
+	struct hf_record rec;
+	hf_record_load(&rec, file, cache);
+	assert_true(rec.usable);
+	assert_int_equal(rec.stamp.tv_sec, 1000);
+	assert_false(hf_record_trusts(&rec, hf_record_find(&rec, k, "a1"), &racy_m));
+	assert_false(hf_record_trusts(&rec, hf_record_find(&rec, k, "a2"), &racy_c));
+	assert_true(hf_record_trusts(&rec, hf_record_find(&rec, k, "a3"), &old));
+	assert_true(hf_record_racy(&rec.stamp, &racy_m));
+	assert_false(hf_record_racy(&rec.stamp, &old));
+	hf_record_free(&rec);
+	free(k);
+}
+
+static char *slurp(const char *path)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	assert_true(getdelim(&text, &len, '\0', f) > 0);
+	fclose(f);
+	return text;
+}
+
+static void put(const char *path, const char *text, size_t len)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* Loads the record after edit() changed its text; it must be refused with why containing words. */
+static void refused_after(void (*edit)(char *text, size_t *len), const char *words)
+{
+	save_two();
+	char *text = slurp(file);
+	size_t len = strlen(text);
+	edit(text, &len);
+	put(file, text, len);
+	free(text);
+	struct hf_record rec;
+	hf_record_load(&rec, file, cache);
+	assert_false(rec.usable);
+	assert_int_equal(rec.n, 0);
+	assert_null(find(&rec, "models--org--z", "bbbb"));
+	if (!strstr(rec.why, words))
+		fail_msg("why '%s' lacks '%s'", rec.why, words);
+	hf_record_free(&rec);
+}
+
+static void cut_last_line(char *t, size_t *len)
+{
+	t[*len - 4] = '\0'; /* "end\n" gone */
+	*len -= 4;
+}
+
+static void cut_an_entry(char *t, size_t *len)
+{
+	char *end = strstr(t, "models--org--z");
+	memcpy(end, "end\n", 5);
+	*len = strlen(t);
+}
+
+static void swap_entries(char *t, size_t *len)
+{
+	char *a = strstr(t, "models--org--a"), *z = strstr(t, "models--org--z");
+	size_t la = (size_t)(z - a), lz = strlen(z) - 4;
+	char *copy = xstrndup(a, la + lz);
+	memcpy(a, copy + la, lz);
+	memcpy(a + lz, copy, la);
+	free(copy);
+	(void)len;
+}
+
+static void other_version(char *t, size_t *len)
+{
+	t[strlen("gpugate-hf-verified ")] = '9';
+	(void)len;
+}
+
+static void a_nul(char *t, size_t *len)
+{
+	t[*len - 2] = '\0';
+}
+
+static void bad_number(char *t, size_t *len)
+{
+	char *p = strstr(t, " 987654321 ");
+	p[1] = 'x';
+	(void)len;
+}
+
+static void too_many(char *t, size_t *len)
+{
+	char *p = strstr(t, "entries 2");
+	memcpy(p, "entries 9", 9);
+	(void)len;
+}
+
+static void truncated_record_is_refused(void **state)
+{
+	(void)state;
+	refused_after(cut_last_line, "no 'end' line");
+	refused_after(cut_an_entry, "cut short after 1 of its 2 entries");
+	refused_after(too_many, "cut short after 2 of its 9");
+}
+
+static void corrupt_record_is_refused(void **state)
+{
+	(void)state;
+	refused_after(swap_entries, "out of order");
+	refused_after(other_version, "not a record of this version");
+	refused_after(a_nul, "NUL");
+	refused_after(bad_number, "not an entry");
+}
+
+static void record_of_another_cache_is_refused(void **state)
+{
+	(void)state;
+	save_two();
+	struct hf_record rec;
+	hf_record_load(&rec, file, other);
+	assert_false(rec.usable);
+	assert_non_null(strstr(rec.why, "another cache"));
+	hf_record_free(&rec);
+	/* the same folder under another path (renamed): its path differs */
+	char moved[128];
+	snprintf(moved, sizeof(moved), "%s/moved", dir);
+	assert_int_equal(rename(cache, moved), 0);
+	hf_record_load(&rec, file, moved);
+	assert_false(rec.usable);
+	hf_record_free(&rec);
+	assert_int_equal(rename(moved, cache), 0);
+	hf_record_load(&rec, file, cache);
+	assert_true(rec.usable);
+	hf_record_free(&rec);
+}
+
+static void fifo_link_and_missing_records_are_refused(void **state)
+{
+	(void)state;
+	struct hf_record rec;
+	hf_record_load(&rec, file, cache);
+	assert_false(rec.usable);
+	assert_non_null(strstr(rec.why, "no record yet"));
+	hf_record_free(&rec);
+	/* a link to a good record is not followed */
+	save_two();
+	char real[160];
+	snprintf(real, sizeof(real), "%s.real", file);
+	assert_int_equal(rename(file, real), 0);
+	assert_int_equal(symlink(real, file), 0);
+	hf_record_load(&rec, file, cache);
+	assert_false(rec.usable);
+	assert_non_null(strstr(rec.why, "symlink"));
+	hf_record_free(&rec);
+	/* nor written through: the writer refuses it and leaves it */
+	char why[512];
+	struct hf_record_item item = { .folder = "models--x", .blob = "cc", .st = base };
+	assert_true(hf_record_save(file, cache, &run_start, &item, 1, why, sizeof(why)) < 0);
+	struct stat st;
+	assert_int_equal(lstat(file, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	assert_int_equal(unlink(file), 0);
+	/* a FIFO with no writer: refused at once, never a hang */
+	assert_int_equal(mkfifo(file, 0600), 0);
+	double t0 = monotonic_seconds();
+	hf_record_load(&rec, file, cache);
+	assert_true(monotonic_seconds() - t0 < 1.0);
+	assert_false(rec.usable);
+	assert_non_null(strstr(rec.why, "FIFO"));
+	hf_record_free(&rec);
+	assert_true(hf_record_save(file, cache, &run_start, &item, 1, why, sizeof(why)) < 0);
+}
+
+static void bounded_keeps_the_largest(void **state)
+{
+	(void)state;
+	size_t n = HF_RECORD_MAX_ENTRIES + 3;
+	struct hf_record_item *items = calloc(n, sizeof(*items));
+	char (*names)[16] = calloc(n, 16);
+	assert_non_null(items);
+	assert_non_null(names);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(names[i], 16, "%08zx", i);
+		items[i] = (struct hf_record_item){ .folder = "models--big", .blob = names[i], .st = base };
+		items[i].st.size = i; /* the three smallest (0, 1, 2) go */
+	}
+	char why[512];
+	assert_int_equal(hf_record_save(file, cache, &run_start, items, n, why, sizeof(why)), 0);
+	struct hf_record rec;
+	hf_record_load(&rec, file, cache);
+	assert_true(rec.usable);
+	assert_int_equal(rec.n, HF_RECORD_MAX_ENTRIES);
+	assert_null(hf_record_find(&rec, "models--big", "00000000"));
+	assert_non_null(hf_record_find(&rec, "models--big", "00000003"));
+	hf_record_free(&rec);
+	free(items);
+	free(names);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(unchanged_is_trusted_each_field_is_not, setup, teardown),
+		cmocka_unit_test_setup_teardown(racy_entries_are_not_trusted, setup, teardown),
+		cmocka_unit_test_setup_teardown(truncated_record_is_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(corrupt_record_is_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(record_of_another_cache_is_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(fifo_link_and_missing_records_are_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(bounded_keeps_the_largest, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
