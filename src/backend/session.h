@@ -55,6 +55,7 @@ struct probe_session {
 	double cache_age;  /* >= 0: the result came from the state cache */
 	char *cache_path;  /* the state folder used, if any */
 	char *cache_note;  /* why the state cache was not used or written */
+	char *cache_discarded; /* why a cached result was not used: what changed since */
 };
 
 struct probe_session *probe_session_run(const struct context *ctx, const struct probe_session_request *req);
