@@ -34,7 +34,7 @@ const char *const kmsg_patterns[] = {
 struct scanner {
 	regex_t re[PATTERN_COUNT];
 	struct kmsg_scan *out;
-	bool after_only;              /* match only records after this sequence number */
+	bool after_only; /* match only records after this sequence number */
 	unsigned long long after_seq;
 };
 

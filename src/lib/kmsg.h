@@ -18,10 +18,10 @@ struct kmsg_scan {
 	size_t records;     /* log lines read */
 	size_t match_count; /* every matching line; only the first KMSG_MAX_KEPT are kept */
 	struct kmsg_match matches[KMSG_MAX_KEPT];
-	int stopped_early; /* 1 when the deadline or the size cap ended the read */
+	int stopped_early;           /* 1 when the deadline or the size cap ended the read */
 	int has_seq;                 /* 1 when the records carried sequence numbers */
 	unsigned long long last_seq; /* then: the last record's */
-	char error[640];   /* when kmsg_scan fails: why, naming the file */
+	char error[640];             /* when kmsg_scan fails: why, naming the file */
 };
 
 /* Scans path until the end of the log, or until deadline (monotonic seconds).
