@@ -43,7 +43,7 @@ static const char usage_text[] =
 	"\n"
 	"check options:\n"
 	"  --profile healthcheck|ci|validate   built-in spec (default ci)\n"
-	"  --spec FILE.yaml                    your own spec instead of a profile\n"
+	"  --spec FILE.yaml                    your own spec instead of a profile ('-': standard input)\n"
 	"  --vendor intel|nvidia               the GPU vendor whose pins apply (default: detected)\n"
 	"  --root DIR                          read system paths under DIR instead of /\n"
 	"  --format text|json|junit|prom|github|nfd  report on stdout (default text)\n"
@@ -59,6 +59,8 @@ static const char usage_text[] =
 	"\n"
 	"environment: GPUGATE_PROFILE, GPUGATE_SPEC, GPUGATE_DEADLINE apply when --profile/--spec\n"
 	"  (either) or --deadline is not given, such as in a HEALTHCHECK tuned with docker run -e\n"
+	"spec: --spec or --profile, else GPUGATE_SPEC or GPUGATE_PROFILE, else /etc/gpugate/gpugate.yaml\n"
+	"  when it exists (under --root: ROOT/etc/...), else the ci profile\n"
 	"\n"
 	"exit status: 0 healthy (warnings allowed), 1 unhealthy, 3 usage or spec error\n";
 
@@ -82,6 +84,7 @@ struct check_options {
 	const char *color;      /* auto, always, never */
 	const char *nfd_prefix; /* with its '/', or NULL */
 	char *nfd_prefix_buf;
+	char *spec_path_buf; /* the system spec found under --root */
 };
 
 static double default_deadline(const char *profile)
@@ -310,6 +313,26 @@ static void free_check_options(struct check_options *o)
 	}
 	free(o->reports);
 	free(o->nfd_prefix_buf);
+	free(o->spec_path_buf);
+}
+
+/* The system spec an image ships, read when no option or variable chose
+ * one: a `docker exec CONTAINER gpugate check` runs the image's own spec.
+ * Under --root, the root's. One that exists but cannot be read is the
+ * spec loader's error, never silently the default profile. */
+#define SYSTEM_SPEC "/etc/gpugate/gpugate.yaml"
+static void discover_system_spec(struct check_options *o)
+{
+	if (o->profile || o->spec_path)
+		return;
+	char *path = o->root ? xasprintf("%s" SYSTEM_SPEC, o->root) : xstrdup(SYSTEM_SPEC);
+	struct stat st;
+	if (lstat(path, &st) == 0) {
+		o->spec_path_buf = path;
+		o->spec_path = path;
+	} else {
+		free(path);
+	}
 }
 
 /* vendor: whose pins the built-in profiles add (src/profile.c). */
@@ -448,6 +471,7 @@ int cmd_check(int argc, char **argv)
 		free_check_options(&o);
 		return EXIT_USAGE;
 	}
+	discover_system_spec(&o);
 	char doing[300];
 	snprintf(doing, sizeof(doing), o.spec_path ? "reading the spec %s" : "loading the built-in profile",
 		 o.spec_path);

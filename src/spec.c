@@ -361,6 +361,28 @@ int spec_load_buffer(struct spec *spec, const struct spec_schema *schema, const 
 	return schema->validate ? schema->validate(spec, err) : 0;
 }
 
+#define STDIN_NAME "standard input"
+
+/* The spec's bytes: "-" is standard input, with a file's limits (a file or a
+ * pipe, at most SPEC_MAX_BYTES + 1 bytes; a terminal is refused). */
+static int read_spec_input(const char *path, char **buf, size_t *len, char *why, size_t why_size)
+{
+	if (strcmp(path, "-") != 0)
+		return safe_read_file(path, SAFE_KIND_REG | SAFE_KIND_FIFO, SPEC_MAX_BYTES + 1, buf, len, why,
+				      why_size);
+	struct stat st;
+	if (fstat(STDIN_FILENO, &st) < 0) {
+		int e = errno;
+		snprintf(why, why_size, STDIN_NAME ": %s", strerror(e));
+		return -e;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+		snprintf(why, why_size, STDIN_NAME " is %s, not a file or a pipe", safe_kind_name(st.st_mode));
+		return -EINVAL;
+	}
+	return safe_read_fd(STDIN_FILENO, STDIN_NAME, SPEC_MAX_BYTES + 1, buf, len, why, why_size);
+}
+
 int spec_load_file(struct spec *spec, const struct spec_schema *schema, const char *path, struct spec_error *err)
 {
 	char *buf = NULL;
@@ -369,7 +391,9 @@ int spec_load_file(struct spec *spec, const struct spec_schema *schema, const ch
 	 * A pipe is a spec (--spec /dev/stdin, <(...)); a device is not
 	 * (lib/safe_io.h). */
 	char why[SAFE_ERR_MAX];
-	int rc = safe_read_file(path, SAFE_KIND_REG | SAFE_KIND_FIFO, SPEC_MAX_BYTES + 1, &buf, &len, why, sizeof(why));
+	int rc = read_spec_input(path, &buf, &len, why, sizeof(why));
+	if (strcmp(path, "-") == 0)
+		path = STDIN_NAME;
 	if (rc < 0) {
 		memset(spec, 0, sizeof(*spec));
 		size_t plen = strlen(path);

@@ -2,19 +2,25 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../lib/kmsg.h"
 #include "../lib/safe_io.h"
 #include "../lib/util.h"
 #include "../result.h"
+#include "stack_identity.h"
 
 #define CACHE_FILE "runtime.json"
-/* 2: the runs of one child per device, each with its enumeration */
-#define CACHE_VERSION 2
+/* 2: the runs of one child per device, each with its enumeration;
+ * 3: the stack identity and the kernel log's last record */
+#define CACHE_VERSION 3
+/* the kernel log's read is bounded: a healthcheck stays in its budget */
+#define KMSG_READ_S 0.5
 
 /* A folder we may trust: a real folder (no symlink), ours, not writable by
  * group or others. Creates it 0700 when missing. */
@@ -151,9 +157,62 @@ json_t *probe_cache_load(const char *dir, const char *key, double ttl, double *a
 	return j;
 }
 
-int probe_cache_store(const char *dir, const char *key, bool ok, json_t *state)
+/* The kernel log, or NULL when it cannot be read here (a container gets it
+ * only with --device /dev/kmsg and CAP_SYSLOG). */
+static char *kmsg_path(const struct context *ctx)
+{
+	char *path = ctx_path(ctx, "/dev/kmsg");
+	if (access(path, R_OK) == 0)
+		return path;
+	free(path);
+	return NULL;
+}
+
+char *probe_cache_stale(const struct context *ctx, const struct backend *const *bes, size_t n, const json_t *cached)
+{
+	const json_t *before = json_object_get(cached, "stack");
+	json_t *paths = json_array();
+	const char *file;
+	json_t *v;
+	json_object_foreach((json_t *)json_object_get(before, "files"), file, v)
+	{
+		json_array_append_new(paths, json_string(file));
+	}
+	json_t *now = stack_identity(ctx, bes, n, paths);
+	char *why = stack_identity_diff(before, now);
+	json_decref(now);
+	json_decref(paths);
+	json_t *seq = json_object_get(cached, "kmsg_seq");
+	char *log = why || !json_is_integer(seq) ? NULL : kmsg_path(ctx);
+	if (log) {
+		struct kmsg_scan scan;
+		unsigned long long after = (unsigned long long)json_integer_value(seq);
+		if (kmsg_scan_after(log, after, monotonic_seconds() + KMSG_READ_S, &scan) == 0) {
+			if (scan.match_count)
+				why = xasprintf("the kernel log reports a GPU fault since: %s", scan.matches[0].line);
+			/* a log that restarted below the mark (another boot) is not the same log */
+			else if (scan.has_seq && scan.last_seq < after)
+				why = xasprintf("the kernel log %s restarted", log);
+			kmsg_scan_free(&scan);
+		}
+		free(log);
+	}
+	return why;
+}
+
+int probe_cache_store(const struct context *ctx, const char *dir, const char *key, bool ok, json_t *identity,
+		      json_t *state)
 {
 	json_object_set_new(state, "version", json_integer(CACHE_VERSION));
+	json_object_set(state, "stack", identity);
+	char *log = kmsg_path(ctx);
+	struct kmsg_scan scan;
+	if (log && kmsg_scan_after(log, ULLONG_MAX, monotonic_seconds() + KMSG_READ_S, &scan) == 0) {
+		if (scan.has_seq && !scan.stopped_early)
+			json_object_set_new(state, "kmsg_seq", json_integer((json_int_t)scan.last_seq));
+		kmsg_scan_free(&scan);
+	}
+	free(log);
 	json_object_set_new(state, "key", json_text(key));
 	json_object_set_new(state, "ok", json_boolean(ok));
 	json_object_set_new(state, "written", json_real(wall_seconds()));

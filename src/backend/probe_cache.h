@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "../context.h"
+#include "backend.h"
 #include "probe.h"
 
 #define PROBE_CACHE_FAILURE_TTL_S 30.0
@@ -24,7 +25,14 @@ void probe_run_from_json(const json_t *j, struct probe_run *run);
 /* The cached object for key when younger than its TTL (ok results: ttl,
  * failed ones: at most 30 s), else NULL. age_s receives its age. */
 json_t *probe_cache_load(const char *dir, const char *key, double ttl, double *age_s);
-/* Stores state (an object) with key, ok and the time; 0 or -errno. */
-int probe_cache_store(const char *dir, const char *key, bool ok, json_t *state);
+/* Stores state (an object) with key, ok and the time, the stack identity
+ * (stack_identity.h) and the kernel log's last record; 0 or -errno. */
+int probe_cache_store(const struct context *ctx, const char *dir, const char *key, bool ok, json_t *identity,
+		      json_t *state);
+/* Why a cached object no longer stands for the stack, in words (caller
+ * frees), or NULL when it does: its stack identity differs from now's (the
+ * files it names are looked at again), or the kernel log, where it can be
+ * read, reports a GPU fault (lib/kmsg.h's patterns) after the cached run. */
+char *probe_cache_stale(const struct context *ctx, const struct backend *const *bes, size_t n, const json_t *cached);
 
 #endif

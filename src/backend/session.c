@@ -16,6 +16,7 @@
 #include "../lib/util.h"
 #include "probe.h"
 #include "probe_cache.h"
+#include "stack_identity.h"
 
 /* True when the soname is in the linker cache or a library folder (under
  * --root), without loading it: the check's process stays GPU-free. */
@@ -409,6 +410,13 @@ struct probe_session *probe_session_run(const struct context *ctx, const struct 
 	char *key = cache_key(ctx, s, req);
 	double age = 0;
 	json_t *cached = dir ? probe_cache_load(dir, key, req->cache_ttl, &age) : NULL;
+	const struct backend **bes = xcalloc(s->n + 1, sizeof(*bes));
+	for (size_t i = 0; i < s->n; i++)
+		bes[i] = s->probes[i].be;
+	if (cached && (s->cache_discarded = probe_cache_stale(ctx, bes, s->n, cached)) != NULL) {
+		json_decref(cached);
+		cached = NULL;
+	}
 	if (cached && restore_runs(s, cached, raw) == 0) {
 		s->cache_age = age;
 		for (size_t i = 0; i < s->n; i++)
@@ -420,8 +428,14 @@ struct probe_session *probe_session_run(const struct context *ctx, const struct 
 		if (!dir) {
 			s->cache_note = xasprintf("state cache not used: %s", why);
 		} else {
-			json_t *saved = save_runs(s, raw);
-			int rc = probe_cache_store(dir, key, runs_ok(s), saved);
+			json_t *saved = save_runs(s, raw), *paths = json_array();
+			for (size_t i = 0; i < s->n; i++)
+				for (size_t d = 0; d < raw[i].n; d++)
+					stack_identity_add_libraries(paths, raw[i].runs[d].result);
+			json_t *identity = stack_identity(ctx, bes, s->n, paths);
+			int rc = probe_cache_store(ctx, dir, key, runs_ok(s), identity, saved);
+			json_decref(identity);
+			json_decref(paths);
 			json_decref(saved);
 			if (rc < 0)
 				s->cache_note = xasprintf("cannot write the state cache in %s: %s", dir, strerror(-rc));
@@ -429,6 +443,7 @@ struct probe_session *probe_session_run(const struct context *ctx, const struct 
 	}
 	raw_release(raw, s->n);
 	json_decref(cached);
+	free(bes);
 	s->cache_path = dir;
 	free(key);
 	return s;
@@ -458,6 +473,7 @@ void probe_session_free(struct probe_session *s)
 	free(s->none_remedy);
 	free(s->cache_path);
 	free(s->cache_note);
+	free(s->cache_discarded);
 	free(s);
 }
 

@@ -50,11 +50,12 @@ struct backend_probe {
 struct probe_session {
 	struct backend_probe *probes;
 	size_t n;
-	char *none_found;  /* no backend library was found: what was looked for */
-	char *none_remedy; /* then: what to install, from the backends of the run's vendor */
-	double cache_age;  /* >= 0: the result came from the state cache */
-	char *cache_path;  /* the state folder used, if any */
-	char *cache_note;  /* why the state cache was not used or written */
+	char *none_found;      /* no backend library was found: what was looked for */
+	char *none_remedy;     /* then: what to install, from the backends of the run's vendor */
+	double cache_age;      /* >= 0: the result came from the state cache */
+	char *cache_path;      /* the state folder used, if any */
+	char *cache_note;      /* why the state cache was not used or written */
+	char *cache_discarded; /* why a cached result was not used: what changed since */
 };
 
 struct probe_session *probe_session_run(const struct context *ctx, const struct probe_session_request *req);

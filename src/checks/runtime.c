@@ -300,6 +300,9 @@ static void run_loader(const struct context *ctx, void *state, struct result *r)
 		json_object_set_new(c, "folder", json_text(st->cache_path));
 		json_object_set_new(c, "age_s", json_real(st->cache_age));
 		json_object_set_new(result_details(r), "state_cache", c);
+	} else if (st->cache_discarded) {
+		json_object_set_new(result_details(r), "state_cache",
+				    json_pack("{s:o}", "discarded", json_text(st->cache_discarded)));
 	}
 	bool failed = r->status == STATUS_FAIL;
 	const char *first = result_worst_finding(r);

@@ -19,7 +19,9 @@ _gpugate_list()
 _gpugate()
 {
 	local cur prev words cword
-	_init_completion -s || return
+	# -s: --opt=value gives prev=--opt, cur=value; -n :: readline splits
+	# words at ':' (COMP_WORDBREAKS), so FORMAT:FILE is put back together
+	_init_completion -s -n : || return
 
 	# the program as typed, so a build tree's binary lists its own checks
 	local prog=${words[0]}
@@ -75,10 +77,12 @@ _gpugate()
 			compopt -o nospace 2>/dev/null
 		else
 			# FORMAT:FILE: complete the file after the colon
-			local format=${cur%%:*}
+			local format=${cur%%:*} whole=$cur
 			cur=${cur#*:}
 			_filedir
 			COMPREPLY=("${COMPREPLY[@]/#/$format:}")
+			# readline replaces only the text after the last ':'
+			__ltrim_colon_completions "$whole"
 		fi
 		return
 		;;

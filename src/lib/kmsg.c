@@ -34,6 +34,8 @@ const char *const kmsg_patterns[] = {
 struct scanner {
 	regex_t re[PATTERN_COUNT];
 	struct kmsg_scan *out;
+	bool after_only; /* match only records after this sequence number */
+	unsigned long long after_seq;
 };
 
 /* A /dev/kmsg record is "PRI,SEQ,USEC,FLAGS[,...];message"; continuation
@@ -44,16 +46,23 @@ static void scan_line(struct scanner *s, char *line)
 		return;
 	const char *msg = line;
 	double ts = -1;
+	bool has_seq = false;
+	unsigned long long seq = 0;
 	char *semi = strchr(line, ';');
 	if (semi) {
 		unsigned pri;
-		unsigned long long seq, usec;
+		unsigned long long usec;
 		if (sscanf(line, "%u,%llu,%llu", &pri, &seq, &usec) == 3) {
 			msg = semi + 1;
 			ts = (double)usec / 1e6;
+			has_seq = true;
+			s->out->has_seq = 1;
+			s->out->last_seq = seq;
 		}
 	}
 	s->out->records++;
+	if (s->after_only && (!has_seq || seq <= s->after_seq))
+		return;
 	for (size_t i = 0; i < PATTERN_COUNT; i++) {
 		if (regexec(&s->re[i], msg, 0, NULL, 0) != 0)
 			continue;
@@ -68,7 +77,21 @@ static void scan_line(struct scanner *s, char *line)
 	}
 }
 
+static int scan(const char *path, double deadline, struct scanner *s, struct kmsg_scan *out);
+
 int kmsg_scan(const char *path, double deadline, struct kmsg_scan *out)
+{
+	struct scanner s = { .out = out };
+	return scan(path, deadline, &s, out);
+}
+
+int kmsg_scan_after(const char *path, unsigned long long after_seq, double deadline, struct kmsg_scan *out)
+{
+	struct scanner s = { .out = out, .after_only = true, .after_seq = after_seq };
+	return scan(path, deadline, &s, out);
+}
+
+static int scan(const char *path, double deadline, struct scanner *sp, struct kmsg_scan *out)
 {
 	memset(out, 0, sizeof(*out));
 	/* the kernel log (character device 1:11, Linux devices.txt) or a file of
@@ -84,7 +107,7 @@ int kmsg_scan(const char *path, double deadline, struct kmsg_scan *out)
 		close(fd);
 		return -ENODEV;
 	}
-	struct scanner s = { .out = out };
+	struct scanner s = *sp;
 	for (size_t i = 0; i < PATTERN_COUNT; i++)
 		if (regcomp(&s.re[i], kmsg_patterns[i], REG_EXTENDED | REG_NOSUB) != 0)
 			abort(); /* the patterns are constants: a failure is a bug */

@@ -18,13 +18,19 @@ struct kmsg_scan {
 	size_t records;     /* log lines read */
 	size_t match_count; /* every matching line; only the first KMSG_MAX_KEPT are kept */
 	struct kmsg_match matches[KMSG_MAX_KEPT];
-	int stopped_early; /* 1 when the deadline or the size cap ended the read */
-	char error[640];   /* when kmsg_scan fails: why, naming the file */
+	int stopped_early;           /* 1 when the deadline or the size cap ended the read */
+	int has_seq;                 /* 1 when the records carried sequence numbers */
+	unsigned long long last_seq; /* then: the last record's */
+	char error[640];             /* when kmsg_scan fails: why, naming the file */
 };
 
 /* Scans path until the end of the log, or until deadline (monotonic seconds).
  * 0, or -errno with nothing scanned (-EPERM/-EACCES: not permitted to read it). */
 int kmsg_scan(const char *path, double deadline, struct kmsg_scan *out);
+/* kmsg_scan, matching only the records whose sequence number is above
+ * after_seq (a record without one is not matched): the faults logged since a
+ * point that an earlier scan's last_seq marked. */
+int kmsg_scan_after(const char *path, unsigned long long after_seq, double deadline, struct kmsg_scan *out);
 void kmsg_scan_free(struct kmsg_scan *scan);
 /* The patterns, for the documentation and tests; NULL-terminated. */
 extern const char *const kmsg_patterns[];

@@ -1,10 +1,15 @@
-"""Bash completion (src/completion/gpugate.bash), run for real: bash with
+"""Bash completion (src/completion/gpugate.bash), run for real: interactive
+bash under a pseudo-terminal typing a line and <Tab> (Terminal, below), and
+bash with
 Debian's bash-completion, the script loaded by bash-completion's own loader
 from a completions folder as the package installs it, COMP_WORDS and
 COMP_CWORD set as readline sets them, and COMPREPLY read back."""
 import os
+import pty
+import select
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -118,9 +123,114 @@ def test_check_ids_come_from_gpugate_list(share):
     assert complete(share, "gpugate --only devices.gpus,hf.int") == ["devices.gpus,hf.integrity"]
 
 
-def test_files_for_spec_and_report(share):
+def test_files_for_spec(share):
     (share / "mine.yaml").write_text("extends: ci\n")
     (share / "notes.txt").write_text("")
     assert complete(share, "gpugate --spec m") == ["mine.yaml"]
     assert complete(share, "gpugate --spec n") == []
-    assert complete(share, "gpugate --report junit:no") == ["junit:notes.txt"]
+
+
+class Terminal:
+    """Real interactive bash under a pseudo-terminal: readline splits the words
+    (at COMP_WORDBREAKS, ':' and '=' included), runs the completion and edits
+    the line; a key bound with `bind -x` prints the edited line back."""
+
+    MARK = b">>\r\n"
+
+    def __init__(self, share, cwd):
+        env = {"PATH": f"{Path(GPUGATE).parent}:/usr/bin:/bin", "HOME": str(share), "XDG_DATA_DIRS": str(share),
+               "TERM": "dumb", "LC_ALL": "C", "PS1": "$ ", "INPUTRC": "/dev/null"}
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # the child: bash, reading the terminal
+            os.chdir(cwd)
+            os.execve("/bin/bash", ["bash", "--norc", "--noprofile", "-i"], env)
+        # bash-completion, its loader finding gpugate in XDG_DATA_DIRS; one
+        # candidate per line when several match; C-x C-l prints the line
+        self.send("source /usr/share/bash-completion/bash_completion; bind 'set show-all-if-ambiguous on';"
+                  " bind 'set completion-display-width 0'; bind 'set page-completions off';"
+                  " bind -x '\"\\C-x\\C-l\": printf \"\\n<<%s>>\\n\" \"$READLINE_LINE\"'; echo READY\n")
+        self.read_until(b"READY\r\n")
+
+    def send(self, text):
+        os.write(self.fd, text.encode())
+
+    def read_until(self, marker, timeout=20):
+        buf = b""
+        end = time.monotonic() + timeout
+        while marker not in buf:
+            ready, _, _ = select.select([self.fd], [], [], max(0.0, end - time.monotonic()))
+            assert ready, f"bash did not answer within {timeout} s: {buf!r}"
+            chunk = os.read(self.fd, 4096)
+            assert chunk, f"bash ended: {buf!r}"
+            buf += chunk
+        return buf.decode(errors="replace")
+
+    def tab(self, text):
+        """The line after typing text and <Tab>, and the candidates listed."""
+        self.send(text + "\t\x18\x0c")  # <Tab>, then C-x C-l
+        out = self.read_until(self.MARK)
+        self.send("\x15")  # C-u: an empty line for the next one
+        line = out[out.rfind("<<") + 2:out.rfind(">>")]
+        shown = out[:out.rfind("<<")].split("\r\n")
+        # a listing: the lines between the typed text and the redrawn prompt
+        listed = [w for w in shown[1:-1] if w and not w.startswith("$ ")]
+        return line, listed
+
+    def close(self):
+        self.send("exit\n")
+        os.waitpid(self.pid, 0)
+        os.close(self.fd)
+
+
+@pytest.fixture(scope="module")
+def terminal(share, tmp_path_factory):
+    cwd = tmp_path_factory.mktemp("cwd")
+    (cwd / "report.json").write_text("")
+    (cwd / "mine.yaml").write_text("extends: ci\n")
+    (cwd / "out").mkdir()
+    t = Terminal(share, cwd)
+    yield t
+    t.close()
+
+
+# (typed, the line after <Tab>) in real bash: every form an option's value takes
+LINES = [
+    ("gpugate check --report json:re", "gpugate check --report json:report.json "),
+    ("gpugate check --report=json:re", "gpugate check --report=json:report.json "),
+    ("gpugate --report json:ou", "gpugate --report json:out/"),
+    ("gpugate --report ju", "gpugate --report junit:"),
+    ("gpugate --report=ju", "gpugate --report=junit:"),
+    ("gpugate --format js", "gpugate --format json "),
+    ("gpugate --format=jso", "gpugate --format=json "),
+    ("gpugate --format ju", "gpugate --format junit "),
+    ("gpugate --profile v", "gpugate --profile validate "),
+    ("gpugate --profile=hea", "gpugate --profile=healthcheck "),
+    ("gpugate --color al", "gpugate --color always "),
+    ("gpugate --color=al", "gpugate --color=always "),
+    ("gpugate --vendor=nv", "gpugate --vendor=nvidia "),
+    ("gpugate --only devices.gpus,hf.int", "gpugate --only devices.gpus,hf.integrity"),
+    ("gpugate --skip=runtime.sm", "gpugate --skip=runtime.smoke"),
+    ("gpugate --spec mi", "gpugate --spec mine.yaml "),
+    ("gpugate --spec=mi", "gpugate --spec=mine.yaml "),
+    ("gpugate --no-sa", "gpugate --no-sandbox "),
+    ("gpugate check --verb", "gpugate check --verbose "),
+    ("gpugate hf wh", "gpugate hf where "),
+    ("gpugate hf where --verb", "gpugate hf where --verbose "),
+    ("gpugate bundle -o re", "gpugate bundle -o report.json "),
+    ("gpugate bundle --output=re", "gpugate bundle --output=report.json "),
+    ("gpugate diff --format=mark", "gpugate diff --format=markdown "),
+    ("gpugate spec freeze --flo", "gpugate spec freeze --floor "),
+]
+
+
+@pytest.mark.parametrize("typed,expected", LINES)
+def test_completion_in_real_bash(terminal, typed, expected):
+    line, _ = terminal.tab(typed)
+    assert line == expected, (typed, line)
+
+
+def test_candidates_listed_in_real_bash(terminal):
+    line, listed = terminal.tab("gpugate --report j")
+    assert line == "gpugate --report j" and sorted(listed) == ["json:", "junit:"], (line, listed)
+    line, listed = terminal.tab("gpugate --format=j")
+    assert sorted(listed) == ["json", "junit"], (line, listed)

@@ -358,6 +358,9 @@ def test_gate_with_the_examples_inputs_fails_an_empty_root_and_reports(caller, t
     assert r.stdout.startswith("::error title="), r.stdout
     summary = (tmp_path / "summary").read_text()
     assert "UNHEALTHY" in summary and "\n|" in summary, summary
+    # whose access the gate proved (the job container runs as root)
+    who = subprocess.run(["id", "-un"], capture_output=True, text=True, check=True).stdout.strip()
+    assert f"gpugate checked access as user {who} (uid {os.getuid()}, groups " in summary, summary
     validate_junit_file(str(reports / "gpugate.xml"))
     report = json.loads((reports / "gpugate.json").read_text())
     validate_json_text(json.dumps(report), "gpugate.json")

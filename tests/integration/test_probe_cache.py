@@ -1,0 +1,109 @@
+"""The health check's state cache is discarded when the stack it stands for
+changed (issue 31 item 1): the driver file, the kernel log reporting a GPU
+fault since the cached run. The fake Level Zero driver (tests/fakes/fake_ze.c)
+loaded through the real Debian loader; the kernel log is a file bind-mounted
+over /dev/kmsg inside a private mount namespace (unshare -m)."""
+import json
+import os
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from conftest import GPUGATE, run_gpugate, write
+from test_runtime import FAKE, HEALTH
+
+
+def env_for(tmp_path, driver, fault=""):
+    xdg = tmp_path / "xdg"
+    xdg.mkdir(mode=0o700, exist_ok=True)
+    env = dict(os.environ)
+    env.pop("ZE_ENABLE_VALIDATION_LAYER", None)
+    env.update({"ZE_ENABLE_ALT_DRIVERS": str(driver), "GPUGATE_FAKE_FAULT": fault, "XDG_RUNTIME_DIR": str(xdg)})
+    env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") + ":handle_segv=0").lstrip(":")
+    return env
+
+
+def copied_driver(tmp_path):
+    if not os.path.exists(FAKE):
+        pytest.fail(f"the fake driver {FAKE} is not built (make {FAKE})")
+    driver = tmp_path / "drivers" / "libze_fake.so"
+    driver.parent.mkdir()
+    shutil.copy(FAKE, driver)
+    return driver
+
+
+def loader(r):
+    return r.check("runtime.loader")
+
+
+def test_a_replaced_driver_file_is_probed_afresh(tmp_path):
+    driver = copied_driver(tmp_path)
+    spec = write(str(tmp_path / "health.yaml"), HEALTH)
+    env = env_for(tmp_path, driver)
+    first = run_gpugate("--spec", spec, "--format", "json", env=env)
+    assert first.rc == 0 and "cached" not in loader(first)["summary"], first
+    second = run_gpugate("--spec", spec, "--format", "json", env=env)
+    assert second.rc == 0 and "(cached 0 s ago)" in loader(second)["summary"], second
+    # an upgrade that broke the driver: the same path, another file
+    driver.unlink()
+    write(str(driver), b"\x7fELF not a driver any more\n")
+    third = run_gpugate("--spec", spec, "--format", "json", env=env)
+    assert third.rc == 1, third
+    assert "cached" not in loader(third)["summary"], third
+    discarded = loader(third)["details"]["state_cache"]["discarded"]
+    assert discarded == f"the file {driver} changed", third
+
+
+def test_an_unchanged_stack_keeps_its_cached_result(tmp_path):
+    """The control: the identity is stable between runs, so the cache is used."""
+    driver = copied_driver(tmp_path)
+    spec = write(str(tmp_path / "health.yaml"), HEALTH)
+    env = env_for(tmp_path, driver)
+    assert run_gpugate("--spec", spec, "--format", "json", env=env).rc == 0
+    # a crash in init now would fail a fresh probe: the pass proves the cache was used
+    env["GPUGATE_FAKE_FAULT"] = "crash_init"
+    again = run_gpugate("--spec", spec, "--format", "json", env=env)
+    assert again.rc == 0 and "(cached" in loader(again)["summary"], again
+
+
+def kmsg_record(seq, text):
+    usec = int(time.monotonic() * 1e6)
+    return f"6,{seq},{usec},-;{text}\n"
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root and unshare -m")
+def test_a_gpu_fault_in_the_kernel_log_since_the_cached_run_discards_it(tmp_path):
+    driver = copied_driver(tmp_path)
+    spec = write(str(tmp_path / "health.yaml"), HEALTH)
+    env = env_for(tmp_path, driver)
+    log = tmp_path / "kmsg"
+    log.write_text(kmsg_record(1, "i915 0000:03:00.0: [drm] GPU HANG: ecode 12:1:85dffffb") +
+                   kmsg_record(2, "usb 1-1: new high-speed USB device"))
+
+    def run(fault=""):
+        env["GPUGATE_FAKE_FAULT"] = fault
+        script = 'mount --bind "$1" /dev/kmsg && shift && exec "$@"'
+        p = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", str(log),
+                            GPUGATE, "--spec", spec, "--format", "json"],
+                           capture_output=True, text=True, env=env, timeout=60)
+        assert p.returncode in (0, 1), p
+        return json.loads(p.stdout)
+
+    def runtime(report):
+        return next(c for c in report["checks"] if c["id"] == "runtime.loader")
+
+    first = run()
+    assert first["verdict"] == "pass", first
+    # the hang logged before the cached run does not discard it
+    second = run(fault="crash_init")
+    assert "(cached" in runtime(second)["summary"], second
+    with open(log, "a") as f:
+        f.write(kmsg_record(3, "xe 0000:03:00.0: [drm] *ERROR* GT0: GuC initialization failed"))
+    third = run(fault="crash_init")
+    assert third["verdict"] == "fail", third
+    assert "crashed with SIGSEGV in stage init" in runtime(third)["summary"], third
+    discarded = runtime(third)["details"]["state_cache"]["discarded"]
+    assert discarded.startswith("the kernel log reports a GPU fault since:"), third
+    assert "GuC initialization failed" in discarded, third
