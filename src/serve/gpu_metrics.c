@@ -73,7 +73,11 @@ static void add_sample(struct family *f, const char *profile, json_t *dev, const
 		sb_puts(&f->seen, labels.buf);
 		sb_printf(&f->samples, "%s", f->name);
 		sb_add(&f->samples, labels.buf, labels.len - 1);
-		sb_printf(&f->samples, " %.9g\n", value);
+		/* bytes as the integers they are; figures with 9 significant digits */
+		if (value == (double)(long long)value && value < 9007199254740992.0)
+			sb_printf(&f->samples, " %lld\n", (long long)value);
+		else
+			sb_printf(&f->samples, " %.9g\n", value);
 	}
 	sb_release(&labels);
 }
