@@ -148,7 +148,7 @@ static ze_result_t ZE_APICALL fake_init(ze_init_flags_t flags)
 	if (fault("crash_init"))
 		raise(SIGSEGV);
 	if (fault("slow_init")) {
-		const char *f = getenv("GPUGATE_FAKE_FAULT");
+		const char *f = fault_name();
 		sleep_ms(strtol(f + strlen("slow_init:"), NULL, 10));
 	}
 	if (fault("permission"))

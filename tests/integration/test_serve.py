@@ -415,7 +415,7 @@ def test_load_and_abuse(tmp_path):
                  timeout=15)
         report = json.loads(serve.get("/report.json")[1])
         assert report["timestamp"] != runs_before
-        assert 1500 < report["duration_ms"] < 10000, report["duration_ms"]
+        assert report["verdict"] == "pass" and 1500 < report["duration_ms"] < 10000, report["duration_ms"]
         metrics = serve.get("/metrics")[1]
         assert re.search(r'^gpugate_serve_runs_total\{result="killed"\} 0$', metrics, re.M), metrics
         assert re.search(r'^gpugate_serve_runs_total\{result="error"\} 0$', metrics, re.M), metrics
