@@ -386,7 +386,8 @@ install: $(BUILD)/gpugate $(BUILD)/gpugate-provision $(BUILD)/gpugate-serve
 	install -D -m 0755 $(BUILD)/gpugate $(DESTDIR)$(PREFIX)/bin/gpugate
 	install -D -m 0755 $(BUILD)/gpugate-provision $(DESTDIR)$(PREFIX)/libexec/gpugate/gpugate-provision
 	install -D -m 0644 checks/report.schema.json $(DESTDIR)$(PREFIX)/share/gpugate/report.schema.json
-	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/gpugate/fleet images/fleet/npd-gpugate.json images/fleet/daemonset.yaml
+	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/gpugate/fleet images/fleet/npd-gpugate.json images/fleet/daemonset.yaml \
+		images/fleet/gate-pod.yaml
 
 # ---- The man page, bash completion and the Debian package ----
 # gpugate(1) is src/man/gpugate.1.in with the spec keys the built binary

@@ -39,6 +39,7 @@ EXPECTED = [
     "usr/share/gpugate/report.schema.json",
     "usr/share/gpugate/fleet/daemonset.yaml",
     "usr/share/gpugate/fleet/npd-gpugate.json",
+    "usr/share/gpugate/fleet/gate-pod.yaml",
 ] + [f"usr/share/doc/gpugate/examples/{p.name}"
      for p in sorted(REPO.glob("checks/*.yaml")) + sorted(REPO.glob("images/*.yaml"))]
 
