@@ -31,13 +31,21 @@ endif
 # the linker takes only the members they use. src/provision/ is its own
 # archive because it needs libcurl and libarchive, which cost ~4 ms per start:
 # the main binary must not link them.
-MAIN_SRCS := src/main.c src/provision/main.c
-LIB_SRCS  := $(sort $(filter-out src/provision/%.c src/tools/%.c $(MAIN_SRCS),$(wildcard src/*.c src/*/*.c)))
+MAIN_SRCS := src/main.c src/provision/main.c src/serve/main.c
+LIB_SRCS  := $(sort $(filter-out src/provision/%.c src/serve/%.c src/tools/%.c $(MAIN_SRCS),$(wildcard src/*.c src/*/*.c)))
 PROV_SRCS := $(sort $(filter-out $(MAIN_SRCS),$(wildcard src/provision/*.c)))
 GEN_OBJS  := $(patsubst %,$(BUILD)/obj/gen/%.o,embedded_profiles embedded_kernels embedded_baselines \
              embedded_ptx sandbox_bpf embedded_vendor_pins)
 LIB_OBJS  := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(GEN_OBJS)
 PROV_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(PROV_SRCS))
+# gpugate-serve (src/serve/): `gpugate serve`, the HTTP exporter. Its own
+# executable for the same reason as gpugate-provision: the check path (the
+# HEALTHCHECK) must not load libmicrohttpd.
+SERVE_SRCS := $(sort $(filter-out $(MAIN_SRCS),$(wildcard src/serve/*.c)))
+SERVE_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SERVE_SRCS))
+SERVE_LIB  := $(BUILD)/libgpugate-serve.a
+SERVE_PKGS := libmicrohttpd jansson yaml-0.1
+SERVE_LDLIBS = $(shell pkg-config --libs $(SERVE_PKGS) 2>/dev/null) $(LDLIBS)
 MAIN_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(MAIN_SRCS))
 LIB       := $(BUILD)/libgpugate.a
 PROV_LIB  := $(BUILD)/libgpugate-provision.a
@@ -54,7 +62,7 @@ FUZZ_SECONDS ?= 60
 
 .PHONY: lint lint-format lint-static lint-workflows format all deps deps-build run run-check test test-unit test-integration test-asan test-container test-faults bench install clean \
         fuzz fuzz-build fuzz-run fuzz-brief
-all: $(BUILD)/gpugate $(BUILD)/gpugate-provision
+all: $(BUILD)/gpugate $(BUILD)/gpugate-provision $(BUILD)/gpugate-serve
 
 # .ci/install-deps: `build` = what building and running need (make run),
 # `test` = those plus the test tools (make test and the other targets).
@@ -80,7 +88,15 @@ $(BUILD)/gpugate: $(BUILD)/obj/main.o $(LIB)
 $(BUILD)/gpugate-provision: $(BUILD)/obj/provision/main.o $(PROV_LIB) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PROV_LDLIBS)
 
+$(SERVE_LIB): $(SERVE_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/gpugate-serve: $(BUILD)/obj/serve/main.o $(SERVE_LIB) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(SERVE_LDLIBS)
+
 $(BUILD)/obj/provision/%.o: CFLAGS += $(shell pkg-config --cflags $(PROV_PKGS) 2>/dev/null)
+$(BUILD)/obj/serve/%.o: CFLAGS += $(shell pkg-config --cflags $(SERVE_PKGS) 2>/dev/null)
 $(BUILD)/obj/provision_exec.o: CFLAGS += -DGPUGATE_LIBEXECDIR='"$(PREFIX)/libexec/gpugate"'
 
 $(BUILD)/obj/%.o: src/%.c
@@ -238,7 +254,7 @@ export DEBVERSION_PAIRS
 test-unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
-test-integration: $(BUILD)/gpugate $(BUILD)/gpugate-provision $(BUILD)/fakes/libze_fake.so \
+test-integration: $(BUILD)/gpugate $(BUILD)/gpugate-provision $(BUILD)/gpugate-serve $(BUILD)/fakes/libze_fake.so \
 		  $(BUILD)/fakes/loader/libze_loader.so.1 $(BUILD)/fakes/libhang_open.so
 	GPUGATE=$(CURDIR)/$(BUILD)/gpugate GPUGATE_FAKE_ZE=$(CURDIR)/$(BUILD)/fakes/libze_fake.so $(PYTEST) -q tests/integration
 
@@ -366,11 +382,12 @@ $(BUILD)/tests/hold_memory: tests/device/hold_memory.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -o $@ $< -ldl
 
-install: $(BUILD)/gpugate $(BUILD)/gpugate-provision
+install: $(BUILD)/gpugate $(BUILD)/gpugate-provision $(BUILD)/gpugate-serve
 	install -D -m 0755 $(BUILD)/gpugate $(DESTDIR)$(PREFIX)/bin/gpugate
 	install -D -m 0755 $(BUILD)/gpugate-provision $(DESTDIR)$(PREFIX)/libexec/gpugate/gpugate-provision
 	install -D -m 0644 checks/report.schema.json $(DESTDIR)$(PREFIX)/share/gpugate/report.schema.json
-	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/gpugate/fleet images/fleet/npd-gpugate.json images/fleet/daemonset.yaml
+	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/gpugate/fleet images/fleet/npd-gpugate.json images/fleet/daemonset.yaml \
+		images/fleet/gate-pod.yaml
 
 # ---- The man page, bash completion and the Debian package ----
 # gpugate(1) is src/man/gpugate.1.in with the spec keys the built binary
@@ -415,7 +432,7 @@ $(DEB): $(DEB_INPUTS)
 # tests/container/test_deb_install.py (in test-container); `make
 # test-package` runs just these.
 test-integration: $(BUILD)/gpugate.1
-test-package: $(BUILD)/gpugate.1 $(BUILD)/gpugate $(BUILD)/gpugate-provision
+test-package: $(BUILD)/gpugate.1 $(BUILD)/gpugate $(BUILD)/gpugate-provision $(BUILD)/gpugate-serve
 	GPUGATE=$(CURDIR)/$(BUILD)/gpugate $(PYTEST) -q -rs tests/integration/test_package.py \
 		tests/integration/test_man.py tests/integration/test_completion.py tests/container/test_deb_install.py
 .PHONY: deb install-doc test-package
@@ -423,4 +440,4 @@ test-package: $(BUILD)/gpugate.1 $(BUILD)/gpugate $(BUILD)/gpugate-provision
 clean:
 	rm -rf build
 
--include $(LIB_OBJS:.o=.d) $(PROV_OBJS:.o=.d) $(MAIN_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(PROV_OBJS:.o=.d) $(SERVE_OBJS:.o=.d) $(MAIN_OBJS:.o=.d)

@@ -18,7 +18,7 @@ RUN apt-get update \
     && apt-get install -y --no-install-recommends \
         build-essential pkg-config python3 \
         libyaml-dev libjansson-dev libssl-dev libseccomp-dev \
-        libcurl4-openssl-dev libarchive-dev libze-dev \
+        libcurl4-openssl-dev libarchive-dev libmicrohttpd-dev libze-dev \
         clang llvm-spirv-14 spirv-tools \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
@@ -26,8 +26,8 @@ COPY . .
 # `make` is the project's only build entry point (the .dockerignore beside
 # this file keeps a host build/ out of the context); DESTDIR keeps the install
 # in one folder that the runtime stage copies from: gpugate in bin, and
-# gpugate-provision (hf fetch, stack, bundle) in libexec/gpugate, where
-# gpugate looks for it.
+# gpugate-provision (hf fetch, stack, bundle) and gpugate-serve (serve) in
+# libexec/gpugate, where gpugate looks for them.
 RUN make -j"$(nproc)" \
     && make install PREFIX=/usr/local DESTDIR=/out
 
@@ -42,13 +42,13 @@ RUN make -j"$(nproc)" \
 FROM nvidia/cuda:12.6.3-runtime-ubuntu24.04 AS stack
 # One layer, no recommends, lists removed in the same layer: the gpugate
 # runtime libraries are the Ubuntu 24.04 names of the Makefile's PKGS and
-# PROV_PKGS (libcurl and libarchive: gpugate-provision; the seccomp filter is
+# PROV_PKGS (libcurl and libarchive: gpugate-provision; libmicrohttpd: gpugate-serve; the seccomp filter is
 # compiled in, so no libseccomp); tests/container/test_image_build.py checks
 # them against what the built executables link. ca-certificates:
 # gpugate-provision's HTTPS.
 RUN apt-get update \
     && apt-get install -y --no-install-recommends \
-        libyaml-0-2 libjansson4 libssl3t64 libcurl4t64 libarchive13t64 \
+        libyaml-0-2 libjansson4 libssl3t64 libcurl4t64 libarchive13t64 libmicrohttpd12t64 \
         ca-certificates \
     && rm -rf /var/lib/apt/lists/*
 
@@ -56,6 +56,7 @@ FROM stack
 
 COPY --from=builder /out/usr/local/bin/gpugate /usr/local/bin/gpugate
 COPY --from=builder /out/usr/local/libexec/gpugate/gpugate-provision /usr/local/libexec/gpugate/gpugate-provision
+COPY --from=builder /out/usr/local/libexec/gpugate/gpugate-serve /usr/local/libexec/gpugate/gpugate-serve
 # The image's own specs extend the built-in profiles (devices, runtime, hf,
 # system) with the CUDA packages of this base and the NVIDIA vendor, named
 # after the profile each extends: the HEALTHCHECK's and the CI gate's

@@ -18,7 +18,7 @@ RUN apt-get update \
     && apt-get install -y --no-install-recommends \
         build-essential pkg-config python3 \
         libyaml-dev libjansson-dev libssl-dev libseccomp-dev \
-        libcurl4-openssl-dev libarchive-dev libze-dev \
+        libcurl4-openssl-dev libarchive-dev libmicrohttpd-dev libze-dev \
         clang llvm-spirv-14 spirv-tools \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
@@ -26,8 +26,8 @@ COPY . .
 # `make` is the project's only build entry point (the .dockerignore beside
 # this file keeps a host build/ out of the context); DESTDIR keeps the install
 # in one folder that the runtime stage copies from: gpugate in bin, and
-# gpugate-provision (hf fetch, stack, bundle) in libexec/gpugate, where
-# gpugate looks for it.
+# gpugate-provision (hf fetch, stack, bundle) and gpugate-serve (serve) in
+# libexec/gpugate, where gpugate looks for them.
 RUN make -j"$(nproc)" \
     && make install PREFIX=/usr/local DESTDIR=/out
 
@@ -42,7 +42,7 @@ FROM ubuntu:24.04 AS stack
 # the apt lists are removed in the same layer or they would stay in the image.
 # software-properties-common is only needed to add the PPA, so it goes again.
 # The gpugate runtime libraries (yaml, jansson, libssl; libcurl and libarchive
-# for gpugate-provision) are the Ubuntu 24.04 names of the Makefile's PKGS and
+# for gpugate-provision, libmicrohttpd for gpugate-serve) are the Ubuntu 24.04 names of the Makefile's PKGS and
 # PROV_PKGS (the seccomp filter is compiled in: no libseccomp at run time);
 # tests/container/test_image_build.py checks them against what the built
 # executables link.
@@ -54,13 +54,14 @@ RUN apt-get update \
         libze-intel-gpu1 libze1 intel-metrics-discovery intel-opencl-icd clinfo intel-gsc \
         intel-media-va-driver-non-free libmfx-gen1 libvpl2 libvpl-tools libva-glx2 va-driver-all vainfo \
         libze-dev intel-ocloc \
-        libyaml-0-2 libjansson4 libssl3t64 libcurl4t64 libarchive13t64 \
+        libyaml-0-2 libjansson4 libssl3t64 libcurl4t64 libarchive13t64 libmicrohttpd12t64 \
     && apt-get purge -y --auto-remove software-properties-common gpg-agent \
     && rm -rf /var/lib/apt/lists/*
 
 FROM stack
 COPY --from=builder /out/usr/local/bin/gpugate /usr/local/bin/gpugate
 COPY --from=builder /out/usr/local/libexec/gpugate/gpugate-provision /usr/local/libexec/gpugate/gpugate-provision
+COPY --from=builder /out/usr/local/libexec/gpugate/gpugate-serve /usr/local/libexec/gpugate/gpugate-serve
 # The spec this image pins: its exact driver stack, for `gpugate check --spec`
 # by operators and CI jobs that run inside the image.
 COPY images/gpugate.yaml /etc/gpugate/gpugate.yaml

@@ -15,6 +15,8 @@ int cmd_hf(int argc, char **argv);
 int cmd_hf_fetch(int argc, char **argv);
 int cmd_stack(int argc, char **argv);
 int cmd_bundle(int argc, char **argv);
+/* `gpugate serve`, run by the separate gpugate-serve executable (libmicrohttpd). */
+int cmd_serve(int argc, char **argv);
 int cmd_probe(int argc, char **argv); /* hidden: the runtime check's child */
 /* The operator's commands (src/operator/): `spec freeze` and `diff`. */
 int cmd_spec(int argc, char **argv);

@@ -39,6 +39,7 @@ static const char usage_text[] =
 	"       gpugate bundle -o FILE.tar.gz|-   diagnostics for a bug report\n"
 	"       gpugate spec freeze [-o FILE] ...     a spec pinning this machine's GPU stack\n"
 	"       gpugate diff OLD.json NEW.json        what changed between two JSON reports\n"
+	"       gpugate serve [--listen ADDR:PORT] [--interval DURATION] [check options]   checks every interval, served over HTTP\n"
 	"       gpugate --version | --help\n"
 	"\n"
 	"check options:\n"
@@ -541,6 +542,7 @@ static const struct {
 	{ "check", cmd_check },   { "list", cmd_list },   { "stack", cmd_stack },
 	{ "bundle", cmd_bundle }, { "spec", cmd_spec },   { "diff", cmd_diff },
 	{ "hf", cmd_hf },         { "probe", cmd_probe }, /* hidden: the runtime check's child */
+	{ "serve", cmd_serve },
 };
 
 int main(int argc, char **argv)

@@ -2,7 +2,8 @@
  * executable, gpugate-provision, because libcurl and libarchive cost about
  * 4 ms per process start (measured with hyperfine, tests/bench/RESULTS.md):
  * the health check must
- * not pay for them. This file finds that executable and exec()s it. */
+ * not pay for them. `gpugate serve` runs in gpugate-serve for the same
+ * reason (libmicrohttpd). This file finds those executables and exec()s them. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -18,8 +19,6 @@
 #define GPUGATE_LIBEXECDIR "/usr/local/libexec/gpugate"
 #endif
 
-#define PROVISION_NAME "gpugate-provision"
-
 static bool is_executable(const char *path)
 {
 	struct stat st;
@@ -28,23 +27,23 @@ static bool is_executable(const char *path)
 
 /* Beside the running binary (the build folder), then ../libexec/gpugate
  * (an installed tree moved as a whole), then the configured PREFIX. */
-static char *find_provision(const char *self)
+static char *find_helper(const char *self, const char *name)
 {
 	char dir[PATH_MAX];
 	snprintf(dir, sizeof(dir), "%s", self);
 	char *slash = strrchr(dir, '/');
 	if (slash) {
 		*slash = '\0';
-		char *beside = xasprintf("%s/" PROVISION_NAME, dir);
+		char *beside = xasprintf("%s/%s", dir, name);
 		if (is_executable(beside))
 			return beside;
 		free(beside);
-		char *libexec = xasprintf("%s/../libexec/gpugate/" PROVISION_NAME, dir);
+		char *libexec = xasprintf("%s/../libexec/gpugate/%s", dir, name);
 		if (is_executable(libexec))
 			return libexec;
 		free(libexec);
 	}
-	char *configured = xstrdup(GPUGATE_LIBEXECDIR "/" PROVISION_NAME);
+	char *configured = xasprintf(GPUGATE_LIBEXECDIR "/%s", name);
 	if (is_executable(configured))
 		return configured;
 	free(configured);
@@ -52,7 +51,7 @@ static char *find_provision(const char *self)
 }
 
 /* argv[0] is the subcommand's own name; the rest are its arguments. */
-static int exec_provision(const char *verb, int argc, char **argv)
+static int exec_helper(const char *name, const char *verb, int argc, char **argv)
 {
 	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -61,12 +60,12 @@ static int exec_provision(const char *verb, int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	self[n] = '\0';
-	char *prov = find_provision(self);
+	char *prov = find_helper(self, name);
 	if (!prov) {
 		fprintf(stderr,
-			"gpugate: %s needs " PROVISION_NAME ", which is neither beside %s nor in " GPUGATE_LIBEXECDIR
+			"gpugate: %s needs %s, which is neither beside %s nor in " GPUGATE_LIBEXECDIR
 			" (run 'make install', or 'make' in the source tree)\n",
-			verb, self);
+			verb, name, self);
 		return EXIT_USAGE;
 	}
 	char **args = xcalloc((size_t)argc + 5, sizeof(*args));
@@ -88,15 +87,20 @@ static int exec_provision(const char *verb, int argc, char **argv)
 
 int cmd_hf_fetch(int argc, char **argv)
 {
-	return exec_provision("hf-fetch", argc, argv);
+	return exec_helper("gpugate-provision", "hf-fetch", argc, argv);
 }
 
 int cmd_stack(int argc, char **argv)
 {
-	return exec_provision("stack", argc, argv);
+	return exec_helper("gpugate-provision", "stack", argc, argv);
 }
 
 int cmd_bundle(int argc, char **argv)
 {
-	return exec_provision("bundle", argc, argv);
+	return exec_helper("gpugate-provision", "bundle", argc, argv);
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	return exec_helper("gpugate-serve", "serve", argc, argv);
 }

@@ -43,9 +43,10 @@ def multiarch():
 
 
 def linked_packages(b, image):
-    """The Debian packages owning each library the two executables in the
+    """The Debian packages owning each library the three executables in the
     builder's /out link (their DT_NEEDED sonames)."""
-    script = ("for f in /out/usr/local/bin/gpugate /out/usr/local/libexec/gpugate/gpugate-provision; do "
+    script = ("for f in /out/usr/local/bin/gpugate /out/usr/local/libexec/gpugate/gpugate-provision "
+              "/out/usr/local/libexec/gpugate/gpugate-serve; do "
               "objdump -p \"$f\" | awk '$1 == \"NEEDED\" {print $2}'; done | sort -u > /tmp/needed; "
               "while read -r so; do echo \"SO $so\"; dpkg -S \"*/$so\" || true; done < /tmp/needed")
     r = b.run(image, script)

@@ -18,7 +18,8 @@ WHY_NOT_HERE = {
     "ubuntu:24.04": "Ubuntu's archive and ppa:kobuk-team/intel-graphics are not reachable from the CI machine",
     "nvidia/cuda": "NVIDIA's CUDA base image cannot be pulled here (only Debian's archive is reachable)",
 }
-EXECUTABLES = ["/usr/local/bin/gpugate", "/usr/local/libexec/gpugate/gpugate-provision"]
+EXECUTABLES = ["/usr/local/bin/gpugate", "/usr/local/libexec/gpugate/gpugate-provision",
+               "/usr/local/libexec/gpugate/gpugate-serve"]
 
 
 def record(built, name):

@@ -88,9 +88,32 @@ static uint32_t device_count = 1;
 static int driver_token;
 static uint64_t device_clock; /* ticks */
 
+/* GPUGATE_FAKE_FAULT, or else the first line of the file GPUGATE_FAKE_FAULT_FILE
+ * names (read once per process): a test breaks a GPU under a long-running
+ * gpugate serve by writing that file. */
+static const char *fault_name(void)
+{
+	static char from_file[64];
+	static bool read_once;
+	const char *f = getenv("GPUGATE_FAKE_FAULT");
+	const char *path = getenv("GPUGATE_FAKE_FAULT_FILE");
+	if (f || !path)
+		return f;
+	if (!read_once) {
+		read_once = true;
+		FILE *fp = fopen(path, "r");
+		if (fp) {
+			if (fgets(from_file, sizeof(from_file), fp))
+				from_file[strcspn(from_file, "\n")] = '\0';
+			fclose(fp);
+		}
+	}
+	return from_file;
+}
+
 static bool fault(const char *name)
 {
-	const char *f = getenv("GPUGATE_FAKE_FAULT");
+	const char *f = fault_name();
 	if (!f)
 		return false;
 	size_t n = strlen(name);
@@ -125,7 +148,7 @@ static ze_result_t ZE_APICALL fake_init(ze_init_flags_t flags)
 	if (fault("crash_init"))
 		raise(SIGSEGV);
 	if (fault("slow_init")) {
-		const char *f = getenv("GPUGATE_FAKE_FAULT");
+		const char *f = fault_name();
 		sleep_ms(strtol(f + strlen("slow_init:"), NULL, 10));
 	}
 	if (fault("permission"))

@@ -307,34 +307,137 @@ def test_daemonset_validates_against_kubernetes_schema():
     assert list(validator.iter_errors(broken))
 
 
-def test_daemonset_structure_least_privilege():
+def least_privilege(c, *, caps_added=()):
+    sc = c["securityContext"]
+    assert sc.get("privileged") is False and sc.get("allowPrivilegeEscalation") is False, c["name"]
+    assert sc.get("readOnlyRootFilesystem") is True and sc["capabilities"]["drop"] == ["ALL"], c["name"]
+    assert sorted(sc["capabilities"].get("add", [])) == sorted(caps_added), c["name"]
+
+
+def test_daemonset_serves_probes_and_metrics():
+    """The serve-based DaemonSet (issue 30): Prometheus scrapes the pod,
+    the kubelet probes /healthz and /readyz, all the node's GPUs, GPU taints
+    tolerated, least privilege, NFD labels through a folder the user owns."""
     ds = load_daemonset()
     spec = ds["spec"]
-    labels = spec["template"]["metadata"]["labels"]
-    assert all(labels.get(k) == v for k, v in spec["selector"]["matchLabels"].items())
-    pod = spec["template"]["spec"]
+    template = spec["template"]
+    assert all(template["metadata"]["labels"].get(k) == v for k, v in spec["selector"]["matchLabels"].items())
+    pod = template["spec"]
     assert not pod.get("hostNetwork") and not pod.get("hostPID") and not pod.get("hostIPC")
     assert pod.get("automountServiceAccountToken") is False
-    outputs = {"textfile", "features"}  # the two folders gpugate writes
+    psc = pod["securityContext"]
+    assert psc["runAsNonRoot"] is True and psc["runAsUser"] != 0 and psc["seccompProfile"]["type"] == "RuntimeDefault"
+    [c] = pod["containers"]
+    least_privilege(c)
+    assert not c["securityContext"].get("runAsUser")  # the pod's non-root user
+    # the command: gpugate serve on the port Prometheus is told about
+    cmd = c["command"]
+    assert cmd[:2] == ["gpugate", "serve"], cmd
+    listen = cmd[cmd.index("--listen") + 1]
+    [port] = [p for p in c["ports"] if p["name"] == "metrics"]
+    assert listen == f"0.0.0.0:{port['containerPort']}"
+    notes = template["metadata"]["annotations"]
+    assert notes["prometheus.io/scrape"] == "true" and notes["prometheus.io/path"] == "/metrics"
+    assert int(notes["prometheus.io/port"]) == port["containerPort"]
+    deadline = float(cmd[cmd.index("--deadline") + 1])
+    assert cmd[cmd.index("--profile") + 1] == "ci" and deadline < 60  # a run ends before the next (--interval 60s)
+    # probes: the server's life, then the verdict
+    assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "metrics"}
+    assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "metrics"}
+    assert "exec" not in c["livenessProbe"]  # a broken GPU must not restart the monitor
+    # all the node's GPUs: the device plugin's monitoring resource
+    assert "gpu.intel.com/i915_monitoring" in c["resources"]["limits"]
+    tolerated = {t["key"] for t in pod["tolerations"] if t["operator"] == "Exists"}
+    assert {"gpu.intel.com/i915", "gpu.intel.com/xe", "nvidia.com/gpu"} <= tolerated
+    # volumes: no metrics hostPath; NFD through the subfolder the init container hands over
     volumes = {v["name"]: v for v in pod["volumes"]}
-    for c in pod["containers"]:
-        sc = c["securityContext"]
-        assert sc.get("privileged") is False and sc.get("allowPrivilegeEscalation") is False
-        assert sc.get("readOnlyRootFilesystem") is True and sc["capabilities"]["drop"] == ["ALL"]
-        assert not sc["capabilities"].get("add")
-        assert any(k.startswith("gpu.intel.com/") for k in c["resources"]["limits"])  # the device plugin's
-        for m in c["volumeMounts"]:
-            v = volumes[m["name"]]
-            if "hostPath" in v and m["name"] not in outputs:
-                assert m.get("readOnly") is True, m
-            assert not (v.get("hostPath", {}).get("path", "").startswith("/dev") and m["name"] in outputs)
-        script = " ".join(c.get("command", []) + c.get("args", []))
-        mounts = {m["name"]: m["mountPath"] for m in c["volumeMounts"]}
-        assert f"prom:{mounts['textfile']}/gpugate-healthcheck.prom" in script
-        assert f"nfd:{mounts['features']}/gpugate" in script
-        probe = c["livenessProbe"]["exec"]["command"]
-        assert probe[:4] == ["gpugate", "check", "--profile", "healthcheck"]
-        assert float(probe[probe.index("--deadline") + 1]) < c["livenessProbe"]["timeoutSeconds"]
+    mounts = {m["name"]: m for m in c["volumeMounts"]}
+    for name, m in mounts.items():
+        if "hostPath" in volumes[name] and name != "features-gpugate":
+            assert m.get("readOnly") is True, m
+    nfd = cmd[cmd.index("--report") + 1]
+    assert nfd == f"nfd:{mounts['features-gpugate']['mountPath']}/gpugate"
+    parent = volumes["features"]["hostPath"]["path"]
+    assert volumes["features-gpugate"]["hostPath"]["path"] == parent + "/gpugate.d"
     host_paths = {v["hostPath"]["path"] for v in volumes.values() if "hostPath" in v}
-    assert host_paths == {"/dev/dri/by-path", "/var/lib/node_exporter/textfile_collector",
-                          "/etc/kubernetes/node-feature-discovery/features.d"}
+    assert host_paths == {"/dev/dri/by-path", parent, parent + "/gpugate.d"}
+    [init] = pod["initContainers"]
+    least_privilege(init, caps_added=["CHOWN"])
+    assert init["securityContext"]["runAsUser"] == 0
+    script = init["args"][0]
+    assert f"chown {psc['runAsUser']}:{psc['runAsGroup']} " in script, script
+    assert [m["name"] for m in init["volumeMounts"]] == ["features"]
+
+
+def test_daemonset_nfd_folder_works_as_a_node_has_it(tmp_path):
+    """The init container's script, run as written on a features.d folder as
+    the kubelet makes it (root-owned 0755, gpugate.d inside it too) with CHOWN
+    as its only capability, then gpugate as the pod's user writing its
+    report: the file lands behind the symlink NFD reads, and nothing else of
+    features.d changed owner."""
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        pytest.skip("needs root and setpriv (util-linux) to act as the init container and the pod user")
+    pod = load_daemonset()["spec"]["template"]["spec"]
+    [init] = pod["initContainers"]
+    [c] = pod["containers"]
+    uid, gid = pod["securityContext"]["runAsUser"], pod["securityContext"]["runAsGroup"]
+    os.chmod(tmp_path, 0o755)
+    features = tmp_path / "node" / "features.d"
+    (features / "gpugate.d").mkdir(parents=True)  # hostPath DirectoryOrCreate: root 0755
+    os.chmod(features.parent, 0o755)
+    os.chmod(features, 0o755)
+    os.chmod(features / "gpugate.d", 0o755)
+    (features / "other").write_text("vendor.example.com/x=1\n")
+    script = init["args"][0].replace("/features.d", str(features))
+    as_init = ["setpriv", "--reuid=0", "--regid=0", "--clear-groups", "--inh-caps=-all,+chown",
+               "--ambient-caps=-all,+chown", "--bounding-set=-all,+chown", "sh", "-c", script]
+    r = subprocess.run(as_init, capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    root, spec, _ = fixture_root(tmp_path, "1.17.2-1")
+    cmd = c["command"]
+    target = cmd[cmd.index("--report") + 1].replace("/features.d", str(features / "gpugate.d"))
+    # as the pod's user; CAP_DAC_READ_SEARCH only to get through pytest's 0700
+    # temp folders above (it grants no write: the folder's owner must allow it)
+    p = subprocess.run(["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups",
+                        "--inh-caps=-all,+dac_read_search", "--ambient-caps=-all,+dac_read_search",
+                        GPUGATE, "check", "--no-sandbox", "--spec", spec, "--root", str(root), "--report", target],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr
+    _, labels = parse_nfd((features / "gpugate").read_text())  # through the symlink, as NFD reads it
+    assert labels["feature.node.kubernetes.io/gpugate.healthy"] == "true"
+    assert os.readlink(features / "gpugate") == "gpugate.d/gpugate"
+    assert os.stat(features).st_uid == 0 and os.stat(features / "other").st_uid == 0
+    assert os.stat(features / "gpugate.d").st_uid == uid
+    assert sorted(os.listdir(features / "gpugate.d")) == ["gpugate"]  # no temp file left beside it
+    # a pod restart runs the script again: the same result
+    r = subprocess.run(as_init, capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0 and os.readlink(features / "gpugate") == "gpugate.d/gpugate", r.stderr
+    # the oracle can fail: without CHOWN the script cannot hand the folder over
+    r = subprocess.run(as_init[:4] + ["--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all",
+                                      "sh", "-c", script], capture_output=True, text=True, timeout=30)
+    assert r.returncode != 0 and "chown" in r.stderr, r
+
+
+def test_gate_pod_checks_the_pods_own_gpus_and_volume():
+    import yaml
+    with open(os.path.join(REPO, "images", "fleet", "gate-pod.yaml")) as f:
+        pod = yaml.safe_load(f)
+    assert pod["kind"] == "Pod" and pod["apiVersion"] == "v1"
+    spec = pod["spec"]
+    gate = spec["initContainers"][0]  # first: nothing runs before the gate
+    assert gate["command"][:4] == ["gpugate", "check", "--profile", "ci"] and "--quiet" in gate["command"]
+    assert gate["terminationMessagePolicy"] == "FallbackToLogsOnError"
+    assert gate["terminationMessagePath"] == "/dev/termination-log"
+    least_privilege(gate)
+    [work] = spec["containers"]
+    gpu = {k: v for k, v in work["resources"]["limits"].items() if k.startswith("gpu.intel.com/")}
+    assert gpu and all(gate["resources"]["limits"].get(k) == v for k, v in gpu.items())  # the same GPUs
+    env = {e["name"]: e["value"] for e in gate["env"]}
+    work_env = {e["name"]: e["value"] for e in work["env"]}
+    assert env["HF_HOME"] == work_env["HF_HOME"]
+    gate_mounts = {m["name"]: m["mountPath"] for m in gate["volumeMounts"]}
+    work_mounts = {m["name"]: m["mountPath"] for m in work["volumeMounts"]}
+    volumes = {v["name"]: v for v in spec["volumes"]}
+    hf = [n for n, p in gate_mounts.items() if p == env["HF_HOME"]]
+    assert hf and work_mounts[hf[0]] == env["HF_HOME"] and "persistentVolumeClaim" in volumes[hf[0]]
+    assert spec["securityContext"]["runAsNonRoot"] is True

@@ -27,6 +27,7 @@ OVERRIDES = REPO / "debian" / "gpugate.lintian-overrides"
 EXPECTED = [
     "usr/bin/gpugate",
     "usr/libexec/gpugate/gpugate-provision",
+    "usr/libexec/gpugate/gpugate-serve",
     "usr/share/man/man1/gpugate.1.gz",
     "usr/share/bash-completion/completions/gpugate",
     "usr/share/doc/gpugate/copyright",
@@ -38,6 +39,7 @@ EXPECTED = [
     "usr/share/gpugate/report.schema.json",
     "usr/share/gpugate/fleet/daemonset.yaml",
     "usr/share/gpugate/fleet/npd-gpugate.json",
+    "usr/share/gpugate/fleet/gate-pod.yaml",
 ] + [f"usr/share/doc/gpugate/examples/{p.name}"
      for p in sorted(REPO.glob("checks/*.yaml")) + sorted(REPO.glob("images/*.yaml"))]
 
@@ -114,14 +116,14 @@ def test_package_holds_the_files(deb):
     missing = [p for p in EXPECTED if p not in paths]
     assert not missing, f"not in {deb.name}: {missing}\n{listing}"
     modes = {line.split()[-1].lstrip("./"): line.split()[0] for line in listing.splitlines()}
-    for exe in ("usr/bin/gpugate", "usr/libexec/gpugate/gpugate-provision"):
+    for exe in ("usr/bin/gpugate", "usr/libexec/gpugate/gpugate-provision", "usr/libexec/gpugate/gpugate-serve"):
         assert modes[exe] == "-rwxr-xr-x", f"{exe}: {modes[exe]}"
     assert not [p for p in paths if p.startswith("usr/local")], listing
 
 
 def test_depends_name_the_shared_libraries(deb):
     depends = field(deb, "Depends")
-    for lib in ("libc6", "libyaml-0-2", "libjansson4", "libcurl4", "libarchive13"):
+    for lib in ("libc6", "libyaml-0-2", "libjansson4", "libcurl4", "libarchive13", "libmicrohttpd12"):
         assert re.search(rf"(^|, ){re.escape(lib)}\b", depends), f"{lib} not in Depends: {depends}"
 
 
@@ -163,14 +165,16 @@ def test_one_version_everywhere(deb, unpacked):
 
 
 def test_packaged_gpugate_runs_its_packaged_helper(unpacked, tmp_path):
-    """gpugate finds gpugate-provision in ../libexec/gpugate beside itself,
-    else in the PREFIX it was built for: /usr/libexec/gpugate."""
+    """gpugate finds gpugate-provision and gpugate-serve in ../libexec/gpugate
+    beside itself, else in the PREFIX it was built for: /usr/libexec/gpugate."""
     gpugate = unpacked / "usr/bin/gpugate"
     data = gpugate.read_bytes()
-    assert b"/usr/libexec/gpugate/gpugate-provision\0" in data, "not built with PREFIX=/usr"
+    assert b"/usr/libexec/gpugate/" in data, "not built with PREFIX=/usr"
     assert b"/usr/local/libexec" not in data
     r = subprocess.run([str(gpugate), "hf", "fetch", "--help"], capture_output=True, text=True, timeout=30)
     assert r.returncode == 0 and "usage" in (r.stdout + r.stderr).lower(), r
+    r = subprocess.run([str(gpugate), "serve", "--help"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0 and "usage: gpugate serve" in r.stdout, r
     # without the helper beside it, the message names where it looked
     alone = tmp_path / "bin" / "gpugate"
     alone.parent.mkdir()

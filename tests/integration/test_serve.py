@@ -1,0 +1,457 @@
+"""`gpugate serve` against its real consumers: the Prometheus server (Debian
+`prometheus`, started here on loopback with a scrape config pointing at
+gpugate and a 1 s scrape interval, stopped by its pid), `curl` for the
+Kubernetes-style probe endpoints, `promtool check metrics` for /metrics.
+The GPUs are the fake Level Zero driver's (tests/fakes/fake_ze.c, loaded by
+the real loader); a GPU breaks when the test writes `two_devices_one_fails`
+into the file GPUGATE_FAKE_FAULT_FILE names, which the next run's probe
+reads. Then load and abuse: 1,000 requests from 50 clients while checks run,
+slowloris clients, oversized headers and garbage. Loopback only; every
+process started here is stopped by its pid."""
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+import urllib.parse
+import urllib.request
+
+import pytest
+
+from conftest import GPUGATE, dpkg_root, run_gpugate, spec_file, stanza
+from report_oracles import validate_json_text
+
+FAKE = os.environ.get("GPUGATE_FAKE_ZE") or os.path.join(os.path.dirname(GPUGATE), "fakes", "libze_fake.so")
+PROMETHEUS = shutil.which("prometheus")
+PROMTOOL = shutil.which("promtool")
+CURL = shutil.which("curl")
+
+SPEC = """packages:
+  - libze1 (>= 1.17)
+runtime:
+  backend: level-zero
+  smoke: true
+  timeout: 20s
+"""
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(what, fn, timeout=30, step=0.2):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = fn()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(step)
+
+
+class Serve:
+    """`gpugate serve` on a free loopback port, stopped by its pid."""
+
+    def __init__(self, tmp_path, *args, interval="1s", fault_file=None):
+        assert os.path.exists(FAKE), f"the fake driver {FAKE} is not built"
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.log_path = tmp_path / "serve.log"
+        self.log = open(self.log_path, "w")
+        xdg = tmp_path / "xdg"
+        xdg.mkdir(mode=0o700, exist_ok=True)
+        env = dict(os.environ, ZE_ENABLE_ALT_DRIVERS=FAKE, GPUGATE_FAKE_DEVICES="2", XDG_RUNTIME_DIR=str(xdg))
+        env.pop("GPUGATE_FAKE_FAULT", None)
+        if fault_file:
+            env["GPUGATE_FAKE_FAULT_FILE"] = str(fault_file)
+        self.proc = subprocess.Popen([GPUGATE, "serve", "--listen", f"127.0.0.1:{self.port}",
+                                      "--interval", interval, *args],
+                                     stdout=self.log, stderr=subprocess.STDOUT, env=env)
+        try:
+            wait_for("gpugate serve to answer /healthz", lambda: self.status("/healthz") == 200
+                     or self.proc.poll() is not None)
+            assert self.proc.poll() is None, self.logtext()
+        except BaseException:
+            self.stop()
+            raise
+
+    def logtext(self):
+        return self.log_path.read_text()
+
+    def status(self, path):
+        try:
+            return self.get(path)[0]
+        except OSError:
+            return None
+
+    def get(self, path, method="GET"):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        try:
+            conn.request(method, path)
+            resp = conn.getresponse()
+            return resp.status, resp.read().decode(), dict(resp.getheaders())
+        finally:
+            conn.close()
+
+    def stop(self):
+        """SIGTERM; returns the seconds it took to end."""
+        t0 = time.monotonic()
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+        return time.monotonic() - t0
+
+
+def curl(url, *extra):
+    """curl's own view: (status code, body)."""
+    assert CURL, "curl missing (.ci/install-deps installs it)"
+    p = subprocess.run([CURL, "-sS", "--max-time", "10", "-o", "-", "-w", "\n%{http_code}", *extra, url],
+                       capture_output=True, text=True, timeout=20)
+    assert p.returncode == 0, p.stderr
+    body, _, code = p.stdout.rpartition("\n")
+    return int(code), body
+
+
+def promtool_ok(text):
+    assert PROMTOOL, "promtool missing (.ci/install-deps installs prometheus)"
+    p = subprocess.run([PROMTOOL, "check", "metrics"], input=text, capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+class Prometheus:
+    """The real Prometheus server scraping one target every second."""
+
+    def __init__(self, tmp_path, target):
+        assert PROMETHEUS, "prometheus missing (.ci/install-deps installs it)"
+        self.port = free_port()
+        folder = tmp_path / "prometheus"
+        folder.mkdir()
+        config = folder / "prometheus.yml"
+        config.write_text("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+                          "scrape_configs:\n  - job_name: gpugate\n"
+                          f"    static_configs:\n      - targets: ['{target}']\n")
+        self.log_path = folder / "prometheus.log"
+        self.log = open(self.log_path, "w")
+        self.proc = subprocess.Popen([PROMETHEUS, f"--config.file={config}",
+                                      f"--storage.tsdb.path={folder / 'data'}",
+                                      f"--web.listen-address=127.0.0.1:{self.port}",
+                                      "--storage.tsdb.retention.time=1h"],
+                                     stdout=self.log, stderr=subprocess.STDOUT, cwd=folder)
+        try:
+            wait_for("prometheus to be ready", self.ready, timeout=60)
+        except BaseException:
+            self.stop()
+            raise
+
+    def ready(self):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/-/ready", timeout=2) as r:
+                return r.status == 200
+        except OSError:
+            assert self.proc.poll() is None, self.log_path.read_text()
+            return False
+
+    def query(self, expr):
+        url = f"http://127.0.0.1:{self.port}/api/v1/query?" + urllib.parse.urlencode({"query": expr})
+        with urllib.request.urlopen(url, timeout=10) as r:
+            answer = json.load(r)
+        assert answer["status"] == "success", answer
+        return {tuple(sorted(s["metric"].items())): float(s["value"][1]) for s in answer["data"]["result"]}
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+def fixture(tmp_path):
+    root = dpkg_root(tmp_path, [stanza("libze1", "1.17.2-1")])
+    spec = spec_file(tmp_path, SPEC)
+    fault = tmp_path / "fault"
+    fault.write_text("")
+    return root, spec, fault
+
+
+def by_index(samples):
+    return {dict(k)["index"]: v for k, v in samples.items()}
+
+
+def test_healthy_broken_healthy_seen_by_prometheus_and_curl(tmp_path):
+    root, spec, fault = fixture(tmp_path)
+    serve = Serve(tmp_path, "--spec", spec, "--root", str(root), "--deadline", "20", fault_file=fault)
+    prom = None
+    try:
+        base = serve.base
+        wait_for("a healthy run", lambda: serve.status("/readyz") == 200)
+        prom = Prometheus(tmp_path, f"127.0.0.1:{serve.port}")
+        # healthy: the series as Prometheus stored them
+        wait_for("gpugate_healthy 1 in Prometheus",
+                 lambda: list(prom.query('gpugate_healthy{job="gpugate"}').values()) == [1.0])
+        assert prom.query('up{job="gpugate"}') and list(prom.query('up{job="gpugate"}').values()) == [1.0]
+        assert by_index(prom.query("gpugate_gpu_smoke_passed")) == {"0": 1.0, "1": 1.0}
+        assert by_index(prom.query("gpugate_gpu_memory_free_bytes")) == {"0": 12884901888.0, "1": 12884901888.0}
+        assert len(prom.query("gpugate_gpu_info")) == 2
+        code, body = curl(f"{base}/readyz")
+        assert code == 200 and body.startswith("gpugate: HEALTHY (profile ci)"), body
+        assert curl(f"{base}/healthz")[0] == 200
+        code, body = curl(f"{base}/report.json")
+        assert code == 200 and json.loads(body)["verdict"] == "pass"
+        validate_json_text(body, "/report.json")
+        code, metrics = curl(f"{base}/metrics")
+        assert code == 200
+        promtool_ok(metrics)
+        assert curl(f"{base}/metrics", "-I")[0] == 200  # HEAD
+        assert curl(f"{base}/metrics", "-X", "POST")[0] == 405
+        assert curl(f"{base}/nothing")[0] == 404
+
+        # a GPU breaks: its smoke kernel fails from the next run on
+        fault.write_text("two_devices_one_fails\n")
+        wait_for("/readyz 503", lambda: curl(f"{base}/readyz")[0] == 503)
+        code, body = curl(f"{base}/readyz")
+        assert body.startswith("gpugate: UNHEALTHY (profile ci): runtime.smoke"), body
+        assert curl(f"{base}/healthz")[0] == 200  # the server lives whatever the GPUs say
+        assert json.loads(curl(f"{base}/report.json")[1])["verdict"] == "fail"
+        promtool_ok(curl(f"{base}/metrics")[1])
+        wait_for("gpugate_healthy 0 in Prometheus",
+                 lambda: list(prom.query('gpugate_healthy{job="gpugate"}').values()) == [0.0])
+        wait_for("GPU 1's smoke series at 0",
+                 lambda: by_index(prom.query("gpugate_gpu_smoke_passed")) == {"0": 1.0, "1": 0.0})
+        # the operator's query (images/FLEET.md) names the broken GPU only
+        unhealthy = prom.query("gpugate_gpu_smoke_passed == 0")
+        assert [dict(k)["pci"] for k in unhealthy] == ["0000:04:00.0"], unhealthy
+
+        # repaired
+        fault.write_text("")
+        wait_for("/readyz 200 again", lambda: curl(f"{base}/readyz")[0] == 200)
+        wait_for("gpugate_healthy 1 again in Prometheus",
+                 lambda: list(prom.query('gpugate_healthy{job="gpugate"}').values()) == [1.0])
+        wait_for("GPU 1's smoke series at 1",
+                 lambda: by_index(prom.query("gpugate_gpu_smoke_passed")) == {"0": 1.0, "1": 1.0})
+        assert prom.query('increase(gpugate_serve_runs_total{result="unhealthy"}[5m]) > 0')
+    finally:
+        if prom:
+            prom.stop()
+        took = serve.stop()
+    assert serve.proc.returncode == 0, serve.logtext()
+    assert took < 1.0, f"SIGTERM took {took:.2f} s"
+
+
+def test_sighup_reads_the_spec_again_and_sigterm_ends_it(tmp_path):
+    root, spec, fault = fixture(tmp_path)
+    serve = Serve(tmp_path, "--spec", spec, "--root", str(root), "--only", "packages", interval="1h")
+    try:
+        wait_for("a healthy run", lambda: serve.status("/readyz") == 200)
+        with open(spec, "w") as f:
+            f.write("packages:\n  - libze1 (>= 99)\n")
+        serve.proc.send_signal(signal.SIGHUP)  # no wait for the hour
+        wait_for("the new spec's verdict", lambda: serve.status("/readyz") == 503, timeout=10)
+        assert serve.get("/readyz")[1].startswith("gpugate: UNHEALTHY (profile ci): packages.installed")
+        # a broken spec after start: not ready, saying why; the server stays
+        with open(spec, "w") as f:
+            f.write("packages: [\n")
+        serve.proc.send_signal(signal.SIGHUP)
+        wait_for("the spec error", lambda: "spec error" in serve.get("/readyz")[1], timeout=10)
+        status, body, _ = serve.get("/readyz")
+        assert status == 503 and spec in body, body
+        assert serve.status("/healthz") == 200 and serve.status("/report.json") == 503
+        metrics = serve.get("/metrics")[1]
+        assert "gpugate_healthy" not in metrics and "gpugate_serve_last_run_exit_code 3" in metrics, metrics
+        promtool_ok(metrics)
+    finally:
+        took = serve.stop()
+    assert serve.proc.returncode == 0 and took < 1.0, (took, serve.logtext())
+
+
+def test_sigterm_during_a_run_ends_it_and_its_probe(tmp_path):
+    """A run hung in the driver (hang_init) does not hold SIGTERM up, and the
+    probe goes with the server."""
+    root, spec, fault = fixture(tmp_path)
+    fault.write_text("hang_init\n")
+    serve = Serve(tmp_path, "--spec", spec, "--root", str(root), "--deadline", "30", fault_file=fault)
+    time.sleep(1.5)  # the first run is inside the hung zeInit
+    assert serve.status("/readyz") == 503 and serve.status("/healthz") == 200
+    took = serve.stop()
+    assert serve.proc.returncode == 0 and took < 1.0, (took, serve.logtext())
+    tag = str(fault).encode()
+
+    def probes_left():
+        left = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    if tag in f.read():
+                        left.append(pid)
+            except OSError:
+                pass
+        return left
+    wait_for("the check child and its probe to end", lambda: not probes_left(), timeout=5)
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--listen", "localhost"], "is not ADDR:PORT"),
+    (["--listen", "127.0.0.1:99999"], "not a port"),
+    (["--listen", "example.com:80"], "no IP address"),
+    (["--interval", "0"], "--interval"),
+    (["--interval"], "needs an argument"),
+    (["--profile", "nosuch"], "unknown profile"),
+    (["--spec", "/nonexistent/spec.yaml"], "/nonexistent/spec.yaml"),
+])
+def test_bad_command_lines_exit_3(args, words):
+    r = run_gpugate("serve", "--listen", f"127.0.0.1:{free_port()}", *args, timeout=30)
+    assert r.rc == 3 and words in r.err, r
+
+
+def test_help_and_a_taken_port():
+    r = run_gpugate("serve", "--help")
+    assert r.rc == 0 and "--listen ADDR:PORT" in r.out and "/readyz" in r.out, r
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        r = run_gpugate("serve", "--listen", f"127.0.0.1:{s.getsockname()[1]}", timeout=30)
+    assert r.rc == 3 and "Address already in use" in r.err, r
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return int(re.search(r"^VmRSS:\s+(\d+) kB", f.read(), re.M).group(1))
+
+
+def well_formed(path, status, body, headers):
+    if path == "/metrics":
+        assert status == 200 and body.endswith("\n") and "gpugate_serve_runs_total" in body, (status, body[-200:])
+        assert headers["Content-Type"].startswith("text/plain; version=0.0.4")
+    elif path == "/report.json":
+        assert status in (200, 503)
+        if status == 200:
+            assert json.loads(body)["schema"] == "gpugate/v1"
+    elif path == "/readyz":
+        assert status in (200, 503) and body.startswith("gpugate") and body.endswith("\n"), body
+    else:
+        assert status == 200 and body == "ok\n"
+    assert int(headers["Content-Length"]) == len(body.encode())
+
+
+def raw(port, data, wait=5.0):
+    """Sends bytes, returns what comes back before the server closes (or
+    None when it is still open after wait seconds)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=wait) as s:
+        s.sendall(data)
+        got = b""
+        try:
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    return got
+                got += chunk
+        except ConnectionResetError:
+            return got
+        except socket.timeout:
+            return None
+
+
+def test_load_and_abuse(tmp_path):
+    root, spec, fault = fixture(tmp_path)
+    # each probe spends 1.5 s in a slow zeInit and runs follow each other: requests land while checks run
+    fault.write_text("slow_init:1500\n")
+    serve = Serve(tmp_path, "--spec", spec, "--root", str(root), "--deadline", "10", fault_file=fault)
+    try:
+        pid = serve.proc.pid
+        wait_for("a first run", lambda: serve.status("/report.json") == 200)
+        paths = ["/metrics", "/readyz", "/healthz", "/report.json"]
+        errors = []
+
+        def client(n):
+            conn = None
+            try:
+                for i in range(n):
+                    path = paths[i % len(paths)]
+                    conn = http.client.HTTPConnection("127.0.0.1", serve.port, timeout=10)
+                    conn.request("GET", path)
+                    resp = conn.getresponse()
+                    well_formed(path, resp.status, resp.read().decode(), dict(resp.getheaders()))
+                    conn.close()
+            except Exception as e:  # noqa: BLE001 (collected and reported below)
+                errors.append(repr(e))
+            finally:
+                if conn:
+                    conn.close()
+
+        def burst(clients, each):
+            threads = [threading.Thread(target=client, args=(each,)) for _ in range(clients)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(120)
+            assert not errors, errors[:5]
+
+        burst(10, 20)  # warm-up: the server's and the allocator's first pages
+        before = rss_kib(pid)
+        runs_before = json.loads(serve.get("/report.json")[1])["timestamp"]
+        t0 = time.monotonic()
+        burst(50, 20)  # 1,000 requests from 50 concurrent clients
+        took = time.monotonic() - t0
+        after = rss_kib(pid)
+        assert after - before < 1024, f"RSS grew {after - before} KiB over 1,000 requests"
+
+        # the check loop kept its pace: runs went on, none past its deadline
+        wait_for("a run after the load", lambda: json.loads(serve.get("/report.json")[1])["timestamp"] != runs_before,
+                 timeout=15)
+        report = json.loads(serve.get("/report.json")[1])
+        assert report["timestamp"] != runs_before
+        assert report["verdict"] == "pass" and 1500 < report["duration_ms"] < 10000, report["duration_ms"]
+        metrics = serve.get("/metrics")[1]
+        assert re.search(r'^gpugate_serve_runs_total\{result="killed"\} 0$', metrics, re.M), metrics
+        assert re.search(r'^gpugate_serve_runs_total\{result="error"\} 0$', metrics, re.M), metrics
+
+        # abuse: each is closed, and the next scrape still works
+        port = serve.port
+        slow = []
+        for _ in range(10):  # slowloris: a request that never ends
+            s = socket.create_connection(("127.0.0.1", port), timeout=15)
+            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+            slow.append(s)
+        assert serve.status("/metrics") == 200  # served while they hang
+        huge = b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 40000 + b"\r\n\r\n"
+        answer = raw(port, huge)
+        assert answer is not None and (answer == b"" or answer.startswith(b"HTTP/1.1 431")), answer[:100]
+        many = b"GET /metrics HTTP/1.1\r\nHost: x\r\n" + b"".join(b"X-%d: y\r\n" % i for i in range(100)) + b"\r\n"
+        answer = raw(port, many)
+        assert answer is not None and answer.startswith(b"HTTP/1.1 431"), answer[:100]
+        for garbage in (b"\x00\xff\xfe garbage\r\n\r\n", b"GET\r\n\r\n", b"HELLO / SPDY/9\r\n\r\n",
+                        b"GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello"):
+            answer = raw(port, garbage, wait=8)
+            assert answer is not None, garbage  # closed at once or by the idle timeout, not left open
+            assert answer == b"" or re.match(rb"HTTP/1\.[01] (400|405|413|505) ", answer), (garbage, answer[:100])
+        for s in slow:  # the idle timeout (5 s) closed every slowloris
+            try:
+                rest = s.recv(1024)  # blocks until the server closes it (15 s at most)
+                assert rest == b"" or rest.startswith(b"HTTP/1.1 408"), rest
+            except ConnectionResetError:
+                pass
+            finally:
+                s.close()
+        status, body, headers = serve.get("/metrics")
+        well_formed("/metrics", status, body, headers)
+        promtool_ok(body)
+        assert serve.proc.poll() is None
+        print(f"1,000 requests from 50 clients in {took:.2f} s; RSS {before} -> {after} KiB")
+    finally:
+        took = serve.stop()
+    assert serve.proc.returncode == 0 and took < 1.0, (took, serve.logtext())
