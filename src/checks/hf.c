@@ -851,6 +851,11 @@ static size_t check_listed(struct result *r, const struct hf_repo *repo, const s
 			       m->repo, m->revision, folder, rev->commit, hf_listing_state_text(l->state), l->problem);
 		return 1;
 	}
+	if (l->state == HF_LISTING_TOO_BIG) { /* not read is not proven complete: a failure (issue 26) */
+		result_finding(r, STATUS_FAIL, "%s@%s: %s/trees/%s.json is %s (%s)", m->repo, m->revision, folder,
+			       rev->commit, hf_listing_state_text(l->state), l->problem);
+		return 1;
+	}
 	if (!skip)
 		++*unchecked;
 	if (skip) /* the healthcheck reads no listings: what can change while a container runs is checked */

@@ -149,7 +149,7 @@ _gpugate()
 		fi
 		;;
 	bundle)
-		opts="--output --spec --profile --backend --help"
+		opts="--output --spec --profile --backend --with-cmdline --help"
 		;;
 	spec)
 		if [[ -z $sub ]]; then

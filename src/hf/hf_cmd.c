@@ -17,6 +17,7 @@
 #include "../context.h"
 #include "../lib/crypto_dl.h"
 #include "../lib/progress.h"
+#include "../lib/escape.h"
 #include "../lib/util.h"
 #include "../result.h"
 #include "layout.h"
@@ -182,35 +183,56 @@ static int hf_where(int argc, char **argv)
 		json_object_set_new(j, "deprecated_set", dep);
 		print_json(j);
 	} else if (!o.verbose) {
-		puts(loc.hub_cache);
+		char *shown = escape_line(loc.hub_cache);
+		puts(shown);
+		free(shown);
 	} else {
-		printf("hub cache:      %s (from %s)\n", loc.hub_cache, source_words(loc.hub_source));
-		printf("HF_HOME:        %s (from %s)\n", loc.hf_home, source_words(loc.home_source));
-		printf("token path:     %s (token %s)\n", loc.token_path,
-		       loc.token_source  ? loc.token_source
-		       : loc.token_error ? "unreadable: every huggingface_hub download raises"
-					 : "none: anonymous downloads");
-		if (loc.token_error)
-			printf("                %s\n", loc.token_error);
+		/* every value may come from the environment: one line each, escaped */
+		char *v[] = { escape_line(loc.hub_cache),
+			      escape_line(loc.hf_home),
+			      escape_line(loc.token_path),
+			      escape_line(loc.token_source  ? loc.token_source
+					  : loc.token_error ? "unreadable: every huggingface_hub download raises"
+							    : "none: anonymous downloads"),
+			      escape_line(loc.offline_source ? getenv(loc.offline_source) : ""),
+			      escape_line(loc.endpoint),
+			      escape_line(loc.xet_cache),
+			      escape_line(loc.assets_cache),
+			      escape_line(loc.datasets_cache) };
+		printf("hub cache:      %s (from %s)\n", v[0], source_words(loc.hub_source));
+		printf("HF_HOME:        %s (from %s)\n", v[1], source_words(loc.home_source));
+		printf("token path:     %s (token %s)\n", v[2], v[3]);
+		if (loc.token_error) {
+			char *why = escape_line(loc.token_error);
+			printf("                %s\n", why);
+			free(why);
+		}
 		if (loc.token_source)
-			printf("                the token comes from %s; it is never printed\n", loc.token_source);
+			printf("                the token comes from %s; it is never printed\n", v[3]);
 		printf("offline:        %s", loc.offline ? "yes" : "no");
 		if (loc.offline_source)
-			printf(" (%s=%s)", loc.offline_source, getenv(loc.offline_source));
+			printf(" (%s=%s)", loc.offline_source, v[4]);
 		putchar('\n');
-		printf("endpoint:       %s (from %s)\n", loc.endpoint, source_words(loc.endpoint_source));
-		printf("xet cache:      %s\nassets cache:   %s\ndatasets cache: %s\n", loc.xet_cache, loc.assets_cache,
-		       loc.datasets_cache);
+		printf("endpoint:       %s (from %s)\n", v[5], source_words(loc.endpoint_source));
+		printf("xet cache:      %s\nassets cache:   %s\ndatasets cache: %s\n", v[6], v[7], v[8]);
 		for (const char *const *d = loc.deprecated; *d; d++)
 			printf("deprecated:     %s is set; huggingface_hub ignores it (use HF_HOME or HF_HUB_CACHE)\n",
 			       *d);
+		for (size_t i = 0; i < ARRAY_SIZE(v); i++)
+			free(v[i]);
 	}
-	if (!usable)
+	if (!usable) {
+		char *shown = escape_line(loc.hub_cache);
 		fprintf(stderr,
 			"gpugate: the hub cache path '%s' is not absolute: huggingface_hub would use it relative to the working folder\n",
-			loc.hub_cache);
-	if (loc.token_error) /* get_token() raises in every download (utils/_auth.py) */
-		fprintf(stderr, "gpugate: every huggingface_hub download would raise: %s\n", loc.token_error);
+			shown);
+		free(shown);
+	}
+	if (loc.token_error) { /* get_token() raises in every download (utils/_auth.py) */
+		char *why = escape_line(loc.token_error);
+		fprintf(stderr, "gpugate: every huggingface_hub download would raise: %s\n", why);
+		free(why);
+	}
 	bool ok = usable && !loc.token_error;
 	hf_location_free(&loc);
 	return ok ? EXIT_HEALTHY : EXIT_UNHEALTHY;
@@ -338,7 +360,9 @@ static int scan_hooked_or_explain(const struct hf_options *o, struct hf_cache *c
 	free(dir);
 	free(alias);
 	if (rc < 0) {
-		fprintf(stderr, "gpugate: no Hugging Face cache to read: %s\n", err);
+		char *why = escape_line(err);
+		fprintf(stderr, "gpugate: no Hugging Face cache to read: %s\n", why);
+		free(why);
 		hf_cache_free(cache);
 	}
 	return rc;
@@ -387,18 +411,16 @@ static int hf_scan(int argc, char **argv)
 			sb_puts(&refs, "");
 			for (size_t k = 0; k < r->n_refs; k++)
 				sb_printf(&refs, "%s%s", k ? "," : "", r->refs[k].name);
-			char *id = xstrdup(r->id ? r->id : r->folder);
-			text_sanitize(id);
-			text_sanitize(refs.buf);
+			char *id = escape_line(r->id ? r->id : r->folder), *ref_names = escape_line(refs.buf);
 			printf("%-40s %-8s %12s %8zu %-20s %-20s %s\n", id, r->type ? r->type : "?", size, r->n_files,
-			       acc, mod, refs.buf);
+			       acc, mod, ref_names);
 			free(id);
+			free(ref_names);
 			sb_release(&refs);
 			for (size_t v = 0; v < r->n_revisions; v++) {
 				char rs[32];
 				human_size(r->revisions[v].size, rs, sizeof(rs));
-				char *commit = xstrdup(r->revisions[v].commit);
-				text_sanitize(commit);
+				char *commit = escape_line(r->revisions[v].commit);
 				const struct hf_revision *rev = &r->revisions[v];
 				if (rev->listing.state == HF_LISTING_OK)
 					printf("    revision %s: %zu files, %s; listing: %zu files, %zu missing\n",
@@ -408,14 +430,15 @@ static int hf_scan(int argc, char **argv)
 					       rev->n_files, rs, hf_listing_state_text(rev->listing.state));
 				free(commit);
 			}
-			for (size_t w = 0; w < r->n_warnings; w++)
-				printf("    %s: %s\n", r->warnings[w].severity == HF_FAIL ? "FAIL" : "warn",
-				       r->warnings[w].message);
+			for (size_t w = 0; w < r->n_warnings; w++) {
+				char *msg = escape_line(r->warnings[w].message);
+				printf("    %s: %s\n", r->warnings[w].severity == HF_FAIL ? "FAIL" : "warn", msg);
+				free(msg);
+			}
 		}
 		char t[32];
 		human_size(total, t, sizeof(t));
-		char *path = xstrdup(cache.path);
-		text_sanitize(path);
+		char *path = escape_line(cache.path);
 		printf("%zu repos, %s on disk in %s%s\n", cache.n_repos, t, path,
 		       failed ? "; problems found (see FAIL lines)" : "");
 		free(path);
@@ -514,7 +537,9 @@ static int verify_scanned(struct hf_options o, int argc, char **argv)
 	}
 	struct hf_verify v;
 	if (!vs.job) { /* hashing never started: the cache folder could not be opened */
-		fprintf(stderr, "gpugate: cannot open %s: %s\n", cache.path, strerror(vs.err));
+		char *shown = escape_line(cache.path);
+		fprintf(stderr, "gpugate: cannot open %s: %s\n", shown, strerror(vs.err));
+		free(shown);
 		hf_cache_free(&cache);
 		free_list(folders);
 		free(vs.record);
@@ -614,8 +639,9 @@ static int verify_scanned(struct hf_options o, int argc, char **argv)
 		for (size_t i = 0; i < json_array_size(problems); i++) {
 			json_t *p = json_array_get(problems, i);
 			const char *sev = json_string_value(json_object_get(p, "severity"));
-			printf("%s %s\n", strcmp(sev, "fail") == 0 ? "FAIL" : "warn",
-			       json_string_value(json_object_get(p, "message")));
+			char *msg = escape_line(json_string_value(json_object_get(p, "message")));
+			printf("%s %s\n", strcmp(sev, "fail") == 0 ? "FAIL" : "warn", msg);
+			free(msg);
 		}
 		printf("hf verify: %s: %zu repos, %zu blobs, %zu of %zu files match their hash, %zu unverified, %.2f GiB hashed in %.2f s (%.2f GiB/s); %zu problems, %zu warnings\n",
 		       n_fail ? "FAIL" : "ok", n_repos, n_blobs, n_ok, v.count, n_unverified, (double)v.bytes / GIB,

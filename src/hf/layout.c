@@ -933,11 +933,16 @@ static void compare_listing(struct walk *w)
 	char *where = xasprintf("trees/%s.json", rev->commit);
 	if (rev->listing.state != HF_LISTING_OK) {
 		if (rev->listing.state != HF_LISTING_NONE)
-			WALK_WARN(w, rev->listing.state == HF_LISTING_CRASHES ? HF_FAIL : HF_WARN, false, where,
-				  "%s is %s (%s): %s; completeness of snapshot %s not checked", where,
+			WALK_WARN(w,
+				  rev->listing.state == HF_LISTING_CRASHES || rev->listing.state == HF_LISTING_TOO_BIG
+					  ? HF_FAIL
+					  : HF_WARN,
+				  false, where, "%s is %s (%s): %s; completeness of snapshot %s not checked", where,
 				  hf_listing_state_text(rev->listing.state), rev->listing.problem,
 				  rev->listing.state == HF_LISTING_CRASHES ? "snapshot_download raises reading it"
-									   : "huggingface_hub ignores it as if absent",
+				  : rev->listing.state == HF_LISTING_TOO_BIG
+					  ? "gpugate could not read it"
+					  : "huggingface_hub ignores it as if absent",
 				  rev->commit);
 		free(where);
 		return;

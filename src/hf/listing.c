@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <malloc.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,8 @@ const char *hf_listing_state_text(enum hf_listing_state s)
 		return "invalid xet_hash";
 	case HF_LISTING_CRASHES:
 		return "unreadable by huggingface_hub";
+	case HF_LISTING_TOO_BIG:
+		return "beyond this reader's limits";
 	}
 	return "?";
 }
@@ -41,6 +45,62 @@ static void set_state(struct hf_listing *l, enum hf_listing_state s, const char 
 	va_end(ap);
 	text_sanitize(l->problem);
 	l->state = s;
+}
+
+/* --- the memory budget of one parse -------------------------------------- */
+
+/* jansson costs about 12 times a listing's size (a hash table per entry):
+ * a large or hostile trees/<commit>.json could take the memory of the whole
+ * container, and under a memory limit a failed allocation read as "not
+ * JSON" would have the listing ignored and a cache with missing files pass.
+ * So every allocation of a parse (jansson's, through json_set_alloc_funcs,
+ * and the reader's copies) is counted against a budget of this thread;
+ * past it, or when malloc itself fails, the parse stops and the listing is
+ * HF_LISTING_TOO_BIG: a failed check naming the file, never ignored. */
+static _Thread_local struct {
+	bool on;      /* a parse is under way on this thread */
+	bool refused; /* an allocation was refused (budget) or failed (malloc) */
+	bool failed;  /* malloc itself failed (a memory limit of the process) */
+	size_t used, limit;
+} budget;
+
+static void *budget_malloc(size_t n)
+{
+	if (budget.on && (budget.refused || n > budget.limit - budget.used)) {
+		budget.refused = true;
+		return NULL;
+	}
+	void *p = malloc(n);
+	if (!p)
+		budget.refused = budget.failed = budget.on;
+	else if (budget.on)
+		budget.used += malloc_usable_size(p);
+	return p;
+}
+
+/* Freeing counts with the same measure as malloc did; a block from before
+ * the parse (or another thread) only lowers the count, never below 0. */
+static void budget_free(void *p)
+{
+	if (p && budget.on) {
+		size_t n = malloc_usable_size(p);
+		budget.used = n < budget.used ? budget.used - n : 0;
+	}
+	free(p);
+}
+
+static void install_budget_allocator(void)
+{
+	json_set_alloc_funcs(budget_malloc, budget_free);
+}
+
+static char *budget_strdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *copy = budget_malloc(n);
+	if (copy)
+		memcpy(copy, s, n);
+	return copy;
 }
 
 /* Python's `x != 1` for the JSON value x: 1, 1.0 and true equal 1. */
@@ -61,7 +121,7 @@ static bool is_hex64(const char *s)
 
 static char *string_or_null(const json_t *v)
 {
-	return json_is_string(v) ? xstrdup(json_string_value(v)) : NULL;
+	return json_is_string(v) ? budget_strdup(json_string_value(v)) : NULL;
 }
 
 static int listed_cmp(const void *a, const void *b)
@@ -109,7 +169,13 @@ static void parse_doc(json_t *doc, struct hf_listing *l)
 			  "\"files\" is not a JSON object (huggingface_hub raises AttributeError)");
 		return;
 	}
-	l->files = xcalloc(json_object_size(files) + 1, sizeof(*l->files));
+	size_t n_entries = json_object_size(files) + 1;
+	if (budget.limit / sizeof(*l->files) <= n_entries)
+		budget.refused = true; /* the array alone is past the budget */
+	l->files = budget.refused ? NULL : budget_malloc(n_entries * sizeof(*l->files));
+	if (!l->files)
+		return; /* budget.refused: the caller says so */
+	memset(l->files, 0, n_entries * sizeof(*l->files));
 	const char *path;
 	json_t *info;
 	json_object_foreach(files, path, info)
@@ -125,7 +191,7 @@ static void parse_doc(json_t *doc, struct hf_listing *l)
 			return;
 		}
 		struct hf_listed_file *f = &l->files[l->n_files++];
-		f->path = xstrdup(path);
+		f->path = budget_strdup(path);
 		f->file = -1;
 		json_t *size = json_object_get(info, "size");
 		f->has_size = json_is_integer(size) && json_integer_value(size) >= 0;
@@ -156,7 +222,11 @@ static void parse_doc(json_t *doc, struct hf_listing *l)
 				drop_files(l);
 				return;
 			}
-			f->xet_hash = xstrdup(json_string_value(xet));
+			f->xet_hash = budget_strdup(json_string_value(xet));
+		}
+		if (budget.refused) {
+			drop_files(l);
+			return;
 		}
 	}
 	if (l->n_files)
@@ -164,18 +234,52 @@ static void parse_doc(json_t *doc, struct hf_listing *l)
 	l->state = HF_LISTING_OK;
 }
 
+/* The budget of a listing of len bytes: 16 times its size (a listing as
+ * huggingface_hub writes it takes about 12) and some room for a small one,
+ * never more than HF_LISTING_MAX_MEMORY. */
+static size_t budget_for(size_t len)
+{
+	size_t cap = HF_LISTING_MAX_MEMORY;
+	return len > (cap - (16u << 20)) / 16 ? cap : 16 * len + (16u << 20);
+}
+
 void hf_listing_parse(const char *data, size_t len, struct hf_listing *out)
 {
+	hf_listing_parse_capped(data, len, budget_for(len), out);
+}
+
+void hf_listing_parse_capped(const char *data, size_t len, size_t memory_cap, struct hf_listing *out)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, install_budget_allocator);
 	memset(out, 0, sizeof(*out));
+	budget.on = true;
+	budget.refused = budget.failed = false;
+	budget.used = 0;
+	budget.limit = memory_cap;
 	json_error_t err;
 	/* any top-level value, as json.load; strings may hold \u0000 as in Python */
 	json_t *doc = json_loadb(data, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
-	if (!doc) {
-		set_state(out, HF_LISTING_MALFORMED, "not JSON: %s at line %d", err.text, err.line);
-		return;
-	}
-	parse_doc(doc, out);
+	if (doc && !budget.refused)
+		parse_doc(doc, out);
 	json_decref(doc);
+	bool refused = budget.refused, failed = budget.failed;
+	budget.on = false;
+	if (refused) {
+		drop_files(out);
+		if (failed)
+			set_state(out, HF_LISTING_TOO_BIG,
+				  "memory ran out parsing its %zu bytes (a memory limit?): its completeness is not "
+				  "checked, so it counts as a failure",
+				  len);
+		else
+			set_state(out, HF_LISTING_TOO_BIG,
+				  "parsing its %zu bytes needs more than the %zu MiB of memory this reader allows: its "
+				  "completeness is not checked, so it counts as a failure",
+				  len, memory_cap >> 20);
+	} else if (!doc) {
+		set_state(out, HF_LISTING_MALFORMED, "not JSON: %s at line %d", err.text, err.line);
+	}
 }
 
 void hf_listing_read(int repo_fd, const char *commit, size_t max_bytes, struct hf_listing *out)
@@ -207,7 +311,9 @@ void hf_listing_read(int repo_fd, const char *commit, size_t max_bytes, struct h
 		return;
 	}
 	if ((uint64_t)st.st_size > max_bytes) {
-		set_state(out, HF_LISTING_MALFORMED, "%llu bytes, more than the %zu this reader takes",
+		set_state(out, HF_LISTING_TOO_BIG,
+			  "%llu bytes, more than the %zu this reader takes: its completeness is not checked, so it "
+			  "counts as a failure",
 			  (unsigned long long)st.st_size, max_bytes);
 		close(fd);
 		return;

@@ -20,6 +20,7 @@ enum hf_listing_state {
 	HF_LISTING_MALFORMED, /* unreadable, not JSON, a key missing: upstream warns and ignores it */
 	HF_LISTING_BAD_XET,   /* a xet_hash that is not 64 hex digits: upstream ignores it silently */
 	HF_LISTING_CRASHES,   /* upstream raises reading it (AttributeError, TypeError): downloads fail */
+	HF_LISTING_TOO_BIG,   /* past this reader's size or memory cap, or memory ran out: a failure, never ignored */
 };
 
 struct hf_listed_file {
@@ -43,8 +44,12 @@ struct hf_listing {
  * following a link (trees/ or the file being a link counts as malformed),
  * capped at max_bytes. Always fills out (state NONE when there is none). */
 void hf_listing_read(int repo_fd, const char *commit, size_t max_bytes, struct hf_listing *out);
-/* Parses a listing from memory (the same rules; for tests and fuzzing). */
+/* Parses a listing from memory (the same rules; for tests and fuzzing),
+ * with the memory budget of a listing of that size (16x, at most
+ * HF_LISTING_MAX_MEMORY). */
 void hf_listing_parse(const char *data, size_t len, struct hf_listing *out);
+/* The same with a memory cap of its own (tests). */
+void hf_listing_parse_capped(const char *data, size_t len, size_t memory_cap, struct hf_listing *out);
 void hf_listing_free(struct hf_listing *l);
 const struct hf_listed_file *hf_listing_find(const struct hf_listing *l, const char *path);
 /* The hash the content of a listed file must have, lower case: lfs_sha256
@@ -55,5 +60,7 @@ const char *hf_listed_hash(const struct hf_listed_file *f);
 const char *hf_listing_state_text(enum hf_listing_state s);
 
 #define HF_LISTING_MAX_BYTES (256u << 20) /* a 1M-file repo's listing is ~200 MB */
+/* what parsing one listing may allocate: a listing of up to ~120 MB (~600k files) fits */
+#define HF_LISTING_MAX_MEMORY ((size_t)2u << 30)
 
 #endif

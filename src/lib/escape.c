@@ -2,10 +2,11 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Characters no target gets raw (see escape.h). Tab and newline are the
  * targets' business: they have a proper escape in each. */
-static bool unsafe(uint32_t cp)
+bool escape_unsafe(uint32_t cp)
 {
 	if (cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F))
 		return true;
@@ -92,7 +93,7 @@ void escape_add_n(struct strbuf *out, const char *s, size_t n, enum escape_targe
 			p++;
 			continue;
 		}
-		if (unsafe(cp))
+		if (escape_unsafe(cp))
 			add_visible(out, cp);
 		else
 			sb_add(out, (const char *)p, len);
@@ -114,4 +115,88 @@ bool escape_needed(const char *s)
 	bool changed = strcmp(sb.buf ? sb.buf : "", s ? s : "") != 0;
 	sb_release(&sb);
 	return changed;
+}
+
+char *escape_line(const char *s)
+{
+	struct strbuf sb = STRBUF_INIT;
+	sb_puts(&sb, "");
+	escape_add(&sb, s, ESCAPE_LINE);
+	return sb_detach(&sb);
+}
+
+/* Plain YAML 1.2 scalars that read back as a string equal to themselves:
+ * a letter or digit first, printable ASCII, none of the sequences that end
+ * or comment a plain scalar (7.3.3), and none of YAML 1.1's booleans and
+ * nulls (libyaml and PyYAML still read those as such). */
+static bool yaml_plain_ok(const char *s)
+{
+	static const char *const words[] = { "true", "false", "yes", "no", "on", "off", "null", "~", "y", "n" };
+	size_t n = strlen(s);
+	if (!n || !isalnum_ascii(s[0]) || s[n - 1] == ' ' || s[n - 1] == ':' || strstr(s, ": ") || strstr(s, " #"))
+		return false;
+	for (const char *p = s; *p; p++)
+		if (*p < 0x20 || *p >= 0x7f)
+			return false;
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
+		if (strcasecmp(s, words[i]) == 0)
+			return false;
+	return true;
+}
+
+void escape_yaml_scalar(struct strbuf *out, const char *s)
+{
+	if (!s)
+		s = "";
+	if (yaml_plain_ok(s)) {
+		sb_puts(out, s);
+		return;
+	}
+	sb_puts(out, "\"");
+	const unsigned char *p = (const unsigned char *)s;
+	while (*p) {
+		uint32_t cp;
+		size_t n = utf8_decode(p, &cp);
+		if (n == 0) {
+			sb_printf(out, "\\x%02x", (unsigned)*p++);
+			continue;
+		}
+		if (cp == '"' || cp == '\\')
+			sb_printf(out, "\\%c", (char)cp);
+		else if (cp >= 0x20 && cp < 0x7f)
+			sb_add(out, (const char *)p, 1);
+		else if (cp < 0x100)
+			sb_printf(out, "\\x%02x", (unsigned)cp);
+		else if (cp < 0x10000)
+			sb_printf(out, "\\u%04x", (unsigned)cp);
+		else
+			sb_printf(out, "\\U%08x", (unsigned)cp);
+		p += n;
+	}
+	sb_puts(out, "\"");
+}
+
+void escape_yaml_comment(struct strbuf *out, const char *s)
+{
+	escape_add(out, s, ESCAPE_LINE);
+}
+
+void escape_json_document(struct strbuf *out, const char *json)
+{
+	const unsigned char *p = (const unsigned char *)json;
+	while (*p) {
+		uint32_t cp;
+		size_t n = utf8_decode(p, &cp);
+		if (n == 0) { /* jansson writes none; kept as it is rather than guessed at */
+			sb_add(out, (const char *)p++, 1);
+			continue;
+		}
+		if (n > 1 && escape_unsafe(cp))
+			sb_printf(out, "\\u%04x", (unsigned)cp); /* all are in the BMP */
+		else if (cp == 0x7f)
+			sb_puts(out, "\\u007f");
+		else
+			sb_add(out, (const char *)p, n);
+		p += n;
+	}
 }

@@ -38,5 +38,27 @@ void escape_add(struct strbuf *out, const char *s, enum escape_target target);
 void escape_add_n(struct strbuf *out, const char *s, size_t n, enum escape_target target);
 /* True when escape_add(.., ESCAPE_LINE) would change s. */
 bool escape_needed(const char *s);
+/* s escaped for ESCAPE_LINE, as a new string (caller frees; "" for NULL):
+ * for printf of a name, a path or a message into a line of text or stderr. */
+char *escape_line(const char *s);
+/* True for a code point no target gets raw (the list at the top). */
+bool escape_unsafe(uint32_t cp);
+
+/* A YAML scalar (YAML 1.2) that reads back as exactly s: plain when s is a
+ * simple word that no YAML reader takes for something else, else
+ * double-quoted, with every character outside printable ASCII written as a
+ * \xNN, \uXXXX or \UXXXXXXXX escape (so no line break, comment or key can
+ * come out of it). A byte that is not UTF-8 is written \xNN (U+00NN when read
+ * back: the value then differs, visibly). The one quoting of YAML output. */
+void escape_yaml_scalar(struct strbuf *out, const char *s);
+/* A YAML comment's text: s on one line (ESCAPE_LINE), so that it cannot end
+ * the comment and start a key. The caller writes the "# ". */
+void escape_yaml_comment(struct strbuf *out, const char *s);
+
+/* A JSON document as jansson wrote it (valid UTF-8, controls already
+ * escaped), with every unsafe code point (DEL, C1 controls, bidi controls,
+ * U+2028/U+2029) turned into its \uXXXX escape: such a character can only be
+ * inside a string there, so the document parses to the same value. */
+void escape_json_document(struct strbuf *out, const char *json);
 
 #endif

@@ -651,7 +651,7 @@ int cmd_diff(int argc, char **argv)
 	struct strbuf out = STRBUF_INIT;
 	if (strcmp(format, "json") == 0) {
 		char *text = json_dumps(diff, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
-		sb_puts(&out, text ? text : "{}");
+		escape_json_document(&out, text ? text : "{}");
 		sb_puts(&out, "\n");
 		free(text);
 	} else {

@@ -31,6 +31,7 @@
 #include "lib/dpkg_status.h"
 #include "lib/drm_nodes.h"
 #include "lib/embedded.h"
+#include "lib/escape.h"
 #include "lib/util.h"
 #include "operator/operator.h"
 #include "profile.h"
@@ -86,32 +87,6 @@ static const char *vendor_word(unsigned vendor)
 	return vendor == PCI_VENDOR_NVIDIA ? "nvidia" : vendor == PCI_VENDOR_AMD ? "amd" : "intel";
 }
 
-/* A YAML scalar that reads back as s: plain when it is a simple word,
- * else double-quoted (a JSON string is a valid YAML double-quoted scalar). */
-static void yaml_scalar(struct strbuf *sb, const char *s)
-{
-	static const char *const words[] = { "true", "false", "yes", "no", "on", "off", "null", "~", "y", "n" };
-	/* plain: starts with a letter or digit, printable ASCII, none of the
-	 * sequences that end or comment a plain scalar (YAML 1.2, 7.3.3) */
-	size_t n = strlen(s);
-	bool plain =
-		n && isalnum_ascii(s[0]) && s[n - 1] != ' ' && s[n - 1] != ':' && !strstr(s, ": ") && !strstr(s, " #");
-	for (const char *p = s; plain && *p; p++)
-		plain = *p >= 0x20 && *p < 0x7f;
-	for (size_t i = 0; plain && i < ARRAY_SIZE(words); i++)
-		if (strcasecmp(s, words[i]) == 0)
-			plain = false;
-	if (plain) {
-		sb_puts(sb, s);
-		return;
-	}
-	json_t *j = json_text(s);
-	char *q = json_dumps(j, JSON_ENCODE_ANY | JSON_ENSURE_ASCII);
-	sb_puts(sb, q ? q : "\"\"");
-	free(q);
-	json_decref(j);
-}
-
 /* A node of the base spec, as YAML at the given indent (its key already
  * written by the caller). Scalars stay as written (the loader checked them). */
 static void emit_node(struct strbuf *sb, const struct spec *spec, const yaml_node_t *node, int indent)
@@ -124,7 +99,7 @@ static void emit_node(struct strbuf *sb, const struct spec *spec, const yaml_nod
 		    !strstr(v, ": "))
 			sb_puts(sb, v);
 		else
-			yaml_scalar(sb, v);
+			escape_yaml_scalar(sb, v);
 		sb_puts(sb, "\n");
 	} else if (node->type == YAML_SEQUENCE_NODE) {
 		sb_puts(sb, "\n");
@@ -249,7 +224,9 @@ static int emit_packages(struct strbuf *sb, const struct freeze_options *o, cons
 	int rc = dpkg_status_load(path, NULL, &st, err, sizeof(err));
 	*pinned = 0;
 	if (rc == -2) { /* not a Debian-based root: nothing to pin, not an error */
-		sb_printf(sb, "# No package is pinned: %s.\n\n", err);
+		sb_puts(sb, "# No package is pinned: ");
+		escape_yaml_comment(sb, err);
+		sb_puts(sb, ".\n\n");
 		free(path);
 		return 0;
 	}
@@ -266,7 +243,9 @@ static int emit_packages(struct strbuf *sb, const struct freeze_options *o, cons
 		    pinned_package(st.pkgs[i].name, packages_of(vendor), named))
 			keep[n++] = &st.pkgs[i];
 	qsort(keep, n, sizeof(*keep), cmp_pkg);
-	sb_printf(sb, "# The %s user-mode driver packages installed in %s,\n# pinned %s.\n", vendor_word(vendor), path,
+	sb_printf(sb, "# The %s user-mode driver packages installed in ", vendor_word(vendor));
+	escape_yaml_comment(sb, path);
+	sb_printf(sb, ",\n# pinned %s.\n",
 		  o->floor ? "as minimums (>=: a newer build passes, an older one fails)"
 			   : "exactly (=: any other version fails, naming the package)");
 	if (!n) {
@@ -281,7 +260,7 @@ static int emit_packages(struct strbuf *sb, const struct freeze_options *o, cons
 			char *rel = xasprintf("%s%s%s (%s %s)", p->name, twice && p->arch[0] ? ":" : "",
 					      twice ? p->arch : "", o->floor ? ">=" : "=", p->version);
 			sb_puts(sb, "  - ");
-			yaml_scalar(sb, rel);
+			escape_yaml_scalar(sb, rel);
 			sb_puts(sb, "\n");
 			free(rel);
 		}
@@ -301,13 +280,22 @@ static int emit_packages(struct strbuf *sb, const struct freeze_options *o, cons
 static void emit_model(struct strbuf *sb, const char *cache_dir, const struct hf_repo *repo, const char *commit,
 		       const char *ref)
 {
-	sb_printf(sb, "    # %s at %s%s%s\n", repo->id, ref ? "ref " : "", ref ? ref : "commit ", ref ? "" : commit);
-	sb_puts(sb, "    - repo: ");
-	yaml_scalar(sb, repo->id);
+	/* every name here comes from the cache's folders and files: quoted */
+	sb_puts(sb, "    # ");
+	escape_yaml_comment(sb, repo->id);
+	sb_puts(sb, ref ? " at ref " : " at commit ");
+	escape_yaml_comment(sb, ref ? ref : commit);
+	sb_puts(sb, "\n    - repo: ");
+	escape_yaml_scalar(sb, repo->id);
 	sb_puts(sb, "\n");
-	if (strcmp(repo->type, "model") != 0)
-		sb_printf(sb, "      type: %s\n", repo->type);
-	sb_printf(sb, "      revision: %s\n", commit);
+	if (strcmp(repo->type, "model") != 0) {
+		sb_puts(sb, "      type: ");
+		escape_yaml_scalar(sb, repo->type);
+		sb_puts(sb, "\n");
+	}
+	sb_puts(sb, "      revision: ");
+	escape_yaml_scalar(sb, commit);
+	sb_puts(sb, "\n");
 	/* the listing as src/hf/listing.c reads it for hf.models and hf verify */
 	char *dir = xasprintf("%s/%s", cache_dir, repo->folder);
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -316,17 +304,26 @@ static void emit_model(struct strbuf *sb, const char *cache_dir, const struct hf
 	if (fd >= 0)
 		close(fd);
 	if (listing.state != HF_LISTING_OK) {
-		if (listing.state != HF_LISTING_NONE)
-			fprintf(stderr, "gpugate: spec freeze: warning: %s/trees/%s.json: %s: files not pinned\n", dir,
-				commit, listing.problem ? listing.problem : hf_listing_state_text(listing.state));
+		if (listing.state != HF_LISTING_NONE) {
+			char *where = xasprintf("%s/trees/%s.json", dir, commit);
+			char *shown = escape_line(where);
+			char *why =
+				escape_line(listing.problem ? listing.problem : hf_listing_state_text(listing.state));
+			fprintf(stderr, "gpugate: spec freeze: warning: %s: %s: files not pinned\n", shown, why);
+			free(why);
+			free(shown);
+			free(where);
+		}
 		sb_puts(sb,
 			"      # no usable trees/ listing of this commit: the snapshot's own files count (a file it\n"
 			"      # lacks cannot be seen; re-download with a current huggingface_hub or gpugate hf fetch)\n");
 	} else {
-		sb_printf(sb, "      files: # the %zu files of its trees/%s.json listing\n", listing.n_files, commit);
+		sb_printf(sb, "      files: # the %zu files of its trees/", listing.n_files);
+		escape_yaml_comment(sb, commit);
+		sb_puts(sb, ".json listing\n");
 		for (size_t i = 0; i < listing.n_files; i++) {
 			sb_puts(sb, "        - ");
-			yaml_scalar(sb, listing.files[i].path);
+			escape_yaml_scalar(sb, listing.files[i].path);
 			sb_puts(sb, "\n");
 		}
 	}
@@ -358,12 +355,14 @@ static void emit_hf(struct strbuf *sb, const struct freeze_options *o, const str
 		hf_location_free(&loc);
 		return;
 	}
-	sb_printf(sb,
-		  "# The Hugging Face hub cache (%s, from %s):\n"
-		  "# every repo in it at the commit its refs point to now (a pinned commit, so a moved\n"
-		  "# branch is no change), with the files of the commit's trees/ listing where\n"
-		  "# huggingface_hub wrote one.\n",
-		  loc.hub_cache[0] ? loc.hub_cache : "unset", loc.hub_source);
+	sb_puts(sb, "# The Hugging Face hub cache (");
+	escape_yaml_comment(sb, loc.hub_cache[0] ? loc.hub_cache : "unset");
+	sb_puts(sb, ", from ");
+	escape_yaml_comment(sb, loc.hub_source);
+	sb_puts(sb, "):\n"
+		    "# every repo in it at the commit its refs point to now (a pinned commit, so a moved\n"
+		    "# branch is no change), with the files of the commit's trees/ listing where\n"
+		    "# huggingface_hub wrote one.\n");
 	sb_puts(sb, "hf:\n");
 	static const char *const skip[] = { "models", NULL };
 	emit_section_rest(sb, base, "hf", skip);
@@ -404,8 +403,14 @@ static void emit_hf(struct strbuf *sb, const struct freeze_options *o, const str
 	}
 	if (*models)
 		sb_printf(sb, "  models:\n%s", list.buf);
-	else
-		sb_printf(sb, "  # no model in the cache%s%s\n", scanned ? "" : ": ", scanned ? "" : err);
+	else {
+		sb_puts(sb, "  # no model in the cache");
+		if (!scanned) {
+			sb_puts(sb, ": ");
+			escape_yaml_comment(sb, err);
+		}
+		sb_puts(sb, "\n");
+	}
 	sb_puts(sb, "\n");
 	sb_release(&list);
 	hf_cache_free(&cache);
@@ -721,18 +726,20 @@ static int spec_freeze(int argc, char **argv)
 	time_t now = time(NULL);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
 	struct strbuf out = STRBUF_INIT;
-	sb_printf(&out,
-		  "# Frozen by `gpugate spec freeze` (gpugate %s) on %s at %s%s%s,\n"
-		  "# from the base %s: this machine's GPU stack as it was then.\n"
-		  "# Check a machine against it: gpugate check --spec THIS_FILE\n"
-		  "# (the same machine passes; a changed package fails, naming it).\n\n",
-		  GPUGATE_VERSION, host[0] ? host : "?", when, o.root ? ", root " : "", o.root ? o.root : "",
-		  base_name);
+	sb_printf(&out, "# Frozen by `gpugate spec freeze` (gpugate %s) on ", GPUGATE_VERSION);
+	escape_yaml_comment(&out, host[0] ? host : "?");
+	sb_printf(&out, " at %s%s", when, o.root ? ", root " : "");
+	escape_yaml_comment(&out, o.root);
+	sb_puts(&out, ",\n# from the base ");
+	escape_yaml_comment(&out, base_name);
+	sb_puts(&out, ": this machine's GPU stack as it was then.\n"
+		      "# Check a machine against it: gpugate check --spec THIS_FILE\n"
+		      "# (the same machine passes; a changed package fails, naming it).\n\n");
 	sb_puts(&out, "profile: ");
-	yaml_scalar(&out, spec_str(&base, "profile", "ci"));
+	escape_yaml_scalar(&out, spec_str(&base, "profile", "ci"));
 	sb_puts(&out, "\ndescription: ");
 	char *desc = xasprintf("frozen from %s on %s", host[0] ? host : "?", when);
-	yaml_scalar(&out, desc);
+	escape_yaml_scalar(&out, desc);
 	free(desc);
 	sb_puts(&out, "\n");
 	if (spec_has(&base, "deadline")) {
@@ -793,7 +800,7 @@ static int spec_freeze(int argc, char **argv)
 		emit_section_rest(&out, &base, "runtime", folder ? rt_skip : NULL);
 		if (folder) {
 			sb_puts(&out, "  smoke: true\n  performance: true\n  baselines: ");
-			yaml_scalar(&out, folder);
+			escape_yaml_scalar(&out, folder);
 			sb_puts(&out, "\n");
 		}
 	}

@@ -1,9 +1,13 @@
 /* gpugate bundle -o FILE.tar.gz|-: one file to attach to a bug report, for
  * Intel (Level Zero) and NVIDIA (CUDA) GPUs alike. Every
- * member has a fixed name under gpugate-bundle/; secrets are removed from
- * everything (names with TOKEN, KEY, SECRET, PASSWORD; the values of those
- * and the HF token anywhere in the text); no file of the HF home is read
- * except to learn the token's value so that it can be scrubbed. */
+ * member has a fixed name under gpugate-bundle/. It is made to be attached
+ * to a public bug report: the environment is an allow-list of the names a
+ * GPU stack reads (collect_environment); secrets are removed from
+ * everything (names with TOKEN, KEY, SECRET, PASSWORD; values that look
+ * like credentials whatever their name; those values and the HF token
+ * anywhere in the text); the kernel command line only on request
+ * (--with-cmdline); no file of the HF home is read except to learn the
+ * token's value so that it can be scrubbed. */
 #include <archive.h>
 #include <archive_entry.h>
 #include <ctype.h>
@@ -14,6 +18,7 @@
 #include <getopt.h>
 #include <grp.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +70,8 @@ static struct strbuf *add_member(struct bundle *b, const char *name)
 	sb_add(&m->text, "", 0);
 	return &m->text;
 }
+
+static char *redact_userinfo(const char *v);
 
 static bool secret_name(const char *name, size_t len)
 {
@@ -137,7 +144,121 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void collect_environment(struct bundle *b)
+/* The variables a GPU bug report needs: the runtimes' own (ZE_, CUDA_,
+ * NVIDIA_), the Hugging Face cache's (HF_; a name with TOKEN is redacted
+ * like any secret name), gpugate's, the locale and the search paths. A
+ * bundle is made to be attached to a public bug report: any other
+ * variable is left out, whatever it holds. */
+static const char *const env_prefixes[] = { "ZE_", "CUDA_", "NVIDIA_", "HF_", "GPUGATE_", "LC_" };
+static const char *const env_names[] = { "LANG", "LANGUAGE", "PATH", "LD_LIBRARY_PATH" };
+#define ENV_ALLOWED_TEXT "ZE_*, CUDA_*, NVIDIA_*, HF_*, GPUGATE_*, LANG, LANGUAGE, LC_*, PATH, LD_LIBRARY_PATH"
+
+static bool env_allowed(const char *name, size_t len)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(env_prefixes); i++)
+		if (len > strlen(env_prefixes[i]) && strncmp(name, env_prefixes[i], strlen(env_prefixes[i])) == 0)
+			return true;
+	for (size_t i = 0; i < ARRAY_SIZE(env_names); i++)
+		if (len == strlen(env_names[i]) && strncmp(name, env_names[i], len) == 0)
+			return true;
+	return false;
+}
+
+/* A run of token characters (base64, base64url, hex) that is long and
+ * mixes upper case, lower case and digits with a high entropy: an API key
+ * or a password, not a path, a version or a commit hash (hex, one case). */
+static bool high_entropy_run(const char *s, size_t n)
+{
+	if (n < 32)
+		return false;
+	bool upper = false, lower = false, digit = false;
+	unsigned counts[256] = { 0 };
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		upper |= c >= 'A' && c <= 'Z';
+		lower |= c >= 'a' && c <= 'z';
+		digit |= c >= '0' && c <= '9';
+		counts[c]++;
+	}
+	if (!(upper && lower && digit))
+		return false;
+	/* Shannon entropy in bits per character: English words and
+	 * identifiers stay under 4, random base64 of this length over 4.5 */
+	double h = 0;
+	for (size_t c = 0; c < 256; c++)
+		if (counts[c]) {
+			double p = (double)counts[c] / (double)n;
+			h -= p * log2(p);
+		}
+	return h >= 4.0;
+}
+
+/* base64 and base64url characters but '-': it separates the parts of
+ * UUIDs (CUDA_VISIBLE_DEVICES=GPU-8b6f...), names and versions */
+static bool token_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '+' || c == '/' || c == '=' || c == '_';
+}
+
+/* True when a value looks like a credential whatever its variable's name:
+ * GitHub tokens (ghp_ gho_ ghu_ ghs_ ghr_ github_pat_), Hugging Face tokens
+ * (hf_), an HTTP Authorization value (Bearer, Basic), AWS access key ids
+ * (AKIA, ASIA), JWTs (eyJ...), a URL with user:password@, or a long
+ * high-entropy string. */
+static bool bundle_value_is_credential(const char *v)
+{
+	static const char *const prefixes[] = { "ghp_",        "gho_", "ghu_",   "ghs_", "ghr_",
+						"github_pat_", "hf_",  "glpat-", "xox" };
+	for (const char *p = v; *p; p++) {
+		bool at_start = p == v || !isalnum((unsigned char)p[-1]);
+		for (size_t i = 0; at_start && i < ARRAY_SIZE(prefixes); i++) {
+			size_t k = strlen(prefixes[i]), run = 0;
+			if (strncmp(p, prefixes[i], k) != 0)
+				continue;
+			while (token_char(p[k + run]))
+				run++;
+			if (run >= 16)
+				return true;
+		}
+		if (at_start &&
+		    (strncmp(p, "Bearer ", 7) == 0 || strncmp(p, "Basic ", 6) == 0 || strncmp(p, "bearer ", 7) == 0))
+			return true;
+		if (at_start && (strncmp(p, "AKIA", 4) == 0 || strncmp(p, "ASIA", 4) == 0)) {
+			size_t run = 0;
+			while ((p[4 + run] >= 'A' && p[4 + run] <= 'Z') || (p[4 + run] >= '0' && p[4 + run] <= '9'))
+				run++;
+			if (run == 16)
+				return true;
+		}
+		if (at_start && strncmp(p, "eyJ", 3) == 0) { /* a JWT: base64url({"...) . ... . ... */
+			const char *dot = strchr(p, '.');
+			if (dot && dot[1] && strchr(dot + 1, '.'))
+				return true;
+		}
+	}
+	char *no_userinfo = redact_userinfo(v);
+	bool userinfo = strcmp(no_userinfo, v) != 0;
+	free(no_userinfo);
+	if (userinfo)
+		return true;
+	for (const char *p = v; *p;) {
+		size_t n = 0;
+		while (token_char(p[n]))
+			n++;
+		/* a path's parts are split at / too: /usr/lib/x86_64-linux-gnu is no key */
+		size_t parts = 0;
+		for (size_t i = 0; i < n; i++)
+			parts += p[i] == '/';
+		if (parts < 2 && high_entropy_run(p, n))
+			return true;
+		p += n ? n : 1;
+	}
+	return false;
+}
+
+/* environment.txt: the variables on the allow-list, a secret name or a
+ * value that looks like a credential redacted; the others counted only. */
+static void collect_environment(struct bundle *b, struct strbuf *index)
 {
 	size_t n = 0;
 	while (environ[n])
@@ -146,20 +267,32 @@ static void collect_environment(struct bundle *b)
 	memcpy(sorted, environ, n * sizeof(char *));
 	qsort(sorted, n, sizeof(char *), cmp_str);
 	struct strbuf *out = add_member(b, "environment.txt");
-	sb_puts(out, "# the environment of gpugate bundle; values of names with TOKEN, KEY, SECRET,\n"
-		     "# PASSWORD, PASSWD or CREDENTIAL are replaced by <redacted>\n");
+	sb_puts(out, "# the environment of gpugate bundle: only the variables named " ENV_ALLOWED_TEXT ";\n"
+		     "# the value of a name with TOKEN, KEY, SECRET, PASSWORD, PASSWD or CREDENTIAL, and any value\n"
+		     "# that looks like a credential (a GitHub, Hugging Face or AWS key, Bearer, a JWT, user:pass@,\n"
+		     "# a long random string), is replaced by <redacted>\n");
+	size_t shown = 0, redacted = 0, left_out = 0;
 	for (size_t i = 0; i < n; i++) {
 		const char *eq = strchr(sorted[i], '=');
 		size_t len = eq ? (size_t)(eq - sorted[i]) : strlen(sorted[i]);
-		if (secret_name(sorted[i], len)) {
-			sb_printf(out, "%.*s=<redacted>\n", (int)len, sorted[i]);
+		if (!env_allowed(sorted[i], len)) {
+			left_out++;
+			continue;
+		}
+		shown++;
+		if (secret_name(sorted[i], len) || (eq && bundle_value_is_credential(eq + 1))) {
+			escape_add_n(out, sorted[i], len, ESCAPE_LINE);
+			sb_puts(out, "=<redacted>\n");
+			redacted++;
 		} else {
-			char *v = redact_userinfo(sorted[i]);
-			escape_add(out, v, ESCAPE_LINE); /* a newline in a value forges no line */
+			escape_add(out, sorted[i], ESCAPE_LINE); /* a newline in a value forges no line */
 			sb_puts(out, "\n");
-			free(v);
 		}
 	}
+	sb_printf(out, "# %zu other variables left out (not on the list above)\n", left_out);
+	sb_printf(index,
+		  "environment.txt: %zu variables named " ENV_ALLOWED_TEXT " (%zu redacted); %zu others left out\n",
+		  shown, redacted, left_out);
 	free(sorted);
 }
 
@@ -230,6 +363,7 @@ struct bundle_options {
 	const char *spec;    /* the report's spec, or NULL */
 	const char *profile; /* the report's profile (default validate) */
 	const char *backend; /* auto, level-zero or cuda */
+	bool with_cmdline;   /* /proc/cmdline too (--with-cmdline) */
 };
 
 static void collect_report(struct bundle *b, const char *gpugate, const struct bundle_options *o, struct strbuf *index)
@@ -743,8 +877,8 @@ static void collect_secrets(struct bundle *b)
 {
 	for (char **e = environ; *e; e++) {
 		const char *eq = strchr(*e, '=');
-		if (eq && secret_name(*e, (size_t)(eq - *e)))
-			add_secret(b, eq + 1);
+		if (eq && (secret_name(*e, (size_t)(eq - *e)) || bundle_value_is_credential(eq + 1)))
+			add_secret(b, eq + 1); /* scrubbed wherever it shows up, whatever the variable */
 	}
 	char *token = NULL;
 	char err[300];
@@ -817,19 +951,29 @@ static int write_archive(struct bundle *b, const char *path)
 
 static const char bundle_usage[] =
 	"usage: gpugate bundle -o FILE.tar.gz|- [--spec FILE | --profile P] [--backend auto|level-zero|cuda]\n"
+	"                      [--with-cmdline]\n"
 	"  -o -         the archive on standard output (docker exec C gpugate bundle -o - > b.tar.gz)\n"
 	"  --spec, --profile   the spec of the report inside (default: --profile validate)\n"
 	"  --backend    whose runtime state to collect: level-zero (Intel), cuda (NVIDIA: NVML,\n"
-	"               /proc/driver/nvidia, the loaded libcuda); auto: the GPUs found (both when none)\n";
+	"               /proc/driver/nvidia, the loaded libcuda); auto: the GPUs found (both when none)\n"
+	"  --with-cmdline  add the kernel command line (/proc/cmdline; left out unless asked: boot\n"
+	"               options can carry secrets)\n"
+	"The bundle is made to be attached to a public bug report. environment.txt holds only the\n"
+	"variables named " ENV_ALLOWED_TEXT ",\n"
+	"with the value of a secret name (TOKEN, KEY, SECRET, PASSWORD, PASSWD, CREDENTIAL) and any value\n"
+	"that looks like a credential (GitHub, Hugging Face or AWS keys, Bearer, JWTs, user:pass@ in URLs,\n"
+	"long random strings) replaced by <redacted>; such values and the HF token are also scrubbed from\n"
+	"every other file. index.txt says what each file holds.\n";
 
 int bundle_main(int argc, char **argv, const char *gpugate)
 {
-	enum { OPT_SPEC = 256, OPT_PROFILE, OPT_BACKEND };
+	enum { OPT_SPEC = 256, OPT_PROFILE, OPT_BACKEND, OPT_WITH_CMDLINE };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "spec", required_argument, NULL, OPT_SPEC },
 		{ "profile", required_argument, NULL, OPT_PROFILE },
 		{ "backend", required_argument, NULL, OPT_BACKEND },
+		{ "with-cmdline", no_argument, NULL, OPT_WITH_CMDLINE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -857,6 +1001,9 @@ int bundle_main(int argc, char **argv, const char *gpugate)
 			if (strcmp(optarg, "auto") != 0 && !backend_named(optarg))
 				return usage_error("bundle: --backend: '%s' is not auto, level-zero or cuda", optarg);
 			o.backend = optarg;
+			break;
+		case OPT_WITH_CMDLINE:
+			o.with_cmdline = true;
 			break;
 		case 'h':
 			fputs(bundle_usage, stdout);
@@ -888,14 +1035,18 @@ int bundle_main(int argc, char **argv, const char *gpugate)
 		sb_printf(&index, "kernel: %s %s %s\n", u.sysname, u.release, u.machine);
 	sb_puts(&index, "\n");
 	collect_report(&b, gpugate, &o, &index);
-	collect_environment(&b);
+	collect_environment(&b, &index);
 	collect_packages(&b, &index);
 	collect_dri(&b);
 	bool intel = false, nvidia = false;
 	collect_gpus(&b, &index, &intel, &nvidia);
 	copy_file(&b, "mountinfo.txt", "/proc/self/mountinfo");
 	copy_file(&b, "os-release.txt", "/etc/os-release");
-	copy_file(&b, "cmdline.txt", "/proc/cmdline");
+	if (o.with_cmdline) /* boot options can carry secrets (an iSCSI password, a disk key): asked for only */
+		copy_file(&b, "cmdline.txt", "/proc/cmdline");
+	sb_puts(&index, o.with_cmdline
+				? "cmdline.txt: /proc/cmdline (--with-cmdline)\n"
+				: "cmdline.txt: not collected (the kernel command line: --with-cmdline adds it)\n");
 	collect_kernel_log(&b, &index);
 	bool automatic = strcmp(o.backend, "auto") == 0;
 	bool no_gpu = !intel && !nvidia;

@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <openssl/rand.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 #include "hf_tree.h"
 #include "http.h"
 #include "hub_answer.h"
+#include "lib/escape.h"
 #include "lib/safe_io.h"
 #include "lib/util.h"
 #include "provision.h"
@@ -80,6 +82,21 @@ static const char usage_text[] =
 	"                        [--timeout SECONDS] [--idle-timeout SECONDS]\n"
 	"  --timeout       the whole fetch gives up after this long (default 21600, 6 h; 0: never)\n"
 	"  --idle-timeout  a transfer below 1 KiB/s this long is abandoned (default 30)\n";
+
+/* One line on stderr, "gpugate: " and the message escaped as one line
+ * (src/lib/escape.c): file names, etags, URLs and errors come from the hub. */
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *msg = xvasprintf(fmt, ap);
+	va_end(ap);
+	char *shown = escape_line(msg);
+	fprintf(stderr, "gpugate: %s\n", shown);
+	free(shown);
+	free(msg);
+}
 
 /* huggingface_hub's repo id rule: [namespace/]name of letters, digits, - _ .
  * without '--' or '..', not starting or ending with - or ., at most 96. */
@@ -211,18 +228,18 @@ static int list_files(struct hf_fetch *f)
 	int rc = -1;
 	char msg[800];
 	if (http_fetch(&req, &r) < 0) {
-		fprintf(stderr, "gpugate: %s: %s\n", url, r.error);
+		say("%s: %s", url, r.error);
 		goto out;
 	}
 	if (r.code != 200) {
 		describe_http_error(f, &r, url, msg, sizeof(msg));
-		fprintf(stderr, "gpugate: listing %s@%s: %s\n", f->repo, f->revision, msg);
+		say("listing %s@%s: %s", f->repo, f->revision, msg);
 		goto out;
 	}
 	char **paths, why[300];
 	size_t n_paths;
 	if (hub_parse_revision(r.body.buf, r.body.len, &f->commit, &paths, &n_paths, why, sizeof(why)) < 0) {
-		fprintf(stderr, "gpugate: %s: %s\n", url, why);
+		say("%s: %s", url, why);
 		goto out;
 	}
 	f->files = xcalloc(n_paths + 1, sizeof(*f->files));
@@ -273,7 +290,7 @@ static int resolve_file(struct hf_fetch *f, struct hf_file *file, CURL *handle)
 			char err[400];
 			pthread_mutex_lock(&f->write_mu); /* the folders open once */
 			if (hfw_touch(&f->dirs, marker, err, sizeof(err)) < 0)
-				fprintf(stderr, "gpugate: %s\n", err);
+				say("%s", err);
 			pthread_mutex_unlock(&f->write_mu);
 			free(marker);
 		}
@@ -343,8 +360,8 @@ static void fetch_tree(struct hf_fetch *f)
 	free(origin);
 	if (why[0]) {
 		text_sanitize(why);
-		fprintf(stderr, "gpugate: warning: %s@%s: no trees/%s.json is written: the tree listing failed: %s\n",
-			f->repo, f->revision, f->commit, why);
+		say("warning: %s@%s: no trees/%s.json is written: the tree listing failed: %s", f->repo, f->revision,
+		    f->commit, why);
 		hub_tree_free(&f->tree);
 		return;
 	}
@@ -363,13 +380,13 @@ static int lock_blob(struct hf_fetch *f, struct hf_blob *b)
 	else if (fstat(b->lock_fd, &st) < 0 || !S_ISREG(st.st_mode))
 		rc = -EINVAL;
 	if (rc < 0) {
-		fprintf(stderr, "gpugate: %s: %s\n", shown,
-			rc == -EMLINK   ? "is a symlink: refusing to write through it"
-			: rc == -EINVAL ? "is not a regular file"
-					: strerror(-rc));
+		say("%s: %s", shown,
+		    rc == -EMLINK   ? "is a symlink: refusing to write through it"
+		    : rc == -EINVAL ? "is not a regular file"
+				    : strerror(-rc));
 	} else if (flock(b->lock_fd, LOCK_EX | LOCK_NB) < 0) {
 		if (errno == EWOULDBLOCK) {
-			fprintf(stderr, "gpugate: waiting for another download of %s (%s)\n", b->label, shown);
+			say("waiting for another download of %s (%s)", b->label, shown);
 			/* polled, so that --timeout also bounds the wait for a stuck fetch */
 			while (flock(b->lock_fd, LOCK_EX | LOCK_NB) < 0 && rc == 0) {
 				if (errno != EWOULDBLOCK && errno != EINTR)
@@ -380,18 +397,16 @@ static int lock_blob(struct hf_fetch *f, struct hf_blob *b)
 					sleep_seconds(0.05);
 			}
 		} else if (errno == ENOLCK || errno == EOPNOTSUPP || errno == EINVAL) {
-			fprintf(stderr, "gpugate: %s: this filesystem has no flock (%s); going on unlocked\n", shown,
-				strerror(errno));
+			say("%s: this filesystem has no flock (%s); going on unlocked", shown, strerror(errno));
 		} else {
 			rc = -errno;
 		}
 		if (rc == -ETIMEDOUT)
-			fprintf(stderr,
-				"gpugate: %s: the overall timeout of %ld s ran out (--timeout) waiting for "
-				"another download of %s\n",
-				shown, f->timeout_seconds, b->label);
+			say("%s: the overall timeout of %ld s ran out (--timeout) waiting for "
+			    "another download of %s",
+			    shown, f->timeout_seconds, b->label);
 		else if (rc < 0)
-			fprintf(stderr, "gpugate: %s: %s\n", shown, strerror(-rc));
+			say("%s: %s", shown, strerror(-rc));
 	}
 	/* 0664 whatever the umask, as huggingface_hub's lock files, so that the
 	 * users sharing a cache can wait on them: utils/_fixes.py WeakFileLock
@@ -429,10 +444,10 @@ static bool blob_verified(struct hf_fetch *f, struct hf_blob *b)
 		close(fd);
 	if (!why)
 		return true;
-	fprintf(stderr, "gpugate: %s/blobs/%s %s; downloading it again\n", f->folder, b->etag, why);
+	say("%s/blobs/%s %s; downloading it again", f->folder, b->etag, why);
 	/* the name itself goes (a link is removed, never followed) */
 	if (unlinkat(f->dirs.blobs, b->etag, 0) < 0 && errno != ENOENT)
-		fprintf(stderr, "gpugate: %s/blobs/%s: %s\n", f->folder, b->etag, strerror(errno));
+		say("%s/blobs/%s: %s", f->folder, b->etag, strerror(errno));
 	return false;
 }
 
@@ -507,7 +522,7 @@ static int write_ref(struct hf_fetch *f)
 	/* Path.write_text: 0666 less the umask */
 	int rc = hfw_write_file(&f->dirs, ref, f->commit, strlen(f->commit), 0666, err, sizeof(err));
 	if (rc < 0)
-		fprintf(stderr, "gpugate: %s\n", err);
+		say("%s", err);
 	free(ref);
 	return rc;
 }
@@ -525,10 +540,9 @@ static int write_listing(struct hf_fetch *f)
 	char *json = hf_tree_listing_json(&f->tree, v, f->n_files, err, sizeof(err));
 	free(v);
 	if (!json) {
-		fprintf(stderr,
-			"gpugate: warning: %s@%s: no trees/%s.json is written (huggingface_hub cannot check "
-			"the snapshot's completeness offline): %s\n",
-			f->repo, f->revision, f->commit, err);
+		say("warning: %s@%s: no trees/%s.json is written (huggingface_hub cannot check "
+		    "the snapshot's completeness offline): %s",
+		    f->repo, f->revision, f->commit, err);
 		return 0;
 	}
 	char *rel = xasprintf("trees/%s.json", f->commit);
@@ -536,7 +550,7 @@ static int write_listing(struct hf_fetch *f)
 	 * user checking a shared cache can read the listing too */
 	int rc = hfw_write_file(&f->dirs, rel, json, strlen(json), 0644, err, sizeof(err));
 	if (rc < 0)
-		fprintf(stderr, "gpugate: %s\n", err);
+		say("%s", err);
 	free(rel);
 	free(json);
 	return rc;
@@ -668,19 +682,18 @@ static int read_environment(struct hf_fetch *f)
 	char err[400], *token = NULL;
 	const char *source = NULL;
 	if (loc.offline) {
-		fprintf(stderr, "gpugate: hf fetch: offline mode is on (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE);"
-				" no request was made. Unset it to download.\n");
+		say("hf fetch: offline mode is on (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE);"
+		    " no request was made. Unset it to download.");
 		rc = PROV_FAILED;
 	} else if (hf_token_of_environ(environ, "", &loc, &token, &source, err, sizeof(err)) < 0) {
-		fprintf(stderr, "gpugate: hf fetch: %s\n", err);
+		say("hf fetch: %s", err);
 		rc = PROV_USAGE;
 	}
 	for (const char *c = token; c && *c && rc == 0; c++) {
 		if ((unsigned char)*c < 0x21 || (unsigned char)*c > 0x7e) {
-			fprintf(stderr,
-				"gpugate: hf fetch: the token from %s contains a space or control character;"
-				" it cannot go into an HTTP header\n",
-				source);
+			say("hf fetch: the token from %s contains a space or control character;"
+			    " it cannot go into an HTTP header",
+			    source);
 			rc = PROV_USAGE;
 		}
 	}
@@ -858,7 +871,7 @@ int hf_fetch_main(int argc, char **argv)
 			return PROV_FAILED;
 		}
 		if (f.n_files == 0)
-			fprintf(stderr, "gpugate: %s@%s lists no files\n", f.repo, f.revision);
+			say("%s@%s lists no files", f.repo, f.revision);
 	} else {
 		f.files = xcalloc(n_names, sizeof(*f.files));
 		for (size_t i = 0; i < n_names; i++)
@@ -870,7 +883,7 @@ int hf_fetch_main(int argc, char **argv)
 		resolved += !f.files[i].error[0];
 	/* nothing to store: create nothing; a link where a folder must be: stop */
 	if (resolved && hfw_open_store(&f.dirs, err, sizeof(err)) < 0) {
-		fprintf(stderr, "gpugate: %s@%s: %s\n", f.repo, f.revision, err);
+		say("%s@%s: %s", f.repo, f.revision, err);
 		free_fetch(&f);
 		return PROV_FAILED;
 	}
@@ -894,7 +907,7 @@ int hf_fetch_main(int argc, char **argv)
 			cached += f.blobs[file->blob].cached;
 		}
 		if (file->error[0]) {
-			fprintf(stderr, "gpugate: %s: %s\n", file->path, file->error);
+			say("%s: %s", file->path, file->error);
 			failed++;
 		}
 	}
@@ -908,11 +921,10 @@ int hf_fetch_main(int argc, char **argv)
 	if (f.have_tree && !failed && linked == f.n_files && write_listing(&f) < 0)
 		failed++;
 	if (!f.quiet)
-		fprintf(stderr,
-			"gpugate: %s@%s: %zu of %zu files in the cache (%zu were already there, "
-			"%.1f MiB downloaded)%s\n",
-			f.repo, f.revision, linked, f.n_files, cached, (double)downloaded / (1 << 20),
-			failed ? "; some failed" : "");
+		say("%s@%s: %zu of %zu files in the cache (%zu were already there, "
+		    "%.1f MiB downloaded)%s",
+		    f.repo, f.revision, linked, f.n_files, cached, (double)downloaded / (1 << 20),
+		    failed ? "; some failed" : "");
 	if (f.commit && linked > 0)
 		printf("%s/%s/snapshots/%s\n", f.cache, f.folder, f.commit);
 	free_fetch(&f);

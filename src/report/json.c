@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "lib/escape.h"
 #include "report.h"
 
 #ifndef GPUGATE_VERSION
@@ -47,7 +48,7 @@ void report_json(struct strbuf *out, const struct run *run, const struct report_
 	char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
 	json_decref(doc);
 	if (text) {
-		sb_puts(out, text);
+		escape_json_document(out, text); /* no bidi control or C1 raw, even inside a string */
 		sb_puts(out, "\n");
 		free(text);
 	}

@@ -18,8 +18,9 @@ FAKE_ZE = os.environ.get("GPUGATE_FAKE_ZE") or os.path.join(
 FAKE_LOADER_DIR = os.path.join(os.path.dirname(os.path.abspath(FAKE_ZE)), "loader")
 REAL_LOADER = "/usr/lib/x86_64-linux-gnu/libze_loader.so.1"
 REAL_DRIVER = "/usr/lib/x86_64-linux-gnu/libze_intel_gpu.so.1"
+# the kernel command line only with --with-cmdline (issue 26)
 COMMON = {"report.json", "report-stderr.txt", "environment.txt", "packages.txt", "dev-dri.txt",
-          "gpus.txt", "mountinfo.txt", "os-release.txt", "cmdline.txt", "kernel-gpu.txt", "index.txt"}
+          "gpus.txt", "mountinfo.txt", "os-release.txt", "kernel-gpu.txt", "index.txt"}
 ZE_MEMBERS = {"probe.txt", "probe-stderr.txt", "ze-loader-debug.txt"}
 CUDA_MEMBERS = {"cuda-probe.txt", "cuda-probe-stderr.txt", "nvidia-smi.txt", "nvidia-proc.txt"}
 # this machine has no GPU: --backend auto collects what both runtimes say
@@ -71,9 +72,10 @@ def test_bundle_contents_and_no_secrets(tmp_path):
     for value in list(SECRETS.values()) + ["hf_filetokenvalue_77", "proxypass99"]:
         assert value.encode() not in blob, value
     env_txt = data["gpugate-bundle/environment.txt"].decode()
-    for name in SECRETS:
-        assert "%s=<redacted>\n" % name in env_txt
-    assert "https_proxy=http://<redacted>@proxy.example:3128" in env_txt
+    assert "HF_TOKEN=<redacted>\n" in env_txt  # on the allow-list (HF_*), a secret name
+    for name in set(SECRETS) - {"HF_TOKEN"}:  # off the allow-list: left out, name and all
+        assert name not in env_txt, env_txt
+    assert "https_proxy" not in env_txt, env_txt
     assert "HF_HOME=%s" % (tmp_path / "hfhome") in env_txt
     report = json.loads(data["gpugate-bundle/report.json"])
     assert report["profile"] == "validate" and report["checks"]
@@ -102,10 +104,63 @@ def test_bundle_package_versions_match_dpkg(tmp_path):
 
 def test_bundle_secret_value_inside_other_text_is_scrubbed(tmp_path):
     # a secret that also shows up in a non-secret variable's value
-    r, out = run_bundle(tmp_path, {"SOME_NOTE": "uses pa55word! inside"})
+    r, out = run_bundle(tmp_path, {"GPUGATE_NOTE": "uses pa55word! inside"})
     assert r.returncode == 0
     _, data = read_all(out)
-    assert "SOME_NOTE=uses <redacted> inside" in data["gpugate-bundle/environment.txt"].decode()
+    assert "GPUGATE_NOTE=uses <redacted> inside" in data["gpugate-bundle/environment.txt"].decode()
+
+
+# values that are credentials whatever their variable's name (issue 26)
+CREDENTIALS = {
+    "GH_PAT": "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z",
+    "AUTH_HEADER": "Bearer abc.def.ghi-opaque-session",
+    "GPUGATE_NOTE_PAT": "github_pat_11ABCDEFG0123456789_abcdefghijklmnop",
+    "HF_ENDPOINT": "https://mirror-user:mirr0rpass@hub.example.org",
+    "CUDA_CACHE_NOTE": "AKIAIOSFODNN7EXAMPLE",
+    "ZE_DEBUG_NOTE": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "NVIDIA_NOTE": "Zx8Qm2Lp9Rt4Wv7Yb1Nc6Hd3Jf5Kg0Ts8Ue2Ia4Ob",
+    "GPUGATE_HF_NOTE": "hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYz0123",
+}
+# values that must stay: paths, versions, UUIDs, hex ids, the locale
+KEPT = {"ZE_ENABLE_PCI_ID_DEVICE_ORDER": "1", "CUDA_VISIBLE_DEVICES": "GPU-8b6f3a4e-1d2c-4b5a-9e8f-7a6b5c4d3e2f",
+        "LD_LIBRARY_PATH": "/usr/local/cuda-12.4/targets/x86_64-linux/lib:/opt/intel/oneapi/lib",
+        "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "HF_HUB_CACHE": "/models/hub",
+        "GPUGATE_NOTE_COMMIT": "0123456789abcdef0123456789abcdef01234567"}
+
+
+def test_bundle_keeps_only_the_allow_list_and_no_credential_whatever_its_name(tmp_path):
+    r, out = run_bundle(tmp_path, {**CREDENTIALS, **KEPT, "UNRELATED_SETTING": "plain-value-42"})
+    assert r.returncode == 0, r.stderr
+    members, data = read_all(out)
+    blob = b"\n".join(data.values())
+    for name, value in CREDENTIALS.items():
+        assert value.encode() not in blob, (name, value)
+    env_txt = data["gpugate-bundle/environment.txt"].decode()
+    for name in CREDENTIALS:
+        if name in ("GH_PAT", "AUTH_HEADER"):
+            assert name not in env_txt, env_txt  # off the list
+        else:
+            assert "%s=<redacted>\n" % name in env_txt, (name, env_txt)
+    for name, value in KEPT.items():
+        assert "%s=%s\n" % (name, value) in env_txt, (name, env_txt)
+    assert "UNRELATED_SETTING" not in env_txt and "plain-value-42" not in env_txt, env_txt
+    assert "other variables left out" in env_txt, env_txt
+    index = data["gpugate-bundle/index.txt"].decode()
+    assert "environment.txt: " in index and "others left out" in index, index
+    assert "cmdline.txt: not collected" in index, index
+    assert "gpugate-bundle/cmdline.txt" not in {m.name for m in members}
+
+
+def test_bundle_kernel_command_line_only_on_request(tmp_path):
+    r, out = run_bundle(tmp_path, args=["-o", str(tmp_path / "diag.tar.gz"), "--with-cmdline"])
+    assert r.returncode == 0, r.stderr
+    _, data = read_all(out)
+    with open("/proc/cmdline", "rb") as f:
+        assert data["gpugate-bundle/cmdline.txt"] == f.read()
+    assert "cmdline.txt: /proc/cmdline (--with-cmdline)" in data["gpugate-bundle/index.txt"].decode()
+    help_text = subprocess.run([GPUGATE, "bundle", "--help"], capture_output=True, text=True)
+    assert help_text.returncode == 0 and "--with-cmdline" in help_text.stdout
+    assert "ZE_*, CUDA_*, NVIDIA_*, HF_*, GPUGATE_*" in help_text.stdout
 
 
 def test_bundle_usage_and_unwritable_output(tmp_path):

@@ -76,12 +76,61 @@ static void test_decode(void **state)
 	assert_int_equal(utf8_decode((const unsigned char *)"\xE0\x80\x80", &cp), 0);     /* overlong */
 }
 
+static char *yaml(const char *s)
+{
+	struct strbuf sb = STRBUF_INIT;
+	sb_puts(&sb, "");
+	escape_yaml_scalar(&sb, s);
+	return sb_detach(&sb);
+}
+
+#define EXPECT_YAML(in, want)                   \
+	do {                                    \
+		char *got = yaml(in);           \
+		assert_string_equal(got, want); \
+		free(got);                      \
+	} while (0)
+
+/* YAML: plain only for simple words, else double-quoted with every
+ * character outside printable ASCII as an escape (no line break, no key) */
+static void test_yaml(void **state)
+{
+	(void)state;
+	EXPECT_YAML("org/model", "org/model");
+	EXPECT_YAML("libze1 (= 1.17.6-1)", "libze1 (= 1.17.6-1)");
+	EXPECT_YAML("yes", "\"yes\"");
+	EXPECT_YAML("", "\"\"");
+	EXPECT_YAML("zz/a\n  min_free: 0\n#", "\"zz/a\\x0a  min_free: 0\\x0a#\"");
+	EXPECT_YAML("a #b", "\"a #b\"");
+	EXPECT_YAML("q\"\\", "q\"\\"); /* a plain scalar may hold them */
+	EXPECT_YAML("\"q\\", "\"\\\"q\\\\\"");
+	EXPECT_YAML("x\xE2\x80\xAEy\xC3\xA9\xF0\x9F\x98\x80", "\"x\\u202ey\\xe9\\U0001f600\"");
+	EXPECT_YAML("bad\xFF", "\"bad\\xff\"");
+	struct strbuf sb = STRBUF_INIT;
+	sb_puts(&sb, "");
+	escape_yaml_comment(&sb, "a\nkey: 1");
+	assert_string_equal(sb.buf, "a\\nkey: 1");
+	sb_release(&sb);
+}
+
+/* JSON as jansson writes it: bidi, C1, DEL and U+2028 become \uXXXX */
+static void test_json_document(void **state)
+{
+	(void)state;
+	struct strbuf sb = STRBUF_INIT;
+	sb_puts(&sb, "");
+	escape_json_document(&sb, "{\"a\": \"x\xE2\x80\xAEy\xC2\x9B\x7f\xE2\x80\xA8\xC3\xA9\"}");
+	assert_string_equal(sb.buf, "{\"a\": \"x\\u202ey\\u009b\\u007f\\u2028\xC3\xA9\"}");
+	sb_release(&sb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_line),   cmocka_unit_test(test_xml),
-		cmocka_unit_test(test_github), cmocka_unit_test(test_prom_and_markdown),
-		cmocka_unit_test(test_decode),
+		cmocka_unit_test(test_line),          cmocka_unit_test(test_xml),
+		cmocka_unit_test(test_github),        cmocka_unit_test(test_prom_and_markdown),
+		cmocka_unit_test(test_decode),        cmocka_unit_test(test_yaml),
+		cmocka_unit_test(test_json_document),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

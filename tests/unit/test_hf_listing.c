@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "hf/listing.h"
+#include "lib/xalloc.h"
 
 static void test_listing_states(void **state)
 {
@@ -81,11 +82,39 @@ static void test_listing_entries(void **state)
 	hf_listing_free(&l);
 }
 
+/* A listing past its memory budget is TOO_BIG, a failure: never "not JSON"
+ * (then ignored) and never a crash; the budget holds under ASan too. */
+static void test_memory_budget(void **state)
+{
+	(void)state;
+	struct strbuf sb = STRBUF_INIT;
+	sb_puts(&sb, "{\"format_version\": 1, \"files\": {");
+	for (int i = 0; i < 20000; i++)
+		sb_printf(&sb, "%s\"f%05d\": {\"size\": 1, \"blob_id\": \"%040d\"}", i ? "," : "", i, i);
+	sb_puts(&sb, "}}");
+	struct hf_listing l;
+	hf_listing_parse_capped(sb.buf, sb.len, 1u << 20, &l); /* 1 MiB: jansson needs ~10 */
+	assert_int_equal(l.state, HF_LISTING_TOO_BIG);
+	assert_non_null(strstr(l.problem, "1 MiB of memory"));
+	assert_int_equal(l.n_files, 0);
+	hf_listing_free(&l);
+	hf_listing_parse(sb.buf, sb.len, &l); /* its own budget, 16x: read */
+	assert_int_equal(l.state, HF_LISTING_OK);
+	assert_int_equal(l.n_files, 20000);
+	hf_listing_free(&l);
+	/* a budget of a few bytes: the refusal comes from the first allocation */
+	hf_listing_parse_capped("{}", 2, 8, &l);
+	assert_int_equal(l.state, HF_LISTING_TOO_BIG);
+	hf_listing_free(&l);
+	sb_release(&sb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_listing_states),
 		cmocka_unit_test(test_listing_entries),
+		cmocka_unit_test(test_memory_budget),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
