@@ -221,6 +221,7 @@ lint-format:
 
 lint-static:
 	python3 src/tools/include_cycles.py src  # no module of src/ includes one that includes it back
+	python3 src/tools/vendor_lint.py src     # no PCI vendor id or vendor-name comparison outside src/vendor/
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr --std=c11 -D_GNU_SOURCE \
 		-Isrc $(filter %.c,$(LINT_C))
 	shellcheck -S warning $(LINT_SH)
@@ -360,9 +361,10 @@ $(BUILD)/tests/cuda_probe: tests/fakes/cuda_probe_main.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/tests/fake_cuda/libcuda.so.1: tests/fakes/fake_libcuda.c src/backend/backend.h
+$(BUILD)/tests/fake_cuda/libcuda.so.1: tests/fakes/fake_libcuda.c src/vendor/cuda_visible.c src/vendor/cuda_visible.h \
+		src/backend/backend.h
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -Isrc -shared -fPIC -o $@ $<
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -Isrc -shared -fPIC -o $@ $< src/vendor/cuda_visible.c
 
 $(BUILD)/tests/cuda_floor: tests/bench/cuda_floor.c
 	@mkdir -p $(dir $@)

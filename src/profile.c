@@ -9,33 +9,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "lib/embedded.h"
 #include "lib/util.h"
 #include "registry.h"
+#include "vendor/vendor.h"
 
+/* Vendors with a driver stack (src/vendor/), by their exact name: the one
+ * that names checks/vendor/NAME.yaml. */
 bool vendor_known(const char *name)
 {
-	return strcmp(name, "intel") == 0 || strcmp(name, "nvidia") == 0;
+	const struct vendor *v = vendor_by_name(name);
+	return vendor_has_stack(v) && strcmp(v->name, name) == 0;
 }
 
-/* The NVIDIA Container Toolkit gives a container /dev/nvidiactl and
- * /proc/driver/nvidia (nvidia-container-toolkit's "mount" list); a host with
- * the NVIDIA driver loaded has both too. Two lookups, so the health check
- * stays in the milliseconds. Anything else is the Intel stack, the first
- * backend (README.md, --vendor), as before vendors were told apart. */
 const char *vendor_detect(const char *root)
 {
-	static const char *const marks[] = { "/dev/nvidiactl", "/proc/driver/nvidia/gpus" };
-	for (size_t i = 0; i < ARRAY_SIZE(marks); i++) {
-		char *path = xasprintf("%s%s", root ? root : "", marks[i]);
-		int found = access(path, F_OK) == 0;
-		free(path);
-		if (found)
-			return "nvidia";
-	}
-	return "intel";
+	return vendor_detect_at(root)->name;
 }
 
 static int load_embedded(struct spec *spec, const struct embedded_file *f, const char *label, struct spec_error *err)

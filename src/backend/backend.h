@@ -39,6 +39,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include "../vendor/vendor.h"
 
 /* The child's end of the pipe. */
 struct probe_channel {
@@ -77,18 +78,18 @@ struct backend_remedy {
  * what the child runs, and what the checking process needs to know about it
  * so that no check names a vendor. */
 struct backend {
-	const char *name;           /* "level-zero", "cuda" (spec runtime.backend values) */
-	const char *library;        /* soname the child dlopens, e.g. "libze_loader.so.1" */
-	const char *provided_by;    /* install hint: "libze1 (Debian/Ubuntu), level-zero (Intel)" */
-	const char *vendor;         /* the GPUs it drives, as --vendor names them: "intel", "nvidia" */
-	const char *missing_remedy; /* the fix when its library is not installed at all */
+	const char *name;            /* "level-zero", "cuda" (spec runtime.backend values) */
+	const char *library;         /* soname the child dlopens, e.g. "libze_loader.so.1" */
+	const char *provided_by;     /* install hint: "libze1 (Debian/Ubuntu), level-zero (Intel)" */
+	const struct vendor *vendor; /* the GPUs it drives (src/vendor/): their nodes, visibility
+				      * variable, packages, tools */
+	const char *missing_remedy;  /* the fix when its library is not installed at all */
 	/* Runs in the child: emits stages, fills result (see above), returns 0 when
 	 * ok, else nonzero. Never called in the checking process. */
 	int (*run)(struct probe_channel *ch, const struct backend_options *opt, json_t *result);
 
-	/* The Debian packages that ship its loader and driver: their file lists
-	 * are searched first for the library's owner. NULL-terminated. */
-	const char *const *loader_packages;
+	/* The Debian packages that ship its loader and driver are its vendor's
+	 * (vendor->packages): their file lists are searched first. */
 	const char *no_package; /* the owner when none of them ships it: "(none of the Level Zero packages)" */
 	/* The driver build a package version names (-1 when it names none), to
 	 * compare with the build the driver reports; NULL: not comparable. */
@@ -98,16 +99,12 @@ struct backend {
 	/* The health verdict from one device's telemetry: findings (with their
 	 * fixes) into r; "label" names the device. */
 	void (*judge_health)(const struct probe_telemetry *t, const char *label, struct result *r);
-	/* Device nodes that count the GPUs passed in (dir and name prefix; the
-	 * rest of the name is digits): how many per-device children to start
-	 * at once, before the runtime has said. */
-	const char *nodes_dir, *nodes_prefix;
-	/* The variable whose comma-separated entries the runtime shows at most
-	 * one device each (CUDA_VISIBLE_DEVICES), capping those children: on a
-	 * 4-GPU H100 host, CUDA_VISIBLE_DEVICES=0 started four children that all
-	 * initialized GPU 0 (tests/bench/RESULTS.md). NULL: no such cap (Level
-	 * Zero's mask entries can name several tiles each). */
-	const char *visible_env;
+	/* The vendor's device nodes (vendor->node_dir, node_prefix) count the
+	 * GPUs passed in: how many per-device children to start at once, before
+	 * the runtime has said; its visibility variable caps them
+	 * (vendor->visible_cap): on a 4-GPU H100 host, CUDA_VISIBLE_DEVICES=0
+	 * started four children that all initialized GPU 0
+	 * (tests/bench/RESULTS.md). */
 };
 
 /* Every backend, in the order `auto` tries them (backends.c). */

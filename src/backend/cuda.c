@@ -295,7 +295,7 @@ static int device_properties(const struct cuda_api *api, CUdevice dev, int index
 				*p = (char)(*p - 'A' + 'a');
 		json_object_set_new(d, "pci", json_string(pci));
 	}
-	json_object_set_new(d, "vendor_id", json_integer(0x10de));
+	json_object_set_new(d, "vendor_id", json_integer(nvidia_vendor.pci_id));
 	pci_device_id(pci, d);
 	if (api->DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) == CUDA_SUCCESS &&
 	    api->DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) == CUDA_SUCCESS) {
@@ -726,19 +726,15 @@ const struct backend cuda_backend = {
 	.library = "libcuda.so.1",
 	.provided_by = "libcuda1 on Debian, libnvidia-compute-NNN on Ubuntu, or the NVIDIA driver "
 		       "installer",
-	.vendor = "nvidia",
+	.vendor = &nvidia_vendor,
 	.missing_remedy =
 		"run the container with the NVIDIA runtime (docker run --gpus all), which mounts the driver's "
 		"libcuda.so.1; on the host, install the NVIDIA driver (libcuda1 on Debian, "
 		"libnvidia-compute-NNN on Ubuntu)",
 	.run = cuda_run,
-	.loader_packages = cuda_loader_packages,
 	.no_package = "(none of the CUDA driver packages)",
 	.hang_remedy = "the GPU or its driver hangs: read the host's kernel log for Xid errors (dmesg | grep -i xid), "
 		       "check nvidia-smi, and reset the GPU (nvidia-smi -r) or reboot the host",
 	.remedies = cuda_remedies,
 	.judge_health = cuda_judge_health,
-	.nodes_dir = "/dev",
-	.nodes_prefix = "nvidia",
-	.visible_env = "CUDA_VISIBLE_DEVICES",
 };

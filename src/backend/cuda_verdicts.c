@@ -1,10 +1,7 @@
 /* CUDA's verdicts (verdicts.h): NVML's ECC counters and memory repair (row
- * remapping, retired pages), the fixes for its errors, the packages of its
- * driver library. */
+ * remapping, retired pages), the fixes for its errors. */
 #include "../result.h"
 #include "verdicts.h"
-
-const char *const cuda_loader_packages[] = { "libcuda1", NULL };
 
 /* The CUDA errors' messages carry their own fix (cuda.c's table). */
 const struct backend_remedy cuda_remedies[] = { { NULL, NULL } };

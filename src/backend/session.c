@@ -62,30 +62,30 @@ static bool library_present(const struct context *ctx, const char *soname)
  * least 1, at most 64. */
 static size_t nodes_passed_in(const struct context *ctx, const struct backend *be)
 {
+	const struct vendor *v = be->vendor;
 	size_t n = 0;
-	char *dir = ctx_path(ctx, be->nodes_dir);
+	char *dir = ctx_path(ctx, v->node_dir);
 	DIR *d = opendir(dir);
 	free(dir);
 	struct dirent *e;
-	size_t plen = strlen(be->nodes_prefix);
+	size_t plen = strlen(v->node_prefix);
 	while (d && (e = readdir(d))) {
 		const char *rest = e->d_name + plen;
-		if (strncmp(e->d_name, be->nodes_prefix, plen) != 0 || !*rest ||
+		if (strncmp(e->d_name, v->node_prefix, plen) != 0 || !*rest ||
 		    strspn(rest, "0123456789") != strlen(rest))
 			continue;
 		n++;
 	}
 	if (d)
 		closedir(d);
-	/* the runtime shows no more devices than the variable has entries; an
-	 * empty value still gets one child, to report that no GPU is visible */
-	const char *visible = be->visible_env ? ctx_getenv(ctx, be->visible_env) : NULL;
+	/* the runtime shows no more devices than the vendor's parser of its
+	 * variable says (the devices check reads it with the same parser); none
+	 * ("", "0,0") still gets one child, to report that no GPU is visible */
+	const char *visible = v->visible_cap && v->visible_env ? ctx_getenv(ctx, v->visible_env) : NULL;
 	if (visible) {
-		size_t entries = 1;
-		for (const char *c = visible; *c; c++)
-			entries += *c == ',';
-		if (entries < n)
-			n = entries;
+		size_t shown = v->visible_cap(visible, n);
+		if (shown < n)
+			n = shown;
 	}
 	return n < 1 ? 1 : n > 64 ? 64 : n;
 }
@@ -359,7 +359,7 @@ static char *missing_remedy(const char *vendor)
 	struct strbuf sb = STRBUF_INIT;
 	for (int all = 0; all < 2 && !sb.len; all++)
 		for (const struct backend *const *b = backends; *b; b++)
-			if (all || (vendor && (*b)->vendor && strcmp((*b)->vendor, vendor) == 0))
+			if (all || (vendor && (*b)->vendor == vendor_by_name(vendor)))
 				sb_printf(&sb, "%s%s", sb.len ? "; or " : "", (*b)->missing_remedy);
 	return sb_detach(&sb);
 }

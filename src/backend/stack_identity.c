@@ -92,14 +92,14 @@ static void drm_set(const struct context *ctx, struct strbuf *gpus, struct strbu
 static void node_set(const struct context *ctx, const struct backend *const *bes, size_t n, struct strbuf *gpus)
 {
 	for (size_t b = 0; b < n; b++) {
-		char *dir = ctx_path(ctx, bes[b]->nodes_dir);
+		char *dir = ctx_path(ctx, bes[b]->vendor->node_dir);
 		struct dirent **names = NULL;
 		int count = scandir(dir, &names, NULL, alphasort);
 		for (int i = 0; i < count; i++) {
 			const char *name = names[i]->d_name;
 			struct stat st;
 			char *path = xasprintf("%s/%s", dir, name);
-			if (str_starts_with(name, bes[b]->nodes_prefix) && stat(path, &st) == 0)
+			if (str_starts_with(name, bes[b]->vendor->node_prefix) && stat(path, &st) == 0)
 				sb_printf(gpus, "%s=%llx;", path, (unsigned long long)st.st_rdev);
 			free(path);
 			free(names[i]);

@@ -630,18 +630,15 @@ const struct backend ze_backend = {
 	.name = "level-zero",
 	.library = "libze_loader.so.1",
 	.provided_by = "libze1 (Debian/Ubuntu), level-zero (Intel repositories)",
-	.vendor = "intel",
+	.vendor = &intel_vendor,
 	.missing_remedy =
 		"install the Level Zero loader and the Intel GPU driver: apt-get install libze1 libze-intel-gpu1 "
 		"(or intel-level-zero-gpu)",
 	.run = ze_run,
-	.loader_packages = ze_loader_packages,
 	.no_package = "(none of the Level Zero packages)",
 	.package_build = ze_package_build,
 	.hang_remedy =
 		"the GPU or its driver hangs: read the kernel log (dmesg | grep -iE 'gpu hang|guc|xe|i915') and reset the GPU or reboot the host",
 	.remedies = ze_remedies,
 	.judge_health = ze_judge_health,
-	.nodes_dir = "/dev/dri",
-	.nodes_prefix = "renderD",
 };

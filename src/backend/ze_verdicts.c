@@ -1,17 +1,9 @@
 /* Level Zero's verdicts (verdicts.h): Sysman memory health and RAS counters,
- * the fixes for its errors, the packages of its loader and driver. */
+ * the fixes for its errors. */
 #include <string.h>
 
 #include "../result.h"
 #include "verdicts.h"
-
-const char *const ze_loader_packages[] = { "libze1",
-					   "libze-intel-gpu1",
-					   "intel-level-zero-gpu",
-					   "intel-opencl-icd",
-					   "level-zero",
-					   "libze-intel-gpu-legacy1-1",
-					   NULL };
 
 /* By a part of the ze_result_t name (ze_errors.c lists them). */
 const struct backend_remedy ze_remedies[] = {

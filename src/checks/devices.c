@@ -23,6 +23,7 @@
 #include "../lib/safe_io.h"
 #include "../lib/util.h"
 #include "../registry.h"
+#include "../vendor/vendor.h"
 
 static const struct spec_key devices_keys[] = {
 	{ "devices", SPEC_MAP, SCALAR_STR, NULL, "the GPUs and their device nodes" },
@@ -45,12 +46,9 @@ static int parse_vendor(const char *s, struct vendor_filter *v)
 		snprintf(v->label, sizeof(v->label), "any-vendor");
 		return 0;
 	}
-	if (strcasecmp(s, "intel") == 0)
-		v->id = PCI_VENDOR_INTEL;
-	else if (strcasecmp(s, "nvidia") == 0)
-		v->id = PCI_VENDOR_NVIDIA;
-	else if (strcasecmp(s, "amd") == 0)
-		v->id = PCI_VENDOR_AMD;
+	const struct vendor *known = vendor_by_name(s);
+	if (known)
+		v->id = known->pci_id;
 	else {
 		char *end;
 		if (strncasecmp(s, "0x", 2) != 0 || strlen(s) != 6)
@@ -60,7 +58,7 @@ static int parse_vendor(const char *s, struct vendor_filter *v)
 			return -1;
 		v->id = (unsigned)id;
 	}
-	const char *name = pci_vendor_name(v->id);
+	const char *name = vendor_label(v->id);
 	if (name)
 		snprintf(v->label, sizeof(v->label), "%s", name);
 	else
@@ -137,26 +135,14 @@ static void free_node(struct node_view *v)
 	free(v->path);
 }
 
-static const char *const intel_drivers[] = { "i915", "xe", NULL };
-static const char *const nvidia_drivers[] = { "nvidia", NULL };
-static const char *const amd_drivers[] = { "amdgpu", NULL };
-
 /* The drivers allowed for gpu: the spec's list, or its vendor's defaults
  * (NULL: no rule for an unknown vendor). */
 static const char *const *allowed_drivers(const struct devices_state *s, const struct drm_gpu *g)
 {
 	if (s->drivers)
 		return (const char *const *)s->drivers;
-	switch (g->vendor) {
-	case PCI_VENDOR_INTEL:
-		return intel_drivers;
-	case PCI_VENDOR_NVIDIA:
-		return nvidia_drivers;
-	case PCI_VENDOR_AMD:
-		return amd_drivers;
-	default:
-		return NULL;
-	}
+	const struct vendor *v = vendor_by_pci(g->vendor);
+	return v ? v->drivers : NULL;
 }
 
 static bool driver_allowed(const struct devices_state *s, const struct drm_gpu *g)
@@ -240,8 +226,9 @@ static void *devices_prepare(const struct context *ctx)
 			s->drivers[i] = xstrdup(spec_node_str(spec_seq_item(ctx->spec, list, i)));
 	}
 	drm_scan(ctx->root, &s->scan);
-	if (s->vendor.any || s->vendor.id == PCI_VENDOR_NVIDIA)
-		drm_scan_add_nvidia_proc(ctx->root, &s->scan);
+	/* GPUs a driver lists outside sysfs (NVIDIA's /proc/driver/nvidia) */
+	if (s->vendor.any || vendor_by_pci(s->vendor.id))
+		vendor_scan_proc(ctx->root, &s->scan, s->vendor.any ? NULL : vendor_by_pci(s->vendor.id));
 	s->dri_dir = ctx_path(ctx, "/dev/dri");
 	/* opened once: each node below is then one fstatat of a name, not a
 	 * walk of the whole path (ENOENT / ENOTDIR as stat would say) */
@@ -268,13 +255,13 @@ static void *devices_prepare(const struct context *ctx)
 			devices_view_node(ctx, s->dri_dir, s->dri_fd, g->render.name, &v->render);
 			v->present |= v->render.err == 0;
 		}
-		if (g->vendor == PCI_VENDOR_NVIDIA) {
+		if (vendor_nodes_of(g->vendor) == VENDOR_NODES_NVIDIA) {
 			nvidia_info(ctx, v);
 			if (v->nvidia_minor < 0)
 				v->nvidia_minor = (int)nvidia_index;
 			nvidia_index++;
 			char name[32];
-			snprintf(name, sizeof(name), "nvidia%d", v->nvidia_minor);
+			snprintf(name, sizeof(name), "%s%d", vendor_by_pci(g->vendor)->node_prefix, v->nvidia_minor);
 			devices_view_node(ctx, dev_dir, -1, name, &v->nvidia);
 			v->present = v->nvidia.err == 0; /* CUDA needs /dev/nvidiaN, not /dev/dri */
 		}
@@ -306,14 +293,15 @@ static void devices_release(void *state)
 
 static void gpu_text(const struct drm_gpu *g, char *buf, size_t size)
 {
-	const char *name = pci_vendor_name(g->vendor);
+	const char *name = vendor_label(g->vendor);
 	char vendor[16];
 	if (!name) {
 		snprintf(vendor, sizeof(vendor), "vendor 0x%04x", g->vendor);
 		name = vendor;
 	}
-	if (g->from_nvidia_proc)
-		snprintf(buf, size, "%s %s (driver nvidia, from /proc/driver/nvidia)", g->bdf, name);
+	if (g->from_proc)
+		snprintf(buf, size, "%s %s (driver %s, from %s)", g->bdf, name, g->driver,
+			 vendor_by_pci(g->vendor)->proc_dir);
 	else
 		snprintf(buf, size, "%s %s 0x%04x (driver %s)", g->bdf, name, g->device,
 			 g->driver[0] ? g->driver : "none");
@@ -321,11 +309,14 @@ static void gpu_text(const struct drm_gpu *g, char *buf, size_t size)
 
 static const char *pass_in_fix(const struct devices_state *s)
 {
-	if (s->vendor.id == PCI_VENDOR_NVIDIA)
-		return "pass the GPUs in: docker run --gpus all (NVIDIA Container Toolkit) or --device nvidia.com/gpu=all (CDI); "
-		       "Kubernetes: resources.limits: {nvidia.com/gpu: 1}";
-	return "pass the GPUs in: docker run --device /dev/dri -v /dev/dri/by-path:/dev/dri/by-path IMAGE; "
-	       "Kubernetes: resources.limits: {gpu.intel.com/i915: 1} (or gpu.intel.com/xe) from the Intel GPU device plugin";
+	return vendor_pass_in_fix(s->vendor.any ? NULL : vendor_by_pci(s->vendor.id));
+}
+
+/* Where the compute nodes of GPUs of this PCI vendor are: /dev for NVIDIA's
+ * /dev/nvidiaN, else the DRM folder. */
+static const char *nodes_dir_text(const struct devices_state *s, unsigned pci_id)
+{
+	return vendor_nodes_of(pci_id) == VENDOR_NODES_NVIDIA ? "/dev" : s->dri_dir;
 }
 
 /* devices.gpus ------------------------------------------------------------ */
@@ -461,7 +452,7 @@ static void run_gpus(const struct context *ctx, void *state, struct result *r)
 			result_finding(r, STATUS_PASS,
 				       "%s: not passed into this container (no node of it under %s); "
 				       "normal when a device plugin allocates some of the host's GPUs",
-				       text, g->vendor == PCI_VENDOR_NVIDIA ? "/dev" : s->dri_dir);
+				       text, nodes_dir_text(s, g->vendor));
 		if (v->present && v->driver_ok) {
 			if (usable < 4)
 				sb_printf(&names, "%s%s", usable ? ", " : "", text);
@@ -475,8 +466,7 @@ static void run_gpus(const struct context *ctx, void *state, struct result *r)
 			       s->vendor.label, s->count == 1 ? "" : "s", s->scan.class_dir, s->dri_dir,
 			       s->dri_err ? " (the folder does not exist)" : "");
 		result_set(r, STATUS_FAIL, "no GPU passed into this container: %zu %s GPU%s on the host, none in %s",
-			   s->count, s->vendor.label, s->count == 1 ? "" : "s",
-			   s->vendor.id == PCI_VENDOR_NVIDIA ? "/dev" : s->dri_dir);
+			   s->count, s->vendor.label, s->count == 1 ? "" : "s", nodes_dir_text(s, s->vendor.id));
 		result_remedy(r, "%s", pass_in_fix(s));
 		sb_release(&names);
 		return;
@@ -592,7 +582,7 @@ static void check_node(const struct context *ctx, const struct devices_state *s,
 			n->name, n->name);
 		return;
 	}
-	if (g->vendor == PCI_VENDOR_INTEL)
+	if (vendor_maps_dev_char(g->vendor))
 		check_dev_char(ctx, g, n, r);
 }
 
@@ -605,7 +595,7 @@ static void run_nodes(const struct context *ctx, void *state, struct result *r)
 	for (size_t i = 0; i < s->count; i++) {
 		const struct gpu_view *v = &s->views[i];
 		const struct drm_gpu *g = v->gpu;
-		if (!v->present || g->vendor == PCI_VENDOR_NVIDIA)
+		if (!v->present || vendor_nodes_of(g->vendor) == VENDOR_NODES_NVIDIA)
 			continue; /* NVIDIA compute uses /dev/nvidia* (devices.nvidia) */
 		if (!g->render.name[0]) {
 			result_finding(r, STATUS_FAIL,
@@ -701,7 +691,7 @@ static void run_access(const struct context *ctx, void *state, struct result *r)
 	size_t ok = 0, checked = 0;
 	for (size_t i = 0; i < s->count; i++) {
 		const struct gpu_view *v = &s->views[i];
-		if (!v->present || v->gpu->vendor == PCI_VENDOR_NVIDIA || v->render.err ||
+		if (!v->present || vendor_nodes_of(v->gpu->vendor) == VENDOR_NODES_NVIDIA || v->render.err ||
 		    !S_ISCHR(v->render.st.st_mode))
 			continue; /* missing nodes are devices.nodes' finding */
 		checked++;

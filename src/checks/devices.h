@@ -10,6 +10,7 @@
 #include "../lib/creds.h"
 #include "../lib/drm_nodes.h"
 #include "../registry.h"
+#include "../vendor/vendor.h"
 
 #define NVIDIA_MAJOR    195
 #define NVIDIACTL_MINOR 255

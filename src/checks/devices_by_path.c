@@ -147,7 +147,7 @@ void devices_run_by_path(const struct context *ctx, void *state, struct result *
 	for (size_t i = 0; i < s->count; i++) {
 		const struct gpu_view *v = &s->views[i];
 		const struct drm_gpu *g = v->gpu;
-		if (!v->present || g->vendor != PCI_VENDOR_INTEL)
+		if (!v->present || !vendor_needs_by_path(g->vendor))
 			continue;
 		intel++;
 		if (entries == 0) {

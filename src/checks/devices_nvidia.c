@@ -54,8 +54,8 @@ void devices_run_nvidia(const struct context *ctx, void *state, struct result *r
 	struct devices_state *s = state;
 	bool any_nvidia = false;
 	for (size_t i = 0; i < s->count; i++)
-		any_nvidia |= s->views[i].gpu->vendor == PCI_VENDOR_NVIDIA;
-	if (s->vendor.id != PCI_VENDOR_NVIDIA && !(s->vendor.any && any_nvidia)) {
+		any_nvidia |= vendor_nodes_of(s->views[i].gpu->vendor) == VENDOR_NODES_NVIDIA;
+	if (!s->vendor.any ? vendor_nodes_of(s->vendor.id) != VENDOR_NODES_NVIDIA : !any_nvidia) {
 		result_set(r, STATUS_SKIP, "devices.vendor is %s: no NVIDIA GPU to check", s->vendor.label);
 		return;
 	}
@@ -83,7 +83,7 @@ void devices_run_nvidia(const struct context *ctx, void *state, struct result *r
 	size_t gpus = 0;
 	for (size_t i = 0; i < s->count; i++) {
 		const struct gpu_view *v = &s->views[i];
-		if (v->gpu->vendor != PCI_VENDOR_NVIDIA || (!v->present && s->present))
+		if (vendor_nodes_of(v->gpu->vendor) != VENDOR_NODES_NVIDIA || (!v->present && s->present))
 			continue;
 		check_nvidia_node(ctx, &c, &v->nvidia, NVIDIA_MAJOR, v->nvidia_minor, r);
 		gpus++;

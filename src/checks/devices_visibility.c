@@ -6,13 +6,14 @@
  * runtime silently skips an entry, the check warns and says what the runtime
  * will do; it fails only when too few GPUs are left, or the runtime would
  * stop the program. */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../lib/affinity.h"
 #include "../lib/util.h"
+#include "../vendor/cuda_visible.h"
+#include "../vendor/vendor.h"
 #include "devices.h"
 
 static void note_other_selectors(const struct context *ctx, struct result *r)
@@ -35,142 +36,20 @@ static const char *plural(size_t n)
 
 /* CUDA ------------------------------------------------------------------- */
 
-/* CUDA_VISIBLE_DEVICES, as NVIDIA documents it (CUDA C++ Programming Guide,
- * "CUDA Environment Variables"; MPS guide, "CUDA_VISIBLE_DEVICES"):
- * - a comma-separated list of device indices, or of GPU UUIDs as
- *   nvidia-smi -L prints them ("GPU-8932f937-d72c-..."), which may be
- *   shortened to any prefix (with "GPU-") that names one GPU, or of MIG
- *   instances ("MIG-<UUID>", or "MIG-GPU-<UUID>/<GI>/<CI>" before R470);
- * - devices are enumerated in the order of the list; "if one of the indices
- *   is invalid, only the devices whose index precedes the invalid index are
- *   visible" (0,2,-1,1 shows 0 and 2), so the list ends at its first entry
- *   that names no device, and an empty value shows none;
- * - an index is read like strtoul ("1gpu2" is 1), a UUID prefix is compared
- *   as written (case matters), and a list that names one device twice shows
- *   no device at all (what PyTorch's torch/cuda/__init__.py
- *   _parse_visible_devices() and _transform_uuid_to_ordinals() model after
- *   the driver). */
-struct cuda_pick {
-	size_t count;                        /* devices CUDA enumerates */
-	int index[AFFINITY_MAX_GPUS];        /* GPU of each, in list order; -1 for a MIG instance not matched */
-	const char *text[AFFINITY_MAX_GPUS]; /* each entry as written (into the variable) */
-	size_t len[AFFINITY_MAX_GPUS];
-	bool duplicate; /* one device named twice: CUDA shows none */
-	char stop[200]; /* why the list ended early, "" when it did not */
-};
-
-/* strtoul's reading of an index: leading blanks, an optional sign, digits;
- * trailing text ignored. -1 when there are no digits or the sign is '-'. */
-static long cuda_index(const char *s, size_t n)
-{
-	size_t i = 0;
-	while (i < n && isspace((unsigned char)s[i]))
-		i++;
-	bool negative = false;
-	if (i < n && (s[i] == '+' || s[i] == '-'))
-		negative = s[i++] == '-';
-	size_t digits = i;
-	long v = 0;
-	while (i < n && s[i] >= '0' && s[i] <= '9' && v < 100000)
-		v = v * 10 + (s[i++] - '0');
-	if (i == digits || negative)
-		return -1;
-	return v;
-}
-
-/* Which GPU a UUID prefix names: its position, -1 for none, -2 when more
- * than one GPU starts so. */
-static int uuid_owner(const struct gpu_view *const *gpus, size_t n, const char *prefix, size_t len)
-{
-	int found = -1;
-	for (size_t i = 0; i < n; i++) {
-		if (!gpus[i]->uuid[0] || strlen(gpus[i]->uuid) < len || strncmp(gpus[i]->uuid, prefix, len) != 0)
-			continue;
-		if (found >= 0)
-			return -2;
-		found = (int)i;
-	}
-	return found;
-}
-
-static void cuda_pick(const char *var, const struct gpu_view *const *gpus, size_t n, bool uuids_known,
-		      struct cuda_pick *p)
-{
-	memset(p, 0, sizeof(*p));
-	const char *mode = strncmp(var, "GPU-", 4) == 0 ? "GPU-" : strncmp(var, "MIG-", 4) == 0 ? "MIG-" : NULL;
-	const char *s = var;
-	for (;;) {
-		const char *comma = strchr(s, ',');
-		size_t len = comma ? (size_t)(comma - s) : strlen(s);
-		int gpu = -1;
-		if (!mode) {
-			long idx = cuda_index(s, len);
-			if (idx < 0) {
-				snprintf(p->stop, sizeof(p->stop), "'%.*s' is not a device index",
-					 (int)(len > 40 ? 40 : len), s);
-				break;
-			}
-			if ((size_t)idx >= n) {
-				snprintf(p->stop, sizeof(p->stop),
-					 "index %ld names no GPU (this container has %zu: 0..%zu)", idx, n,
-					 n ? n - 1 : 0);
-				break;
-			}
-			gpu = (int)idx;
-		} else if (strncmp(s, mode, 4) != 0) {
-			snprintf(p->stop, sizeof(p->stop), "'%.*s' is not a %s entry like the first",
-				 (int)(len > 40 ? 40 : len), s, mode);
-			break;
-		} else if (!uuids_known) {
-			/* nothing to match a UUID against: each entry is counted,
-			 * up to the GPUs there are */
-			if (p->count >= n) {
-				snprintf(p->stop, sizeof(p->stop), "'%.*s' is one entry more than there are GPUs (%zu)",
-					 (int)(len > 40 ? 40 : len), s, n);
-				break;
-			}
-		} else if (mode[0] == 'G' || strncmp(s, "MIG-GPU-", 8) == 0) {
-			/* a GPU UUID, or the GPU part of an old-style MIG entry */
-			const char *u = mode[0] == 'G' ? s : s + 4;
-			size_t ulen = mode[0] == 'G' ? len : strcspn(u, "/,");
-			gpu = uuid_owner(gpus, n, u, ulen);
-			if (gpu == -2) {
-				snprintf(p->stop, sizeof(p->stop), "'%.*s' is the start of more than one GPU's UUID",
-					 (int)(ulen > 60 ? 60 : ulen), u);
-				break;
-			}
-			if (gpu < 0) {
-				snprintf(p->stop, sizeof(p->stop), "'%.*s' is the UUID of no GPU here",
-					 (int)(ulen > 60 ? 60 : ulen), u);
-				break;
-			}
-		}
-		/* a new-style MIG-<UUID> names an instance, whose UUID the
-		 * driver's /proc files do not list: counted, not matched */
-		for (size_t k = 0; k < p->count; k++)
-			if ((gpu >= 0 && p->index[k] == gpu) || (p->len[k] == len && strncmp(p->text[k], s, len) == 0))
-				p->duplicate = true;
-		if (p->count < AFFINITY_MAX_GPUS) {
-			p->text[p->count] = s;
-			p->len[p->count] = len;
-			p->index[p->count++] = gpu;
-		}
-		if (!comma)
-			break;
-		s = comma + 1;
-	}
-	if (p->duplicate)
-		p->count = 0;
-}
+/* CUDA_VISIBLE_DEVICES is read by vendor/cuda_visible.c, the parser the
+ * probe session and the test driver share, decided against the real driver
+ * (tests/vectors/cuda-visible-devices.tsv). */
 
 static void run_visibility_cuda(const struct context *ctx, struct devices_state *s, struct result *r)
 {
 	const struct gpu_view *gpus[AFFINITY_MAX_GPUS];
+	const char *uuid[AFFINITY_MAX_GPUS];
 	size_t n = 0;
 	bool uuids_known = true;
 	for (size_t i = 0; i < s->count && n < AFFINITY_MAX_GPUS; i++) {
-		if (!s->views[i].present || s->views[i].gpu->vendor != PCI_VENDOR_NVIDIA)
+		if (!s->views[i].present || vendor_visibility_of(s->views[i].gpu->vendor) != VENDOR_VISIBLE_CUDA)
 			continue;
+		uuid[n] = s->views[i].uuid;
 		gpus[n++] = &s->views[i];
 		uuids_known &= s->views[i].uuid[0] != '\0';
 	}
@@ -185,9 +64,9 @@ static void run_visibility_cuda(const struct context *ctx, struct devices_state 
 			   plural(n));
 		return;
 	}
-	struct cuda_pick p;
-	bool by_uuid = strncmp(var, "GPU-", 4) == 0 || strncmp(var, "MIG-", 4) == 0;
-	cuda_pick(var, gpus, n, uuids_known, &p);
+	struct cuda_visible p;
+	cuda_visible_parse(var, uuids_known ? uuid : NULL, n, &p);
+	bool by_uuid = p.by_uuid;
 	if (by_uuid && !uuids_known)
 		result_finding(r, STATUS_WARN,
 			       "the UUIDs of the GPUs are not readable (/proc/driver/nvidia/gpus/*/information): "
@@ -218,13 +97,12 @@ static void run_visibility_cuda(const struct context *ctx, struct devices_state 
 		same_model = strcmp(gpus[i]->model, gpus[0]->model) == 0;
 	struct strbuf names = STRBUF_INIT;
 	for (size_t k = 0; k < p.count; k++) {
-		if (p.index[k] < 0)
-			sb_printf(&names, "%s%s", k ? ", " : "",
-				  strncmp(var, "MIG-", 4) == 0 ? "a MIG instance" : "a GPU by UUID");
+		if (p.gpu[k] < 0)
+			sb_printf(&names, "%s%s", k ? ", " : "", p.mig ? "a MIG instance" : "a GPU by UUID");
 		else if (by_uuid || pci_order || same_model)
-			sb_printf(&names, "%s%s", k ? ", " : "", gpus[p.index[k]]->gpu->bdf);
+			sb_printf(&names, "%s%s", k ? ", " : "", gpus[p.gpu[k]]->gpu->bdf);
 		else
-			sb_printf(&names, "%sdevice %d", k ? ", " : "", p.index[k]);
+			sb_printf(&names, "%sdevice %d", k ? ", " : "", p.gpu[k]);
 	}
 	if (!by_uuid && !pci_order && !same_model)
 		sb_puts(&names,
@@ -266,7 +144,8 @@ static void run_visibility_ze(const struct context *ctx, struct devices_state *s
 	unsigned tiles[AFFINITY_MAX_GPUS];
 	size_t n = 0;
 	for (size_t i = 0; i < s->count && n < AFFINITY_MAX_GPUS; i++)
-		if (s->views[i].present && s->views[i].gpu->vendor == PCI_VENDOR_INTEL) {
+		if (s->views[i].present &&
+		    vendor_visibility_of(s->views[i].gpu->vendor) == VENDOR_VISIBLE_ZE_AFFINITY) {
 			gpus[n] = &s->views[i];
 			tiles[n] = drm_gpu_tiles(ctx->root, s->views[i].gpu);
 			n++;
@@ -357,7 +236,7 @@ void devices_run_visibility(const struct context *ctx, void *state, struct resul
 	struct devices_state *s = state;
 	if (!devices_need_gpus(s, r))
 		return;
-	if (s->vendor.id == PCI_VENDOR_NVIDIA)
+	if (!s->vendor.any && vendor_visibility_of(s->vendor.id) == VENDOR_VISIBLE_CUDA)
 		run_visibility_cuda(ctx, s, r);
 	else
 		run_visibility_ze(ctx, s, r);

@@ -111,9 +111,9 @@ static bool list_names(const char *list, size_t len, const char *path)
 
 /* The packages whose file lists (/var/lib/dpkg/info/ under --root) name
  * paths[i] (or its /usr-merged twin), into owners[i] (NULL: none found), in
- * one pass over the lists: the Level Zero and CUDA packages first, then,
- * when thorough, every other list. Caller frees owners[i]. */
-static void packages_owning(const struct context *ctx, const char *const likely[], const char *const paths[],
+ * one pass over the lists: the vendor's stack packages first, then, when
+ * thorough, every other list. Caller frees owners[i]. */
+static void packages_owning(const struct context *ctx, const struct vendor *likely, const char *const paths[],
 			    char *owners[], size_t n, bool thorough)
 {
 	char **twins = xcalloc(n + 1, sizeof(*twins));
@@ -135,11 +135,13 @@ static void packages_owning(const struct context *ctx, const char *const likely[
 		while (unknown && (e = readdir(d))) {
 			if (!str_ends_with(e->d_name, ".list"))
 				continue;
-			size_t len = strcspn(e->d_name, ":.");
-			bool is_likely = false;
-			for (size_t i = 0; likely[i] && !is_likely; i++)
-				is_likely = strlen(likely[i]) == len && strncmp(likely[i], e->d_name, len) == 0 &&
-					    (e->d_name[len] == ':' || strcmp(e->d_name + len, ".list") == 0);
+			/* NAME.list or NAME:ARCH.list (a package name has no ':') */
+			size_t len = strcspn(e->d_name, ":");
+			if (!e->d_name[len])
+				len -= 5;
+			char *name = xstrndup(e->d_name, len);
+			bool is_likely = vendor_owns_package(likely, name);
+			free(name);
 			if (is_likely != (pass == 0))
 				continue;
 			char *file = xasprintf("%s/%s", dir, e->d_name), *text = NULL;
@@ -209,7 +211,7 @@ static void check_provenance(const struct context *ctx, const struct backend *be
 	 * one read of the status file for both */
 	const char *const paths[2] = { lib, drv };
 	char *owners[2], *versions[2];
-	packages_owning(ctx, be->loader_packages, paths, owners, 2, thorough);
+	packages_owning(ctx, be->vendor, paths, owners, 2, thorough);
 	package_versions(ctx, owners, versions, 2);
 	if (lib) {
 		char *owner = owners[0];
@@ -337,9 +339,7 @@ static void run_devices(const struct context *ctx, void *state, struct result *r
 		reached++;
 		if (e->verdict) {
 			result_finding(r, STATUS_FAIL, "%s: %s", be->name, e->verdict);
-			result_remedy(
-				r,
-				"check that /dev/dri/renderD* and /dev/dri/by-path are visible (the devices checks) and that ZE_AFFINITY_MASK does not hide every GPU");
+			result_remedy(r, "%s", be->vendor->no_device_fix);
 			continue;
 		}
 		const struct probe_result *found = &st->probes[i].found;
@@ -414,6 +414,9 @@ static void run_memory(const struct context *ctx, void *state, struct result *r)
 		if (e->verdict)
 			continue;
 		const struct probe_result *found = &st->probes[i].found;
+		char total[128];
+		snprintf(total, sizeof(total), "total (free memory not reported by this driver: %s unsupported)",
+			 st->probes[i].be->vendor->telemetry_api);
 		for (size_t d = 0; d < found->n_devices; d++) {
 			const struct probe_device *dev = &found->devices[d];
 			seen++;
@@ -426,9 +429,7 @@ static void run_memory(const struct context *ctx, void *state, struct result *r)
 				has_free = true;
 				avail = sd->memory_free;
 			}
-			const char *what =
-				has_free ? "free"
-					 : "total (free memory not reported by this driver: Sysman unsupported)";
+			const char *what = has_free ? "free" : total;
 			/* on a host of several GPUs the index alone does not say which
 			 * card to pull: name and PCI address too */
 			char label[256];
@@ -445,13 +446,29 @@ static void run_memory(const struct context *ctx, void *state, struct result *r)
 		result_blocked(r, "runtime.devices");
 	else if (r->status == STATUS_FAIL) {
 		result_set(r, STATUS_FAIL, "%s", result_worst_finding(r));
-		result_remedy(
-			r,
-			"free GPU memory: stop other processes on the GPU (runtime.processes lists them; xpu-smi ps / "
-			"nvidia-smi) or lower runtime.min_free_memory");
+		char cmds[128];
+		result_remedy(r,
+			      "free GPU memory: stop other processes on the GPU (runtime.processes lists them; %s) or "
+			      "lower runtime.min_free_memory",
+			      runtime_processes_cmds(st, cmds, sizeof(cmds)));
 	} else
 		result_set(r, STATUS_PASS, "%zu device%s with enough memory%s", seen, seen == 1 ? "" : "s",
 			   want ? "" : " (no minimum set)");
+}
+
+const char *runtime_processes_cmds(const struct probe_session *s, char *buf, size_t size)
+{
+	size_t o = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < s->n; i++) {
+		const char *cmd = s->probes[i].be->vendor->processes_cmd;
+		bool again = false;
+		for (size_t k = 0; k < i && cmd; k++)
+			again |= s->probes[k].be->vendor->processes_cmd == cmd;
+		if (cmd && !again && o < size)
+			o += (size_t)snprintf(buf + o, size - o, "%s%s", o ? " / " : "", cmd);
+	}
+	return buf;
 }
 
 const char *runtime_device_label(const struct probe_device *dev, size_t index, char *buf, size_t size)

@@ -129,10 +129,12 @@ void runtime_run_processes(const struct context *ctx, void *state, struct result
 		result_blocked(r, "runtime.smoke,runtime.devices");
 	} else if (busy) {
 		result_set(r, STATUS_WARN, "%s", result_worst_finding(r));
+		char cmds[128];
 		result_remedy(
 			r,
 			"tests would share the GPU's memory and time with these processes: stop them or wait for them "
-			"(xpu-smi ps / nvidia-smi); the PIDs are the host's when the container has its own PID namespace");
+			"(%s); the PIDs are the host's when the container has its own PID namespace",
+			runtime_processes_cmds(st, cmds, sizeof(cmds)));
 	} else if (unknown) {
 		result_set(r, STATUS_PASS, "%s", result_worst_finding(r));
 	} else {

@@ -13,6 +13,11 @@ bool runtime_no_backend(const struct probe_session *s, struct result *r);
 /* "device 0 (Fake Arc A770 #0, 0000:03:00.0)" into buf; dev may be NULL. */
 const char *runtime_device_label(const struct probe_device *dev, size_t index, char *buf, size_t size);
 
+/* The commands that list the processes on the GPUs of the backends that
+ * ran ("xpu-smi ps", "nvidia-smi": their vendors', src/vendor/), " / "
+ * between them, into buf. */
+const char *runtime_processes_cmds(const struct probe_session *s, char *buf, size_t size);
+
 /* runtime_health.c */
 void runtime_run_health(const struct context *ctx, void *state, struct result *r);
 void runtime_run_processes(const struct context *ctx, void *state, struct result *r);

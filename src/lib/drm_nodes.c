@@ -23,21 +23,7 @@ bool pci_bdf_valid(const char *s)
 	return s[sizeof(shape) - 1] == '\0' && s[11] >= '0' && s[11] <= '7';
 }
 
-const char *pci_vendor_name(unsigned vendor)
-{
-	switch (vendor) {
-	case PCI_VENDOR_INTEL:
-		return "Intel";
-	case PCI_VENDOR_NVIDIA:
-		return "NVIDIA";
-	case PCI_VENDOR_AMD:
-		return "AMD";
-	default:
-		return NULL;
-	}
-}
-
-/* "0x8086" -> 0x8086; -1 for anything else. */
+/* "0x1234" -> 0x1234; -1 for anything else. */
 static long parse_hex_attr(const char *s)
 {
 	if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X') || !isxdigit((unsigned char)s[2]))
@@ -169,7 +155,7 @@ static int read_pci_attrs(struct drm_scan *scan, int classfd, const char *entry,
 			rc = -1;
 		} else if (v < 0) {
 			text_sanitize(buf);
-			add_problem(scan, "%s/%s/%s: '%s' is not a hex id such as 0x8086", scan->class_dir, path,
+			add_problem(scan, "%s/%s/%s: '%s' is not a hex id such as 0x1234", scan->class_dir, path,
 				    attrs[i], buf);
 			rc = -1;
 		} else {
@@ -366,9 +352,9 @@ void drm_scan_free(struct drm_scan *scan)
 	memset(scan, 0, sizeof(*scan));
 }
 
-size_t drm_scan_add_nvidia_proc(const char *root, struct drm_scan *scan)
+size_t drm_scan_add_proc(const char *root, struct drm_scan *scan, const char *dir, unsigned vendor, const char *driver)
 {
-	char *path = root_path(root, "/proc/driver/nvidia/gpus");
+	char *path = root_path(root, dir);
 	DIR *d = opendir(path);
 	free(path);
 	if (!d)
@@ -383,10 +369,10 @@ size_t drm_scan_add_nvidia_proc(const char *root, struct drm_scan *scan)
 		struct drm_gpu *g = &scan->gpus[scan->count++];
 		memset(g, 0, sizeof(*g));
 		memcpy(g->bdf, de->d_name, 13);
-		g->vendor = PCI_VENDOR_NVIDIA;
+		g->vendor = vendor;
 		g->class = 0x030200;
-		memcpy(g->driver, "nvidia", 7); /* the directory is the nvidia driver's own */
-		g->from_nvidia_proc = true;
+		snprintf(g->driver, sizeof(g->driver), "%s", driver);
+		g->from_proc = true;
 		added++;
 	}
 	closedir(d);

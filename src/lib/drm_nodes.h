@@ -14,10 +14,6 @@
 /* The Intel driver's fallback (no by-path) opens renderD128..renderD191 only. */
 #define DRM_RENDER_MINOR_FALLBACK_END 192
 
-#define PCI_VENDOR_INTEL              0x8086
-#define PCI_VENDOR_NVIDIA             0x10de
-#define PCI_VENDOR_AMD                0x1002
-
 struct drm_node {
 	char name[32]; /* "renderD128", "card0"; "" when the GPU has none */
 	bool has_dev;  /* major:minor are known */
@@ -31,7 +27,7 @@ struct drm_gpu {
 	unsigned vendor, device, class;
 	char driver[64]; /* bound kernel driver; "" when none is bound */
 	struct drm_node card, render;
-	bool from_nvidia_proc; /* known from /proc/driver/nvidia/gpus only (no sysfs) */
+	bool from_proc; /* known from its driver's /proc list only (no sysfs): src/vendor/ */
 };
 
 struct drm_scan {
@@ -47,15 +43,14 @@ struct drm_scan {
  * folder is out->error, an unreadable entry one line in out->problems. */
 void drm_scan(const char *root, struct drm_scan *out);
 void drm_scan_free(struct drm_scan *scan);
-/* Adds the NVIDIA GPUs that ROOT/proc/driver/nvidia/gpus/<address> lists and
- * sysfs does not (containers without /sys/class/drm); keeps PCI order.
- * Returns how many were added. */
-size_t drm_scan_add_nvidia_proc(const char *root, struct drm_scan *scan);
+/* Adds the GPUs that ROOT/DIR/<address> lists and sysfs does not (NVIDIA's
+ * /proc/driver/nvidia/gpus in containers without /sys/class/drm), as of
+ * vendor, bound to driver (the folder is that driver's own); keeps PCI
+ * order. Returns how many were added. vendor_scan_proc() knows the folders. */
+size_t drm_scan_add_proc(const char *root, struct drm_scan *scan, const char *dir, unsigned vendor, const char *driver);
 
 /* Whether s is a PCI address DDDD:BB:DD.F (lower-case hex, as sysfs writes it). */
 bool pci_bdf_valid(const char *s);
-/* "Intel", "NVIDIA", "AMD" or NULL. */
-const char *pci_vendor_name(unsigned vendor);
 /* Number of tiles (stacks) of a GPU: i915's card/gt/gtN or xe's device/tileN;
  * 1 when neither is there. */
 unsigned drm_gpu_tiles(const char *root, const struct drm_gpu *gpu);

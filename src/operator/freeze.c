@@ -38,6 +38,7 @@
 #include "registry.h"
 #include "runner.h"
 #include "spec.h"
+#include "vendor/vendor.h"
 
 extern char **environ;
 
@@ -51,41 +52,8 @@ struct freeze_options {
 	bool with_baselines;
 };
 
-/* The user-mode driver packages of each vendor; kernel modules and firmware
- * are the host's, not the image's, and are left out. Intel (Debian/Ubuntu
- * and Intel's repositories): the Level Zero loader and GPU driver, the
- * OpenCL driver, the graphics compiler, the memory manager. */
-static const char *const intel_packages[] = {
-	"libze1",           "libze-intel-gpu*", "level-zero", "intel-level-zero-gpu*",
-	"intel-opencl-icd", "intel-igc-*",      "libigc*",    "libigdfcl*",
-	"libigdgmm*",       "intel-ocloc",      NULL,
-};
-/* Debian (libcuda1, nvidia-driver-libs), Ubuntu (libnvidia-compute-NNN,
- * nvidia-utils-NNN) and NVIDIA's CUDA repository (cuda-drivers, cuda-compat). */
-static const char *const nvidia_packages[] = {
-	"libcuda1",
-	"libcuda1-*",
-	"libnvidia-compute-*",
-	"libnvidia-ml1",
-	"libnvidia-ptxjitcompiler1",
-	"libnvidia-nvvm*",
-	"nvidia-driver-libs",
-	"nvidia-utils-*",
-	"cuda-compat-*",
-	"cuda-drivers*",
-	"libnvidia-decode-*",
-	NULL,
-};
-
-static const char *const *packages_of(unsigned vendor)
-{
-	return vendor == PCI_VENDOR_NVIDIA ? nvidia_packages : vendor == PCI_VENDOR_INTEL ? intel_packages : NULL;
-}
-
-static const char *vendor_word(unsigned vendor)
-{
-	return vendor == PCI_VENDOR_NVIDIA ? "nvidia" : vendor == PCI_VENDOR_AMD ? "amd" : "intel";
-}
+/* The vendor's user-mode driver packages are its entry's (src/vendor/):
+ * kernel modules and firmware are the host's, not the image's. */
 
 /* A node of the base spec, as YAML at the given indent (its key already
  * written by the caller). Scalars stay as written (the loader checked them). */
@@ -142,18 +110,19 @@ static void emit_section_rest(struct strbuf *sb, const struct spec *base, const 
 
 /* The GPUs of vendor with a bound driver and a node of theirs under
  * ROOT/dev: what devices.gpus counts as usable. */
-static size_t count_gpus(const char *root, unsigned vendor)
+static size_t count_gpus(const char *root, const struct vendor *vendor)
 {
 	struct drm_scan scan;
 	drm_scan(root, &scan);
-	drm_scan_add_nvidia_proc(root, &scan);
+	vendor_scan_proc(root, &scan, NULL);
 	size_t count = 0, nvidia_index = 0;
 	for (size_t i = 0; i < scan.count; i++) {
 		const struct drm_gpu *g = &scan.gpus[i];
 		/* CUDA needs /dev/nvidiaN (numbered in PCI order), Level Zero a DRM node */
 		char *nodes[2] = { NULL, NULL };
-		if (g->vendor == PCI_VENDOR_NVIDIA)
-			nodes[0] = xasprintf("/dev/nvidia%zu", nvidia_index++);
+		const struct vendor *of = vendor_by_pci(g->vendor);
+		if (of && of->nodes == VENDOR_NODES_NVIDIA)
+			nodes[0] = xasprintf("%s/%s%zu", of->node_dir, of->node_prefix, nvidia_index++);
 		else
 			for (size_t n = 0; n < 2; n++) {
 				const char *name = n ? g->render.name : g->card.name;
@@ -166,7 +135,7 @@ static size_t count_gpus(const char *root, unsigned vendor)
 			free(p);
 			free(nodes[n]);
 		}
-		if (present && g->driver[0] && g->vendor == vendor)
+		if (present && g->driver[0] && of == vendor)
 			count++;
 	}
 	drm_scan_free(&scan);
@@ -196,11 +165,10 @@ static char **relation_names(const struct spec *base)
 	return names;
 }
 
-static bool pinned_package(const char *name, const char *const *patterns, char **named)
+static bool pinned_package(const char *name, const struct vendor *vendor, char **named)
 {
-	for (size_t i = 0; patterns && patterns[i]; i++)
-		if (fnmatch(patterns[i], name, 0) == 0)
-			return true;
+	if (vendor_owns_package(vendor, name))
+		return true;
 	for (size_t i = 0; named && named[i]; i++)
 		if (strcmp(named[i], name) == 0)
 			return true;
@@ -215,8 +183,8 @@ static int cmp_pkg(const void *a, const void *b)
 }
 
 /* The packages: section. 0, or -1 with the reason on stderr. */
-static int emit_packages(struct strbuf *sb, const struct freeze_options *o, const struct spec *base, unsigned vendor,
-			 size_t *pinned)
+static int emit_packages(struct strbuf *sb, const struct freeze_options *o, const struct spec *base,
+			 const struct vendor *vendor, size_t *pinned)
 {
 	char *path = root_path(o->root, "/var/lib/dpkg/status");
 	struct dpkg_status st;
@@ -240,10 +208,10 @@ static int emit_packages(struct strbuf *sb, const struct freeze_options *o, cons
 	size_t n = 0;
 	for (size_t i = 0; i < st.count; i++)
 		if (dpkg_pkg_installed(&st.pkgs[i]) && st.pkgs[i].version[0] &&
-		    pinned_package(st.pkgs[i].name, packages_of(vendor), named))
+		    pinned_package(st.pkgs[i].name, vendor, named))
 			keep[n++] = &st.pkgs[i];
 	qsort(keep, n, sizeof(*keep), cmp_pkg);
-	sb_printf(sb, "# The %s user-mode driver packages installed in ", vendor_word(vendor));
+	sb_printf(sb, "# The %s user-mode driver packages installed in ", vendor->name);
 	escape_yaml_comment(sb, path);
 	sb_printf(sb, ",\n# pinned %s.\n",
 		  o->floor ? "as minimums (>=: a newer build passes, an older one fails)"
@@ -709,9 +677,9 @@ static int spec_freeze(int argc, char **argv)
 	if (o.root && check_root_option(o.root))
 		return EXIT_USAGE;
 	/* the vendor as gpugate check decides it, so that the same pins apply */
-	const char *vendor_name = o.vendor ? o.vendor : vendor_detect(o.root);
+	const struct vendor *vendor = o.vendor ? vendor_by_name(o.vendor) : vendor_detect_at(o.root);
+	const char *vendor_name = vendor->name;
 	const char *vendor_from = o.vendor ? "--vendor" : "detected";
-	unsigned vendor = strcmp(vendor_name, "nvidia") == 0 ? PCI_VENDOR_NVIDIA : PCI_VENDOR_INTEL;
 	struct spec base;
 	if (load_base(&o, vendor_name, &base) < 0) {
 		spec_free(&base);
@@ -755,11 +723,12 @@ static int spec_freeze(int argc, char **argv)
 		return EXIT_UNHEALTHY;
 	}
 	sb_printf(&out, "# The GPUs: %zu %s GPU%s with a bound driver and a device node (vendor %s).\n", gpus,
-		  vendor_word(vendor), gpus == 1 ? "" : "s", vendor_from);
-	sb_printf(&out, "devices:\n  vendor: %s\n  min_gpus: %zu\n", vendor_word(vendor), gpus);
+		  vendor->name, gpus == 1 ? "" : "s", vendor_from);
+	sb_printf(&out, "devices:\n  vendor: %s\n  min_gpus: %zu\n", vendor->name, gpus);
 	static const char *const dev_skip[] = { "vendor", "min_gpus", NULL };
-	static const char *const dev_skip_nvidia[] = { "vendor", "min_gpus", "by_path", "drivers", NULL };
-	emit_section_rest(&out, &base, "devices", vendor == PCI_VENDOR_NVIDIA ? dev_skip_nvidia : dev_skip);
+	/* by-path and the DRM drivers list mean nothing to a vendor that needs no by-path links */
+	static const char *const dev_skip_no_by_path[] = { "vendor", "min_gpus", "by_path", "drivers", NULL };
+	emit_section_rest(&out, &base, "devices", vendor->by_path ? dev_skip : dev_skip_no_by_path);
 	sb_puts(&out, "\n");
 	if (spec_has(&base, "system")) {
 		sb_puts(&out, "# Container posture, as in the base.\nsystem:");
@@ -811,7 +780,7 @@ static int spec_freeze(int argc, char **argv)
 	else
 		fprintf(stderr, "gpugate: spec freeze: %s: %zu package%s, %zu %s GPU%s, %zu model revision%s%s%s\n",
 			strcmp(o.output, "-") ? o.output : "standard output", pinned, pinned == 1 ? "" : "s", gpus,
-			vendor_word(vendor), gpus == 1 ? "" : "s", models, models == 1 ? "" : "s",
+			vendor->name, gpus == 1 ? "" : "s", models, models == 1 ? "" : "s",
 			folder ? ", baselines in " : "", folder ? folder : "");
 	free(folder);
 	sb_release(&out);

@@ -531,22 +531,22 @@ static void collect_dri(struct bundle *b)
 
 /* The GPUs as lib/drm_nodes.c finds them (the devices checks' scan, with
  * NVIDIA's /proc/driver/nvidia/gpus), and the PCI attributes a bug report
- * wants beside them. Sets *intel and *nvidia when such a GPU is there. */
-static void collect_gpus(struct bundle *b, struct strbuf *index, bool *intel, bool *nvidia)
+ * wants beside them. Sets seen[k] when a GPU of vendors[k] is there. */
+static void collect_gpus(struct bundle *b, struct strbuf *index, bool seen[])
 {
 	struct strbuf *out = add_member(b, "gpus.txt");
 	struct drm_scan scan;
 	drm_scan("", &scan);
-	drm_scan_add_nvidia_proc("", &scan);
+	vendor_scan_proc("", &scan, NULL);
 	if (scan.error)
 		sb_printf(out, "# %s: %s\n", scan.class_dir, strerror(scan.error));
 	for (size_t i = 0; i < scan.problem_count; i++)
 		sb_printf(out, "# %s\n", scan.problems[i]);
 	for (size_t i = 0; i < scan.count; i++) {
 		const struct drm_gpu *g = &scan.gpus[i];
-		*intel |= g->vendor == PCI_VENDOR_INTEL;
-		*nvidia |= g->vendor == PCI_VENDOR_NVIDIA;
-		const char *vendor = pci_vendor_name(g->vendor);
+		for (size_t k = 0; vendors[k]; k++)
+			seen[k] |= vendors[k] == vendor_by_pci(g->vendor);
+		const char *vendor = vendor_label(g->vendor);
 		sb_printf(out, "[%s]\n  vendor: 0x%04x%s%s\n  device: 0x%04x\n  class: 0x%06x\n  driver: %s\n", g->bdf,
 			  g->vendor, vendor ? " " : "", vendor ? vendor : "", g->device, g->class,
 			  g->driver[0] ? g->driver : "(none bound)");
@@ -554,8 +554,8 @@ static void collect_gpus(struct bundle *b, struct strbuf *index, bool *intel, bo
 			sb_printf(out, "  card: %s %u:%u\n", g->card.name, g->card.major, g->card.minor);
 		if (g->render.name[0])
 			sb_printf(out, "  render: %s %u:%u\n", g->render.name, g->render.major, g->render.minor);
-		if (g->from_nvidia_proc)
-			sb_puts(out, "  (from /proc/driver/nvidia/gpus: no sysfs entry)\n");
+		if (g->from_proc)
+			sb_printf(out, "  (from %s: no sysfs entry)\n", vendor_by_pci(g->vendor)->proc_gpus);
 		static const char *const attrs[] = { "subsystem_vendor", "subsystem_device",   "revision",
 						     "numa_node",        "current_link_speed", "current_link_width",
 						     "max_link_speed",   "max_link_width" };
@@ -849,18 +849,24 @@ static void collect_cuda(struct bundle *b, const char *gpugate, struct strbuf *i
 		sb_puts(index, "libcuda: not loaded (see cuda-probe.txt)\n");
 	json_decref(result);
 
-	struct strbuf *smi = add_member(b, "nvidia-smi.txt");
-	char *tool = find_in_path("nvidia-smi");
+	/* the vendor's own tool's full report, and its driver's /proc folder */
+	const struct vendor *v = cuda_backend.vendor;
+	static char member[64], proc_member[64]; /* add_member keeps the name; called once */
+	snprintf(member, sizeof(member), "%s.txt", v->telemetry_tool);
+	snprintf(proc_member, sizeof(proc_member), "%s-proc.txt", v->name);
+	struct strbuf *smi = add_member(b, member);
+	char *tool = find_in_path(v->telemetry_tool);
 	if (!tool) {
-		sb_puts(smi, "# nvidia-smi not found: the NVML state is in cuda-probe.txt's telemetry\n");
-		sb_puts(index, "nvidia-smi.txt: no nvidia-smi\n");
+		sb_printf(smi, "# %s not found: the %s state is in cuda-probe.txt's telemetry\n", v->telemetry_tool,
+			  v->telemetry_api);
+		sb_printf(index, "%s: no %s\n", member, v->telemetry_tool);
 	} else {
-		char *smi_argv[] = { tool, "-q", NULL };
+		char *smi_argv[] = { tool, (char *)v->bundle_tool_args, NULL };
 		struct strbuf smi_err = STRBUF_INIT;
 		rc = run_capture(smi_argv, NULL, 60, smi, &smi_err, &status);
 		if (smi_err.len)
-			sb_printf(smi, "\n# nvidia-smi said on stderr:\n%s", smi_err.buf);
-		sb_printf(index, "nvidia-smi.txt: %s -q: ", tool);
+			sb_printf(smi, "\n# %s said on stderr:\n%s", v->telemetry_tool, smi_err.buf);
+		sb_printf(index, "%s: %s %s: ", member, tool, v->bundle_tool_args);
 		if (rc < 0)
 			sb_puts(index, "could not run it\n");
 		else
@@ -868,9 +874,9 @@ static void collect_cuda(struct bundle *b, const char *gpugate, struct strbuf *i
 		sb_release(&smi_err);
 		free(tool);
 	}
-	struct strbuf *proc = add_member(b, "nvidia-proc.txt");
-	add_proc_tree(proc, "/proc/driver/nvidia", 0);
-	sb_printf(index, "nvidia-proc.txt: /proc/driver/nvidia, %zu bytes\n", proc->len);
+	struct strbuf *proc = add_member(b, proc_member);
+	add_proc_tree(proc, v->proc_dir, 0);
+	sb_printf(index, "%s: %s, %zu bytes\n", proc_member, v->proc_dir, proc->len);
 }
 
 static void collect_secrets(struct bundle *b)
@@ -1038,8 +1044,8 @@ int bundle_main(int argc, char **argv, const char *gpugate)
 	collect_environment(&b, &index);
 	collect_packages(&b, &index);
 	collect_dri(&b);
-	bool intel = false, nvidia = false;
-	collect_gpus(&b, &index, &intel, &nvidia);
+	bool seen[8] = { false };
+	collect_gpus(&b, &index, seen);
 	copy_file(&b, "mountinfo.txt", "/proc/self/mountinfo");
 	copy_file(&b, "os-release.txt", "/etc/os-release");
 	if (o.with_cmdline) /* boot options can carry secrets (an iSCSI password, a disk key): asked for only */
@@ -1049,18 +1055,35 @@ int bundle_main(int argc, char **argv, const char *gpugate)
 				: "cmdline.txt: not collected (the kernel command line: --with-cmdline adds it)\n");
 	collect_kernel_log(&b, &index);
 	bool automatic = strcmp(o.backend, "auto") == 0;
-	bool no_gpu = !intel && !nvidia;
-	if (automatic && no_gpu)
-		intel = nvidia = true; /* no GPU seen: what each runtime says about that */
-	if (automatic)
-		sb_printf(&index, "backends: %s%s%s (--backend auto: %s)\n", intel ? "level-zero" : "",
-			  intel && nvidia ? " and " : "", nvidia ? "cuda" : "",
-			  no_gpu ? "no GPU found, so both" : "the vendors of the GPUs found");
+	/* --backend auto: the backends of the vendors whose GPUs were found;
+	 * no GPU seen: every backend, for what each runtime says about that */
+	bool run[8] = { false }, no_gpu = true;
+	size_t nrun = 0;
+	for (size_t k = 0; k < 8 && backends[k]; k++)
+		for (size_t v = 0; vendors[v]; v++)
+			no_gpu &= !(seen[v] && backends[k]->vendor == vendors[v]);
+	struct strbuf names = STRBUF_INIT;
 	const struct backend *chosen = backend_named(o.backend); /* NULL: auto */
-	if (automatic ? intel : chosen == &ze_backend)
-		collect_probe_log(&b, gpugate, &index);
-	if (automatic ? nvidia : chosen == &cuda_backend)
-		collect_cuda(&b, gpugate, &index);
+	for (size_t k = 0; k < 8 && backends[k]; k++) {
+		bool found = no_gpu;
+		for (size_t v = 0; vendors[v]; v++)
+			found |= seen[v] && backends[k]->vendor == vendors[v];
+		run[k] = automatic ? found : chosen == backends[k];
+		if (run[k])
+			nrun++;
+	}
+	for (size_t k = 0, i = 0; k < 8 && backends[k]; k++)
+		if (run[k])
+			sb_printf(&names, "%s%s", i++ ? (i == nrun ? " and " : ", ") : "", backends[k]->name);
+	if (automatic)
+		sb_printf(&index, "backends: %s (--backend auto: %s)\n", names.len ? names.buf : "none",
+			  no_gpu ? "no GPU found, so both" : "the vendors of the GPUs found");
+	sb_release(&names);
+	for (size_t k = 0; k < 8 && backends[k]; k++)
+		if (run[k] && backends[k] == &ze_backend)
+			collect_probe_log(&b, gpugate, &index);
+		else if (run[k] && backends[k] == &cuda_backend)
+			collect_cuda(&b, gpugate, &index);
 	struct strbuf *idx = add_member(&b, "index.txt");
 	sb_add(idx, index.buf, index.len);
 	sb_release(&index);

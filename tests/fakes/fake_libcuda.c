@@ -10,8 +10,11 @@
  *   FAKE_CUDA_BUSY    physical GPU index whose memory another process holds:
  *                     cuMemGetInfo there reports 8 GiB free instead of 79
  *
- * CUDA_VISIBLE_DEVICES is applied as the real driver does: an empty value
- * hides every GPU, and the list stops at the first entry that is not a GPU.
+ * CUDA_VISIBLE_DEVICES is applied as the real driver does, by gpugate's own
+ * parser (src/vendor/cuda_visible.c, compiled in), which the driver's answers
+ * in tests/vectors/cuda-visible-devices.tsv decide: an empty value hides
+ * every GPU, the list stops at the first entry that is not a GPU, one GPU
+ * named twice hides all. GPU d's UUID is GPU-abababab-abab-abab-abab-ababababab<d>.
  * Device pointers are host pointers. Events read a virtual device clock that
  * only kernels advance (the copy kernel by its bytes read plus written at
  * the fake bandwidth, any other by 5 µs), so timings are deterministic.
@@ -28,6 +31,7 @@
 #include <unistd.h>
 
 #include "backend/backend.h" /* smoke_expected: the formula the host checks */
+#include "vendor/cuda_visible.h"
 
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
@@ -77,17 +81,16 @@ CUresult cuInit(unsigned flags)
 		for (int i = 0; i < physical && i < MAX_DEVICES; i++)
 			visible[visible_count++] = i;
 	} else {
-		const char *p = list;
-		while (*p && visible_count < MAX_DEVICES) {
-			char *end;
-			long v = strtol(p, &end, 10);
-			if (end == p || v < 0 || v >= physical)
-				break;
-			visible[visible_count++] = (int)v;
-			p = *end == ',' ? end + 1 : end;
-			if (*end != ',' && *end)
-				break;
+		static char uuid_text[MAX_DEVICES][48];
+		const char *uuids[MAX_DEVICES];
+		for (int i = 0; i < physical && i < MAX_DEVICES; i++) {
+			snprintf(uuid_text[i], sizeof(uuid_text[i]), "GPU-abababab-abab-abab-abab-ababababab%02x", i);
+			uuids[i] = uuid_text[i];
 		}
+		struct cuda_visible p;
+		cuda_visible_parse(list, uuids, physical < MAX_DEVICES ? (size_t)physical : MAX_DEVICES, &p);
+		for (size_t k = 0; k < p.count && visible_count < MAX_DEVICES; k++)
+			visible[visible_count++] = p.gpu[k] >= 0 ? p.gpu[k] : 0;
 	}
 	if (physical > 0 && visible_count == 0)
 		return 100; /* CUDA_ERROR_NO_DEVICE, as the driver answers */

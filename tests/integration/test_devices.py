@@ -510,8 +510,15 @@ def nvidia_gpus(root, count=4, min_gpus=1, models=None):
     ("GPU-cccc,GPU-cccc4444", 1, "fail", 0, ["names one GPU twice"]),
     ("GPU-aaaa1111,0", 0, "warn", 1, ["'0' is not a GPU- entry like the first"]),
     ("GPU-ffff", 1, "fail", 0, ["the UUID of no GPU here"]),
-    ("MIG-GPU-bbbb3333-5e2a-4b6f-9d1e-7c3a2f4e6b80/1/0", 0, "pass", 1, ["0000:39:00.0"]),
-    ("MIG-GPU-ffff/1/0", 1, "fail", 0, ["the UUID of no GPU here"]),
+    # the pre-R470 MIG form: driver 580 shows no device (tests/vectors/cuda-visible-devices.tsv)
+    ("MIG-GPU-bbbb3333-5e2a-4b6f-9d1e-7c3a2f4e6b80/1/0", 1, "fail", 0, ["MIG form of drivers before R470"]),
+    ("MIG-GPU-ffff/1/0", 1, "fail", 0, ["MIG form of drivers before R470"]),
+    # the driver's own answers (issue 28): upper case, trailing text after a
+    # full UUID, -0, and a bare GPU-
+    ("GPU-BBBB3333", 0, "pass", 1, ["0000:39:00.0"]),
+    ("GPU-bbbb3333-5e2a-4b6f-9d1e-7c3a2f4e6b80x", 0, "pass", 1, ["0000:39:00.0"]),
+    ("-0", 0, "pass", 1, ["0000:19:00.0"]),
+    ("GPU-", 1, "fail", 0, ["has no UUID after it"]),
     ("MIG-5e2a5b6f-3c1d-5a7e-9b2c-1d4e6f8a0b3c", 0, "pass", 1, ["a MIG instance"]),
 ])
 def test_cuda_visible_devices(root, value, rc, status, seen, words):

@@ -116,3 +116,43 @@ def test_no_citation_of_files_outside_the_repository():
                     continue
                 found += [f"{os.path.relpath(p, ROOT)}: {m.group(0)}" for m in outside.finditer(text)]
     assert not found, found
+
+
+VENDOR_LINT = os.path.join(ROOT, "src", "tools", "vendor_lint.py")
+
+
+def vendor_lint(src):
+    return subprocess.run(["python3", VENDOR_LINT, str(src)], capture_output=True, text=True, timeout=60)
+
+
+def test_vendor_lint_passes_on_the_tree():
+    r = vendor_lint(os.path.join(ROOT, "src"))
+    assert r.returncode == 0, r.stdout
+
+
+@pytest.mark.parametrize("code,what", [
+    ("int f(unsigned v) { return v == 0x10de; }\n", "PCI vendor id 0x10de"),
+    ("int f(unsigned v) { return v == 0x8086u; }\n", "PCI vendor id 0x8086"),  # with a suffix
+    ("int f(int v) { return v == 32902; }\n", "PCI vendor id 32902"),
+    ("#include <string.h>\nint f(const char *v) { return strcmp(v, \"nvidia\") == 0; }\n",
+     "compares a string with \"nvidia\""),
+    ("#include <strings.h>\nint f(const char *v) { return !strcasecmp(v, \"Level-Zero\"); }\n",
+     "compares a string with \"Level-Zero\""),
+    ("const char *id = \"0x8086\";\n", "PCI vendor id as a string"),
+])
+def test_vendor_lint_fails_outside_the_vendor_layer(tmp_path, code, what):
+    (tmp_path / "checks").mkdir()
+    (tmp_path / "checks" / "x.c").write_text(code)
+    r = vendor_lint(tmp_path)
+    assert r.returncode == 1 and what in r.stdout and "checks/x.c:" in r.stdout, r.stdout
+    # the same file inside src/vendor/ is the vendor layer's own business
+    (tmp_path / "vendor").mkdir()
+    (tmp_path / "checks" / "x.c").rename(tmp_path / "vendor" / "x.c")
+    assert vendor_lint(tmp_path).returncode == 0
+
+
+def test_vendor_lint_ignores_comments_and_help_text(tmp_path):
+    (tmp_path / "x.c").write_text('/* 0x8086 is Intel; strcmp(v, "intel") */\n'
+                                  'const char *help = "a PCI vendor id such as 0x8086, or strcmp(x, \\"cuda\\")";\n')
+    r = vendor_lint(tmp_path)
+    assert r.returncode == 0, r.stdout
