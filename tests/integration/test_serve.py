@@ -408,7 +408,10 @@ def test_load_and_abuse(tmp_path):
         burst(50, 20)  # 1,000 requests from 50 concurrent clients
         took = time.monotonic() - t0
         after = rss_kib(pid)
-        assert after - before < 1024, f"RSS grew {after - before} KiB over 1,000 requests"
+        with open(f"/proc/{pid}/maps") as f:
+            sanitized = "libasan" in f.read()
+        # ASan's quarantine holds freed memory back by design: RSS says nothing there
+        assert sanitized or after - before < 1024, f"RSS grew {after - before} KiB over 1,000 requests"
 
         # the check loop kept its pace: runs went on, none past its deadline
         wait_for("a run after the load", lambda: json.loads(serve.get("/report.json")[1])["timestamp"] != runs_before,
