@@ -458,3 +458,17 @@ def test_load_and_abuse(tmp_path):
     finally:
         took = serve.stop()
     assert serve.proc.returncode == 0 and took < 1.0, (took, serve.logtext())
+
+
+def needed(path):
+    p = subprocess.run(["objdump", "-p", path], capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0, p.stderr
+    return re.findall(r"^\s*NEEDED\s+(\S+)", p.stdout, re.M)
+
+
+def test_check_path_loads_no_http_library():
+    """The HEALTHCHECK binary stays as cheap to start as before serve: the
+    HTTP library is gpugate-serve's alone (measured: tests/bench/RESULTS.md)."""
+    serve = os.path.join(os.path.dirname(GPUGATE), "gpugate-serve")
+    assert not [n for n in needed(GPUGATE) if "microhttpd" in n], needed(GPUGATE)
+    assert [n for n in needed(serve) if n.startswith("libmicrohttpd.so")], needed(serve)
