@@ -387,6 +387,7 @@ $(BUILD)/tests/hold_memory: tests/device/hold_memory.c
 install: $(BUILD)/gpugate $(BUILD)/gpugate-provision $(BUILD)/gpugate-serve
 	install -D -m 0755 $(BUILD)/gpugate $(DESTDIR)$(PREFIX)/bin/gpugate
 	install -D -m 0755 $(BUILD)/gpugate-provision $(DESTDIR)$(PREFIX)/libexec/gpugate/gpugate-provision
+	install -D -m 0755 $(BUILD)/gpugate-serve $(DESTDIR)$(PREFIX)/libexec/gpugate/gpugate-serve
 	install -D -m 0644 checks/report.schema.json $(DESTDIR)$(PREFIX)/share/gpugate/report.schema.json
 	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/gpugate/fleet images/fleet/npd-gpugate.json images/fleet/daemonset.yaml \
 		images/fleet/gate-pod.yaml

@@ -39,7 +39,7 @@ static const char usage_text[] =
 	"       gpugate bundle -o FILE.tar.gz|-   diagnostics for a bug report\n"
 	"       gpugate spec freeze [-o FILE] ...     a spec pinning this machine's GPU stack\n"
 	"       gpugate diff OLD.json NEW.json        what changed between two JSON reports\n"
-	"       gpugate serve [--listen ADDR:PORT] [--interval DURATION] [check options]   checks every interval, served over HTTP\n"
+	"       gpugate serve [--listen ADDR:PORT] [--interval D] ...  the checks every interval, over HTTP\n"
 	"       gpugate --version | --help\n"
 	"\n"
 	"check options:\n"

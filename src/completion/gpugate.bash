@@ -31,9 +31,9 @@ _gpugate()
 	local cmd=check sub="" i
 	for ((i = 1; i < cword; i++)); do
 		case ${words[i]} in
-		check | list | hf | stack | bundle | spec | diff)
+		check | list | hf | stack | bundle | spec | diff | serve)
 			cmd=${words[i]}
-			[[ $cmd == check ]] || {
+			[[ $cmd == check || $cmd == serve ]] || {
 				[[ $((i + 1)) -lt $cword ]] && sub=${words[i + 1]}
 			}
 			break
@@ -110,7 +110,7 @@ _gpugate()
 		_filedir -d
 		return
 		;;
-	--deadline | --nfd-prefix | --jobs | --timeout | --idle-timeout | --tolerance)
+	--deadline | --nfd-prefix | --jobs | --timeout | --idle-timeout | --tolerance | --listen | --interval)
 		return # a value only the user knows
 		;;
 	esac
@@ -127,7 +127,12 @@ _gpugate()
 		opts="--profile --spec --vendor --root --format --report --deadline --only --skip
 		      --quiet --verbose --color= --nfd-prefix --no-sandbox --help --version"
 		# the first word may also be a subcommand
-		[[ $cword -eq 1 ]] && words_here="check list hf stack bundle spec diff"
+		[[ $cword -eq 1 ]] && words_here="check list hf stack bundle spec diff serve"
+		;;
+	serve)
+		# its own two options, then those of check, which it runs
+		opts="--listen --interval --profile --spec --vendor --root --report --deadline --only --skip
+		      --nfd-prefix --no-sandbox --help"
 		;;
 	list)
 		opts="--spec-keys"

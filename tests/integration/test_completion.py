@@ -76,7 +76,7 @@ def check_ids():
 
 
 def test_subcommands(share):
-    assert complete(share, "gpugate ") == ["check", "list", "hf", "stack", "bundle", "spec", "diff"]
+    assert complete(share, "gpugate ") == ["check", "list", "hf", "stack", "bundle", "spec", "diff", "serve"]
     assert complete(share, "gpugate h") == ["hf"]
     assert complete(share, "gpugate hf ") == ["where", "scan", "verify", "fetch"]
     assert complete(share, "gpugate stack ") == ["fetch", "verify"]
@@ -97,6 +97,9 @@ def test_options(share):
     assert complete(share, "gpugate --vendor ") == ["intel", "nvidia"]
     assert complete(share, "gpugate --color=al") == ["always"]
     assert complete(share, "gpugate --report ju") == ["junit:"]
+    assert complete(share, "gpugate serve --li") == ["--listen"]
+    assert "--interval" in complete(share, "gpugate serve --") and "--spec" in complete(share, "gpugate serve --")
+    assert complete(share, "gpugate serve --profile ") == ["healthcheck", "ci", "validate"]
 
 
 def test_profiles_come_from_gpugate_list(share, tmp_path):

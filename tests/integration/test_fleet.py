@@ -441,3 +441,23 @@ def test_gate_pod_checks_the_pods_own_gpus_and_volume():
     hf = [n for n, p in gate_mounts.items() if p == env["HF_HOME"]]
     assert hf and work_mounts[hf[0]] == env["HF_HOME"] and "persistentVolumeClaim" in volumes[hf[0]]
     assert spec["securityContext"]["runAsNonRoot"] is True
+
+
+def test_fleet_md_apply_command_gives_a_valid_daemonset():
+    """The sed line images/FLEET.md gives operators, run as written (kubectl
+    apply replaced by reading what it would get): the image and the render
+    gid are substituted and the manifest still validates."""
+    import jsonschema
+    import yaml
+    text = open(os.path.join(REPO, "images", "FLEET.md")).read()
+    m = re.search(r'^(sed "[^\n]*\\\n[^\n]*)\| kubectl apply -f -$', text, re.M)
+    assert m, "the sed | kubectl apply command is not in images/FLEET.md"
+    env = dict(os.environ, IMAGE="registry.test/gpugate:1.2.3", RENDER_GID="109")
+    p = subprocess.run(["sh", "-c", m.group(1)], cwd=REPO, capture_output=True, text=True, env=env, timeout=30)
+    assert p.returncode == 0, p.stderr
+    ds = yaml.safe_load(p.stdout)
+    pod = ds["spec"]["template"]["spec"]
+    assert {c["image"] for c in pod["containers"] + pod["initContainers"]} == {"registry.test/gpugate:1.2.3"}
+    assert pod["securityContext"]["supplementalGroups"] == [109]
+    with open(DAEMONSET_SCHEMA) as f:
+        assert not list(jsonschema.Draft7Validator(json.load(f)).iter_errors(ds))

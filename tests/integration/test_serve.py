@@ -368,8 +368,9 @@ def raw(port, data, wait=5.0):
 
 def test_load_and_abuse(tmp_path):
     root, spec, fault = fixture(tmp_path)
-    # each probe spends 1.5 s in a slow zeInit and runs follow each other: requests land while checks run
-    fault.write_text("slow_init:1500\n")
+    # each probe spends 0.5 s in a slow zeInit (a run ~2 s, longer than the
+    # interval, so runs follow each other): requests land while checks run
+    fault.write_text("slow_init:500\n")
     serve = Serve(tmp_path, "--spec", spec, "--root", str(root), "--deadline", "10", fault_file=fault)
     try:
         pid = serve.proc.pid
@@ -408,19 +409,23 @@ def test_load_and_abuse(tmp_path):
         burst(50, 20)  # 1,000 requests from 50 concurrent clients
         took = time.monotonic() - t0
         after = rss_kib(pid)
-        assert after - before < 1024, f"RSS grew {after - before} KiB over 1,000 requests"
+        with open(f"/proc/{pid}/maps") as f:
+            sanitized = "libasan" in f.read()
+        # ASan's quarantine holds freed memory back by design: RSS says nothing there
+        assert sanitized or after - before < 1024, f"RSS grew {after - before} KiB over 1,000 requests"
 
         # the check loop kept its pace: runs went on, none past its deadline
         wait_for("a run after the load", lambda: json.loads(serve.get("/report.json")[1])["timestamp"] != runs_before,
                  timeout=15)
         report = json.loads(serve.get("/report.json")[1])
         assert report["timestamp"] != runs_before
-        assert report["verdict"] == "pass" and 1500 < report["duration_ms"] < 10000, report["duration_ms"]
+        assert report["verdict"] == "pass" and 500 < report["duration_ms"] < 10000, report["duration_ms"]
         metrics = serve.get("/metrics")[1]
         assert re.search(r'^gpugate_serve_runs_total\{result="killed"\} 0$', metrics, re.M), metrics
         assert re.search(r'^gpugate_serve_runs_total\{result="error"\} 0$', metrics, re.M), metrics
 
         # abuse: each is closed, and the next scrape still works
+        before_abuse = report["timestamp"]
         port = serve.port
         slow = []
         for _ in range(10):  # slowloris: a request that never ends
@@ -451,7 +456,25 @@ def test_load_and_abuse(tmp_path):
         well_formed("/metrics", status, body, headers)
         promtool_ok(body)
         assert serve.proc.poll() is None
+        # the loop went on: a new run, on time and healthy
+        later = wait_for("a run after the abuse", lambda: (lambda r: r["timestamp"] != before_abuse and r)(
+            json.loads(serve.get("/report.json")[1])), timeout=15)
+        assert later["verdict"] == "pass" and later["duration_ms"] < 10000, later["duration_ms"]
         print(f"1,000 requests from 50 clients in {took:.2f} s; RSS {before} -> {after} KiB")
     finally:
         took = serve.stop()
     assert serve.proc.returncode == 0 and took < 1.0, (took, serve.logtext())
+
+
+def needed(path):
+    p = subprocess.run(["objdump", "-p", path], capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0, p.stderr
+    return re.findall(r"^\s*NEEDED\s+(\S+)", p.stdout, re.M)
+
+
+def test_check_path_loads_no_http_library():
+    """The HEALTHCHECK binary stays as cheap to start as before serve: the
+    HTTP library is gpugate-serve's alone (measured: tests/bench/RESULTS.md)."""
+    serve = os.path.join(os.path.dirname(GPUGATE), "gpugate-serve")
+    assert not [n for n in needed(GPUGATE) if "microhttpd" in n], needed(GPUGATE)
+    assert [n for n in needed(serve) if n.startswith("libmicrohttpd.so")], needed(serve)
