@@ -16,7 +16,7 @@ static const struct ze_error_text ze_errors[] = {
 	{ ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY, "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY",
 	  "the GPU is out of memory: other processes hold it (check with xpu-smi or intel_gpu_top) or the container's limit is too small" },
 	{ ZE_RESULT_ERROR_MODULE_BUILD_FAILURE, "ZE_RESULT_ERROR_MODULE_BUILD_FAILURE",
-	  "the driver could not compile the SPIR-V module: the graphics compiler (intel-igc-core-2) is missing or does not match the driver" },
+	  "the driver could not compile the SPIR-V module: the graphics compiler (libigc2, or intel-igc-core-2 from Intel's release .debs) is missing or does not match the driver" },
 	{ ZE_RESULT_ERROR_MODULE_LINK_FAILURE, "ZE_RESULT_ERROR_MODULE_LINK_FAILURE",
 	  "the driver could not link the module" },
 	{ ZE_RESULT_ERROR_INSUFFICIENT_PERMISSIONS, "ZE_RESULT_ERROR_INSUFFICIENT_PERMISSIONS",

@@ -10,7 +10,7 @@ const char *const ze_loader_packages[] = { "libze1",
 					   "intel-level-zero-gpu",
 					   "intel-opencl-icd",
 					   "level-zero",
-					   "libze-intel-gpu-legacy1",
+					   "libze-intel-gpu-legacy1-1",
 					   NULL };
 
 /* By a part of the ze_result_t name (ze_errors.c lists them). */
@@ -23,7 +23,7 @@ const struct backend_remedy ze_remedies[] = {
 	  "free GPU memory: stop the other processes on the GPU (xpu-smi ps, intel_gpu_top) or lower their share" },
 	{ "DEVICE_LOST", "the GPU was lost: read the kernel log (dmesg) for GPU HANG / GuC errors and reset the GPU" },
 	{ "MODULE_BUILD",
-	  "install the graphics compiler matching the driver: apt-get install intel-igc-core-2 intel-igc-opencl-2" },
+	  "install the graphics compiler matching the driver: apt-get install libigc2 libigdfcl2 (Debian, Ubuntu, the Intel graphics PPA; intel-igc-core-2 intel-igc-opencl-2 from Intel's release .debs)" },
 	{ NULL, NULL },
 };
 

@@ -49,6 +49,7 @@ static char **field_slot(struct deb_control *c, const char *name, size_t len)
 		{ "Architecture", offsetof(struct deb_control, architecture) },
 		{ "Depends", offsetof(struct deb_control, depends) },
 		{ "Pre-Depends", offsetof(struct deb_control, pre_depends) },
+		{ "Provides", offsetof(struct deb_control, provides) },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(map); i++)
 		if (strlen(map[i].name) == len && strncasecmp(name, map[i].name, len) == 0)
@@ -197,7 +198,7 @@ int deb_parse_control(const char *text, size_t len, struct deb_control *c, char 
 		return control_error(err, n, 0, "Version '%.100s': %s", c->version, why);
 	}
 	/* one line each in messages and manifests: continuations joined by a space */
-	char **multi[] = { &c->depends, &c->pre_depends, &c->architecture };
+	char **multi[] = { &c->depends, &c->pre_depends, &c->provides, &c->architecture };
 	for (size_t i = 0; i < ARRAY_SIZE(multi); i++)
 		for (char *q = *multi[i]; q && *q; q++)
 			if (*q == '\n')
@@ -418,5 +419,6 @@ void deb_control_free(struct deb_control *c)
 	free(c->architecture);
 	free(c->depends);
 	free(c->pre_depends);
+	free(c->provides);
 	memset(c, 0, sizeof(*c));
 }

@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 struct deb_control {
-	char *package, *version, *architecture, *depends, *pre_depends; /* NULL when absent */
+	char *package, *version, *architecture, *depends, *pre_depends, *provides; /* NULL when absent */
 };
 
 /* Returns 0, or -1 with err naming the file and what is wrong with it. */

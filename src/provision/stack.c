@@ -12,6 +12,7 @@
 #include "deb.h"
 #include "download.h"
 #include "lib/debrelation.h"
+#include "lib/dpkg_status.h"
 #include "lib/safe_io.h"
 #include "lib/util.h"
 #include "manifest.h"
@@ -32,10 +33,25 @@ static bool arch_ok(const char *want, const char *have)
 	return strcmp(want, have) == 0 || strcmp(have, "all") == 0;
 }
 
+/* Does a stack package Provide name? Only for an unversioned relation: a
+ * versioned one is met by a versioned Provides alone (dpkg's
+ * deppossi_pkg_iter over provides), which this leaves to system_packages. */
+static bool stack_provides(const struct manifest *m, const struct deb_control *all, const bool *have,
+			   const struct rel_alt *alt)
+{
+	for (size_t i = 0; i < m->count && !alt->version; i++)
+		if (have[i] && all[i].provides &&
+		    dpkg_provides_names(all[i].provides, strlen(all[i].provides), alt->name))
+			return true;
+	return false;
+}
+
 /* One "Depends" field: every relation naming a stack package must be met
- * inside the stack; others must be in system_packages when that is listed. */
-static int check_depends(const struct manifest *m, const struct deb_control *ctl, const char *field, const char *text,
-			 const char *file)
+ * inside the stack (by the package or, unversioned, by what a stack package
+ * Provides: Debian's libigc2 Provides the libigc2+llvm16 intel-opencl-icd
+ * Depends on); others must be in system_packages when that is listed. */
+static int check_depends(const struct manifest *m, const struct deb_control *all, const bool *have,
+			 const struct deb_control *ctl, const char *field, const char *text, const char *file)
 {
 	if (!text)
 		return 0;
@@ -61,6 +77,8 @@ static int check_depends(const struct manifest *m, const struct deb_control *ctl
 				if (rel_op_holds(alt->op, m->pkgs[i].version, alt->version ? alt->version : ""))
 					met = true;
 			}
+			if (stack_provides(m, all, have, alt))
+				names_stack = met = true;
 			for (size_t i = 0; i < m->n_system; i++)
 				system = system || strcmp(m->system_packages[i], alt->name) == 0;
 		}
@@ -128,13 +146,14 @@ static int verify(const struct manifest *m, const char *dir)
 		}
 		free(path);
 	}
-	for (size_t i = 0; i < m->count; i++) {
+	for (size_t i = 0; i < m->count; i++)
 		if (have[i]) {
-			failed += check_depends(m, &ctl[i], "Pre-Depends", ctl[i].pre_depends, m->pkgs[i].filename);
-			failed += check_depends(m, &ctl[i], "Depends", ctl[i].depends, m->pkgs[i].filename);
+			failed += check_depends(m, ctl, have, &ctl[i], "Pre-Depends", ctl[i].pre_depends,
+						m->pkgs[i].filename);
+			failed += check_depends(m, ctl, have, &ctl[i], "Depends", ctl[i].depends, m->pkgs[i].filename);
 		}
+	for (size_t i = 0; i < m->count; i++)
 		deb_control_free(&ctl[i]);
-	}
 	free(ctl);
 	free(have);
 	printf("%s: %zu packages, %s\n", m->stack, m->count,

@@ -37,7 +37,8 @@ import debian_archive  # noqa: E402
 
 CACHE_DIR = REPO / "build" / "rootfs-cache"
 SUITE = "bookworm"  # Debian 12, the default suite
-# The Intel GPU stack as Debian sid ships it (shared/research/real-judges.md):
+# The Intel GPU stack as Debian sid ships it (its Packages index, cited in
+# checks/vendor/intel.yaml):
 # the Level Zero loader, the Intel Level Zero driver, the OpenCL ICD, the
 # graphics compiler and gmmlib.
 INTEL_STACK_PACKAGES = ("libze1", "libze-intel-gpu1", "intel-opencl-icd", "libigc2", "libigdgmm12")

@@ -11,7 +11,7 @@ GPUGATE = os.environ.get("GPUGATE", os.path.join(os.path.dirname(__file__), "../
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../..")
 
 
-def build_deb(tmp, name, version, comp, depends=None, arch="amd64"):
+def build_deb(tmp, name, version, comp, depends=None, arch="amd64", provides=None):
     d = tmp / ("src-%s" % name)
     (d / "DEBIAN").mkdir(parents=True)
     (d / "usr/share/doc" / name).mkdir(parents=True)
@@ -20,6 +20,8 @@ def build_deb(tmp, name, version, comp, depends=None, arch="amd64"):
               "Description: test package\n continued line\n" % (name, version, arch)
     if depends:
         control += "Depends: %s\n" % depends
+    if provides:
+        control += "Provides: %s\n" % provides
     (d / "DEBIAN/control").write_text(control)
     out = tmp / ("%s_%s_%s.deb" % (name, version, arch))
     subprocess.run(["dpkg-deb", "--root-owner-group", "-Z" + comp, "--build", str(d), str(out)],
@@ -115,6 +117,23 @@ def test_missing_and_unmet_dependency(tmp_path, hub, debs):
     r = gg("stack", "verify", "--manifest", str(m), str(tmp_path / "out"))
     assert r.returncode == 1
     assert "igc-core Depends 'libgmm (>= 22.3)' is not met: the stack has libgmm 22.2.9" in r.stdout
+
+
+def test_a_virtual_package_a_stack_package_provides(tmp_path, hub):
+    # Debian's intel-opencl-icd Depends on libigc2+llvm16, which libigc2
+    # Provides: met inside the stack, unversioned; a versioned relation on a
+    # virtual name needs a versioned Provides, so it stays with system_packages.
+    made = [build_deb(tmp_path, "igc", "2.40.14-1", "xz", provides="igc+llvm16"),
+            build_deb(tmp_path, "icd", "26.27-1", "gzip", "igc (>= 2.40), igc+llvm16, libc6")]
+    for f in made:
+        hub.static["/rel/" + f.name] = f.read_bytes()
+    r = gg("stack", "fetch", "--manifest", str(manifest(tmp_path, hub, made)), "--dest", str(tmp_path / "out"))
+    assert r.returncode == 0 and "all verified" in r.stdout, r.stdout + r.stderr
+    made[1] = build_deb(tmp_path / "v", "icd", "26.27-1", "gzip", "igc+llvm16 (>= 1)") \
+        if (tmp_path / "v").mkdir() is None else None
+    hub.static["/rel/" + made[1].name] = made[1].read_bytes()
+    r = gg("stack", "fetch", "--manifest", str(manifest(tmp_path, hub, made)), "--dest", str(tmp_path / "out2"))
+    assert r.returncode == 1 and "'igc+llvm16 (>= 1)': neither in the stack nor in system_packages" in r.stdout, r
 
 
 def test_unpinned_refused_unless_allowed(tmp_path, hub, debs):

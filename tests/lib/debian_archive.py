@@ -9,9 +9,11 @@ sid's Release can carry a Valid-Until already past on a mirror, so apt runs
 with Acquire::Check-Valid-Until=false; the archive's signature is still
 checked (Debian's keyring)."""
 import glob
+import hashlib
 import os
 import re
 import subprocess
+import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -97,8 +99,10 @@ class Archive:
         self.suite = suite
         self.mirror = (mirror or debian_mirror()).rstrip("/")
         self.arch = arch or native_arch()
-        self.dir = CACHE / f"{suite}-{self.arch}"
+        key = hashlib.sha256(self.mirror.encode()).hexdigest()[:8]  # lists are per mirror
+        self.dir = CACHE / f"{suite}-{self.arch}-{key}"
         self.debs = self.dir / "debs"
+        self._index = None
         for sub in ("etc/apt.conf.d", "etc/preferences.d", "etc/sources.list.d", "state/lists/partial",
                     "cache/archives/partial", "debs"):
             (self.dir / sub).mkdir(parents=True, exist_ok=True)
@@ -137,7 +141,10 @@ class Archive:
                                f"{r.stdout[-2000:]}{r.stderr[-2000:]}")
 
     def index(self):
-        """name -> the Packages stanza of its newest version in the suite."""
+        """name -> the Packages stanza of its newest version in the suite
+        (read once per Archive)."""
+        if self._index is not None:
+            return self._index
         self.update()
         out = {}
         for path in self._packages_files():
@@ -149,6 +156,7 @@ class Archive:
                                                    out[name]["Version"]]).returncode == 0:
                     continue
                 out[name] = st
+        self._index = out
         return out
 
     def url(self, stanza):
@@ -212,3 +220,46 @@ def write_dpkg_db(root, controls):
 def dpkg_query(admin, *args):
     """The real dpkg reading the database (it refuses one it cannot parse)."""
     return subprocess.run(["dpkg-query", f"--admindir={admin}", *args], capture_output=True, text=True)
+
+
+def relation_names(text):
+    """Package names of a Depends field (every alternative, no versions)."""
+    out = []
+    for rel in (text or "").split(","):
+        for alt in rel.split("|"):
+            name = alt.strip().split(" ")[0].split("(")[0].split(":")[0]
+            if name:
+                out.append(name)
+    return out
+
+
+def manifest(archive, names, stack, header_comment=""):
+    """A `gpugate stack` manifest (src/provision/manifest.c) for the
+    suite's version of each name: each .deb's URL in the archive's pool and
+    its sha256, both from the Packages index apt verified against the signed
+    Release. system_packages: what their Depends name outside the stack
+    (less what the stack's packages Provide)."""
+    idx = archive.index()
+    lines = [header_comment.rstrip("\n")] if header_comment else []
+    lines += [f"stack: {stack}",
+              f"source: \"{archive.mirror} {archive.suite} main, its Packages index (Filename, SHA256)\"",
+              f"architecture: {archive.arch}"]
+    outside = set()
+    for name in names:
+        outside.update(relation_names(idx[name].get("Depends")) + relation_names(idx[name].get("Pre-Depends")))
+    provided = {p for name in names for p in relation_names(idx[name].get("Provides"))}
+    outside -= set(names) | provided
+    lines.append("system_packages: [" + ", ".join(sorted(outside)) + "]")
+    lines.append("packages:")
+    for name in names:
+        st = idx[name]
+        lines += [f"  - package: {name}", f"    version: \"{st['Version']}\"", f"    url: {archive.url(st)}",
+                  f"    sha256: {st['SHA256']}"]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    # python3 tests/lib/debian_archive.py SUITE STACK-NAME PACKAGE...: prints
+    # the manifest of those packages (how images/stacks/debian-*.yaml is made).
+    a = Archive(sys.argv[1])
+    sys.stdout.write(manifest(a, sys.argv[3:], sys.argv[2]))
