@@ -1,7 +1,8 @@
 """A real Docker engine for the container tests: Debian's dockerd, started
 and stopped by the test (by the pid in its pidfile), everything it keeps
 under build/docker/ and nothing on the host's network (no iptables, no
-bridge, no IP forwarding or masquerading: shared/research/real-judges.md).
+bridge, no IP forwarding or masquerading; the options are dockerd's, see
+`dockerd --help` and docs.docker.com/reference/cli/dockerd/).
 
 - Engine: `dockerd --data-root build/docker/data --exec-root EXEC --pidfile
   build/docker/dockerd.pid --host unix://build/docker/docker.sock
