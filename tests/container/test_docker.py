@@ -182,7 +182,7 @@ def docker_images(engine, gpu, tmp_path_factory):
     engine.import_tarball(intel, "gpugate-test/debian-sid-intel-stack")
     multiarch = subprocess.run(["gcc", "-print-multiarch"], capture_output=True, text=True,
                                check=True).stdout.strip()
-    out = {}
+    texts = {}
     for name in ("xpu", "cuda"):
         path = REPO / "images" / f"{name}.Dockerfile"
         stack = [s for s in dockerfile.stages(dockerfile.parse(path.read_text()))
@@ -193,10 +193,14 @@ def docker_images(engine, gpu, tmp_path_factory):
                                     {f"/usr/lib/{multiarch}/libze_fake.so": TEST_DRIVER}, scratch)
         else:
             standin = build_standin(engine, name, "debian:12", [images.debian_name(p) for p in wanted], {}, scratch)
-        text, replaced = stack_stage_replaced(path, standin)
+        texts[name], replaced = stack_stage_replaced(path, standin)
         print(f"{name}: the stack stage's base {replaced} cannot be had here; built on {standin}")
-        ctx = docker_engine.context_tar(scratch / f"{name}-context.tar",
-                                        {f".gpugate-test/{name}.Dockerfile": text})
+    # One context for both images, so that their identical builder stages
+    # (COPY . . of the same files) share the cached layers.
+    ctx = docker_engine.context_tar(scratch / "context.tar",
+                                    {f".gpugate-test/{n}.Dockerfile": t for n, t in texts.items()})
+    out = {}
+    for name in ("xpu", "cuda"):
         if name == "xpu":  # the README's own build line
             line = on_fixtures(readme_command("docker build "), gpu)
             assert " -f images/xpu.Dockerfile " in line and line.endswith(" -t gpugate-xpu ."), line
