@@ -89,3 +89,38 @@ def image_from_config(root, config, fix):
         (fix / d).mkdir(parents=True, exist_ok=True)
     return {"root": root, "fix": fix, "uid": pw[2], "gid": pw[3], "groups": gids, "named_groups": named,
             "user": pw[0], "env": env, "workdir": config.get("WorkingDir") or "/", "hf_target": hf_target}
+
+
+PCI = "0000:03:00.0"  # an Arc A770 behind a root port, as on a real host
+
+
+def sysfs_tree(sys_dir):
+    """sysfs for one Intel GPU at PCI, driver i915, card0 and renderD128."""
+    dev = sys_dir / "devices" / "pci0000:00" / "0000:00:01.0" / PCI
+    attrs = {"vendor": "0x8086", "device": "0x56a0", "subsystem_vendor": "0x8086",
+             "subsystem_device": "0x1020", "class": "0x030000", "revision": "0x08",
+             "numa_node": "-1", "enable": "1", "local_cpulist": "0-1",
+             "uevent": f"DRIVER=i915\nPCI_CLASS=30000\nPCI_ID=8086:56A0\nPCI_SUBSYS_ID=8086:1020\n"
+                       f"PCI_SLOT_NAME={PCI}\nMODALIAS=pci:v00008086d000056A0sv00008086sd00001020bc03sc00i00"}
+    dev.mkdir(parents=True)
+    for name, value in attrs.items():
+        (dev / name).write_text(value + "\n")
+    drivers = sys_dir / "bus" / "pci" / "drivers" / "i915"
+    drivers.mkdir(parents=True)
+    (drivers / PCI).symlink_to(f"../../../../devices/pci0000:00/0000:00:01.0/{PCI}")
+    (dev / "driver").symlink_to("../../../../bus/pci/drivers/i915")
+    (dev / "subsystem").symlink_to("../../../../bus/pci")
+    (sys_dir / "bus" / "pci" / "devices").mkdir()
+    (sys_dir / "bus" / "pci" / "devices" / PCI).symlink_to(f"../../../devices/pci0000:00/0000:00:01.0/{PCI}")
+    (sys_dir / "class" / "drm").mkdir(parents=True)
+    (sys_dir / "dev" / "char").mkdir(parents=True)
+    for node, minor in (("card0", 0), ("renderD128", 128)):
+        d = dev / "drm" / node
+        d.mkdir(parents=True)
+        (d / "dev").write_text(f"226:{minor}\n")
+        (d / "uevent").write_text(f"MAJOR=226\nMINOR={minor}\nDEVNAME=dri/{node}\nDEVTYPE=drm_minor\n")
+        (d / "device").symlink_to("../../../" + PCI)
+        (d / "subsystem").symlink_to("../../../../../../../class/drm")
+        (sys_dir / "class" / "drm" / node).symlink_to(f"../../devices/pci0000:00/0000:00:01.0/{PCI}/drm/{node}")
+        (sys_dir / "dev" / "char" / f"226:{minor}").symlink_to(
+            f"../../devices/pci0000:00/0000:00:01.0/{PCI}/drm/{node}")
