@@ -154,7 +154,9 @@ int http_retry_wait(int attempt, double backoff, double retry_after, double dead
 	}
 	*wait = w;
 	double left = deadline > 0 ? deadline - monotonic_seconds() : 0;
-	if (deadline > 0 && w >= left) {
+	/* a server that asks for longer than the time left cannot be honoured:
+	 * said at once, rather than after a capped wait that it would refuse */
+	if (deadline > 0 && (w >= left || retry_after >= left)) {
 		if (retry_after > 0 && retry_after >= left)
 			snprintf(
 				note, note_size,

@@ -65,9 +65,10 @@ double http_retry_after_seconds(const char *value);
 /* The wait before the attempt after attempt (0: the first): the backoff
  * (backoff * 2^attempt, at most 30 s), or the server's Retry-After when it
  * asks for longer, at most HTTP_RETRY_AFTER_MAX. Returns 0 with *wait and
- * note (a words on a Retry-After, or ""), or -1 when the wait would pass
- * deadline (monotonic; 0: none), with note saying so and what the server
- * asked for. One policy for the hub's requests and the downloads. */
+ * note (words on a Retry-After, or ""), or -1 when the wait, or what the
+ * server asked for, would pass deadline (monotonic; 0: none), with note
+ * saying so and what the server asked for. One policy for the hub's
+ * requests and the downloads. */
 int http_retry_wait(int attempt, double backoff, double retry_after, double deadline, double *wait, char *note,
 		    size_t note_size);
 
