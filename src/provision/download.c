@@ -427,10 +427,7 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
 		if (sscanf(value, "bytes %lld-", &start) == 1)
 			s->range_start = start;
 	} else if (strcasecmp(line, "Retry-After") == 0) {
-		char *end;
-		double v = strtod(value, &end);
-		if (end != value && v > 0)
-			s->retry_after = v < 60 ? v : 60;
+		s->retry_after = http_retry_after_seconds(value); /* capped by http_retry_wait */
 	} else if (strcasecmp(line, "X-Error-Code") == 0 || strcasecmp(line, "X-Error-Message") == 0) {
 		size_t used = strlen(s->xerror);
 		snprintf(s->xerror + used, sizeof(s->xerror) - used, "%s%s", used ? ": " : "", value);
@@ -677,23 +674,28 @@ static void complete(struct dl_job *job)
 	finish_job(job, true);
 }
 
-static void schedule_retry(struct dl_job *job, const struct dl_options *o, const char *why)
+/* Another attempt after why, when rc (CURLE_OK for an HTTP status) allows
+ * one (http_retry_allowed) and the wait (http_retry_wait: the backoff or
+ * the server's Retry-After) ends before the overall timeout. */
+static void schedule_retry(struct dl_job *job, const struct dl_options *o, const char *why, CURLcode rc)
 {
 	struct dl_state *s = job->state;
-	if (s->attempt >= o->retries) {
-		snprintf(job->error, sizeof(job->error), "%s (gave up after %d attempts)", why, s->attempt + 1);
+	if (!http_retry_allowed(rc, s->attempt, o->retries)) {
+		snprintf(job->error, sizeof(job->error), "%s (gave up after %d attempt%s)", why, s->attempt + 1,
+			 s->attempt ? "s" : "");
 		finish_job(job, false);
 		return;
 	}
-	double wait = o->backoff * pow(2, s->attempt);
-	if (wait > 30)
-		wait = 30;
-	if (s->retry_after > wait)
-		wait = s->retry_after;
-	if (o->deadline > 0 && monotonic_seconds() + wait >= o->deadline) {
-		deadline_passed(job, o);
-		snprintf(job->error + strlen(job->error), sizeof(job->error) - strlen(job->error),
-			 " (last attempt: %s)", why);
+	double wait;
+	char note[200];
+	if (http_retry_wait(s->attempt, o->backoff, s->retry_after, o->deadline, &wait, note, sizeof(note)) < 0) {
+		if (s->retry_after > 0 && strstr(note, "Retry-After"))
+			snprintf(job->error, sizeof(job->error), "%s (last attempt: %s)", note, why);
+		else {
+			deadline_passed(job, o);
+			snprintf(job->error + strlen(job->error), sizeof(job->error) - strlen(job->error),
+				 " (last attempt: %s)", why);
+		}
 		finish_job(job, false);
 		return;
 	}
@@ -701,7 +703,7 @@ static void schedule_retry(struct dl_job *job, const struct dl_options *o, const
 	s->not_before = monotonic_seconds() + wait;
 	if (o->progress)
 		fprintf(stderr, "\r\033[K");
-	fprintf(stderr, "gpugate: %s: %s; retrying in %.1f s\n", job->label, why, wait);
+	fprintf(stderr, "gpugate: %s: %s%s; retrying in %.1f s\n", job->label, why, note, wait);
 }
 
 static void on_done(struct dl_job *job, CURLcode rc, const struct dl_options *o)
@@ -730,7 +732,7 @@ static void on_done(struct dl_job *job, CURLcode rc, const struct dl_options *o)
 			snprintf(why, sizeof(why), "stalled: less than %ld bytes/s for %ld s (--idle-timeout)",
 				 o->min_speed, o->idle_seconds);
 		if (http_transient_error(rc)) {
-			schedule_retry(job, o, why);
+			schedule_retry(job, o, why, rc);
 		} else {
 			snprintf(job->error, sizeof(job->error), "%s", why);
 			finish_job(job, false);
@@ -742,7 +744,7 @@ static void on_done(struct dl_job *job, CURLcode rc, const struct dl_options *o)
 			finish_job(job, false);
 			return;
 		}
-		schedule_retry(job, o, "the server refused to resume (HTTP 416)");
+		schedule_retry(job, o, "the server refused to resume (HTTP 416)", CURLE_OK);
 		return;
 	}
 	if (code >= 300 || code < 200) {
@@ -751,7 +753,7 @@ static void on_done(struct dl_job *job, CURLcode rc, const struct dl_options *o)
 		else
 			snprintf(why, sizeof(why), "HTTP %ld", code);
 		if (code == 429 || code >= 500) {
-			schedule_retry(job, o, why);
+			schedule_retry(job, o, why, CURLE_OK);
 		} else {
 			if (code == 401 || code == 403)
 				snprintf(why + strlen(why), sizeof(why) - strlen(why),
@@ -763,7 +765,7 @@ static void on_done(struct dl_job *job, CURLcode rc, const struct dl_options *o)
 	}
 	if (job->size >= 0 && s->written != job->size) {
 		snprintf(why, sizeof(why), "received %" PRId64 " of %" PRId64 " bytes", s->written, job->size);
-		schedule_retry(job, o, why);
+		schedule_retry(job, o, why, CURLE_OK);
 		return;
 	}
 	complete(job);

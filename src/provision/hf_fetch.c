@@ -331,7 +331,27 @@ static void fetch_tree(struct hf_fetch *f)
 	char *url = xasprintf("%s/api/%ss/%s/tree/%s?recursive=true&expand=false", f->endpoint, f->type, f->repo,
 			      f->commit);
 	char why[600] = "";
+	/* a hub that lies could page forever: a page or cursor seen before, or
+	 * more pages or entries than the caps, ends the listing (issue 26) */
+	char **seen = NULL, **cursors = NULL; /* each page's URL and cursor (or NULL) */
+	size_t n_seen = 0;
 	for (int page = 0; url && !why[0]; page++) {
+		char *cursor = hub_page_cursor(url);
+		for (size_t i = 0; i < n_seen && !why[0]; i++) {
+			if (strcmp(seen[i], url) == 0)
+				snprintf(why, sizeof(why), "page %d repeats page %zu (%.300s): the hub's pages loop",
+					 page + 1, i + 1, url);
+			else if (cursor && cursors[i] && strcmp(cursor, cursors[i]) == 0)
+				snprintf(why, sizeof(why),
+					 "page %d repeats the cursor of page %zu (%.200s): the hub's pages loop",
+					 page + 1, i + 1, cursor);
+		}
+		seen = xrealloc(seen, (n_seen + 1) * sizeof(*seen));
+		cursors = xrealloc(cursors, (n_seen + 1) * sizeof(*cursors));
+		seen[n_seen] = xstrdup(url);
+		cursors[n_seen++] = cursor;
+		if (why[0])
+			break;
 		struct http_request req = hub_request(f, url, f->meta, false);
 		struct http_response r;
 		char err[400];
@@ -341,21 +361,33 @@ static void fetch_tree(struct hf_fetch *f)
 			describe_http_error(f, &r, url, why, sizeof(why));
 		else if (hub_parse_tree_page(r.body.buf, r.body.len, &f->tree, err, sizeof(err)) < 0)
 			snprintf(why, sizeof(why), "%s: %s", url, err);
-		else if (page >= 10000)
-			snprintf(why, sizeof(why), "%s: more than 10000 pages", url);
+		else if (f->tree.n > HUB_TREE_MAX_ENTRIES)
+			snprintf(why, sizeof(why), "more than %d entries in %d pages (the most this reader takes)",
+				 HUB_TREE_MAX_ENTRIES, page + 1);
 		char *next = why[0] ? NULL : hub_next_page(r.link);
+		if (next && page + 1 >= HUB_TREE_MAX_PAGES)
+			snprintf(why, sizeof(why), "more than %d pages (the most this reader takes)",
+				 HUB_TREE_MAX_PAGES);
 		http_response_free(&r);
 		free(url);
 		url = NULL;
 		/* the token goes with every request: only to the hub itself */
-		if (next && next[0] == '/' && next[1] != '/')
+		if (!next || why[0]) {
+			/* the listing ends here */
+		} else if (next[0] == '/' && next[1] != '/')
 			url = xasprintf("%s%s", origin, next);
-		else if (next && str_starts_with(next, origin) && strchr("/?", next[strlen(origin)]))
+		else if (str_starts_with(next, origin) && strchr("/?", next[strlen(origin)]))
 			url = xstrdup(next);
-		else if (next)
+		else
 			snprintf(why, sizeof(why), "the next page is on another host (%.200s)", next);
 		free(next);
 	}
+	for (size_t i = 0; i < n_seen; i++) {
+		free(seen[i]);
+		free(cursors[i]);
+	}
+	free(seen);
+	free(cursors);
 	free(url);
 	free(origin);
 	if (why[0]) {

@@ -20,6 +20,7 @@ static void clear(struct http_response *r)
 	}
 	sb_release(&r->body);
 	r->code = 0;
+	r->retry_after = -1;
 }
 
 void http_response_free(struct http_response *r)
@@ -64,6 +65,8 @@ void http_header_line(struct http_response *r, const char *p, size_t n)
 			for (size_t i = 0; i < ARRAY_SIZE(map); i++)
 				if (strcasecmp(line, map[i].name) == 0)
 					keep((char **)((char *)r + map[i].off), v);
+			if (strcasecmp(line, "Retry-After") == 0)
+				r->retry_after = http_retry_after_seconds(v);
 		}
 	}
 	free(line);
@@ -103,6 +106,68 @@ bool http_transient_error(int curl_code)
 	default:
 		return false;
 	}
+}
+
+bool http_retry_allowed(int curl_code, int attempt, int retries)
+{
+	if (curl_code == CURLE_COULDNT_RESOLVE_HOST || curl_code == CURLE_COULDNT_RESOLVE_PROXY ||
+	    curl_code == CURLE_COULDNT_CONNECT)
+		return attempt < 1 && retries > 0;
+	return attempt < retries && (curl_code == CURLE_OK || http_transient_error(curl_code));
+}
+
+double http_retry_after_seconds(const char *value)
+{
+	if (!value)
+		return -1;
+	while (*value == ' ' || *value == '\t')
+		value++;
+	if (*value >= '0' && *value <= '9') { /* delta-seconds = 1*DIGIT */
+		char *end;
+		double v = strtod(value, &end);
+		while (*end == ' ' || *end == '\t')
+			end++;
+		return *end ? -1 : v;
+	}
+	time_t when = curl_getdate(value, NULL); /* an HTTP-date */
+	if (when == -1)
+		return -1;
+	double left = difftime(when, time(NULL));
+	return left > 0 ? left : 0;
+}
+
+int http_retry_wait(int attempt, double backoff, double retry_after, double deadline, double *wait, char *note,
+		    size_t note_size)
+{
+	double w = backoff * pow(2, attempt);
+	if (w > 30)
+		w = 30;
+	note[0] = '\0';
+	if (retry_after > w) {
+		if (retry_after > HTTP_RETRY_AFTER_MAX)
+			snprintf(note, note_size,
+				 " (the server asked for %.0f s with Retry-After; waiting at most %.0f s)", retry_after,
+				 HTTP_RETRY_AFTER_MAX);
+		else
+			snprintf(note, note_size, " (Retry-After: %.0f s)", retry_after);
+		w = retry_after < HTTP_RETRY_AFTER_MAX ? retry_after : HTTP_RETRY_AFTER_MAX;
+	}
+	*wait = w;
+	double left = deadline > 0 ? deadline - monotonic_seconds() : 0;
+	/* a server that asks for longer than the time left cannot be honoured:
+	 * said at once, rather than after a capped wait that it would refuse */
+	if (deadline > 0 && (w >= left || retry_after >= left)) {
+		if (retry_after > 0 && retry_after >= left)
+			snprintf(
+				note, note_size,
+				"the server asked to retry after %.0f s (Retry-After), more than the %.0f s left of the "
+				"overall timeout (--timeout)",
+				retry_after, left > 0 ? left : 0);
+		else
+			snprintf(note, note_size, "the overall timeout ran out (--timeout)");
+		return -1;
+	}
+	return 0;
 }
 
 int http_fetch(const struct http_request *req, struct http_response *r)
@@ -158,26 +223,25 @@ int http_fetch(const struct http_request *req, struct http_response *r)
 		} else {
 			again = code == 429 || code >= 500;
 		}
-		if (!again || attempt >= req->retries) {
+		if (!again || !http_retry_allowed(rc, attempt, req->retries)) {
 			if (!req->handle)
 				curl_easy_cleanup(e);
 			return rc == CURLE_OK ? 0 : -1;
 		}
-		double wait = req->backoff * pow(2, attempt);
-		char why[420];
+		char why[420], note[200];
 		if (rc != CURLE_OK)
 			snprintf(why, sizeof(why), "%s", r->error);
 		else
 			snprintf(why, sizeof(why), "HTTP %ld%s", code, code == 429 ? " (rate limited)" : "");
-		if (wait > 30)
-			wait = 30;
-		if (req->deadline > 0 && monotonic_seconds() + wait >= req->deadline) {
-			snprintf(r->error, sizeof(r->error), "the overall timeout ran out (--timeout); last: %.300s",
-				 why);
+		double wait;
+		if (http_retry_wait(attempt, req->backoff, r->retry_after, req->deadline, &wait, note, sizeof(note)) <
+		    0) {
+			snprintf(r->error, sizeof(r->error), "%.199s; last: %.190s", note, why);
 			if (!req->handle)
 				curl_easy_cleanup(e);
 			return -1;
 		}
+		strncat(why, note, sizeof(why) - strlen(why) - 1);
 		fprintf(stderr, "gpugate: %s: %s; retrying in %.1f s\n", req->url, why, wait);
 		sleep_seconds(wait);
 	}

@@ -1,6 +1,7 @@
 /* One HTTP request into memory (HEAD or a small GET), with the same retry
  * policy as the downloads: 5xx, 429 and network errors are retried with
- * backoff. Used for the hub's metadata requests. */
+ * backoff or the server's Retry-After; a refused connection or a failed
+ * name lookup once at most. Used for the hub's metadata requests. */
 #ifndef GPUGATE_PROVISION_HTTP_H
 #define GPUGATE_PROVISION_HTTP_H
 
@@ -21,6 +22,7 @@ struct http_response {
 	char *error_code;     /* X-Error-Code */
 	char *error_message;  /* X-Error-Message */
 	char *link;           /* Link (the hub's pagination) */
+	double retry_after;   /* Retry-After in seconds, or -1 when absent or unreadable */
 	struct strbuf body;   /* at most 16 MiB */
 	char error[400];      /* transport failure, when the call returns -1 */
 };
@@ -49,5 +51,25 @@ void http_header_line(struct http_response *r, const char *line, size_t n);
  * resolution, connect, timeout, a cut transfer, a reset HTTP/2 stream, TLS
  * set-up. One list for the hub's metadata requests and the file downloads. */
 bool http_transient_error(int curl_code);
+/* Whether attempt (0: the first) may be followed by another after
+ * curl_code: a transient error while attempt < retries, but a refused
+ * connection or a failed name lookup (host, proxy) once at most: that
+ * answer rarely changes in seconds, and five tries cost 15 s. */
+bool http_retry_allowed(int curl_code, int attempt, int retries);
+/* A Retry-After value (RFC 9110 10.2.3): delta-seconds or an HTTP-date,
+ * as seconds from now (>= 0); -1 when it is neither. */
+double http_retry_after_seconds(const char *value);
+
+#define HTTP_RETRY_AFTER_MAX 300.0 /* the longest Retry-After waited for (5 min) */
+
+/* The wait before the attempt after attempt (0: the first): the backoff
+ * (backoff * 2^attempt, at most 30 s), or the server's Retry-After when it
+ * asks for longer, at most HTTP_RETRY_AFTER_MAX. Returns 0 with *wait and
+ * note (words on a Retry-After, or ""), or -1 when the wait, or what the
+ * server asked for, would pass deadline (monotonic; 0: none), with note
+ * saying so and what the server asked for. One policy for the hub's
+ * requests and the downloads. */
+int http_retry_wait(int attempt, double backoff, double retry_after, double deadline, double *wait, char *note,
+		    size_t note_size);
 
 #endif

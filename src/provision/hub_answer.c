@@ -243,3 +243,14 @@ char *hub_next_page(const char *link)
 	}
 	return NULL;
 }
+
+char *hub_page_cursor(const char *url)
+{
+	const char *q = url ? strchr(url, '?') : NULL;
+	for (const char *p = q; p && *p; p = strchr(p, '&')) {
+		p++;
+		if (strncmp(p, "cursor=", 7) == 0)
+			return xstrndup(p + 7, strcspn(p + 7, "&#"));
+	}
+	return NULL;
+}

@@ -56,5 +56,14 @@ void hub_tree_free(struct hub_tree *tree);
 /* The rel="next" URL of a Link header (RFC 8288, as the hub paginates), or
  * NULL. Caller frees. */
 char *hub_next_page(const char *link);
+/* The value of a page URL's cursor= query parameter (the hub's position in
+ * the listing), or NULL. Caller frees. */
+char *hub_page_cursor(const char *url);
+
+/* The most a tree listing may take: the hub sends 1000 entries a page, so
+ * 1000 pages hold a million-file repo (huggingface_hub's listing of such a
+ * repo is ~200 MB); past either cap the listing ends with an error. */
+#define HUB_TREE_MAX_PAGES   2000
+#define HUB_TREE_MAX_ENTRIES 1000000
 
 #endif

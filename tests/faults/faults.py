@@ -10,14 +10,15 @@ and exits 1 when any fault got a wrong verdict, crashed or hung.
 
 Adding a fault: append a Fault(...) row to FAULTS (or to a group's list that
 is added to FAULTS). A row is
-    Fault(group, name, setup, rc, words, seconds=10, as_user=None, after=None)
+    Fault(group, name, setup, rc, words, seconds=10, as_user=None, after=None, absent=())
 where setup(fx) builds the fixture with the Fixture helpers below and returns
 the gpugate arguments (a list), or (arguments, extra environment) as a tuple;
 rc is the expected exit code; words must all appear in stdout+stderr; seconds
 is the limit past which the run counts as a hang (a row that injects a hang
 passes a short --deadline and expects rc 1 and "timed out"); as_user runs
 gpugate as that uid/gid through setpriv; after(fx), when given, inspects what
-the run left behind and returns a problem (a string) or None.
+the run left behind and returns a problem (a string) or None; absent are
+strings that must not appear in stdout+stderr (a raw control character).
 Driver rows use the fake Level Zero driver (env GPUGATE_FAKE_ZE, default
 next to gpugate in fakes/; `make test-faults` builds it) through
 driver_case(fault); device rows build a GPU host root with the integration
@@ -105,10 +106,10 @@ GOOD = stanza("dpkg", "1.21.22") + "\n" + stanza("libze1", "1.17.2-1")
 
 
 class Fault:
-    def __init__(self, group, name, setup, rc, words=(), seconds=10, as_user=None, after=None):
+    def __init__(self, group, name, setup, rc, words=(), seconds=10, as_user=None, after=None, absent=()):
         self.group, self.name, self.setup = group, name, setup
         self.rc, self.words, self.seconds, self.as_user = rc, tuple(words), seconds, as_user
-        self.after = after
+        self.after, self.absent = after, tuple(absent)
 
 
 # --- malformed specs -----------------------------------------------------
@@ -332,7 +333,52 @@ def ref_fifo(repo, names):
     os.mkfifo(os.path.join(repo, "refs", "main"))  # reading it would block
 
 
+def huge_listing(repo, names):
+    """trees/<commit>.json past the reader's 256 MiB cap (sparse: no disk used)."""
+    os.makedirs(os.path.join(repo, "trees"), exist_ok=True)
+    with open(os.path.join(repo, "trees", hf_builder.COMMIT_B + ".json"), "wb") as f:
+        f.truncate(300 << 20)
+
+
+# a repo folder whose name, written raw, forges lines, terminal sequences and YAML keys
+HOSTILE_FOLDER = "models--zz--a\n  min_free: 0\n  require_mount: false\n#\x1b[2J\u202e"
+
+
+def hostile_cache_case(command):
+    def setup(fx):
+        cache = fx.path("hub")
+        hf_builder.valid_cache(cache)
+        files = {"config.json": (b"{}\n", False)}
+        hf_builder.add_repo(cache, HOSTILE_FOLDER, {hf_builder.COMMIT_A: files}, {"main": hf_builder.COMMIT_A})
+        env = {"HF_HUB_CACHE": cache, "HOME": "/nonexistent-home"}
+        if command == "freeze":
+            base = fx.spec("hf:\n  min_free: 10GiB\n", name="base.yaml")
+            return ["spec", "freeze", "--spec", base, "--vendor", "intel", "-o", fx.path("frozen.yaml")], env
+        return ["hf", command], env
+    return setup
+
+
+def frozen_keys(fx):
+    """The frozen spec, read by PyYAML: the hf section must hold only the base's key and models."""
+    import yaml
+    with open(fx.path("frozen.yaml"), encoding="utf-8") as f:
+        spec = yaml.safe_load(f)
+    if set(spec.get("hf", {})) != {"min_free", "models"} or spec["hf"]["min_free"] != "10GiB":
+        return "hf section %r" % spec.get("hf")
+    if "zz/" + HOSTILE_FOLDER[len("models--zz--"):] not in [m["repo"] for m in spec["hf"]["models"]]:
+        return "the hostile repo id did not come back as a value"
+    return None
+
+
 HF_FAULTS = [
+    Fault("hf", "listing past the reader's size cap (a failure, not ignored)", hf_case(huge_listing), 1,
+          ["hf.layout", "beyond this reader's limits", "trees/" + hf_builder.COMMIT_B + ".json"], seconds=10),
+    Fault("hf", "repo folder name forging lines (hf scan)", hostile_cache_case("scan"), 0,
+          ["\\n  min_free: 0\\n", "\\x1b[2J", "\\u{202e}"], absent=["\x1b", "\u202e", "\n  min_free"]),
+    Fault("hf", "repo folder name forging lines (hf verify)", hostile_cache_case("verify"), 0,
+          ["hf verify: ok"], absent=["\x1b", "\u202e", "\n  min_free"]),
+    Fault("hf", "repo folder name forging YAML keys (spec freeze)", hostile_cache_case("freeze"), 0,
+          [], absent=["\x1b", "\u202e"], after=frozen_keys),
     Fault("hf", "corrupt blob (one byte flipped)", hf_case(flip_weights), 1,
           ["hf.integrity", "sha256 mismatch", "models--org--tiny/blobs/", "re-download org/tiny"]),
     Fault("hf", "snapshot link escaping the repo", hf_case(escaping_link), 1,
@@ -356,6 +402,7 @@ NO_PROXY_ENV = {k: None for k in ("http_proxy", "https_proxy", "HTTP_PROXY", "HT
 def start_hub(fx):
     hub = provision_hub.Hub()
     fx.cleanups.append(hub.close)
+    fx.hub = hub
     return hub
 
 
@@ -373,6 +420,25 @@ def hub_case(faults, retries="2"):
                "GPUGATE_RETRIES": retries, **NO_PROXY_ENV}
         return ["hf", "fetch", "org/tiny", "--quiet"], env
     return setup
+
+
+def lying_hub_case(set_up, args=()):
+    """hub_case with the stand-in's lies (issue 26) set by set_up(hub)."""
+    def setup(fx):
+        made_args, env = hub_case({})(fx)
+        set_up(fx.hub)
+        return made_args + list(args), env
+    return setup
+
+
+def refused_case(fx):
+    s = __import__("socket").socket()
+    s.bind(("127.0.0.1", 0))  # bound, never listening: connect is refused
+    fx.cleanups.append(s.close)
+    env = {"HF_ENDPOINT": "http://127.0.0.1:%d" % s.getsockname()[1], "HF_HUB_CACHE": fx.path("hub"),
+           "HF_HOME": fx.path("hfhome"), "HF_TOKEN": None, "HF_HUB_OFFLINE": None, "TRANSFORMERS_OFFLINE": None,
+           **NO_PROXY_ENV}
+    return ["hf", "fetch", "org/tiny", "--quiet"], env
 
 
 def token_case(make):
@@ -418,6 +484,23 @@ HUB_FAULTS = [
           3, ["token file", "not a plain file"], seconds=2),
     Fault("hub", "connection dropped mid-body always", hub_case({HUB_SHA: {"drop": 1000}}), 1,
           ["model.safetensors", "gave up after 3 attempts"], seconds=20, after=lambda fx: hub_blobs(fx, False)),
+    Fault("hub", "tree page whose next page is itself", lying_hub_case(lambda h: setattr(h, "tree_loop", "self")),
+          0, ["the tree listing failed", "page 2 repeats page 1", "the hub's pages loop"], seconds=10),
+    Fault("hub", "tree pages repeating a cursor", lying_hub_case(lambda h: setattr(h, "tree_loop", "cursor")),
+          0, ["the tree listing failed", "repeats the cursor", "the hub's pages loop"], seconds=10),
+    Fault("hub", "endless tree listing (a new cursor each page)",
+          lying_hub_case(lambda h: setattr(h, "tree_endless", 1)), 0,
+          ["the tree listing failed", "more than 2000 pages"], seconds=60),
+    Fault("hub", "CDN asks Retry-After 99999 s", hub_case({HUB_SHA: {"retry_after": "99999"}}), 1,
+          ["model.safetensors", "the server asked to retry after 99999 s (Retry-After)"], seconds=10,
+          after=lambda fx: hub_blobs(fx, False)),
+    Fault("hub", "API asks Retry-After 99999 s",
+          lying_hub_case(lambda h: setattr(h, "api_retry_after", [(429, "99999")]), ["--timeout", "60"]), 1,
+          ["the server asked to retry after 99999 s (Retry-After), more than the"], seconds=10),
+    Fault("hub", "connection refused (one retry at most)", refused_case, 1, ["onnect"], seconds=5),
+    Fault("hub", "hub file name with ESC, BEL and a newline",
+          lying_hub_case(lambda h: h.repos[("model", "org/tiny")].files.update({"a\x1b[2J\x07\nFAIL x": b"x"})),
+          1, ["refused", "a\\x1b[2J\\x07\\nFAIL x"], absent=["\x1b", "\x07", "\nFAIL x"]),
 ]
 
 
@@ -498,8 +581,38 @@ STACK_FAULTS = [
           ["manifest error", "/dev/zero is a character device"]),
 ]
 
+# --- gpugate bundle: credentials in the environment, whatever their names ---
+BUNDLE_SECRETS = {"GH_PAT": "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z",
+                  "AUTH_HEADER": "Bearer opaque-session-value-1234",
+                  "GPUGATE_NOTE": "AKIAIOSFODNN7EXAMPLE",
+                  "HF_ENDPOINT": "https://u:hunter2pass@hub.example.org"}
+
+
+def bundle_case(fx):
+    return ["bundle", "-o", fx.path("b.tar.gz"), "--backend", "level-zero"], {
+        **BUNDLE_SECRETS, "ZE_ENABLE_ALT_DRIVERS": FAKE_ZE, "HF_HOME": fx.path("hfhome")}
+
+
+def bundle_clean(fx):
+    import tarfile
+    with tarfile.open(fx.path("b.tar.gz"), "r:gz") as t:
+        names = t.getnames()
+        blob = b"".join(t.extractfile(m).read() for m in t.getmembers())
+    leaked = [k for k, v in BUNDLE_SECRETS.items() if v.encode() in blob or v.split("@")[0].encode() in blob]
+    if leaked:
+        return "the bundle holds the value of %s" % leaked
+    if "gpugate-bundle/cmdline.txt" in names:
+        return "cmdline.txt without --with-cmdline"
+    return None
+
+
+BUNDLE_FAULTS = [
+    Fault("bundle", "credentials in the environment under any name", bundle_case, 0, ["wrote"], seconds=120,
+          after=bundle_clean),
+]
+
 FAULTS = (SPEC_FAULTS + DPKG_FAULTS + ENV_FAULTS + OPTION_FAULTS + RUNTIME_FAULTS + DEVICE_FAULTS
-          + HF_FAULTS + HUB_FAULTS + STACK_FAULTS)
+          + HF_FAULTS + HUB_FAULTS + STACK_FAULTS + BUNDLE_FAULTS)
 
 
 def run_fault(fault, verbose):
@@ -541,6 +654,7 @@ def run_fault(fault, verbose):
         rc = proc.returncode
         crashed = not hung and (rc < 0 or rc not in (0, 1, 3))
         missing = [w for w in fault.words if w not in text]
+        missing += ["absent but written: %r" % a for a in fault.absent if a in text]
         problem = fault.after(fx) if fault.after and not hung else None
         if problem:
             missing.append("after the run: " + problem)

@@ -3,7 +3,13 @@ tests. The hub answers on 127.0.0.1:PORT and redirects LFS files to a "CDN"
 at localhost:PORT: another host name, so the Authorization header must not
 follow. Faults (503, slow, corrupt, dropped, a drip feed, a forged ETag) are
 set per file. The tree listing (/api/{type}s/{repo}/tree/{rev}) is paged
-with Link: rel="next" as the hub pages it, tree_page entries a page."""
+with Link: rel="next" as the hub pages it, tree_page entries a page.
+A lying hub (issue 26): tree_loop makes the next page the same page
+("self") or the same cursor under another URL ("cursor"); tree_endless
+sends that many new entries a page, with a new cursor, forever;
+api_retry_after answers the API's revision call with (status, Retry-After)
+while the list lasts; a file's fault "retry_after" answers its CDN GET
+with 503 and that Retry-After."""
 import hashlib
 import http.server
 import json
@@ -64,6 +70,9 @@ class Hub:
         self.tree_page = 2       # entries per page of the tree listing
         self.tree_edit = None    # a function that may change the tree listing
         self.tree_next_base = None  # where rel="next" points (None: this hub)
+        self.tree_loop = None    # "self" or "cursor": the next page is this one again
+        self.tree_endless = 0    # entries a page of an endless listing (0: the real one)
+        self.api_retry_after = []  # [(status, Retry-After value)], one per revision call
         self.head_delay = 0      # seconds each HEAD .../resolve/ takes
         self.heads_at_once = 0   # the most HEADs answered at the same time
         self.heads_now = 0
@@ -72,6 +81,7 @@ class Hub:
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go in two writes: no 40 ms delayed-ACK stall
 
             def log_message(self, *a):
                 pass
@@ -162,6 +172,10 @@ class Hub:
             repo = self.repo_at(h, kind, repo_id, rev, head)
             if not repo:
                 return
+            with self.lock:
+                busy = self.api_retry_after.pop(0) if self.api_retry_after else None
+            if busy:
+                return self.reply(h, busy[0], [("Retry-After", busy[1])], b"busy", head)
             body = json.dumps({"id": repo_id, "sha": repo.commit,
                                "siblings": [{"rfilename": p} for p in repo.files]}).encode()
             return self.reply(h, 200, [("Content-Type", "application/json")], body, head)
@@ -213,13 +227,28 @@ class Hub:
         query = parse_qs(urlsplit(h.path).query)
         if query.get("recursive") != ["true"]:
             return self.reply(h, 400, head=head)
+        start = int(query.get("cursor", ["0"])[0])
+        headers = [("Content-Type", "application/json")]
+        if self.tree_endless:  # new entries and a new cursor on every page, forever
+            body = json.dumps([{"type": "file", "oid": "%040x" % (start + i), "size": 1,
+                                "path": "endless/%09d.bin" % (start + i)} for i in range(self.tree_endless)])
+            nxt = "%s/api/%ss/%s/tree/%s?recursive=true&expand=false&cursor=%d" % (
+                self.url, kind, repo_id, parts[idx + 1], start + self.tree_endless)
+            headers.append(("Link", '<%s>; rel="next"' % nxt))
+            return self.reply(h, 200, headers, body.encode(), head)
         entries = repo.tree()
         if self.tree_edit:
             entries = self.tree_edit(entries)
-        start = int(query.get("cursor", ["0"])[0])
         page = entries[start:start + self.tree_page]
-        headers = [("Content-Type", "application/json")]
-        if start + self.tree_page < len(entries):
+        if self.tree_loop == "self":  # this very page again
+            headers.append(("Link", '<%s%s>; rel="next"' % (self.url, h.path)))
+        elif self.tree_loop == "cursor":  # the same cursor, under a URL never seen before
+            with self.lock:
+                self.loop_count = getattr(self, "loop_count", 0) + 1
+            nxt = "%s/api/%ss/%s/tree/%s?recursive=true&expand=false&cursor=%d&n=%d" % (
+                self.url, kind, repo_id, parts[idx + 1], start, self.loop_count)
+            headers.append(("Link", '<%s>; rel="next"' % nxt))
+        elif start + self.tree_page < len(entries):
             nxt = "%s/api/%ss/%s/tree/%s?recursive=true&expand=false&cursor=%d" % (
                 self.tree_next_base or self.url, kind, repo_id, parts[idx + 1], start + self.tree_page)
             headers.append(("Link", '<%s>; rel="next"' % nxt))
@@ -228,6 +257,9 @@ class Hub:
     def serve_bytes(self, h, data, key, head, headers=()):
         if not head and self.fault(key, "503"):
             return self.reply(h, 503, [("Retry-After", "0")], b"busy", head)
+        asked = self.faults.get(key, {}).get("retry_after")
+        if not head and asked is not None:
+            return self.reply(h, 503, [("Retry-After", asked)], b"busy", head)
         start = 0
         rng = h.headers.get("Range")
         code = 200

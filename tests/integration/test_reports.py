@@ -479,13 +479,14 @@ def test_bundle_environment_lines_cannot_be_forged(tmp_path):
     control is written escaped (src/lib/escape.h), one variable a line."""
     import tarfile
     out = tmp_path / "b.tar.gz"
-    env = dict(os.environ, FORGED_VALUE="x\nPATH_LOOKS=forged\x1b[31m\u202eevil", HF_HOME=str(tmp_path / "hf"))
+    # a name on the bundle's allow-list (GPUGATE_*): its value is written
+    env = dict(os.environ, GPUGATE_FORGED_VALUE="x\nPATH_LOOKS=forged\x1b[31m\u202eevil", HF_HOME=str(tmp_path / "hf"))
     p = subprocess.run([GPUGATE, "bundle", "-o", str(out)], env=env, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     with tarfile.open(out, "r:gz") as t:
         text = t.extractfile("gpugate-bundle/environment.txt").read().decode("utf-8")
     assert_no_raw_controls(text, "environment.txt")
-    assert "FORGED_VALUE=x\\nPATH_LOOKS=forged" in text
+    assert "GPUGATE_FORGED_VALUE=x\\nPATH_LOOKS=forged" in text
     assert not any(l.startswith("PATH_LOOKS=") for l in text.splitlines())
 
 
