@@ -114,7 +114,7 @@ hf_cache_verify() { # $1 cache: best of RUNS of `hf cache verify` over its repo,
 	best=999999
 	for _ in $(seq "$RUNS"); do
 		t0=$(now)
-		if ! HF_HUB_CACHE=$1 HF_HUB_OFFLINE=1 hf cache verify bench/inc > "$work/hf.out" 2>&1; then
+		if ! HF_HUB_CACHE=$1 HF_HUB_OFFLINE=1 timeout 60 hf cache verify bench/inc > "$work/hf.out" 2>&1; then
 			echo "failed here ($(tail -1 "$work/hf.out" | cut -c1-200))"
 			return
 		fi
