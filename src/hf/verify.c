@@ -791,7 +791,8 @@ int hf_verify_finish(struct hf_verify_job *job, struct hf_verify *out)
 	size_t n_blob_results = o->count;
 	p->n_cancel = o->count;
 	hash_copies(job);
-	draw_progress(job, true);
+	if (job->total) /* nothing to hash (all trusted): no line */
+		draw_progress(job, true);
 	if (o->count != n_blob_results)
 		qsort(o->results, o->count, sizeof(*o->results), result_cmp);
 	o->bytes = atomic_load(&p->bytes);
