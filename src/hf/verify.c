@@ -38,7 +38,6 @@
  * every byte once more before the hash reads it. Smaller ones are read: a
  * mapping's set-up and faults cost more than the copy saves. */
 #define MAP_MIN (16u << 20)
-#define GIB     (1024.0 * 1024 * 1024)
 
 const char *hf_blob_state_text(enum hf_blob_state s)
 {
