@@ -1025,8 +1025,16 @@ static char **integrity_repos(const struct context *ctx, bool strict)
 	for (size_t i = 0; i < n; i++) {
 		struct model_req m;
 		struct spec_error err;
-		if (model_read(ctx->spec, spec_seq_item(ctx->spec, list, i), &m, &err) == 0)
-			folders[k++] = hf_repo_folder(m.repo, m.type);
+		if (model_read(ctx->spec, spec_seq_item(ctx->spec, list, i), &m, &err) == 0) {
+			char *f = hf_repo_folder(m.repo, m.type);
+			bool seen = false; /* org/tiny and org/tiny@v1: one repo */
+			for (size_t j = 0; j < k && !seen; j++)
+				seen = strcmp(folders[j], f) == 0;
+			if (seen)
+				free(f);
+			else
+				folders[k++] = f;
+		}
 		model_free(&m);
 	}
 	return folders;
@@ -1119,8 +1127,10 @@ static void run_integrity(const struct context *ctx, void *state, struct result 
 	json_object_set_new(d, "record_note", json_text(record ? v.record_note : why));
 	json_object_set_new(d, "problems", problems);
 	double gib = (double)v.bytes / GIB;
-	char *of = repos ? xasprintf(" of the %zu repos hf.models lists",
-				     (size_t)(spec_seq_len(spec_get(ctx->spec, "hf.models"))))
+	size_t n_repos = 0;
+	for (char **f = repos; f && *f; f++)
+		n_repos++;
+	char *of = repos ? xasprintf("; scope: the %zu repos hf.models lists (integrity_scope: cache for all)", n_repos)
 			 : xstrdup("");
 	char *trust = v.trusted ? xasprintf("; %zu more trusted, unchanged since verified", v.trusted) : xstrdup("");
 	if (bad)
@@ -1136,11 +1146,11 @@ static void run_integrity(const struct context *ctx, void *state, struct result 
 	} else if (unverified)
 		result_set(
 			r, strict ? STATUS_FAIL : STATUS_WARN,
-			"%zu files%s match their hash (%.2f GiB hashed in %.1f s%s); %zu unverified (no hash to compare with)",
-			ok, of, gib, v.seconds, trust, unverified);
+			"%zu files match their hash (%.2f GiB hashed in %.1f s%s); %zu unverified (no hash to compare with)%s",
+			ok, gib, v.seconds, trust, unverified, of);
 	else
-		result_set(r, STATUS_PASS, "%zu files%s match their hash (%.2f GiB hashed in %.1f s%s)", ok, of, gib,
-			   v.seconds, trust);
+		result_set(r, STATUS_PASS, "%zu files match their hash (%.2f GiB hashed in %.1f s%s)%s", ok, gib,
+			   v.seconds, trust, of);
 	free(of);
 	free(trust);
 	free(record);

@@ -142,7 +142,7 @@ _gpugate()
 		"") words_here="where scan verify fetch" ;;
 		where) opts="--format --root --verbose --help" ;;
 		scan) opts="--format --root --cache --help" ;;
-		verify) opts="--format --root --cache --jobs --help" ;;
+		verify) opts="--format --root --cache --jobs --full --deadline --quiet --help" ;;
 		fetch) opts="--repo-type --cache-dir --jobs --quiet --timeout --idle-timeout --help" ;;
 		esac
 		;;

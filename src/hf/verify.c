@@ -38,7 +38,6 @@
  * every byte once more before the hash reads it. Smaller ones are read: a
  * mapping's set-up and faults cost more than the copy saves. */
 #define MAP_MIN (16u << 20)
-#define GIB     (1024.0 * 1024 * 1024)
 
 const char *hf_blob_state_text(enum hf_blob_state s)
 {
@@ -456,6 +455,7 @@ struct hf_verify_job {
 	struct hf_verify out;
 	struct hf_record record; /* as read at the start */
 	char **folder_keys;      /* per repo, as the record names it */
+	size_t *first_result;    /* per repo, the index of its first blob in results (SIZE_MAX: not verified) */
 	pthread_t *tids;
 	unsigned started; /* threads running now */
 	unsigned most;    /* the most that ran at once */
@@ -545,6 +545,7 @@ struct hf_verify_job *hf_verify_start(const struct hf_cache *cache, const struct
 	if (opt->record)
 		hf_record_load(&job->record, opt->record, cache->path);
 	job->folder_keys = xcalloc(cache->n_repos + 1, sizeof(char *));
+	job->first_result = xcalloc(cache->n_repos + 1, sizeof(size_t));
 	struct hf_verify *out = &job->out;
 	struct pool *p = &job->p;
 	p->cache = cache;
@@ -562,8 +563,10 @@ struct hf_verify_job *hf_verify_start(const struct hf_cache *cache, const struct
 	for (size_t r = 0; r < cache->n_repos; r++) {
 		const struct hf_repo *repo = &cache->repos[r];
 		p->blobs_fd[r] = -1;
+		job->first_result[r] = SIZE_MAX;
 		if (!repo_verified(opt, repo))
 			continue;
+		job->first_result[r] = out->count;
 		job->folder_keys[r] = hf_record_folder_key(repo->folder);
 		int fd = repo->real ? hf_open_in_cache(cache_fd, repo->real, O_RDONLY | O_DIRECTORY) : -1;
 		if (fd >= 0) {
@@ -623,43 +626,37 @@ static int result_cmp(const void *a, const void *b)
 	return x->file < y->file ? -1 : x->file > y->file;
 }
 
-/* The size a listing gives a blob that differs from the blob's own, or 0
- * (the blob's size then agrees, or no listing gives one). Known once the
- * scan has walked the snapshots, while the hashing may have begun. */
-static bool listed_size_differs(const struct hf_repo *repo, long blob, uint64_t *listed)
-{
-	for (size_t v = 0; v < repo->n_revisions; v++) {
-		const struct hf_revision *rev = &repo->revisions[v];
-		if (rev->listing.state != HF_LISTING_OK)
-			continue;
-		for (size_t i = 0; i < rev->n_files; i++) {
-			const struct hf_file *f = &rev->files[i];
-			if (f->blob != blob || f->link != HF_LINK_OK || f->listed < 0)
-				continue;
-			const struct hf_listed_file *lf = &rev->listing.files[f->listed];
-			if (lf->has_size && lf->size != repo->blobs[blob].size) {
-				*listed = lf->size;
-				return true;
-			}
-		}
-	}
-	return false;
-}
-
 /* Sizes against the listings, before (or while) hashing: a blob whose size
- * is not the listing's is a finding without its hash (issue 26), and its
- * hashing, if a worker has begun it, stops at its next 16 MiB. */
+ * is not the one a listing gives a file linked to it is a finding without
+ * its hash (issue 26), and its hashing, if a worker has begun it, stops at
+ * its next 16 MiB. Known once the scan has walked the snapshots. */
 static void cancel_size_mismatches(struct hf_verify_job *job)
 {
 	struct pool *p = &job->p;
-	for (size_t i = 0; i < job->out.count; i++) {
-		struct hf_blob_result *r = &job->out.results[i];
-		uint64_t listed;
-		if (r->blob < 0 || r->trusted || r->state != HF_BLOB_SKIPPED ||
-		    !listed_size_differs(&p->cache->repos[r->repo], r->blob, &listed))
-			continue;
-		r->listed_size = listed;
-		atomic_store(&p->cancel[i], true);
+	const struct hf_cache *cache = p->cache;
+	for (size_t r = 0; r < cache->n_repos; r++) {
+		const struct hf_repo *repo = &cache->repos[r];
+		if (job->first_result[r] == SIZE_MAX)
+			continue; /* not verified by this job */
+		for (size_t v = 0; v < repo->n_revisions; v++) {
+			const struct hf_revision *rev = &repo->revisions[v];
+			if (rev->listing.state != HF_LISTING_OK)
+				continue;
+			for (size_t i = 0; i < rev->n_files; i++) {
+				const struct hf_file *f = &rev->files[i];
+				if (f->blob < 0 || f->link != HF_LINK_OK || f->listed < 0)
+					continue;
+				const struct hf_listed_file *lf = &rev->listing.files[f->listed];
+				size_t k =
+					job->first_result[r] + (size_t)f->blob; /* a repo's blobs are added in order */
+				struct hf_blob_result *res = &job->out.results[k];
+				if (!lf->has_size || lf->size == res->size || res->trusted ||
+				    res->state != HF_BLOB_SKIPPED)
+					continue;
+				res->listed_size = lf->size;
+				atomic_store(&p->cancel[k], true);
+			}
+		}
 	}
 }
 
@@ -793,7 +790,8 @@ int hf_verify_finish(struct hf_verify_job *job, struct hf_verify *out)
 	size_t n_blob_results = o->count;
 	p->n_cancel = o->count;
 	hash_copies(job);
-	draw_progress(job, true);
+	if (job->total) /* nothing to hash (all trusted): no line */
+		draw_progress(job, true);
 	if (o->count != n_blob_results)
 		qsort(o->results, o->count, sizeof(*o->results), result_cmp);
 	o->bytes = atomic_load(&p->bytes);
@@ -811,6 +809,7 @@ int hf_verify_finish(struct hf_verify_job *job, struct hf_verify *out)
 	for (size_t r = 0; r < p->cache->n_repos; r++)
 		free(job->folder_keys[r]);
 	free(job->folder_keys);
+	free(job->first_result);
 	o->hashed = atomic_load(&p->hashed);
 	for (size_t i = 0; i < o->count; i++)
 		o->trusted += o->results[i].trusted;

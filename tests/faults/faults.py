@@ -370,6 +370,33 @@ def frozen_keys(fx):
     return None
 
 
+def verify_case(args, big=64 << 30, record=None):
+    """hf verify on a valid cache plus one sparse blob of big bytes (its name
+    not its hash: it must not get that far); record: planted where the
+    verified-blob record goes ("fifo" or "link")."""
+    def setup(fx):
+        cache = fx.path("hub")
+        hf_builder.valid_cache(cache)
+        blobs = os.path.join(cache, "models--org--big", "blobs")
+        os.makedirs(blobs)
+        with open(os.path.join(blobs, "ab" * 32), "wb") as f:
+            f.truncate(big)
+        snap = os.path.join(cache, "models--org--big", "snapshots", "a" * 40)
+        os.makedirs(snap)
+        os.symlink("../../blobs/" + "ab" * 32, os.path.join(snap, "big.bin"))
+        state = fx.path("state")  # run_fault sets XDG_RUNTIME_DIR to it
+        if record:
+            st = os.stat(cache)
+            os.makedirs(os.path.join(state, "gpugate"), mode=0o700, exist_ok=True)
+            rec = os.path.join(state, "gpugate", "hf-verified-%x-%x" % (st.st_dev, st.st_ino))
+            if record == "fifo":
+                os.mkfifo(rec)
+            else:
+                os.symlink("/dev/zero", rec)
+        return ["hf", "verify", "--cache", cache, *args], {"HOME": "/nonexistent-home"}
+    return setup
+
+
 HF_FAULTS = [
     Fault("hf", "listing past the reader's size cap (a failure, not ignored)", hf_case(huge_listing), 1,
           ["hf.layout", "beyond this reader's limits", "trees/" + hf_builder.COMMIT_B + ".json"], seconds=10),
@@ -379,6 +406,12 @@ HF_FAULTS = [
           ["hf verify: ok"], absent=["\x1b", "\u202e", "\n  min_free"]),
     Fault("hf", "repo folder name forging YAML keys (spec freeze)", hostile_cache_case("freeze"), 0,
           [], absent=["\x1b", "\u202e"], after=frozen_keys),
+    Fault("hf", "hf verify --deadline on a 64 GiB sparse blob", verify_case(["--deadline", "1"]), 1,
+          ["stopped at the deadline (--deadline 1)", "hashed", "left (about"], seconds=5),
+    Fault("hf", "verified-blob record is a FIFO (a full hash, never a pass)", verify_case([], big=1 << 20, record="fifo"),
+          1, ["files hashed, 0 blobs trusted", "record:", "FIFO"], seconds=10),
+    Fault("hf", "verified-blob record is a link to /dev/zero", verify_case([], big=1 << 20, record="link"), 1,
+          ["files hashed, 0 blobs trusted", "record:", "symlink"], seconds=10),
     Fault("hf", "corrupt blob (one byte flipped)", hf_case(flip_weights), 1,
           ["hf.integrity", "sha256 mismatch", "models--org--tiny/blobs/", "re-download org/tiny"]),
     Fault("hf", "snapshot link escaping the repo", hf_case(escaping_link), 1,
@@ -626,7 +659,7 @@ def run_fault(fault, verbose):
         env = dict(os.environ)
         # gpugate's state folder (probe cache, hf verify's record) inside the case's folder, never /run
         xdg = os.path.join(base, "state")
-        os.mkdir(xdg, 0o700)
+        os.makedirs(xdg, 0o700, exist_ok=True)
         if fault.as_user is not None:
             os.chown(xdg, fault.as_user, fault.as_user)
         env["XDG_RUNTIME_DIR"] = xdg

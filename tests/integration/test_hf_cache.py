@@ -58,7 +58,9 @@ def test_valid_cache_verify_and_checks(cache, tmp_path):
     assert r.rc == 0, r
     for cid in ("hf.layout", "hf.models", "hf.integrity", "hf.locks"):
         assert r.check(cid)["status"] == "pass", r.check(cid)
-    assert "7 files match their hash" in r.check("hf.integrity")["summary"]
+    # ci covers the repos the spec's models are in (org/tiny, glue: 6 blobs), not models--solo
+    assert "6 files match their hash" in r.check("hf.integrity")["summary"]
+    assert "scope: the 2 repos hf.models lists" in r.check("hf.integrity")["summary"]
 
 
 def flip_byte(path):

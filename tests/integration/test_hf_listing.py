@@ -16,13 +16,14 @@ import subprocess
 import pytest
 
 import hf_builder as hb
-from conftest import GPUGATE, run_gpugate, spec_file
+from conftest import GPUGATE, STATE_DIR, run_gpugate, spec_file
 
 TINY = "models--org--tiny"
 
 
 def env_for(cache, **extra):
-    e = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent-home", "HF_HUB_CACHE": str(cache)}
+    e = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent-home", "HF_HUB_CACHE": str(cache),
+         "XDG_RUNTIME_DIR": STATE_DIR}  # hf verify's record: never the host's /run
     e.update(extra)
     return e
 
@@ -38,9 +39,10 @@ def findings(check):
     return check.get("details", {}).get("findings", [])
 
 
-def models_check(tmp_path, cache, models, profile="ci"):
+def models_check(tmp_path, cache, models, profile="ci", scope=None):
     spec = spec_file(tmp_path, "profile: %s\nhf:\n  require_mount: false\n  min_free: 1\n  integrity: true\n"
-                     "  models:\n%s" % (profile, "".join("    - %s\n" % m for m in models)))
+                     "  models:\n%s" % (profile, "".join("    - %s\n" % m for m in models))
+                     + ("  integrity_scope: %s\n" % scope if scope else ""))
     return run_gpugate("check", "--spec", spec, "--only", "hf", "--format", "json", env=env_for(cache))
 
 
@@ -223,11 +225,16 @@ def test_copied_file_checked_against_listing(listed, tmp_path):
     c, names, trees = listed
     link = c / TINY / "snapshots" / hb.COMMIT_B / "config.json"
     link.unlink()
-    link.write_bytes(b'{"model_type": "gpt2"}\n')  # a copy, edited
+    link.write_bytes(b'{"model_type": "gpt22"}\n\n')  # a copy, edited, of the listed size
     v = run_gpugate("hf", "verify", env=env_for(c))
     assert v.rc == 1, v
     assert "config.json in revision %s (main) is a copied file" % hb.COMMIT_B in v.out, v
-    assert hb.git_hash(b'{"model_type": "gpt2"}\n') in v.out
+    assert hb.git_hash(b'{"model_type": "gpt22"}\n\n') in v.out
+    # of another size: a finding without its hash (issue 26)
+    link.write_bytes(b'{"model_type": "gpt2"}\n')
+    v = run_gpugate("hf", "verify", env=env_for(c))
+    assert v.rc == 1 and "is a copied file of 23 bytes; trees/%s.json says 25: not hashed" % hb.COMMIT_B in v.out, v
+    assert hb.git_hash(b'{"model_type": "gpt2"}\n') not in v.out
     # the same copy, unedited, matches its listing's blob_id
     link.write_bytes(trees[(TINY, hb.COMMIT_B)]["config.json"][0])
     v = run_gpugate("hf", "verify", env=env_for(c))
@@ -249,10 +256,13 @@ def test_copy_without_listing_and_unnamed_blob_are_unverified(listed, tmp_path):
     assert "content unverified" in v.out and "2 unverified" in v.out, v
     assert "extra.bin in revision" in v.out, v
     for profile, status in (("ci", "warn"), ("validate", "fail")):
-        r = models_check(tmp_path, c, ["org/tiny"], profile=profile)
+        r = models_check(tmp_path, c, ["org/tiny"], profile=profile, scope="cache")
         i = r.check("hf.integrity")
         assert i["status"] == status, (profile, i)
         assert "2 unverified" in i["summary"] and "7 files match" in i["summary"], i
+    # ci covers the models the job needs: org/tiny's copy only
+    i = models_check(tmp_path, c, ["org/tiny"]).check("hf.integrity")
+    assert i["status"] == "warn" and "1 unverified" in i["summary"] and "scope: the 1 repos" in i["summary"], i
 
 
 def test_uppercase_blob_name_is_matched(listed):
@@ -359,9 +369,10 @@ def test_progress_on_a_tty(tmp_path, label):
     _, status = os.waitpid(pid, 0)
     text = out.decode(errors="replace")
     assert os.WEXITSTATUS(status) == 1, text  # the mismatch
-    frames = [f for f in text.split("\r") if f.startswith(label + ": ") and "GiB/s" in f]
+    frames = [f for f in text.split("\r") if f.startswith(label + ": ") and "iB/s" in f]
     assert len(frames) >= 2, text  # redrawn within the one blob
-    assert "/3.00 GiB" in frames[0] and "left" in frames[0] and "0/1 files" in frames[0], frames
+    # the shared progress line (src/lib/progress.c): done of total, rate, time left, files
+    assert "of 3.00 GiB (" in frames[0] and "/s, " in frames[0] and " left, 0/1 files" in frames[0], frames
 
 
 # Vectors from huggingface_hub tests/test_utils_cache.py (commit

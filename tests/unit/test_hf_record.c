@@ -305,7 +305,7 @@ static void bounded_keeps_the_largest(void **state)
 	(void)state;
 	size_t n = HF_RECORD_MAX_ENTRIES + 3;
 	struct hf_record_item *items = calloc(n, sizeof(*items));
-	char (*names)[16] = calloc(n, 16);
+	char(*names)[16] = calloc(n, 16);
 	assert_non_null(items);
 	assert_non_null(names);
 	for (size_t i = 0; i < n; i++) {

@@ -1,0 +1,299 @@
+"""hf verify's verified-blob record (src/hf/verified_record.c), the deadline,
+sizes against the listing, the progress line, and hf.integrity's scope.
+Each trust rule is shown failing in the way it guards against: a blob changed
+with its mtime put back, replaced by another file of the same size, written in
+the racy window; a record truncated, made for another cache, a FIFO or a link.
+The record lives in a temp state folder (XDG_RUNTIME_DIR) of each test."""
+import json
+import os
+import pty
+import select
+import shutil
+import subprocess
+import time
+
+import pytest
+
+import hf_builder as hb
+from conftest import GPUGATE, run_gpugate, spec_file
+
+WEIGHTS = "model.safetensors"
+
+
+def env_for(cache, state, **extra):
+    e = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent-home",
+         "HF_HUB_CACHE": str(cache), "XDG_RUNTIME_DIR": str(state)}
+    e.update(extra)
+    return e
+
+
+@pytest.fixture
+def setup(tmp_path):
+    cache = tmp_path / "hub"
+    names = hb.valid_cache(str(cache))
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    # blobs written within the racy margin (2 s) before a run are hashed again
+    # by the next one: let the cache age past it, as a real one has
+    time.sleep(2.2)
+    return cache, state, names
+
+
+def verify(cache, state, *args, rc=0):
+    r = run_gpugate("hf", "verify", "--format", "json", *args, env=env_for(cache, state))
+    assert r.rc == rc, r
+    return r.json()
+
+
+def weights_blob(cache, names):
+    return cache / "models--org--tiny" / "blobs" / names["model"][WEIGHTS]
+
+
+def record_file(state):
+    files = os.listdir(state / "gpugate")
+    assert len(files) == 1 and files[0].startswith("hf-verified-"), files
+    return state / "gpugate" / files[0]
+
+
+def tree(path):
+    return sorted(os.path.relpath(os.path.join(d, f), path) for d, _, fs in os.walk(path) for f in fs)
+
+
+def test_unchanged_cache_is_trusted_and_full_hashes_all(setup):
+    cache, state, names = setup
+    before = tree(cache)
+    first = verify(cache, state)
+    assert first["hashed"] == 7 and first["trusted"] == 0 and "no record yet" in first["record_note"], first
+    second = verify(cache, state)
+    assert second["hashed"] == 0 and second["trusted"] == 7 and second["bytes_hashed"] == 0, second
+    assert second["matching"] == 7 and second["verdict"] == "pass"
+    full = verify(cache, state, "--full")
+    assert full["hashed"] == 7 and full["trusted"] == 0, full
+    # the record is in the state folder, nothing new in the hub cache
+    assert tree(cache) == before
+    assert record_file(state).stat().st_mode & 0o777 == 0o600
+    text = run_gpugate("hf", "verify", env=env_for(cache, state))
+    assert "0 files hashed, 7 blobs trusted from the record" in text.out, text
+
+
+def test_flipped_byte_with_mtime_put_back_is_hashed(setup):
+    cache, state, names = setup
+    verify(cache, state)
+    blob = weights_blob(cache, names)
+    st = blob.stat()
+    with open(blob, "r+b") as f:
+        f.seek(1000)
+        b = f.read(1)
+        f.seek(1000)
+        f.write(bytes([b[0] ^ 1]))
+    os.utime(blob, ns=(st.st_atime_ns, st.st_mtime_ns))  # touch -r: mtime as it was, ctime moves
+    assert blob.stat().st_mtime_ns == st.st_mtime_ns and blob.stat().st_size == st.st_size
+    j = verify(cache, state, rc=1)
+    assert j["hashed"] == 1 and j["trusted"] == 6, j
+    assert any(p.get("state") == "hash mismatch" and p["blob"].endswith(names["model"][WEIGHTS])
+               for p in j["problems"]), j
+    # and it stays a failure: a mismatch is never recorded
+    assert verify(cache, state, rc=1)["hashed"] == 1
+
+
+def test_blob_replaced_by_another_file_of_the_same_size_is_hashed(setup):
+    cache, state, names = setup
+    verify(cache, state)
+    blob = weights_blob(cache, names)
+    st = blob.stat()
+    other = blob.with_name("replacement.tmp")
+    other.write_bytes(b"x" * st.st_size)
+    os.utime(other, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.rename(other, blob)
+    assert blob.stat().st_ino != st.st_ino and blob.stat().st_size == st.st_size
+    j = verify(cache, state, rc=1)
+    assert j["hashed"] == 1 and j["trusted"] == 6, j
+    assert any(p.get("state") == "hash mismatch" for p in j["problems"]), j
+
+
+def test_racy_blob_is_hashed_again(setup):
+    cache, state, names = setup
+    blob = weights_blob(cache, names)
+    # a timestamp not older than the run's start: it could still change within its granule unseen
+    future = time.time_ns() + 3600 * 10**9
+    os.utime(blob, ns=(future, future))
+    assert verify(cache, state)["hashed"] == 7
+    j = verify(cache, state)
+    assert j["hashed"] == 1 and j["trusted"] == 6, j
+
+
+def test_truncated_record_means_a_full_hash(setup):
+    cache, state, names = setup
+    verify(cache, state)
+    rec = record_file(state)
+    lines = rec.read_bytes().splitlines(keepends=True)
+    rec.write_bytes(b"".join(lines[:-3]))  # two entries and the end line gone
+    j = verify(cache, state)
+    assert j["hashed"] == 7 and j["trusted"] == 0 and "cut short" in j["record_note"], j
+    assert verify(cache, state)["trusted"] == 7  # written whole again
+
+
+def test_record_of_another_cache_is_not_trusted(setup, tmp_path):
+    cache, state, names = setup
+    verify(cache, state)
+    # the same folder under another path: the record names the old path
+    moved = tmp_path / "moved-hub"
+    os.rename(cache, moved)
+    j = verify(moved, state)
+    assert j["hashed"] == 7 and j["trusted"] == 0 and "another cache" in j["record_note"], j
+    # a copy of the cache with the first cache's record put under the copy's name
+    copy = tmp_path / "copy-hub"
+    shutil.copytree(moved, copy, symlinks=True)
+    os.rename(moved, cache)
+    verify(cache, state, "--full")
+    st = copy.stat()
+    own = state / "gpugate" / f"hf-verified-{st.st_dev:x}-{st.st_ino:x}"
+    shutil.copy(state / "gpugate" / f"hf-verified-{cache.stat().st_dev:x}-{cache.stat().st_ino:x}", own)
+    j = verify(copy, state)
+    assert j["hashed"] == 7 and j["trusted"] == 0 and "another cache" in j["record_note"], j
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link"])
+def test_record_that_is_a_fifo_or_a_link_is_refused(setup, tmp_path, kind):
+    cache, state, names = setup
+    verify(cache, state)
+    rec = record_file(state)
+    good = tmp_path / "good-record"
+    shutil.copy(rec, good)
+    rec.unlink()
+    if kind == "fifo":
+        os.mkfifo(rec, 0o600)
+    else:
+        rec.symlink_to(good)
+    t0 = time.monotonic()
+    j = verify(cache, state)
+    assert time.monotonic() - t0 < 10
+    assert j["hashed"] == 7 and j["trusted"] == 0, j
+    assert ("FIFO" if kind == "fifo" else "symlink") in j["record_note"] and "not written" in j["record_note"], j
+    # left as it was: never written through, never replaced
+    assert os.path.islink(rec) if kind == "link" else os.path.exists(rec) and not os.path.islink(rec)
+
+
+def big_sparse_repo(cache, size, listed_size=None):
+    """A repo whose one blob is a sparse file of size bytes (zeros, not
+    stored), named by a hash it does not have; with a listing giving
+    listed_size when set."""
+    name = "ab" * 32
+    commit = hb.COMMIT_A
+    hb.add_repo(str(cache), "models--org--big", {commit: {}}, refs={"main": commit})
+    blobs = cache / "models--org--big" / "blobs"
+    blobs.mkdir(exist_ok=True)
+    with open(blobs / name, "wb") as f:
+        f.truncate(size)
+    snap = cache / "models--org--big" / "snapshots" / commit
+    snap.mkdir(parents=True, exist_ok=True)
+    (snap / "big.bin").symlink_to(f"../../blobs/{name}")
+    if listed_size is not None:
+        hb.write_listing(str(cache), "models--org--big", commit, {}, raw=json.dumps(
+            {"format_version": 1, "files": {"big.bin": {"size": listed_size, "blob_id": "0" * 40,
+                                                        "lfs_sha256": name, "lfs_size": listed_size}}}).encode())
+    return blobs / name
+
+
+def test_deadline_stops_mid_blob_and_says_what_is_left(setup):
+    cache, state, names = setup
+    big_sparse_repo(cache, 64 << 30)  # 64 GiB of holes: longer than any deadline here
+    t0 = time.monotonic()
+    # two threads: one stays on the big blob, the other hashes the rest
+    r = run_gpugate("hf", "verify", "--deadline", "1", "--jobs", "2", "--format", "json", env=env_for(cache, state))
+    took = time.monotonic() - t0
+    assert r.rc == 1 and took < 3.0, (took, r)
+    j = r.json()
+    assert j["timed_out"] is True and j["bytes_left"] > 0 and j["bytes_hashed"] < 64 << 30, j
+    stop = [p for p in j["problems"] if p.get("state") == "deadline"]
+    assert len(stop) == 1 and "hashed" in stop[0]["message"] and "left (about" in stop[0]["message"], j
+    # what was verified before the deadline is kept for the next run
+    assert verify(cache, state, "models--org--tiny")["trusted"] == 4
+    t = run_gpugate("hf", "verify", "--deadline", "0.5", env=env_for(cache, state))
+    assert t.rc == 1 and "FAIL stopped at the deadline (--deadline 0.5):" in t.out, t
+    # the check's own deadline: ends by it (+0.5 s) with the same account
+    spec = spec_file(setup[0].parent, "profile: ci\nhf:\n  require_mount: false\n  min_free: 1\n  integrity: true\n")
+    t0 = time.monotonic()
+    c = run_gpugate("check", "--spec", spec, "--only", "hf.integrity", "--deadline", "2", "--format", "json",
+                    env=env_for(cache, state))
+    assert time.monotonic() - t0 < 2.5 + 0.5, c
+    h = c.check("hf.integrity")
+    assert h["status"] == "fail" and "not finished before the deadline" in h["summary"], h
+    assert "left (about" in h["summary"] and h["details"]["bytes_left"] > 0, h
+
+
+def test_size_against_the_listing_is_a_finding_without_hashing(setup):
+    cache, state, names = setup
+    big_sparse_repo(cache, 8 << 30, listed_size=1234)  # 8 GiB where the listing says 1234 bytes
+    t0 = time.monotonic()
+    j = verify(cache, state, "--full", "models--org--big", rc=1)
+    assert time.monotonic() - t0 < 5
+    assert j["bytes_hashed"] < 1 << 30, j
+    hit = [p for p in j["problems"] if p.get("state") == "size differs from the listing: not hashed"]
+    assert len(hit) == 1 and hit[0]["listed_size"] == 1234 and hit[0]["size"] == 8 << 30, j
+
+
+def run_in_pty(args, env, timeout=60):
+    """Runs gpugate with stderr (and stdout) on a pseudo-terminal; returns (rc, what it wrote)."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execve(GPUGATE, [GPUGATE, *args], env)
+    out = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.5)
+        if ready:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            out += chunk
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    return os.waitstatus_to_exitcode(status), out
+
+
+def test_progress_line_on_a_terminal_only(setup):
+    cache, state, names = setup
+    big_sparse_repo(cache, 3 << 30)  # a few seconds of hashing: several redraws
+    env = env_for(cache, state)
+    t0 = time.monotonic()
+    rc, out = run_in_pty(["hf", "verify", "--full"], env)
+    took = time.monotonic() - t0
+    assert rc == 1, out  # the sparse blob does not hash to its name
+    draws = out.count(b"\rhf verify: ")
+    assert draws >= 2 and b"GiB of 3.00 GiB" in out and b"/s, " in out and b" left, " in out, out
+    assert b"\x1b[K" in out
+    # at most four redraws a second, and the final one
+    assert draws <= 4 * took + 1, (draws, took)
+    r = run_gpugate("hf", "verify", "--full", "--format", "json", env=env)
+    rc, quiet = run_in_pty(["hf", "verify", "--full", "--quiet"], env)
+    assert rc == 1 and b"\rhf verify: " not in quiet and b"left," not in quiet, quiet
+    # a pipe: no progress line
+    assert "\r" not in r.err and " left, " not in r.err, r.err
+
+
+def test_integrity_covers_the_models_a_job_needs(setup):
+    cache, state, names = setup
+    base = "hf:\n  require_mount: false\n  min_free: 1\n  integrity: true\n  models:\n    - org/tiny\n"
+
+    def integrity(profile, extra=""):
+        spec = spec_file(cache.parent, f"profile: {profile}\n" + base + extra)
+        r = run_gpugate("check", "--spec", spec, "--only", "hf.integrity", "--format", "json",
+                        env=env_for(cache, state))
+        assert r.rc == 0, r
+        return r.check("hf.integrity")
+
+    ci = integrity("ci")
+    d = ci["details"]
+    assert d["scope"] == "models" and d["files"] == 4 and d["hashed"] == 4, ci
+    assert "4 files match their hash" in ci["summary"] and "scope: the 1 repos hf.models lists" in ci["summary"], ci
+    again = integrity("ci")["details"]
+    assert again["hashed"] == 0 and again["trusted"] == 4, again
+    whole = integrity("ci", "  integrity_scope: cache\n")["details"]
+    assert whole["scope"] == "cache" and whole["files"] == 7 and whole["trusted"] == 4 and whole["hashed"] == 3
+    # validate trusts no record and hashes the whole cache
+    v = integrity("validate")["details"]
+    assert v["scope"] == "cache" and v["hashed"] == 7 and v["trusted"] == 0, v
