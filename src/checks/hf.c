@@ -472,14 +472,6 @@ static void run_writable(const struct context *ctx, void *state, struct result *
 	free(dir);
 }
 
-static void human(uint64_t n, char *buf, size_t size)
-{
-	if (n >= GIB)
-		snprintf(buf, size, "%.1f GiB", (double)n / GIB);
-	else
-		snprintf(buf, size, "%.1f MiB", (double)n / (1024 * 1024));
-}
-
 static void run_space(const struct context *ctx, void *state, struct result *r)
 {
 	struct hf_state *s = state;
@@ -502,8 +494,8 @@ static void run_space(const struct context *ctx, void *state, struct result *r)
 	json_object_set_new(d, "free_bytes", json_integer((json_int_t)avail));
 	json_object_set_new(d, "min_free_bytes", json_integer((json_int_t)need));
 	char a[32], n[32];
-	human(avail, a, sizeof(a));
-	human(need, n, sizeof(n));
+	human_bytes(avail, a, sizeof(a));
+	human_bytes(need, n, sizeof(n));
 	if (avail < need) {
 		result_set(r, STATUS_FAIL, "only %s free on the cache's filesystem (%s), need at least %s (min_free)",
 			   a, dir, n);
@@ -692,21 +684,23 @@ static void run_layout(const struct context *ctx, void *state, struct result *r)
 		c->skip_listings ? xstrdup("; trees/<commit>.json listings not read in the healthcheck profile")
 		: unlisted
 			? xasprintf(
-				  "; %zu of %zu revisions have no usable trees/<commit>.json listing, so their completeness was not checked (a current huggingface_hub or gpugate hf fetch writes one)",
-				  unlisted, revisions)
+				  "; %zu of %zu %s %s no usable trees/<commit>.json listing, so %s completeness was not checked (a current huggingface_hub or gpugate hf fetch writes one)",
+				  unlisted, revisions, count_noun(revisions, "revision", "revisions"),
+				  count_noun(unlisted, "has", "have"), count_noun(unlisted, "its", "their"))
 			: xstrdup("");
 	json_object_set_new(result_details(r), "revisions", json_integer((json_int_t)revisions));
 	json_object_set_new(result_details(r), "revisions_without_listing", json_integer((json_int_t)unlisted));
 	char h[32];
-	human(size, h, sizeof(h));
+	human_bytes(size, h, sizeof(h));
 	json_object_set_new(result_details(r), "repos", json_integer((json_int_t)c->n_repos));
 	json_object_set_new(result_details(r), "size_on_disk", json_integer((json_int_t)size));
 	if (fails)
-		result_set(r, STATUS_FAIL, "%zu layout problems in %s (%zu repos, %s)%s", fails, s->loc.hub_cache,
-			   c->n_repos, h, note);
+		result_set(r, STATUS_FAIL, "%zu layout %s in %s (%zu %s, %s)%s", fails,
+			   count_noun(fails, "problem", "problems"), s->loc.hub_cache, c->n_repos,
+			   count_noun(c->n_repos, "repo", "repos"), h, note);
 	else
-		result_set(r, warns ? STATUS_WARN : STATUS_PASS, "%zu repos, %s, layout sound%s%s", c->n_repos, h,
-			   warns ? " (with warnings)" : "", note);
+		result_set(r, warns ? STATUS_WARN : STATUS_PASS, "%zu %s, %s, layout sound%s%s", c->n_repos,
+			   count_noun(c->n_repos, "repo", "repos"), h, warns ? " (with warnings)" : "", note);
 	free(note);
 }
 
@@ -961,20 +955,25 @@ static void run_integrity(const struct context *ctx, void *state, struct result 
 	json_object_set_new(d, "unverified", json_integer((json_int_t)unverified));
 	json_object_set_new(d, "bytes_hashed", json_integer((json_int_t)v.bytes));
 	json_object_set_new(d, "problems", problems);
-	double gib = (double)v.bytes / GIB;
+	char hashed[32];
+	human_bytes(v.bytes, hashed, sizeof(hashed));
 	if (bad)
-		result_set(r, STATUS_FAIL, "%zu of %zu files do not match their hash (%zu match%s)", bad, v.count, ok,
+		result_set(r, STATUS_FAIL, "%zu of %zu %s %s not match %s hash (%zu %s%s)", bad, v.count,
+			   count_noun(v.count, "file", "files"), count_noun(bad, "does", "do"),
+			   count_noun(bad, "its", "their"), ok, count_noun(ok, "matches", "match"),
 			   unverified ? ", others unverified" : "");
 	else if (v.timed_out) {
-		result_set(r, STATUS_FAIL, "not finished before the deadline: %.2f GiB hashed in %.1f s", gib,
-			   v.seconds);
+		result_set(r, STATUS_FAIL, "not finished before the deadline: %s hashed in %.1f s", hashed, v.seconds);
 		result_remedy(r, "raise --deadline, or run gpugate hf verify (no deadline)");
 	} else if (unverified)
 		result_set(r, strict ? STATUS_FAIL : STATUS_WARN,
-			   "%zu files match their hash (%.2f GiB in %.1f s); %zu unverified (no hash to compare with)",
-			   ok, gib, v.seconds, unverified);
+			   "%zu %s %s hash (%s in %.1f s); %zu unverified (no hash to compare with)", ok,
+			   count_noun(ok, "file matches", "files match"), count_noun(ok, "its", "their"), hashed,
+			   v.seconds, unverified);
 	else
-		result_set(r, STATUS_PASS, "%zu files match their hash (%.2f GiB in %.1f s)", ok, gib, v.seconds);
+		result_set(r, STATUS_PASS, "%zu %s %s hash (%s in %.1f s)", ok,
+			   count_noun(ok, "file matches", "files match"), count_noun(ok, "its", "their"), hashed,
+			   v.seconds);
 	hf_verify_free(&v);
 }
 

@@ -394,8 +394,8 @@ static void run_smoke(const struct context *ctx, void *state, struct result *r)
 	if (ran == 0)
 		result_blocked(r, "runtime.devices");
 	else if (passed < ran)
-		result_set(r, STATUS_FAIL, "smoke kernel failed on %zu of %zu devices: %s", ran - passed, ran,
-			   result_worst_finding(r));
+		result_set(r, STATUS_FAIL, "smoke kernel failed on %zu of %zu %s: %s", ran - passed, ran,
+			   count_noun(ran, "device", "devices"), result_worst_finding(r));
 	else
 		result_set(r, STATUS_PASS,
 			   "smoke kernel correct on %zu device%s (%ld elements each, every one verified)", ran,
