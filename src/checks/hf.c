@@ -164,6 +164,14 @@ struct hf_state {
 	struct hf_cache scan;
 };
 
+/* The cache as summaries name it: where gpugate read it (ROOT/... under
+ * --root, as every check names the paths it read); fixes to paste keep the
+ * path the container sees. */
+static const char *shown(const struct hf_state *s)
+{
+	return s->cache ? s->cache : s->loc.hub_cache;
+}
+
 static void *hf_prepare(const struct context *ctx)
 {
 	struct hf_state *s = xcalloc(1, sizeof(*s));
@@ -260,7 +268,7 @@ static void run_location(const struct context *ctx, void *state, struct result *
 	} else {
 		struct stat st;
 		bool exists = stat(s->cache, &st) == 0 && S_ISDIR(st.st_mode);
-		result_set(r, STATUS_PASS, "hub cache %s (from %s)%s", l->hub_cache,
+		result_set(r, STATUS_PASS, "hub cache %s (from %s)%s", shown(s),
 			   strcmp(l->hub_source, "default") == 0 ? "the default ~/.cache/huggingface/hub"
 								 : l->hub_source,
 			   exists ? "" : ", not created yet");
@@ -268,7 +276,7 @@ static void run_location(const struct context *ctx, void *state, struct result *
 	for (const char *const *dep = l->deprecated; *dep; dep++) {
 		result_finding(r, STATUS_WARN,
 			       "%s is set, but huggingface_hub ignores it (deprecated): the cache is %s", *dep,
-			       l->hub_cache);
+			       shown(s));
 		result_remedy(r, "unset %s; export HF_HOME=... instead", *dep);
 	}
 }
@@ -312,7 +320,7 @@ static void run_mounted(const struct context *ctx, void *state, struct result *r
 	}
 	struct stat st;
 	if (stat(s->cache, &st) < 0 && (errno == ESTALE || errno == ENOTCONN || errno == EIO)) {
-		result_set(r, STATUS_FAIL, "the cache mount at %s is gone: %s", s->loc.hub_cache, strerror(errno));
+		result_set(r, STATUS_FAIL, "the cache mount at %s is gone: %s", shown(s), strerror(errno));
 		result_remedy(r, "restart the container once the host's volume is back (a stale NFS or FUSE mount)");
 		return;
 	}
@@ -346,7 +354,7 @@ static void run_mounted(const struct context *ctx, void *state, struct result *r
 			result_finding(
 				r, on_root ? STATUS_FAIL : STATUS_WARN,
 				"a Hugging Face cache is mounted at %s, but huggingface_hub uses %s (from %s): HF_HOME points beside the mount",
-				e->mount_point, s->loc.hub_cache, s->loc.hub_source);
+				e->mount_point, shown(s), s->loc.hub_source);
 			result_remedy(r, "%s", beside);
 		}
 	}
@@ -355,15 +363,15 @@ static void run_mounted(const struct context *ctx, void *state, struct result *r
 		result_set(
 			r, STATUS_FAIL,
 			"the cache %s is on the container's root filesystem (%s at /), not a mounted volume: downloads vanish with the container",
-			s->loc.hub_cache, m->fstype);
+			shown(s), m->fstype);
 		if (!beside)
 			remedy_mount(r, s);
 	} else if (on_root) {
 		result_set(r, r->status, "the cache %s is on the root filesystem (hf.require_mount is false)",
-			   s->loc.hub_cache);
+			   shown(s));
 	} else {
-		result_set(r, r->status, "the cache %s is on its own mount %s (%s from %s)", s->loc.hub_cache,
-			   m->mount_point, m->fstype, m->source);
+		result_set(r, r->status, "the cache %s is on its own mount %s (%s from %s)", shown(s), m->mount_point,
+			   m->fstype, m->source);
 	}
 	free(beside);
 }
@@ -411,8 +419,8 @@ static void run_writable(const struct context *ctx, void *state, struct result *
 	}
 	if (ro_mount) {
 		result_set(r, STATUS_FAIL,
-			   "the cache %s is on a read-only mount %s (%s): downloads and lock files fail",
-			   s->loc.hub_cache, m->mount_point, m->mount_options);
+			   "the cache %s is on a read-only mount %s (%s): downloads and lock files fail", shown(s),
+			   m->mount_point, m->mount_options);
 		result_remedy(
 			r,
 			"mount it read-write (drop ':ro' from -v ...:%s:ro), or set 'read_only: true' in the hf spec and export HF_HUB_OFFLINE=1",
@@ -462,10 +470,9 @@ static void run_writable(const struct context *ctx, void *state, struct result *
 		} else if (missing) {
 			result_set(r, STATUS_WARN,
 				   "the cache %s does not exist yet; %s is writable, so huggingface_hub can create it",
-				   s->loc.hub_cache, dir);
+				   shown(s), dir);
 		} else {
-			result_set(r, STATUS_PASS, "%s is writable (a temp file was created and removed)",
-				   s->loc.hub_cache);
+			result_set(r, STATUS_PASS, "%s is writable (a temp file was created and removed)", shown(s));
 		}
 	}
 	free(tmp);
@@ -595,7 +602,7 @@ static void run_locks(const struct context *ctx, void *state, struct result *r)
 		result_set(
 			r, STATUS_FAIL,
 			"%zu lock files or folders under %s/.locks are not writable by uid %u: downloads fail with PermissionError",
-			bad, s->loc.hub_cache, (unsigned)geteuid());
+			bad, shown(s), (unsigned)geteuid());
 		result_remedy(r, "chmod -R a+rwX %s/.locks   (or rm -rf %s/.locks: huggingface_hub recreates it)",
 			      s->loc.hub_cache, s->loc.hub_cache);
 	} else {
@@ -613,7 +620,7 @@ static const struct hf_cache *need_scan(struct result *r, struct hf_state *s)
 	const struct hf_cache *c = scanned(s);
 	if (!c) {
 		if (s->scan_rc == -ENOENT)
-			result_set(r, STATUS_SKIP, "no cache folder at %s yet", s->loc.hub_cache);
+			result_set(r, STATUS_SKIP, "no cache folder at %s yet", shown(s));
 		else
 			result_set(r, STATUS_FAIL, "cannot read the cache: %s", s->scan_err);
 	}
@@ -686,7 +693,7 @@ static void run_layout(const struct context *ctx, void *state, struct result *r)
 			? xasprintf(
 				  "; %zu of %zu %s %s no usable trees/<commit>.json listing, so %s completeness was not checked (a current huggingface_hub or gpugate hf fetch writes one)",
 				  unlisted, revisions, count_noun(revisions, "revision", "revisions"),
-				  count_noun(unlisted, "has", "have"), count_noun(unlisted, "its", "their"))
+				  count_noun(revisions, "has", "have"), count_noun(revisions, "its", "their"))
 			: xstrdup("");
 	json_object_set_new(result_details(r), "revisions", json_integer((json_int_t)revisions));
 	json_object_set_new(result_details(r), "revisions_without_listing", json_integer((json_int_t)unlisted));
@@ -959,8 +966,8 @@ static void run_integrity(const struct context *ctx, void *state, struct result 
 	human_bytes(v.bytes, hashed, sizeof(hashed));
 	if (bad)
 		result_set(r, STATUS_FAIL, "%zu of %zu %s %s not match %s hash (%zu %s%s)", bad, v.count,
-			   count_noun(v.count, "file", "files"), count_noun(bad, "does", "do"),
-			   count_noun(bad, "its", "their"), ok, count_noun(ok, "matches", "match"),
+			   count_noun(v.count, "file", "files"), count_noun(v.count, "does", "do"),
+			   count_noun(v.count, "its", "their"), ok, count_noun(ok, "matches", "match"),
 			   unverified ? ", others unverified" : "");
 	else if (v.timed_out) {
 		result_set(r, STATUS_FAIL, "not finished before the deadline: %s hashed in %.1f s", hashed, v.seconds);

@@ -338,8 +338,7 @@ static void run_installed(const struct context *ctx, void *state, struct result 
 		json_object_set_new(result_details(r), "relations", all);
 		if (bad)
 			result_set(r, STATUS_FAIL, "%zu of %zu pinned package %s %s not hold: %s", bad, n,
-				   count_noun(n, "relation", "relations"), count_noun(bad, "does", "do"),
-				   bad_names.buf);
+				   count_noun(n, "relation", "relations"), count_noun(n, "does", "do"), bad_names.buf);
 		else
 			result_set(r, r->status, "%s %zu pinned package %s%s", n == 1 ? "the" : "all", n,
 				   count_noun(n, "relation holds", "relations hold"),

@@ -205,9 +205,15 @@ static void check_provenance(const struct context *ctx, const struct backend *be
 	json_t *prov = json_object();
 	const char *lib = res->library;
 	const char *drv = res->driver_library;
+	/* under --root the children loaded the root's copies: the root's package
+	 * lists name them without the root's prefix */
+	char real_root[PATH_MAX];
+	size_t rlen = ctx->root && *ctx->root && realpath(ctx->root, real_root) ? strlen(real_root) : 0;
+	const char *lib_in = lib && rlen && !strncmp(lib, real_root, rlen) && lib[rlen] == '/' ? lib + rlen : lib;
+	const char *drv_in = drv && rlen && !strncmp(drv, real_root, rlen) && drv[rlen] == '/' ? drv + rlen : drv;
 	/* [0] the loader, [1] the driver: one pass over the package lists and
 	 * one read of the status file for both */
-	const char *const paths[2] = { lib, drv };
+	const char *const paths[2] = { lib_in, drv_in };
 	char *owners[2], *versions[2];
 	packages_owning(ctx, be->loader_packages, paths, owners, 2, thorough);
 	package_versions(ctx, owners, versions, 2);
