@@ -45,7 +45,7 @@ def test_a_replaced_driver_file_is_probed_afresh(tmp_path):
     first = run_gpugate("--spec", spec, "--format", "json", env=env)
     assert first.rc == 0 and "cached" not in loader(first)["summary"], first
     second = run_gpugate("--spec", spec, "--format", "json", env=env)
-    assert second.rc == 0 and "(cached 0 s ago)" in loader(second)["summary"], second
+    assert second.rc == 0 and "(cached " in loader(second)["summary"], second
     # an upgrade that broke the driver: the same path, another file
     driver.unlink()
     write(str(driver), b"\x7fELF not a driver any more\n")
@@ -132,13 +132,13 @@ def test_a_changed_gpu_set_or_kernel_driver_is_probed_afresh(tmp_path):
         return run_gpugate("--spec", spec, "--root", str(root), "--only", "runtime", "--format", "json", env=env)
 
     assert "cached" not in loader(run())["summary"]
-    assert "(cached 0 s ago)" in loader(run())["summary"]
+    assert "(cached " in loader(run())["summary"]
     (root / "dev/dri").mkdir(parents=True)
     (root / "dev/dri/renderD128").write_text("")
     again = run()
     assert again.rc == 0 and "cached" not in loader(again)["summary"], again
     assert loader(again)["details"]["state_cache"]["discarded"].startswith("the GPU set"), again
-    assert "(cached 0 s ago)" in loader(run())["summary"]
+    assert "(cached " in loader(run())["summary"]
     (root / "sys/module/i915/srcversion").write_text("0000000000000000000000A\n")
     last = run()
     assert loader(last)["details"]["state_cache"]["discarded"] == "the kernel driver's version changed", last
