@@ -768,6 +768,17 @@ static void on_done(struct dl_job *job, CURLcode rc, const struct dl_options *o)
 	complete(job);
 }
 
+static void human(double b, char *out, size_t n)
+{
+	const char *unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	int u = 0;
+	while (b >= 1024 && u < 4) {
+		b /= 1024;
+		u++;
+	}
+	snprintf(out, n, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
+}
+
 static void draw_progress(struct dl_job *jobs, size_t n, double t0)
 {
 	int64_t got = 0, total = 0;
@@ -778,10 +789,10 @@ static void draw_progress(struct dl_job *jobs, size_t n, double t0)
 		done += jobs[i].state->done;
 	}
 	char a[32], b[32], r[32];
-	human_bytes((uint64_t)got, a, sizeof(a));
-	human_bytes((uint64_t)total, b, sizeof(b));
+	human((double)got, a, sizeof(a));
+	human((double)total, b, sizeof(b));
 	double dt = monotonic_seconds() - t0;
-	human_bytes(dt > 0 ? (uint64_t)((double)got / dt) : 0, r, sizeof(r));
+	human(dt > 0 ? (double)got / dt : 0, r, sizeof(r));
 	fprintf(stderr, "\r\033[K  %zu/%zu files  %s / %s  %s/s", done, n, a, b, r);
 }
 
