@@ -60,7 +60,7 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzzers/%,$(FUZZ_SRCS))
 FUZZ_SECONDS ?= 60
 
-.PHONY: lint lint-format lint-static lint-workflows format all deps deps-build run run-check test test-unit test-integration test-asan test-container test-faults bench install clean \
+.PHONY: lint lint-format lint-static lint-workflows format all deps deps-build deps-deb run run-check test test-unit test-integration test-asan test-container test-faults bench install clean \
         fuzz fuzz-build fuzz-run fuzz-brief
 all: $(BUILD)/gpugate $(BUILD)/gpugate-provision $(BUILD)/gpugate-serve
 
@@ -71,6 +71,10 @@ deps:
 
 deps-build:
 	@sh .ci/install-deps build
+
+# make deb: debhelper and the rest that make run does not install
+deps-deb:
+	@sh .ci/install-deps deb
 
 # The archives are rebuilt whole (rm first) so that a deleted source leaves
 # no stale member behind.
@@ -419,7 +423,7 @@ DEB        := $(BUILD)/gpugate_$(VERSION)_$(DEB_ARCH).deb
 DEB_FIND   := find . \( -path ./build -o -path ./.git -o -name __pycache__ -o -name .pytest_cache \) -prune -o -type f
 DEB_INPUTS := $(shell $(DEB_FIND) -print 2>/dev/null)
 deb: $(DEB)
-$(DEB): $(DEB_INPUTS)
+$(DEB): $(DEB_INPUTS) | deps-deb
 	rm -rf $(BUILD)/deb
 	mkdir -p $(BUILD)/deb/gpugate-$(VERSION)
 	$(DEB_FIND) -print0 | tar --null -T - -cf - | tar -xf - -C $(BUILD)/deb/gpugate-$(VERSION)

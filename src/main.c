@@ -422,22 +422,33 @@ static int deliver(const struct run *run, void *arg)
 		shown.text_limit = 4096; /* Docker keeps no more of a health check's output */
 	int verdict = run_exit_code(&shown);
 	bool lost = false;
-	int err = report_to_stdout(o->format, &shown, &d->report);
+	/* the files first: a passing run whose report is lost says so on the
+	 * first line of standard output, not HEALTHY */
+	char why[512] = "";
+	for (size_t i = 0; i < o->n_reports; i++) {
+		int err = report_to_file(o->reports[i].format, &shown, o->reports[i].path, &d->report);
+		if (err < 0) {
+			fprintf(stderr, "gpugate: cannot write the %s report to %s: %s\n", o->reports[i].format,
+				o->reports[i].path, strerror(-err));
+			if (!lost)
+				snprintf(why, sizeof(why), "the %s report could not be written to %s: %s",
+					 o->reports[i].format, o->reports[i].path, strerror(-err));
+			lost = true;
+		}
+	}
+	if (write_step_summary(d, &shown) < 0) {
+		if (!lost)
+			snprintf(why, sizeof(why), "the job summary ($GITHUB_STEP_SUMMARY) could not be written");
+		lost = true;
+	}
+	struct report_opts opts = d->report;
+	opts.undelivered = lost ? why : NULL;
+	int err = report_to_stdout(o->format, &shown, &opts);
 	if (err < 0 && err != -EPIPE) {
 		fprintf(stderr, "gpugate: cannot write the %s report to standard output: %s\n", o->format,
 			strerror(-err));
 		lost = true;
 	}
-	for (size_t i = 0; i < o->n_reports; i++) {
-		err = report_to_file(o->reports[i].format, &shown, o->reports[i].path, &d->report);
-		if (err < 0) {
-			fprintf(stderr, "gpugate: cannot write the %s report to %s: %s\n", o->reports[i].format,
-				o->reports[i].path, strerror(-err));
-			lost = true;
-		}
-	}
-	if (write_step_summary(d, &shown) < 0)
-		lost = true;
 	if (lost && verdict == EXIT_HEALTHY)
 		return ctx_is_healthcheck(d->ctx) ? EXIT_UNHEALTHY : EXIT_USAGE;
 	return verdict;

@@ -63,6 +63,10 @@ struct backend_options {
 	size_t work_items;     /* smoke kernel size; at least 1 << 20 */
 	double sync_timeout_s; /* finite wait for completion; the parent's kill is the backstop */
 	const char *cache_dir; /* where a backend may keep a native module cache, or NULL */
+	/* Under --root: the root's copy of the backend's library, loaded by its
+	 * path (and, for Level Zero, the root's driver beside it), so that the
+	 * probe never mixes the root's stack with this machine's. NULL: the soname. */
+	const char *library;
 };
 
 struct result;

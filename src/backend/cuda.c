@@ -216,11 +216,11 @@ static void set_error(json_t *obj, const char *stage, const char *error, const c
 }
 
 /* Loads libcuda.so.1 and every entry point; on failure fills result. */
-static int cuda_load(struct cuda_api *api, json_t *result)
+static int cuda_load(struct cuda_api *api, const char *library, json_t *result)
 {
 	memset(api, 0, sizeof *api);
 	char why[256], real[PATH_MAX];
-	api->lib = dynlib_open(cuda_backend.library, why, sizeof why);
+	api->lib = dynlib_open(library ? library : cuda_backend.library, why, sizeof why);
 	if (!api->lib) {
 		char *msg = xasprintf("CUDA driver %s not found (%s): install the NVIDIA driver's "
 				      "user-mode libraries (%s) or run the container with the NVIDIA "
@@ -645,7 +645,7 @@ static int cuda_run(struct probe_channel *ch, const struct backend_options *opt,
 	json_object_set_new(result, "cuda_visible_devices", visible ? json_string(visible) : json_null());
 
 	stage_begin(&t, ch, timings, "loader", NULL);
-	if (cuda_load(&api, result))
+	if (cuda_load(&api, opt->library, result))
 		return 1;
 	stage_end(&t);
 

@@ -20,6 +20,7 @@ struct probe_request {
 	size_t work_items;
 	double sync_timeout_s;
 	const char *cache_dir; /* native module cache folder, or NULL */
+	const char *library;   /* under --root: the root's copy of the library, loaded by path; NULL: the soname */
 };
 
 struct probe_run {

@@ -1,6 +1,6 @@
 /* `gpugate probe --backend NAME [--device N] [--smoke] [--telemetry]
  *  [--processes] [--perf-bytes N] [--work-items N] [--sync-timeout S]
- *  [--fd FD] [--cache-dir DIR]`: the hidden subcommand the
+ *  [--fd FD] [--cache-dir DIR] [--library PATH]`: the hidden subcommand the
  * runtime check starts in its own process group. It loads the GPU library,
  * streams its stages and result on FD (default 3) and exits 0 when every stage
  * passed, 3 when one failed (the result says which), 4 on bad arguments. */
@@ -47,6 +47,7 @@ int cmd_probe(int argc, char **argv)
 		{ "sandbox", no_argument, NULL, 'S' },
 		{ "processes", no_argument, NULL, 'p' },
 		{ "perf-bytes", required_argument, NULL, 'P' },
+		{ "library", required_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct backend_options opt = { .device = -1, .work_items = 1u << 20, .sync_timeout_s = 10 };
@@ -74,6 +75,13 @@ int cmd_probe(int argc, char **argv)
 			break;
 		case 's':
 			opt.smoke = true;
+			break;
+		case 'L': /* under --root: the root's library, by its path */
+			if (optarg[0] != '/') {
+				fprintf(stderr, "gpugate probe: --library wants an absolute path, not '%s'\n", optarg);
+				return PROBE_EXIT_USAGE;
+			}
+			opt.library = optarg;
 			break;
 		case 't':
 			opt.telemetry = true;

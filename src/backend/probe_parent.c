@@ -50,7 +50,7 @@ static char **child_argv(const struct context *ctx, const struct probe_request *
 	buf[0] = xasprintf("%d", r->device);
 	buf[1] = xasprintf("%zu", r->work_items ? r->work_items : (size_t)1 << 20);
 	buf[2] = xasprintf("%.3f", r->sync_timeout_s > 0 ? r->sync_timeout_s : 10.0);
-	char **argv = xcalloc(24, sizeof(*argv)); /* 21 at most, below */
+	char **argv = xcalloc(26, sizeof(*argv)); /* 23 at most, below */
 	size_t k = 0;
 	argv[k++] = (char *)ctx_self_exe(ctx);
 	argv[k++] = "probe";
@@ -82,6 +82,10 @@ static char **child_argv(const struct context *ctx, const struct probe_request *
 	if (r->cache_dir) {
 		argv[k++] = "--cache-dir";
 		argv[k++] = (char *)r->cache_dir;
+	}
+	if (r->library) {
+		argv[k++] = "--library";
+		argv[k++] = (char *)r->library;
 	}
 	argv[k] = NULL;
 	return argv;

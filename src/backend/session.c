@@ -18,18 +18,26 @@
 #include "probe_cache.h"
 #include "stack_identity.h"
 
-/* True when the soname is in the linker cache or a library folder (under
- * --root), without loading it: the check's process stays GPU-free. */
-static bool library_present(const struct context *ctx, const char *soname)
+/* Where the soname is, without loading it (the check's process stays
+ * GPU-free): on the real root "" when the linker cache or a library folder
+ * has it (the child loads it by soname). Under --root the root's library
+ * folders, then the folders LD_LIBRARY_PATH names (this process's
+ * environment: a deliberate choice, such as a test's stand-in), never this
+ * machine's linker cache or system folders; the answer is the path the child
+ * loads. NULL: not found. Caller frees. */
+static char *library_found(const struct context *ctx, const char *soname)
 {
-	char *cache_path = ctx_path(ctx, "/etc/ld.so.cache");
-	char *cache = NULL;
-	size_t len = 0;
-	bool found = false;
-	if (read_file(cache_path, &cache, &len) == 0)
-		found = memmem(cache, len, soname, strlen(soname) + 1) != NULL;
-	free(cache);
-	free(cache_path);
+	bool under_root = ctx->root && *ctx->root;
+	if (!under_root) {
+		char *cache = NULL;
+		size_t len = 0;
+		bool found = false;
+		if (read_file("/etc/ld.so.cache", &cache, &len) == 0)
+			found = memmem(cache, len, soname, strlen(soname) + 1) != NULL;
+		free(cache);
+		if (found)
+			return xstrdup("");
+	}
 	static const char *const dirs[] = { "/usr/lib/x86_64-linux-gnu",
 					    "/lib/x86_64-linux-gnu",
 					    "/usr/lib64",
@@ -37,22 +45,31 @@ static bool library_present(const struct context *ctx, const char *soname)
 					    "/usr/local/lib",
 					    "/usr/lib/wsl/lib",
 					    NULL };
+	const char *ldp = ctx_getenv(ctx, "LD_LIBRARY_PATH");
+	char *copy = xstrdup(ldp ? ldp : ""), *save = NULL;
+	char *found = NULL;
 	for (size_t i = 0; !found && dirs[i]; i++) {
 		char *p = xasprintf("%s/%s", dirs[i], soname);
 		char *full = ctx_path(ctx, p);
-		found = access(full, R_OK) == 0;
-		free(full);
+		if (access(full, R_OK) == 0)
+			found = full;
+		else
+			free(full);
 		free(p);
 	}
-	const char *ldp = ctx_getenv(ctx, "LD_LIBRARY_PATH");
-	if (!found && ldp) {
-		char *copy = xstrdup(ldp), *save = NULL;
-		for (char *d = strtok_r(copy, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
-			char *p = xasprintf("%s/%s", d, soname);
-			found = access(p, R_OK) == 0;
-			free(p);
-		}
-		free(copy);
+	for (char *d = strtok_r(copy, ":", &save); !found && d; d = strtok_r(NULL, ":", &save)) {
+		if (*d != '/')
+			continue;
+		char *full = xasprintf("%s/%s", d, soname);
+		if (access(full, R_OK) == 0)
+			found = full;
+		else
+			free(full);
+	}
+	free(copy);
+	if (found && !under_root) {
+		free(found);
+		return xstrdup("");
 	}
 	return found;
 }
@@ -97,11 +114,13 @@ struct raw_runs {
 	size_t n;
 };
 
-static struct probe_request request(const struct backend *be, int device, const struct probe_session_request *req,
+static struct probe_request request(const struct backend_probe *p, int device, const struct probe_session_request *req,
 				    const char *cache_dir)
 {
+	const struct backend *be = p->be;
+	const char *library = p->library && *p->library ? p->library : NULL;
 	if (!req->smoke)
-		return (struct probe_request){ .backend = be->name, .device = -1 };
+		return (struct probe_request){ .backend = be->name, .device = -1, .library = library };
 	return (struct probe_request){ .backend = be->name,
 				       .device = device,
 				       .smoke = true,
@@ -111,7 +130,8 @@ static struct probe_request request(const struct backend *be, int device, const 
 				       .perf_bytes = req->perf_bytes,
 				       .work_items = req->work_items > 0 ? (size_t)req->work_items : 0,
 				       .sync_timeout_s = req->deadline - monotonic_seconds(),
-				       .cache_dir = cache_dir };
+				       .cache_dir = cache_dir,
+				       .library = library };
 }
 
 /* The first run that got past enumeration, or -1. */
@@ -151,7 +171,7 @@ static void run_children(const struct context *ctx, struct probe_session *s, str
 	size_t k = 0;
 	for (size_t i = 0; i < s->n; i++)
 		for (size_t d = 0; d < raw[i].n; d++)
-			reqs[k++] = request(s->probes[i].be, (int)d, req, cache_dir);
+			reqs[k++] = request(&s->probes[i], (int)d, req, cache_dir);
 	probe_run_all(ctx, reqs, runs, total, req->deadline);
 	k = 0;
 	size_t more = 0;
@@ -184,7 +204,7 @@ static void run_children(const struct context *ctx, struct probe_session *s, str
 	k = 0;
 	for (size_t i = 0; i < s->n; i++)
 		for (size_t d = raw[i].n, want = devices_reported(&raw[i]); d < want; d++)
-			reqs[k++] = request(s->probes[i].be, (int)d, req, cache_dir);
+			reqs[k++] = request(&s->probes[i], (int)d, req, cache_dir);
 	probe_run_all(ctx, reqs, runs, more, req->deadline);
 	k = 0;
 	for (size_t i = 0; i < s->n; i++) {
@@ -373,21 +393,27 @@ struct probe_session *probe_session_run(const struct context *ctx, const struct 
 		known++;
 	s->probes = xcalloc(known + 1, sizeof(*s->probes));
 	struct strbuf hints = STRBUF_INIT;
+	bool under_root = ctx->root && *ctx->root;
 	for (const struct backend *const *b = backends; *b; b++) {
-		if (strcmp(req->backend, "auto") == 0) {
-			if (!library_present(ctx, (*b)->library)) {
-				sb_printf(&hints, "%s%s (%s: %s)", hints.len ? "; " : "", (*b)->library, (*b)->name,
-					  (*b)->provided_by);
-				continue;
-			}
-		} else if (strcmp(req->backend, (*b)->name) != 0) {
+		bool wanted = strcmp(req->backend, "auto") == 0 || strcmp(req->backend, (*b)->name) == 0;
+		/* auto: the installed ones; under --root, only the root's own */
+		char *lib = wanted && (strcmp(req->backend, "auto") == 0 || under_root)
+				    ? library_found(ctx, (*b)->library)
+				    : NULL;
+		if (wanted && !lib && (strcmp(req->backend, "auto") == 0 || under_root)) {
+			sb_printf(&hints, "%s%s (%s: %s)", hints.len ? "; " : "", (*b)->library, (*b)->name,
+				  (*b)->provided_by);
 			continue;
 		}
+		if (!wanted)
+			continue;
+		s->probes[s->n].library = lib;
 		s->probes[s->n++].be = *b;
 	}
 	if (s->n == 0) {
-		s->none_found =
-			xasprintf("no GPU runtime library is installed: looked for %s", hints.buf ? hints.buf : "");
+		s->none_found = xasprintf("no GPU runtime library is installed%s%s: looked for %s",
+					  under_root ? " under --root " : "", under_root ? ctx->root : "",
+					  hints.buf ? hints.buf : "");
 		s->none_remedy = missing_remedy(ctx->vendor);
 		sb_release(&hints);
 		return s;
@@ -464,6 +490,7 @@ void probe_session_free(struct probe_session *s)
 	for (size_t i = 0; i < s->n; i++) {
 		outcome_free(&s->probes[i].enumeration);
 		probe_result_free(&s->probes[i].found);
+		free(s->probes[i].library);
 		for (size_t d = 0; d < s->probes[i].n_devices; d++)
 			outcome_free(&s->probes[i].devices[d]);
 		free(s->probes[i].devices);

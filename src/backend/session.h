@@ -39,6 +39,7 @@ struct probe_outcome {
 
 struct backend_probe {
 	const struct backend *be;
+	char *library; /* under --root: the root's copy of be->library, which the children load */
 	/* Getting as far as the device list: a pass once a child enumerated
 	 * (even if its smoke failed later); else the failing child's outcome. */
 	struct probe_outcome enumeration;

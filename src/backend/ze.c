@@ -65,10 +65,27 @@ static void clock_enter(struct stage_clock *c, struct probe_channel *ch, const c
 #define ZE_OPTIONAL_SYMBOL(name) { #name, offsetof(struct ze_api, name), true },
 static const struct dynlib_symbol ze_symbols[] = { ZE_FUNCS(ZE_SYMBOL) ZE_OPTIONAL_FUNCS(ZE_OPTIONAL_SYMBOL) };
 
-static int load_api(struct ze_api *api, json_t *res)
+/* Under --root, the loader finds its driver by soname on this machine's
+ * library path unless told: ZE_ENABLE_ALT_DRIVERS (the loader's own variable)
+ * names the root's driver beside the root's loader, present or not, so that
+ * a root without a driver fails rather than probing this machine's. A value
+ * already set (the test driver) is kept. */
+#define ZE_DRIVER_SONAME "libze_intel_gpu.so.1"
+static void use_roots_driver(const char *library)
+{
+	if (!library || getenv("ZE_ENABLE_ALT_DRIVERS"))
+		return;
+	const char *slash = strrchr(library, '/');
+	char *driver = xasprintf("%.*s/" ZE_DRIVER_SONAME, (int)(slash - library), library);
+	setenv("ZE_ENABLE_ALT_DRIVERS", driver, 1);
+	free(driver);
+}
+
+static int load_api(struct ze_api *api, const char *library, json_t *res)
 {
 	char why[256], real[PATH_MAX];
-	api->lib = dynlib_open("libze_loader.so.1", why, sizeof why);
+	use_roots_driver(library);
+	api->lib = dynlib_open(library ? library : "libze_loader.so.1", why, sizeof why);
 	if (!api->lib) {
 		char *msg = xasprintf(
 			"cannot load libze_loader.so.1 (%s): install the Level Zero loader (apt-get install libze1)",
@@ -509,7 +526,7 @@ static int ze_run(struct probe_channel *ch, const struct backend_options *opt, j
 	int rc = -1;
 
 	clock_enter(&clk, ch, "loader", NULL);
-	if (load_api(&api, res) < 0)
+	if (load_api(&api, opt->library, res) < 0)
 		goto out;
 
 	clock_enter(&clk, ch, "init", NULL);

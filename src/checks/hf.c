@@ -173,6 +173,14 @@ struct hf_state {
 	struct hf_cache scan;
 };
 
+/* The cache as summaries name it: where gpugate read it (ROOT/... under
+ * --root, as every check names the paths it read); fixes to paste keep the
+ * path the container sees. */
+static const char *shown(const struct hf_state *s)
+{
+	return s->cache ? s->cache : s->loc.hub_cache;
+}
+
 static void *hf_prepare(const struct context *ctx)
 {
 	struct hf_state *s = xcalloc(1, sizeof(*s));
@@ -274,7 +282,7 @@ static void run_location(const struct context *ctx, void *state, struct result *
 	} else {
 		struct stat st;
 		bool exists = stat(s->cache, &st) == 0 && S_ISDIR(st.st_mode);
-		result_set(r, STATUS_PASS, "hub cache %s (from %s)%s", l->hub_cache,
+		result_set(r, STATUS_PASS, "hub cache %s (from %s)%s", shown(s),
 			   strcmp(l->hub_source, "default") == 0 ? "the default ~/.cache/huggingface/hub"
 								 : l->hub_source,
 			   exists ? "" : ", not created yet");
@@ -296,7 +304,7 @@ static void run_location(const struct context *ctx, void *state, struct result *
 	for (const char *const *dep = l->deprecated; *dep; dep++) {
 		result_finding(r, STATUS_WARN,
 			       "%s is set, but huggingface_hub ignores it (deprecated): the cache is %s", *dep,
-			       l->hub_cache);
+			       shown(s));
 		result_remedy(r, "unset %s; export HF_HOME=... instead", *dep);
 	}
 }
@@ -340,7 +348,7 @@ static void run_mounted(const struct context *ctx, void *state, struct result *r
 	}
 	struct stat st;
 	if (stat(s->cache, &st) < 0 && (errno == ESTALE || errno == ENOTCONN || errno == EIO)) {
-		result_set(r, STATUS_FAIL, "the cache mount at %s is gone: %s", s->loc.hub_cache, strerror(errno));
+		result_set(r, STATUS_FAIL, "the cache mount at %s is gone: %s", shown(s), strerror(errno));
 		result_remedy(r, "restart the container once the host's volume is back (a stale NFS or FUSE mount)");
 		return;
 	}
@@ -374,7 +382,7 @@ static void run_mounted(const struct context *ctx, void *state, struct result *r
 			result_finding(
 				r, on_root ? STATUS_FAIL : STATUS_WARN,
 				"a Hugging Face cache is mounted at %s, but huggingface_hub uses %s (from %s): HF_HOME points beside the mount",
-				e->mount_point, s->loc.hub_cache, s->loc.hub_source);
+				e->mount_point, shown(s), s->loc.hub_source);
 			result_remedy(r, "%s", beside);
 		}
 	}
@@ -389,15 +397,15 @@ static void run_mounted(const struct context *ctx, void *state, struct result *r
 		result_set(
 			r, STATUS_FAIL,
 			"the cache %s is on the container's root filesystem (%s at /), not a mounted volume: downloads vanish with the container",
-			s->loc.hub_cache, m->fstype);
+			shown(s), m->fstype);
 		if (!beside)
 			remedy_mount(r, s);
 	} else if (on_root) {
 		result_set(r, r->status, "the cache %s is on the root filesystem (hf.require_mount is false)",
-			   s->loc.hub_cache);
+			   shown(s));
 	} else {
-		result_set(r, r->status, "the cache %s is on its own mount %s (%s from %s)", s->loc.hub_cache,
-			   m->mount_point, m->fstype, m->source);
+		result_set(r, r->status, "the cache %s is on its own mount %s (%s from %s)", shown(s), m->mount_point,
+			   m->fstype, m->source);
 	}
 	free(beside);
 }
@@ -504,8 +512,8 @@ static void run_writable(const struct context *ctx, void *state, struct result *
 	}
 	if (ro_mount) {
 		result_set(r, STATUS_FAIL,
-			   "the cache %s is on a read-only mount %s (%s): downloads and lock files fail",
-			   s->loc.hub_cache, m->mount_point, m->mount_options);
+			   "the cache %s is on a read-only mount %s (%s): downloads and lock files fail", shown(s),
+			   m->mount_point, m->mount_options);
 		result_remedy(
 			r,
 			"mount it read-write (drop ':ro' from -v ...:%s:ro), or set 'read_only: true' in the hf spec and export HF_HUB_OFFLINE=1",
@@ -558,23 +566,14 @@ static void run_writable(const struct context *ctx, void *state, struct result *
 		} else if (missing) {
 			result_set(r, STATUS_WARN,
 				   "the cache %s does not exist yet; %s is writable, so huggingface_hub can create it",
-				   s->loc.hub_cache, dir);
+				   shown(s), dir);
 		} else {
-			result_set(r, STATUS_PASS, "%s is writable (a temp file was created and removed)",
-				   s->loc.hub_cache);
+			result_set(r, STATUS_PASS, "%s is writable (a temp file was created and removed)", shown(s));
 		}
 	}
 	free(tmp);
 	free(dir_under_root);
 	free(dir);
-}
-
-static void human(uint64_t n, char *buf, size_t size)
-{
-	if (n >= GIB)
-		snprintf(buf, size, "%.1f GiB", (double)n / GIB);
-	else
-		snprintf(buf, size, "%.1f MiB", (double)n / (1024 * 1024));
 }
 
 static void run_space(const struct context *ctx, void *state, struct result *r)
@@ -602,8 +601,8 @@ static void run_space(const struct context *ctx, void *state, struct result *r)
 	json_object_set_new(d, "free_bytes", json_integer((json_int_t)avail));
 	json_object_set_new(d, "min_free_bytes", json_integer((json_int_t)need));
 	char a[32], n[32];
-	human(avail, a, sizeof(a));
-	human(need, n, sizeof(n));
+	human_bytes(avail, a, sizeof(a));
+	human_bytes(need, n, sizeof(n));
 	if (avail < need) {
 		result_set(r, STATUS_FAIL, "only %s free on the cache's filesystem (%s), need at least %s (min_free)",
 			   a, dir, n);
@@ -703,7 +702,7 @@ static void run_locks(const struct context *ctx, void *state, struct result *r)
 		result_set(
 			r, STATUS_FAIL,
 			"%zu lock files or folders under %s/.locks are not writable by uid %u: downloads fail with PermissionError",
-			bad, s->loc.hub_cache, (unsigned)geteuid());
+			bad, shown(s), (unsigned)geteuid());
 		char *host = host_path(cache_mount(s), s->loc.hub_cache);
 		result_remedy(r, "chown -R %u:%u %s/.locks   (%s; huggingface_hub also recreates a removed .locks)",
 			      (unsigned)geteuid(), (unsigned)getegid(), host ? host : s->loc.hub_cache,
@@ -724,7 +723,7 @@ static const struct hf_cache *need_scan(struct result *r, struct hf_state *s)
 	const struct hf_cache *c = scanned(s);
 	if (!c) {
 		if (s->scan_rc == -ENOENT)
-			result_set(r, STATUS_SKIP, "no cache folder at %s yet", s->loc.hub_cache);
+			result_set(r, STATUS_SKIP, "no cache folder at %s yet", shown(s));
 		else
 			result_set(r, STATUS_FAIL, "cannot read the cache: %s", s->scan_err);
 	}
@@ -795,21 +794,23 @@ static void run_layout(const struct context *ctx, void *state, struct result *r)
 		c->skip_listings ? xstrdup("; trees/<commit>.json listings not read in the healthcheck profile")
 		: unlisted
 			? xasprintf(
-				  "; %zu of %zu revisions have no usable trees/<commit>.json listing, so their completeness was not checked (a current huggingface_hub or gpugate hf fetch writes one)",
-				  unlisted, revisions)
+				  "; %zu of %zu %s %s no usable trees/<commit>.json listing, so %s completeness was not checked (a current huggingface_hub or gpugate hf fetch writes one)",
+				  unlisted, revisions, count_noun(revisions, "revision", "revisions"),
+				  count_noun(revisions, "has", "have"), count_noun(revisions, "its", "their"))
 			: xstrdup("");
 	json_object_set_new(result_details(r), "revisions", json_integer((json_int_t)revisions));
 	json_object_set_new(result_details(r), "revisions_without_listing", json_integer((json_int_t)unlisted));
 	char h[32];
-	human(size, h, sizeof(h));
+	human_bytes(size, h, sizeof(h));
 	json_object_set_new(result_details(r), "repos", json_integer((json_int_t)c->n_repos));
 	json_object_set_new(result_details(r), "size_on_disk", json_integer((json_int_t)size));
 	if (fails)
-		result_set(r, STATUS_FAIL, "%zu layout problems in %s (%zu repos, %s)%s", fails, s->loc.hub_cache,
-			   c->n_repos, h, note);
+		result_set(r, STATUS_FAIL, "%zu layout %s in %s (%zu %s, %s)%s", fails,
+			   count_noun(fails, "problem", "problems"), s->loc.hub_cache, c->n_repos,
+			   count_noun(c->n_repos, "repo", "repos"), h, note);
 	else
-		result_set(r, warns ? STATUS_WARN : STATUS_PASS, "%zu repos, %s, layout sound%s%s", c->n_repos, h,
-			   warns ? " (with warnings)" : "", note);
+		result_set(r, warns ? STATUS_WARN : STATUS_PASS, "%zu %s, %s, layout sound%s%s", c->n_repos,
+			   count_noun(c->n_repos, "repo", "repos"), h, warns ? " (with warnings)" : "", note);
 	free(note);
 }
 
@@ -1126,15 +1127,19 @@ static void run_integrity(const struct context *ctx, void *state, struct result 
 	json_object_set_new(d, "record", record ? json_text(record) : json_null());
 	json_object_set_new(d, "record_note", json_text(record ? v.record_note : why));
 	json_object_set_new(d, "problems", problems);
-	double gib = (double)v.bytes / GIB;
+	char hashed[32];
+	human_bytes(v.bytes, hashed, sizeof(hashed));
 	size_t n_repos = 0;
 	for (char **f = repos; f && *f; f++)
 		n_repos++;
-	char *of = repos ? xasprintf("; scope: the %zu repos hf.models lists (integrity_scope: cache for all)", n_repos)
+	char *of = repos ? xasprintf("; scope: the %zu %s hf.models lists (integrity_scope: cache for all)", n_repos,
+				     count_noun(n_repos, "repo", "repos"))
 			 : xstrdup("");
 	char *trust = v.trusted ? xasprintf("; %zu more trusted, unchanged since verified", v.trusted) : xstrdup("");
 	if (bad)
-		result_set(r, STATUS_FAIL, "%zu of %zu files do not match their hash (%zu match%s)", bad, v.count, ok,
+		result_set(r, STATUS_FAIL, "%zu of %zu %s %s not match %s hash (%zu %s%s)", bad, v.count,
+			   count_noun(v.count, "file", "files"), count_noun(v.count, "does", "do"),
+			   count_noun(v.count, "its", "their"), ok, count_noun(ok, "matches", "match"),
 			   unverified ? ", others unverified" : "");
 	else if (v.timed_out) {
 		char *where = hf_verify_stopped_text(&v);
@@ -1144,12 +1149,13 @@ static void run_integrity(const struct context *ctx, void *state, struct result 
 			r,
 			"raise --deadline, or run gpugate hf verify once (no deadline): what it verifies is trusted by later runs while unchanged");
 	} else if (unverified)
-		result_set(
-			r, strict ? STATUS_FAIL : STATUS_WARN,
-			"%zu files match their hash (%.2f GiB hashed in %.1f s%s); %zu unverified (no hash to compare with)%s",
-			ok, gib, v.seconds, trust, unverified, of);
+		result_set(r, strict ? STATUS_FAIL : STATUS_WARN,
+			   "%zu %s %s hash (%s hashed in %.1f s%s); %zu unverified (no hash to compare with)%s", ok,
+			   count_noun(ok, "file matches", "files match"), count_noun(ok, "its", "their"), hashed,
+			   v.seconds, trust, unverified, of);
 	else
-		result_set(r, STATUS_PASS, "%zu files match their hash (%.2f GiB hashed in %.1f s%s)%s", ok, gib,
+		result_set(r, STATUS_PASS, "%zu %s %s hash (%s hashed in %.1f s%s)%s", ok,
+			   count_noun(ok, "file matches", "files match"), count_noun(ok, "its", "their"), hashed,
 			   v.seconds, trust, of);
 	free(of);
 	free(trust);

@@ -359,10 +359,11 @@ static void run_installed(const struct context *ctx, void *state, struct result 
 		}
 		json_object_set_new(result_details(r), "relations", all);
 		if (bad)
-			result_set(r, STATUS_FAIL, "%zu of %zu pinned package relations do not hold: %s", bad, n,
-				   bad_names.buf);
+			result_set(r, STATUS_FAIL, "%zu of %zu pinned package %s %s not hold: %s", bad, n,
+				   count_noun(n, "relation", "relations"), count_noun(n, "does", "do"), bad_names.buf);
 		else
-			result_set(r, r->status, "all %zu pinned package relations hold%s", n,
+			result_set(r, r->status, "%s %zu pinned package %s%s", n == 1 ? "the" : "all", n,
+				   count_noun(n, "relation holds", "relations hold"),
 				   r->status == STATUS_WARN ? " (with warnings: see the findings)" : "");
 		sb_release(&bad_names);
 		free(native);

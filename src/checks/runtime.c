@@ -207,9 +207,15 @@ static void check_provenance(const struct context *ctx, const struct backend *be
 	json_t *prov = json_object();
 	const char *lib = res->library;
 	const char *drv = res->driver_library;
+	/* under --root the children loaded the root's copies: the root's package
+	 * lists name them without the root's prefix */
+	char real_root[PATH_MAX];
+	size_t rlen = ctx->root && *ctx->root && realpath(ctx->root, real_root) ? strlen(real_root) : 0;
+	const char *lib_in = lib && rlen && !strncmp(lib, real_root, rlen) && lib[rlen] == '/' ? lib + rlen : lib;
+	const char *drv_in = drv && rlen && !strncmp(drv, real_root, rlen) && drv[rlen] == '/' ? drv + rlen : drv;
 	/* [0] the loader, [1] the driver: one pass over the package lists and
 	 * one read of the status file for both */
-	const char *const paths[2] = { lib, drv };
+	const char *const paths[2] = { lib_in, drv_in };
 	char *owners[2], *versions[2];
 	packages_owning(ctx, be->vendor, paths, owners, 2, thorough);
 	package_versions(ctx, owners, versions, 2);
@@ -394,8 +400,8 @@ static void run_smoke(const struct context *ctx, void *state, struct result *r)
 	if (ran == 0)
 		result_blocked(r, "runtime.devices");
 	else if (passed < ran)
-		result_set(r, STATUS_FAIL, "smoke kernel failed on %zu of %zu devices: %s", ran - passed, ran,
-			   result_worst_finding(r));
+		result_set(r, STATUS_FAIL, "smoke kernel failed on %zu of %zu %s: %s", ran - passed, ran,
+			   count_noun(ran, "device", "devices"), result_worst_finding(r));
 	else
 		result_set(r, STATUS_PASS,
 			   "smoke kernel correct on %zu device%s (%ld elements each, every one verified)", ran,

@@ -213,7 +213,11 @@ static int hf_where(int argc, char **argv)
 		if (loc.offline_source)
 			printf(" (%s=%s)", loc.offline_source, v[4]);
 		putchar('\n');
-		printf("endpoint:       %s (from %s)\n", v[5], source_words(loc.endpoint_source));
+		/* not a folder: the default is huggingface_hub's constant */
+		printf("endpoint:       %s (%s%s)\n", v[5],
+		       strcmp(loc.endpoint_source, "default") == 0 ? "huggingface_hub's default: HF_ENDPOINT is unset"
+								   : "from ",
+		       strcmp(loc.endpoint_source, "default") == 0 ? "" : loc.endpoint_source);
 		printf("xet cache:      %s\nassets cache:   %s\ndatasets cache: %s\n", v[6], v[7], v[8]);
 		for (const char *const *d = loc.deprecated; *d; d++)
 			printf("deprecated:     %s is set; huggingface_hub ignores it (use HF_HOME or HF_HUB_CACHE)\n",
@@ -341,8 +345,6 @@ static json_t *repo_json(const struct hf_cache *cache, const struct hf_repo *r)
 	return j;
 }
 
-#define GIB (1024.0 * 1024 * 1024)
-
 static bool repo_failed(const struct hf_repo *r)
 {
 	for (size_t i = 0; i < r->n_warnings; i++)
@@ -423,11 +425,14 @@ static int hf_scan(int argc, char **argv)
 				char *commit = escape_line(r->revisions[v].commit);
 				const struct hf_revision *rev = &r->revisions[v];
 				if (rev->listing.state == HF_LISTING_OK)
-					printf("    revision %s: %zu files, %s; listing: %zu files, %zu missing\n",
-					       commit, rev->n_files, rs, rev->listing.n_files, rev->n_missing);
+					printf("    revision %s: %zu %s, %s; listing: %zu %s, %zu missing\n", commit,
+					       rev->n_files, count_noun(rev->n_files, "file", "files"), rs,
+					       rev->listing.n_files, count_noun(rev->listing.n_files, "file", "files"),
+					       rev->n_missing);
 				else
-					printf("    revision %s: %zu files, %s; %s: completeness not checked\n", commit,
-					       rev->n_files, rs, hf_listing_state_text(rev->listing.state));
+					printf("    revision %s: %zu %s, %s; %s: completeness not checked\n", commit,
+					       rev->n_files, count_noun(rev->n_files, "file", "files"), rs,
+					       hf_listing_state_text(rev->listing.state));
 				free(commit);
 			}
 			for (size_t w = 0; w < r->n_warnings; w++) {
@@ -439,8 +444,8 @@ static int hf_scan(int argc, char **argv)
 		char t[32];
 		human_size(total, t, sizeof(t));
 		char *path = escape_line(cache.path);
-		printf("%zu repos, %s on disk in %s%s\n", cache.n_repos, t, path,
-		       failed ? "; problems found (see FAIL lines)" : "");
+		printf("%zu %s, %s on disk in %s%s\n", cache.n_repos, count_noun(cache.n_repos, "repo", "repos"), t,
+		       path, failed ? "; problems found (see FAIL lines)" : "");
 		free(path);
 	}
 	hf_cache_free(&cache);
@@ -609,7 +614,9 @@ static int verify_scanned(struct hf_options o, int argc, char **argv)
 		free(where);
 	}
 	const char *record_note = vs.record ? v.record_note : vs.record_why;
-	double gibs = v.seconds > 0 ? (double)v.bytes / GIB / v.seconds : 0;
+	char hashed[32], rate[32];
+	human_bytes(v.bytes, hashed, sizeof(hashed));
+	human_bytes(v.seconds > 0 ? (uint64_t)((double)v.bytes / v.seconds) : 0, rate, sizeof(rate));
 	if (strcmp(o.format, "json") == 0) {
 		json_t *j = json_object();
 		json_object_set_new(j, "schema", json_string("gpugate/hf-verify/v1"));
@@ -643,16 +650,21 @@ static int verify_scanned(struct hf_options o, int argc, char **argv)
 			printf("%s %s\n", strcmp(sev, "fail") == 0 ? "FAIL" : "warn", msg);
 			free(msg);
 		}
-		printf("hf verify: %s: %zu repos, %zu blobs, %zu of %zu files match their hash, %zu unverified, %.2f GiB hashed in %.2f s (%.2f GiB/s); %zu problems, %zu warnings\n",
-		       n_fail ? "FAIL" : "ok", n_repos, n_blobs, n_ok, v.count, n_unverified, (double)v.bytes / GIB,
-		       v.seconds, gibs, n_fail, n_warn);
-		printf("hf verify: %zu files hashed, %zu blobs trusted from the record of earlier runs (stat data unchanged%s)%s%s\n",
-		       v.hashed, v.trusted, o.full ? "; --full trusts none" : "", record_note[0] ? "; record: " : "",
-		       record_note);
+		printf("hf verify: %zu %s hashed, %zu %s trusted from the record of earlier runs (stat data unchanged%s)%s%s\n",
+		       v.hashed, count_noun(v.hashed, "file", "files"), v.trusted,
+		       count_noun(v.trusted, "blob", "blobs"), o.full ? "; --full trusts none" : "",
+		       record_note[0] ? "; record: " : "", record_note);
+		/* the caveat before the summary line, which stays last */
 		if (n_unlisted)
-			printf("hf verify: completeness of %zu of %zu revisions not checked: no usable trees/<commit>.json listing "
+			printf("hf verify: completeness of %zu of %zu %s not checked: no usable trees/<commit>.json listing "
 			       "(re-run the download with a current huggingface_hub, or gpugate hf fetch, to write one)\n",
-			       n_unlisted, n_revs);
+			       n_unlisted, n_revs, count_noun(n_revs, "revision", "revisions"));
+		printf("hf verify: %s: %zu %s, %zu %s, %zu of %zu %s %s hash, %zu unverified, %s hashed in %.2f s (%s/s); "
+		       "%zu %s, %zu %s\n",
+		       n_fail ? "FAIL" : "ok", n_repos, count_noun(n_repos, "repo", "repos"), n_blobs,
+		       count_noun(n_blobs, "blob", "blobs"), n_ok, v.count, count_noun(v.count, "file", "files"),
+		       count_noun(v.count, "matches its", "match their"), n_unverified, hashed, v.seconds, rate, n_fail,
+		       count_noun(n_fail, "problem", "problems"), n_warn, count_noun(n_warn, "warning", "warnings"));
 		json_decref(problems);
 	}
 	hf_verify_free(&v);
@@ -664,8 +676,12 @@ static int verify_scanned(struct hf_options o, int argc, char **argv)
 
 int cmd_hf(int argc, char **argv)
 {
-	if (argc < 2)
-		return usage_error("hf wants a subcommand: where, scan, verify or fetch");
+	if (argc < 2) {
+		/* hf's own usage, not the top-level one's pointer */
+		fputs("gpugate: hf wants a subcommand: where, scan, verify or fetch\n\n", stderr);
+		fputs(hf_usage, stderr);
+		return EXIT_USAGE;
+	}
 	const char *sub = argv[1];
 	if (strcmp(sub, "where") == 0)
 		return hf_where(argc - 1, argv + 1);

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util.h"
+
 /* Xe HPC (Ponte Vecchio) PCI device ids: pvcXlDeviceIds, pvcXtDeviceIds and
  * pvcXtVgDeviceIds of compute-runtime's
  * shared/source/xe_hpc_core/pvc/device_ids_configs_pvc.h. */
@@ -141,7 +143,10 @@ void affinity_apply(const char *mask, enum hierarchy h, const unsigned *tiles_in
 			bool has_sub = next_piece(entry, n, &sub_pos, '.', &sub, &sub_n);
 			if (index >= devices) {
 				note(r,
-				     "'%s' names device %u, which does not exist (%u devices): the driver ignores it",
+				     count_noun(
+					     devices,
+					     "'%s' names device %u, which does not exist (%u device): the driver ignores it",
+					     "'%s' names device %u, which does not exist (%u devices): the driver ignores it"),
 				     entry, n, index, devices);
 				continue;
 			}

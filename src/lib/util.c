@@ -189,6 +189,23 @@ char *root_path(const char *root, const char *path)
 	return sb_detach(&done);
 }
 
+const char *count_noun(size_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+void human_bytes(uint64_t n, char *buf, size_t size)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	double v = (double)n;
+	size_t u = 0;
+	while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", v, units[u]);
+}
+
 bool str_starts_with(const char *s, const char *prefix)
 {
 	return strncmp(s, prefix, strlen(prefix)) == 0;

@@ -55,6 +55,12 @@ bool root_is_real(const char *root);
  * Caller frees. */
 char *root_path(const char *root, const char *path);
 
+/* The one plural rule of every count a user reads: the noun for n, one when
+ * n is 1, else many ("1 warning", "0 warnings", "2 repos"). */
+const char *count_noun(size_t n, const char *one, const char *many);
+/* A size for people, in IEC units: "512 B", "12.3 KiB", "1.5 GiB". */
+void human_bytes(uint64_t n, char *buf, size_t size);
+
 bool str_starts_with(const char *s, const char *prefix);
 /* [A-Za-z0-9], whatever the locale. */
 bool isalnum_ascii(char c);

@@ -1024,6 +1024,10 @@ int bundle_main(int argc, char **argv, const char *gpugate)
 		return usage_error("bundle: unexpected argument '%s'", argv[optind]);
 	if (!o.output)
 		return usage_error("bundle: -o FILE.tar.gz is required (-o - for standard output)");
+	/* before the minutes of collecting: gzip bytes would garble the terminal */
+	if (strcmp(o.output, "-") == 0 && isatty(STDOUT_FILENO))
+		return usage_error("bundle: -o - writes a gzip archive, and standard output is a terminal: "
+				   "redirect it (gpugate bundle -o - > bundle.tar.gz) or give -o FILE.tar.gz");
 	if (o.spec && profile_given)
 		return usage_error("bundle: --spec and --profile both name the report's spec: give one");
 	if (o.spec && access(o.spec, R_OK) < 0)

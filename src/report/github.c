@@ -79,8 +79,9 @@ void report_github_summary(struct strbuf *out, const struct run *run)
 	sb_printf(out, "### %s gpugate: %s (profile ", healthy ? "\xE2\x9C\x85" : "\xE2\x9D\x8C",
 		  healthy ? "HEALTHY" : "UNHEALTHY");
 	escape_add(out, run->profile ? run->profile : "custom", ESCAPE_MARKDOWN_CELL);
-	sb_printf(out, ")\n\n%zu passed, %zu warnings, %zu failed, %zu skipped in %.0f ms\n\n", c[STATUS_PASS],
-		  c[STATUS_WARN], c[STATUS_FAIL], c[STATUS_SKIP], run->duration_ms);
+	sb_printf(out, ")\n\n%zu passed, %zu %s, %zu failed, %zu skipped in %.0f ms\n\n", c[STATUS_PASS],
+		  c[STATUS_WARN], count_noun(c[STATUS_WARN], "warning", "warnings"), c[STATUS_FAIL], c[STATUS_SKIP],
+		  run->duration_ms);
 	if (!c[STATUS_FAIL] && !c[STATUS_WARN])
 		return;
 	sb_puts(out, "| Check | Status | What was found | Fix |\n| --- | --- | --- | --- |\n");

@@ -14,6 +14,9 @@ struct report_opts {
 	bool verbose;           /* text: the findings of passing checks too */
 	const char *nfd_prefix; /* nfd: label namespace with its '/'; REPORT_NFD_PREFIX when NULL */
 	double nfd_expiry;      /* nfd: seconds the labels stay valid; REPORT_NFD_EXPIRY when 0 */
+	/* Why a report of a passing run could not be written (the exit is then
+	 * not 0): the text verdict line says it instead of HEALTHY. NULL: none. */
+	const char *undelivered;
 };
 
 #define REPORT_NFD_PREFIX "feature.node.kubernetes.io/"

@@ -28,14 +28,24 @@ static void add_counts(struct strbuf *out, const struct run *run)
 {
 	size_t c[4];
 	run_counts(run, c);
-	sb_printf(out, "%zu passed, %zu warnings, %zu failed, %zu skipped in %.0f ms", c[STATUS_PASS], c[STATUS_WARN],
-		  c[STATUS_FAIL], c[STATUS_SKIP], run->duration_ms);
+	sb_printf(out, "%zu passed, %zu %s, %zu failed, %zu skipped in %.0f ms", c[STATUS_PASS], c[STATUS_WARN],
+		  count_noun(c[STATUS_WARN], "warning", "warnings"), c[STATUS_FAIL], c[STATUS_SKIP], run->duration_ms);
 }
 
 void report_verdict_line(struct strbuf *out, const struct run *run, const struct report_opts *opts)
 {
 	bool healthy = run_exit_code(run) == 0;
 	size_t start = out->len;
+	if (healthy && opts->undelivered) {
+		/* the checks passed, the exit does not: the first line says why */
+		sb_puts(out, opts->color ? "\033[1;31mgpugate: NOT DELIVERED\033[0m" : "gpugate: NOT DELIVERED");
+		sb_puts(out, " (profile ");
+		escape_add(out, run->profile ? run->profile : "custom", ESCAPE_LINE);
+		sb_puts(out, "): checks passed, but ");
+		escape_add(out, opts->undelivered, ESCAPE_LINE);
+		sb_puts(out, "\n");
+		return;
+	}
 	if (opts->color)
 		sb_puts(out, healthy ? "\033[1;32m" : "\033[1;31m");
 	sb_printf(out, "gpugate: %s", healthy ? "HEALTHY" : "UNHEALTHY");
@@ -74,22 +84,90 @@ void report_verdict_line(struct strbuf *out, const struct run *run, const struct
 }
 
 /* --verbose, for a passing check without findings: what it looked at, one
- * line per detail (compact JSON, cut at 200 bytes). */
+ * line per value ("probes[0].result.devices[0].name: Fake Arc"), ids in hex
+ * as lspci shows them, at most DETAIL_LINES lines (the JSON report has all). */
+#define DETAIL_LINES 40
+
+static bool all_scalars(const json_t *a)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach(a, i, v) if (json_is_object(v) || json_is_array(v)) return false;
+	return true;
+}
+
+static void add_scalar(struct strbuf *out, const char *key, const json_t *v)
+{
+	size_t klen = strlen(key);
+	if (json_is_string(v))
+		escape_add(out, json_string_value(v), ESCAPE_LINE);
+	else if (json_is_integer(v) && klen > 3 && strcmp(key + klen - 3, "_id") == 0)
+		sb_printf(out, "0x%04llx", (unsigned long long)json_integer_value(v));
+	else if (json_is_integer(v))
+		sb_printf(out, "%lld", (long long)json_integer_value(v));
+	else if (json_is_real(v))
+		sb_printf(out, "%.4g", json_real_value(v));
+	else if (json_is_boolean(v))
+		sb_puts(out, json_is_true(v) ? "true" : "false");
+	else if (json_is_array(v)) {
+		size_t i;
+		json_t *x;
+		sb_puts(out, json_array_size(v) ? "" : "(none)");
+		json_array_foreach(v, i, x)
+		{
+			sb_puts(out, i ? ", " : "");
+			add_scalar(out, key, x);
+		}
+	} else if (json_is_object(v))
+		sb_puts(out, "(none)");
+	else
+		sb_puts(out, "null");
+}
+
+/* path: the dotted name so far (its length restored on return). */
+static void add_detail(struct strbuf *out, struct strbuf *path, const char *key, const json_t *v, size_t *lines)
+{
+	size_t mark = path->len;
+	if ((json_is_object(v) && json_object_size(v)) || (json_is_array(v) && !all_scalars(v))) {
+		const char *k;
+		json_t *x;
+		size_t i;
+		if (json_is_object(v)) {
+			json_object_foreach((json_t *)v, k, x)
+			{
+				sb_printf(path, "%s%s", path->len ? "." : "", k);
+				add_detail(out, path, k, x, lines);
+				path->len = mark;
+				path->buf[mark] = '\0';
+			}
+		} else {
+			json_array_foreach(v, i, x)
+			{
+				sb_printf(path, "[%zu]", i);
+				add_detail(out, path, key, x, lines);
+				path->len = mark;
+				path->buf[mark] = '\0';
+			}
+		}
+		return;
+	}
+	if (++*lines > DETAIL_LINES)
+		return;
+	sb_puts(out, "      ");
+	escape_add(out, path->buf ? path->buf : "", ESCAPE_LINE);
+	sb_puts(out, ": ");
+	add_scalar(out, key, v);
+	sb_puts(out, "\n");
+}
+
 static void add_details(struct strbuf *out, json_t *details)
 {
-	const char *key;
-	json_t *value;
-	json_object_foreach(details, key, value)
-	{
-		char *text = json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY | JSON_PRESERVE_ORDER);
-		size_t n = text ? strlen(text) : 0;
-		sb_puts(out, "      ");
-		escape_add(out, key, ESCAPE_LINE);
-		sb_puts(out, ": ");
-		escape_add_n(out, text ? text : "", n > 200 ? 200 : n, ESCAPE_LINE);
-		sb_puts(out, n > 200 ? " ...\n" : "\n");
-		free(text);
-	}
+	struct strbuf path = STRBUF_INIT;
+	size_t lines = 0;
+	add_detail(out, &path, "", details, &lines);
+	if (lines > DETAIL_LINES)
+		sb_printf(out, "      ... and %zu more (--format json has them all)\n", lines - DETAIL_LINES);
+	sb_release(&path);
 }
 
 /* One check's lines. full: with every finding; otherwise briefly (three

@@ -136,7 +136,7 @@ def test_a_package_that_breaks_the_pins_regresses_through_its_check(tmp_path):
     r = diff(old, new)
     assert r.rc == 1, r
     assert "packages.installed           pass -> fail (worse)" in r.out, r
-    assert "packages.installed: pass -> fail: 1 of 1 pinned package relations do not hold: libze1" in r.out, r
+    assert "packages.installed: pass -> fail: 1 of 1 pinned package relation does not hold: libze1" in r.out, r
 
 
 def test_a_lost_gpu_is_a_regression(tmp_path):

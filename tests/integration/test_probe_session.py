@@ -37,6 +37,9 @@ def traced(tmp_path, devices, smoke=True, root=None, backend="level-zero", visib
             "--only", "runtime", "--no-sandbox", "--format", "json"]
     if root:
         args += ["--root", str(root)]
+        # under --root the loader comes from the root or, named on purpose, LD_LIBRARY_PATH
+        if backend == "level-zero":
+            env["LD_LIBRARY_PATH"] = "/usr/lib/x86_64-linux-gnu"
     r = subprocess.run(args, capture_output=True, text=True, env=env, timeout=60)
     assert r.returncode == rc, r.stdout + r.stderr
     events = []

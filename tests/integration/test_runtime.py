@@ -279,7 +279,9 @@ def test_driver_build_differs_from_its_package(tmp_path):
           "Package: libze1\nStatus: install ok installed\nArchitecture: amd64\n"
           "Version: 1.8.12-1\nDescription: x\n")
     env = dict(os.environ)
-    env.update({"ZE_ENABLE_ALT_DRIVERS": FAKE, "GPUGATE_FAKE_FAULT": "", "XDG_RUNTIME_DIR": str(tmp_path)})
+    # under --root the loader comes from the root or, named on purpose, LD_LIBRARY_PATH
+    env.update({"ZE_ENABLE_ALT_DRIVERS": FAKE, "GPUGATE_FAKE_FAULT": "", "XDG_RUNTIME_DIR": str(tmp_path),
+                "LD_LIBRARY_PATH": "/usr/lib/x86_64-linux-gnu"})
     path = write(str(tmp_path / "spec.yaml"), "runtime:\n  backend: level-zero\n")
     r = run_gpugate("--spec", path, "--root", str(root), "--format", "json", env=env)
     assert r.rc == 0, r

@@ -67,6 +67,31 @@ static void records_match_with_time_stamps(void **state)
 	kmsg_scan_free(&s);
 }
 
+/* Only the records after a sequence number count (the faults since a cached
+ * probe), and the last record's number is reported for the next mark. */
+static void records_after_a_mark(void **state)
+{
+	(void)state;
+	const char *path =
+		file_with("kmsg", "6,7,1000000,-;i915 0000:00:02.0: [drm] GPU HANG: ecode 1\n"
+				  "6,8,2000000,-;usb 1-1: new device\n"
+				  "plain text line with GPU HANG but no sequence number\n"
+				  "3,9,3000000,-;xe 0000:03:00.0: [drm] *ERROR* GuC initialization failed\n");
+	struct kmsg_scan s;
+	assert_int_equal(kmsg_scan_after(path, 8, monotonic_seconds() + 5, &s), 0);
+	assert_int_equal(s.match_count, 1);
+	assert_non_null(strstr(s.matches[0].line, "GuC initialization failed"));
+	assert_true(s.has_seq);
+	assert_int_equal(s.last_seq, 9);
+	kmsg_scan_free(&s);
+	assert_int_equal(kmsg_scan_after(path, 9, monotonic_seconds() + 5, &s), 0);
+	assert_int_equal(s.match_count, 0);
+	kmsg_scan_free(&s);
+	assert_int_equal(kmsg_scan(path, monotonic_seconds() + 5, &s), 0);
+	assert_int_equal(s.match_count, 3);
+	kmsg_scan_free(&s);
+}
+
 static void plain_lines_and_many_matches(void **state)
 {
 	(void)state;
@@ -122,6 +147,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(records_match_with_time_stamps, setup, teardown),
 		cmocka_unit_test_setup_teardown(plain_lines_and_many_matches, setup, teardown),
+		cmocka_unit_test_setup_teardown(records_after_a_mark, setup, teardown),
 		cmocka_unit_test(missing_file),
 		cmocka_unit_test_setup_teardown(group_names_from_the_root, setup, teardown),
 		cmocka_unit_test(current_credentials),

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "lib/util.h"
 #include "report/report.h"
 
 #define N 15
@@ -102,12 +103,63 @@ static void test_blocked_named_in_cause(void **state)
 		result_release(&r[i]);
 }
 
+/* The counts lines of the text report and the job summary go through the
+ * one plural rule: "1 warning", "0 warnings", "2 warnings". */
+static void test_counts_are_plural_only_when_not_one(void **state)
+{
+	(void)state;
+	static const char *const want[] = { "0 warnings,", "1 warning,", "2 warnings," };
+	for (size_t warned = 0; warned < 3; warned++) {
+		struct result r[N];
+		struct run run;
+		make_run(&run, r, 1);
+		for (size_t i = 1; i <= warned; i++)
+			result_set(&r[i], STATUS_WARN, "warned %zu", i);
+		struct report_opts opts = { 0 };
+		struct strbuf text = STRBUF_INIT, summary = STRBUF_INIT;
+		report_text(&text, &run, &opts);
+		report_github_summary(&summary, &run);
+		assert_non_null(strstr(text.buf, want[warned]));
+		assert_non_null(strstr(summary.buf, want[warned]));
+		assert_null(strstr(text.buf, " 1 warnings"));
+		assert_null(strstr(summary.buf, " 1 warnings"));
+		sb_release(&text);
+		sb_release(&summary);
+		for (size_t i = 0; i < N; i++)
+			result_release(&r[i]);
+	}
+	assert_string_equal(count_noun(1, "repo", "repos"), "repo");
+	assert_string_equal(count_noun(0, "repo", "repos"), "repos");
+	assert_string_equal(count_noun(2, "repo", "repos"), "repos");
+}
+
+/* A passing run whose report was lost: the first line says why, never HEALTHY. */
+static void test_undelivered_run_says_why_first(void **state)
+{
+	(void)state;
+	struct result r[N];
+	struct run run;
+	make_run(&run, r, 0);
+	struct report_opts opts = { .undelivered = "the junit report could not be written to /x: EACCES" };
+	struct strbuf sb = STRBUF_INIT;
+	report_text(&sb, &run, &opts);
+	static const char first[] = "gpugate: NOT DELIVERED (profile healthcheck): checks passed, but the junit "
+				    "report could not be written to /x: EACCES\n";
+	assert_int_equal(strncmp(sb.buf, first, strlen(first)), 0);
+	assert_null(strstr(sb.buf, "HEALTHY"));
+	sb_release(&sb);
+	for (size_t i = 0; i < N; i++)
+		result_release(&r[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_verdict_line_fits),
 		cmocka_unit_test(test_github_annotation_limit),
 		cmocka_unit_test(test_blocked_named_in_cause),
+		cmocka_unit_test(test_counts_are_plural_only_when_not_one),
+		cmocka_unit_test(test_undelivered_run_says_why_first),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,203 @@
+"""Words that agree with the program (issue 31 item 6): every count a user
+reads goes through one plural rule (count_noun, src/lib/util.c), sizes are
+human, -v shows values rather than cut JSON, a run whose report is lost says
+so first, and the README and man page claims that can be checked are."""
+import os
+import pty
+import re
+import subprocess
+from pathlib import Path
+
+import hf_builder as hb
+from conftest import GPUGATE, dpkg_root, run_gpugate, spec_file, stanza
+from test_runtime import FAKE
+
+REPO = Path(__file__).resolve().parents[2]
+README = (REPO / "README.md").read_text()
+MAN = (REPO / "src" / "man" / "gpugate.1.in").read_text()
+
+# "1 warnings", "1 repos", "(1 devices)", "all 1 pinned ...": a count of one
+# with a plural noun after it
+ONE_PLURAL = re.compile(r"(?<![\d.])1 (?:pinned package )?(warnings|repos|files|devices|blobs|problems|revisions|"
+                        r"relations|GPUs|nodes)\b|all 1 ")
+
+
+def assert_singular(text):
+    bad = ONE_PLURAL.search(text)
+    assert not bad, f"{bad.group(0)!r} in:\n{text}"
+
+
+def hub_with_one_repo(tmp_path):
+    cache = tmp_path / "hub"
+    cache.mkdir()
+    hb.add_repo(str(cache), "models--solo", {hb.COMMIT_A: {"w.bin": (b"\0" * 7000, True)}}, {"main": hb.COMMIT_A})
+    return cache
+
+
+def hf_env(cache):
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent-home", "HF_HUB_CACHE": str(cache)}
+
+
+def test_counts_of_one_are_singular(tmp_path):
+    root = dpkg_root(tmp_path, [stanza("libze1", "1.17.0-1")])
+    one = spec_file(tmp_path, "packages:\n  - libze1 (>= 1.17)\n")
+    r = run_gpugate("--spec", one, "--root", str(root))
+    assert r.rc == 0 and "the 1 pinned package relation holds" in r.out, r
+    assert_singular(r.out)
+    two = spec_file(tmp_path, "packages:\n  - libze1 (>= 1.17)\n  - dpkg\n", name="two.yaml")
+    r = run_gpugate("--spec", two, "--root", str(root))
+    assert "all 2 pinned package relations hold" in r.out, r
+    # the counts lines of text and the job summary: tests/unit/test_report_lines.c
+    cache = hub_with_one_repo(tmp_path)
+    for args in (["hf", "scan"], ["hf", "verify"]):
+        r = run_gpugate(*args, env=hf_env(cache))
+        assert r.rc == 0 and ("1 repo," in r.out), r
+        assert_singular(r.out)
+    spec = spec_file(tmp_path, "hf:\n  require_mount: false\n  integrity: true\n", name="hf.yaml")
+    r = run_gpugate("--spec", spec, "--format", "json", env=hf_env(cache))
+    for c in r.json()["checks"]:
+        assert_singular(c["summary"])
+
+
+def test_verbose_shows_values_with_ids_in_hex_not_cut_json(tmp_path):
+    spec = spec_file(tmp_path, "runtime:\n  backend: level-zero\n")
+    env = dict(os.environ, ZE_ENABLE_ALT_DRIVERS=FAKE, XDG_RUNTIME_DIR=str(tmp_path), GPUGATE_FAKE_FAULT="")
+    r = run_gpugate("--spec", spec, "-v", env=env)
+    assert r.rc == 0, r
+    assert "devices[0].vendor_id: 0x8086" in r.out, r
+    assert "32902" not in r.out and not re.search(r"^ +\w+: [\[{]", r.out, re.M), r
+    assert not any(line.endswith(" ...") for line in r.out.splitlines()), r
+
+
+def test_a_passing_run_whose_report_is_lost_says_so_first(tmp_path):
+    root = dpkg_root(tmp_path, [stanza("libze1", "1.17.0-1")])
+    spec = spec_file(tmp_path, "packages:\n  - libze1\n")
+    lost = str(tmp_path / "missing" / "r.xml")
+    r = run_gpugate("--spec", spec, "--root", str(root), "--report", f"junit:{lost}")
+    assert r.rc == 3, r
+    first = r.out.splitlines()[0]
+    assert first.startswith("gpugate: NOT DELIVERED (profile ci): checks passed, but the junit report "
+                            f"could not be written to {lost}: No such file or directory"), r
+    assert "HEALTHY" not in r.out, r
+    hc = spec_file(tmp_path, "profile: healthcheck\npackages:\n  - libze1\n", name="hc.yaml")
+    r = run_gpugate("--spec", hc, "--root", str(root), "--report", f"junit:{lost}")
+    assert r.rc == 1 and r.out.startswith("gpugate: NOT DELIVERED"), r
+
+
+def on_a_terminal(*args):
+    parent, child = pty.openpty()
+    try:
+        p = subprocess.run([GPUGATE, *args], stdout=child, stderr=subprocess.PIPE, text=True, timeout=30)
+    finally:
+        os.close(child)
+        os.close(parent)
+    return p
+
+
+def test_bundle_refuses_gzip_to_a_terminal():
+    p = on_a_terminal("bundle", "-o", "-")
+    assert p.returncode == 3, p
+    assert "standard output is a terminal" in p.stderr and "bundle -o - > bundle.tar.gz" in p.stderr, p
+
+
+def test_hf_alone_prints_hfs_usage():
+    r = run_gpugate("hf")
+    assert r.rc == 3, r
+    assert "usage: gpugate hf where" in r.err and "gpugate hf verify" in r.err, r
+    assert "--help" not in r.err, r
+
+
+def test_hf_where_says_where_the_endpoint_comes_from(tmp_path):
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    r = run_gpugate("hf", "where", "-v", env=env)
+    line = next(x for x in r.out.splitlines() if x.startswith("endpoint:"))
+    assert line.endswith("https://huggingface.co (huggingface_hub's default: HF_ENDPOINT is unset)"), line
+    r = run_gpugate("hf", "where", "-v", env={**env, "HF_ENDPOINT": "https://mirror.example/"})
+    line = next(x for x in r.out.splitlines() if x.startswith("endpoint:"))
+    assert line.endswith("https://mirror.example (from HF_ENDPOINT)"), line
+
+
+def test_hf_verify_sizes_are_human_and_its_summary_is_last(tmp_path):
+    cache = hub_with_one_repo(tmp_path)  # 7000 bytes, no trees listing
+    r = run_gpugate("hf", "verify", env=hf_env(cache))
+    lines = r.out.splitlines()
+    assert "0.00 GiB" not in r.out, r
+    assert re.search(r"6\.8 KiB hashed in [\d.]+ s \([\d.]+ \w+/s\)", lines[-1]), r
+    assert lines[-1].startswith("hf verify: ok: 1 repo, 1 blob, 1 of 1 file matches its hash"), r
+    assert any("completeness of 1 of 1 revision not checked" in x for x in lines[:-1]), r
+
+
+# -- README and man page claims ---------------------------------------------
+
+def formats():
+    r = run_gpugate("--format", "bogus")
+    m = re.search(r"unknown format 'bogus' \(([^)]*)\)", r.err)
+    assert r.rc == 3 and m, r
+    return re.split(r"[|, ]+", m.group(1).strip())
+
+
+def command_line_block():
+    start = README.index("## Command line")
+    return README[README.index("```", start):README.index("```", README.index("```", start) + 3)]
+
+
+def test_every_format_is_listed_in_readme_man_and_help():
+    names = formats()
+    assert "nfd" in names and "prom" in names, names
+    block = command_line_block()
+    listed = re.search(r"--format ([a-z|]+)\]", block).group(1).split("|")
+    assert listed == names, (listed, names)
+    help_text = run_gpugate("--help").out
+    assert re.search(r"--format " + re.escape("|".join(names)) + r"\b", help_text), help_text
+    man_formats = MAN[MAN.index(".BI \\-\\-format"):]
+    man_formats = man_formats[:man_formats.index(".TP")]
+    for n in names:
+        assert re.search(r"\b" + n + r"\b", man_formats), (n, man_formats)
+
+
+def test_every_check_option_is_in_the_readme_and_man_synopsis():
+    help_text = run_gpugate("--help").out
+    section = help_text[help_text.index("check options:"):help_text.index("\n\n", help_text.index("check options:"))]
+    # each option with its short form, where it has one ("-q, --quiet")
+    options = re.findall(r"^  (?:(-[a-z]), )?(--[a-z][a-z-]+)", section, re.M)
+    assert ("", "--spec") in options and ("-q", "--quiet") in options, options
+    block = command_line_block()
+    synopsis = MAN[MAN.index(".SH SYNOPSIS"):MAN.index(".SH DESCRIPTION")].replace("\\-", "-")
+    for short, long in options:
+        assert long in block, f"{long} is not in README's command-line block"
+        assert long in synopsis or (short and re.search(re.escape(short) + r"\b", synopsis)), \
+            f"{long} is not in the man page's SYNOPSIS"
+
+
+def test_readme_says_prom_has_help_and_type_as_it_does(tmp_path):
+    root = dpkg_root(tmp_path, [stanza("libze1", "1.17.0-1")])
+    spec = spec_file(tmp_path, "packages:\n  - libze1\n")
+    out = run_gpugate("--spec", spec, "--root", str(root), "--format", "prom").out
+    assert "# HELP gpugate_healthy " in out and "# TYPE gpugate_healthy gauge" in out, out
+    assert "without `# HELP`" not in README
+    assert "`# HELP`/`# TYPE` lines left out here" in README
+
+
+def test_readme_names_the_docs_the_package_carries():
+    """The installed README says which of its files the package carries: the
+    ones debian/gpugate.docs installs, by the names they are installed under."""
+    docs = [Path(line).name for line in (REPO / "debian" / "gpugate.docs").read_text().split()]
+    sentence = README[README.index("The Debian package carries"):]
+    sentence = sentence.split("\n\n")[0]
+    named = re.findall(r"`([A-Za-z]+\.md)`", " ".join(sentence.split()).split("other paths")[0])
+    assert sorted(named) == sorted(docs), (named, docs)
+
+
+def test_healthcheck_claims_in_the_man_page():
+    assert "writes nothing" not in MAN
+    example = MAN[MAN.index("A Docker HEALTHCHECK:"):]
+    assert "\\-\\-start\\-period=" in example[:400], example[:400]
+
+
+def test_make_deb_installs_what_packaging_needs():
+    listed = subprocess.run(["sh", str(REPO / ".ci" / "install-deps"), "--list", "deb"], capture_output=True,
+                            text=True, check=True).stdout.split()
+    assert {"debhelper", "dpkg-dev", "fakeroot"} <= set(listed), listed
+    dry = subprocess.run(["make", "-n", "deb"], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert "install-deps deb" in dry.stdout, dry.stdout[:2000]
+    assert "`make deb` also installs debhelper" in README
