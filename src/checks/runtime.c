@@ -28,7 +28,7 @@ static const struct spec_key runtime_keys[] = {
 	{ "runtime.smoke", SPEC_SCALAR, SCALAR_BOOL, NULL,
 	  "run the SPIR-V smoke kernel on every device (default false)" },
 	{ "runtime.telemetry", SPEC_SCALAR, SCALAR_BOOL, NULL,
-	  "read temperature and other Sysman telemetry (default false)" },
+	  "read temperature and other telemetry (Level Zero Sysman, NVML) (default false)" },
 	{ "runtime.cache_ttl", SPEC_SCALAR, SCALAR_SECONDS, NULL,
 	  "healthcheck profile: reuse a passing probe result this long (default 5m; a failure at most 30s)" },
 	{ "runtime.work_items", SPEC_SCALAR, SCALAR_INT, NULL, "smoke kernel size (at least 1048576)" },
@@ -232,7 +232,7 @@ static void check_provenance(const struct context *ctx, const struct backend *be
 					be->name, lib, real);
 				result_remedy(
 					r,
-					"use the system loader: remove the other copy or its folder from LD_LIBRARY_PATH (pip uninstall / conda remove of level-zero)");
+					"use the system loader: remove the other copy or its folder from LD_LIBRARY_PATH (pip uninstall / conda remove of the package that installed it)");
 			} else {
 				json_object_set_new(prov, "loader_package", json_string(be->no_package));
 			}
