@@ -389,8 +389,7 @@ struct probe_session *probe_session_run(const struct context *ctx, const struct 
 		s->probes[s->n++].be = *b;
 	}
 	if (s->n == 0) {
-		s->none_found =
-			xasprintf("no GPU runtime library is installed: looked for %s", hints.buf ? hints.buf : "");
+		s->none_found = xasprintf("no GPU runtime library is installed: looked for %s", hints.buf);
 		s->none_remedy = missing_remedy(ctx->vendor);
 		sb_release(&hints);
 		return s;

@@ -478,8 +478,7 @@ static void run_gpus(const struct context *ctx, void *state, struct result *r)
 	}
 	if (r->status == STATUS_FAIL)
 		result_set(r, STATUS_FAIL, "%zu of %zu %s GPU%s usable (at least %ld required)%s%s", usable, s->count,
-			   s->vendor.label, s->count == 1 ? "" : "s", min_gpus, usable ? ": " : "",
-			   names.buf ? names.buf : "");
+			   s->vendor.label, s->count == 1 ? "" : "s", min_gpus, usable ? ": " : "", names.buf);
 	else
 		result_set(r, r->status, "%zu %s GPU%s: %s", usable, s->vendor.label, usable == 1 ? "" : "s",
 			   names.buf);

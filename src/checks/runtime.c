@@ -314,7 +314,7 @@ static void run_loader(const struct context *ctx, void *state, struct result *r)
 	if (failed)
 		result_set(r, STATUS_FAIL, "%s%s", first, cached);
 	else
-		result_set(r, r->status, "runtime loaded and initialized (%s)%s", ok.buf ? ok.buf : "", cached);
+		result_set(r, r->status, "runtime loaded and initialized (%s)%s", ok.buf, cached);
 	sb_release(&ok);
 }
 
@@ -355,7 +355,7 @@ static void run_devices(const struct context *ctx, void *state, struct result *r
 	else if (result_finding_count(r))
 		result_set(r, STATUS_FAIL, "%s", result_worst_finding(r));
 	else
-		result_set(r, STATUS_PASS, "%zu GPU%s: %s", total, total == 1 ? "" : "s", names.buf ? names.buf : "");
+		result_set(r, STATUS_PASS, "%zu GPU%s: %s", total, total == 1 ? "" : "s", names.buf);
 	sb_release(&names);
 }
 

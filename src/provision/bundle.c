@@ -592,7 +592,7 @@ static void collect_probe_log(struct bundle *b, const char *gpugate, struct strb
 		line = nl ? nl + 1 : NULL;
 	}
 	sb_release(&raw);
-	char *library = loader_library(out->buf ? out->buf : "");
+	char *library = loader_library(out->buf);
 	sb_puts(dbg, "# Level Zero loader debug output of one run of gpugate probe --backend level-zero --smoke\n");
 	sb_printf(dbg, "# loader: %s\n", library ? library : "(the probe named none: it did not load one)");
 	if (library && !library_mentions(library, "ZE_ENABLE_LOADER_DEBUG_TRACE", "ZEL_ENABLE_LOADER_LOGGING"))
@@ -600,7 +600,7 @@ static void collect_probe_log(struct bundle *b, const char *gpugate, struct strb
 			     "# ZEL_ENABLE_LOADER_LOGGING came with later loaders); the drivers it tried are in its\n"
 			     "# library search below\n");
 	sb_printf(dbg, "\n## ZE_ENABLE_LOADER_DEBUG_TRACE=1: the loader's trace on stderr (%zu lines)\n", n_trace);
-	sb_add(dbg, trace.buf ? trace.buf : "", trace.len);
+	sb_add(dbg, trace.buf, trace.len);
 	size_t n_log = 0;
 	if (logdir[0]) {
 		DIR *d = opendir(logdir);
@@ -627,7 +627,7 @@ static void collect_probe_log(struct bundle *b, const char *gpugate, struct strb
 	if (!n_log)
 		sb_puts(dbg, "\n## ZEL_ENABLE_LOADER_LOGGING=1: the loader wrote no log\n");
 	sb_printf(dbg, "\n## LD_DEBUG=libs: the library search from the loader on (%zu lines)\n", n_search);
-	sb_add(dbg, search.buf ? search.buf : "", search.len);
+	sb_add(dbg, search.buf, search.len);
 	sb_release(&trace);
 	sb_release(&search);
 	free(library);
@@ -813,7 +813,7 @@ static int write_archive(struct bundle *b, const char *path)
 	}
 	archive_write_free(a);
 	char err[4352];
-	if (rc == 0 && operator_write_output(path, tgz.buf ? tgz.buf : "", tgz.len, err, sizeof(err)) < 0) {
+	if (rc == 0 && operator_write_output(path, tgz.buf, tgz.len, err, sizeof(err)) < 0) {
 		fprintf(stderr, "gpugate: bundle: %s\n", err);
 		rc = -1;
 	}

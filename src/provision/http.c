@@ -108,6 +108,7 @@ bool http_transient_error(int curl_code)
 int http_fetch(const struct http_request *req, struct http_response *r)
 {
 	memset(r, 0, sizeof(*r));
+	sb_init(&r->body);
 	CURL *e = req->handle ? req->handle : curl_easy_init();
 	if (!e) {
 		snprintf(r->error, sizeof(r->error), "libcurl could not create a request");

@@ -11,6 +11,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct http_response r;
 	memset(&r, 0, sizeof(r));
+	sb_init(&r.body);
 	for (size_t off = 0; off < size;) {
 		const uint8_t *nl = memchr(data + off, '\n', size - off);
 		size_t len = nl ? (size_t)(nl - (data + off)) + 1 : size - off;
