@@ -254,35 +254,27 @@ static void collect_report(struct bundle *b, const char *gpugate, const struct b
 		copy_file(b, "spec.yaml", o->spec);
 }
 
+/* GPU-related packages of no one vendor; each vendor's own (its stack and
+ * what a bug report about it wants beside) are its entry's (src/vendor/). */
 static const char *const gpu_packages[] = {
-	"intel-*",
-	"libze*",
-	"level-zero*",
-	"libigc*",
-	"libigdfcl*",
-	"libigdgmm*",
-	"libopencl*",
-	"ocl-icd*",
-	"opencl-*",
-	"clinfo",
-	"mesa-*",
-	"libgl1-mesa*",
-	"libegl-mesa*",
-	"libglx-mesa*",
-	"libdrm*",
-	"libva*",
-	"libvpl*",
-	"libmfx*",
-	"onemkl*",
-	"xpu-smi",
-	"libmetee*",
-	"linux-firmware",
-	"firmware-misc-nonfree",
-	"firmware-intel-graphics",
-	"libtbb*",
-	"intel-oneapi-*",
-	"vulkan-tools",
+	"libopencl*",   "ocl-icd*", "opencl-*", "clinfo",  "mesa-*",         "libgl1-mesa*",          "libegl-mesa*",
+	"libglx-mesa*", "libdrm*",  "libva*",   "libtbb*", "linux-firmware", "firmware-misc-nonfree", "vulkan-tools",
 };
+
+static bool gpu_package(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(gpu_packages); i++)
+		if (fnmatch(gpu_packages[i], name, 0) == 0)
+			return true;
+	for (size_t v = 0; vendors[v]; v++) {
+		if (vendor_owns_package(vendors[v], name))
+			return true;
+		for (const char *const *g = vendors[v]->bundle_packages; g && *g; g++)
+			if (fnmatch(*g, name, 0) == 0)
+				return true;
+	}
+	return false;
+}
 
 static void collect_packages(struct bundle *b, struct strbuf *index)
 {
@@ -306,12 +298,9 @@ static void collect_packages(struct bundle *b, struct strbuf *index)
 		char *tab = strchr(line, '\t');
 		if (tab) {
 			*tab = '\0';
-			for (size_t i = 0; i < ARRAY_SIZE(gpu_packages); i++) {
-				if (fnmatch(gpu_packages[i], line, 0) == 0) {
-					sb_printf(out, "%s\t%s\n", line, tab + 1);
-					kept++;
-					break;
-				}
+			if (gpu_package(line)) {
+				sb_printf(out, "%s\t%s\n", line, tab + 1);
+				kept++;
 			}
 		}
 		line = nl ? nl + 1 : NULL;

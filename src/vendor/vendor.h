@@ -56,6 +56,9 @@ struct vendor {
 	 * package names: the provenance search and `spec freeze` read it. The
 	 * version pins are data: checks/vendor/NAME.yaml. */
 	const char *const *packages;
+	/* What else the diagnostic bundle lists of its packages (tools,
+	 * firmware, libraries beside the stack), as globs; NULL-terminated. */
+	const char *const *bundle_packages;
 };
 
 extern const struct vendor intel_vendor, nvidia_vendor, amd_vendor;
