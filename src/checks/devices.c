@@ -215,9 +215,9 @@ static void *devices_prepare(const struct context *ctx)
 {
 	struct devices_state *s = xcalloc(1, sizeof(*s));
 	/* no vendor in the spec: the run's (--vendor, else detected) */
-	const char *vendor = ctx->vendor ? ctx->vendor : "intel";
+	const char *vendor = ctx->vendor ? ctx->vendor : vendor_fallback()->name;
 	if (parse_vendor(spec_str(ctx->spec, "devices.vendor", vendor), &s->vendor) < 0)
-		parse_vendor("intel", &s->vendor); /* validated at load: unreachable */
+		parse_vendor(vendor_fallback()->name, &s->vendor); /* validated at load: unreachable */
 	yaml_node_t *list = spec_get(ctx->spec, "devices.drivers");
 	if (list && list->type == YAML_SEQUENCE_NODE) {
 		size_t count = spec_seq_len(list);
