@@ -349,7 +349,7 @@ static int load_spec(const struct check_options *o, const char *vendor, struct s
 		/* the message may quote the file's bytes: escaped for the terminal */
 		struct strbuf msg = STRBUF_INIT;
 		escape_add(&msg, err.msg, ESCAPE_LINE);
-		fprintf(stderr, "gpugate: spec error: %s\n", msg.buf ? msg.buf : "");
+		fprintf(stderr, "gpugate: spec error: %s\n", msg.buf);
 		sb_release(&msg);
 	}
 	return rc;
@@ -395,7 +395,7 @@ static int write_step_summary(const struct delivery *d, const struct run *run)
 		return 0;
 	struct strbuf sb = STRBUF_INIT;
 	report_github_summary(&sb, run);
-	int err = report_append_file(path, sb.buf ? sb.buf : "", sb.len);
+	int err = report_append_file(path, sb.buf, sb.len);
 	sb_release(&sb);
 	if (err < 0) {
 		char *where = shown_value(path);

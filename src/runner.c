@@ -123,7 +123,7 @@ static struct result *failed_root(struct run *run, const char *id, size_t depth)
 	return root;
 }
 
-static void resolve_blocked(struct run *run)
+void run_resolve_blocked(struct run *run)
 {
 	for (size_t i = 0; i < run->count; i++) {
 		struct result *r = &run->results[i];
@@ -166,7 +166,7 @@ static void collect(const struct context *ctx, const struct planned *plan, const
 		result_remedy(r, "raise --deadline (or the spec's deadline), or find what blocks this check");
 		r->duration_ms = 0;
 	}
-	resolve_blocked(run);
+	run_resolve_blocked(run);
 	run->duration_ms = (monotonic_seconds() - ctx->start) * 1e3;
 	run->finished_at = wall_seconds();
 }

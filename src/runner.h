@@ -47,6 +47,10 @@ int run_checks(const struct context *ctx, const struct selection *sel, struct ru
 	       void *deliver_arg, struct watchdog *w);
 /* Whether the spec and sel leave at least one check to run (else exit 3). */
 bool run_selects_any(const struct context *ctx, const struct selection *sel);
+/* Turns each blocked check (result_blocked) into a skip naming the failed
+ * root of its chain, or a failure when no check of the chain failed (run by
+ * run_checks; exported for its unit test). */
+void run_resolve_blocked(struct run *run);
 /* 0 healthy (warnings allowed), 1 unhealthy. */
 int run_exit_code(const struct run *run);
 void run_counts(const struct run *run, size_t counts[4]);

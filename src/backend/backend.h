@@ -113,6 +113,8 @@ struct backend {
 
 /* Every backend, in the order `auto` tries them (backends.c). */
 extern const struct backend *const backends[];
+/* Their names into out (at most max - 1, then NULL); returns how many. */
+size_t backend_name_list(const char *out[], size_t max);
 /* The backend of that name, or NULL. */
 const struct backend *backend_named(const char *name);
 

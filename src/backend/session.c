@@ -74,9 +74,22 @@ static char *library_found(const struct context *ctx, const char *soname)
 	return found;
 }
 
-/* How many GPUs were passed in, by their device nodes, capped by the entries
- * of the backend's visibility variable: the first round's children. At
- * least 1, at most 64. */
+size_t probe_children_planned(const struct vendor *v, size_t nodes, const char *visible)
+{
+	size_t n = nodes;
+	/* the runtime shows no more devices than the vendor's parser of its
+	 * variable says (the devices check reads it with the same parser); none
+	 * ("", "0,0") still gets one child, to report that no GPU is visible */
+	if (visible && v->visible_cap) {
+		size_t shown = v->visible_cap(visible, n);
+		if (shown < n)
+			n = shown;
+	}
+	return n < 1 ? 1 : n > 64 ? 64 : n;
+}
+
+/* How many GPUs were passed in, by their device nodes, capped by the
+ * backend's visibility variable: the first round's children. */
 static size_t nodes_passed_in(const struct context *ctx, const struct backend *be)
 {
 	const struct vendor *v = be->vendor;
@@ -95,16 +108,7 @@ static size_t nodes_passed_in(const struct context *ctx, const struct backend *b
 	}
 	if (d)
 		closedir(d);
-	/* the runtime shows no more devices than the vendor's parser of its
-	 * variable says (the devices check reads it with the same parser); none
-	 * ("", "0,0") still gets one child, to report that no GPU is visible */
-	const char *visible = v->visible_cap && v->visible_env ? ctx_getenv(ctx, v->visible_env) : NULL;
-	if (visible) {
-		size_t shown = v->visible_cap(visible, n);
-		if (shown < n)
-			n = shown;
-	}
-	return n < 1 ? 1 : n > 64 ? 64 : n;
+	return probe_children_planned(v, n, v->visible_env ? ctx_getenv(ctx, v->visible_env) : NULL);
 }
 
 /* Each backend's children, before they are judged: runs[k] is device k's
@@ -413,7 +417,7 @@ struct probe_session *probe_session_run(const struct context *ctx, const struct 
 	if (s->n == 0) {
 		s->none_found = xasprintf("no GPU runtime library is installed%s%s: looked for %s",
 					  under_root ? " under --root " : "", under_root ? ctx->root : "",
-					  hints.buf ? hints.buf : "");
+					  hints.buf);
 		s->none_remedy = missing_remedy(ctx->vendor);
 		sb_release(&hints);
 		return s;

@@ -59,6 +59,11 @@ struct probe_session {
 	char *cache_discarded; /* why a cached result was not used: what changed since */
 };
 
+/* The first round's per-device children: one per GPU node passed in
+ * (nodes), no more than the vendor's visibility variable (VALUE, NULL when
+ * unset) shows, at least 1 (to report that none is visible), at most 64. */
+size_t probe_children_planned(const struct vendor *v, size_t nodes, const char *visible);
+
 struct probe_session *probe_session_run(const struct context *ctx, const struct probe_session_request *req);
 void probe_session_free(struct probe_session *s);
 

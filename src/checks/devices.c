@@ -215,9 +215,9 @@ static void *devices_prepare(const struct context *ctx)
 {
 	struct devices_state *s = xcalloc(1, sizeof(*s));
 	/* no vendor in the spec: the run's (--vendor, else detected) */
-	const char *vendor = ctx->vendor ? ctx->vendor : "intel";
+	const char *vendor = ctx->vendor ? ctx->vendor : vendor_fallback()->name;
 	if (parse_vendor(spec_str(ctx->spec, "devices.vendor", vendor), &s->vendor) < 0)
-		parse_vendor("intel", &s->vendor); /* validated at load: unreachable */
+		parse_vendor(vendor_fallback()->name, &s->vendor); /* validated at load: unreachable */
 	yaml_node_t *list = spec_get(ctx->spec, "devices.drivers");
 	if (list && list->type == YAML_SEQUENCE_NODE) {
 		size_t count = spec_seq_len(list);
@@ -478,8 +478,7 @@ static void run_gpus(const struct context *ctx, void *state, struct result *r)
 	}
 	if (r->status == STATUS_FAIL)
 		result_set(r, STATUS_FAIL, "%zu of %zu %s GPU%s usable (at least %ld required)%s%s", usable, s->count,
-			   s->vendor.label, s->count == 1 ? "" : "s", min_gpus, usable ? ": " : "",
-			   names.buf ? names.buf : "");
+			   s->vendor.label, s->count == 1 ? "" : "s", min_gpus, usable ? ": " : "", names.buf);
 	else
 		result_set(r, r->status, "%zu %s GPU%s: %s", usable, s->vendor.label, usable == 1 ? "" : "s",
 			   names.buf);

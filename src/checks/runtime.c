@@ -28,7 +28,7 @@ static const struct spec_key runtime_keys[] = {
 	{ "runtime.smoke", SPEC_SCALAR, SCALAR_BOOL, NULL,
 	  "run the SPIR-V smoke kernel on every device (default false)" },
 	{ "runtime.telemetry", SPEC_SCALAR, SCALAR_BOOL, NULL,
-	  "read temperature and other Sysman telemetry (default false)" },
+	  "read temperature and other telemetry (Level Zero Sysman, NVML) (default false)" },
 	{ "runtime.cache_ttl", SPEC_SCALAR, SCALAR_SECONDS, NULL,
 	  "healthcheck profile: reuse a passing probe result this long (default 5m; a failure at most 30s)" },
 	{ "runtime.work_items", SPEC_SCALAR, SCALAR_INT, NULL, "smoke kernel size (at least 1048576)" },
@@ -238,7 +238,7 @@ static void check_provenance(const struct context *ctx, const struct backend *be
 					be->name, lib, real);
 				result_remedy(
 					r,
-					"use the system loader: remove the other copy or its folder from LD_LIBRARY_PATH (pip uninstall / conda remove of level-zero)");
+					"use the system loader: remove the other copy or its folder from LD_LIBRARY_PATH (pip uninstall / conda remove of the package that installed it)");
 			} else {
 				json_object_set_new(prov, "loader_package", json_string(be->no_package));
 			}
@@ -323,7 +323,7 @@ static void run_loader(const struct context *ctx, void *state, struct result *r)
 	if (failed)
 		result_set(r, STATUS_FAIL, "%s%s", first, cached);
 	else
-		result_set(r, r->status, "runtime loaded and initialized (%s)%s", ok.buf ? ok.buf : "", cached);
+		result_set(r, r->status, "runtime loaded and initialized (%s)%s", ok.buf, cached);
 	sb_release(&ok);
 }
 
@@ -364,7 +364,7 @@ static void run_devices(const struct context *ctx, void *state, struct result *r
 	else if (result_finding_count(r))
 		result_set(r, STATUS_FAIL, "%s", result_worst_finding(r));
 	else
-		result_set(r, STATUS_PASS, "%zu GPU%s: %s", total, total == 1 ? "" : "s", names.buf ? names.buf : "");
+		result_set(r, STATUS_PASS, "%zu GPU%s: %s", total, total == 1 ? "" : "s", names.buf);
 	sb_release(&names);
 }
 

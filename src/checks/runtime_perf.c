@@ -56,7 +56,9 @@ int runtime_perf_validate(const struct spec *spec, struct spec_error *err)
 		return 0;
 	struct baseline_set set;
 	char why[768];
-	int rc = baselines_load(&set, folder, why, sizeof(why));
+	const char *names[8];
+	backend_name_list(names, 8);
+	int rc = baselines_load(&set, folder, names, why, sizeof(why));
 	baselines_free(&set);
 	if (rc < 0)
 		return spec_error_at(err, spec, spec_get(spec, folder ? "runtime.baselines" : "runtime.performance"),
@@ -95,7 +97,9 @@ void runtime_run_performance(const struct context *ctx, void *state, struct resu
 	double tol = tolerance(ctx->spec);
 	struct baseline_set set;
 	char why[768];
-	if (baselines_load(&set, spec_str(ctx->spec, "runtime.baselines", NULL), why, sizeof(why)) < 0) {
+	const char *names[8];
+	backend_name_list(names, 8);
+	if (baselines_load(&set, spec_str(ctx->spec, "runtime.baselines", NULL), names, why, sizeof(why)) < 0) {
 		result_set(r, STATUS_FAIL, "bad performance baseline: %s",
 			   why); /* changed since the validator read it */
 		return;

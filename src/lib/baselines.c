@@ -8,7 +8,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../backend/backend.h"
 #include "embedded.h"
 #include "util.h"
 
@@ -45,7 +44,8 @@ static double positive(const json_t *v)
 	return json_is_number(v) && json_number_value(v) > 0 ? json_number_value(v) : -1;
 }
 
-int baseline_parse(const char *name, const char *text, size_t len, struct baseline *out, char *err, size_t errsize)
+int baseline_parse(const char *name, const char *text, size_t len, const char *const *backends, struct baseline *out,
+		   char *err, size_t errsize)
 {
 	static const char *const known[] = { "vendor_id",         "device_id", "backend", "name", "copy_bandwidth_gbs",
 					     "launch_latency_us", "recorded",  "comment", NULL };
@@ -86,11 +86,19 @@ int baseline_parse(const char *name, const char *text, size_t len, struct baseli
 	}
 	json_t *be = json_object_get(j, "backend");
 	const char *bs = json_string_value(be);
-	if (be && (!bs || !backend_named(bs))) { /* the backends' own table names them */
+	bool known_backend = bs && *bs;
+	if (known_backend && backends) { /* the caller's list: the backends' own table */
+		known_backend = false;
+		for (const char *const *b = backends; *b; b++)
+			known_backend |= strcmp(*b, bs) == 0;
+	}
+	if (be && !known_backend) {
 		char names[128] = "";
-		for (const struct backend *const *b = backends; *b; b++)
+		for (const char *const *b = backends; b && *b; b++)
 			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s\"%s\"",
-				 names[0] ? (b[1] ? ", " : " or ") : "", (*b)->name);
+				 names[0] ? (b[1] ? ", " : " or ") : "", *b);
+		if (!backends)
+			snprintf(names, sizeof(names), "a backend name");
 		fail(err, errsize, name, "backend must be %s (or absent: any)", names);
 		goto out;
 	}
@@ -134,13 +142,13 @@ static int by_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int baselines_load(struct baseline_set *set, const char *folder, char *err, size_t errsize)
+int baselines_load(struct baseline_set *set, const char *folder, const char *const *backends, char *err, size_t errsize)
 {
 	memset(set, 0, sizeof(*set));
 	struct baseline b;
 	for (const struct embedded_file *f = embedded_baselines; f->name; f++) {
 		char *name = xasprintf("%s (built in)", f->name);
-		int rc = baseline_parse(name, (const char *)f->data, f->size, &b, err, errsize);
+		int rc = baseline_parse(name, (const char *)f->data, f->size, backends, &b, err, errsize);
 		free(name);
 		if (rc < 0)
 			return -1;
@@ -181,7 +189,7 @@ int baselines_load(struct baseline_set *set, const char *folder, char *err, size
 		} else if (len > (1 << 20)) {
 			snprintf(err, errsize, "%s: %zu bytes: too big for a baseline", path, len);
 			rc = -1;
-		} else if (rc == 0 && baseline_parse(path, text, len, &b, err, errsize) == 0) {
+		} else if (rc == 0 && baseline_parse(path, text, len, backends, &b, err, errsize) == 0) {
 			add(set, &b);
 		} else {
 			rc = -1;

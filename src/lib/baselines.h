@@ -31,10 +31,15 @@ struct baseline_set {
 };
 
 /* The built-in baselines, then every *.json in folder (when not NULL).
- * 0, or -1 with err naming the file and the problem. */
-int baselines_load(struct baseline_set *set, const char *folder, char *err, size_t errsize);
+ * backends: the names a "backend" key may take (NULL-terminated; the
+ * backend layer's table, backend_name_list(); NULL: any name), so that this
+ * library needs no backend. 0, or -1 with err naming the file and the
+ * problem. */
+int baselines_load(struct baseline_set *set, const char *folder, const char *const *backends, char *err,
+		   size_t errsize);
 /* One file's text; 0 or -1 with err ("NAME:LINE:COL: ..." or "NAME: ..."). */
-int baseline_parse(const char *name, const char *text, size_t len, struct baseline *out, char *err, size_t errsize);
+int baseline_parse(const char *name, const char *text, size_t len, const char *const *backends, struct baseline *out,
+		   char *err, size_t errsize);
 /* The last loaded baseline for this device (device_id -1 or name NULL when
  * unknown) and backend, or NULL. */
 const struct baseline *baselines_find(const struct baseline_set *set, long vendor_id, long device_id, const char *name,

@@ -112,7 +112,7 @@ bool escape_needed(const char *s)
 {
 	struct strbuf sb = STRBUF_INIT;
 	escape_add(&sb, s, ESCAPE_LINE);
-	bool changed = strcmp(sb.buf ? sb.buf : "", s ? s : "") != 0;
+	bool changed = strcmp(sb.buf, s ? s : "") != 0;
 	sb_release(&sb);
 	return changed;
 }

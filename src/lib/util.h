@@ -12,6 +12,7 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+#include "strbuf.h"
 #include "xalloc.h"
 
 /* Reads a whole regular file of at most SAFE_MAX_TEXT (16 MiB) bytes, through

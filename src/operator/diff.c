@@ -436,7 +436,7 @@ static json_t *escaped_copy(const json_t *v, enum escape_target target)
 	if (json_is_string(v)) {
 		struct strbuf sb = STRBUF_INIT;
 		escape_add(&sb, json_string_value(v), target);
-		json_t *s = json_string(sb.buf ? sb.buf : "");
+		json_t *s = json_string(sb.buf);
 		sb_release(&sb);
 		return s ? s : json_string("?");
 	}

@@ -388,35 +388,27 @@ static void collect_report(struct bundle *b, const char *gpugate, const struct b
 		copy_file(b, "spec.yaml", o->spec);
 }
 
+/* GPU-related packages of no one vendor; each vendor's own (its stack and
+ * what a bug report about it wants beside) are its entry's (src/vendor/). */
 static const char *const gpu_packages[] = {
-	"intel-*",
-	"libze*",
-	"level-zero*",
-	"libigc*",
-	"libigdfcl*",
-	"libigdgmm*",
-	"libopencl*",
-	"ocl-icd*",
-	"opencl-*",
-	"clinfo",
-	"mesa-*",
-	"libgl1-mesa*",
-	"libegl-mesa*",
-	"libglx-mesa*",
-	"libdrm*",
-	"libva*",
-	"libvpl*",
-	"libmfx*",
-	"onemkl*",
-	"xpu-smi",
-	"libmetee*",
-	"linux-firmware",
-	"firmware-misc-nonfree",
-	"firmware-intel-graphics",
-	"libtbb*",
-	"intel-oneapi-*",
-	"vulkan-tools",
+	"libopencl*",   "ocl-icd*", "opencl-*", "clinfo",  "mesa-*",         "libgl1-mesa*",          "libegl-mesa*",
+	"libglx-mesa*", "libdrm*",  "libva*",   "libtbb*", "linux-firmware", "firmware-misc-nonfree", "vulkan-tools",
 };
+
+static bool gpu_package(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(gpu_packages); i++)
+		if (fnmatch(gpu_packages[i], name, 0) == 0)
+			return true;
+	for (size_t v = 0; vendors[v]; v++) {
+		if (vendor_owns_package(vendors[v], name))
+			return true;
+		for (const char *const *g = vendors[v]->bundle_packages; g && *g; g++)
+			if (fnmatch(*g, name, 0) == 0)
+				return true;
+	}
+	return false;
+}
 
 static void collect_packages(struct bundle *b, struct strbuf *index)
 {
@@ -440,12 +432,9 @@ static void collect_packages(struct bundle *b, struct strbuf *index)
 		char *tab = strchr(line, '\t');
 		if (tab) {
 			*tab = '\0';
-			for (size_t i = 0; i < ARRAY_SIZE(gpu_packages); i++) {
-				if (fnmatch(gpu_packages[i], line, 0) == 0) {
-					sb_printf(out, "%s\t%s\n", line, tab + 1);
-					kept++;
-					break;
-				}
+			if (gpu_package(line)) {
+				sb_printf(out, "%s\t%s\n", line, tab + 1);
+				kept++;
 			}
 		}
 		line = nl ? nl + 1 : NULL;
@@ -726,7 +715,7 @@ static void collect_probe_log(struct bundle *b, const char *gpugate, struct strb
 		line = nl ? nl + 1 : NULL;
 	}
 	sb_release(&raw);
-	char *library = loader_library(out->buf ? out->buf : "");
+	char *library = loader_library(out->buf);
 	sb_puts(dbg, "# Level Zero loader debug output of one run of gpugate probe --backend level-zero --smoke\n");
 	sb_printf(dbg, "# loader: %s\n", library ? library : "(the probe named none: it did not load one)");
 	if (library && !library_mentions(library, "ZE_ENABLE_LOADER_DEBUG_TRACE", "ZEL_ENABLE_LOADER_LOGGING"))
@@ -734,7 +723,7 @@ static void collect_probe_log(struct bundle *b, const char *gpugate, struct strb
 			     "# ZEL_ENABLE_LOADER_LOGGING came with later loaders); the drivers it tried are in its\n"
 			     "# library search below\n");
 	sb_printf(dbg, "\n## ZE_ENABLE_LOADER_DEBUG_TRACE=1: the loader's trace on stderr (%zu lines)\n", n_trace);
-	sb_add(dbg, trace.buf ? trace.buf : "", trace.len);
+	sb_add(dbg, trace.buf, trace.len);
 	size_t n_log = 0;
 	if (logdir[0]) {
 		DIR *d = opendir(logdir);
@@ -761,7 +750,7 @@ static void collect_probe_log(struct bundle *b, const char *gpugate, struct strb
 	if (!n_log)
 		sb_puts(dbg, "\n## ZEL_ENABLE_LOADER_LOGGING=1: the loader wrote no log\n");
 	sb_printf(dbg, "\n## LD_DEBUG=libs: the library search from the loader on (%zu lines)\n", n_search);
-	sb_add(dbg, search.buf ? search.buf : "", search.len);
+	sb_add(dbg, search.buf, search.len);
 	sb_release(&trace);
 	sb_release(&search);
 	free(library);
@@ -947,7 +936,7 @@ static int write_archive(struct bundle *b, const char *path)
 	}
 	archive_write_free(a);
 	char err[4352];
-	if (rc == 0 && operator_write_output(path, tgz.buf ? tgz.buf : "", tgz.len, err, sizeof(err)) < 0) {
+	if (rc == 0 && operator_write_output(path, tgz.buf, tgz.len, err, sizeof(err)) < 0) {
 		fprintf(stderr, "gpugate: bundle: %s\n", err);
 		rc = -1;
 	}

@@ -297,7 +297,7 @@ static int control_from_tar(const char *path, const char *member, struct strbuf 
 		goto out;
 	}
 	char why[300];
-	if (deb_parse_control(text.buf ? text.buf : "", text.len, out, why, sizeof(why)) < 0) {
+	if (deb_parse_control(text.buf, text.len, out, why, sizeof(why)) < 0) {
 		snprintf(err, n, "%s: %s", path, why);
 		goto out;
 	}

@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
-#include <openssl/evp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,6 +16,8 @@
 #include <unistd.h>
 
 #include "http.h"
+#include "lib/crypto_dl.h"
+#include "lib/digest.h"
 #include "lib/parallel.h"
 #include "lib/progress.h"
 #include "lib/safe_io.h"
@@ -27,7 +28,7 @@
 struct dl_state {
 	CURL *easy;
 	int fd;
-	EVP_MD_CTX *sha256, *sha1;
+	struct digest *sha256, *sha1;
 	_Atomic int64_t written; /* bytes received for the file (read by the progress line) */
 	int attempt;
 	double not_before; /* monotonic time of the next attempt */
@@ -103,63 +104,24 @@ void dl_options_init(struct dl_options *o)
 	o->progress = isatty(STDERR_FILENO);
 }
 
-bool is_hex(const char *s, size_t n)
+/* A running hash the download needs: libcrypto is linked into
+ * gpugate-provision, so it loads; if it ever did not, nothing could be
+ * verified. */
+static struct digest *digest_or_die(enum digest_kind kind, uint64_t size)
 {
-	size_t i = 0;
-	for (; i < n && s[i]; i++)
-		if (!isxdigit((unsigned char)s[i]))
-			return false;
-	return i == n && s[i] == '\0';
-}
-
-bool is_lower_hex(const char *s, size_t n)
-{
-	size_t i = 0;
-	for (; i < n && s[i]; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return i == n && s[i] == '\0';
-}
-
-static void to_hex(const unsigned char *d, unsigned n, char *out)
-{
-	for (unsigned i = 0; i < n; i++)
-		sprintf(out + 2 * i, "%02x", d[i]);
-}
-
-static EVP_MD_CTX *digest_new(const EVP_MD *md)
-{
-	EVP_MD_CTX *c = EVP_MD_CTX_new();
-	if (!c || EVP_DigestInit_ex(c, md, NULL) != 1) {
-		fputs("gpugate-provision: OpenSSL digest initialisation failed\n", stderr);
+	struct digest *d = digest_new(kind, size);
+	if (!d) {
+		fprintf(stderr, "gpugate-provision: OpenSSL digest initialisation failed: %s\n", crypto_dl_error());
 		abort();
 	}
-	return c;
-}
-
-static void digest_hex(EVP_MD_CTX *c, char *out)
-{
-	unsigned char d[EVP_MAX_MD_SIZE];
-	unsigned n = 0;
-	EVP_DigestFinal_ex(c, d, &n);
-	to_hex(d, n, out);
-}
-
-static EVP_MD_CTX *git_sha1_new(int64_t size)
-{
-	EVP_MD_CTX *c = digest_new(EVP_sha1());
-	char head[48];
-	int n = snprintf(head, sizeof(head), "blob %" PRId64, size);
-	EVP_DigestUpdate(c, head, (size_t)n + 1); /* the NUL is part of the object header */
-	return c;
+	return d;
 }
 
 void git_blob_id(const void *data, size_t len, char out[41])
 {
-	EVP_MD_CTX *c = git_sha1_new((int64_t)len);
-	EVP_DigestUpdate(c, data, len);
-	digest_hex(c, out);
-	EVP_MD_CTX_free(c);
+	struct digest *c = digest_or_die(DIGEST_GIT_BLOB, len);
+	digest_update(c, data, len);
+	digest_final_hex(c, out);
 }
 
 int hash_file(const char *path, char sha256_hex[65], char gitsha1_hex[41], int64_t *size)
@@ -179,8 +141,8 @@ int hash_fd(int fd, char sha256_hex[65], char gitsha1_hex[41], int64_t *size)
 	struct stat st;
 	if (fstat(fd, &st) < 0)
 		return -errno;
-	EVP_MD_CTX *s256 = sha256_hex ? digest_new(EVP_sha256()) : NULL;
-	EVP_MD_CTX *s1 = gitsha1_hex ? git_sha1_new(st.st_size) : NULL;
+	struct digest *s256 = sha256_hex ? digest_or_die(DIGEST_SHA256, 0) : NULL;
+	struct digest *s1 = gitsha1_hex ? digest_or_die(DIGEST_GIT_BLOB, (uint64_t)st.st_size) : NULL;
 	size_t cap = 1 << 20;
 	char *buf = xmalloc(cap);
 	int rc = 0;
@@ -195,17 +157,19 @@ int hash_fd(int fd, char sha256_hex[65], char gitsha1_hex[41], int64_t *size)
 		if (n == 0)
 			break;
 		if (s256)
-			EVP_DigestUpdate(s256, buf, (size_t)n);
+			digest_update(s256, buf, (size_t)n);
 		if (s1)
-			EVP_DigestUpdate(s1, buf, (size_t)n);
+			digest_update(s1, buf, (size_t)n);
 	}
 	free(buf);
 	if (rc == 0 && s256)
-		digest_hex(s256, sha256_hex);
+		digest_final_hex(s256, sha256_hex);
+	else
+		digest_free(s256);
 	if (rc == 0 && s1)
-		digest_hex(s1, gitsha1_hex);
-	EVP_MD_CTX_free(s256);
-	EVP_MD_CTX_free(s1);
+		digest_final_hex(s1, gitsha1_hex);
+	else
+		digest_free(s1);
 	if (size)
 		*size = st.st_size;
 	return rc;
@@ -222,10 +186,10 @@ static void printable(char *s)
 static void restart_hashes(struct dl_job *job)
 {
 	struct dl_state *s = job->state;
-	EVP_MD_CTX_free(s->sha256);
-	EVP_MD_CTX_free(s->sha1);
-	s->sha256 = job->sha256 ? digest_new(EVP_sha256()) : NULL;
-	s->sha1 = job->git_sha1 && job->size >= 0 ? git_sha1_new(job->size) : NULL;
+	digest_free(s->sha256);
+	digest_free(s->sha1);
+	s->sha256 = job->sha256 ? digest_or_die(DIGEST_SHA256, 0) : NULL;
+	s->sha1 = job->git_sha1 && job->size >= 0 ? digest_or_die(DIGEST_GIT_BLOB, (uint64_t)job->size) : NULL;
 }
 
 static int write_all(int fd, const char *p, size_t n)
@@ -243,9 +207,9 @@ static int write_all(int fd, const char *p, size_t n)
 static void hash_update(struct dl_state *s, const char *p, size_t n)
 {
 	if (s->sha256)
-		EVP_DigestUpdate(s->sha256, p, n);
+		digest_update(s->sha256, p, n);
 	if (s->sha1)
-		EVP_DigestUpdate(s->sha1, p, n);
+		digest_update(s->sha1, p, n);
 }
 
 /* Hashes and writes n bytes, a slice at a time: write(2) copies each slice
@@ -538,9 +502,9 @@ static int open_target(struct dl_job *job)
 		if (r == 0)
 			break;
 		if (s->sha256)
-			EVP_DigestUpdate(s->sha256, buf, (size_t)r);
+			digest_update(s->sha256, buf, (size_t)r);
 		if (s->sha1)
-			EVP_DigestUpdate(s->sha1, buf, (size_t)r);
+			digest_update(s->sha1, buf, (size_t)r);
 		s->written += r;
 	}
 	free(buf);
@@ -641,8 +605,7 @@ static void complete(struct dl_job *job)
 	struct dl_state *s = job->state;
 	char hex[65];
 	if (s->sha256) {
-		digest_hex(s->sha256, hex);
-		EVP_MD_CTX_free(s->sha256);
+		digest_final_hex(s->sha256, hex);
 		s->sha256 = NULL;
 		if (strcmp(hex, job->sha256) != 0) {
 			snprintf(job->error, sizeof(job->error), "sha256 mismatch: expected %s, received %s",
@@ -653,8 +616,7 @@ static void complete(struct dl_job *job)
 		}
 	}
 	if (s->sha1) {
-		digest_hex(s->sha1, hex);
-		EVP_MD_CTX_free(s->sha1);
+		digest_final_hex(s->sha1, hex);
 		s->sha1 = NULL;
 		if (strcmp(hex, job->git_sha1) != 0) {
 			snprintf(job->error, sizeof(job->error), "git blob id mismatch: expected %s, received %s",
@@ -937,8 +899,8 @@ size_t dl_run(struct dl_job *jobs, size_t n, const struct dl_options *o)
 			snprintf(jobs[i].error, sizeof(jobs[i].error), "interrupted by signal %d", (int)interrupted);
 			finish_job(&jobs[i], false);
 		}
-		EVP_MD_CTX_free(s->sha256);
-		EVP_MD_CTX_free(s->sha1);
+		digest_free(s->sha256);
+		digest_free(s->sha1);
 		failed += !jobs[i].ok;
 		jobs[i].state = NULL;
 	}

@@ -60,11 +60,6 @@ int hash_fd(int fd, char sha256_hex[65], char gitsha1_hex[41], int64_t *size);
 
 /* Git's id of a blob with this content: sha1("blob <len>\0" + data), 40 hex. */
 void git_blob_id(const void *data, size_t len, char out[41]);
-
-/* True for n lowercase-or-uppercase hex digits and nothing else. */
-bool is_hex(const char *s, size_t n);
-/* True for n lowercase hex digits and nothing else: the form huggingface_hub
- * and git write hashes in (a blob name, a commit). */
-bool is_lower_hex(const char *s, size_t n);
+/* Hex checks: lib/digest.h (digest_is_hex, digest_is_lower_hex). */
 
 #endif

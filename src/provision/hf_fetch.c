@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/digest.h"
 #include "download.h"
 #include "hf/location.h"
 #include "hf_cache_write.h"
@@ -284,7 +285,7 @@ static int resolve_file(struct hf_fetch *f, struct hf_file *file, CURL *handle)
 	if (r.code < 200 || r.code >= 400) {
 		describe_http_error(f, &r, "HEAD", file->error, sizeof(file->error));
 		if (r.code == 404 && r.error_code && strcmp(r.error_code, "EntryNotFound") == 0 && r.repo_commit &&
-		    is_lower_hex(r.repo_commit, 40)) {
+		    digest_is_lower_hex(r.repo_commit, 40)) {
 			/* as huggingface_hub: remember that the file is absent at this commit */
 			char *marker = xasprintf(".no_exist/%s/%s", r.repo_commit, file->path);
 			char err[400];

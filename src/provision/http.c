@@ -173,6 +173,7 @@ int http_retry_wait(int attempt, double backoff, double retry_after, double dead
 int http_fetch(const struct http_request *req, struct http_response *r)
 {
 	memset(r, 0, sizeof(*r));
+	sb_init(&r->body);
 	CURL *e = req->handle ? req->handle : curl_easy_init();
 	if (!e) {
 		snprintf(r->error, sizeof(r->error), "libcurl could not create a request");

@@ -1,3 +1,4 @@
+#include "lib/digest.h"
 #include "hub_answer.h"
 
 #include <errno.h>
@@ -25,7 +26,7 @@ int hub_parse_revision(const char *body, size_t len, char **commit, char ***path
 		json_decref(root);
 		return -1;
 	}
-	if (!is_hex(json_string_value(sha), 40)) {
+	if (!digest_is_hex(json_string_value(sha), 40)) {
 		snprintf(err, err_size, "'sha' is not a 40-hex commit");
 		json_decref(root);
 		return -1;
@@ -79,7 +80,7 @@ int hub_resolve_meta(const struct http_response *r, struct hub_meta *m, char *er
 			 r->code);
 		return -1;
 	}
-	if (!is_hex(r->repo_commit, 40)) {
+	if (!digest_is_hex(r->repo_commit, 40)) {
 		snprintf(err, n, "X-Repo-Commit '%.60s' is not a 40-hex commit", r->repo_commit);
 		return -1;
 	}
@@ -87,7 +88,7 @@ int hub_resolve_meta(const struct http_response *r, struct hub_meta *m, char *er
 	 * it is stored (download.c): a name that is not a hash could not be
 	 * checked, so it is refused rather than stored unverified. */
 	char *e = normalize_etag(etag);
-	if (!is_lower_hex(e, 40) && !is_lower_hex(e, 64)) {
+	if (!digest_is_lower_hex(e, 40) && !digest_is_lower_hex(e, 64)) {
 		snprintf(err, n,
 			 "%s '%.80s' is not a git blob id (40 lowercase hex digits) or a sha256 (64): "
 			 "the content cannot be verified",
@@ -151,7 +152,7 @@ static const char *read_tree_file(json_t *e, struct hub_tree_file *f)
 	if (!path)
 		return "no 'path' string";
 	f->path = xstrdup(path);
-	if (!oid || !is_lower_hex(oid, 40))
+	if (!oid || !digest_is_lower_hex(oid, 40))
 		return "'oid' is not a 40-hex git blob id";
 	f->blob_id = xstrdup(oid);
 	if (!get_size(e, "size", &f->size))
@@ -159,7 +160,7 @@ static const char *read_tree_file(json_t *e, struct hub_tree_file *f)
 	json_t *lfs = json_object_get(e, "lfs");
 	if (lfs && !json_is_null(lfs)) {
 		const char *sha = json_is_object(lfs) ? get_string(lfs, "oid") : NULL;
-		if (!sha || !is_lower_hex(sha, 64))
+		if (!sha || !digest_is_lower_hex(sha, 64))
 			return "'lfs.oid' is not a 64-hex sha256";
 		f->lfs_sha256 = xstrdup(sha);
 		if (!get_size(lfs, "size", &f->lfs_size) || !get_size(lfs, "pointerSize", &f->lfs_pointer_size))

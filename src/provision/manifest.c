@@ -1,3 +1,4 @@
+#include "lib/digest.h"
 #include "manifest.h"
 
 #include <errno.h>
@@ -92,7 +93,7 @@ static int load_pkg(struct ctx *c, yaml_node_t *n, struct manifest_pkg *p, const
 		p->architecture = xstrdup(default_arch ? default_arch : "amd64");
 	if (!p->sha256)
 		p->sha256 = xstrdup("");
-	if (p->sha256[0] && !is_hex(p->sha256, 64))
+	if (p->sha256[0] && !digest_is_hex(p->sha256, 64))
 		return fail(c, n, "%s: sha256 '%s' is not 64 hex digits", p->package, p->sha256);
 	for (char *h = p->sha256; *h; h++)
 		*h = (char)(*h >= 'A' && *h <= 'F' ? *h + 32 : *h);

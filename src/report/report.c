@@ -86,7 +86,7 @@ int report_to_stdout(const char *format, const struct run *run, const struct rep
 		return -EINVAL;
 	struct strbuf sb = STRBUF_INIT;
 	fn(&sb, run, opts);
-	int err = write_stdout(sb.buf ? sb.buf : "", sb.len);
+	int err = write_stdout(sb.buf, sb.len);
 	sb_release(&sb);
 	return err;
 }
@@ -103,7 +103,7 @@ int report_to_file(const char *format, const struct run *run, const char *path, 
 	fn(&sb, run, &file_opts);
 	/* a device or FIFO (/dev/null, /dev/stdout) is written through, a file
 	 * replaced atomically: lib/safe_io.h */
-	int rc = safe_write_file(path, sb.buf ? sb.buf : "", sb.len, 0644, 0, NULL, 0);
+	int rc = safe_write_file(path, sb.buf, sb.len, 0644, 0, NULL, 0);
 	sb_release(&sb);
 	return rc;
 }

@@ -4,7 +4,9 @@
 comparison of a string with a vendor or backend name ("intel", "nvidia",
 "amd", "level-zero", "cuda"). What is true of a vendor lives in its entry
 (src/vendor/vendor.h); code asks the entry. Comments and the text of string
-literals are not code: a help text may cite "such as 0x8086". Prints each
+literals are not code: a help text may cite "such as 0x8086". Also the
+bottom layer: src/lib/ includes no header from above it (backend/, checks/,
+vendor/...): lib/baselines.c took the backends' table once. Prints each
 offence as FILE:LINE: what (`make lint-static`). Usage: vendor_lint.py [SRC]"""
 import os
 import re
@@ -61,7 +63,26 @@ def offences(path, text):
     return found
 
 
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def layer_offences(rel_dir, text):
+    """src/lib/ is the bottom layer: its includes stay inside it."""
+    if rel_dir != "lib":
+        return []
+    return [(text.count("\n", 0, m.start()) + 1, "src/lib/ includes %s from a layer above it" % m.group(1))
+            for m in INCLUDE.finditer(text) if "/" in m.group(1)]
+
+
 bad = 0
+for d, _, files in sorted(os.walk(root)):
+    for f in sorted(files):
+        if f.endswith((".c", ".h")):
+            path = os.path.join(d, f)
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                for line, what in layer_offences(os.path.relpath(d, root), fh.read()):
+                    print("%s:%d: %s" % (path, line, what))
+                    bad += 1
 for d, _, files in sorted(os.walk(root)):
     rel = os.path.relpath(d, root)
     if rel == "vendor" or rel.startswith("vendor" + os.sep):

@@ -12,6 +12,13 @@ static const char *const packages[] = {
 	"libigdgmm*",       "intel-ocloc",      NULL,
 };
 
+static const char *const bundle_packages[] = {
+	"intel-*", "libze*",    "level-zero*",
+	"libvpl*", "libmfx*",   "onemkl*",
+	"xpu-smi", "libmetee*", "firmware-intel-graphics",
+	NULL,
+};
+
 const struct vendor intel_vendor = {
 	.name = "intel",
 	.label = "Intel",
@@ -35,4 +42,5 @@ const struct vendor intel_vendor = {
 	.telemetry_tool = "xpu-smi",
 	.processes_cmd = "xpu-smi ps",
 	.packages = packages,
+	.bundle_packages = bundle_packages,
 };

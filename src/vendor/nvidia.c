@@ -33,6 +33,8 @@ static size_t visible_cap(const char *value, size_t gpus)
 	return p.count;
 }
 
+static const char *const bundle_packages[] = { "nvidia-*", "libnvidia-*", "cuda-*", "libcuda*", NULL };
+
 const struct vendor nvidia_vendor = {
 	.name = "nvidia",
 	.label = "NVIDIA",
@@ -57,4 +59,5 @@ const struct vendor nvidia_vendor = {
 	.processes_cmd = "nvidia-smi",
 	.bundle_tool_args = "-q",
 	.packages = packages,
+	.bundle_packages = bundle_packages,
 };

@@ -28,6 +28,11 @@ const struct vendor *vendor_by_name(const char *name)
 	return NULL;
 }
 
+const struct vendor *vendor_fallback(void)
+{
+	return &intel_vendor;
+}
+
 /* Two or three lookups, so the health check stays in the milliseconds. */
 const struct vendor *vendor_detect_at(const char *root)
 {
@@ -38,7 +43,7 @@ const struct vendor *vendor_detect_at(const char *root)
 			if (access(path, F_OK) == 0)
 				return vendors[i];
 		}
-	return &intel_vendor;
+	return vendor_fallback();
 }
 
 const char *vendor_label(unsigned pci_id)
@@ -78,7 +83,7 @@ bool vendor_has_stack(const struct vendor *v)
 
 const char *vendor_pass_in_fix(const struct vendor *v)
 {
-	return v && v->pass_in_fix ? v->pass_in_fix : vendors[1]->pass_in_fix;
+	return v && v->pass_in_fix ? v->pass_in_fix : vendor_fallback()->pass_in_fix;
 }
 
 size_t vendor_scan_proc(const char *root, struct drm_scan *scan, const struct vendor *v)

@@ -56,6 +56,9 @@ struct vendor {
 	 * package names: the provenance search and `spec freeze` read it. The
 	 * version pins are data: checks/vendor/NAME.yaml. */
 	const char *const *packages;
+	/* What else the diagnostic bundle lists of its packages (tools,
+	 * firmware, libraries beside the stack), as globs; NULL-terminated. */
+	const char *const *bundle_packages;
 };
 
 extern const struct vendor intel_vendor, nvidia_vendor, amd_vendor;
@@ -67,8 +70,10 @@ extern const struct vendor *const vendors[];
 const struct vendor *vendor_by_pci(unsigned pci_id);
 /* By name, any letter case ("intel", "NVIDIA"), or NULL. */
 const struct vendor *vendor_by_name(const char *name);
-/* The vendor whose marks are under ROOT (""/NULL: /), else the first
- * (Intel: the first backend, as before vendors were told apart). */
+/* The vendor assumed when nothing says which: Intel, the first backend's
+ * (as before vendors were told apart). */
+const struct vendor *vendor_fallback(void);
+/* The vendor whose marks are under ROOT (""/NULL: /), else the fallback. */
 const struct vendor *vendor_detect_at(const char *root);
 /* "Intel", "NVIDIA" for a known PCI id, else NULL. */
 const char *vendor_label(unsigned pci_id);
@@ -83,7 +88,7 @@ bool vendor_needs_by_path(unsigned pci_id);
 bool vendor_maps_dev_char(unsigned pci_id);
 /* A vendor gpugate knows a driver stack of (--vendor, checks/vendor/). */
 bool vendor_has_stack(const struct vendor *v);
-/* The fix that passes GPUs of the vendor (NULL: the first's) into a container. */
+/* The fix that passes GPUs of the vendor (NULL: the fallback's) into a container. */
 const char *vendor_pass_in_fix(const struct vendor *v);
 /* Adds to scan the GPUs that v's driver lists outside sysfs (every
  * vendor's when v is NULL); returns how many. */

@@ -4,6 +4,12 @@ each value, as cuInit + cuDeviceGetCount + cuDeviceGetUuid_v2 report them
 (build/tests/cuda_devices, tests/device/cuda_devices.c). Run it on a GPU host:
 
     python3 tests/device/cuda_visible.py build/tests/cuda_devices > vectors.tsv
+    python3 tests/device/cuda_visible.py build/tests/cuda_devices build/gpugate
+
+With gpugate's path as well, it checks gpugate against the driver instead:
+under each value, devices.visibility's count and the runtime probe's devices
+(devices.vendor nvidia, runtime.backend cuda) must equal the driver's; it
+prints one line per value and "N agree, M disagree" (exit 1 on any).
 
 It prints tests/vectors/cuda-visible-devices.tsv: one line per value, the value
 written with placeholders so that the vectors hold on any machine:
@@ -98,10 +104,45 @@ def expand(template, uuids):
     return re.sub(r"\{(uuid|UUID|hex)(\d+)(?::(\d+))?\}", one, template)
 
 
+def gpugate_counts(gpugate, value, spec):
+    env = {k: v for k, v in __import__("os").environ.items() if k != "CUDA_VISIBLE_DEVICES"}
+    env["CUDA_VISIBLE_DEVICES"] = value
+    r = subprocess.run([gpugate, "check", "--spec", spec, "--only", "devices.visibility,runtime.loader,runtime.devices",
+                        "--format", "json"], env=env, capture_output=True, text=True)
+    checks = {c["id"]: c for c in json.loads(r.stdout)["checks"]}
+    vis = checks["devices.visibility"].get("details", {}).get("cuda_devices")
+    dev = checks["runtime.devices"]
+    probed = len(dev.get("details", {}).get("devices", [])) if dev["status"] == "pass" else 0
+    return vis, probed
+
+
+def agree(tool, gpugate, uuids):
+    import tempfile
+    spec = tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False)
+    spec.write("devices:\n  vendor: nvidia\nruntime:\n  backend: cuda\n")
+    spec.close()
+    good = bad = 0
+    for template, why in CASES:
+        try:
+            value = expand(template, uuids)
+        except IndexError:
+            continue
+        driver = devices(tool, value).get("count", 0)
+        vis, probed = gpugate_counts(gpugate, value, spec.name)
+        ok = vis == driver and probed == driver
+        good, bad = good + ok, bad + (not ok)
+        print(f"{'agree   ' if ok else 'DISAGREE'} {json.dumps(template):28} driver {driver}, "
+              f"devices.visibility {vis}, runtime.devices {probed}")
+    print(f"{good} agree, {bad} disagree")
+    return 1 if bad else 0
+
+
 def main():
     tool = sys.argv[1]
     host = devices(tool, None)
     uuids = [d["uuid"] for d in host["devices"]]
+    if len(sys.argv) > 2:
+        sys.exit(agree(tool, sys.argv[2], uuids))
     print("# CUDA_VISIBLE_DEVICES as the real driver reads it: tests/device/cuda_visible.py")
     print(f"# gpus: {len(uuids)} ({', '.join(d['name'] for d in host['devices'])})")
     for template, why in CASES:

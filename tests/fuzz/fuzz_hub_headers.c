@@ -3,6 +3,7 @@
  * (hub_resolve_meta): the etag becomes a file name under blobs/ and the hash
  * the body is checked against, so it must be a lowercase git blob id or
  * sha256 whatever the server sent. */
+#include "lib/digest.h"
 #include "fuzz.h"
 #include "provision/download.h"
 #include "provision/hub_answer.h"
@@ -11,6 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct http_response r;
 	memset(&r, 0, sizeof(r));
+	sb_init(&r.body);
 	for (size_t off = 0; off < size;) {
 		const uint8_t *nl = memchr(data + off, '\n', size - off);
 		size_t len = nl ? (size_t)(nl - (data + off)) + 1 : size - off;
@@ -23,7 +25,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char err[600];
 	if (hub_resolve_meta(&r, &m, err, sizeof(err)) == 0) {
 		/* a blob is named only by a hash it can be checked against */
-		if (!is_hex(m.commit, 40) || m.size < 0 || !(is_lower_hex(m.etag, 40) || is_lower_hex(m.etag, 64)))
+		if (!digest_is_hex(m.commit, 40) || m.size < 0 ||
+		    !(digest_is_lower_hex(m.etag, 40) || digest_is_lower_hex(m.etag, 64)))
 			abort();
 		hub_meta_free(&m);
 	} else if (m.commit || m.etag || !err[0]) {

@@ -1,6 +1,7 @@
 /* The hub's revision answer (GET /api/models/{repo}/revision/{rev}), which
  * gpugate hf fetch reads from the network: JSON of any shape. On success the
  * commit is 40 hex and every name a string; on failure nothing is owned. */
+#include "lib/digest.h"
 #include "fuzz.h"
 #include "provision/download.h"
 #include "provision/hub_answer.h"
@@ -11,7 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *commit, **paths, err[300];
 	size_t n;
 	if (hub_parse_revision(body, size, &commit, &paths, &n, err, sizeof(err)) == 0) {
-		if (!commit || !is_hex(commit, 40) || !paths)
+		if (!commit || !digest_is_hex(commit, 40) || !paths)
 			abort();
 		for (size_t i = 0; i < n; i++) {
 			if (!paths[i])

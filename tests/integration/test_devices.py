@@ -402,6 +402,8 @@ def test_compute_runtime_vector_tally(capsys):
         print(f"\ncompute-runtime vectors: {L0_TALLY['run']} run, {L0_TALLY['agree']} agree, "
               f"{L0_TALLY['warn']} deliberate warnings")
     assert L0_TALLY["run"] == L0_TALLY["agree"]
+    # run alone (-k tally) it would be 0 == 0: the vectors above must have run
+    assert L0_TALLY["run"] >= 29, "the compute-runtime vectors did not run: run the whole file"
 
 
 def test_other_selectors_are_noted(root):
@@ -519,6 +521,7 @@ def nvidia_gpus(root, count=4, min_gpus=1, models=None):
     ("GPU-bbbb3333-5e2a-4b6f-9d1e-7c3a2f4e6b80x", 0, "pass", 1, ["0000:39:00.0"]),
     ("-0", 0, "pass", 1, ["0000:19:00.0"]),
     ("GPU-", 1, "fail", 0, ["has no UUID after it"]),
+    ("4", 1, "fail", 0, ["index 4 names no GPU (this container has 4: 0..3)"]),  # N on N GPUs: the host's index
     ("MIG-5e2a5b6f-3c1d-5a7e-9b2c-1d4e6f8a0b3c", 0, "pass", 1, ["a MIG instance"]),
 ])
 def test_cuda_visible_devices(root, value, rc, status, seen, words):
@@ -640,3 +643,16 @@ def test_checks_without_a_gpu_are_blocked_by_devices_gpus(tmp_path):
     rc, checks, err = run(root, "--only", "devices.access", "--vendor", "intel")
     assert rc == 1 and checks["devices.access"]["status"] == "fail", (checks, err)
     assert "it needs devices.gpus" in checks["devices.access"]["summary"], checks
+
+
+# The Intel driver's fallback without by-path opens renderD128..renderD191
+# (DRM_RENDER_MINOR_FALLBACK_END): minor 191 is still found (a warning in
+# healthcheck, where by-path is only advised), 192 is invisible (a failure).
+@pytest.mark.parametrize("minor,status", [(191, "warn"), (192, "fail")])
+def test_render_minor_boundary_without_by_path(root, minor, status):
+    root.add_gpu(GPU_A, card=0, render=minor, by_path=False)
+    rc, checks, _ = run(root, "--profile", "healthcheck", "--only", "devices.by_path")
+    c = checks["devices.by_path"]
+    assert c["status"] == status, c
+    assert rc == (1 if status == "fail" else 0)
+    assert ("renderD%d of %s has minor %d" % (minor, GPU_A, minor) in text_of(c)) == (status == "fail"), c

@@ -156,3 +156,12 @@ def test_vendor_lint_ignores_comments_and_help_text(tmp_path):
                                   'const char *help = "a PCI vendor id such as 0x8086, or strcmp(x, \\"cuda\\")";\n')
     r = vendor_lint(tmp_path)
     assert r.returncode == 0, r.stdout
+
+
+def test_lib_includes_nothing_above_it(tmp_path):
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "baselines.c").write_text('#include "../backend/backend.h"\n#include "util.h"\n')
+    r = vendor_lint(tmp_path)
+    assert r.returncode == 1 and "lib/baselines.c:1: src/lib/ includes ../backend/backend.h" in r.stdout, r.stdout
+    (tmp_path / "lib" / "baselines.c").write_text('#include "util.h"\n')
+    assert vendor_lint(tmp_path).returncode == 0

@@ -8,11 +8,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend/backend.h"
 #include "lib/baselines.h"
+
+/* the backend layer's names, as runtime_perf.c hands them to the library */
+static const char *names[8];
 
 static int parse(const char *text, struct baseline *b, char *err, size_t size)
 {
-	return baseline_parse("x.json", text, strlen(text), b, err, size);
+	return baseline_parse("x.json", text, strlen(text), names, b, err, size);
 }
 
 static void test_parse_full_entry(void **state)
@@ -94,7 +98,7 @@ static void test_folder_find_and_precedence(void **state)
 	write_file(dir, "notes.txt", "not a baseline");
 	struct baseline_set set;
 	char err[512];
-	assert_int_equal(baselines_load(&set, dir, err, sizeof(err)), 0);
+	assert_int_equal(baselines_load(&set, dir, names, err, sizeof(err)), 0);
 	const struct baseline *b = baselines_find(&set, 0x8086, 0x56a0, "Arc", "level-zero");
 	assert_non_null(b);
 	assert_true(b->bandwidth_gbs == 200); /* the later file, for this backend */
@@ -108,7 +112,7 @@ static void test_folder_find_and_precedence(void **state)
 	assert_null(baselines_find(&set, 0x10de, -1, "Fake GPU 1", "cuda"));
 	baselines_free(&set);
 	write_file(dir, "d.json", "{");
-	assert_int_equal(baselines_load(&set, dir, err, sizeof(err)), -1);
+	assert_int_equal(baselines_load(&set, dir, names, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "/d.json:1:"));
 	baselines_free(&set);
 	const char *names[] = { "a.json", "b.json", "c.json", "d.json", "notes.txt" };
@@ -125,7 +129,7 @@ static void test_built_in_baselines_load(void **state)
 	(void)state;
 	struct baseline_set set;
 	char err[512] = "";
-	if (baselines_load(&set, NULL, err, sizeof(err)) != 0)
+	if (baselines_load(&set, NULL, names, err, sizeof(err)) != 0)
 		fail_msg("a checked-in baseline is broken: %s", err);
 	baselines_free(&set);
 }
@@ -150,6 +154,7 @@ static void test_pci_ids(void **state)
 
 int main(void)
 {
+	backend_name_list(names, 8);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_full_entry),
 		cmocka_unit_test(test_parse_errors_name_the_file),

@@ -41,13 +41,14 @@ static struct spawn_child shell(const char *script, struct captured *cap)
 	a[1] = "-c";
 	a[2] = (char *)script;
 	a[3] = NULL;
-	memset(cap, 0, sizeof(*cap));
+	for (int s = 0; s < SPAWN_STREAMS; s++)
+		sb_init(&cap->s[s]);
 	return (struct spawn_child){ .argv = a, .on_data = collect, .arg = cap };
 }
 
 static const char *text(struct captured *c, enum spawn_stream s)
 {
-	return c->s[s].buf ? c->s[s].buf : "";
+	return c->s[s].buf;
 }
 
 static void test_separate_streams_and_exit_code(void **state)
