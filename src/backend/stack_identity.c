@@ -132,8 +132,8 @@ json_t *stack_identity(const struct context *ctx, const struct backend *const *b
 	if (read_file_max(boot_path, 64, &boot, &len) == 0)
 		boot[strcspn(boot, "\n")] = '\0';
 	free(boot_path);
-	json_t *j = json_pack("{s:o, s:s, s:s, s:s}", "files", files, "gpus", gpus.buf ? gpus.buf : "",
-			      "kernel_drivers", drivers.buf ? drivers.buf : "", "boot", boot ? boot : "");
+	json_t *j = json_pack("{s:o, s:s, s:s, s:s}", "files", files, "gpus", gpus.buf, "kernel_drivers", drivers.buf,
+			      "boot", boot ? boot : "");
 	free(boot);
 	sb_release(&gpus);
 	sb_release(&drivers);
