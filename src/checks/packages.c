@@ -220,12 +220,12 @@ static bool candidate_serves(const struct rel_alt *alt, const struct dpkg_pkg *p
 			  : alt->op == REL_EQ                    ? "another version"
 								 : "too old");
 	if (ok_state && bad_version && level == DEBVERSION_WARN)
-		result_finding(r, STATUS_WARN,
+		result_finding(r, STATUS_WARN, "packages.installed.lenient_version",
 			       "%s %s has version '%s': %s (dpkg reads its database leniently "
 			       "and compares it anyway)",
 			       p->name, p->arch, p->version, bad_version);
 	if (ok_state && ok_arch && ok_version && strcmp(p->state, "triggers-awaited") == 0)
-		result_finding(r, STATUS_PASS,
+		result_finding(r, STATUS_PASS, "packages.installed.triggers_awaited",
 			       "%s is triggers-awaited: configured, waiting for another "
 			       "package's triggers, which dpkg runs before it checks dependencies",
 			       p->name);
@@ -331,7 +331,8 @@ static void run_installed(const struct context *ctx, void *state, struct result 
 			json_t *installed = json_array();
 			for (size_t a = 0; a < rels[i].count; a++)
 				if (rels[i].alts[a].warning)
-					result_finding(r, STATUS_WARN, "%s: %s", want.buf, rels[i].alts[a].warning);
+					result_finding(r, STATUS_WARN, "packages.installed.relation_note", "%s: %s",
+						       want.buf, rels[i].alts[a].warning);
 			bool holds = relation_holds(&rels[i], &st, native, &found, installed, r);
 			json_t *j = json_object();
 			json_object_set_new(j, "relation", json_text(want.buf));
@@ -341,7 +342,8 @@ static void run_installed(const struct context *ctx, void *state, struct result 
 			if (!holds) {
 				bad++;
 				sb_printf(&bad_names, "%s%s", bad > 1 ? ", " : "", rels[i].alts[0].name);
-				result_finding(r, STATUS_FAIL, "%s: %s", want.buf, found.buf);
+				result_finding(r, STATUS_FAIL, "packages.installed.unsatisfied", "%s: %s", want.buf,
+					       found.buf);
 				if (rels[i].count > 1)
 					result_remedy(r, "install one of: %s", want.buf);
 				else if (rels[i].alts[0].op == REL_ANY)

@@ -227,7 +227,7 @@ static void check_provenance(const struct context *ctx, const struct backend *be
 			bool shadows = realpath(sys_root, real) && strcmp(real, lib) != 0;
 			if (shadows) {
 				result_finding(
-					r, STATUS_WARN,
+					r, STATUS_WARN, "runtime.loader.shadowing_loader",
 					"%s: the loader in use, %s, belongs to no package (a pip or conda copy?) and shadows the system one at %s",
 					be->name, lib, real);
 				result_remedy(
@@ -250,7 +250,7 @@ static void check_provenance(const struct context *ctx, const struct backend *be
 			long pkg_build = be->package_build && ver ? be->package_build(ver) : -1;
 			if (pkg_build >= 0 && res->has_driver_build && res->driver_build != pkg_build)
 				result_finding(
-					r, STATUS_WARN,
+					r, STATUS_WARN, "runtime.loader.stale_driver",
 					"%s: the driver reports build %lld (%s) but its package is %s (build %ld): a stale or shadowed driver library",
 					be->name, res->driver_build, res->driver_version ? res->driver_version : "?",
 					text, pkg_build);
@@ -281,7 +281,7 @@ static void run_loader(const struct context *ctx, void *state, struct result *r)
 		const struct backend *be = st->probes[i].be;
 		add_run_details(arr, be, e);
 		if (probe_never_initialized(e)) {
-			result_finding(r, STATUS_FAIL, "%s: %s", be->name, e->verdict);
+			result_finding(r, STATUS_FAIL, "runtime.loader.failed", "%s: %s", be->name, e->verdict);
 			probe_remedy(be, e, r);
 			continue;
 		}
@@ -309,7 +309,7 @@ static void run_loader(const struct context *ctx, void *state, struct result *r)
 	bool failed = r->status == STATUS_FAIL;
 	const char *first = result_worst_finding(r);
 	if (st->cache_note) {
-		result_finding(r, STATUS_WARN, "%s", st->cache_note);
+		result_finding(r, STATUS_WARN, "runtime.loader.state_cache", "%s", st->cache_note);
 		result_remedy(
 			r,
 			"give gpugate a private state folder: set XDG_RUNTIME_DIR to a folder of this user with mode 0700");
@@ -338,7 +338,7 @@ static void run_devices(const struct context *ctx, void *state, struct result *r
 			continue;
 		reached++;
 		if (e->verdict) {
-			result_finding(r, STATUS_FAIL, "%s: %s", be->name, e->verdict);
+			result_finding(r, STATUS_FAIL, "runtime.devices.failed", "%s: %s", be->name, e->verdict);
 			result_remedy(r, "%s", be->vendor->no_device_fix);
 			continue;
 		}
@@ -383,7 +383,8 @@ static void run_smoke(const struct context *ctx, void *state, struct result *r)
 			/* a failed performance measurement after a verified smoke is runtime.performance's */
 			if (run->verdict &&
 			    !(verified && run->failed_stage && strcmp(run->failed_stage, "perf") == 0)) {
-				result_finding(r, STATUS_FAIL, "%s device %zu: %s", be->name, d, run->verdict);
+				result_finding(r, STATUS_FAIL, "runtime.smoke.failed", "%s device %zu: %s", be->name, d,
+					       run->verdict);
 				probe_remedy(be, run, r);
 				continue;
 			}
@@ -435,11 +436,12 @@ static void run_memory(const struct context *ctx, void *state, struct result *r)
 			char label[256];
 			runtime_device_label(dev, d, label, sizeof(label));
 			if (want && avail < want)
-				result_finding(r, STATUS_FAIL, "%s: %.1f GiB %s, the spec wants %.1f GiB free", label,
+				result_finding(r, STATUS_FAIL, "runtime.memory.too_little",
+					       "%s: %.1f GiB %s, the spec wants %.1f GiB free", label,
 					       (double)avail / (1 << 30), what, (double)want / (1 << 30));
 			else if (!has_free)
-				result_finding(r, STATUS_PASS, "%s: %.1f GiB %s", label, (double)avail / (1 << 30),
-					       what);
+				result_finding(r, STATUS_PASS, "runtime.memory.free", "%s: %.1f GiB %s", label,
+					       (double)avail / (1 << 30), what);
 		}
 	}
 	if (seen == 0)

@@ -113,11 +113,13 @@ void runtime_run_performance(const struct context *ctx, void *state, struct resu
 			runtime_device_label(dev, d, label, sizeof(label));
 			ran++;
 			if (run->verdict && run->failed_stage && strcmp(run->failed_stage, "perf") == 0) {
-				result_finding(r, STATUS_FAIL, "%s %s: %s", backend, label, run->verdict);
+				result_finding(r, STATUS_FAIL, "runtime.performance.failed", "%s %s: %s", backend,
+					       label, run->verdict);
 				continue;
 			}
 			if (!dev || !dev->performance.present || !dev->performance.measured) {
-				result_finding(r, STATUS_FAIL, "%s %s: not measured: %s", backend, label,
+				result_finding(r, STATUS_FAIL, "runtime.performance.not_measured",
+					       "%s %s: not measured: %s", backend, label,
 					       run->verdict ? run->verdict : "the probe reported no figures");
 				continue;
 			}
@@ -160,7 +162,7 @@ void runtime_run_performance(const struct context *ctx, void *state, struct resu
 				if (c)
 					json_array_append_new(cands, c);
 				result_finding(
-					r, STATUS_PASS,
+					r, STATUS_PASS, "runtime.performance.no_baseline",
 					"%s %s: copy bandwidth %.1f GB/s, launch latency %.2f µs; no baseline for %s: "
 					"to compare with these figures from now on, save this line as "
 					"checks/baselines/%s-%s.json (and rebuild) or in the runtime.baselines folder: %s",
@@ -173,7 +175,7 @@ void runtime_run_performance(const struct context *ctx, void *state, struct resu
 			bool bad = false;
 			if (b->bandwidth_gbs > 0 && bw < b->bandwidth_gbs * (1 - tol / 100)) {
 				result_finding(
-					r, STATUS_FAIL,
+					r, STATUS_FAIL, "runtime.performance.slow_copy",
 					"%s %s: copy bandwidth %.1f GB/s is %.0f%% below the baseline %.1f GB/s (%s; tolerance %.0f%%)",
 					backend, label, bw, 100 * (1 - bw / b->bandwidth_gbs), b->bandwidth_gbs,
 					b->source, tol);
@@ -181,7 +183,7 @@ void runtime_run_performance(const struct context *ctx, void *state, struct resu
 			}
 			if (b->latency_us > 0 && lat > b->latency_us * (1 + tol / 100)) {
 				result_finding(
-					r, STATUS_FAIL,
+					r, STATUS_FAIL, "runtime.performance.slow_launch",
 					"%s %s: kernel launch latency %.2f µs is %.0f%% above the baseline %.2f µs (%s; tolerance %.0f%%)",
 					backend, label, lat, 100 * (lat / b->latency_us - 1), b->latency_us, b->source,
 					tol);
@@ -192,7 +194,7 @@ void runtime_run_performance(const struct context *ctx, void *state, struct resu
 				continue;
 			}
 			result_finding(
-				r, STATUS_PASS,
+				r, STATUS_PASS, "runtime.performance.within",
 				"%s %s: copy bandwidth %.1f GB/s (baseline %.1f), launch latency %.2f µs (baseline %.2f)",
 				backend, label, bw, b->bandwidth_gbs, lat, b->latency_us);
 		}
