@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "devices.h"
+#include "facts_devices.h"
 #include "../lib/creds.h"
 #include "../lib/dirents.h"
 #include "../lib/drm_nodes.h"
@@ -371,29 +372,25 @@ static void run_gpus(const struct context *ctx, void *state, struct result *r)
 	json_t *list = json_array();
 	for (size_t i = 0; i < s->scan.count; i++) {
 		const struct drm_gpu *g = &s->scan.gpus[i];
-		json_t *j = json_object();
-		char id[16];
-		json_object_set_new(j, "pci", json_text(g->bdf));
-		snprintf(id, sizeof(id), "0x%04x", g->vendor);
-		json_object_set_new(j, "vendor", json_string(id));
-		snprintf(id, sizeof(id), "0x%04x", g->device);
-		json_object_set_new(j, "device", json_string(id));
-		snprintf(id, sizeof(id), "0x%06x", g->class);
-		json_object_set_new(j, "class", json_string(id));
-		json_object_set_new(j, "driver", json_text(g->driver));
-		json_object_set_new(j, "card", json_text(g->card.name));
-		json_object_set_new(j, "render", json_text(g->render.name));
-		bool counted = false, present = false;
+		char vendor[16], device[16], pci_class[16];
+		snprintf(vendor, sizeof(vendor), "0x%04x", g->vendor);
+		snprintf(device, sizeof(device), "0x%04x", g->device);
+		snprintf(pci_class, sizeof(pci_class), "0x%06x", g->class);
+		struct gpu_fact f = { .pci = g->bdf,
+				      .vendor = vendor,
+				      .device = device,
+				      .pci_class = pci_class,
+				      .driver = g->driver,
+				      .card = g->card.name,
+				      .render = g->render.name };
 		for (size_t k = 0; k < s->count; k++)
 			if (s->views[k].gpu == g) {
-				counted = true;
-				present = s->views[k].present;
+				f.selected = true;
+				f.present = s->views[k].present;
 			}
-		json_object_set_new(j, "selected", json_boolean(counted));
-		json_object_set_new(j, "present", json_boolean(present));
-		json_array_append_new(list, j);
+		json_array_append_new(list, gpu_fact_encode(&f));
 	}
-	json_object_set_new(result_details(r), "gpus", list);
+	devices_facts_encode_gpus(result_details(r), list);
 
 	if (s->scan.error && s->scan.count == 0) {
 		report_no_sysfs(ctx, s, r);

@@ -13,6 +13,7 @@
 #include "../lib/dpkg_status.h"
 #include "../lib/util.h"
 #include "../registry.h"
+#include "facts_runtime.h"
 #include "runtime_state.h"
 
 #define DEADLINE_MARGIN_S 0.3 /* the verdict must still be written after a kill */
@@ -71,18 +72,13 @@ static void runtime_release(void *state)
 
 static void add_run_details(json_t *arr, const struct backend *be, const struct probe_outcome *o)
 {
-	json_t *j = json_object();
-	json_object_set_new(j, "backend", json_string(be->name));
-	json_object_set_new(j, "seconds", json_real(o->seconds));
-	if (o->verdict)
-		json_object_set_new(j, "verdict", json_text(o->verdict));
-	if (o->last_stage[0])
-		json_object_set_new(j, "last_stage", json_string(o->last_stage));
-	if (o->result.raw) /* the child's own words, for the report */
-		json_object_set(j, "result", o->result.raw);
-	if (o->output && *o->output)
-		json_object_set_new(j, "output", json_text(o->output));
-	json_array_append_new(arr, j);
+	struct probe_run_fact f = { .backend = be->name,
+				    .seconds = o->seconds,
+				    .verdict = o->verdict,
+				    .last_stage = o->last_stage,
+				    .output = o->output,
+				    .result = o->result.raw };
+	json_array_append_new(arr, probe_run_encode(&f));
 }
 
 bool runtime_no_backend(const struct probe_session *st, struct result *r)
@@ -273,7 +269,7 @@ static void run_loader(const struct context *ctx, void *state, struct result *r)
 	if (runtime_no_backend(st, r))
 		return;
 	json_t *arr = json_array();
-	json_object_set_new(result_details(r), "probes", arr);
+	runtime_facts_encode_probes(result_details(r), arr);
 	struct strbuf ok = STRBUF_INIT;
 	json_t *provenance = json_array();
 	for (size_t i = 0; i < st->n; i++) {
@@ -329,7 +325,7 @@ static void run_devices(const struct context *ctx, void *state, struct result *r
 		return;
 	size_t total = 0, reached = 0;
 	json_t *all = json_array();
-	json_object_set_new(result_details(r), "devices", all);
+	runtime_facts_encode_devices(result_details(r), all);
 	struct strbuf names = STRBUF_INIT;
 	for (size_t i = 0; i < st->n; i++) {
 		const struct probe_outcome *e = &st->probes[i].enumeration;
@@ -345,9 +341,7 @@ static void run_devices(const struct context *ctx, void *state, struct result *r
 		const struct probe_result *found = &st->probes[i].found;
 		for (size_t d = 0; d < found->n_devices; d++) {
 			const struct probe_device *dev = &found->devices[d];
-			json_t *copy = json_deep_copy(dev->raw);
-			json_object_set_new(copy, "backend", json_string(be->name));
-			json_array_append_new(all, copy);
+			json_array_append_new(all, runtime_device_encode(dev->raw, be->name));
 			sb_printf(&names, "%s%s%s%s%s", total ? ", " : "", dev->name ? dev->name : "?",
 				  dev->pci ? " (" : "", dev->pci ? dev->pci : "", dev->pci ? ")" : "");
 			total++;
@@ -369,7 +363,7 @@ static void run_smoke(const struct context *ctx, void *state, struct result *r)
 	if (runtime_no_backend(st, r))
 		return;
 	json_t *arr = json_array();
-	json_object_set_new(result_details(r), "probes", arr);
+	runtime_facts_encode_probes(result_details(r), arr);
 	size_t passed = 0, ran = 0;
 	long elements = 0;
 	for (size_t i = 0; i < st->n; i++) {

@@ -9,6 +9,7 @@
 
 #include "../lib/baselines.h"
 #include "../lib/util.h"
+#include "facts_runtime.h"
 #include "runtime_state.h"
 
 #define DEFAULT_TOLERANCE 20.0
@@ -101,7 +102,7 @@ void runtime_run_performance(const struct context *ctx, void *state, struct resu
 		return;
 	}
 	json_t *cands = json_array(), *figures = json_array();
-	json_object_set_new(result_details(r), "measured", figures);
+	runtime_facts_encode_measured(result_details(r), figures);
 	size_t ran = 0, compared = 0, fresh = 0;
 	bool slow = false;
 	for (size_t i = 0; i < st->n; i++) {
@@ -125,19 +126,14 @@ void runtime_run_performance(const struct context *ctx, void *state, struct resu
 			}
 			/* whose figures they are, so that gpugate diff and spec freeze
 			 * can pair and key them (gpugate diff, src/operator/) */
-			json_t *fig = json_copy(dev->performance.raw);
-			json_object_set_new(fig, "backend", json_string(backend));
-			json_object_set_new(fig, "index", json_integer((json_int_t)d));
-			if (dev->pci)
-				json_object_set_new(fig, "pci", json_string(dev->pci));
-			if (dev->name)
-				json_object_set_new(fig, "name", json_string(dev->name));
-			if (dev->uuid)
-				json_object_set_new(fig, "uuid", json_string(dev->uuid));
-			if (dev->vendor_id >= 0)
-				json_object_set_new(fig, "vendor_id", json_integer(dev->vendor_id));
-			if (dev->device_id >= 0)
-				json_object_set_new(fig, "device_id", json_integer(dev->device_id));
+			struct figure_fact whose = { .backend = backend,
+						     .index = (long)d,
+						     .pci = dev->pci,
+						     .name = dev->name,
+						     .uuid = dev->uuid,
+						     .vendor_id = dev->vendor_id,
+						     .device_id = dev->device_id };
+			json_t *fig = figure_encode(dev->performance.raw, &whose);
 			json_array_append_new(figures, fig);
 			double bw = dev->performance.copy_bandwidth_gbs;
 			double lat = dev->performance.launch_latency_us;
@@ -203,7 +199,7 @@ void runtime_run_performance(const struct context *ctx, void *state, struct resu
 		json_object_set_new(result_details(r), "baseline_candidates", cands);
 	else
 		json_decref(cands);
-	json_object_set_new(result_details(r), "tolerance_percent", json_real(tol));
+	runtime_facts_encode_tolerance(result_details(r), tol);
 	baselines_free(&set);
 	const char *first = result_worst_finding(r);
 	if (ran == 0) {

@@ -6,7 +6,11 @@ literal listed in the schema's finding codes, or the schema lists a code that
 no code writes. A renamed key or code then fails `make lint-static` instead
 of silently breaking `gpugate diff`, `spec freeze` or a consumer's parser.
 Prints each offence as FILE:LINE: what. Usage:
-report_contract_lint.py [SRC] [SCHEMA]"""
+report_contract_lint.py [SRC] [SCHEMA]
+
+A facts module (src/checks/facts_GROUP.c, the one encoder and decoder of a
+group's details) names each key once, `#define K_NAME "key"`: each must be
+described somewhere in that group's details schemas."""
 import json
 import os
 import re
@@ -25,6 +29,21 @@ codes = set(schema["$defs"]["finding"]["properties"]["code"]["enum"])
 SET = re.compile(r"\bjson_object_set(?:_new)?(?:_nocheck)?\s*\(\s*(result_details\s*\([^()]*\)|\w+)\s*,\s*\"([^\"]*)\"")
 DETAILS_VAR = re.compile(r"\b(\w+)\s*=\s*result_details\s*\(")
 FINDING = re.compile(r"(?<![\w.])result_finding\s*\(")
+# a facts encoder/decoder (src/checks/facts_GROUP.c) names its details keys once: #define K_NAME "key"
+FACTS_KEY = re.compile(r"^#define\s+K_\w+\s+\"([^\"]*)\"", re.M)
+
+
+def property_names(schema):
+    """Every property name a schema describes, at any depth."""
+    names = set()
+    if isinstance(schema, dict):
+        names |= set(schema.get("properties", {}))
+        for v in schema.values():
+            names |= property_names(v)
+    elif isinstance(schema, list):
+        for v in schema:
+            names |= property_names(v)
+    return names
 
 
 def line_of(text, pos):
@@ -85,11 +104,18 @@ for dirpath, _, files in os.walk(src):
                 used.add(lit.group(1))
         if os.path.basename(dirpath) != "checks":
             continue
-        group = re.split(r"[_.]", name)[0]  # devices_by_path.c: the devices group
+        facts = name.startswith("facts_")
+        group = re.split(r"[_.]", name[len("facts_"):] if facts else name)[0]  # devices_by_path.c: devices
         allowed = set()
         for cid, d in details.items():
             if cid.split(".")[0] == group:
                 allowed |= set(d.get("properties", {}))
+        if facts:
+            described = property_names([d for cid, d in details.items() if cid.split(".")[0] == group])
+            for m in FACTS_KEY.finditer(text):
+                if m.group(1) not in described:
+                    problems.append(f"{rel}:{line_of(text, m.start())}: details key \"{m.group(1)}\" is described "
+                                    f"nowhere in the {group}.* checks' details in {os.path.basename(schema_path)}")
         holders = set(DETAILS_VAR.findall(text))
         for m in SET.finditer(text):
             target, key = m.group(1), m.group(2)
