@@ -51,11 +51,6 @@ int devices_facts_decode(const json_t *details, struct devices_facts *f, char *e
 	for (size_t i = 0; i < f->n_gpus; i++) {
 		const json_t *j = json_array_get(gpus, i);
 		struct gpu_fact *g = &f->gpus[i];
-		if (!json_is_object(j) || !json_is_string(json_object_get(j, K_PCI))) {
-			snprintf(err, errsz, "devices.gpus: GPU %zu has no \"%s\" string", i + 1, K_PCI);
-			devices_facts_release(f);
-			return -1;
-		}
 		g->pci = json_string_value(json_object_get(j, K_PCI));
 		g->vendor = json_string_value(json_object_get(j, K_VENDOR));
 		g->device = json_string_value(json_object_get(j, K_DEVICE));

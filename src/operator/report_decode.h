@@ -1,0 +1,42 @@
+/* A gpugate/v1 JSON report read back (gpugate diff): the envelope, each
+ * check's id, status, summary and finding codes, and the typed facts of the
+ * groups that are compared, through their decoders (src/checks/facts_*.h).
+ * The only place in src/operator/ that reads a report by key. */
+#ifndef GPUGATE_OPERATOR_REPORT_DECODE_H
+#define GPUGATE_OPERATOR_REPORT_DECODE_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "checks/facts_devices.h"
+#include "checks/facts_packages.h"
+#include "checks/facts_runtime.h"
+
+struct report_check {
+	const char *id, *status, *summary; /* summary: "" when absent */
+	const char **codes;                /* its findings' codes, in order */
+	size_t n_codes;
+};
+
+struct report_doc {
+	const char *path;
+	json_t *doc;
+	/* the envelope's strings, NULL when absent */
+	const char *verdict, *profile, *version, *hostname, *timestamp, *spec_digest;
+	struct report_check *checks;
+	size_t n_checks;
+	json_t *by_id; /* check id -> index: lookups stay O(1) on a report of many checks */
+	struct packages_facts packages;
+	struct devices_facts devices;
+	struct runtime_facts runtime;
+};
+
+/* Reads and decodes the report at path (at most max bytes). 0, or -1 with
+ * the reason in err (naming the file). */
+int report_load(const char *path, size_t max, struct report_doc *r, char *err, size_t errsz);
+/* The first check of that id, or NULL. */
+const struct report_check *report_check(const struct report_doc *r, const char *id);
+void report_release(struct report_doc *r);
+
+#endif
