@@ -319,7 +319,7 @@ static double report_tolerance(const struct report_doc *old, const struct report
 	return DEFAULT_TOLERANCE;
 }
 
-static json_t *compare(const struct report_doc *old, const struct report_doc *new, double tol)
+json_t *diff_reports(const struct report_doc *old, const struct report_doc *new, double tol)
 {
 	json_t *diff = json_object();
 	json_object_set_new(diff, "schema", json_string("gpugate-diff/v1"));
@@ -574,7 +574,7 @@ int cmd_diff(int argc, char **argv)
 	}
 	if (tol < 0)
 		tol = report_tolerance(&old, &new);
-	json_t *diff = compare(&old, &new, tol);
+	json_t *diff = diff_reports(&old, &new, tol);
 	bool regressed = json_is_true(json_object_get(diff, "regressed"));
 	struct strbuf out = STRBUF_INIT;
 	if (strcmp(format, "json") == 0) {

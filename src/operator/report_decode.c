@@ -55,7 +55,6 @@ static void decode_checks(struct report_doc *r)
 	const json_t *checks = json_object_get(r->doc, K_CHECKS);
 	r->n_checks = json_array_size(checks);
 	r->checks = xcalloc(r->n_checks ? r->n_checks : 1, sizeof(*r->checks));
-	r->by_id = json_object();
 	for (size_t i = 0; i < r->n_checks; i++) {
 		const json_t *c = json_array_get(checks, i);
 		struct report_check *k = &r->checks[i];
@@ -69,9 +68,17 @@ static void decode_checks(struct report_doc *r)
 			if (code)
 				k->codes[k->n_codes++] = code;
 		}
-		if (!json_object_get(r->by_id, k->id)) /* the first of a repeated id counts */
-			json_object_set_new(r->by_id, k->id, json_integer((json_int_t)i));
 	}
+	report_index(r);
+}
+
+void report_index(struct report_doc *r)
+{
+	json_decref(r->by_id);
+	r->by_id = json_object();
+	for (size_t i = 0; i < r->n_checks; i++)
+		if (!json_object_get(r->by_id, r->checks[i].id)) /* the first of a repeated id counts */
+			json_object_set_new(r->by_id, r->checks[i].id, json_integer((json_int_t)i));
 }
 
 static void decode_envelope(struct report_doc *r)

@@ -35,8 +35,16 @@ struct report_doc {
 /* Reads and decodes the report at path (at most max bytes). 0, or -1 with
  * the reason in err (naming the file). */
 int report_load(const char *path, size_t max, struct report_doc *r, char *err, size_t errsz);
+/* Builds by_id from checks (report_load does; a report_doc filled by hand,
+ * as the unit tests do, calls it once its checks are set). */
+void report_index(struct report_doc *r);
 /* The first check of that id, or NULL. */
 const struct report_check *report_check(const struct report_doc *r, const char *id);
 void report_release(struct report_doc *r);
+
+/* gpugate diff's comparison of two decoded reports (src/operator/diff.c):
+ * the gpugate-diff/v1 document, its "regressed" true when NEW regressed
+ * against OLD by more than tol percent. */
+json_t *diff_reports(const struct report_doc *old, const struct report_doc *new, double tol);
 
 #endif
