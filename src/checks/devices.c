@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "devices.h"
-#include "facts_devices.h"
+#include "../facts/devices.h"
 #include "../lib/creds.h"
 #include "../lib/dirents.h"
 #include "../lib/drm_nodes.h"

@@ -6,7 +6,7 @@
 #include <strings.h>
 
 #include "../lib/debrelation.h"
-#include "facts_packages.h"
+#include "../facts/packages.h"
 #include "../lib/debversion.h"
 #include "../lib/dpkg_status.h"
 #include "../lib/util.h"

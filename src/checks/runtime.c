@@ -13,7 +13,7 @@
 #include "../lib/dpkg_status.h"
 #include "../lib/util.h"
 #include "../registry.h"
-#include "facts_runtime.h"
+#include "../facts/runtime.h"
 #include "runtime_state.h"
 
 #define DEADLINE_MARGIN_S 0.3 /* the verdict must still be written after a kill */

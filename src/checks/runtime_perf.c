@@ -9,7 +9,7 @@
 
 #include "../lib/baselines.h"
 #include "../lib/util.h"
-#include "facts_runtime.h"
+#include "../facts/runtime.h"
 #include "runtime_state.h"
 
 #define DEFAULT_TOLERANCE 20.0

@@ -26,7 +26,7 @@
 #include "context.h"
 #include "hf/layout.h"
 #include "hf/listing.h"
-#include "checks/facts_runtime.h"
+#include "facts/runtime.h"
 #include "hf/location.h"
 #include "lib/debrelation.h"
 #include "lib/dpkg_status.h"

@@ -1,6 +1,6 @@
 /* A gpugate/v1 JSON report read back (gpugate diff): the envelope, each
  * check's id, status, summary and finding codes, and the typed facts of the
- * groups that are compared, through their decoders (src/checks/facts_*.h).
+ * groups that are compared, through their decoders (src/facts/).
  * The only place in src/operator/ that reads a report by key. */
 #ifndef GPUGATE_OPERATOR_REPORT_DECODE_H
 #define GPUGATE_OPERATOR_REPORT_DECODE_H
@@ -9,9 +9,9 @@
 
 #include <jansson.h>
 
-#include "checks/facts_devices.h"
-#include "checks/facts_packages.h"
-#include "checks/facts_runtime.h"
+#include "facts/devices.h"
+#include "facts/packages.h"
+#include "facts/runtime.h"
 
 struct report_check {
 	const char *id, *status, *summary; /* summary: "" when absent */

@@ -8,7 +8,7 @@ of silently breaking `gpugate diff`, `spec freeze` or a consumer's parser.
 Prints each offence as FILE:LINE: what. Usage:
 report_contract_lint.py [SRC] [SCHEMA]
 
-A facts module (src/checks/facts_GROUP.c, the one encoder and decoder of a
+A facts module (src/facts/GROUP.c, the one encoder and decoder of a
 group's details) names each key once, `#define K_NAME "key"`: each must be
 described somewhere in that group's details schemas."""
 import json
@@ -29,7 +29,7 @@ codes = set(schema["$defs"]["finding"]["properties"]["code"]["enum"])
 SET = re.compile(r"\bjson_object_set(?:_new)?(?:_nocheck)?\s*\(\s*(result_details\s*\([^()]*\)|\w+)\s*,\s*\"([^\"]*)\"")
 DETAILS_VAR = re.compile(r"\b(\w+)\s*=\s*result_details\s*\(")
 FINDING = re.compile(r"(?<![\w.])result_finding\s*\(")
-# a facts encoder/decoder (src/checks/facts_GROUP.c) names its details keys once: #define K_NAME "key"
+# a facts encoder/decoder (src/facts/GROUP.c) names its details keys once: #define K_NAME "key"
 FACTS_KEY = re.compile(r"^#define\s+K_\w+\s+\"([^\"]*)\"", re.M)
 
 
@@ -102,10 +102,10 @@ for dirpath, _, files in os.walk(src):
                                 f"{os.path.basename(schema_path)} ($defs.finding.code)")
             else:
                 used.add(lit.group(1))
-        if os.path.basename(dirpath) != "checks":
+        facts = os.path.basename(dirpath) == "facts"
+        if not facts and os.path.basename(dirpath) != "checks":
             continue
-        facts = name.startswith("facts_")
-        group = re.split(r"[_.]", name[len("facts_"):] if facts else name)[0]  # devices_by_path.c: devices
+        group = re.split(r"[_.]", name)[0]  # checks/devices_by_path.c, facts/devices.c: devices
         allowed = set()
         for cid, d in details.items():
             if cid.split(".")[0] == group:

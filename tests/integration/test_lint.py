@@ -210,13 +210,13 @@ def test_report_contract_lint_fails(tmp_path, code, what):
 
 
 def test_report_contract_lint_reads_the_facts_keys(tmp_path):
-    (tmp_path / "checks").mkdir()
+    (tmp_path / "facts").mkdir()
     uses = "".join(f'void u{i}(struct result *r) {{ result_finding(r, STATUS_PASS, "{c}", "x"); }}\n'
                    for i, c in enumerate(one_used_code()))
     (tmp_path / "uses.c").write_text(uses)
-    facts = tmp_path / "checks" / "facts_packages.c"
+    facts = tmp_path / "facts" / "packages.c"
     facts.write_text('#define K_RELATIONS "relations"\n#define K_PACKAGE "package"\n')
     assert contract_lint(tmp_path).returncode == 0
     facts.write_text('#define K_RELATIONS "relations"\n#define K_PACKAGE "package_name"\n')
     r = contract_lint(tmp_path)
-    assert r.returncode == 1 and 'checks/facts_packages.c:2: details key "package_name"' in r.stdout, r.stdout
+    assert r.returncode == 1 and 'facts/packages.c:2: details key "package_name"' in r.stdout, r.stdout

@@ -1,4 +1,4 @@
-/* The typed facts (src/checks/facts_*.h): each encoder's output decodes back
+/* The typed facts (src/facts/): each encoder's output decodes back
  * to the same facts, a key of the wrong type is an error, and gpugate diff's
  * comparisons (src/operator/diff.c) judged on hand-built facts: package
  * changes, GPUs lost, the tolerance's boundary, newly failing checks and
@@ -12,9 +12,9 @@
 
 #include <cmocka.h>
 
-#include "checks/facts_devices.h"
-#include "checks/facts_packages.h"
-#include "checks/facts_runtime.h"
+#include "facts/devices.h"
+#include "facts/packages.h"
+#include "facts/runtime.h"
 #include "operator/report_decode.h"
 
 static void packages_round_trip(void **state)
@@ -93,7 +93,8 @@ static void runtime_round_trip(void **state)
 {
 	(void)state;
 	json_t *loader = json_object(), *devices = json_object(), *perf = json_object();
-	json_t *result = json_pack("{s:s, s:s}", "driver_version", "1.3.29735", "library", "/usr/lib/libze_intel_gpu.so.1");
+	json_t *result =
+		json_pack("{s:s, s:s}", "driver_version", "1.3.29735", "library", "/usr/lib/libze_intel_gpu.so.1");
 	struct probe_run_fact run = { .backend = "level-zero", .seconds = 0.5, .last_stage = "", .result = result };
 	json_t *probes = json_array();
 	json_array_append_new(probes, probe_run_encode(&run));
@@ -104,8 +105,12 @@ static void runtime_round_trip(void **state)
 	runtime_facts_encode_devices(devices, list);
 	json_t *raw = json_pack("{s:f, s:f, s:I}", "copy_bandwidth_gbs", 400.0, "launch_latency_us", 5.25,
 				"buffer_bytes", (json_int_t)1 << 28);
-	struct figure_fact whose = { .backend = "level-zero", .index = 0, .pci = "0000:03:00.0", .name = "Arc A770",
-				     .vendor_id = 0x8086, .device_id = -1 };
+	struct figure_fact whose = { .backend = "level-zero",
+				     .index = 0,
+				     .pci = "0000:03:00.0",
+				     .name = "Arc A770",
+				     .vendor_id = 0x8086,
+				     .device_id = -1 };
 	json_t *measured = json_array();
 	json_array_append_new(measured, figure_encode(raw, &whose));
 	runtime_facts_encode_measured(perf, measured);
@@ -164,10 +169,14 @@ static void side_init(struct side *s, const char *path, const char *version, boo
 	memset(s, 0, sizeof(*s));
 	s->pkg = (struct package_fact){ "libze1", "amd64", version, "installed", NULL, NULL };
 	s->rel = (struct relation_fact){ "libze1", true, &s->pkg, 1 };
-	s->gpu = (struct gpu_fact){ "0000:03:00.0", "0x8086", "0x56a0", "0x030000", "xe", "card0", "renderD128",
-				    true, gpu_present };
-	s->fig = (struct figure_fact){ .backend = "level-zero", .pci = "0000:03:00.0", .name = "Arc",
-				       .vendor_id = 0x8086, .device_id = 0x56a0, .copy_bandwidth_gbs = bw,
+	s->gpu = (struct gpu_fact){ "0000:03:00.0", "0x8086",     "0x56a0", "0x030000", "xe",
+				    "card0",        "renderD128", true,     gpu_present };
+	s->fig = (struct figure_fact){ .backend = "level-zero",
+				       .pci = "0000:03:00.0",
+				       .name = "Arc",
+				       .vendor_id = 0x8086,
+				       .device_id = 0x56a0,
+				       .copy_bandwidth_gbs = bw,
 				       .launch_latency_us = 5 };
 	s->codes[0] = code;
 	s->checks[0] = (struct report_check){ "runtime.performance", status, "figures", s->codes, code ? 1 : 0 };
@@ -308,14 +317,10 @@ static void diff_newly_failing_check_and_its_codes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(packages_round_trip),
-		cmocka_unit_test(devices_round_trip),
-		cmocka_unit_test(runtime_round_trip),
-		cmocka_unit_test(diff_same_facts_no_regression),
-		cmocka_unit_test(diff_package_versions),
-		cmocka_unit_test(diff_gpu_lost_is_a_regression),
-		cmocka_unit_test(diff_tolerance_boundary),
-		cmocka_unit_test(diff_newly_failing_check_and_its_codes),
+		cmocka_unit_test(packages_round_trip),     cmocka_unit_test(devices_round_trip),
+		cmocka_unit_test(runtime_round_trip),      cmocka_unit_test(diff_same_facts_no_regression),
+		cmocka_unit_test(diff_package_versions),   cmocka_unit_test(diff_gpu_lost_is_a_regression),
+		cmocka_unit_test(diff_tolerance_boundary), cmocka_unit_test(diff_newly_failing_check_and_its_codes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

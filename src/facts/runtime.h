@@ -6,8 +6,8 @@
  * own objects (its result line, a device, a figure set) are copied in as the
  * child wrote them (src/backend/protocol.c); the decoder reads the few of
  * their members that diff and freeze compare. */
-#ifndef GPUGATE_CHECKS_FACTS_RUNTIME_H
-#define GPUGATE_CHECKS_FACTS_RUNTIME_H
+#ifndef GPUGATE_FACTS_RUNTIME_H
+#define GPUGATE_FACTS_RUNTIME_H
 
 #include <stdbool.h>
 #include <stddef.h>

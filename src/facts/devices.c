@@ -1,4 +1,4 @@
-#include "facts_devices.h"
+#include "facts/devices.h"
 
 #include <stdio.h>
 #include <stdlib.h>

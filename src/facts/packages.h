@@ -4,8 +4,8 @@
  * decoder (gpugate diff reads reports with it) own the details keys, so a
  * renamed key breaks the build, not diff. checks/report.schema.json
  * describes the encoding ($defs.details, "packages.installed"). */
-#ifndef GPUGATE_CHECKS_FACTS_PACKAGES_H
-#define GPUGATE_CHECKS_FACTS_PACKAGES_H
+#ifndef GPUGATE_FACTS_PACKAGES_H
+#define GPUGATE_FACTS_PACKAGES_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,8 +1,8 @@
 /* The devices group's facts that other commands read: every PCI GPU sysfs
  * lists (devices.gpus). One encoder (the check) and one decoder (gpugate
  * diff) own the details keys; checks/report.schema.json describes them. */
-#ifndef GPUGATE_CHECKS_FACTS_DEVICES_H
-#define GPUGATE_CHECKS_FACTS_DEVICES_H
+#ifndef GPUGATE_FACTS_DEVICES_H
+#define GPUGATE_FACTS_DEVICES_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-#include "facts_packages.h"
+#include "facts/packages.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-#include "facts_runtime.h"
+#include "facts/runtime.h"
 
 #include <stdio.h>
 #include <stdlib.h>
