@@ -226,6 +226,7 @@ lint-format:
 lint-static:
 	python3 src/tools/include_cycles.py src  # no module of src/ includes one that includes it back
 	python3 src/tools/vendor_lint.py src     # no PCI vendor id or vendor-name comparison outside src/vendor/
+	python3 src/tools/report_contract_lint.py src checks/report.schema.json  # details keys and finding codes the schema knows
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr --std=c11 -D_GNU_SOURCE \
 		-Isrc $(filter %.c,$(LINT_C))
 	shellcheck -S warning $(LINT_SH)

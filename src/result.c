@@ -88,23 +88,23 @@ json_t *result_details(struct result *r)
 	return r->details;
 }
 
-void result_finding(struct result *r, enum status s, const char *fmt, ...)
+void result_finding(struct result *r, enum status s, const char *code, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	char *text = xvasprintf(fmt, ap);
 	va_end(ap);
 	text_sanitize(text);
-	json_t *details = result_details(r);
-	json_t *findings = json_object_get(details, "findings");
-	if (!findings) {
-		findings = json_array();
-		json_object_set_new(details, "findings", findings);
-	}
-	json_array_append_new(findings, json_string(text));
+	if (!r->findings)
+		r->findings = json_array();
+	json_t *f = json_object();
+	json_object_set_new(f, "code", json_string(code));
+	json_object_set_new(f, "status", json_string(status_name(s)));
+	json_object_set_new(f, "text", json_string(text));
+	json_array_append_new(r->findings, f);
 	free(text);
 	if (r->worst_finding == 0 || s > r->worst_status) {
-		r->worst_finding = json_array_size(findings);
+		r->worst_finding = json_array_size(r->findings);
 		r->worst_status = s;
 	}
 	if (s > r->status)
@@ -113,14 +113,17 @@ void result_finding(struct result *r, enum status s, const char *fmt, ...)
 
 size_t result_finding_count(const struct result *r)
 {
-	json_t *f = r->details ? json_object_get(r->details, "findings") : NULL;
-	return f ? json_array_size(f) : 0;
+	return r->findings ? json_array_size(r->findings) : 0;
+}
+
+const char *result_finding_text(const struct result *r, size_t i)
+{
+	return json_string_value(json_object_get(json_array_get(r->findings, i), "text"));
 }
 
 const char *result_worst_finding(const struct result *r)
 {
-	json_t *f = r->details ? json_object_get(r->details, "findings") : NULL;
-	return r->worst_finding ? json_string_value(json_array_get(f, r->worst_finding - 1)) : NULL;
+	return r->worst_finding ? result_finding_text(r, r->worst_finding - 1) : NULL;
 }
 
 void result_release(struct result *r)
@@ -130,7 +133,9 @@ void result_release(struct result *r)
 	free(r->blocked_by);
 	if (r->details)
 		json_decref(r->details);
+	if (r->findings)
+		json_decref(r->findings);
 	r->summary = r->remediation = r->blocked_by = NULL;
-	r->details = NULL;
+	r->details = r->findings = NULL;
 	r->worst_finding = 0;
 }

@@ -12,7 +12,8 @@ struct result {
 	char *summary;     /* one line */
 	char *remediation; /* how to fix it; lines joined with '\n'; may be NULL */
 	double duration_ms;
-	json_t *details;      /* object or NULL; "findings" is an array of strings */
+	json_t *details;      /* the check's facts: an object or NULL (checks/report.schema.json, per check id) */
+	json_t *findings;     /* array of {code, status, text} objects, or NULL: result_finding */
 	char *blocked_by;     /* the check this one waited on, when it could not run (result_blocked) */
 	size_t worst_finding; /* 1 + index of the first finding of the worst status; 0: none yet */
 	enum status worst_status;
@@ -31,13 +32,19 @@ void result_remedy(struct result *r, const char *fmt, ...) __attribute__((format
  * so that a blocked check never hides a problem. `cause` may list
  * alternatives, "runtime.smoke,runtime.devices": the first that failed. */
 void result_blocked(struct result *r, const char *cause);
-/* Records one problem or observation under details.findings and raises the
- * status to s when s is worse than the current one. */
-void result_finding(struct result *r, enum status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Records one problem or observation, {code, status, text}, and raises the
+ * status to s when s is worse than the current one. code is stable across
+ * releases and wordings ("packages.installed.missing": the check id, a dot,
+ * what was found); tests and `gpugate diff` match it, people read the text.
+ * checks/report.schema.json lists the codes. */
+void result_finding(struct result *r, enum status s, const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 /* details as an object, created on first use. */
 json_t *result_details(struct result *r);
 /* Number of findings recorded so far. */
 size_t result_finding_count(const struct result *r);
+/* The text of finding i (0-based, i < result_finding_count). */
+const char *result_finding_text(const struct result *r, size_t i);
 /* The text of the first finding of the worst status recorded, or NULL when
  * there is none: the summary of a check that failed on one of several GPUs
  * names that GPU's failure, not the first GPU's pass. */

@@ -23,28 +23,30 @@ void ze_judge_health(const struct probe_telemetry *t, const char *label, struct 
 {
 	const char *health = t->memory_health.why;
 	if (health && (!strcmp(health, "critical") || !strcmp(health, "replace"))) {
-		result_finding(r, STATUS_FAIL, "%s: memory health is %s (Sysman zes_mem_state_t.health)", label,
-			       health);
+		result_finding(r, STATUS_FAIL, "runtime.health.memory_failing",
+			       "%s: memory health is %s (Sysman zes_mem_state_t.health)", label, health);
 		result_remedy(
 			r,
 			"the GPU's memory is failing: take the GPU out of service and have it replaced (xpu-smi diag, the vendor's RMA)");
 	} else if (health && !strcmp(health, "degraded")) {
-		result_finding(r, STATUS_WARN, "%s: memory health is degraded: excessive correctable errors", label);
+		result_finding(r, STATUS_WARN, "runtime.health.memory_degraded",
+			       "%s: memory health is degraded: excessive correctable errors", label);
 		result_remedy(r, "watch the GPU's memory errors (xpu-smi stats) and plan its replacement");
 	}
 	if (t->ras.counted) {
 		long long unc = t->ras.uncorrectable, cor = t->ras.correctable;
 		if (unc > 0) {
 			result_finding(
-				r, STATUS_FAIL,
+				r, STATUS_FAIL, "runtime.health.ras_uncorrectable",
 				"%s: %lld uncorrectable RAS error%s since the driver loaded (and %lld correctable)",
 				label, unc, unc == 1 ? "" : "s", cor);
 			result_remedy(
 				r,
 				"uncorrectable GPU errors make results untrustworthy: drain the node, read the kernel log (dmesg | grep -iE 'ras|error') and reset or replace the GPU");
 		} else if (cor > 0) {
-			result_finding(r, STATUS_WARN, "%s: %lld correctable RAS error%s since the driver loaded",
-				       label, cor, cor == 1 ? "" : "s");
+			result_finding(r, STATUS_WARN, "runtime.health.ras_correctable",
+				       "%s: %lld correctable RAS error%s since the driver loaded", label, cor,
+				       cor == 1 ? "" : "s");
 			result_remedy(
 				r,
 				"correctable errors are fixed by the hardware, but a rising count foretells a failure: watch it (xpu-smi stats)");

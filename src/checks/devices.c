@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "devices.h"
+#include "../facts/devices.h"
 #include "../lib/creds.h"
 #include "../lib/dirents.h"
 #include "../lib/drm_nodes.h"
@@ -345,14 +346,15 @@ static void report_no_sysfs(const struct context *ctx, struct devices_state *s, 
 			   strerror(s->scan.error));
 	if (nodes.len) {
 		text_sanitize(nodes.buf);
-		result_finding(r, STATUS_FAIL,
+		result_finding(r, STATUS_FAIL, "devices.gpus.no_sysfs",
 			       "%s holds %s, but without /sys the Intel driver cannot map a node to its PCI device",
 			       s->dri_dir, nodes.buf);
 		result_remedy(
 			r,
 			"keep /sys mounted in the container (Docker and Kubernetes mount it read-only by default; do not mask it)");
 	} else {
-		result_finding(r, STATUS_FAIL, "%s: %s; %s: %s", s->scan.class_dir, strerror(s->scan.error), s->dri_dir,
+		result_finding(r, STATUS_FAIL, "devices.gpus.no_gpu_source", "%s: %s; %s: %s", s->scan.class_dir,
+			       strerror(s->scan.error), s->dri_dir,
 			       s->dri_err ? strerror(s->dri_err) : "no card or render node");
 		result_remedy(
 			r,
@@ -370,36 +372,32 @@ static void run_gpus(const struct context *ctx, void *state, struct result *r)
 	json_t *list = json_array();
 	for (size_t i = 0; i < s->scan.count; i++) {
 		const struct drm_gpu *g = &s->scan.gpus[i];
-		json_t *j = json_object();
-		char id[16];
-		json_object_set_new(j, "pci", json_text(g->bdf));
-		snprintf(id, sizeof(id), "0x%04x", g->vendor);
-		json_object_set_new(j, "vendor", json_string(id));
-		snprintf(id, sizeof(id), "0x%04x", g->device);
-		json_object_set_new(j, "device", json_string(id));
-		snprintf(id, sizeof(id), "0x%06x", g->class);
-		json_object_set_new(j, "class", json_string(id));
-		json_object_set_new(j, "driver", json_text(g->driver));
-		json_object_set_new(j, "card", json_text(g->card.name));
-		json_object_set_new(j, "render", json_text(g->render.name));
-		bool counted = false, present = false;
+		char vendor[16], device[16], pci_class[16];
+		snprintf(vendor, sizeof(vendor), "0x%04x", g->vendor);
+		snprintf(device, sizeof(device), "0x%04x", g->device);
+		snprintf(pci_class, sizeof(pci_class), "0x%06x", g->class);
+		struct gpu_fact f = { .pci = g->bdf,
+				      .vendor = vendor,
+				      .device = device,
+				      .pci_class = pci_class,
+				      .driver = g->driver,
+				      .card = g->card.name,
+				      .render = g->render.name };
 		for (size_t k = 0; k < s->count; k++)
 			if (s->views[k].gpu == g) {
-				counted = true;
-				present = s->views[k].present;
+				f.selected = true;
+				f.present = s->views[k].present;
 			}
-		json_object_set_new(j, "selected", json_boolean(counted));
-		json_object_set_new(j, "present", json_boolean(present));
-		json_array_append_new(list, j);
+		json_array_append_new(list, gpu_fact_encode(&f));
 	}
-	json_object_set_new(result_details(r), "gpus", list);
+	devices_facts_encode_gpus(result_details(r), list);
 
 	if (s->scan.error && s->scan.count == 0) {
 		report_no_sysfs(ctx, s, r);
 		return;
 	}
 	for (size_t i = 0; i < s->scan.problem_count; i++)
-		result_finding(r, STATUS_WARN, "%s", s->scan.problems[i]);
+		result_finding(r, STATUS_WARN, "devices.gpus.scan_problem", "%s", s->scan.problems[i]);
 	if (s->scan.count == 0) {
 		result_set(r, STATUS_FAIL, "no GPU found: %s lists no DRM node of a PCI GPU", s->scan.class_dir);
 		result_remedy(
@@ -433,7 +431,7 @@ static void run_gpus(const struct context *ctx, void *state, struct result *r)
 		gpu_text(g, text, sizeof(text));
 		drivers_text(s, g, allowed, sizeof(allowed));
 		if (!g->driver[0]) {
-			result_finding(r, STATUS_FAIL,
+			result_finding(r, STATUS_FAIL, "devices.gpus.no_driver",
 				       "%s: no kernel driver is bound (%s/%s/device/driver is missing); expected %s",
 				       g->bdf, s->scan.class_dir, g->render.name[0] ? g->render.name : g->card.name,
 				       allowed);
@@ -441,15 +439,15 @@ static void run_gpus(const struct context *ctx, void *state, struct result *r)
 				r,
 				"on the host, load the driver and see why it did not bind: modprobe xe (or i915); dmesg | grep -iE 'i915|xe'");
 		} else if (!v->driver_ok) {
-			result_finding(r, STATUS_FAIL, "%s: bound to kernel driver '%s', expected %s", g->bdf,
-				       g->driver, allowed);
+			result_finding(r, STATUS_FAIL, "devices.gpus.wrong_driver",
+				       "%s: bound to kernel driver '%s', expected %s", g->bdf, g->driver, allowed);
 			result_remedy(
 				r,
 				"on the host, bind %s to %s (it is bound to %s: passed through to a VM, or the wrong driver loaded first)",
 				g->bdf, allowed, g->driver);
 		}
 		if (!v->present && s->present > 0)
-			result_finding(r, STATUS_PASS,
+			result_finding(r, STATUS_PASS, "devices.gpus.not_passed_in",
 				       "%s: not passed into this container (no node of it under %s); "
 				       "normal when a device plugin allocates some of the host's GPUs",
 				       text, nodes_dir_text(s, g->vendor));
@@ -462,8 +460,9 @@ static void run_gpus(const struct context *ctx, void *state, struct result *r)
 	if (usable > 4)
 		sb_printf(&names, " and %zu more", usable - 4);
 	if (s->present == 0) {
-		result_finding(r, STATUS_FAIL, "%zu %s GPU%s in %s, but no node of any under %s%s", s->count,
-			       s->vendor.label, s->count == 1 ? "" : "s", s->scan.class_dir, s->dri_dir,
+		result_finding(r, STATUS_FAIL, "devices.gpus.no_nodes",
+			       "%zu %s GPU%s in %s, but no node of any under %s%s", s->count, s->vendor.label,
+			       s->count == 1 ? "" : "s", s->scan.class_dir, s->dri_dir,
 			       s->dri_err ? " (the folder does not exist)" : "");
 		result_set(r, STATUS_FAIL, "no GPU passed into this container: %zu %s GPU%s on the host, none in %s",
 			   s->count, s->vendor.label, s->count == 1 ? "" : "s", nodes_dir_text(s, s->vendor.id));
@@ -472,8 +471,9 @@ static void run_gpus(const struct context *ctx, void *state, struct result *r)
 		return;
 	}
 	if ((long)usable < min_gpus) {
-		result_finding(r, STATUS_FAIL, "%zu usable %s GPU%s, the spec requires at least %ld (devices.min_gpus)",
-			       usable, s->vendor.label, usable == 1 ? "" : "s", min_gpus);
+		result_finding(r, STATUS_FAIL, "devices.gpus.too_few",
+			       "%zu usable %s GPU%s, the spec requires at least %ld (devices.min_gpus)", usable,
+			       s->vendor.label, usable == 1 ? "" : "s", min_gpus);
 		result_remedy(r, "give the container more GPUs (%s), or lower devices.min_gpus", pass_in_fix(s));
 	}
 	if (r->status == STATUS_FAIL)
@@ -531,14 +531,15 @@ static void check_dev_char(const struct context *ctx, const struct drm_gpu *g, c
 	snprintf(rel, sizeof(rel), "/sys/dev/char/%u:%u", n->major, n->minor);
 	char *path = ctx_path(ctx, rel);
 	if (n->char_link < 0) {
-		result_finding(r, STATUS_FAIL, "%s: %s (the Intel driver maps %s to its PCI device through it)", path,
+		result_finding(r, STATUS_FAIL, "devices.nodes.sysfs_char_unreadable",
+			       "%s: %s (the Intel driver maps %s to its PCI device through it)", path,
 			       strerror(-n->char_link), n->name);
 		result_remedy(
 			r,
 			"keep the host's /sys visible in the container (read-only is fine): the driver needs /sys/dev/char");
 	} else {
-		result_finding(r, STATUS_FAIL, "%s -> %s: does not lead to %s of %s", path, n->char_target, n->name,
-			       g->bdf);
+		result_finding(r, STATUS_FAIL, "devices.nodes.sysfs_char_mismatch",
+			       "%s -> %s: does not lead to %s of %s", path, n->char_target, n->name, g->bdf);
 		result_remedy(r, "this /sys does not belong to the running kernel: mount the host's /sys, not a copy");
 	}
 	free(path);
@@ -551,13 +552,14 @@ static void check_node(const struct context *ctx, const struct devices_state *s,
 	if (!n->has_dev)
 		return; /* reported by devices.gpus as an unreadable sysfs entry */
 	if (nv->err) {
-		result_finding(r, STATUS_FAIL, "%s: %s (sysfs has %s %u:%u for %s)", nv->path, strerror(-nv->err),
-			       n->name, n->major, n->minor, g->bdf);
+		result_finding(r, STATUS_FAIL, "devices.nodes.missing", "%s: %s (sysfs has %s %u:%u for %s)", nv->path,
+			       strerror(-nv->err), n->name, n->major, n->minor, g->bdf);
 		result_remedy(r, "%s", pass_in_fix(s));
 		return;
 	}
 	if (!S_ISCHR(nv->st.st_mode)) {
-		result_finding(r, STATUS_FAIL, "%s is %s, expected the character device %u:%u of %s", nv->path,
+		result_finding(r, STATUS_FAIL, "devices.nodes.not_char_device",
+			       "%s is %s, expected the character device %u:%u of %s", nv->path,
 			       devices_node_kind(&nv->st), n->major, n->minor, g->bdf);
 		result_remedy(
 			r,
@@ -569,12 +571,13 @@ static void check_node(const struct context *ctx, const struct devices_state *s,
 		const char *other_node = NULL;
 		const struct gpu_view *other = devices_owner_of(s, nv->st.st_rdev, &other_node);
 		if (other)
-			result_finding(r, STATUS_FAIL, "%s is %u:%u (%s of %s), but sysfs says %s of %s is %u:%u",
-				       nv->path, maj, min, other_node, other->gpu->bdf, n->name, g->bdf, n->major,
-				       n->minor);
+			result_finding(r, STATUS_FAIL, "devices.nodes.other_gpus_number",
+				       "%s is %u:%u (%s of %s), but sysfs says %s of %s is %u:%u", nv->path, maj, min,
+				       other_node, other->gpu->bdf, n->name, g->bdf, n->major, n->minor);
 		else
-			result_finding(r, STATUS_FAIL, "%s is %u:%u, but sysfs says %s of %s is %u:%u", nv->path, maj,
-				       min, n->name, g->bdf, n->major, n->minor);
+			result_finding(r, STATUS_FAIL, "devices.nodes.wrong_number",
+				       "%s is %u:%u, but sysfs says %s of %s is %u:%u", nv->path, maj, min, n->name,
+				       g->bdf, n->major, n->minor);
 		result_remedy(
 			r,
 			"pass each node in under its own name: docker run --device /dev/dri (or --device /dev/dri/%s:/dev/dri/%s, same name on both sides)",
@@ -597,7 +600,7 @@ static void run_nodes(const struct context *ctx, void *state, struct result *r)
 		if (!v->present || vendor_nodes_of(g->vendor) == VENDOR_NODES_NVIDIA)
 			continue; /* NVIDIA compute uses /dev/nvidia* (devices.nvidia) */
 		if (!g->render.name[0]) {
-			result_finding(r, STATUS_FAIL,
+			result_finding(r, STATUS_FAIL, "devices.nodes.no_render_node",
 				       "%s has no render node in sysfs (only %s): compute needs renderD*", g->bdf,
 				       g->card.name);
 			result_remedy(
@@ -645,7 +648,7 @@ void devices_access_denied(const struct context *ctx, const struct creds *c, con
 	else
 		snprintf(naming, sizeof(naming), "group %u (cannot read %s: %s)", (unsigned)gid, group_file,
 			 strerror(-named));
-	result_finding(r, STATUS_FAIL,
+	result_finding(r, STATUS_FAIL, "devices.access.denied",
 		       "%s: mode %04o, owner uid %u, %s; this process (%s) may not read and write it: %s", nv->path,
 		       mode, (unsigned)nv->st.st_uid, naming, who, strerror(-err));
 	if ((mode & 060) == 060 && !creds_in_group(c, gid)) {
@@ -702,7 +705,7 @@ static void run_access(const struct context *ctx, void *state, struct result *r)
 			devices_access_denied(ctx, &c, &v->render, rc, r);
 	}
 	if (c.uid == 0 && checked)
-		result_finding(r, STATUS_PASS,
+		result_finding(r, STATUS_PASS, "devices.access.root",
 			       "running as root, which may open any node: run gpugate as the workload's own user "
 			       "(docker run --user, or the image's USER) to check what that user may open");
 	if (checked == 0)

@@ -73,14 +73,17 @@ static bool check_link(const struct context *ctx, const struct devices_state *s,
 	bool exists = true;
 	if (err == -ENOENT && !target[0]) {
 		exists = false;
-		result_finding(r, missing, "%s is missing (%s of %s)", path, n->name, g->bdf);
+		result_finding(r, missing, "devices.by_path.missing", "%s is missing (%s of %s)", path, n->name,
+			       g->bdf);
 		result_remedy(r, "%s", by_path_mount);
 	} else if (err) {
-		result_finding(r, STATUS_FAIL, "%s -> %s: %s%s", path, target[0] ? target : "?", strerror(-err),
+		result_finding(r, STATUS_FAIL, "devices.by_path.unreadable", "%s -> %s: %s%s", path,
+			       target[0] ? target : "?", strerror(-err),
 			       err == -ENOENT ? " (a dangling link: the node it names is not there)" : "");
 		result_remedy(r, "%s", by_path_mount);
 	} else if (!S_ISCHR(st.st_mode)) {
-		result_finding(r, STATUS_FAIL, "%s -> %s leads to %s, expected the character device %s (%u:%u)", path,
+		result_finding(r, STATUS_FAIL, "devices.by_path.not_char_device",
+			       "%s -> %s leads to %s, expected the character device %s (%u:%u)", path,
 			       target[0] ? target : "?", devices_node_kind(&st), n->name, n->major, n->minor);
 		result_remedy(r, "%s", by_path_mount);
 	} else if (n->has_dev && st.st_rdev != makedev(n->major, n->minor)) {
@@ -89,9 +92,9 @@ static bool check_link(const struct context *ctx, const struct devices_state *s,
 		char whose[96] = "";
 		if (other)
 			snprintf(whose, sizeof(whose), " (%s of %s)", other_node, other->gpu->bdf);
-		result_finding(r, STATUS_FAIL, "%s -> %s leads to %u:%u%s, expected %s %u:%u of %s", path,
-			       target[0] ? target : "?", major(st.st_rdev), minor(st.st_rdev), whose, n->name, n->major,
-			       n->minor, g->bdf);
+		result_finding(r, STATUS_FAIL, "devices.by_path.wrong_node",
+			       "%s -> %s leads to %u:%u%s, expected %s %u:%u of %s", path, target[0] ? target : "?",
+			       major(st.st_rdev), minor(st.st_rdev), whose, n->name, n->major, n->minor, g->bdf);
 		result_remedy(r, "the links must come from the same host as the nodes: %s", by_path_mount);
 	}
 	free(path);
@@ -137,8 +140,8 @@ void devices_run_by_path(const struct context *ctx, void *state, struct result *
 			for (size_t i = 0; i < s->scan.count && !known; i++)
 				known = strcmp(s->scan.gpus[i].bdf, bdf) == 0;
 			if (!known && pci_bdf_valid(bdf))
-				result_finding(r, STATUS_WARN, "%s/%s names %s, which sysfs does not list as a GPU",
-					       dir, entry, bdf);
+				result_finding(r, STATUS_WARN, "devices.by_path.not_a_gpu",
+					       "%s/%s names %s, which sysfs does not list as a GPU", dir, entry, bdf);
 		}
 	}
 	if (!dir_err && d.error && entries == 0)
@@ -153,7 +156,7 @@ void devices_run_by_path(const struct context *ctx, void *state, struct result *
 		if (entries == 0) {
 			if (g->render.has_dev && g->render.minor >= DRM_RENDER_MINOR_FALLBACK_END)
 				result_finding(
-					r, STATUS_FAIL,
+					r, STATUS_FAIL, "devices.by_path.minor_out_of_range",
 					"%s of %s has minor %u: without by-path links the Intel driver only tries "
 					"renderD128..renderD191, so this GPU is invisible to it",
 					g->render.name, g->bdf, g->render.minor);
@@ -169,7 +172,7 @@ void devices_run_by_path(const struct context *ctx, void *state, struct result *
 	if (intel == 0) {
 		result_set(r, STATUS_SKIP, "by-path links matter to the Intel driver only; no Intel GPU here");
 	} else if (entries == 0) {
-		result_finding(r, missing,
+		result_finding(r, missing, "devices.by_path.no_folder",
 			       "%s %s: the Intel driver falls back to opening renderD128..renderD191, "
 			       "and oneCCL fails (init_device_fds: opendir failed)",
 			       dir, dir_err ? strerror(dir_err) : "is empty");

@@ -19,17 +19,17 @@ static void check_nvidia_node(const struct context *ctx, const struct creds *c, 
 			      int want_major, int want_minor, struct result *r)
 {
 	if (nv->err) {
-		result_finding(r, STATUS_FAIL, "%s: %s", nv->path, strerror(-nv->err));
+		result_finding(r, STATUS_FAIL, "devices.nvidia.node_missing", "%s: %s", nv->path, strerror(-nv->err));
 		result_remedy(
 			r,
 			"pass the GPUs in with the NVIDIA Container Toolkit: docker run --gpus all (or --runtime=nvidia, or CDI --device nvidia.com/gpu=all)");
 	} else if (!S_ISCHR(nv->st.st_mode)) {
-		result_finding(r, STATUS_FAIL, "%s is %s, expected a character device", nv->path,
-			       devices_node_kind(&nv->st));
+		result_finding(r, STATUS_FAIL, "devices.nvidia.not_char_device",
+			       "%s is %s, expected a character device", nv->path, devices_node_kind(&nv->st));
 	} else if ((want_major >= 0 && (int)major(nv->st.st_rdev) != want_major) ||
 		   (want_minor >= 0 && (int)minor(nv->st.st_rdev) != want_minor)) {
-		result_finding(r, STATUS_FAIL, "%s is %u:%u, expected %d:%d", nv->path, major(nv->st.st_rdev),
-			       minor(nv->st.st_rdev), want_major, want_minor);
+		result_finding(r, STATUS_FAIL, "devices.nvidia.wrong_number", "%s is %u:%u, expected %d:%d", nv->path,
+			       major(nv->st.st_rdev), minor(nv->st.st_rdev), want_major, want_minor);
 	} else {
 		int err = creds_access_rw(nv->path);
 		if (err)
@@ -63,8 +63,8 @@ void devices_run_nvidia(const struct context *ctx, void *state, struct result *r
 	char line[512];
 	int err = read_line_file(version_path, line, sizeof(line));
 	if (err) {
-		result_finding(r, STATUS_FAIL, "%s: %s (the NVIDIA kernel driver is not loaded)", version_path,
-			       strerror(-err));
+		result_finding(r, STATUS_FAIL, "devices.nvidia.driver_not_loaded",
+			       "%s: %s (the NVIDIA kernel driver is not loaded)", version_path, strerror(-err));
 		result_remedy(
 			r,
 			"on the host, install and load the NVIDIA driver (nvidia-smi must work there), then docker run --gpus all");

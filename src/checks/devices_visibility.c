@@ -21,10 +21,10 @@ static void note_other_selectors(const struct context *ctx, struct result *r)
 	const char *cuda = ctx_getenv(ctx, "CUDA_VISIBLE_DEVICES");
 	const char *oneapi = ctx_getenv(ctx, "ONEAPI_DEVICE_SELECTOR");
 	if (cuda)
-		result_finding(r, STATUS_PASS,
+		result_finding(r, STATUS_PASS, "devices.visibility.cuda_selector",
 			       "CUDA_VISIBLE_DEVICES='%.200s' is set: it limits CUDA devices, not Level Zero", cuda);
 	if (oneapi)
-		result_finding(r, STATUS_PASS,
+		result_finding(r, STATUS_PASS, "devices.visibility.oneapi_selector",
 			       "ONEAPI_DEVICE_SELECTOR='%.200s' is set: SYCL programs see only the devices it selects",
 			       oneapi);
 }
@@ -68,7 +68,7 @@ static void run_visibility_cuda(const struct context *ctx, struct devices_state 
 	cuda_visible_parse(var, uuids_known ? uuid : NULL, n, &p);
 	bool by_uuid = p.by_uuid;
 	if (by_uuid && !uuids_known)
-		result_finding(r, STATUS_WARN,
+		result_finding(r, STATUS_WARN, "devices.visibility.uuids_unreadable",
 			       "the UUIDs of the GPUs are not readable (/proc/driver/nvidia/gpus/*/information): "
 			       "each UUID entry is counted as one GPU, unmatched");
 	json_object_set_new(result_details(r), "cuda_devices", json_integer((json_int_t)p.count));
@@ -108,7 +108,7 @@ static void run_visibility_cuda(const struct context *ctx, struct devices_state 
 		sb_puts(&names,
 			" (CUDA numbers these GPUs fastest first: set CUDA_DEVICE_ORDER=PCI_BUS_ID to number them by PCI address)");
 	if (p.stop[0])
-		result_finding(r, STATUS_WARN,
+		result_finding(r, STATUS_WARN, "devices.visibility.list_cut",
 			       "CUDA_VISIBLE_DEVICES='%.200s': the list ends at the entry after the %zu%s: %s, so CUDA "
 			       "ignores it and every entry after it; %zu of %zu GPU%s stay visible",
 			       var, p.count,
@@ -167,7 +167,7 @@ static void run_visibility_ze(const struct context *ctx, struct devices_state *s
 			mask_name = mask_names[i];
 	const char *plain = ctx_getenv(ctx, "ZE_AFFINITY_MASK");
 	if (mask && plain && mask != plain && strcmp(mask_name, "ZE_AFFINITY_MASK") != 0)
-		result_finding(r, STATUS_WARN,
+		result_finding(r, STATUS_WARN, "devices.visibility.mask_overridden",
 			       "%s='%.100s' is set: the driver uses it and ignores ZE_AFFINITY_MASK='%.100s'",
 			       mask_name, mask, plain);
 	json_object_set_new(result_details(r), "affinity_mask_variable", json_string(mask_name));
@@ -175,7 +175,7 @@ static void run_visibility_ze(const struct context *ctx, struct devices_state *s
 	enum hierarchy family = hierarchy_default(gpus[0]->gpu->device), hier;
 	if (!hierarchy_parse(hier_env, family, &hier) && hier_env)
 		result_finding(
-			r, STATUS_WARN,
+			r, STATUS_WARN, "devices.visibility.bad_hierarchy",
 			"ZE_FLAT_DEVICE_HIERARCHY='%.64s' is not FLAT, COMPOSITE or COMBINED (the driver compares "
 			"them exactly, upper case): it uses its default for this GPU, %s",
 			hier_env, hierarchy_name(hier));
@@ -193,10 +193,12 @@ static void run_visibility_ze(const struct context *ctx, struct devices_state *s
 		return;
 	}
 	for (size_t i = 0; i < a->note_count && i < AFFINITY_MAX_NOTES; i++)
-		result_finding(r, STATUS_WARN, "%s entry %s; %zu of %zu GPU%s stay visible (%s hierarchy)", mask_name,
-			       a->notes[i].text, a->gpus, n, plural(n), hierarchy_name(hier));
+		result_finding(r, STATUS_WARN, "devices.visibility.mask_entry",
+			       "%s entry %s; %zu of %zu GPU%s stay visible (%s hierarchy)", mask_name, a->notes[i].text,
+			       a->gpus, n, plural(n), hierarchy_name(hier));
 	if (a->note_count > AFFINITY_MAX_NOTES)
-		result_finding(r, STATUS_WARN, "%s: %zu more entries the driver ignores", mask_name,
+		result_finding(r, STATUS_WARN, "devices.visibility.mask_entries_more",
+			       "%s: %zu more entries the driver ignores", mask_name,
 			       a->note_count - AFFINITY_MAX_NOTES);
 	if (!a->filtered) {
 		result_set(r, r->status, "%s is %s: Level Zero sees all %zu Intel GPU%s (%s hierarchy, %zu device%s)",
@@ -211,7 +213,7 @@ static void run_visibility_ze(const struct context *ctx, struct devices_state *s
 		sb_printf(sb, "%s%s", sb->len ? ", " : "", gpus[i]->gpu->bdf);
 	}
 	if (hidden.len)
-		result_finding(r, STATUS_PASS, "hidden by %s: %s", mask_name, hidden.buf);
+		result_finding(r, STATUS_PASS, "devices.visibility.hidden", "hidden by %s: %s", mask_name, hidden.buf);
 	long min_gpus = spec_int(ctx->spec, "devices.min_gpus", 1);
 	if (a->gpus == 0) {
 		result_set(r, STATUS_FAIL, "%s='%.100s' hides every GPU (%s hierarchy, %zu GPU%s)", mask_name, mask,

@@ -294,15 +294,15 @@ static void run_location(const struct context *ctx, void *state, struct result *
 		if (*l->hub_cache == '/')
 			result_set(r, STATUS_FAIL, "every huggingface_hub download would raise: %s", l->token_error);
 		else
-			result_finding(r, STATUS_FAIL, "every huggingface_hub download would raise: %s",
-				       l->token_error);
+			result_finding(r, STATUS_FAIL, "hf.location.token_error",
+				       "every huggingface_hub download would raise: %s", l->token_error);
 		result_remedy(
 			r,
 			"point HF_TOKEN_PATH at a token file, or unset it (the default is %s/token): unset HF_TOKEN_PATH",
 			l->hf_home);
 	}
 	for (const char *const *dep = l->deprecated; *dep; dep++) {
-		result_finding(r, STATUS_WARN,
+		result_finding(r, STATUS_WARN, "hf.location.deprecated_variable",
 			       "%s is set, but huggingface_hub ignores it (deprecated): the cache is %s", *dep,
 			       shown(s));
 		result_remedy(r, "unset %s; export HF_HOME=... instead", *dep);
@@ -380,7 +380,7 @@ static void run_mounted(const struct context *ctx, void *state, struct result *r
 		free(hub);
 		if (beside) {
 			result_finding(
-				r, on_root ? STATUS_FAIL : STATUS_WARN,
+				r, on_root ? STATUS_FAIL : STATUS_WARN, "hf.mounted.beside_mount",
 				"a Hugging Face cache is mounted at %s, but huggingface_hub uses %s (from %s): HF_HOME points beside the mount",
 				e->mount_point, shown(s), s->loc.hub_source);
 			result_remedy(r, "%s", beside);
@@ -503,7 +503,7 @@ static void run_writable(const struct context *ctx, void *state, struct result *
 			   ro_mount ? ", and the mount is read-only" : "");
 		if (!s->loc.offline) {
 			result_finding(
-				r, STATUS_WARN,
+				r, STATUS_WARN, "hf.writable.offline_unset",
 				"the cache is read-only but HF_HUB_OFFLINE is not set: huggingface_hub will call the Hub and try to write");
 			result_remedy(r, "export HF_HUB_OFFLINE=1");
 			result_set(r, STATUS_WARN, "read-only by design, but HF_HUB_OFFLINE is not set");
@@ -635,8 +635,9 @@ static bool can_write(const struct stat *st)
 static void lock_finding(struct result *r, size_t *bad, const char *path, const struct stat *st)
 {
 	if (++*bad <= MAX_LISTED)
-		result_finding(r, STATUS_FAIL, "%s is owned by uid %u with mode %04o: uid %u cannot %s it", path,
-			       (unsigned)st->st_uid, (unsigned)(st->st_mode & 07777), (unsigned)geteuid(),
+		result_finding(r, STATUS_FAIL, "hf.locks.not_writable",
+			       "%s is owned by uid %u with mode %04o: uid %u cannot %s it", path, (unsigned)st->st_uid,
+			       (unsigned)(st->st_mode & 07777), (unsigned)geteuid(),
 			       S_ISDIR(st->st_mode) ? "create lock files in" : "lock");
 }
 
@@ -698,7 +699,7 @@ static void run_locks(const struct context *ctx, void *state, struct result *r)
 		close(fd);
 	if (bad) {
 		if (bad > MAX_LISTED)
-			result_finding(r, STATUS_FAIL, "and %zu more", bad - MAX_LISTED);
+			result_finding(r, STATUS_FAIL, "hf.locks.more", "and %zu more", bad - MAX_LISTED);
 		result_set(
 			r, STATUS_FAIL,
 			"%zu lock files or folders under %s/.locks are not writable by uid %u: downloads fail with PermissionError",
@@ -749,8 +750,8 @@ static void run_layout(const struct context *ctx, void *state, struct result *r)
 			else
 				warns++;
 			if (fails + warns <= MAX_LISTED)
-				result_finding(r, wa->severity == HF_FAIL ? STATUS_FAIL : STATUS_WARN, "%s: %s%s",
-					       repo->folder, wa->message,
+				result_finding(r, wa->severity == HF_FAIL ? STATUS_FAIL : STATUS_WARN,
+					       "hf.layout.problem", "%s: %s%s", repo->folder, wa->message,
 					       wa->hides_repo ? " (hf cache ls hides this repo)" : "");
 			if (strstr(wa->message, "partial download"))
 				result_remedy(r,
@@ -782,7 +783,7 @@ static void run_layout(const struct context *ctx, void *state, struct result *r)
 		}
 	}
 	if (fails + warns > MAX_LISTED)
-		result_finding(r, fails ? STATUS_FAIL : STATUS_WARN, "and %zu more problems",
+		result_finding(r, fails ? STATUS_FAIL : STATUS_WARN, "hf.layout.more", "and %zu more problems",
 			       fails + warns - MAX_LISTED);
 	size_t revisions = 0, unlisted = 0;
 	for (size_t i = 0; i < c->n_repos; i++)
@@ -837,51 +838,54 @@ static size_t check_listed(struct result *r, const struct hf_repo *repo, const s
 				continue;
 			if (++bad <= MAX_LISTED)
 				result_finding(
-					r, STATUS_FAIL,
+					r, STATUS_FAIL, "hf.models.listed_file_missing",
 					"%s@%s: %s is missing from snapshot %s (%s/trees/%s.json lists it%s): offline, snapshot_download raises IncompleteSnapshotError",
 					m->repo, m->revision, lf->path, rev->commit, folder, rev->commit,
 					lf->file >= 0 ? "; the snapshot's entry is a broken or refused link" : "");
 		}
 		if (bad > MAX_LISTED)
-			result_finding(r, STATUS_FAIL, "%s@%s: and %zu more missing files", m->repo, m->revision,
-				       bad - MAX_LISTED);
+			result_finding(r, STATUS_FAIL, "hf.models.listed_files_more",
+				       "%s@%s: and %zu more missing files", m->repo, m->revision, bad - MAX_LISTED);
 		return bad;
 	}
 	if (l->state == HF_LISTING_CRASHES) {
-		result_finding(r, STATUS_FAIL, "%s@%s: %s/trees/%s.json is %s (%s): snapshot_download fails reading it",
-			       m->repo, m->revision, folder, rev->commit, hf_listing_state_text(l->state), l->problem);
+		result_finding(r, STATUS_FAIL, "hf.models.listing_unreadable",
+			       "%s@%s: %s/trees/%s.json is %s (%s): snapshot_download fails reading it", m->repo,
+			       m->revision, folder, rev->commit, hf_listing_state_text(l->state), l->problem);
 		return 1;
 	}
 	if (l->state == HF_LISTING_TOO_BIG) { /* not read is not proven complete: a failure (issue 26) */
-		result_finding(r, STATUS_FAIL, "%s@%s: %s/trees/%s.json is %s (%s)", m->repo, m->revision, folder,
-			       rev->commit, hf_listing_state_text(l->state), l->problem);
+		result_finding(r, STATUS_FAIL, "hf.models.listing_unusable", "%s@%s: %s/trees/%s.json is %s (%s)",
+			       m->repo, m->revision, folder, rev->commit, hf_listing_state_text(l->state), l->problem);
 		return 1;
 	}
 	if (!skip)
 		++*unchecked;
 	if (skip) /* the healthcheck reads no listings: what can change while a container runs is checked */
 		result_finding(
-			r, STATUS_PASS,
+			r, STATUS_PASS, "hf.models.listing_skipped",
 			"%s@%s: the listing is not read in the healthcheck profile (ci and validate check completeness)",
 			m->repo, m->revision);
 	else if (l->state != HF_LISTING_NONE)
 		result_finding(
-			r, STATUS_WARN,
+			r, STATUS_WARN, "hf.models.listing_ignored",
 			"%s@%s: %s/trees/%s.json is %s (%s): huggingface_hub ignores it, so completeness could not be checked",
 			m->repo, m->revision, folder, rev->commit, hf_listing_state_text(l->state), l->problem);
 	else
 		result_finding(
-			r, STATUS_PASS,
+			r, STATUS_PASS, "hf.models.no_listing",
 			"%s@%s: no listing %s/trees/%s.json, so completeness could not be checked (re-run the download with a current huggingface_hub, or gpugate hf fetch, to write one)",
 			m->repo, m->revision, folder, rev->commit);
 	/* without a listing, what the snapshot holds must at least load */
 	if (!rev->n_files)
-		result_finding(r, STATUS_WARN, "%s@%s: snapshot %s is empty (huggingface_hub returns it as it is)",
-			       m->repo, m->revision, rev->commit);
+		result_finding(r, STATUS_WARN, "hf.models.empty_snapshot",
+			       "%s@%s: snapshot %s is empty (huggingface_hub returns it as it is)", m->repo,
+			       m->revision, rev->commit);
 	for (size_t i = 0; i < rev->n_files; i++)
 		if (!file_usable(repo, &rev->files[i])) {
-			result_finding(r, STATUS_FAIL, "%s@%s: %s is unusable: %s (hf_hub_download of it fails)",
-				       m->repo, m->revision, rev->files[i].path, hf_link_text(rev->files[i].link));
+			result_finding(r, STATUS_FAIL, "hf.models.file_unusable",
+				       "%s@%s: %s is unusable: %s (hf_hub_download of it fails)", m->repo, m->revision,
+				       rev->files[i].path, hf_link_text(rev->files[i].link));
 			bad++;
 		}
 	return bad;
@@ -901,7 +905,8 @@ static void check_model(struct result *r, const struct hf_state *s, const struct
 			repo = &c->repos[i];
 	const char *commit = NULL;
 	if (!repo || !repo->is_repo) {
-		result_finding(r, STATUS_FAIL, "%s: not in the cache (no folder %s)", m->repo, folder);
+		result_finding(r, STATUS_FAIL, "hf.models.not_cached", "%s: not in the cache (no folder %s)", m->repo,
+			       folder);
 	} else if (strlen(m->revision) == 40 && hf_hex_length(m->revision) == 40) {
 		commit = m->revision;
 	} else {
@@ -910,7 +915,7 @@ static void check_model(struct result *r, const struct hf_state *s, const struct
 			if (strcmp(repo->refs[i].name, m->revision) == 0)
 				ref = &repo->refs[i];
 		if (!ref)
-			result_finding(r, STATUS_FAIL,
+			result_finding(r, STATUS_FAIL, "hf.models.no_ref",
 				       "%s@%s: no refs/%s in %s: offline, huggingface_hub cannot resolve the revision",
 				       m->repo, m->revision, m->revision, folder);
 		else if (!ref->has_snapshot) {
@@ -919,7 +924,7 @@ static void check_model(struct result *r, const struct hf_state *s, const struct
 			sb_puts(&text, "");
 			escape_add(&text, ref->commit, ESCAPE_LINE);
 			result_finding(
-				r, STATUS_FAIL,
+				r, STATUS_FAIL, "hf.models.bad_ref",
 				"%s@%s: refs/%s names '%s', which is no snapshot (a trailing newline or a missing download)",
 				m->repo, m->revision, m->revision, text.buf);
 			sb_release(&text);
@@ -928,7 +933,8 @@ static void check_model(struct result *r, const struct hf_state *s, const struct
 	}
 	const struct hf_revision *rev = commit && repo ? hf_repo_revision(repo, commit) : NULL;
 	if (commit && !rev)
-		result_finding(r, STATUS_FAIL, "%s@%s: no snapshot folder %s", m->repo, m->revision, commit);
+		result_finding(r, STATUS_FAIL, "hf.models.no_snapshot", "%s@%s: no snapshot folder %s", m->repo,
+			       m->revision, commit);
 	size_t bad = 0;
 	if (rev && m->files) {
 		for (char **f = m->files; *f; f++) {
@@ -940,14 +946,14 @@ static void check_model(struct result *r, const struct hf_state *s, const struct
 				char *marker = xasprintf("%s/%s/.no_exist/%s/%s", s->cache, folder, commit, *f);
 				bool no_exist = access(marker, F_OK) == 0;
 				free(marker);
-				result_finding(r, STATUS_FAIL, "%s@%s: %s is missing from snapshot %s%s", m->repo,
-					       m->revision, *f, commit,
-					       no_exist ? " (.no_exist says the Hub has no such file at that commit)"
-							: "");
+				result_finding(
+					r, STATUS_FAIL, "hf.models.file_missing",
+					"%s@%s: %s is missing from snapshot %s%s", m->repo, m->revision, *f, commit,
+					no_exist ? " (.no_exist says the Hub has no such file at that commit)" : "");
 				bad++;
 			} else if (!file_usable(repo, hit)) {
-				result_finding(r, STATUS_FAIL, "%s@%s: %s is unusable: %s", m->repo, m->revision, *f,
-					       hf_link_text(hit->link));
+				result_finding(r, STATUS_FAIL, "hf.models.file_unusable", "%s@%s: %s is unusable: %s",
+					       m->repo, m->revision, *f, hf_link_text(hit->link));
 				bad++;
 			}
 		}
@@ -1094,7 +1100,7 @@ static void run_integrity(const struct context *ctx, void *state, struct result 
 		if (bad + unverified > MAX_LISTED)
 			continue;
 		char *msg = hf_result_text(c, res);
-		result_finding(r, unv && !strict ? STATUS_WARN : STATUS_FAIL, "%s", msg);
+		result_finding(r, unv && !strict ? STATUS_WARN : STATUS_FAIL, "hf.integrity.problem", "%s", msg);
 		free(msg);
 		json_array_append_new(problems, hf_result_json(c, res));
 		const struct hf_repo *repo = &c->repos[res->repo];
@@ -1112,7 +1118,7 @@ static void run_integrity(const struct context *ctx, void *state, struct result 
 			result_remedy(r, "re-download %s (HF_HUB_CACHE=%s hf download %s)", id, s->loc.hub_cache, id);
 	}
 	if (bad + unverified > MAX_LISTED)
-		result_finding(r, bad || strict ? STATUS_FAIL : STATUS_WARN, "and %zu more",
+		result_finding(r, bad || strict ? STATUS_FAIL : STATUS_WARN, "hf.integrity.more", "and %zu more",
 			       bad + unverified - MAX_LISTED);
 	json_t *d = result_details(r);
 	json_object_set_new(d, "files", json_integer((json_int_t)v.count));

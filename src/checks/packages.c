@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "../lib/debrelation.h"
+#include "../facts/packages.h"
 #include "../lib/debversion.h"
 #include "../lib/dpkg_status.h"
 #include "../lib/util.h"
@@ -128,16 +129,15 @@ static void alt_text(struct strbuf *sb, const struct rel_alt *alt)
 		sb_printf(sb, " (%s %s)", rel_op_text(alt->op), alt->version);
 }
 
-static json_t *pkg_json(const struct dpkg_pkg *p)
+static json_t *pkg_json(const struct dpkg_pkg *p, const char *provides)
 {
-	json_t *j = json_object();
-	json_object_set_new(j, "package", json_text(p->name));
-	json_object_set_new(j, "architecture", json_text(p->arch));
-	json_object_set_new(j, "version", json_text(p->version));
-	json_object_set_new(j, "state", json_text(p->state));
-	if (*p->multiarch)
-		json_object_set_new(j, "multi_arch", json_text(p->multiarch));
-	return j;
+	struct package_fact f = { .name = p->name,
+				  .arch = p->arch,
+				  .version = p->version,
+				  .state = p->state,
+				  .multi_arch = p->multiarch,
+				  .provides = provides };
+	return package_fact_encode(&f);
 }
 
 /* The Provides items of p that name alt->name, as dpkg's f_dependency()
@@ -192,10 +192,7 @@ static bool candidate_serves(const struct rel_alt *alt, const struct dpkg_pkg *p
 		ok_version = pv->op == REL_EQ ? alt->op == REL_ANY || rel_op_holds(alt->op, pv->version, alt->version)
 					      : pv->op == REL_ANY && alt->op == REL_ANY;
 	}
-	json_t *j = pkg_json(p);
-	if (pv)
-		json_object_set_new(j, "provides", json_text(alt->name));
-	json_array_append_new(installed, j);
+	json_array_append_new(installed, pkg_json(p, pv ? alt->name : NULL));
 	if (found->len)
 		sb_puts(found, "; ");
 	sb_printf(found, "%s:%s %s", p->name, *p->arch ? p->arch : "?", *p->version ? p->version : "(no version)");
@@ -220,12 +217,12 @@ static bool candidate_serves(const struct rel_alt *alt, const struct dpkg_pkg *p
 			  : alt->op == REL_EQ                    ? "another version"
 								 : "too old");
 	if (ok_state && bad_version && level == DEBVERSION_WARN)
-		result_finding(r, STATUS_WARN,
+		result_finding(r, STATUS_WARN, "packages.installed.lenient_version",
 			       "%s %s has version '%s': %s (dpkg reads its database leniently "
 			       "and compares it anyway)",
 			       p->name, p->arch, p->version, bad_version);
 	if (ok_state && ok_arch && ok_version && strcmp(p->state, "triggers-awaited") == 0)
-		result_finding(r, STATUS_PASS,
+		result_finding(r, STATUS_PASS, "packages.installed.triggers_awaited",
 			       "%s is triggers-awaited: configured, waiting for another "
 			       "package's triggers, which dpkg runs before it checks dependencies",
 			       p->name);
@@ -314,8 +311,7 @@ static void run_installed(const struct context *ctx, void *state, struct result 
 	} else {
 		const char *native_from = NULL;
 		char *native = native_arch(ctx, &st, &native_from);
-		json_object_set_new(result_details(r), "native_architecture", json_text(native ? native : ""));
-		json_object_set_new(result_details(r), "native_architecture_from", json_text(native_from));
+		packages_facts_encode_native(result_details(r), native, native_from);
 		json_t *all = json_array();
 		size_t bad = 0;
 		struct strbuf bad_names = STRBUF_INIT;
@@ -331,17 +327,15 @@ static void run_installed(const struct context *ctx, void *state, struct result 
 			json_t *installed = json_array();
 			for (size_t a = 0; a < rels[i].count; a++)
 				if (rels[i].alts[a].warning)
-					result_finding(r, STATUS_WARN, "%s: %s", want.buf, rels[i].alts[a].warning);
+					result_finding(r, STATUS_WARN, "packages.installed.relation_note", "%s: %s",
+						       want.buf, rels[i].alts[a].warning);
 			bool holds = relation_holds(&rels[i], &st, native, &found, installed, r);
-			json_t *j = json_object();
-			json_object_set_new(j, "relation", json_text(want.buf));
-			json_object_set_new(j, "holds", json_boolean(holds));
-			json_object_set_new(j, "installed", installed);
-			json_array_append_new(all, j);
+			json_array_append_new(all, relation_fact_encode(want.buf, holds, installed));
 			if (!holds) {
 				bad++;
 				sb_printf(&bad_names, "%s%s", bad > 1 ? ", " : "", rels[i].alts[0].name);
-				result_finding(r, STATUS_FAIL, "%s: %s", want.buf, found.buf);
+				result_finding(r, STATUS_FAIL, "packages.installed.unsatisfied", "%s: %s", want.buf,
+					       found.buf);
 				if (rels[i].count > 1)
 					result_remedy(r, "install one of: %s", want.buf);
 				else if (rels[i].alts[0].op == REL_ANY)
@@ -357,7 +351,7 @@ static void run_installed(const struct context *ctx, void *state, struct result 
 			sb_release(&want);
 			sb_release(&found);
 		}
-		json_object_set_new(result_details(r), "relations", all);
+		packages_facts_encode_relations(result_details(r), all);
 		if (bad)
 			result_set(r, STATUS_FAIL, "%zu of %zu pinned package %s %s not hold: %s", bad, n,
 				   count_noun(n, "relation", "relations"), count_noun(n, "does", "do"), bad_names.buf);

@@ -13,6 +13,7 @@
 #include "../lib/dpkg_status.h"
 #include "../lib/util.h"
 #include "../registry.h"
+#include "../facts/runtime.h"
 #include "runtime_state.h"
 
 #define DEADLINE_MARGIN_S 0.3 /* the verdict must still be written after a kill */
@@ -71,18 +72,13 @@ static void runtime_release(void *state)
 
 static void add_run_details(json_t *arr, const struct backend *be, const struct probe_outcome *o)
 {
-	json_t *j = json_object();
-	json_object_set_new(j, "backend", json_string(be->name));
-	json_object_set_new(j, "seconds", json_real(o->seconds));
-	if (o->verdict)
-		json_object_set_new(j, "verdict", json_text(o->verdict));
-	if (o->last_stage[0])
-		json_object_set_new(j, "last_stage", json_string(o->last_stage));
-	if (o->result.raw) /* the child's own words, for the report */
-		json_object_set(j, "result", o->result.raw);
-	if (o->output && *o->output)
-		json_object_set_new(j, "output", json_text(o->output));
-	json_array_append_new(arr, j);
+	struct probe_run_fact f = { .backend = be->name,
+				    .seconds = o->seconds,
+				    .verdict = o->verdict,
+				    .last_stage = o->last_stage,
+				    .output = o->output,
+				    .result = o->result.raw };
+	json_array_append_new(arr, probe_run_encode(&f));
 }
 
 bool runtime_no_backend(const struct probe_session *st, struct result *r)
@@ -233,7 +229,7 @@ static void check_provenance(const struct context *ctx, const struct backend *be
 			bool shadows = realpath(sys_root, real) && strcmp(real, lib) != 0;
 			if (shadows) {
 				result_finding(
-					r, STATUS_WARN,
+					r, STATUS_WARN, "runtime.loader.shadowing_loader",
 					"%s: the loader in use, %s, belongs to no package (a pip or conda copy?) and shadows the system one at %s",
 					be->name, lib, real);
 				result_remedy(
@@ -256,7 +252,7 @@ static void check_provenance(const struct context *ctx, const struct backend *be
 			long pkg_build = be->package_build && ver ? be->package_build(ver) : -1;
 			if (pkg_build >= 0 && res->has_driver_build && res->driver_build != pkg_build)
 				result_finding(
-					r, STATUS_WARN,
+					r, STATUS_WARN, "runtime.loader.stale_driver",
 					"%s: the driver reports build %lld (%s) but its package is %s (build %ld): a stale or shadowed driver library",
 					be->name, res->driver_build, res->driver_version ? res->driver_version : "?",
 					text, pkg_build);
@@ -279,7 +275,7 @@ static void run_loader(const struct context *ctx, void *state, struct result *r)
 	if (runtime_no_backend(st, r))
 		return;
 	json_t *arr = json_array();
-	json_object_set_new(result_details(r), "probes", arr);
+	runtime_facts_encode_probes(result_details(r), arr);
 	struct strbuf ok = STRBUF_INIT;
 	json_t *provenance = json_array();
 	for (size_t i = 0; i < st->n; i++) {
@@ -287,7 +283,7 @@ static void run_loader(const struct context *ctx, void *state, struct result *r)
 		const struct backend *be = st->probes[i].be;
 		add_run_details(arr, be, e);
 		if (probe_never_initialized(e)) {
-			result_finding(r, STATUS_FAIL, "%s: %s", be->name, e->verdict);
+			result_finding(r, STATUS_FAIL, "runtime.loader.failed", "%s: %s", be->name, e->verdict);
 			probe_remedy(be, e, r);
 			continue;
 		}
@@ -315,7 +311,7 @@ static void run_loader(const struct context *ctx, void *state, struct result *r)
 	bool failed = r->status == STATUS_FAIL;
 	const char *first = result_worst_finding(r);
 	if (st->cache_note) {
-		result_finding(r, STATUS_WARN, "%s", st->cache_note);
+		result_finding(r, STATUS_WARN, "runtime.loader.state_cache", "%s", st->cache_note);
 		result_remedy(
 			r,
 			"give gpugate a private state folder: set XDG_RUNTIME_DIR to a folder of this user with mode 0700");
@@ -335,7 +331,7 @@ static void run_devices(const struct context *ctx, void *state, struct result *r
 		return;
 	size_t total = 0, reached = 0;
 	json_t *all = json_array();
-	json_object_set_new(result_details(r), "devices", all);
+	runtime_facts_encode_devices(result_details(r), all);
 	struct strbuf names = STRBUF_INIT;
 	for (size_t i = 0; i < st->n; i++) {
 		const struct probe_outcome *e = &st->probes[i].enumeration;
@@ -344,16 +340,14 @@ static void run_devices(const struct context *ctx, void *state, struct result *r
 			continue;
 		reached++;
 		if (e->verdict) {
-			result_finding(r, STATUS_FAIL, "%s: %s", be->name, e->verdict);
+			result_finding(r, STATUS_FAIL, "runtime.devices.failed", "%s: %s", be->name, e->verdict);
 			result_remedy(r, "%s", be->vendor->no_device_fix);
 			continue;
 		}
 		const struct probe_result *found = &st->probes[i].found;
 		for (size_t d = 0; d < found->n_devices; d++) {
 			const struct probe_device *dev = &found->devices[d];
-			json_t *copy = json_deep_copy(dev->raw);
-			json_object_set_new(copy, "backend", json_string(be->name));
-			json_array_append_new(all, copy);
+			json_array_append_new(all, runtime_device_encode(dev->raw, be->name));
 			sb_printf(&names, "%s%s%s%s%s", total ? ", " : "", dev->name ? dev->name : "?",
 				  dev->pci ? " (" : "", dev->pci ? dev->pci : "", dev->pci ? ")" : "");
 			total++;
@@ -375,7 +369,7 @@ static void run_smoke(const struct context *ctx, void *state, struct result *r)
 	if (runtime_no_backend(st, r))
 		return;
 	json_t *arr = json_array();
-	json_object_set_new(result_details(r), "probes", arr);
+	runtime_facts_encode_probes(result_details(r), arr);
 	size_t passed = 0, ran = 0;
 	long elements = 0;
 	for (size_t i = 0; i < st->n; i++) {
@@ -389,7 +383,8 @@ static void run_smoke(const struct context *ctx, void *state, struct result *r)
 			/* a failed performance measurement after a verified smoke is runtime.performance's */
 			if (run->verdict &&
 			    !(verified && run->failed_stage && strcmp(run->failed_stage, "perf") == 0)) {
-				result_finding(r, STATUS_FAIL, "%s device %zu: %s", be->name, d, run->verdict);
+				result_finding(r, STATUS_FAIL, "runtime.smoke.failed", "%s device %zu: %s", be->name, d,
+					       run->verdict);
 				probe_remedy(be, run, r);
 				continue;
 			}
@@ -441,11 +436,12 @@ static void run_memory(const struct context *ctx, void *state, struct result *r)
 			char label[256];
 			runtime_device_label(dev, d, label, sizeof(label));
 			if (want && avail < want)
-				result_finding(r, STATUS_FAIL, "%s: %.1f GiB %s, the spec wants %.1f GiB free", label,
+				result_finding(r, STATUS_FAIL, "runtime.memory.too_little",
+					       "%s: %.1f GiB %s, the spec wants %.1f GiB free", label,
 					       (double)avail / (1 << 30), what, (double)want / (1 << 30));
 			else if (!has_free)
-				result_finding(r, STATUS_PASS, "%s: %.1f GiB %s", label, (double)avail / (1 << 30),
-					       what);
+				result_finding(r, STATUS_PASS, "runtime.memory.free", "%s: %.1f GiB %s", label,
+					       (double)avail / (1 << 30), what);
 		}
 	}
 	if (seen == 0)

@@ -101,7 +101,8 @@ void runtime_run_processes(const struct context *ctx, void *state, struct result
 			runtime_device_label(dev, d, label, sizeof(label));
 			if (list->state == PROBE_LIST_UNAVAILABLE) {
 				unknown++;
-				result_finding(r, STATUS_PASS, "%s: the process list is not available: %s", label,
+				result_finding(r, STATUS_PASS, "runtime.processes.unavailable",
+					       "%s: the process list is not available: %s", label,
 					       list->why ? list->why : "?");
 				continue;
 			}
@@ -120,7 +121,8 @@ void runtime_run_processes(const struct context *ctx, void *state, struct result
 			}
 			if (n) {
 				busy++;
-				result_finding(r, STATUS_WARN, "%s: %zu other process%s use%s the GPU: %s", label, n,
+				result_finding(r, STATUS_WARN, "runtime.processes.others",
+					       "%s: %zu other process%s use%s the GPU: %s", label, n,
 					       n == 1 ? "" : "es", n == 1 ? "s" : "", others.buf);
 			}
 			sb_release(&others);

@@ -9,6 +9,7 @@
 
 #include "../lib/baselines.h"
 #include "../lib/util.h"
+#include "../facts/runtime.h"
 #include "runtime_state.h"
 
 #define DEFAULT_TOLERANCE 20.0
@@ -105,7 +106,7 @@ void runtime_run_performance(const struct context *ctx, void *state, struct resu
 		return;
 	}
 	json_t *cands = json_array(), *figures = json_array();
-	json_object_set_new(result_details(r), "measured", figures);
+	runtime_facts_encode_measured(result_details(r), figures);
 	size_t ran = 0, compared = 0, fresh = 0;
 	bool slow = false;
 	for (size_t i = 0; i < st->n; i++) {
@@ -117,29 +118,26 @@ void runtime_run_performance(const struct context *ctx, void *state, struct resu
 			runtime_device_label(dev, d, label, sizeof(label));
 			ran++;
 			if (run->verdict && run->failed_stage && strcmp(run->failed_stage, "perf") == 0) {
-				result_finding(r, STATUS_FAIL, "%s %s: %s", backend, label, run->verdict);
+				result_finding(r, STATUS_FAIL, "runtime.performance.failed", "%s %s: %s", backend,
+					       label, run->verdict);
 				continue;
 			}
 			if (!dev || !dev->performance.present || !dev->performance.measured) {
-				result_finding(r, STATUS_FAIL, "%s %s: not measured: %s", backend, label,
+				result_finding(r, STATUS_FAIL, "runtime.performance.not_measured",
+					       "%s %s: not measured: %s", backend, label,
 					       run->verdict ? run->verdict : "the probe reported no figures");
 				continue;
 			}
 			/* whose figures they are, so that gpugate diff and spec freeze
 			 * can pair and key them (gpugate diff, src/operator/) */
-			json_t *fig = json_copy(dev->performance.raw);
-			json_object_set_new(fig, "backend", json_string(backend));
-			json_object_set_new(fig, "index", json_integer((json_int_t)d));
-			if (dev->pci)
-				json_object_set_new(fig, "pci", json_string(dev->pci));
-			if (dev->name)
-				json_object_set_new(fig, "name", json_string(dev->name));
-			if (dev->uuid)
-				json_object_set_new(fig, "uuid", json_string(dev->uuid));
-			if (dev->vendor_id >= 0)
-				json_object_set_new(fig, "vendor_id", json_integer(dev->vendor_id));
-			if (dev->device_id >= 0)
-				json_object_set_new(fig, "device_id", json_integer(dev->device_id));
+			struct figure_fact whose = { .backend = backend,
+						     .index = (long)d,
+						     .pci = dev->pci,
+						     .name = dev->name,
+						     .uuid = dev->uuid,
+						     .vendor_id = dev->vendor_id,
+						     .device_id = dev->device_id };
+			json_t *fig = figure_encode(dev->performance.raw, &whose);
 			json_array_append_new(figures, fig);
 			double bw = dev->performance.copy_bandwidth_gbs;
 			double lat = dev->performance.launch_latency_us;
@@ -164,7 +162,7 @@ void runtime_run_performance(const struct context *ctx, void *state, struct resu
 				if (c)
 					json_array_append_new(cands, c);
 				result_finding(
-					r, STATUS_PASS,
+					r, STATUS_PASS, "runtime.performance.no_baseline",
 					"%s %s: copy bandwidth %.1f GB/s, launch latency %.2f µs; no baseline for %s: "
 					"to compare with these figures from now on, save this line as "
 					"checks/baselines/%s-%s.json (and rebuild) or in the runtime.baselines folder: %s",
@@ -177,7 +175,7 @@ void runtime_run_performance(const struct context *ctx, void *state, struct resu
 			bool bad = false;
 			if (b->bandwidth_gbs > 0 && bw < b->bandwidth_gbs * (1 - tol / 100)) {
 				result_finding(
-					r, STATUS_FAIL,
+					r, STATUS_FAIL, "runtime.performance.slow_copy",
 					"%s %s: copy bandwidth %.1f GB/s is %.0f%% below the baseline %.1f GB/s (%s; tolerance %.0f%%)",
 					backend, label, bw, 100 * (1 - bw / b->bandwidth_gbs), b->bandwidth_gbs,
 					b->source, tol);
@@ -185,7 +183,7 @@ void runtime_run_performance(const struct context *ctx, void *state, struct resu
 			}
 			if (b->latency_us > 0 && lat > b->latency_us * (1 + tol / 100)) {
 				result_finding(
-					r, STATUS_FAIL,
+					r, STATUS_FAIL, "runtime.performance.slow_launch",
 					"%s %s: kernel launch latency %.2f µs is %.0f%% above the baseline %.2f µs (%s; tolerance %.0f%%)",
 					backend, label, lat, 100 * (lat / b->latency_us - 1), b->latency_us, b->source,
 					tol);
@@ -196,7 +194,7 @@ void runtime_run_performance(const struct context *ctx, void *state, struct resu
 				continue;
 			}
 			result_finding(
-				r, STATUS_PASS,
+				r, STATUS_PASS, "runtime.performance.within",
 				"%s %s: copy bandwidth %.1f GB/s (baseline %.1f), launch latency %.2f µs (baseline %.2f)",
 				backend, label, bw, b->bandwidth_gbs, lat, b->latency_us);
 		}
@@ -205,7 +203,7 @@ void runtime_run_performance(const struct context *ctx, void *state, struct resu
 		json_object_set_new(result_details(r), "baseline_candidates", cands);
 	else
 		json_decref(cands);
-	json_object_set_new(result_details(r), "tolerance_percent", json_real(tol));
+	runtime_facts_encode_tolerance(result_details(r), tol);
 	baselines_free(&set);
 	const char *first = result_worst_finding(r);
 	if (ran == 0) {

@@ -46,16 +46,17 @@ static void run_sysfs(const struct context *ctx, void *state, struct result *r)
 		struct statfs fs;
 		bool real_root = root_is_real(ctx->root);
 		if (real_root && statfs(sys, &fs) == 0 && (unsigned long)fs.f_type != SYSFS_MAGIC_NUMBER) {
-			result_finding(r, STATUS_WARN, "%s is not a sysfs mount (filesystem type 0x%lx)", sys,
+			result_finding(r, STATUS_WARN, "system.sysfs.not_sysfs",
+				       "%s is not a sysfs mount (filesystem type 0x%lx)", sys,
 				       (unsigned long)fs.f_type);
 		}
 		if (stat(pci, &st) < 0)
-			result_finding(r, STATUS_WARN,
+			result_finding(r, STATUS_WARN, "system.sysfs.no_pci",
 				       "%s: %s (the driver reads /sys/bus/pci/devices/<address>/driver)", pci,
 				       strerror(errno));
 		if (stat(drm, &st) < 0)
-			result_finding(r, STATUS_PASS, "%s: %s (no GPU kernel driver loaded, see devices.gpus)", drm,
-				       strerror(errno));
+			result_finding(r, STATUS_PASS, "system.sysfs.no_drm",
+				       "%s: %s (no GPU kernel driver loaded, see devices.gpus)", drm, strerror(errno));
 		if (r->status == STATUS_WARN) {
 			result_set(r, STATUS_WARN, "%s is visible but incomplete", sys);
 			result_remedy(r, "%s", fix);
@@ -226,14 +227,15 @@ static void run_capabilities(const struct context *ctx, void *state, struct resu
 			continue;
 		sb_printf(&missing, "%s%s", missing.len ? ", " : "", gpu_caps[i].name);
 		if (filtered) {
-			result_finding(r, STATUS_WARN, "CAP_%s is not effective: the seccomp filter blocks %s",
-				       gpu_caps[i].name, gpu_caps[i].breaks);
+			result_finding(r, STATUS_WARN, "system.capabilities.blocked",
+				       "CAP_%s is not effective: the seccomp filter blocks %s", gpu_caps[i].name,
+				       gpu_caps[i].breaks);
 			result_remedy(r,
 				      "docker run --cap-add %s; Kubernetes: securityContext.capabilities.add: [\"%s\"]",
 				      gpu_caps[i].name, gpu_caps[i].name);
 		} else {
 			result_finding(
-				r, STATUS_PASS,
+				r, STATUS_PASS, "system.capabilities.not_effective",
 				"CAP_%s is not effective; with no seccomp filter the kernel's own rules apply to %s",
 				gpu_caps[i].name, gpu_caps[i].breaks);
 		}
@@ -332,10 +334,11 @@ static void run_kernel_log(const struct context *ctx, void *state, struct result
 	} else {
 		size_t kept = scan.match_count < KMSG_MAX_KEPT ? scan.match_count : KMSG_MAX_KEPT;
 		for (size_t i = 0; i < kept; i++)
-			result_finding(r, STATUS_FAIL, "%s (matches '%s')", scan.matches[i].line,
-				       scan.matches[i].pattern);
+			result_finding(r, STATUS_FAIL, "system.kernel_log.match", "%s (matches '%s')",
+				       scan.matches[i].line, scan.matches[i].pattern);
 		if (scan.match_count > kept)
-			result_finding(r, STATUS_FAIL, "... and %zu more matching lines", scan.match_count - kept);
+			result_finding(r, STATUS_FAIL, "system.kernel_log.more", "... and %zu more matching lines",
+				       scan.match_count - kept);
 		json_object_set_new(result_details(r), "lines_read", json_integer((json_int_t)scan.records));
 		if (scan.match_count) {
 			result_set(r, STATUS_FAIL, "%zu kernel log line%s since boot show%s a sick GPU (%s first)",
@@ -363,7 +366,7 @@ static void run_kernel_log(const struct context *ctx, void *state, struct result
 		}
 		if (scan.stopped_early && scan.match_count)
 			result_finding(
-				r, STATUS_WARN,
+				r, STATUS_WARN, "system.kernel_log.stopped_early",
 				"the scan stopped early (the deadline or the size cap): the rest of %s was not read",
 				path);
 		json_object_set_new(result_details(r), "stopped_early", json_boolean(scan.stopped_early));

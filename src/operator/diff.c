@@ -19,90 +19,27 @@
 #include "lib/escape.h"
 #include "lib/util.h"
 #include "operator/operator.h"
+#include "operator/report_decode.h"
 #include "result.h"
 
 /* A report is a few hundred KB even with many GPUs; 16 MiB is no report. */
 #define REPORT_MAX        ((size_t)16 << 20)
 #define DEFAULT_TOLERANCE 20.0 /* runtime.tolerance's default (src/checks/runtime_perf.c) */
 
-struct report {
-	const char *path;
-	json_t *doc;
-	json_t *by_id; /* check id -> check: lookups stay O(1) on a report of many checks */
-};
-
-/* Loads path as a gpugate/v1 report; 0, or -1 with the reason on stderr. */
-static int load_report(const char *path, struct report *r)
+/* both reports' check ids, status ranks and facts: src/operator/report_decode.c */
+static int status_rank(const char *s)
 {
-	char *text = NULL, err[4352];
-	size_t len = 0;
-	r->path = path;
-	r->doc = NULL;
-	r->by_id = NULL;
-	if (operator_read_input(path, REPORT_MAX, &text, &len, err, sizeof(err)) < 0) {
-		fprintf(stderr, "gpugate: diff: %s\n", err);
-		return -1;
-	}
-	json_error_t jerr;
-	r->doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
-	free(text);
-	if (!r->doc) {
-		fprintf(stderr, "gpugate: diff: %s:%d:%d: not JSON: %s\n", path, jerr.line, jerr.column, jerr.text);
-		return -1;
-	}
-	const char *schema = json_string_value(json_object_get(r->doc, "schema"));
-	json_t *checks = json_object_get(r->doc, "checks");
-	const char *why = NULL;
-	if (!json_is_object(r->doc))
-		why = "not a JSON object";
-	else if (!schema || strcmp(schema, "gpugate/v1") != 0)
-		why = "its \"schema\" is not \"gpugate/v1\"";
-	else if (!json_is_array(checks))
-		why = "it has no \"checks\" list";
-	size_t i;
-	json_t *c;
-	json_array_foreach(checks, i, c)
-	{
-		if (why)
-			break;
-		if (!json_is_string(json_object_get(c, "id")) || !json_is_string(json_object_get(c, "status")))
-			why = "a check without a string \"id\" and \"status\"";
-	}
-	if (why) {
-		fprintf(stderr, "gpugate: diff: %s: not a gpugate JSON report (gpugate check --format json): %s\n",
-			path, why);
-		json_decref(r->doc);
-		r->doc = NULL;
-		return -1;
-	}
-	r->by_id = json_object();
-	json_array_foreach(checks, i, c)
-	{
-		const char *id = json_string_value(json_object_get(c, "id"));
-		if (!json_object_get(r->by_id, id)) /* the first of a repeated id counts */
-			json_object_set(r->by_id, id, c);
-	}
-	return 0;
+	return strcmp(s, "fail") == 0 ? 3 : strcmp(s, "warn") == 0 ? 2 : strcmp(s, "skip") == 0 ? 1 : 0;
 }
 
-static json_t *check_of(const struct report *r, const char *id)
+static const char * or (const char *s, const char *def)
 {
-	return json_object_get(r->by_id, id);
-}
-
-static json_t *details_of(const struct report *r, const char *id)
-{
-	return json_object_get(check_of(r, id), "details");
+	return s ? s : def;
 }
 
 static const char *str_or(const json_t *v, const char *def)
 {
 	return json_is_string(v) ? json_string_value(v) : def;
-}
-
-static int status_rank(const char *s)
-{
-	return strcmp(s, "fail") == 0 ? 3 : strcmp(s, "warn") == 0 ? 2 : strcmp(s, "skip") == 0 ? 1 : 0;
 }
 
 /* Appends one regression sentence. */
@@ -119,63 +56,70 @@ static void regression(json_t *diff, const char *fmt, ...)
 
 /* --- the parts of the comparison ------------------------------------------ */
 
-static void diff_checks(json_t *diff, const struct report *old, const struct report *new)
+/* The codes of `from` that `other` lacks (NULL: none), as a JSON list. */
+static json_t *codes_not_in(const struct report_check *from, const struct report_check *other)
 {
 	json_t *out = json_array();
-	size_t i;
-	json_t *c;
-	json_array_foreach(json_object_get(new->doc, "checks"), i, c)
-	{
-		const char *id = json_string_value(json_object_get(c, "id"));
-		const char *now = json_string_value(json_object_get(c, "status"));
-		json_t *before = check_of(old, id);
-		const char *was = before ? json_string_value(json_object_get(before, "status")) : NULL;
+	for (size_t i = 0; i < from->n_codes; i++) {
+		bool there = false;
+		for (size_t k = 0; other && k < other->n_codes && !there; k++)
+			there = strcmp(from->codes[i], other->codes[k]) == 0;
+		for (size_t k = 0; k < json_array_size(out) && !there; k++)
+			there = strcmp(from->codes[i], json_string_value(json_array_get(out, k))) == 0;
+		if (!there)
+			json_array_append_new(out, json_text(from->codes[i]));
+	}
+	return out;
+}
+
+static void diff_checks(json_t *diff, const struct report_doc *old, const struct report_doc *new)
+{
+	json_t *out = json_array();
+	for (size_t i = 0; i < new->n_checks; i++) {
+		const struct report_check *c = &new->checks[i];
+		const char *id = c->id, *now = c->status;
+		const struct report_check *before = report_check(old, id);
+		const char *was = before ? before->status : NULL;
 		if (was && strcmp(was, now) == 0)
 			continue;
 		const char *change = !was ? "added" : status_rank(now) > status_rank(was) ? "worse" : "better";
-		json_t *e = json_pack("{s:o, s:o?, s:s, s:s, s:o}", "id", json_text(id), "old",
+		/* what was found that was not before, and the reverse, by stable code */
+		json_t *e = json_pack("{s:o, s:o?, s:s, s:s, s:o, s:o, s:o}", "id", json_text(id), "old",
 				      was ? json_string(was) : NULL, "new", now, "change", change, "summary",
-				      json_text(str_or(json_object_get(c, "summary"), "")));
+				      json_text(c->summary), "codes_added", codes_not_in(c, before), "codes_gone",
+				      before ? codes_not_in(before, c) : json_array());
 		json_array_append_new(out, e);
 		if (strcmp(now, "fail") == 0 && (!was || strcmp(was, "fail") != 0))
-			regression(diff, "%s: %s -> fail: %s", id, was ? was : "absent",
-				   str_or(json_object_get(c, "summary"), ""));
+			regression(diff, "%s: %s -> fail: %s", id, was ? was : "absent", c->summary);
 	}
-	json_array_foreach(json_object_get(old->doc, "checks"), i, c)
-	{
-		const char *id = json_string_value(json_object_get(c, "id"));
-		if (!check_of(new, id))
+	for (size_t i = 0; i < old->n_checks; i++) {
+		const char *id = old->checks[i].id;
+		if (!report_check(new, id))
 			json_array_append_new(out, json_pack("{s:o, s:s, s:n, s:s}", "id", json_text(id), "old",
-							     json_string_value(json_object_get(c, "status")), "new",
-							     "change", "removed"));
+							     old->checks[i].status, "new", "change", "removed"));
 	}
 	json_object_set_new(diff, "checks", out);
 }
 
 /* package[:arch] -> version, from packages.installed's relations. */
-static json_t *installed_packages(const struct report *r)
+static json_t *installed_packages(const struct report_doc *r)
 {
 	json_t *map = json_object();
-	size_t i, k;
-	json_t *rel, *p;
-	json_array_foreach(json_object_get(details_of(r, "packages.installed"), "relations"), i, rel)
-	{
-		json_array_foreach(json_object_get(rel, "installed"), k, p)
-		{
-			const char *name = json_string_value(json_object_get(p, "package"));
-			const char *arch = json_string_value(json_object_get(p, "architecture"));
-			const char *version = json_string_value(json_object_get(p, "version"));
-			if (!name || !version)
+	for (size_t i = 0; i < r->packages.n_relations; i++) {
+		const struct relation_fact *rel = &r->packages.relations[i];
+		for (size_t k = 0; k < rel->n_installed; k++) {
+			const struct package_fact *p = &rel->installed[k];
+			if (!p->name || !p->version)
 				continue;
-			char *key = xasprintf("%s%s%s", name, arch && *arch ? ":" : "", arch ? arch : "");
-			json_object_set_new(map, key, json_text(version));
+			char *key = xasprintf("%s%s%s", p->name, p->arch && *p->arch ? ":" : "", or (p->arch, ""));
+			json_object_set_new(map, key, json_text(p->version));
 			free(key);
 		}
 	}
 	return map;
 }
 
-static void diff_packages(json_t *diff, const struct report *old, const struct report *new)
+static void diff_packages(json_t *diff, const struct report_doc *old, const struct report_doc *new)
 {
 	json_t *a = installed_packages(old), *b = installed_packages(new), *out = json_array();
 	const char *key;
@@ -206,26 +150,20 @@ static void diff_packages(json_t *diff, const struct report *old, const struct r
 }
 
 /* backend -> {version, library}, from runtime.loader's probes. */
-static json_t *drivers_of(const struct report *r)
+static json_t *drivers_of(const struct report_doc *r)
 {
 	json_t *map = json_object();
-	size_t i;
-	json_t *p;
-	json_array_foreach(json_object_get(details_of(r, "runtime.loader"), "probes"), i, p)
-	{
-		json_t *res = json_object_get(p, "result");
-		const char *backend =
-			str_or(json_object_get(p, "backend"), str_or(json_object_get(res, "backend"), NULL));
-		if (!backend)
-			continue;
-		json_object_set_new(map, backend,
-				    json_pack("{s:O?, s:O?}", "version", json_object_get(res, "driver_version"),
-					      "library", json_object_get(res, "library")));
+	for (size_t i = 0; i < r->runtime.n_probes; i++) {
+		const struct probe_run_fact *p = &r->runtime.probes[i];
+		json_object_set_new(map, p->backend,
+				    json_pack("{s:o?, s:o?}", "version",
+					      p->driver_version ? json_text(p->driver_version) : NULL, "library",
+					      p->library ? json_text(p->library) : NULL));
 	}
 	return map;
 }
 
-static void diff_drivers(json_t *diff, const struct report *old, const struct report *new)
+static void diff_drivers(json_t *diff, const struct report_doc *old, const struct report_doc *new)
 {
 	json_t *a = drivers_of(old), *b = drivers_of(new), *out = json_array();
 	const char *backend;
@@ -256,37 +194,31 @@ static void diff_drivers(json_t *diff, const struct report *old, const struct re
 
 /* The GPUs a report saw: "pci ADDRESS" from devices.gpus (those present),
  * and "BACKEND ADDRESS-or-index" from runtime.devices, each with a label. */
-static json_t *gpus_of(const struct report *r)
+static json_t *gpus_of(const struct report_doc *r)
 {
 	json_t *map = json_object();
-	size_t i;
-	json_t *g;
-	json_array_foreach(json_object_get(details_of(r, "devices.gpus"), "gpus"), i, g)
-	{
-		const char *pci = json_string_value(json_object_get(g, "pci"));
-		if (!pci || json_is_false(json_object_get(g, "present")) ||
-		    json_is_false(json_object_get(g, "selected")))
+	for (size_t i = 0; i < r->devices.n_gpus; i++) {
+		const struct gpu_fact *g = &r->devices.gpus[i];
+		if (!g->pci || !g->present || !g->selected)
 			continue;
-		char *key = xasprintf("pci %s", pci);
-		char *label = xasprintf("%s %s (driver %s)", str_or(json_object_get(g, "vendor"), "?"),
-					str_or(json_object_get(g, "device"), "?"),
-					str_or(json_object_get(g, "driver"), "none"));
+		char *key = xasprintf("pci %s", g->pci);
+		char *label = xasprintf("%s %s (driver %s)", or (g->vendor, "?"), or (g->device, "?"),
+					or (g->driver, "none"));
 		json_object_set_new(map, key, json_text(label));
 		free(key);
 		free(label);
 	}
-	json_array_foreach(json_object_get(details_of(r, "runtime.devices"), "devices"), i, g)
-	{
-		const char *pci = json_string_value(json_object_get(g, "pci"));
-		char *key = pci ? xasprintf("%s %s", str_or(json_object_get(g, "backend"), "runtime"), pci)
-				: xasprintf("%s device %zu", str_or(json_object_get(g, "backend"), "runtime"), i);
-		json_object_set_new(map, key, json_text(str_or(json_object_get(g, "name"), "?")));
+	for (size_t i = 0; i < r->runtime.n_devices; i++) {
+		const struct runtime_device_fact *g = &r->runtime.devices[i];
+		char *key = g->pci ? xasprintf("%s %s", or (g->backend, "runtime"), g->pci)
+				   : xasprintf("%s device %zu", or (g->backend, "runtime"), i);
+		json_object_set_new(map, key, json_text(or (g->name, "?")));
 		free(key);
 	}
 	return map;
 }
 
-static void diff_devices(json_t *diff, const struct report *old, const struct report *new)
+static void diff_devices(json_t *diff, const struct report_doc *old, const struct report_doc *new)
 {
 	json_t *a = gpus_of(old), *b = gpus_of(new), *out = json_array();
 	const char *key;
@@ -311,17 +243,14 @@ static void diff_devices(json_t *diff, const struct report *old, const struct re
 }
 
 /* "BACKEND ADDRESS" (or "device N") -> the figures of runtime.performance. */
-static json_t *figures_of(const struct report *r)
+static json_t *figures_of(const struct report_doc *r)
 {
-	json_t *map = json_object();
-	size_t i;
-	json_t *m;
-	json_array_foreach(json_object_get(details_of(r, "runtime.performance"), "measured"), i, m)
-	{
-		const char *pci = json_string_value(json_object_get(m, "pci"));
-		const char *backend = str_or(json_object_get(m, "backend"), "runtime");
-		char *key = pci ? xasprintf("%s %s", backend, pci) : xasprintf("%s device %zu", backend, i);
-		json_object_set(map, key, m);
+	json_t *map = json_object(); /* key -> index into r->runtime.figures */
+	for (size_t i = 0; i < r->runtime.n_figures; i++) {
+		const struct figure_fact *m = &r->runtime.figures[i];
+		const char *backend = or (m->backend, "runtime");
+		char *key = m->pci ? xasprintf("%s %s", backend, m->pci) : xasprintf("%s device %zu", backend, i);
+		json_object_set_new(map, key, json_integer((json_int_t)i));
 		free(key);
 	}
 	return map;
@@ -333,23 +262,23 @@ static double change_percent(double a, double b)
 	return a > 0 ? 100.0 * (b - a) / a : NAN;
 }
 
-static void diff_performance(json_t *diff, const struct report *old, const struct report *new, double tol)
+static void diff_performance(json_t *diff, const struct report_doc *old, const struct report_doc *new, double tol)
 {
 	json_t *a = figures_of(old), *b = figures_of(new), *out = json_array();
 	const char *key;
-	json_t *now;
-	json_object_foreach(b, key, now)
+	json_t *index;
+	json_object_foreach(b, key, index)
 	{
-		json_t *was = json_object_get(a, key);
-		if (!was)
+		json_t *was_index = json_object_get(a, key);
+		if (!was_index)
 			continue;
-		double bw0 = json_number_value(json_object_get(was, "copy_bandwidth_gbs"));
-		double bw1 = json_number_value(json_object_get(now, "copy_bandwidth_gbs"));
-		double lat0 = json_number_value(json_object_get(was, "launch_latency_us"));
-		double lat1 = json_number_value(json_object_get(now, "launch_latency_us"));
+		const struct figure_fact *was = &old->runtime.figures[json_integer_value(was_index)];
+		const struct figure_fact *now = &new->runtime.figures[json_integer_value(index)];
+		double bw0 = was->copy_bandwidth_gbs, bw1 = now->copy_bandwidth_gbs;
+		double lat0 = was->launch_latency_us, lat1 = now->launch_latency_us;
 		double dbw = change_percent(bw0, bw1), dlat = change_percent(lat0, lat1);
 		bool slow_copy = isfinite(dbw) && -dbw > tol, slow_launch = isfinite(dlat) && dlat > tol;
-		const char *name = str_or(json_object_get(now, "name"), "");
+		const char *name = or (now->name, "");
 		json_t *e = json_pack("{s:s, s:s, s:f, s:f, s:o, s:f, s:f, s:o, s:b}", "device", key, "name", name,
 				      "old_bandwidth_gbs", bw0, "new_bandwidth_gbs", bw1, "bandwidth_change_percent",
 				      isfinite(dbw) ? json_real(round_decimals(dbw, 1)) : json_null(), "old_latency_us",
@@ -369,39 +298,35 @@ static void diff_performance(json_t *diff, const struct report *old, const struc
 	json_decref(b);
 }
 
-static json_t *side(const struct report *r)
+static json_t *side(const struct report_doc *r)
 {
 	json_t *s = json_pack("{s:s}", "file", r->path);
-	static const char *const keys[] = { "verdict", "profile", "version", "hostname", "timestamp", "spec_digest" };
-	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
-		json_t *v = json_object_get(r->doc, keys[i]);
-		if (json_is_string(v))
-			json_object_set_new(s, keys[i], json_text(json_string_value(v)));
-	}
+	const char *const keys[] = { "verdict", "profile", "version", "hostname", "timestamp", "spec_digest" };
+	const char *const values[] = { r->verdict, r->profile, r->version, r->hostname, r->timestamp, r->spec_digest };
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+		if (values[i])
+			json_object_set_new(s, keys[i], json_text(values[i]));
 	return s;
 }
 
 /* The tolerance the NEW run judged with (runtime.tolerance), else OLD's. */
-static double report_tolerance(const struct report *old, const struct report *new)
+static double report_tolerance(const struct report_doc *old, const struct report_doc *new)
 {
-	const struct report *both[2] = { new, old };
-	for (size_t i = 0; i < 2; i++) {
-		json_t *t = json_object_get(details_of(both[i], "runtime.performance"), "tolerance_percent");
-		if (json_is_number(t) && json_number_value(t) > 0)
-			return json_number_value(t);
-	}
+	if (new->runtime.tolerance_percent > 0)
+		return new->runtime.tolerance_percent;
+	if (old->runtime.tolerance_percent > 0)
+		return old->runtime.tolerance_percent;
 	return DEFAULT_TOLERANCE;
 }
 
-static json_t *compare(const struct report *old, const struct report *new, double tol)
+json_t *diff_reports(const struct report_doc *old, const struct report_doc *new, double tol)
 {
 	json_t *diff = json_object();
 	json_object_set_new(diff, "schema", json_string("gpugate-diff/v1"));
 	json_object_set_new(diff, "old", side(old));
 	json_object_set_new(diff, "new", side(new));
 	json_object_set_new(diff, "tolerance_percent", json_real(tol));
-	const char *d0 = json_string_value(json_object_get(old->doc, "spec_digest"));
-	const char *d1 = json_string_value(json_object_get(new->doc, "spec_digest"));
+	const char *d0 = old->spec_digest, *d1 = new->spec_digest;
 	if (d0 && d1) /* a different spec explains checks that appear or vanish */
 		json_object_set_new(diff, "same_spec", json_boolean(strcmp(d0, d1) == 0));
 	json_object_set_new(diff, "regressions", json_array());
@@ -636,17 +561,20 @@ int cmd_diff(int argc, char **argv)
 	}
 	if (argc - optind != 2)
 		return usage_error("diff: give two reports: gpugate diff OLD.json NEW.json");
-	struct report old, new;
-	if (load_report(argv[optind], &old) < 0)
+	struct report_doc old, new;
+	char why[4608];
+	if (report_load(argv[optind], REPORT_MAX, &old, why, sizeof(why)) < 0) {
+		fprintf(stderr, "gpugate: diff: %s\n", why);
 		return EXIT_USAGE;
-	if (load_report(argv[optind + 1], &new) < 0) {
-		json_decref(old.doc);
-		json_decref(old.by_id);
+	}
+	if (report_load(argv[optind + 1], REPORT_MAX, &new, why, sizeof(why)) < 0) {
+		fprintf(stderr, "gpugate: diff: %s\n", why);
+		report_release(&old);
 		return EXIT_USAGE;
 	}
 	if (tol < 0)
 		tol = report_tolerance(&old, &new);
-	json_t *diff = compare(&old, &new, tol);
+	json_t *diff = diff_reports(&old, &new, tol);
 	bool regressed = json_is_true(json_object_get(diff, "regressed"));
 	struct strbuf out = STRBUF_INIT;
 	if (strcmp(format, "json") == 0) {
@@ -666,9 +594,7 @@ int cmd_diff(int argc, char **argv)
 		fprintf(stderr, "gpugate: diff: %s\n", err);
 	sb_release(&out);
 	json_decref(diff);
-	json_decref(old.doc);
-	json_decref(new.doc);
-	json_decref(old.by_id);
-	json_decref(new.by_id);
+	report_release(&old);
+	report_release(&new);
 	return regressed ? EXIT_UNHEALTHY : EXIT_HEALTHY;
 }

@@ -26,6 +26,7 @@
 #include "context.h"
 #include "hf/layout.h"
 #include "hf/listing.h"
+#include "facts/runtime.h"
 #include "hf/location.h"
 #include "lib/debrelation.h"
 #include "lib/dpkg_status.h"
@@ -395,8 +396,8 @@ static int no_delivery(const struct run *run, void *arg)
 }
 
 /* Runs the validate measurements (runtime.performance, in probe children as
- * every check does) and returns details.measured, or NULL with the reason on
- * stderr. */
+ * every check does) and returns that check's details (decoded by
+ * runtime_performance_decode), or NULL with the reason on stderr. */
 static json_t *measure(const struct freeze_options *o, const struct spec *base, const char *vendor, const char *argv0)
 {
 	const char *buffer = spec_str(base, "runtime.bandwidth_buffer", NULL);
@@ -429,9 +430,10 @@ static json_t *measure(const struct freeze_options *o, const struct spec *base, 
 	for (size_t i = 0; i < run.count; i++)
 		if (strcmp(run.results[i].id, "runtime.performance") == 0)
 			perf = &run.results[i];
-	json_t *m = perf && perf->details ? json_object_get(perf->details, "measured") : NULL;
-	if (json_array_size(m) > 0) {
-		measured = json_incref(m);
+	struct runtime_facts facts = { 0 };
+	char why[512];
+	if (perf && runtime_performance_decode(perf->details, &facts, why, sizeof(why)) == 0 && facts.n_figures > 0) {
+		measured = json_incref(perf->details);
 	} else {
 		fprintf(stderr, "gpugate: spec freeze: --with-baselines: nothing was measured: %s\n",
 			perf ? perf->summary : "no runtime.performance result");
@@ -439,6 +441,7 @@ static json_t *measure(const struct freeze_options *o, const struct spec *base, 
 			if (run.results[i].status == STATUS_FAIL)
 				fprintf(stderr, "  %s: %s\n", run.results[i].id, run.results[i].summary);
 	}
+	runtime_facts_release(&facts);
 	run_release(&run);
 	spec_free(&spec);
 	free(text);
@@ -448,69 +451,88 @@ static json_t *measure(const struct freeze_options *o, const struct spec *base, 
 /* One baseline per GPU model in folder: the lowest bandwidth and the highest
  * latency its GPUs reached, so that the same machine passes. Returns the
  * number of files written, or -1. */
-static int write_baselines(const char *folder, json_t *measured)
+/* One baseline file's model: the slowest of its GPUs' figures. */
+struct model_baseline {
+	char file[160];
+	const struct figure_fact *first; /* the GPU that named it */
+	double bw, lat;
+};
+
+static int write_baselines(const char *folder, json_t *details)
 {
 	if (mkdir(folder, 0755) < 0 && errno != EEXIST) {
 		fprintf(stderr, "gpugate: spec freeze: %s: %s\n", folder, strerror(errno));
 		return -1;
 	}
-	json_t *models = json_object(); /* file name -> baseline */
-	size_t i;
-	json_t *m;
-	json_array_foreach(measured, i, m)
-	{
-		long vendor = json_integer_value(json_object_get(m, "vendor_id"));
-		json_t *dev_id = json_object_get(m, "device_id");
-		const char *backend = json_string_value(json_object_get(m, "backend"));
-		const char *name = json_string_value(json_object_get(m, "name"));
-		double bw = json_number_value(json_object_get(m, "copy_bandwidth_gbs"));
-		double lat = json_number_value(json_object_get(m, "launch_latency_us"));
-		if (!json_is_integer(json_object_get(m, "vendor_id")) || !backend || bw <= 0) {
+	struct runtime_facts facts = { 0 };
+	char why[512];
+	if (runtime_performance_decode(details, &facts, why, sizeof(why)) < 0) {
+		fprintf(stderr, "gpugate: spec freeze: %s\n", why);
+		return -1;
+	}
+	struct model_baseline *model = xcalloc(facts.n_figures ? facts.n_figures : 1, sizeof(*model));
+	size_t n_models = 0;
+	for (size_t i = 0; i < facts.n_figures; i++) {
+		const struct figure_fact *m = &facts.figures[i];
+		long vendor = m->vendor_id;
+		double bw = m->copy_bandwidth_gbs, lat = m->launch_latency_us;
+		if (vendor < 0 || !m->backend || bw <= 0) {
 			fprintf(stderr,
 				"gpugate: spec freeze: warning: a measurement without its device's ids is not recorded\n");
 			continue;
 		}
 		char file[160], key[64];
-		if (json_is_integer(dev_id)) {
-			snprintf(key, sizeof(key), "%04lx-%04lx", vendor & 0xffff,
-				 (long)json_integer_value(dev_id) & 0xffff);
-		} else if (name) {
-			snprintf(key, sizeof(key), "%04lx-%s", vendor & 0xffff, name);
+		if (m->device_id >= 0) {
+			snprintf(key, sizeof(key), "%04lx-%04lx", vendor & 0xffff, m->device_id & 0xffff);
+		} else if (m->name) {
+			snprintf(key, sizeof(key), "%04lx-%s", vendor & 0xffff, m->name);
 			for (char *k = key; *k; k++) /* as runtime.performance names the file */
 				*k = (*k >= 'A' && *k <= 'Z') ? (char)(*k - 'A' + 'a') : isalnum_ascii(*k) ? *k : '-';
 		} else {
 			continue;
 		}
-		snprintf(file, sizeof(file), "%s-%s.json", key, backend);
-		json_t *b = json_object_get(models, file);
+		snprintf(file, sizeof(file), "%s-%s.json", key, m->backend);
+		struct model_baseline *b = NULL;
+		for (size_t k = 0; k < n_models && !b; k++)
+			if (strcmp(model[k].file, file) == 0)
+				b = &model[k];
 		if (!b) {
-			char id[16];
-			b = json_object();
-			snprintf(id, sizeof(id), "0x%04lx", vendor & 0xffff);
-			json_object_set_new(b, "vendor_id", json_string(id));
-			if (json_is_integer(dev_id)) {
-				snprintf(id, sizeof(id), "0x%04lx", (long)json_integer_value(dev_id) & 0xffff);
-				json_object_set_new(b, "device_id", json_string(id));
-			}
-			json_object_set_new(b, "backend", json_string(backend));
-			if (name)
-				json_object_set_new(b, "name", json_text(name));
-			json_object_set_new(b, "copy_bandwidth_gbs", json_real(round_decimals(bw, 1)));
-			json_object_set_new(b, "launch_latency_us", json_real(round_decimals(lat, 2)));
-			json_t *rec = json_object();
-			json_object_set(rec, "buffer_bytes", json_object_get(m, "buffer_bytes"));
-			json_object_set_new(
-				rec, "how",
-				json_string("gpugate spec freeze --with-baselines: the slowest GPU of this model"));
-			json_object_set_new(b, "recorded", rec);
-			json_object_set_new(models, file, b);
+			b = &model[n_models++];
+			snprintf(b->file, sizeof(b->file), "%s", file);
+			b->first = m;
+			b->bw = bw;
+			b->lat = lat;
 		} else {
-			if (bw < json_number_value(json_object_get(b, "copy_bandwidth_gbs")))
-				json_object_set_new(b, "copy_bandwidth_gbs", json_real(round_decimals(bw, 1)));
-			if (lat > json_number_value(json_object_get(b, "launch_latency_us")))
-				json_object_set_new(b, "launch_latency_us", json_real(round_decimals(lat, 2)));
+			b->bw = bw < b->bw ? bw : b->bw;
+			b->lat = lat > b->lat ? lat : b->lat;
 		}
 	}
+	json_t *models = json_object(); /* file name -> baseline (src/lib/baselines.c reads it) */
+	for (size_t k = 0; k < n_models; k++) {
+		const struct figure_fact *m = model[k].first;
+		char id[16];
+		json_t *b = json_object();
+		snprintf(id, sizeof(id), "0x%04lx", m->vendor_id & 0xffff);
+		json_object_set_new(b, "vendor_id", json_string(id));
+		if (m->device_id >= 0) {
+			snprintf(id, sizeof(id), "0x%04lx", m->device_id & 0xffff);
+			json_object_set_new(b, "device_id", json_string(id));
+		}
+		json_object_set_new(b, "backend", json_string(m->backend));
+		if (m->name)
+			json_object_set_new(b, "name", json_text(m->name));
+		json_object_set_new(b, "copy_bandwidth_gbs", json_real(round_decimals(model[k].bw, 1)));
+		json_object_set_new(b, "launch_latency_us", json_real(round_decimals(model[k].lat, 2)));
+		json_t *rec = json_object();
+		if (m->buffer_bytes)
+			json_object_set(rec, "buffer_bytes", m->buffer_bytes);
+		json_object_set_new(rec, "how",
+				    json_string("gpugate spec freeze --with-baselines: the slowest GPU of this model"));
+		json_object_set_new(b, "recorded", rec);
+		json_object_set_new(models, model[k].file, b);
+	}
+	free(model);
+	runtime_facts_release(&facts);
 	int written = 0;
 	const char *file;
 	json_t *b;

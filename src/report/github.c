@@ -95,9 +95,8 @@ void report_github_summary(struct strbuf *out, const struct run *run)
 			struct strbuf what = STRBUF_INIT;
 			sb_puts(&what, r->summary ? r->summary : "");
 			add_blocked_ids(&what, run, r);
-			json_t *findings = r->details ? json_object_get(r->details, "findings") : NULL;
-			for (size_t k = 0, shown = 0; k < json_array_size(findings) && shown < 3; k++) {
-				const char *f = json_string_value(json_array_get(findings, k));
+			for (size_t k = 0, shown = 0; k < result_finding_count(r) && shown < 3; k++) {
+				const char *f = result_finding_text(r, k);
 				if (f && !report_finding_repeats_summary(r, f)) {
 					sb_printf(&what, "\n- %s", f);
 					shown++;

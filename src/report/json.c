@@ -24,6 +24,8 @@ void report_json(struct strbuf *out, const struct run *run, const struct report_
 		if (r->remediation)
 			json_object_set_new(c, "remediation", json_text(r->remediation));
 		json_object_set_new(c, "duration_ms", json_real(r->duration_ms));
+		if (r->findings)
+			json_object_set(c, "findings", r->findings);
 		if (r->details)
 			json_object_set(c, "details", r->details);
 		json_array_append_new(checks, c);

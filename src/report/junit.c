@@ -10,9 +10,8 @@
 
 static void add_body(struct strbuf *out, const struct result *r)
 {
-	json_t *findings = r->details ? json_object_get(r->details, "findings") : NULL;
-	for (size_t k = 0; k < json_array_size(findings); k++) {
-		const char *f = json_string_value(json_array_get(findings, k));
+	for (size_t k = 0; k < result_finding_count(r); k++) {
+		const char *f = result_finding_text(r, k);
 		if (report_finding_repeats_summary(r, f))
 			continue;
 		escape_add(out, f, ESCAPE_XML);

@@ -185,11 +185,10 @@ static void add_check(struct strbuf *out, const struct result *r, const struct r
 	bool problem = r->status == STATUS_WARN || r->status == STATUS_FAIL;
 	if (!problem && !(opts->verbose && r->status == STATUS_PASS))
 		return;
-	json_t *findings = r->details ? json_object_get(r->details, "findings") : NULL;
-	size_t n = json_array_size(findings);
+	size_t n = result_finding_count(r);
 	size_t shown = full ? n : (n > 3 ? 3 : n);
 	for (size_t k = 0; k < shown; k++) {
-		const char *f = json_string_value(json_array_get(findings, k));
+		const char *f = result_finding_text(r, k);
 		if (report_finding_repeats_summary(r, f))
 			continue; /* each summary is printed once */
 		add_indented(out, "      - ", f ? f : "");

@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 
-from report_oracles import validate_json_text
+from report_oracles import finding_texts, validate_json_text
 
 GPUGATE = os.environ.get("GPUGATE", os.path.join(os.path.dirname(__file__), "..", "..", "build", "gpugate"))
 
@@ -111,7 +111,7 @@ def run(root, *args, env=None, user=None, groups=None):
 def text_of(check):
     """Everything a user reads about a check: summary, findings, remediation."""
     parts = [check.get("summary", ""), check.get("remediation") or ""]
-    parts += (check.get("details") or {}).get("findings", [])
+    parts += finding_texts(check)
     return "\n".join(parts)
 
 

@@ -37,6 +37,16 @@ def validate_json_text(text, where):
     return doc
 
 
+def finding_texts(check):
+    """The texts of a check's findings ({code, status, text} each), in order."""
+    return [f["text"] for f in check.get("findings", [])]
+
+
+def finding_codes(check):
+    """The stable codes of a check's findings, in order: what tests match."""
+    return [f["code"] for f in check.get("findings", [])]
+
+
 def validate_junit_file(path):
     p = subprocess.run(["xmllint", "--noout", "--schema", JUNIT_XSD, path],
                        capture_output=True, text=True, timeout=30)

@@ -15,6 +15,8 @@ import time
 
 import pytest
 
+from report_oracles import finding_texts
+
 GPUGATE = os.environ.get("GPUGATE", "build/gpugate")
 BUILD = os.path.dirname(os.path.abspath(GPUGATE))
 CUDA_PROBE = os.path.join(BUILD, "tests", "cuda_probe")
@@ -262,7 +264,7 @@ def test_min_free_memory_is_checked_on_every_gpu(tmp_path):
                        capture_output=True, text=True, timeout=60, env=env_with(FAKE_CUDA_DEVICES="2"))
     mem = next(c for c in json.loads(r.stdout)["checks"] if c["id"] == "runtime.memory")
     assert r.returncode == 1 and mem["status"] == "fail", mem
-    findings = mem["details"]["findings"]
+    findings = finding_texts(mem)
     for d in (0, 1):
         assert any(f.startswith(f"device {d} (Fake GPU {d}, 0000:{0x1a + d:02x}:00.0): 79.0 GiB free, "
                                 "the spec wants 79.5 GiB free") for f in findings), findings
@@ -282,9 +284,9 @@ def test_only_the_busy_gpu_fails_min_free_memory_named_by_index_and_pci(tmp_path
                        env=env_with(FAKE_CUDA_DEVICES="4", FAKE_CUDA_BUSY="1"))
     mem = next(c for c in json.loads(r.stdout)["checks"] if c["id"] == "runtime.memory")
     assert r.returncode == 1 and mem["status"] == "fail", mem
-    assert mem["details"]["findings"] == [
+    assert finding_texts(mem) == [
         "device 1 (Fake GPU 1, 0000:1b:00.0): 8.0 GiB free, the spec wants 32.0 GiB free"], mem
-    assert mem["summary"] == mem["details"]["findings"][0], mem
+    assert mem["summary"] == finding_texts(mem)[0], mem
     assert "runtime.processes lists them" in mem["remediation"], mem
 
 

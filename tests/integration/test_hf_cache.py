@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 import hf_builder as hb
-from conftest import run_gpugate, spec_file
+from conftest import finding_texts, run_gpugate, spec_file
 
 
 def env_for(cache, **extra):
@@ -185,11 +185,11 @@ def test_corruption(cache, tmp_path, kind):
     layout, integ = r.check("hf.layout"), r.check("hf.integrity")
     if what == "hash":
         assert r.rc == 1 and integ["status"] == "fail", r
-        assert "mismatch" in " ".join(integ["details"]["findings"])
+        assert "mismatch" in " ".join(finding_texts(integ))
         assert "rm " in integ["remediation"]
     elif what == "layout":
         assert r.rc == 1 and layout["status"] == "fail", r
-        assert any(words[0] in f for f in layout["details"]["findings"]), layout
+        assert any(words[0] in f for f in finding_texts(layout)), layout
         assert layout["remediation"]
     else:
         assert r.rc == 0 and layout["status"] == "warn", r
@@ -230,7 +230,7 @@ def test_models_check_failures(cache, tmp_path):
     r = run_gpugate("check", "--spec", spec, "--format", "json", "--only", "hf.models", env=env_for(c))
     assert r.rc == 1, r
     m = r.check("hf.models")
-    f = "\n".join(m["details"]["findings"])
+    f = "\n".join(finding_texts(m))
     assert "org/tiny@nobranch: no refs/nobranch" in f
     assert "org/absent: not in the cache" in f
     assert "solo@main: w.bin is unusable: broken link" in f

@@ -16,7 +16,7 @@ import subprocess
 import pytest
 
 import hf_builder as hb
-from conftest import GPUGATE, STATE_DIR, run_gpugate, spec_file
+from conftest import GPUGATE, STATE_DIR, finding_texts, run_gpugate, spec_file
 
 TINY = "models--org--tiny"
 
@@ -36,7 +36,7 @@ def listed(tmp_path):
 
 
 def findings(check):
-    return check.get("details", {}).get("findings", [])
+    return finding_texts(check)
 
 
 def models_check(tmp_path, cache, models, profile="ci", scope=None):

@@ -9,7 +9,7 @@ import tempfile
 
 import pytest
 
-from conftest import GPUGATE, STATE_DIR, Run
+from conftest import GPUGATE, Run, STATE_DIR, finding_texts
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"),
                                 reason="needs root and unshare for private mounts")
@@ -143,7 +143,7 @@ exec "$GPUGATE" check --profile ci --only hf.mounted --format json
 """, {"HF_HOME": f"{tmp}/elsewhere"})
     m = check(r, "hf.mounted")
     assert r.rc == 1 and m["status"] == "fail", r
-    assert any("beside the mount" in f for f in m["details"]["findings"]), m
+    assert any("beside the mount" in f for f in finding_texts(m)), m
     assert f"export HF_HOME={tmp}/mnt" in m["remediation"]
 
 
@@ -173,7 +173,7 @@ def test_locks_of_another_user(tmp):
     r = Run(proc, 0)
     c = r.check("hf.locks")
     assert r.rc == 1 and c["status"] == "fail", r
-    assert any("abc.lock is owned by uid 0 with mode 0644" in f for f in c["details"]["findings"]), c
+    assert any("abc.lock is owned by uid 0 with mode 0644" in f for f in finding_texts(c)), c
     assert c["remediation"].startswith(f"chown -R 1000:1000 {hub}/.locks   (as root;"), c
     os.chmod(lock, 0o666)
     proc = subprocess.run(["setpriv", "--reuid", "1000", "--regid", "1000", "--clear-groups",

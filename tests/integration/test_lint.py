@@ -165,3 +165,67 @@ def test_lib_includes_nothing_above_it(tmp_path):
     assert r.returncode == 1 and "lib/baselines.c:1: src/lib/ includes ../backend/backend.h" in r.stdout, r.stdout
     (tmp_path / "lib" / "baselines.c").write_text('#include "util.h"\n')
     assert vendor_lint(tmp_path).returncode == 0
+
+
+CONTRACT_LINT = os.path.join(ROOT, "src", "tools", "report_contract_lint.py")
+REPORT_SCHEMA = os.path.join(ROOT, "checks", "report.schema.json")
+
+
+def contract_lint(src, schema=REPORT_SCHEMA):
+    return subprocess.run(["python3", CONTRACT_LINT, str(src), str(schema)], capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_report_contract_lint_passes_on_the_tree():
+    r = contract_lint(os.path.join(ROOT, "src"))
+    assert r.returncode == 0, r.stdout
+
+
+def one_used_code():
+    import json
+    return json.load(open(REPORT_SCHEMA))["$defs"]["finding"]["properties"]["code"]["enum"]
+
+
+@pytest.mark.parametrize("code,what", [
+    # a details key no packages.* check describes (a rename in the check)
+    ('void f(struct result *r) { json_object_set_new(result_details(r), "relation_list", 0); }\n',
+     'details key "relation_list" is not described for any packages.* check'),
+    # the same through a variable holding the details object
+    ('void f(struct result *r) { json_t *d = result_details(r); json_object_set_new(d, "versions", 0); }\n',
+     'details key "versions" is not described'),
+    ('void f(struct result *r) { result_finding(r, STATUS_FAIL, "packages.installed.gone", "x"); }\n',
+     'finding code "packages.installed.gone" is not in report.schema.json'),
+    ('void f(struct result *r, const char *c) { result_finding(r, STATUS_FAIL, c, "%s", "x"); }\n',
+     "a finding's code is not a string literal: c"),
+])
+def test_report_contract_lint_fails(tmp_path, code, what):
+    (tmp_path / "checks").mkdir()
+    # every code the schema lists is written somewhere, as in the tree
+    uses = "".join(f'void u{i}(struct result *r) {{ result_finding(r, STATUS_PASS, "{c}", "x"); }}\n'
+                   for i, c in enumerate(one_used_code()))
+    (tmp_path / "uses.c").write_text(uses)
+    assert contract_lint(tmp_path).returncode == 0
+    (tmp_path / "checks" / "packages.c").write_text(code)
+    r = contract_lint(tmp_path)
+    assert r.returncode == 1 and what in r.stdout and "checks/packages.c:1:" in r.stdout, r.stdout
+    # a key the schema describes passes
+    (tmp_path / "checks" / "packages.c").write_text(
+        'void f(struct result *r) { json_object_set_new(result_details(r), "relations", 0); }\n')
+    assert contract_lint(tmp_path).returncode == 0
+    # and a code the schema lists that nothing writes fails
+    (tmp_path / "uses.c").write_text(uses.replace('"packages.installed.unsatisfied"', '"x"'))
+    r = contract_lint(tmp_path)
+    assert r.returncode == 1 and 'finding code "packages.installed.unsatisfied" is written by no code' in r.stdout
+
+
+def test_report_contract_lint_reads_the_facts_keys(tmp_path):
+    (tmp_path / "facts").mkdir()
+    uses = "".join(f'void u{i}(struct result *r) {{ result_finding(r, STATUS_PASS, "{c}", "x"); }}\n'
+                   for i, c in enumerate(one_used_code()))
+    (tmp_path / "uses.c").write_text(uses)
+    facts = tmp_path / "facts" / "packages.c"
+    facts.write_text('#define K_RELATIONS "relations"\n#define K_PACKAGE "package"\n')
+    assert contract_lint(tmp_path).returncode == 0
+    facts.write_text('#define K_RELATIONS "relations"\n#define K_PACKAGE "package_name"\n')
+    r = contract_lint(tmp_path)
+    assert r.returncode == 1 and 'facts/packages.c:2: details key "package_name"' in r.stdout, r.stdout

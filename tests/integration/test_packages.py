@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-from conftest import dpkg_root, run_gpugate, spec_file, stanza, write
+from conftest import dpkg_root, finding_codes, finding_texts, run_gpugate, spec_file, stanza, write
 
 
 def check(tmp_path, stanzas, relations, native="amd64"):
@@ -27,7 +27,8 @@ def test_too_old_names_package_and_version(tmp_path):
     r, c = check(tmp_path, [stanza("libze1", "1.8.12-1")], ["libze1 (>= 1.17)"])
     assert r.rc == 1 and c["status"] == "fail"
     assert "libze1" in c["summary"]
-    assert "libze1:amd64 1.8.12-1 is too old" in c["details"]["findings"][0]
+    assert "libze1:amd64 1.8.12-1 is too old" in finding_texts(c)[0]
+    assert finding_codes(c) == ["packages.installed.unsatisfied"]
     assert "libze1 at a version >= 1.17" in c["remediation"]
 
 
@@ -71,19 +72,22 @@ def test_provides(tmp_path):
         r, c = check(tmp_path, [prov], [relation])
         assert (r.rc == 0) == ok, (relation, r)
     r, c = check(tmp_path, [prov], ["opencl-icd (>= 1)"])
-    assert "provides opencl-icd without a version, which serves only an unversioned relation" in c["details"]["findings"][0]
+    assert "provides opencl-icd without a version, which serves only an unversioned relation" in finding_texts(c)[0]
 
 
 def test_not_installed_states_do_not_count(tmp_path):
     for state in ("config-files", "half-installed", "unpacked", "half-configured"):
         r, c = check(tmp_path, [stanza("libze1", "1.17.0-1", state=state)], ["libze1"])
         assert r.rc == 1, (state, r)
-        assert f"not installed (state {state})" in c["details"]["findings"][0]
+        assert f"not installed (state {state})" in finding_texts(c)[0]
 
 
 def test_missing_package(tmp_path):
     r, c = check(tmp_path, [stanza("other", "1")], ["libze1 (>= 1.0)"])
-    assert r.rc == 1 and "libze1 (>= 1.0): not installed" in c["details"]["findings"][0]
+    assert r.rc == 1 and "libze1 (>= 1.0): not installed" in finding_texts(c)[0]
+    # the stable code, and the finding's own status (the schema lists every code)
+    assert c["findings"] == [{"code": "packages.installed.unsatisfied", "status": "fail",
+                              "text": finding_texts(c)[0]}]
 
 
 # dpkg's deparchsatisfied() (lib/dpkg/depcon.c); test_dpkg_exact.py has dpkg decide these too
@@ -121,7 +125,7 @@ def test_native_follows_dpkg_architecture(tmp_path):
 
 def test_native_qualifier_says_dpkg_knows_no_such_architecture(tmp_path):
     r, c = check(tmp_path, [stanza("libfoo", "2.0-1", "amd64")], ["libfoo:native (>= 2.0)"])
-    assert r.rc == 1 and "dpkg knows no such architecture" in " ".join(c["details"]["findings"]), c
+    assert r.rc == 1 and "dpkg knows no such architecture" in " ".join(finding_texts(c)), c
 
 
 def test_no_dpkg_database(tmp_path):
@@ -178,4 +182,4 @@ def test_builtin_profiles_pin_the_intel_stack(tmp_path):
     r = run_gpugate("--root", str(old), "--only", "packages", "--format", "json")
     assert r.rc == 1
     assert "intel-opencl-icd:amd64 22.43.24595.41-1 is too old" in "\n".join(
-        r.check("packages.installed")["details"]["findings"])
+        finding_texts(r.check("packages.installed")))

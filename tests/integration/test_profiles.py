@@ -16,7 +16,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "lib"))
 import debfixture  # noqa: E402
-from report_oracles import validate_json_text  # noqa: E402
+from report_oracles import finding_texts, validate_json_text  # noqa: E402
 
 GPUGATE = os.environ.get("GPUGATE", str(REPO / "build" / "gpugate"))
 BUILTIN = ("healthcheck", "ci", "validate")
@@ -52,7 +52,7 @@ def empty_root(tmp_path, packages=(), nvidia=False):
 
 
 def installed_findings(checks):
-    return " ".join(checks["packages.installed"]["details"]["findings"])
+    return " ".join(finding_texts(checks["packages.installed"]))
 
 
 def test_intel_pins_apply_on_intel_only(tmp_path):

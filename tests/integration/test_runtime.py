@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from conftest import GPUGATE, run_gpugate, write
+from conftest import GPUGATE, finding_texts, run_gpugate, write
 
 FAKE = os.environ.get("GPUGATE_FAKE_ZE") or os.path.join(
     os.path.dirname(GPUGATE), "fakes", "libze_fake.so")
@@ -287,7 +287,7 @@ def test_driver_build_differs_from_its_package(tmp_path):
     assert r.rc == 0, r
     c = r.check("runtime.loader")
     assert c["status"] == "warn", c
-    finding = " ".join(c["details"]["findings"])
+    finding = " ".join(finding_texts(c))
     assert "reports build 29735 (1.3.29735)" in finding and "libze-intel-gpu1 24.22.29700.1-1 (build 29700)" in finding, c
     prov = c["details"]["provenance"][0]
     assert prov["loader_package"] == "libze1 1.8.12-1", prov

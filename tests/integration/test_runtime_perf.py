@@ -14,7 +14,7 @@ import uuid
 
 import pytest
 
-from conftest import GPUGATE, run_gpugate, write
+from conftest import GPUGATE, finding_texts, run_gpugate, write
 from test_runtime import FAKE, survivors
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -258,7 +258,7 @@ def test_the_summary_names_the_gpu_that_failed_not_the_first_that_passed(tmp_pat
             extra={"FAKE_CUDA_DEVICES": "2"})
     assert r.rc == 1, r
     c = r.check("runtime.performance")
-    findings = c["details"]["findings"]
+    findings = finding_texts(c)
     assert findings[0].startswith("cuda device 0 (Fake GPU 0") and "no baseline" in findings[0], findings
     assert c["summary"].startswith("cuda device 1 (Fake GPU 1, 0000:1b:00.0): copy bandwidth 2000.0 GB/s is 50% below"), c
 

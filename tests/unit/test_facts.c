@@ -1,0 +1,326 @@
+/* The typed facts (src/facts/): each encoder's output decodes back
+ * to the same facts, a key of the wrong type is an error, and gpugate diff's
+ * comparisons (src/operator/diff.c) judged on hand-built facts: package
+ * changes, GPUs lost, the tolerance's boundary, newly failing checks and
+ * the finding codes they gained. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "facts/devices.h"
+#include "facts/packages.h"
+#include "facts/runtime.h"
+#include "operator/report_decode.h"
+
+static void packages_round_trip(void **state)
+{
+	(void)state;
+	json_t *details = json_object();
+	struct package_fact libze = { "libze1", "amd64", "1.17.0-1", "installed", "same", NULL };
+	struct package_fact icd = { "intel-opencl-icd", "amd64", "24.26-1", "installed", "", "opencl-icd" };
+	json_t *installed = json_array();
+	json_array_append_new(installed, package_fact_encode(&libze));
+	json_t *second = json_array();
+	json_array_append_new(second, package_fact_encode(&icd));
+	json_t *rels = json_array();
+	json_array_append_new(rels, relation_fact_encode("libze1 (>= 1.17)", true, installed));
+	json_array_append_new(rels, relation_fact_encode("opencl-icd | ocl-icd", false, second));
+	packages_facts_encode_native(details, "amd64", "dpkg's Architecture");
+	packages_facts_encode_relations(details, rels);
+
+	struct packages_facts f;
+	char err[256];
+	assert_int_equal(packages_facts_decode(details, &f, err, sizeof(err)), 0);
+	assert_string_equal(f.native_arch, "amd64");
+	assert_string_equal(f.native_from, "dpkg's Architecture");
+	assert_int_equal(f.n_relations, 2);
+	assert_string_equal(f.relations[0].relation, "libze1 (>= 1.17)");
+	assert_true(f.relations[0].holds);
+	assert_int_equal(f.relations[0].n_installed, 1);
+	assert_string_equal(f.relations[0].installed[0].name, "libze1");
+	assert_string_equal(f.relations[0].installed[0].version, "1.17.0-1");
+	assert_string_equal(f.relations[0].installed[0].multi_arch, "same");
+	assert_null(f.relations[0].installed[0].provides);
+	assert_false(f.relations[1].holds);
+	assert_string_equal(f.relations[1].installed[0].provides, "opencl-icd");
+	assert_null(f.relations[1].installed[0].multi_arch); /* "" is not written */
+	packages_facts_release(&f);
+
+	/* a key of the wrong type is an error naming it, not a silent skip */
+	json_object_set_new(json_array_get(rels, 0), "relation", json_integer(3));
+	assert_int_equal(packages_facts_decode(details, &f, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "relation 1"));
+	json_object_set_new(details, "relations", json_string("libze1"));
+	assert_int_equal(packages_facts_decode(details, &f, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "\"relations\" is not a list"));
+	json_decref(details);
+
+	/* no such check: empty facts */
+	assert_int_equal(packages_facts_decode(NULL, &f, err, sizeof(err)), 0);
+	assert_int_equal(f.n_relations, 0);
+	packages_facts_release(&f);
+}
+
+static void devices_round_trip(void **state)
+{
+	(void)state;
+	struct gpu_fact g = { "0000:03:00.0", "0x8086", "0x56a0", "0x030000", "xe", "card1", "renderD129", true, false };
+	json_t *gpus = json_array(), *details = json_object();
+	json_array_append_new(gpus, gpu_fact_encode(&g));
+	devices_facts_encode_gpus(details, gpus);
+	struct devices_facts f;
+	char err[256];
+	assert_int_equal(devices_facts_decode(details, &f, err, sizeof(err)), 0);
+	assert_int_equal(f.n_gpus, 1);
+	assert_string_equal(f.gpus[0].pci, "0000:03:00.0");
+	assert_string_equal(f.gpus[0].vendor, "0x8086");
+	assert_string_equal(f.gpus[0].device, "0x56a0");
+	assert_string_equal(f.gpus[0].pci_class, "0x030000");
+	assert_string_equal(f.gpus[0].driver, "xe");
+	assert_string_equal(f.gpus[0].render, "renderD129");
+	assert_true(f.gpus[0].selected);
+	assert_false(f.gpus[0].present);
+	devices_facts_release(&f);
+	json_decref(details);
+}
+
+static void runtime_round_trip(void **state)
+{
+	(void)state;
+	json_t *loader = json_object(), *devices = json_object(), *perf = json_object();
+	json_t *result =
+		json_pack("{s:s, s:s}", "driver_version", "1.3.29735", "library", "/usr/lib/libze_intel_gpu.so.1");
+	struct probe_run_fact run = { .backend = "level-zero", .seconds = 0.5, .last_stage = "", .result = result };
+	json_t *probes = json_array();
+	json_array_append_new(probes, probe_run_encode(&run));
+	runtime_facts_encode_probes(loader, probes);
+	json_t *dev = json_pack("{s:s, s:s}", "name", "Arc A770", "pci", "0000:03:00.0");
+	json_t *list = json_array();
+	json_array_append_new(list, runtime_device_encode(dev, "level-zero"));
+	runtime_facts_encode_devices(devices, list);
+	json_t *raw = json_pack("{s:f, s:f, s:I}", "copy_bandwidth_gbs", 400.0, "launch_latency_us", 5.25,
+				"buffer_bytes", (json_int_t)1 << 28);
+	struct figure_fact whose = { .backend = "level-zero",
+				     .index = 0,
+				     .pci = "0000:03:00.0",
+				     .name = "Arc A770",
+				     .vendor_id = 0x8086,
+				     .device_id = -1 };
+	json_t *measured = json_array();
+	json_array_append_new(measured, figure_encode(raw, &whose));
+	runtime_facts_encode_measured(perf, measured);
+	runtime_facts_encode_tolerance(perf, 15);
+
+	struct runtime_facts f = { 0 };
+	char err[256];
+	assert_int_equal(runtime_loader_decode(loader, &f, err, sizeof(err)), 0);
+	assert_int_equal(runtime_devices_decode(devices, &f, err, sizeof(err)), 0);
+	assert_int_equal(runtime_performance_decode(perf, &f, err, sizeof(err)), 0);
+	assert_int_equal(f.n_probes, 1);
+	assert_string_equal(f.probes[0].backend, "level-zero");
+	assert_string_equal(f.probes[0].driver_version, "1.3.29735");
+	assert_string_equal(f.probes[0].library, "/usr/lib/libze_intel_gpu.so.1");
+	assert_null(f.probes[0].last_stage); /* "" is not written */
+	assert_int_equal(f.n_devices, 1);
+	assert_string_equal(f.devices[0].backend, "level-zero");
+	assert_string_equal(f.devices[0].name, "Arc A770");
+	assert_int_equal(f.n_figures, 1);
+	assert_true(f.figures[0].copy_bandwidth_gbs == 400.0);
+	assert_true(f.figures[0].launch_latency_us == 5.25);
+	assert_int_equal(f.figures[0].vendor_id, 0x8086);
+	assert_int_equal(f.figures[0].device_id, -1); /* not written, not read */
+	assert_string_equal(f.figures[0].name, "Arc A770");
+	assert_int_equal(json_integer_value(f.figures[0].buffer_bytes), 1 << 28);
+	assert_true(f.tolerance_percent == 15);
+	runtime_facts_release(&f);
+
+	json_object_set_new(perf, "measured", json_object());
+	assert_int_equal(runtime_performance_decode(perf, &f, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "runtime.performance: \"measured\" is not a list"));
+	runtime_facts_release(&f);
+	json_decref(result);
+	json_decref(dev);
+	json_decref(raw);
+	json_decref(loader);
+	json_decref(devices);
+	json_decref(perf);
+}
+
+/* --- diff on hand-built facts --------------------------------------------- */
+
+struct side {
+	struct report_doc doc;
+	struct report_check checks[2];
+	const char *codes[2];
+	struct relation_fact rel;
+	struct package_fact pkg;
+	struct gpu_fact gpu;
+	struct figure_fact fig;
+};
+
+static void side_init(struct side *s, const char *path, const char *version, bool gpu_present, double bw,
+		      const char *status, const char *code)
+{
+	memset(s, 0, sizeof(*s));
+	s->pkg = (struct package_fact){ "libze1", "amd64", version, "installed", NULL, NULL };
+	s->rel = (struct relation_fact){ "libze1", true, &s->pkg, 1 };
+	s->gpu = (struct gpu_fact){ "0000:03:00.0", "0x8086",     "0x56a0", "0x030000", "xe",
+				    "card0",        "renderD128", true,     gpu_present };
+	s->fig = (struct figure_fact){ .backend = "level-zero",
+				       .pci = "0000:03:00.0",
+				       .name = "Arc",
+				       .vendor_id = 0x8086,
+				       .device_id = 0x56a0,
+				       .copy_bandwidth_gbs = bw,
+				       .launch_latency_us = 5 };
+	s->codes[0] = code;
+	s->checks[0] = (struct report_check){ "runtime.performance", status, "figures", s->codes, code ? 1 : 0 };
+	s->checks[1] = (struct report_check){ "packages.installed", "pass", "all hold", NULL, 0 };
+	s->doc.path = path;
+	s->doc.checks = s->checks;
+	s->doc.n_checks = 2;
+	s->doc.packages = (struct packages_facts){ .relations = &s->rel, .n_relations = 1 };
+	s->doc.devices = (struct devices_facts){ .gpus = &s->gpu, .n_gpus = 1 };
+	s->doc.runtime.figures = &s->fig;
+	s->doc.runtime.n_figures = 1;
+	report_index(&s->doc);
+}
+
+static json_t *diff_of(struct side *a, struct side *b, double tol)
+{
+	json_t *d = diff_reports(&a->doc, &b->doc, tol);
+	json_decref(a->doc.by_id);
+	json_decref(b->doc.by_id);
+	return d;
+}
+
+static const char *entry_str(json_t *d, const char *list, size_t i, const char *key)
+{
+	return json_string_value(json_object_get(json_array_get(json_object_get(d, list), i), key));
+}
+
+static void diff_same_facts_no_regression(void **state)
+{
+	(void)state;
+	struct side a, b;
+	side_init(&a, "old.json", "1.17.0-1", true, 400, "pass", NULL);
+	side_init(&b, "new.json", "1.17.0-1", true, 400, "pass", NULL);
+	json_t *d = diff_of(&a, &b, 20);
+	assert_false(json_is_true(json_object_get(d, "regressed")));
+	assert_int_equal(json_array_size(json_object_get(d, "packages")), 0);
+	assert_int_equal(json_array_size(json_object_get(d, "devices")), 0);
+	assert_int_equal(json_array_size(json_object_get(d, "checks")), 0);
+	json_decref(d);
+}
+
+static void diff_package_versions(void **state)
+{
+	(void)state;
+	struct side a, b;
+	side_init(&a, "old.json", "1.17.0-1", true, 400, "pass", NULL);
+	side_init(&b, "new.json", "1.17.0-1+b1", true, 400, "pass", NULL);
+	json_t *d = diff_of(&a, &b, 20);
+	assert_string_equal(entry_str(d, "packages", 0, "package"), "libze1:amd64");
+	assert_string_equal(entry_str(d, "packages", 0, "change"), "upgraded");
+	json_decref(d);
+	side_init(&a, "old.json", "1.17.0-1", true, 400, "pass", NULL);
+	side_init(&b, "new.json", "1:1.0-1", true, 400, "pass", NULL); /* the epoch wins */
+	d = diff_of(&a, &b, 20);
+	assert_string_equal(entry_str(d, "packages", 0, "change"), "upgraded");
+	json_decref(d);
+	side_init(&a, "old.json", "1.17.0-1", true, 400, "pass", NULL);
+	side_init(&b, "new.json", "1.17.0~rc1-1", true, 400, "pass", NULL); /* ~ sorts before anything */
+	d = diff_of(&a, &b, 20);
+	assert_string_equal(entry_str(d, "packages", 0, "change"), "downgraded");
+	assert_false(json_is_true(json_object_get(d, "regressed"))); /* a version change alone is no regression */
+	json_decref(d);
+}
+
+static void diff_gpu_lost_is_a_regression(void **state)
+{
+	(void)state;
+	struct side a, b;
+	side_init(&a, "old.json", "1", true, 400, "pass", NULL);
+	side_init(&b, "new.json", "1", false, 400, "pass", NULL); /* not passed in any more */
+	json_t *d = diff_of(&a, &b, 20);
+	assert_string_equal(entry_str(d, "devices", 0, "device"), "pci 0000:03:00.0");
+	assert_string_equal(entry_str(d, "devices", 0, "change"), "lost");
+	assert_true(json_is_true(json_object_get(d, "regressed")));
+	json_decref(d);
+	/* gained: listed, no regression */
+	side_init(&a, "old.json", "1", false, 400, "pass", NULL);
+	side_init(&b, "new.json", "1", true, 400, "pass", NULL);
+	d = diff_of(&a, &b, 20);
+	assert_string_equal(entry_str(d, "devices", 0, "change"), "added");
+	assert_false(json_is_true(json_object_get(d, "regressed")));
+	json_decref(d);
+}
+
+static void diff_tolerance_boundary(void **state)
+{
+	(void)state;
+	struct side a, b;
+	/* exactly the tolerance worse is within it */
+	side_init(&a, "old.json", "1", true, 400, "pass", NULL);
+	side_init(&b, "new.json", "1", true, 320, "pass", NULL);
+	json_t *d = diff_of(&a, &b, 20);
+	assert_false(json_is_true(json_object_get(d, "regressed")));
+	json_t *e = json_array_get(json_object_get(d, "performance"), 0);
+	assert_true(fabs(json_number_value(json_object_get(e, "bandwidth_change_percent")) + 20) < 1e-9);
+	json_decref(d);
+	/* a little more is a regression */
+	side_init(&a, "old.json", "1", true, 400, "pass", NULL);
+	side_init(&b, "new.json", "1", true, 319.6, "pass", NULL);
+	d = diff_of(&a, &b, 20);
+	assert_true(json_is_true(json_object_get(d, "regressed")));
+	assert_true(json_is_true(json_object_get(json_array_get(json_object_get(d, "performance"), 0), "regressed")));
+	json_decref(d);
+	/* faster is never a regression */
+	side_init(&a, "old.json", "1", true, 400, "pass", NULL);
+	side_init(&b, "new.json", "1", true, 900, "pass", NULL);
+	d = diff_of(&a, &b, 20);
+	assert_false(json_is_true(json_object_get(d, "regressed")));
+	json_decref(d);
+}
+
+static void diff_newly_failing_check_and_its_codes(void **state)
+{
+	(void)state;
+	struct side a, b;
+	side_init(&a, "old.json", "1", true, 400, "warn", "runtime.performance.no_baseline");
+	side_init(&b, "new.json", "1", true, 400, "fail", "runtime.performance.slow_copy");
+	json_t *d = diff_of(&a, &b, 20);
+	assert_true(json_is_true(json_object_get(d, "regressed")));
+	assert_string_equal(entry_str(d, "checks", 0, "id"), "runtime.performance");
+	assert_string_equal(entry_str(d, "checks", 0, "change"), "worse");
+	json_t *e = json_array_get(json_object_get(d, "checks"), 0);
+	assert_int_equal(json_array_size(json_object_get(e, "codes_added")), 1);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(e, "codes_added"), 0)),
+			    "runtime.performance.slow_copy");
+	assert_string_equal(json_string_value(json_array_get(json_object_get(e, "codes_gone"), 0)),
+			    "runtime.performance.no_baseline");
+	json_decref(d);
+	/* fail -> warn is better, no regression */
+	side_init(&a, "old.json", "1", true, 400, "fail", "runtime.performance.slow_copy");
+	side_init(&b, "new.json", "1", true, 400, "warn", NULL);
+	d = diff_of(&a, &b, 20);
+	assert_false(json_is_true(json_object_get(d, "regressed")));
+	assert_string_equal(entry_str(d, "checks", 0, "change"), "better");
+	json_decref(d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(packages_round_trip),     cmocka_unit_test(devices_round_trip),
+		cmocka_unit_test(runtime_round_trip),      cmocka_unit_test(diff_same_facts_no_regression),
+		cmocka_unit_test(diff_package_versions),   cmocka_unit_test(diff_gpu_lost_is_a_regression),
+		cmocka_unit_test(diff_tolerance_boundary), cmocka_unit_test(diff_newly_failing_check_and_its_codes),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
