@@ -1,6 +1,7 @@
 #include "debrelation.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,23 +43,40 @@ static const char *skip_space(const char *p)
 	return p;
 }
 
-/* dpkg's c_isspace() (lib/dpkg/c-ctype.h): the C locale's white space. */
+/* ASCII character classes as 128-bit sets (bit c of lo for c < 64, of hi
+ * for 64..127): one shift and mask per byte in the loops below. */
+struct char_set {
+	uint64_t lo, hi;
+};
+static bool in_set(struct char_set set, char ch)
+{
+	unsigned char c = (unsigned char)ch;
+	return c < 64 ? (set.lo >> c) & 1 : c < 128 ? (set.hi >> (c - 64)) & 1 : false;
+}
+/* dpkg's c_isspace() (lib/dpkg/c-ctype.h): " \t\n\v\f\r" */
+static const struct char_set space_set = { 0x100003e00u, 0 };
+/* letters and digits */
+static const struct char_set alnum_set = { 0x3ff000000000000u, 0x7fffffe07fffffeu };
+/* a package name's characters after the first (pkg_name_is_illegal(),
+ * lib/dpkg/parsehelp.c: letters, digits and "-+._", '_' deprecated but
+ * accepted; capitals are looked up lowercased: pkg_hash_find_set) */
+static const struct char_set name_set = { 0x3ff680000000000u, 0x7fffffe87fffffeu };
+/* an architecture name's (dpkg_arch_name_is_illegal(), lib/dpkg/arch.c): letters, digits, '-' */
+static const struct char_set arch_set = { 0x3ff200000000000u, 0x7fffffe07fffffeu };
+
 static bool deb_space(char c)
 {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+	return in_set(space_set, c);
 }
 
 static bool deb_alnum(char c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+	return in_set(alnum_set, c);
 }
 
-/* Characters of a package name after the first (pkg_name_is_illegal(),
- * lib/dpkg/parsehelp.c: "-+._", '_' deprecated but accepted); capitals are
- * accepted too and looked up lowercased (pkg_hash_find_set). */
 static bool valid_name_char(char c)
 {
-	return deb_alnum(c) || c == '+' || c == '-' || c == '.' || c == '_';
+	return in_set(name_set, c);
 }
 
 const char *deb_name_illegal(const char *name, size_t len)
@@ -210,7 +228,7 @@ static bool arch_name_legal(const char *a, size_t n)
 	if (!n || !deb_alnum(a[0]))
 		return false;
 	for (size_t i = 1; i < n; i++)
-		if (!deb_alnum(a[i]) && a[i] != '-')
+		if (!in_set(arch_set, a[i]))
 			return false;
 	return true;
 }
@@ -237,17 +255,23 @@ int relfield_walk(const char *field, const char *value, size_t len, enum relfiel
 		for (;;) {
 			struct relfield_item it = { 0 };
 			it.name = p;
-			while (p < end && !deb_space(*p) && *p != ':' && *p != '(' && *p != ',' && *p != '|')
+			/* the name's characters checked as they are passed (pkg_name_is_illegal) */
+			bool legal = p < end && deb_alnum(*p);
+			while (p < end && valid_name_char(*p))
 				p++;
+			while (p < end && !deb_space(*p) && *p != ':' && *p != '(' && *p != ',' && *p != '|') {
+				legal = false;
+				p++;
+			}
 			it.name_len = (size_t)(p - it.name);
 			if (!it.name_len)
 				return field_error(err, err_size, field,
 						   "missing package name, or garbage where package name expected%.*s",
 						   "", 0);
-			const char *bad = deb_name_illegal(it.name, it.name_len);
-			if (bad) {
+			if (!legal) {
 				char why[200];
-				snprintf(why, sizeof(why), "invalid package name '%%.*s': %s", bad);
+				snprintf(why, sizeof(why), "invalid package name '%%.*s': %s",
+					 deb_name_illegal(it.name, it.name_len));
 				return field_error(err, err_size, field, why, it.name, it.name_len);
 			}
 			if (AT(p) == ':') {
@@ -309,18 +333,9 @@ int relfield_walk(const char *field, const char *value, size_t len, enum relfiel
 							   "reference to '%.*s': version contains another character "
 							   "instead of ')'",
 							   it.name, it.name_len);
-				char small[128], *v = it.version_len < sizeof(small)
-							      ? small
-							      : xstrndup(it.version, it.version_len);
-				if (v == small) {
-					memcpy(small, it.version, it.version_len);
-					small[it.version_len] = '\0';
-				}
-				enum debversion_level level;
-				const char *why = debversion_check(v, &level);
-				if (v != small)
-					free(v);
-				if (why && level == DEBVERSION_ERROR) {
+				/* parse_db_version() in the status file's lax mode: only errors count */
+				const char *why = debversion_refused(it.version, it.version_len);
+				if (why) {
 					char what[200];
 					snprintf(what, sizeof(what), "reference to '%%.*s': version: %s", why);
 					return field_error(err, err_size, field, what, it.name, it.name_len);
