@@ -1,7 +1,6 @@
 #include "debrelation.h"
 
 #include <ctype.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,40 +42,40 @@ static const char *skip_space(const char *p)
 	return p;
 }
 
-/* ASCII character classes as 128-bit sets (bit c of lo for c < 64, of hi
- * for 64..127): one shift and mask per byte in the loops below. */
-struct char_set {
-	uint64_t lo, hi;
+/* Character classes, one table lookup per byte in the loops below:
+ * C_SPACE dpkg's c_isspace() (lib/dpkg/c-ctype.h); C_ALNUM letters and
+ * digits; C_NAME a package name's characters after the first
+ * (pkg_name_is_illegal(), lib/dpkg/parsehelp.c: "-+._", '_' deprecated but
+ * accepted; capitals are looked up lowercased: pkg_hash_find_set); C_ARCH an
+ * architecture name's (dpkg_arch_name_is_illegal(), lib/dpkg/arch.c: '-'). */
+enum { C_SPACE = 1, C_ALNUM = 2, C_NAME = 4, C_ARCH = 8 };
+/* clang-format off */
+static const unsigned char char_class[256] = {
+	['\t'] = 1, ['\n'] = 1, ['\v'] = 1, ['\f'] = 1, ['\r'] = 1, [' '] = 1, ['+'] = 4, ['-'] = 12,
+	['.'] = 4, ['0'] = 14, ['1'] = 14, ['2'] = 14, ['3'] = 14, ['4'] = 14, ['5'] = 14, ['6'] = 14,
+	['7'] = 14, ['8'] = 14, ['9'] = 14, ['A'] = 14, ['B'] = 14, ['C'] = 14, ['D'] = 14, ['E'] = 14,
+	['F'] = 14, ['G'] = 14, ['H'] = 14, ['I'] = 14, ['J'] = 14, ['K'] = 14, ['L'] = 14, ['M'] = 14,
+	['N'] = 14, ['O'] = 14, ['P'] = 14, ['Q'] = 14, ['R'] = 14, ['S'] = 14, ['T'] = 14, ['U'] = 14,
+	['V'] = 14, ['W'] = 14, ['X'] = 14, ['Y'] = 14, ['Z'] = 14, ['_'] = 4, ['a'] = 14, ['b'] = 14,
+	['c'] = 14, ['d'] = 14, ['e'] = 14, ['f'] = 14, ['g'] = 14, ['h'] = 14, ['i'] = 14, ['j'] = 14,
+	['k'] = 14, ['l'] = 14, ['m'] = 14, ['n'] = 14, ['o'] = 14, ['p'] = 14, ['q'] = 14, ['r'] = 14,
+	['s'] = 14, ['t'] = 14, ['u'] = 14, ['v'] = 14, ['w'] = 14, ['x'] = 14, ['y'] = 14, ['z'] = 14,
 };
-static bool in_set(struct char_set set, char ch)
-{
-	unsigned char c = (unsigned char)ch;
-	return c < 64 ? (set.lo >> c) & 1 : c < 128 ? (set.hi >> (c - 64)) & 1 : false;
-}
-/* dpkg's c_isspace() (lib/dpkg/c-ctype.h): " \t\n\v\f\r" */
-static const struct char_set space_set = { 0x100003e00u, 0 };
-/* letters and digits */
-static const struct char_set alnum_set = { 0x3ff000000000000u, 0x7fffffe07fffffeu };
-/* a package name's characters after the first (pkg_name_is_illegal(),
- * lib/dpkg/parsehelp.c: letters, digits and "-+._", '_' deprecated but
- * accepted; capitals are looked up lowercased: pkg_hash_find_set) */
-static const struct char_set name_set = { 0x3ff680000000000u, 0x7fffffe87fffffeu };
-/* an architecture name's (dpkg_arch_name_is_illegal(), lib/dpkg/arch.c): letters, digits, '-' */
-static const struct char_set arch_set = { 0x3ff200000000000u, 0x7fffffe07fffffeu };
+/* clang-format on */
 
 static bool deb_space(char c)
 {
-	return in_set(space_set, c);
+	return char_class[(unsigned char)c] & C_SPACE;
 }
 
 static bool deb_alnum(char c)
 {
-	return in_set(alnum_set, c);
+	return char_class[(unsigned char)c] & C_ALNUM;
 }
 
 static bool valid_name_char(char c)
 {
-	return in_set(name_set, c);
+	return char_class[(unsigned char)c] & C_NAME;
 }
 
 const char *deb_name_illegal(const char *name, size_t len)
@@ -228,7 +227,7 @@ static bool arch_name_legal(const char *a, size_t n)
 	if (!n || !deb_alnum(a[0]))
 		return false;
 	for (size_t i = 1; i < n; i++)
-		if (!in_set(arch_set, a[i]))
+		if (!(char_class[(unsigned char)a[i]] & C_ARCH))
 			return false;
 	return true;
 }

@@ -7,6 +7,7 @@
 # mounted Hugging Face cache; against the shell script a user would write for
 # the same facts, and a bare process start, all in the same run (hyperfine
 # rounds that alternate the commands). Goal: gpugate at most 0.10 x the script.
+# STATIC_BENCH_BASELINE=/path/to/older/gpugate adds that binary to the same run.
 set -eu
 GPUGATE=${GPUGATE:-build/gpugate}
 RUNS=${BENCH_RUNS:-300}
@@ -73,23 +74,32 @@ grep -q ' /root/.cache/huggingface ' "$R/proc/self/mountinfo" || exit 1
 SH
 sh "$work/shell.sh" "$root" || { echo "the shell script fails on the bench root"; exit 1; }
 sc="sh $work/shell.sh $root"
+bl=""
+if [ -n "${STATIC_BENCH_BASELINE:-}" ]; then
+	bl="$STATIC_BENCH_BASELINE check --profile healthcheck --vendor intel --skip runtime --root $root"
+	HOME=/root $bl > /dev/null || { echo "the baseline binary fails on the bench root"; exit 1; }
+fi
 per=$(( (RUNS + ROUNDS - 1) / ROUNDS ))
 i=0
 while [ $i -lt "$ROUNDS" ]; do
-	HOME=/root hyperfine -N -i --warmup 5 --runs "$per" --export-json "$work/h$i.json" "$gp" "$sc" "/bin/true" > /dev/null 2>&1
+	# shellcheck disable=SC2086 # $bl is one more command, or none
+	HOME=/root hyperfine -N -i --warmup 5 --runs "$per" --export-json "$work/h$i.json" "$gp" "$sc" "/bin/true" ${bl:+"$bl"} > /dev/null 2>&1
 	i=$((i + 1))
 done
 echo "load while measuring: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
 /usr/bin/python3 - "$work" "$ROUNDS" <<'PY'
 import json, statistics, sys
 work, rounds = sys.argv[1], int(sys.argv[2])
-times = [[], [], []]
+times = [[], [], [], []]
 for i in range(rounds):
     for k, r in enumerate(json.load(open(f"{work}/h{i}.json"))["results"]):
         times[k] += r["times"]
-g, s, t = (statistics.median(x) * 1e3 for x in times)
+g, s, t = (statistics.median(x) * 1e3 for x in times[:3])
 print(f"gpugate healthcheck static path (8 GPUs, whole process): median {g:.2f} ms ({len(times[0])} runs)")
 print(f"shell script for the same facts: median {s:.2f} ms")
 print(f"bare process start (/bin/true): median {t:.2f} ms")
 print(f"ratio gpugate/shell script: {g / s:.3f} (goal <= 0.10)")
+if times[3]:
+    b = statistics.median(times[3]) * 1e3
+    print(f"baseline binary: median {b:.2f} ms, ratio to the shell script {b / s:.3f}")
 PY
