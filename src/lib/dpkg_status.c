@@ -841,27 +841,37 @@ static size_t stanzas_end(const char *buf, size_t len)
  * white space or ':', blanks may stand before the ':', the value runs over
  * the lines that start with white space (a line of white space only is
  * part of it: dpkg warns), and the stanza ends at an empty line. */
+/* The error for a NUL byte at nul, with its line. */
+static int nul_error(struct parser *ps, const char *content, const char *nul)
+{
+	size_t at = ps->line + 1;
+	for (const char *q = content; (q = memchr(q, '\n', (size_t)(nul - q))) != NULL; q++)
+		at++;
+	ps->line = at;
+	return perr(ps, at, "NUL byte in the status file (corrupt?)");
+}
+
 static int parse_region(struct parser *ps, const char *content, size_t len)
 {
 	const char *p = content, *end = content + len;
 	ps->region_end = end;
 	size_t line = ps->line + 1; /* the line p is on */
+	/* A NUL byte is an error where it stands: what comes before it is read
+	 * (an earlier error is the one reported), the parse stops at it. */
 	const char *nul = memchr(content, '\0', len);
-	if (nul) {
-		size_t at = ps->line + 1;
-		for (const char *q = content; (q = memchr(q, '\n', (size_t)(nul - q))) != NULL; q++)
-			at++;
-		ps->line = at;
-		return perr(ps, at, "NUL byte in the status file (corrupt?)");
-	}
+	if (nul)
+		end = nul;
 	int rc = 0;
 	while (rc == 0) {
 		while (p < end && *p == '\n') { /* skip the empty lines between stanzas */
 			p++;
 			line++;
 		}
-		if (p == end)
+		if (p == end) {
+			if (nul)
+				rc = nul_error(ps, content, nul);
 			break;
+		}
 		stanza_reset(&ps->s);
 		ps->s.line = line;
 		for (;;) { /* one field */
@@ -879,6 +889,10 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 			}
 			while (p < end && *p != '\n' && c_space(*p))
 				p++;
+			if (p == end && nul) {
+				rc = nul_error(ps, content, nul);
+				break;
+			}
 			if (p == end || *p != ':') {
 				const char *what = p == end     ? "end of file after field name '%.*s'"
 						   : *p == '\n' ? "newline in field name '%.*s'"
@@ -891,6 +905,10 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 			p++;
 			while (p < end && *p != '\n' && c_space(*p))
 				p++;
+			if (p == end && nul) {
+				rc = nul_error(ps, content, nul);
+				break;
+			}
 			if (p == end) {
 				rc = perr(
 					ps, line,
@@ -904,6 +922,10 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 			 * by a character that is not white space, or by the end */
 			size_t before = line;
 			const char *nl = value_end(p, end, &line);
+			if (!nl && nul) {
+				rc = nul_error(ps, content, nul);
+				break;
+			}
 			if (!nl) {
 				rc = perr(
 					ps, before,
@@ -918,6 +940,10 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 			rc = add_field(ps, name, name_len, value, (size_t)(vend - value), field_line);
 			if (rc)
 				break;
+			if (p == end && nul) {
+				rc = nul_error(ps, content, nul); /* the stanza's rest lies past it */
+				break;
+			}
 			if (p == end || *p == '\n')
 				break; /* the stanza's end */
 		}
