@@ -817,7 +817,7 @@ static void run_layout(const struct context *ctx, void *state, struct result *r)
 
 static bool file_usable(const struct hf_repo *repo, const struct hf_file *f)
 {
-	if (f->link == HF_LINK_COPY)
+	if (f->link == HF_LINK_COPY || f->link == HF_LINK_ELSEWHERE) /* isfile() follows the link */
 		return true;
 	return f->link == HF_LINK_OK && f->blob >= 0 && repo->blobs[f->blob].regular;
 }

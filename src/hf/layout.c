@@ -41,6 +41,8 @@ const char *hf_link_text(enum hf_link link)
 		return "link escapes the repo";
 	case HF_LINK_NOT_BLOB:
 		return "link to something other than a blob";
+	case HF_LINK_ELSEWHERE:
+		return "a link to a file that is no blob of this repo";
 	case HF_LINK_ODD:
 		return "not a file or link";
 	}
@@ -112,6 +114,13 @@ int hf_open_in_cache(int cache_fd, const char *rel, int flags)
 {
 	int fd = cache_fd;
 	const char *p = rel;
+	if (*p == '/') { /* a folder out of the cache, reached by a link followed on the real root */
+		fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			return -1;
+		while (*p == '/')
+			p++;
+	}
 	for (;;) {
 		const char *end = strchrnul(p, '/');
 		char *name = xstrndup(p, (size_t)(end - p));
@@ -211,31 +220,160 @@ static enum resolved resolve_link(const struct hf_cache *cache, const char *dir,
 	return RESOLVED_IN_CACHE;
 }
 
-/* Follows the link name in the cache-relative folder dir to a folder inside
- * the cache (huggingface_hub follows a linked repo folder, snapshots/ or
- * refs/: utils/_cache_manager.py uses is_dir() and iterdir()). Returns an
- * open folder and its cache-relative path in *real, or -1 with *why. */
-static int follow_dir_link(const struct hf_cache *cache, int cache_fd, int dirfd, const char *dir, const char *name,
-			   char **real, const char **why)
+/* The absolute form of a folder given relative to the cache (or absolute). */
+static char *abs_of(const struct hf_cache *cache, const char *dir)
 {
-	char target[PATH_MAX];
-	ssize_t n = readlinkat(dirfd, name, target, sizeof(target) - 1);
-	if (n < 0) {
+	if (dir[0] == '/')
+		return xstrdup(dir);
+	return *dir ? xasprintf("%s/%s", cache->real, dir) : xstrdup(cache->real);
+}
+
+/* An absolute, link-free path made relative to the cache when it is inside. */
+static char *cache_relative(const struct hf_cache *cache, const char *abs)
+{
+	size_t n = strlen(cache->real);
+	if (strcmp(cache->real, "/") == 0)
+		return xstrdup(abs + 1);
+	if (strncmp(abs, cache->real, n) == 0 && (abs[n] == '/' || !abs[n]))
+		return xstrdup(abs[n] ? abs + n + 1 : "");
+	return xstrdup(abs);
+}
+
+enum followed { FOLLOWED, FOLLOW_OUTSIDE, FOLLOW_BROKEN, FOLLOW_LOOP };
+
+/* Under --root: the file the path rel (relative to the cache, its last
+ * component a link) ends at, following every link as the kernel would but
+ * one component at a time with lstat, never leaving the cache: a relative
+ * target against the folder holding the link, an absolute one only through a
+ * path that names this cache (huggingface_hub's absolute fallback link,
+ * file_download.py _create_symlink). *final gets a link-free cache-relative
+ * path. */
+static enum followed follow_in_cache(const struct hf_cache *cache, int cache_fd, const char *rel, char **final)
+{
+	struct strbuf cur = STRBUF_INIT;
+	sb_puts(&cur, "");
+	char *todo = xstrdup(rel);
+	size_t at = 0;
+	int hops = 0;
+	enum followed r = FOLLOWED;
+	while (todo[at]) {
+		const char *c = todo + at, *end = strchrnul(c, '/');
+		size_t n = (size_t)(end - c);
+		at = (size_t)(end - todo) + (*end ? 1 : 0);
+		if (n == 0 || (n == 1 && c[0] == '.'))
+			continue;
+		if (n == 2 && c[0] == '.' && c[1] == '.') {
+			if (!cur.len) {
+				r = FOLLOW_OUTSIDE;
+				break;
+			}
+			char *slash = strrchr(cur.buf, '/');
+			cur.len = slash ? (size_t)(slash - cur.buf) : 0;
+			cur.buf[cur.len] = '\0';
+			continue;
+		}
+		size_t mark = cur.len;
+		if (cur.len)
+			sb_add(&cur, "/", 1);
+		sb_add(&cur, c, n);
+		struct stat st;
+		if (fstatat(cache_fd, cur.buf, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			r = FOLLOW_BROKEN;
+			break;
+		}
+		if (!S_ISLNK(st.st_mode))
+			continue;
+		char target[PATH_MAX];
+		ssize_t tn = ++hops > 40 ? -1 : readlinkat(cache_fd, cur.buf, target, sizeof(target) - 1);
+		if (tn <= 0) {
+			r = hops > 40 ? FOLLOW_LOOP : FOLLOW_BROKEN;
+			break;
+		}
+		target[tn] = '\0';
+		cur.len = mark; /* the link's own name gives way to its target */
+		cur.buf[mark] = '\0';
+		const char *rest = todo + at;
+		char *next;
+		if (target[0] == '/') {
+			char *in = NULL;
+			if (resolve_link(cache, "", target, &in) != RESOLVED_IN_CACHE) {
+				r = FOLLOW_OUTSIDE;
+				break;
+			}
+			cur.len = 0;
+			cur.buf[0] = '\0';
+			next = xasprintf("%s/%s", in, rest);
+			free(in);
+		} else {
+			next = xasprintf("%s/%s", target, rest);
+		}
+		free(todo);
+		todo = next;
+		at = 0;
+	}
+	free(todo);
+	if (r == FOLLOWED)
+		*final = sb_detach(&cur);
+	else
+		sb_release(&cur);
+	return r;
+}
+
+/* The file the link at path (relative to the cache or absolute) ends at, as
+ * Path.resolve() finds it: by the kernel where the cache is read at
+ * huggingface_hub's own path (the real root), else inside the cache only.
+ * *final is relative to the cache when inside it, else absolute; st is
+ * what it is (links followed). */
+static enum followed follow(const struct hf_cache *cache, int cache_fd, const char *path, char **final, struct stat *st)
+{
+	*final = NULL;
+	if (cache->follow_outside) {
+		char *abs = abs_of(cache, path), real[PATH_MAX];
+		bool ok = realpath(abs, real) && stat(real, st) == 0;
+		int e = errno;
+		free(abs);
+		if (!ok)
+			return e == ELOOP ? FOLLOW_LOOP : FOLLOW_BROKEN;
+		*final = cache_relative(cache, real);
+		return FOLLOWED;
+	}
+	if (path[0] == '/')
+		return FOLLOW_OUTSIDE;
+	enum followed r = follow_in_cache(cache, cache_fd, path, final);
+	if (r == FOLLOWED && fstatat(cache_fd, **final ? *final : ".", st, AT_SYMLINK_NOFOLLOW) < 0) {
+		free(*final);
+		*final = NULL;
+		return FOLLOW_BROKEN;
+	}
+	return r;
+}
+
+/* Follows the link name in the folder dir (relative to the cache, or
+ * absolute) to a folder (huggingface_hub follows a linked repo folder,
+ * snapshots/, snapshots/<rev> or refs/: utils/_cache_manager.py uses is_dir()
+ * and iterdir()). Returns an open folder and its path in *real, or -1 with
+ * *why. */
+static int follow_dir_link(const struct hf_cache *cache, int cache_fd, const char *dir, const char *name, char **real,
+			   const char **why)
+{
+	char *path = *dir ? xasprintf("%s/%s", dir, name) : xstrdup(name);
+	struct stat st;
+	enum followed r = follow(cache, cache_fd, path, real, &st);
+	free(path);
+	if (r != FOLLOWED) {
+		*why = r == FOLLOW_OUTSIDE ? "it points outside the cache, which is not followed under --root"
+		       : r == FOLLOW_LOOP  ? "a loop of links"
+					   : "a broken link";
+		return -1;
+	}
+	int fd = -1;
+	if (!S_ISDIR(st.st_mode))
+		*why = "not a folder";
+	else if (!**real)
+		*why = "it points at the cache folder itself";
+	else if ((fd = hf_open_in_cache(cache_fd, *real, O_RDONLY | O_DIRECTORY)) < 0)
 		*why = strerror(errno);
-		return -1;
-	}
-	target[n] = '\0';
-	enum resolved r = resolve_link(cache, dir, target, real);
-	if (r != RESOLVED_IN_CACHE) {
-		*why = r == RESOLVED_ODD ? "a '..' after a folder name in the link: not followed"
-					 : "it points outside the cache: refused";
-		return -1;
-	}
-	int fd = **real ? hf_open_in_cache(cache_fd, *real, O_RDONLY | O_DIRECTORY) : -1;
 	if (fd < 0) {
-		*why = !**real          ? "it points at the cache folder itself"
-		       : errno == ELOOP ? "a link to a link: not followed"
-					: strerror(errno);
 		free(*real);
 		*real = NULL;
 	}
@@ -404,40 +542,40 @@ static void scan_blobs(struct hf_repo *repo, int repo_fd)
 		qsort(repo->blobs, repo->n_blobs, sizeof(*repo->blobs), blob_cmp);
 }
 
-/* Classifies a snapshot link found in the cache-relative folder dir: it
- * must resolve, on its text, to <repo>/blobs/<name> of its own repo, the
- * way huggingface_hub writes it (relative, or absolute into this cache).
- * The name of the blob goes to *blob_name (malloc'd). */
-static enum hf_link classify_link(const struct hf_cache *cache, const struct hf_repo *repo, const char *dir,
-				  const char *target, char **blob_name, bool *absolute)
+/* Classifies a snapshot link by the file it ends at (Path.resolve() in
+ * utils/_cache_manager.py): a blob of its own repo (*blob_name, malloc'd),
+ * a folder (skipped upstream: is_dir() is true and glob does not descend
+ * into it), another file (counted by upstream all the same), or a link
+ * that ends nowhere (broken) or, under --root, leaves the cache. */
+static enum hf_link classify_link(const struct hf_cache *cache, int cache_fd, const struct hf_repo *repo,
+				  const char *path, const char *target, char **blob_name, char **final, struct stat *st,
+				  bool *folder)
 {
-	*absolute = target[0] == '/';
-	char *rel = NULL;
-	enum resolved r = resolve_link(cache, dir, target, &rel);
-	if (r == RESOLVED_ODD)
+	*folder = false;
+	enum followed r = follow(cache, cache_fd, path, final, st);
+	if (r == FOLLOW_OUTSIDE)
+		return target[0] == '/' ? HF_LINK_ABSOLUTE : HF_LINK_ESCAPES;
+	if (r != FOLLOWED)
+		return HF_LINK_MISSING_BLOB;
+	if (S_ISDIR(st->st_mode)) {
+		*folder = true;
 		return HF_LINK_NOT_BLOB;
-	if (r == RESOLVED_ABSOLUTE_OUTSIDE)
-		return HF_LINK_ABSOLUTE;
-	if (r == RESOLVED_OUTSIDE)
-		return HF_LINK_ESCAPES;
-	size_t n = strlen(repo->real);
-	enum hf_link link;
-	if (strncmp(rel, repo->real, n) != 0 || (rel[n] != '/' && rel[n])) {
-		link = HF_LINK_ESCAPES;
-	} else if (strncmp(rel + n, "/blobs/", 7) == 0 && rel[n + 7] && !strchr(rel + n + 7, '/')) {
-		*blob_name = xstrdup(rel + n + 7);
-		link = HF_LINK_OK;
-	} else {
-		link = HF_LINK_NOT_BLOB;
 	}
-	free(rel);
-	return link;
+	size_t n = strlen(repo->real);
+	const char *rel = *final;
+	if (strncmp(rel, repo->real, n) == 0 && strncmp(rel + n, "/blobs/", 7) == 0 && rel[n + 7] &&
+	    !strchr(rel + n + 7, '/') && hf_repo_blob(repo, rel + n + 7)) {
+		*blob_name = xstrdup(rel + n + 7);
+		return HF_LINK_OK;
+	}
+	return S_ISREG(st->st_mode) ? HF_LINK_ELSEWHERE : HF_LINK_ODD;
 }
 
 /* One snapshot folder to walk: units run in parallel, so each gathers its
  * own warnings, merged into the repo's in a fixed order afterwards. */
 struct walk {
 	const struct hf_cache *cache;
+	int cache_fd;
 	struct hf_repo *repo;
 	struct hf_revision *rev;
 	size_t alloc;
@@ -500,49 +638,71 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 			if (n < 0)
 				n = 0;
 			target[n] = '\0';
-			char *blob_name = NULL;
-			bool absolute = false;
-			char *dir = *prefix ? xasprintf("%s/%s/%s", w->repo->snapshots, w->rev->commit, prefix)
-					    : xasprintf("%s/%s", w->repo->snapshots, w->rev->commit);
-			enum hf_link link = classify_link(w->cache, w->repo, dir, target, &blob_name, &absolute);
-			free(dir);
+			char *blob_name = NULL, *final = NULL;
+			char *path = xasprintf("%s/%s", w->rev->dir, rel);
+			struct stat st;
+			bool folder = false;
+			enum hf_link link = classify_link(w->cache, w->cache_fd, w->repo, path, target, &blob_name,
+							  &final, &st, &folder);
+			free(path);
 			long idx = -1;
 			uint64_t size = 0;
 			if (link == HF_LINK_OK) {
 				const struct hf_blob *b = hf_repo_blob(w->repo, blob_name);
-				if (!b) {
-					link = HF_LINK_MISSING_BLOB;
-				} else {
-					idx = (long)(b - w->repo->blobs);
-					size = b->size;
-				}
+				idx = (long)(b - w->repo->blobs);
+				size = b->size;
+			} else if (link == HF_LINK_ELSEWHERE) {
+				size = (uint64_t)st.st_size;
 			}
 			free(blob_name);
-			add_file(w, rel, target, link, idx, size)->absolute = absolute && link == HF_LINK_OK;
+			if (folder) {
+				/* a linked folder: upstream's glob("**") does not enter it, is_dir() skips it */
+				free(final);
+				free(where);
+				free(rel);
+				continue;
+			}
+			struct hf_file *f = add_file(w, rel, target, link, idx, size);
+			f->absolute = target[0] == '/' && link == HF_LINK_OK;
+			if (link == HF_LINK_ELSEWHERE) {
+				f->resolved = final[0] == '/' ? xstrdup(final) : abs_of(w->cache, final);
+				f->atime = st.st_atime;
+				f->mtime = st.st_mtime;
+			}
 			switch (link) {
 			case HF_LINK_OK:
 				break;
 			case HF_LINK_MISSING_BLOB:
-				WALK_WARN(w, HF_FAIL, true, WHERE, "%s is a broken link: its blob %s is missing", WHERE,
-					  target);
+				WALK_WARN(w, HF_FAIL, true, WHERE, "%s is a broken link (%s): its blob is missing",
+					  WHERE, target);
 				break;
 			case HF_LINK_ABSOLUTE:
 				WALK_WARN(
 					w, HF_FAIL, false, WHERE,
-					"%s is an absolute link to %s, outside this cache (a moved cache, or a hostile one): not followed",
+					"%s is an absolute link to %s, outside this cache: not followed under --root (huggingface_hub would follow it inside the image)",
 					WHERE, target);
 				break;
 			case HF_LINK_ESCAPES:
 				WALK_WARN(
 					w, HF_FAIL, false, WHERE,
-					"%s links to %s, outside the repo folder (a 'cp -a' of a single snapshot, or a hostile cache): not followed",
+					"%s links to %s, outside the cache: not followed under --root (huggingface_hub would follow it inside the image)",
 					WHERE, target);
 				break;
+			case HF_LINK_ELSEWHERE:
+				/* counted as upstream counts it; into another repo's blobs is
+				 * a warning, out of the cache a failure: no cache of
+				 * huggingface_hub's making links there */
+				WALK_WARN(
+					w, f->resolved && strncmp(final, "/", 1) == 0 ? HF_FAIL : HF_WARN, false, WHERE,
+					"%s links to %s, %s: counted as scan_cache_dir() counts it, but hf verify cannot check it against a blob name",
+					WHERE, final[0] == '/' ? final : f->resolved,
+					final[0] == '/' ? "outside the cache" : "which is no blob of this repo");
+				break;
 			default:
-				WALK_WARN(w, HF_FAIL, false, WHERE,
-					  "%s links to %s, which is not ../blobs/<name> of this repo: not followed",
-					  WHERE, target);
+				WALK_WARN(w, HF_FAIL, false, WHERE, "%s links to %s, which is not a plain file", WHERE,
+					  target);
 			}
+			free(final);
 		} else if (type == DT_REG) {
 			struct stat st;
 			bool have = fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0;
@@ -576,7 +736,7 @@ static void scan_snapshots(const struct hf_cache *cache, int cache_fd, struct hf
 	    fstatat(repo_fd, "snapshots", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
 		/* upstream lists a linked snapshots/ (is_dir() follows it); so do we, inside the cache */
 		const char *why = NULL;
-		fd = follow_dir_link(cache, cache_fd, repo_fd, repo->real, "snapshots", &repo->snapshots, &why);
+		fd = follow_dir_link(cache, cache_fd, repo->real, "snapshots", &repo->snapshots, &why);
 		if (fd < 0) {
 			REPO_WARN(repo, HF_FAIL, true, "snapshots", "snapshots is a link that cannot be followed: %s",
 				  why);
@@ -603,7 +763,24 @@ static void scan_snapshots(const struct hf_cache *cache, int cache_fd, struct hf
 		if (is_dot(de->d_name) || os_litter(de->d_name))
 			continue;
 		char *where = xasprintf("snapshots/%s", de->d_name);
-		if (entry_type(fd, de) != DT_DIR) {
+		unsigned char type = entry_type(fd, de);
+		char *dir = NULL;
+		if (type == DT_LNK) {
+			/* upstream scans a linked revision folder: is_file() and glob follow it */
+			const char *why = NULL;
+			int rfd = follow_dir_link(cache, cache_fd, repo->snapshots, de->d_name, &dir, &why);
+			if (rfd >= 0) {
+				close(rfd);
+			} else if (strcmp(why, "not a folder") == 0) {
+				type = DT_REG;
+			} else {
+				REPO_WARN(repo, HF_FAIL, strcmp(why, "a broken link") == 0, where,
+					  "%s is a link that is not followed: %s", where, why);
+				free(where);
+				continue;
+			}
+		}
+		if (type != DT_DIR && !dir) {
 			REPO_WARN(repo, HF_FAIL, true, where,
 				  "%s is a file directly under snapshots/ (only commit folders belong there)", where);
 			free(where);
@@ -614,6 +791,7 @@ static void scan_snapshots(const struct hf_cache *cache, int cache_fd, struct hf
 		struct hf_revision *rev = &repo->revisions[repo->n_revisions++];
 		memset(rev, 0, sizeof(*rev));
 		rev->commit = xstrdup(de->d_name);
+		rev->dir = dir ? dir : xasprintf("%s/%s", repo->snapshots, de->d_name);
 	}
 	closedir(d);
 	if (repo->n_revisions)
@@ -752,7 +930,7 @@ static void scan_refs(const struct hf_cache *cache, int cache_fd, struct hf_repo
 	}
 	char *real = NULL;
 	const char *why = NULL;
-	fd = follow_dir_link(cache, cache_fd, repo_fd, repo->real, "refs", &real, &why);
+	fd = follow_dir_link(cache, cache_fd, repo->real, "refs", &real, &why);
 	if (fd < 0) {
 		REPO_WARN(repo, HF_FAIL, false, "refs", "refs is a link that cannot be followed: %s", why);
 		return;
@@ -764,13 +942,41 @@ static void scan_refs(const struct hf_cache *cache, int cache_fd, struct hf_repo
 /* Size on disk, file count and times: the unique blobs the snapshots use
  * (copied files count one each), as scan_cache_dir() sums them; a repo with
  * none has its folder's times (utils/_cache_manager.py). */
+/* Adds key to a list of names; false when it was there. */
+static bool seen_add(char ***list, size_t *n, const char *key)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp((*list)[i], key) == 0)
+			return false;
+	*list = xrealloc(*list, (*n + 1) * sizeof(**list));
+	(*list)[(*n)++] = (char *)key;
+	return true;
+}
+
 static void sum_repo(struct hf_repo *repo)
 {
 	size_t *seen = xcalloc(repo->n_blobs + 1, sizeof(*seen));
+	char **elsewhere = NULL; /* files out of the repo's blobs, by the path they end at (blob_stats' key) */
+	size_t n_elsewhere = 0;
 	for (size_t r = 0; r < repo->n_revisions; r++) {
 		struct hf_revision *rev = &repo->revisions[r];
+		char **in_rev = NULL;
+		size_t n_in_rev = 0;
 		for (size_t i = 0; i < rev->n_files; i++) {
 			struct hf_file *f = &rev->files[i];
+			if (f->link == HF_LINK_ELSEWHERE) {
+				if (seen_add(&in_rev, &n_in_rev, f->resolved))
+					rev->size += f->size;
+				if (seen_add(&elsewhere, &n_elsewhere, f->resolved)) {
+					repo->size_on_disk += f->size;
+					repo->n_files++;
+					if (f->atime > repo->last_accessed)
+						repo->last_accessed = f->atime;
+					if (f->mtime > repo->last_modified)
+						repo->last_modified = f->mtime;
+				}
+				continue;
+			}
 			if (f->link == HF_LINK_COPY) {
 				rev->size += f->size;
 				repo->size_on_disk += f->size;
@@ -798,7 +1004,9 @@ static void sum_repo(struct hf_repo *repo)
 					repo->last_modified = b->mtime;
 			}
 		}
+		free(in_rev);
 	}
+	free(elsewhere);
 	if (!repo->n_files) {
 		repo->last_accessed = repo->folder_atime;
 		repo->last_modified = repo->folder_mtime;
@@ -817,7 +1025,7 @@ static void scan_repo(const struct hf_cache *cache, struct hf_repo *repo, int ca
 	if (S_ISLNK(st.st_mode)) {
 		/* upstream scans a linked repo folder (is_dir() follows it); inside the cache, so do we */
 		const char *why = NULL;
-		fd = follow_dir_link(cache, cache_fd, cache_fd, "", repo->folder, &repo->real, &why);
+		fd = follow_dir_link(cache, cache_fd, "", repo->folder, &repo->real, &why);
 		if (fd < 0) {
 			REPO_WARN(repo, HF_FAIL, true, repo->folder, "%s is a link that is not followed: %s",
 				  repo->folder, why);
@@ -1009,9 +1217,8 @@ static void walk_units(void *arg, size_t begin, size_t end)
 	struct walk_pool *p = arg;
 	for (size_t k = begin; k < end; k++) {
 		struct walk *w = &p->units[k];
-		char *rel = xasprintf("%s/%s", w->repo->snapshots, w->rev->commit);
-		int fd = hf_open_in_cache(p->cache_fd, rel, O_RDONLY | O_DIRECTORY);
-		free(rel);
+		w->cache_fd = p->cache_fd;
+		int fd = hf_open_in_cache(p->cache_fd, w->rev->dir, O_RDONLY | O_DIRECTORY);
 		if (fd < 0) {
 			char *where = xasprintf("snapshots/%s", w->rev->commit);
 			WALK_WARN(w, HF_FAIL, true, where, "cannot open %s: %s", where, strerror(errno));
@@ -1151,7 +1358,15 @@ int hf_cache_scan_hooked(const char *path, const char *alias, bool listings, str
 	}
 	if (realpath(path, real))
 		add_alias(cache, &n_alias, real);
+	cache->real = xstrdup(realpath(path, real) ? real : path);
 	add_alias(cache, &n_alias, alias);
+	/* read at the path huggingface_hub uses (no --root): a link out of the
+	 * cache is the user's own, followed as upstream follows it */
+	char *n_path = cache->aliases && path[0] == '/' ? hf_path_normalize(path) : NULL;
+	char *n_alias_path = alias && alias[0] == '/' ? hf_path_normalize(alias) : NULL;
+	cache->follow_outside = !alias || (n_path && n_alias_path && strcmp(n_path, n_alias_path) == 0);
+	free(n_path);
+	free(n_alias_path);
 	DIR *d = fdopendir(fd);
 	if (!d) {
 		int e = errno;
@@ -1205,7 +1420,9 @@ void hf_cache_free(struct hf_cache *cache)
 			for (size_t i = 0; i < repo->revisions[v].n_files; i++) {
 				free(repo->revisions[v].files[i].path);
 				free(repo->revisions[v].files[i].target);
+				free(repo->revisions[v].files[i].resolved);
 			}
+			free(repo->revisions[v].dir);
 			free(repo->revisions[v].files);
 			free(repo->revisions[v].commit);
 			hf_listing_free(&repo->revisions[v].listing);
@@ -1226,5 +1443,6 @@ void hf_cache_free(struct hf_cache *cache)
 	free(cache->repos);
 	free_list(cache->aliases);
 	free(cache->path);
+	free(cache->real);
 	memset(cache, 0, sizeof(*cache));
 }

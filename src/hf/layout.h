@@ -1,8 +1,15 @@
 /* A scan of a Hugging Face hub cache folder: repos, blobs, snapshots, refs,
  * and every problem huggingface_hub's scan_cache_dir() would drop a whole
  * repo for, recorded per repo instead (plus leftovers it does not flag).
- * Nothing inside the cache is followed: snapshot links are resolved as text
- * and must read "../"*depth + "blobs/<name>" within the same repo. */
+ * Links are followed as scan_cache_dir() follows them (utils/_cache_manager.py:
+ * is_dir() and Path.resolve() follow links, glob("**") does not descend into
+ * a linked folder): a linked repo folder, a linked snapshots/ or
+ * snapshots/<rev>, and snapshot files through any chain of links, counted
+ * by the file they end at. Where the cache is read at the path
+ * huggingface_hub itself uses (follow_outside), links out of the cache are
+ * followed by the kernel; under --root (the cache read at another path) a
+ * link is resolved one component at a time inside the cache and one that
+ * leaves it is never followed (SECURITY.md). Nothing is ever written. */
 #ifndef GPUGATE_HF_LAYOUT_H
 #define GPUGATE_HF_LAYOUT_H
 
@@ -22,6 +29,7 @@ enum hf_link {
 	HF_LINK_ESCAPES,      /* ".." leaves the repo folder: never opened */
 	HF_LINK_NOT_BLOB,     /* inside the repo but not "../"*depth + "blobs/<name>" */
 	HF_LINK_ODD,          /* not a file or link (fifo, device, socket) */
+	HF_LINK_ELSEWHERE, /* ends at a file that is no blob of this repo (another repo's, or out of the cache): counted as upstream counts it */
 };
 
 struct hf_blob {
@@ -46,11 +54,13 @@ struct hf_file {
 	uint64_t size;       /* of the blob or the copied file */
 	time_t atime, mtime; /* of a copied file (a blob's are in the blob) */
 	bool absolute;       /* an absolute link into this cache's blobs (huggingface_hub's fallback) */
+	char *resolved;      /* HF_LINK_ELSEWHERE: the file it ends at (what upstream counts it by), else NULL */
 	long listed;         /* index in the revision's listing, or -1 */
 };
 
 struct hf_revision {
 	char *commit;
+	char *dir; /* its folder relative to the cache, or absolute (a link out of the cache, followed), no link in it */
 	struct hf_file *files;
 	size_t n_files;
 	uint64_t size;             /* sum of the sizes of its unique blobs */
@@ -93,16 +103,18 @@ struct hf_repo {
 	time_t last_accessed, last_modified;
 	uint64_t incomplete_bytes;
 	size_t n_incomplete;
-	bool is_repo;    /* a folder with a known type (else only its warnings count) */
-	char *real;      /* the repo folder relative to the cache (another when it is a link) */
-	char *snapshots; /* its snapshots/ relative to the cache (another when it is a link) */
+	bool is_repo; /* a folder with a known type (else only its warnings count) */
+	char *real;   /* the repo folder relative to the cache (another when it is a link; absolute out of the cache) */
+	char *snapshots; /* its snapshots/ relative to the cache (another when it is a link; absolute out of the cache) */
 	time_t folder_atime, folder_mtime;
 };
 
 struct hf_cache {
 	char *path;
-	char **aliases;             /* absolute paths naming the cache folder (for absolute links), NULL-ended */
-	bool skip_listings;         /* listings were not read (hf_cache_scan_listings) */
+	char **aliases;     /* absolute paths naming the cache folder (for absolute links), NULL-ended */
+	bool skip_listings; /* listings were not read (hf_cache_scan_listings) */
+	bool follow_outside; /* read at the path huggingface_hub uses (not under --root): links out of the cache are followed */
+	char *real;          /* realpath of path */
 	struct timespec scan_stamp; /* the coarse real-time clock as the scan began (the record's racy rule) */
 	struct hf_repo *repos;      /* sorted by folder */
 	size_t n_repos;
@@ -130,7 +142,8 @@ struct hf_scan_hook {
 int hf_cache_scan_hooked(const char *path, const char *alias, bool listings, struct hf_cache *cache, char *err,
 			 size_t errsize, const struct hf_scan_hook *hook);
 /* Opens a folder or file given relative to the cache (repo->real,
- * repo->snapshots) one component at a time, following no link. */
+ * repo->snapshots, rev->dir), or absolute, one component at a time,
+ * following no link. */
 int hf_open_in_cache(int cache_fd, const char *rel, int flags);
 void hf_cache_free(struct hf_cache *cache);
 

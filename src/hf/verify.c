@@ -378,7 +378,7 @@ static void *worker(void *arg)
 				    O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 		} else { /* a copied snapshot file, reached without following links */
 			const struct hf_revision *rev = &repo->revisions[r->rev];
-			char *rel = xasprintf("%s/%s/%s", repo->snapshots, rev->commit, rev->files[r->file].path);
+			char *rel = xasprintf("%s/%s", rev->dir, rev->files[r->file].path);
 			fd = hf_open_in_cache(p->cache_fd, rel, O_RDONLY | O_NOCTTY | O_NONBLOCK);
 			free(rel);
 		}

@@ -42,23 +42,40 @@ static const char *skip_space(const char *p)
 	return p;
 }
 
-/* dpkg's c_isspace() (lib/dpkg/c-ctype.h): the C locale's white space. */
+/* Character classes, one table lookup per byte in the loops below:
+ * C_SPACE dpkg's c_isspace() (lib/dpkg/c-ctype.h); C_ALNUM letters and
+ * digits; C_NAME a package name's characters after the first
+ * (pkg_name_is_illegal(), lib/dpkg/parsehelp.c: "-+._", '_' deprecated but
+ * accepted; capitals are looked up lowercased: pkg_hash_find_set); C_ARCH an
+ * architecture name's (dpkg_arch_name_is_illegal(), lib/dpkg/arch.c: '-'). */
+enum { C_SPACE = 1, C_ALNUM = 2, C_NAME = 4, C_ARCH = 8 };
+/* clang-format off */
+static const unsigned char char_class[256] = {
+	['\t'] = 1, ['\n'] = 1, ['\v'] = 1, ['\f'] = 1, ['\r'] = 1, [' '] = 1, ['+'] = 4, ['-'] = 12,
+	['.'] = 4, ['0'] = 14, ['1'] = 14, ['2'] = 14, ['3'] = 14, ['4'] = 14, ['5'] = 14, ['6'] = 14,
+	['7'] = 14, ['8'] = 14, ['9'] = 14, ['A'] = 14, ['B'] = 14, ['C'] = 14, ['D'] = 14, ['E'] = 14,
+	['F'] = 14, ['G'] = 14, ['H'] = 14, ['I'] = 14, ['J'] = 14, ['K'] = 14, ['L'] = 14, ['M'] = 14,
+	['N'] = 14, ['O'] = 14, ['P'] = 14, ['Q'] = 14, ['R'] = 14, ['S'] = 14, ['T'] = 14, ['U'] = 14,
+	['V'] = 14, ['W'] = 14, ['X'] = 14, ['Y'] = 14, ['Z'] = 14, ['_'] = 4, ['a'] = 14, ['b'] = 14,
+	['c'] = 14, ['d'] = 14, ['e'] = 14, ['f'] = 14, ['g'] = 14, ['h'] = 14, ['i'] = 14, ['j'] = 14,
+	['k'] = 14, ['l'] = 14, ['m'] = 14, ['n'] = 14, ['o'] = 14, ['p'] = 14, ['q'] = 14, ['r'] = 14,
+	['s'] = 14, ['t'] = 14, ['u'] = 14, ['v'] = 14, ['w'] = 14, ['x'] = 14, ['y'] = 14, ['z'] = 14,
+};
+/* clang-format on */
+
 static bool deb_space(char c)
 {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+	return char_class[(unsigned char)c] & C_SPACE;
 }
 
 static bool deb_alnum(char c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+	return char_class[(unsigned char)c] & C_ALNUM;
 }
 
-/* Characters of a package name after the first (pkg_name_is_illegal(),
- * lib/dpkg/parsehelp.c: "-+._", '_' deprecated but accepted); capitals are
- * accepted too and looked up lowercased (pkg_hash_find_set). */
 static bool valid_name_char(char c)
 {
-	return deb_alnum(c) || c == '+' || c == '-' || c == '.' || c == '_';
+	return char_class[(unsigned char)c] & C_NAME;
 }
 
 const char *deb_name_illegal(const char *name, size_t len)
@@ -210,7 +227,7 @@ static bool arch_name_legal(const char *a, size_t n)
 	if (!n || !deb_alnum(a[0]))
 		return false;
 	for (size_t i = 1; i < n; i++)
-		if (!deb_alnum(a[i]) && a[i] != '-')
+		if (!(char_class[(unsigned char)a[i]] & C_ARCH))
 			return false;
 	return true;
 }
@@ -237,17 +254,23 @@ int relfield_walk(const char *field, const char *value, size_t len, enum relfiel
 		for (;;) {
 			struct relfield_item it = { 0 };
 			it.name = p;
-			while (p < end && !deb_space(*p) && *p != ':' && *p != '(' && *p != ',' && *p != '|')
+			/* the name's characters checked as they are passed (pkg_name_is_illegal) */
+			bool legal = p < end && deb_alnum(*p);
+			while (p < end && valid_name_char(*p))
 				p++;
+			while (p < end && !deb_space(*p) && *p != ':' && *p != '(' && *p != ',' && *p != '|') {
+				legal = false;
+				p++;
+			}
 			it.name_len = (size_t)(p - it.name);
 			if (!it.name_len)
 				return field_error(err, err_size, field,
 						   "missing package name, or garbage where package name expected%.*s",
 						   "", 0);
-			const char *bad = deb_name_illegal(it.name, it.name_len);
-			if (bad) {
+			if (!legal) {
 				char why[200];
-				snprintf(why, sizeof(why), "invalid package name '%%.*s': %s", bad);
+				snprintf(why, sizeof(why), "invalid package name '%%.*s': %s",
+					 deb_name_illegal(it.name, it.name_len));
 				return field_error(err, err_size, field, why, it.name, it.name_len);
 			}
 			if (AT(p) == ':') {
@@ -309,18 +332,9 @@ int relfield_walk(const char *field, const char *value, size_t len, enum relfiel
 							   "reference to '%.*s': version contains another character "
 							   "instead of ')'",
 							   it.name, it.name_len);
-				char small[128], *v = it.version_len < sizeof(small)
-							      ? small
-							      : xstrndup(it.version, it.version_len);
-				if (v == small) {
-					memcpy(small, it.version, it.version_len);
-					small[it.version_len] = '\0';
-				}
-				enum debversion_level level;
-				const char *why = debversion_check(v, &level);
-				if (v != small)
-					free(v);
-				if (why && level == DEBVERSION_ERROR) {
+				/* parse_db_version() in the status file's lax mode: only errors count */
+				const char *why = debversion_refused(it.version, it.version_len);
+				if (why) {
 					char what[200];
 					snprintf(what, sizeof(what), "reference to '%%.*s': version: %s", why);
 					return field_error(err, err_size, field, what, it.name, it.name_len);

@@ -130,45 +130,79 @@ int debversion_compare(const char *a, const char *b)
 	return compare_part(pa.rev, pa.rev_end, pb.rev, pb.rev_end);
 }
 
-const char *debversion_check(const char *v, enum debversion_level *level)
+/* The part of parseversion() (lib/dpkg/parsehelp.c) that refuses a version
+ * even in dpkg's own database, on v[0..n); fills the upstream version's
+ * bounds and the revision's dash for the warnings that follow. */
+static const char *refused(const char *v, size_t n, const char **up, const char **up_end, const char **dash_out,
+			   const char **end_out)
 {
-	*level = DEBVERSION_ERROR;
-	while (blank((unsigned char)*v))
+	const char *lim = v + n;
+	while (v < lim && blank((unsigned char)*v))
 		v++;
-	if (!*v)
+	if (v == lim)
 		return "version string is empty";
-	const char *end = v;
-	while (*end && !blank((unsigned char)*end))
-		end++;
-	for (const char *p = end; *p; p++)
+	/* one pass: the end of the first word, its first ':' and last '-' */
+	const char *end = v, *colon = NULL, *last_dash = NULL;
+	for (; end < lim && !blank((unsigned char)*end); end++) {
+		if (*end == ':' && !colon)
+			colon = end;
+		else if (*end == '-')
+			last_dash = end;
+	}
+	for (const char *p = end; p < lim; p++)
 		if (!blank((unsigned char)*p))
 			return "version string has embedded spaces";
-	const char *colon = memchr(v, ':', (size_t)(end - v));
 	if (colon) {
-		char *after;
-		errno = 0;
-		long epoch = strtol(v, &after, 10);
-		if (after == v)
+		/* strtol's own reading of the epoch (sign, digits), which stops at the colon */
+		const char *p = v;
+		bool neg = false;
+		if (*p == '+' || *p == '-')
+			neg = *p++ == '-';
+		long long epoch = 0;
+		const char *digits = p;
+		while (p < colon && ascii_digit((unsigned char)*p) && epoch <= (long long)INT_MAX + 1)
+			epoch = epoch * 10 + (*p++ - '0');
+		while (p < colon && ascii_digit((unsigned char)*p))
+			p++;
+		if (p == digits)
 			return "epoch in version is empty";
-		if (after != colon)
+		if (p != colon)
 			return "epoch in version is not number";
-		if (epoch < 0)
+		if (neg && epoch > 0)
 			return "epoch in version is negative";
-		if (epoch > INT_MAX || errno == ERANGE)
+		if (epoch > INT_MAX)
 			return "epoch in version is too big";
 		if (colon + 1 == end)
 			return "nothing after colon in version number";
 		v = colon + 1;
 	}
-	const char *dash = NULL;
-	for (const char *p = v; p < end; p++)
-		if (*p == '-')
-			dash = p;
+	const char *dash = last_dash && last_dash >= v ? last_dash : NULL;
 	if (dash && dash + 1 == end)
 		return "revision number is empty";
-	const char *up_end = dash ? dash : end;
-	if (up_end == v)
+	const char *upper_end = dash ? dash : end;
+	if (upper_end == v)
 		return "version number is empty";
+	*up = v;
+	*up_end = upper_end;
+	*dash_out = dash;
+	*end_out = end;
+	return NULL;
+}
+
+const char *debversion_refused(const char *v, size_t n)
+{
+	const char *up, *up_end, *dash, *end;
+	return refused(v, n, &up, &up_end, &dash, &end);
+}
+
+const char *debversion_check(const char *v, enum debversion_level *level)
+{
+	const char *up, *up_end, *dash, *end;
+	*level = DEBVERSION_ERROR;
+	const char *why = refused(v, strlen(v), &up, &up_end, &dash, &end);
+	if (why)
+		return why;
+	v = up;
 	/* what follows dpkg only warns about in its own database (the status
 	 * file is parsed leniently: pdb_lax_version_parser in lib/dpkg/dpkg-db.h),
 	 * and refuses in a package's control file */

@@ -4,6 +4,7 @@
 #define GPUGATE_DEBVERSION_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* <0, 0 or >0, like strcmp. Any strings are accepted (as dpkg compares a
  * version it only warned about). */
@@ -17,6 +18,9 @@ enum debversion_level {
 /* dpkg's parseversion(): NULL when v is clean, else dpkg's own words for what
  * is wrong, with *level saying whether dpkg refuses it or only warns. */
 const char *debversion_check(const char *v, enum debversion_level *level);
+/* dpkg's errors alone (what it refuses even in its own database, read
+ * laxly) for v[0..n): NULL when dpkg reads it, else its words. */
+const char *debversion_refused(const char *v, size_t n);
 /* NULL when v is a clean version (no error, no warning), else what is wrong. */
 const char *debversion_invalid(const char *v);
 

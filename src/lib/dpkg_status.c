@@ -21,6 +21,10 @@
 
 #include "util.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 /* dpkg's fieldinfos[] (lib/dpkg/parse.c), in its order. */
 enum field_id {
 	F_PACKAGE,
@@ -64,8 +68,9 @@ enum field_id {
 	F_COUNT
 };
 
+/* Each name padded with NULs to 16 bytes: compared 8 bytes at a time. */
 static const struct {
-	const char *name;
+	char name[17];
 	size_t len;
 } field_names[F_COUNT] = {
 #define N(s)                     \
@@ -138,6 +143,21 @@ static const char *const priority_words[] = {
 	"required", "important", "standard", "optional", "extra", "unknown", NULL
 };
 
+static char lower(char c)
+{
+	return c >= 'A' && c <= 'Z' ? (char)(c + 32) : c;
+}
+
+/* Equal in any ASCII letter case (strncasecmp's rule), inline: the names
+ * are short and there are ten thousand of them in a status file. */
+static bool case_eq(const char *a, const char *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i] != b[i] && lower(a[i]) != lower(b[i]))
+			return false;
+	return true;
+}
+
 static bool c_space(char c)
 {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
@@ -158,6 +178,9 @@ struct user_field {
  * (NULL when absent) and the names of the others. */
 struct stanza {
 	struct field_value f[F_COUNT];
+	uint64_t present; /* bit i: f[i] was read (only those are cleared for the next stanza) */
+	int state;        /* Status's third word (enum pkg_stat), once check_field read it */
+	int multiarch;    /* Multi-Arch's value (MA_*), or -1 */
 	size_t line;
 	struct user_field *user;
 	size_t user_n, user_cap;
@@ -183,6 +206,7 @@ struct parser {
 	struct name_slot *slots;
 	size_t slots_cap, slots_used;
 	struct strbuf names;
+	const char *region_end; /* the end of the bytes parse_region may read */
 };
 
 static int perr(struct parser *ps, size_t line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -203,9 +227,12 @@ static int perr(struct parser *ps, size_t line, const char *fmt, ...)
  * and text follows (dpkg's "has trailing junk"). */
 static int name_value(const char **s, const char *end, const char *const *words, bool last)
 {
+	char first = *s < end ? lower(**s) : '\0';
 	for (int i = 0; words[i]; i++) {
+		if (words[i][0] != first)
+			continue;
 		size_t n = strlen(words[i]);
-		if ((size_t)(end - *s) >= n && strncasecmp(*s, words[i], n) == 0) {
+		if ((size_t)(end - *s) >= n && case_eq(*s, words[i], n)) {
 			const char *e = *s + n;
 			while (e < end && c_space(*e))
 				e++;
@@ -218,34 +245,16 @@ static int name_value(const char **s, const char *end, const char *const *words,
 	return -1;
 }
 
-/* Copies a value into buf (or a new string when it does not fit): the
- * version checks take C strings. */
-static const char *cstr(const struct field_value *fv, char *buf, size_t size, char **heap)
-{
-	*heap = NULL;
-	if (fv->len < size) {
-		memcpy(buf, fv->v, fv->len);
-		buf[fv->len] = '\0';
-		return buf;
-	}
-	return *heap = xstrndup(fv->v, fv->len);
-}
-
 /* f_version / f_configversion through parse_db_version() in the status
  * file's lax mode: only what parseversion() refuses is an error. */
 static int check_version(struct parser *ps, enum field_id id)
 {
 	const struct field_value *fv = &ps->s.f[id];
-	char buf[256], *heap;
-	const char *v = cstr(fv, buf, sizeof(buf), &heap);
-	enum debversion_level level;
-	const char *why = debversion_check(v, &level);
-	int rc = 0;
-	if (why && level == DEBVERSION_ERROR)
-		rc = perr(ps, fv->line, "'%s' field value '%.60s': %s (dpkg refuses it: lib/dpkg/fields.c f_version)",
-			  field_names[id].name, v, why);
-	free(heap);
-	return rc;
+	const char *why = debversion_refused(fv->v, fv->len);
+	if (!why)
+		return 0;
+	return perr(ps, fv->line, "'%s' field value '%.*s': %s (dpkg refuses it: lib/dpkg/fields.c f_version)",
+		    field_names[id].name, (int)(fv->len > 60 ? 60 : fv->len), fv->v, why);
 }
 
 /* f_conffiles() and conffvalue_lastword() (lib/dpkg/fields.c): each line a
@@ -389,7 +398,7 @@ static int check_field(struct parser *ps, enum field_id id)
 				    field_names[id].name, (int)(fv->len > 50 ? 50 : fv->len), fv->v);
 		return 0;
 	case F_MULTI_ARCH:
-		if (fv->len && name_value(&v, end, multiarch_words, true) < 0)
+		if (fv->len && (ps->s.multiarch = name_value(&v, end, multiarch_words, true)) < 0)
 			return perr(ps, fv->line,
 				    "quadstate (foreign/allowed/same/no) 'Multi-Arch' field: invalid value '%.*s' "
 				    "(lib/dpkg/fields.c f_multiarch)",
@@ -419,6 +428,8 @@ static int check_field(struct parser *ps, enum field_id id)
 					    "%s word in 'Status' field: %s '%.*s' (lib/dpkg/fields.c f_status)",
 					    which[w], r == -2 ? "has trailing junk" : "has invalid value",
 					    (int)(fv->len > 50 ? 50 : fv->len), fv->v);
+			if (w == 2)
+				ps->s.state = r;
 		}
 		return 0;
 	}
@@ -459,11 +470,62 @@ static int check_field(struct parser *ps, enum field_id id)
 	}
 }
 
-static int known_field(const char *name, size_t len)
+/* The known fields by the length of their names, -1 ending each row. */
+static const signed char fields_by_len[17][9] = {
+	[4] = { F_BUGS, F_SIZE, -1 },
+	[5] = { F_CLASS, -1 },
+	[6] = { F_STATUS, F_ORIGIN, F_SOURCE, F_BREAKS, F_MD5SUM, -1 },
+	[7] = { F_PACKAGE, F_SECTION, F_VERSION, F_DEPENDS, -1 },
+	[8] = { F_PRIORITY, F_REPLACES, F_PROVIDES, F_SUGGESTS, F_ENHANCES, F_FILENAME, F_OPTIONAL, F_REVISION, -1 },
+	[9] = { F_ESSENTIAL, F_PROTECTED, F_CONFLICTS, F_CONFFILES, -1 },
+	[10] = { F_MAINTAINER, F_MULTI_ARCH, F_RECOMMENDS, -1 },
+	[11] = { F_PRE_DEPENDS, F_DESCRIPTION, F_RECOMMENDED, -1 },
+	[12] = { F_ARCHITECTURE, -1 },
+	[14] = { F_INSTALLED_SIZE, F_CONFIG_VERSION, F_MSDOS_FILENAME, -1 },
+	[16] = { F_TRIGGERS_PENDING, F_TRIGGERS_AWAITED, F_PACKAGE_REVISION, F_PACKAGE_REVISION_, -1 },
+};
+
+/* Whether name[0..len) (len <= 16, end the buffer's end) is the padded
+ * known name, byte for byte: two 8-byte compares when 16 bytes can be read. */
+static bool same_bytes(const char *known, const char *name, size_t len, const char *end)
 {
-	for (int i = 0; i < F_COUNT; i++)
-		if (field_names[i].len == len && strncasecmp(field_names[i].name, name, len) == 0)
-			return i;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (end - name >= 16) {
+		uint64_t a0, a1, b0, b1;
+		memcpy(&a0, name, 8);
+		memcpy(&a1, name + 8, 8);
+		memcpy(&b0, known, 8);
+		memcpy(&b1, known + 8, 8);
+		uint64_t m0 = len >= 8 ? ~(uint64_t)0 : ((uint64_t)1 << (len * 8)) - 1;
+		uint64_t m1 = len >= 16 ? ~(uint64_t)0 : len <= 8 ? 0 : ((uint64_t)1 << ((len - 8) * 8)) - 1;
+		return ((a0 ^ b0) & m0) == 0 && ((a1 ^ b1) & m1) == 0;
+	}
+#endif
+	(void)end;
+	return memcmp(known, name, len) == 0;
+}
+
+/* A field name's index in fieldinfos[] (any letter case, as pkg_parse_field
+ * compares), or -1. */
+static int known_field(const char *name, size_t len, const char *end)
+{
+	if (len >= ARRAY_SIZE(fields_by_len))
+		return -1;
+	const signed char *row = fields_by_len[len];
+	for (size_t k = 0; k < ARRAY_SIZE(fields_by_len[0]) && row[k] >= 0; k++) {
+		int id = row[k];
+		if (field_names[id].len != len)
+			break; /* a row nobody filled (all zeros) */
+		if (same_bytes(field_names[id].name, name, len, end))
+			return id;
+	}
+	for (size_t k = 0; k < ARRAY_SIZE(fields_by_len[0]) && row[k] >= 0; k++) {
+		int id = row[k];
+		if (field_names[id].len != len)
+			break;
+		if (case_eq(field_names[id].name, name, len))
+			return id;
+	}
 	return -1;
 }
 
@@ -472,12 +534,13 @@ static int known_field(const char *name, size_t len)
 static int add_field(struct parser *ps, const char *name, size_t name_len, const char *v, size_t vlen, size_t line)
 {
 	struct stanza *s = &ps->s;
-	int id = known_field(name, name_len);
+	int id = known_field(name, name_len, ps->region_end);
 	if (id >= 0) {
 		if (s->f[id].v)
 			return perr(ps, line, "duplicate value for '%s' field (lib/dpkg/parse.c pkg_parse_field)",
 				    field_names[id].name);
 		s->f[id] = (struct field_value){ v, vlen, line };
+		s->present |= (uint64_t)1 << id;
 		return check_field(ps, (enum field_id)id);
 	}
 	if (name_len < 2)
@@ -494,27 +557,6 @@ static int add_field(struct parser *ps, const char *name, size_t name_len, const
 	}
 	s->user[s->user_n++] = (struct user_field){ name, name_len };
 	return 0;
-}
-
-/* Words of a Status value that passed check_field(): the state's index. */
-static enum pkg_stat stanza_state(const struct stanza *s)
-{
-	const struct field_value *fv = &s->f[F_STATUS];
-	if (!fv->v)
-		return ST_NOTINSTALLED; /* pkgset_blank(): no Status is not-installed */
-	const char *v = fv->v, *end = fv->v + fv->len;
-	name_value(&v, end, want_words, false);
-	name_value(&v, end, eflag_words, false);
-	return (enum pkg_stat)name_value(&v, end, status_words, true);
-}
-
-static int stanza_multiarch(const struct stanza *s)
-{
-	const struct field_value *fv = &s->f[F_MULTI_ARCH];
-	if (!fv->v || !fv->len)
-		return -1;
-	const char *v = fv->v;
-	return name_value(&v, v + fv->len, multiarch_words, true);
 }
 
 static uint64_t name_hash(const char *s, size_t n)
@@ -589,7 +631,7 @@ static bool name_wanted(const char *const *wanted, const char *name, size_t n)
 	if (!wanted)
 		return true;
 	for (; *wanted; wanted++)
-		if (strlen(*wanted) == n && strncasecmp(*wanted, name, n) == 0)
+		if (lower(**wanted) == lower(*name) && strlen(*wanted) == n && strncasecmp(*wanted, name, n) == 0)
 			return true;
 	return false;
 }
@@ -607,8 +649,8 @@ static int finish_stanza(struct parser *ps)
 	const struct field_value *pkg = &s->f[F_PACKAGE];
 	if (!pkg->v)
 		return perr(ps, s->line, "missing 'Package' field (lib/dpkg/parse.c pkg_parse_verify)");
-	enum pkg_stat state = stanza_state(s);
-	int ma = stanza_multiarch(s);
+	enum pkg_stat state = (enum pkg_stat)s->state;
+	int ma = s->multiarch;
 	const struct field_value *arch = &s->f[F_ARCHITECTURE];
 	if (state != ST_NOTINSTALLED && state != ST_HALFINSTALLED) {
 		if (!s->f[F_VERSION].v)
@@ -689,9 +731,98 @@ static int finish_stanza(struct parser *ps)
 
 static void stanza_reset(struct stanza *s)
 {
-	memset(s->f, 0, sizeof(s->f));
+	for (uint64_t bits = s->present; bits; bits &= bits - 1)
+		s->f[__builtin_ctzll(bits)] = (struct field_value){ NULL, 0, 0 };
+	s->present = 0;
 	s->user_n = 0;
 	s->line = 0;
+	s->state = ST_NOTINSTALLED; /* pkgset_blank(): no Status is not-installed */
+	s->multiarch = -1;
+}
+
+/* Set bits, without the POPCNT instruction (not in the x86-64 baseline that
+ * Debian builds for) or libgcc's table loop. */
+static inline unsigned popcount32(uint32_t x)
+{
+	x -= (x >> 1) & 0x55555555u;
+	x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
+	x = (x + (x >> 4)) & 0x0f0f0f0fu;
+	return (x * 0x01010101u) >> 24;
+}
+
+/* The newline that ends the field value running from p: the first one
+ * followed by the end, another newline or a character that is not white
+ * space (parse_stanza's rule); NULL when the file ends first (no final
+ * newline). The newlines passed, that one included, are added to *lines.
+ * A status file is mostly description lines: this looks at 16 bytes at a
+ * time instead of one memchr call per line. */
+static const char *value_end(const char *p, const char *end, size_t *lines)
+{
+	size_t n = 0;
+#if defined(__SSE2__)
+	const __m128i nl = _mm_set1_epi8('\n'), sp = _mm_set1_epi8(' '), tab = _mm_set1_epi8('\t');
+	const __m128i vt = _mm_set1_epi8('\v'), ff = _mm_set1_epi8('\f'), cr = _mm_set1_epi8('\r');
+	while (end - p >= 17) { /* the loads read p[0..16] */
+		unsigned nls = (unsigned)_mm_movemask_epi8(
+			_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)p), nl));
+		if (nls) {
+			__m128i b1 = _mm_loadu_si128((const __m128i *)(const void *)(p + 1));
+			__m128i cont =
+				_mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(b1, sp), _mm_cmpeq_epi8(b1, tab)),
+					     _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(b1, vt), _mm_cmpeq_epi8(b1, ff)),
+							  _mm_cmpeq_epi8(b1, cr)));
+			unsigned stop = nls & ~(unsigned)_mm_movemask_epi8(cont);
+			if (stop) {
+				unsigned bit = (unsigned)__builtin_ctz(stop);
+				*lines += n + popcount32(nls & ((2u << bit) - 1));
+				return p + bit;
+			}
+			n += popcount32(nls);
+		}
+		p += 16;
+	}
+#endif
+	for (; p < end; p++) {
+		if (*p != '\n')
+			continue;
+		n++;
+		if (p + 1 == end || p[1] == '\n' || !c_space(p[1])) {
+			*lines += n;
+			return p;
+		}
+	}
+	*lines += n;
+	return NULL;
+}
+
+/* The end of the field name at p: the first white space or ':'
+ * (parse_stanza), found 16 bytes at a time. */
+static const char *name_end(const char *p, const char *end);
+
+/* Bytes that end a field name: white space and ':' (parse_stanza). */
+static const unsigned char ends_name[256] = {
+	[' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\v'] = 1, ['\f'] = 1, ['\r'] = 1, [':'] = 1
+};
+
+static const char *name_end(const char *p, const char *end)
+{
+#if defined(__SSE2__)
+	const __m128i colon = _mm_set1_epi8(':'), sp = _mm_set1_epi8(' '), lo = _mm_set1_epi8('\t' - 1);
+	const __m128i hi = _mm_set1_epi8('\r' + 1);
+	while (end - p >= 16) {
+		__m128i b = _mm_loadu_si128((const __m128i *)(const void *)p);
+		/* ':', ' ', or '\t'..'\r' (signed compares: bytes >= 0x80 are negative, never in range) */
+		__m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(b, colon), _mm_cmpeq_epi8(b, sp)),
+					   _mm_and_si128(_mm_cmpgt_epi8(b, lo), _mm_cmplt_epi8(b, hi)));
+		unsigned m = (unsigned)_mm_movemask_epi8(hit);
+		if (m)
+			return p + __builtin_ctz(m);
+		p += 16;
+	}
+#endif
+	while (p < end && !ends_name[(unsigned char)*p])
+		p++;
+	return p;
 }
 
 /* Where the whole stanzas in buf[0..len) end: just after the last empty
@@ -710,32 +841,42 @@ static size_t stanzas_end(const char *buf, size_t len)
  * white space or ':', blanks may stand before the ':', the value runs over
  * the lines that start with white space (a line of white space only is
  * part of it: dpkg warns), and the stanza ends at an empty line. */
+/* The error for a NUL byte at nul, with its line. */
+static int nul_error(struct parser *ps, const char *content, const char *nul)
+{
+	size_t at = ps->line + 1;
+	for (const char *q = content; (q = memchr(q, '\n', (size_t)(nul - q))) != NULL; q++)
+		at++;
+	ps->line = at;
+	return perr(ps, at, "NUL byte in the status file (corrupt?)");
+}
+
 static int parse_region(struct parser *ps, const char *content, size_t len)
 {
 	const char *p = content, *end = content + len;
+	ps->region_end = end;
 	size_t line = ps->line + 1; /* the line p is on */
+	/* A NUL byte is an error where it stands: what comes before it is read
+	 * (an earlier error is the one reported), the parse stops at it. */
 	const char *nul = memchr(content, '\0', len);
-	if (nul) {
-		size_t at = ps->line + 1;
-		for (const char *q = content; (q = memchr(q, '\n', (size_t)(nul - q))) != NULL; q++)
-			at++;
-		ps->line = at;
-		return perr(ps, at, "NUL byte in the status file (corrupt?)");
-	}
+	if (nul)
+		end = nul;
 	int rc = 0;
 	while (rc == 0) {
 		while (p < end && *p == '\n') { /* skip the empty lines between stanzas */
 			p++;
 			line++;
 		}
-		if (p == end)
+		if (p == end) {
+			if (nul)
+				rc = nul_error(ps, content, nul);
 			break;
+		}
 		stanza_reset(&ps->s);
 		ps->s.line = line;
 		for (;;) { /* one field */
 			const char *name = p;
-			while (p < end && !c_space(*p) && *p != ':')
-				p++;
+			p = name_end(p, end);
 			size_t name_len = (size_t)(p - name);
 			if (!name_len) {
 				rc = perr(ps, line, "empty field name (lib/dpkg/parse.c parse_stanza)");
@@ -748,6 +889,10 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 			}
 			while (p < end && *p != '\n' && c_space(*p))
 				p++;
+			if (p == end && nul) {
+				rc = nul_error(ps, content, nul);
+				break;
+			}
 			if (p == end || *p != ':') {
 				const char *what = p == end     ? "end of file after field name '%.*s'"
 						   : *p == '\n' ? "newline in field name '%.*s'"
@@ -760,6 +905,10 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 			p++;
 			while (p < end && *p != '\n' && c_space(*p))
 				p++;
+			if (p == end && nul) {
+				rc = nul_error(ps, content, nul);
+				break;
+			}
 			if (p == end) {
 				rc = perr(
 					ps, line,
@@ -771,29 +920,30 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 			size_t field_line = line;
 			/* the value's lines: up to a newline followed by a newline,
 			 * by a character that is not white space, or by the end */
-			const char *nl;
-			for (;;) {
-				nl = memchr(p, '\n', (size_t)(end - p));
-				if (!nl) {
-					rc = perr(ps, line,
-						  "end of file during value of field '%.*s' (missing final newline; "
-						  "lib/dpkg/parse.c)",
-						  (int)name_len, name);
-					break;
-				}
-				line++;
-				p = nl + 1;
-				if (p == end || *p == '\n' || !c_space(*p))
-					break;
-			}
-			if (rc)
+			size_t before = line;
+			const char *nl = value_end(p, end, &line);
+			if (!nl && nul) {
+				rc = nul_error(ps, content, nul);
 				break;
+			}
+			if (!nl) {
+				rc = perr(
+					ps, before,
+					"end of file during value of field '%.*s' (missing final newline; lib/dpkg/parse.c)",
+					(int)name_len, name);
+				break;
+			}
+			p = nl + 1;
 			const char *vend = nl;
 			while (vend > value && c_space(vend[-1]))
 				vend--;
 			rc = add_field(ps, name, name_len, value, (size_t)(vend - value), field_line);
 			if (rc)
 				break;
+			if (p == end && nul) {
+				rc = nul_error(ps, content, nul); /* the stanza's rest lies past it */
+				break;
+			}
 			if (p == end || *p == '\n')
 				break; /* the stanza's end */
 		}

@@ -313,16 +313,20 @@ def test_links_inside_the_cache_are_followed_outside_refused(listed, tmp_path):
     assert repos[TINY]["refs"]["stable"] == hb.COMMIT_B, repos[TINY]["refs"]
     v = run_gpugate("hf", "verify", env=env_for(c))
     assert v.rc == 0 and "8 of 8 files match" in v.out, v  # solo's blob counted under both names
-    # the same links pointing outside the cache are refused
+    # a repo folder moved to another disk and linked back is followed on the
+    # real root, as scan_cache_dir() follows it (test_hf_cache_links.py has
+    # --root, where it is not); a ref linked out of the cache is not read
     outside = tmp_path / "elsewhere"
     shutil.move(str(c / "models--solo-v2"), str(outside))
     os.unlink(c / "models--solo")
     os.symlink(str(outside), c / "models--solo")
     os.unlink(c / TINY / "refs" / "stable")
     os.symlink("/etc/hostname", c / TINY / "refs" / "stable")
-    s = run_gpugate("hf", "scan", env=env_for(c))
+    s = run_gpugate("hf", "scan", "--format", "json", env=env_for(c))
     assert s.rc == 1, s
-    assert "models--solo is a link that is not followed: it points outside the cache" in s.out, s
+    repos = {r["folder"]: r for r in s.json()["repos"]}
+    assert repos["models--solo"]["nb_files"] == 1 and not repos["models--solo"]["warnings"], repos["models--solo"]
+    s = run_gpugate("hf", "scan", env=env_for(c))
     assert "refs/stable is a link to /etc/hostname that is not followed: it points outside the cache" in s.out, s
 
 
@@ -510,20 +514,20 @@ def test_absolute_link_under_root_uses_the_path_inside_the_root(tmp_path):
     for args in (("hf", "scan"), ("hf", "verify")):
         r = run_gpugate(*args, "--root", str(root), env=e)
         assert r.rc == 0, r
-    # the same link read without --root points nowhere in this cache: refused
+    # the same link read without --root points nowhere on this machine: a broken link
     r = run_gpugate("hf", "scan", env=env_for(c))
-    assert r.rc == 1 and "absolute link to /cache/hub/" in r.out, r
+    assert r.rc == 1 and "is a broken link (/cache/hub/" in r.out, r
 
 
-def test_dotdot_after_a_name_is_not_followed(listed):
-    """"x/../../blobs/<n>": the kernel resolves ".." after following x, which a
-    reading of the text cannot know; huggingface_hub never writes such a link."""
+def test_dotdot_after_a_name_is_followed_as_the_kernel_does(listed):
+    """"x/../../blobs/<n>": the kernel resolves ".." after following x; so
+    does Path.resolve() upstream, and gpugate (one component at a time)."""
     c, names, trees = listed
     link = c / TINY / "snapshots" / hb.COMMIT_A / "config.json"
     link.unlink()
     os.symlink("tokenizer/../../../blobs/" + hb.git_hash(trees[(TINY, hb.COMMIT_A)]["config.json"][0]), link)
     s = run_gpugate("hf", "scan", env=env_for(c))
-    assert s.rc == 1 and "which is not ../blobs/<name> of this repo: not followed" in s.out, s
+    assert s.rc == 0, s
 
 
 def test_healthcheck_reads_no_listing(listed):

@@ -172,10 +172,12 @@ def test_memory_limited_run_reads_inputs_larger_than_its_memory(tmp_path):
     root = tmp_path / "root"
     os.makedirs(root / "var/lib/dpkg")
     os.makedirs(root / "dev")
-    one = stanza("libother", "1.0").rstrip("\n") + "\nDescription: " + "x" * 4000 + "\n\n"
+    # stanzas dpkg reads (each package once, one Description each: lib/dpkg/parse.c)
+    one = "Package: libother{}\nStatus: install ok installed\nArchitecture: amd64\nVersion: 1.0\nDescription: " + \
+        "x" * 4000 + "\n\n"
     with open(root / "var/lib/dpkg/status", "w") as f:
         f.write(stanza("libgood", "1.0") + "\n")
-        f.write(one * ((120 << 20) // len(one)))
+        f.write("".join(one.format(i) for i in range((120 << 20) // len(one))))
     line = b"6,1,1000,-;a harmless kernel message, padded to make the log long enough....\n"
     with open(root / "dev/kmsg", "wb") as f:
         f.write(line * ((65 << 20) // len(line) + 1))

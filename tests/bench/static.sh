@@ -1,0 +1,105 @@
+#!/bin/sh
+# Benchmark of the healthcheck's static path (issue 31 item 7): everything
+# `gpugate check --profile healthcheck` does but the runtime probe, on an
+# eight-GPU fixture root (tests/integration/gpufixture.py) with this
+# machine's real dpkg database (~1 MB, ~1,000 packages, read whole with
+# dpkg's strictness: src/lib/dpkg_status.c) holding the Intel stack, and a
+# mounted Hugging Face cache; against the shell script a user would write for
+# the same facts, and a bare process start, all in the same run (hyperfine
+# rounds that alternate the commands). Goal: gpugate at most 0.10 x the script.
+# STATIC_BENCH_BASELINE=/path/to/older/gpugate adds that binary to the same run.
+set -eu
+GPUGATE=${GPUGATE:-build/gpugate}
+RUNS=${BENCH_RUNS:-300}
+ROUNDS=${BENCH_ROUNDS:-6}
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+root=$work/root
+/usr/bin/python3 "$here/../integration/gpufixture.py" "$root" 8
+mkdir -p "$root/var/lib/dpkg/updates" "$root/var/lib/dpkg/info" "$root/proc/self" "$root/root/.cache/huggingface/hub"
+: > "$root/var/lib/dpkg/available"
+# this machine's status file, the Intel stack of the XPU image at the
+# versions the healthcheck pins need (a package already there gets the new
+# version in place: dpkg refuses the same package twice)
+/usr/bin/python3 - /var/lib/dpkg/status "$root/var/lib/dpkg/status" <<'PY'
+import re, sys
+stack = {"libze1": "1.21.9-1", "libze-intel-gpu1": "25.18.33578.6-1", "intel-opencl-icd": "25.18.33578.6-1",
+         "intel-igc-core-2": "2.11.7", "libigdgmm12": "22.7.2-1"}
+text = open(sys.argv[1], encoding="utf-8", errors="surrogateescape").read()
+out = []
+for st in text.split("\n\n"):
+    m = re.match(r"Package: (\S+)\n", st)
+    if m and m.group(1) in stack:
+        st = re.sub(r"(?m)^Version: .*$", "Version: " + stack.pop(m.group(1)), st)
+    out.append(st)
+body = "\n\n".join(out).rstrip("\n") + "\n"
+for name, version in stack.items():
+    body += (f"\nPackage: {name}\nStatus: install ok installed\nPriority: optional\nArchitecture: amd64\n"
+             f"Maintainer: bench <bench@example.org>\nVersion: {version}\nDescription: bench fixture\n")
+open(sys.argv[2], "w", encoding="utf-8", errors="surrogateescape").write(body)
+PY
+printf '1 0 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n2 1 8:17 / /root/.cache/huggingface rw,relatime - ext4 /dev/sdb1 rw\n' \
+	> "$root/proc/self/mountinfo"
+echo "status file: $(wc -c < "$root/var/lib/dpkg/status") bytes, $(grep -c '^Package:' "$root/var/lib/dpkg/status") packages"
+dpkg-query --admindir="$root/var/lib/dpkg" -W libze1 > /dev/null || { echo "dpkg refuses the bench database"; exit 1; }
+gp="$GPUGATE check --profile healthcheck --vendor intel --skip runtime --root $root"
+HOME=/root $gp > "$work/out.txt" || { echo "gpugate: the bench root is not healthy"; cat "$work/out.txt"; exit 1; }
+head -2 "$work/out.txt"
+cat > "$work/shell.sh" <<'SH'
+# The same facts by hand: the pinned packages and their versions, each GPU's
+# render node usable, the cache mounted and writable.
+R=$1
+admin=$R/var/lib/dpkg
+# one read of the database, then each pin compared (dpkg reads no database for that)
+dpkg-query --admindir="$admin" -W -f='${Package} ${Version} ${db:Status-Abbrev}\n' \
+	libze1 libze-intel-gpu1 intel-opencl-icd intel-igc-core-2 libigdgmm12 > "$R.list" 2> /dev/null || exit 1
+while read -r pkg version status; do
+	case $pkg in
+	libze1) min=1.17 ;;
+	libze-intel-gpu1 | intel-opencl-icd) min=24.26 ;;
+	intel-igc-core-2) min=1.0.17193 ;;
+	libigdgmm12) min=22.3.19 ;;
+	esac
+	[ "$status" = ii ] && dpkg --compare-versions "$version" ge "$min" || exit 1
+done < "$R.list"
+n=0
+for link in "$R"/dev/dri/by-path/pci-*-render; do
+	[ -c "$link" ] && [ -r "$link" ] && [ -w "$link" ] || exit 1
+	n=$((n + 1))
+done
+[ "$n" -ge 1 ] || exit 1
+grep -q ' /root/.cache/huggingface ' "$R/proc/self/mountinfo" || exit 1
+[ -d "$R/root/.cache/huggingface/hub" ] && [ -w "$R/root/.cache/huggingface/hub" ]
+SH
+sh "$work/shell.sh" "$root" || { echo "the shell script fails on the bench root"; exit 1; }
+sc="sh $work/shell.sh $root"
+bl=""
+if [ -n "${STATIC_BENCH_BASELINE:-}" ]; then
+	bl="$STATIC_BENCH_BASELINE check --profile healthcheck --vendor intel --skip runtime --root $root"
+	HOME=/root $bl > /dev/null || { echo "the baseline binary fails on the bench root"; exit 1; }
+fi
+per=$(( (RUNS + ROUNDS - 1) / ROUNDS ))
+i=0
+while [ $i -lt "$ROUNDS" ]; do
+	# shellcheck disable=SC2086 # $bl is one more command, or none
+	HOME=/root hyperfine -N -i --warmup 5 --runs "$per" --export-json "$work/h$i.json" "$gp" "$sc" "/bin/true" ${bl:+"$bl"} > /dev/null 2>&1
+	i=$((i + 1))
+done
+echo "load while measuring: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
+/usr/bin/python3 - "$work" "$ROUNDS" <<'PY'
+import json, statistics, sys
+work, rounds = sys.argv[1], int(sys.argv[2])
+times = [[], [], [], []]
+for i in range(rounds):
+    for k, r in enumerate(json.load(open(f"{work}/h{i}.json"))["results"]):
+        times[k] += r["times"]
+g, s, t = (statistics.median(x) * 1e3 for x in times[:3])
+print(f"gpugate healthcheck static path (8 GPUs, whole process): median {g:.2f} ms ({len(times[0])} runs)")
+print(f"shell script for the same facts: median {s:.2f} ms")
+print(f"bare process start (/bin/true): median {t:.2f} ms")
+print(f"ratio gpugate/shell script: {g / s:.3f} (goal <= 0.10)")
+if times[3]:
+    b = statistics.median(times[3]) * 1e3
+    print(f"baseline binary: median {b:.2f} ms, ratio to the shell script {b / s:.3f}")
+PY
