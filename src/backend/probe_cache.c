@@ -199,8 +199,7 @@ char *probe_cache_stale(const char *root, const struct backend *const *bes, size
 	return why;
 }
 
-int probe_cache_store(const char *root, const char *dir, const char *key, bool ok, json_t *identity,
-		      json_t *state)
+int probe_cache_store(const char *root, const char *dir, const char *key, bool ok, json_t *identity, json_t *state)
 {
 	json_object_set_new(state, "version", json_integer(CACHE_VERSION));
 	json_object_set(state, "stack", identity);

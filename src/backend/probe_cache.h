@@ -28,8 +28,7 @@ json_t *probe_cache_load(const char *dir, const char *key, double ttl, double *a
 /* Stores state (an object) with key, ok and the time, the stack identity
  * (stack_identity.h) and the kernel log's last record (/dev/kmsg under root);
  * 0 or -errno. */
-int probe_cache_store(const char *root, const char *dir, const char *key, bool ok, json_t *identity,
-		      json_t *state);
+int probe_cache_store(const char *root, const char *dir, const char *key, bool ok, json_t *identity, json_t *state);
 /* Why a cached object no longer stands for the stack, in words (caller
  * frees), or NULL when it does: its stack identity differs from now's (the
  * files it names are looked at again), or the kernel log, where it can be

@@ -135,15 +135,15 @@ void probe_plan_resolve(struct probe_plan *plan, const struct probe_session_requ
 	}
 	if (plan->n == 0)
 		plan->none_found = xasprintf("no GPU runtime library is installed%s%s: looked for %s",
-					     under_root(plan) ? " under --root " : "", under_root(plan) ? plan->root : "",
-					     hints.buf);
+					     under_root(plan) ? " under --root " : "",
+					     under_root(plan) ? plan->root : "", hints.buf);
 	sb_release(&hints);
 	plan->cache_why[0] = '\0';
 	/* the health check's state cache; ci and validate keep compiled modules
 	 * there so later probes skip the build */
 	if (plan->n && (req->use_cache || req->smoke))
-		plan->cache_dir =
-			probe_cache_dir(env_lookup(plan->env, "XDG_RUNTIME_DIR"), plan->cache_why, sizeof(plan->cache_why));
+		plan->cache_dir = probe_cache_dir(env_lookup(plan->env, "XDG_RUNTIME_DIR"), plan->cache_why,
+						  sizeof(plan->cache_why));
 }
 
 void probe_plan_release(struct probe_plan *plan)
