@@ -7,11 +7,7 @@
 
 const char *ctx_getenv(const struct context *ctx, const char *name)
 {
-	size_t n = strlen(name);
-	for (char **e = ctx->env; e && *e; e++)
-		if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
-			return *e + n + 1;
-	return NULL;
+	return env_lookup(ctx->env, name);
 }
 
 char *ctx_path(const struct context *ctx, const char *abs_path)

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../context.h"
+struct probe_plan; /* probe_plan.h */
 
 struct probe_request {
 	const char *backend; /* "level-zero", "cuda" */
@@ -38,11 +38,11 @@ struct probe_run {
 	char *failed_stage;   /* NULL when ok; the stage to blame */
 };
 
-/* Runs every request in parallel, each in its own child, until all ended or
- * the monotonic deadline passed (then kills them). Every child is reaped and
- * its process group killed before this returns. */
-void probe_run_all(const struct context *ctx, const struct probe_request *reqs, struct probe_run *runs, size_t n,
-		   double deadline);
+/* Runs every request in parallel, each in its own child (the plan's binary,
+ * environment and sandbox), until all ended or the plan's deadline passed
+ * (then kills them). Every child is reaped and its process group killed
+ * before this returns. */
+void probe_run_all(const struct probe_plan *plan, const struct probe_request *reqs, struct probe_run *runs, size_t n);
 void probe_run_release(struct probe_run *run);
 
 #endif

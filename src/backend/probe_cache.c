@@ -52,9 +52,8 @@ static int trusted_dir(const char *path, char *why, size_t why_size)
 	return 0;
 }
 
-char *probe_cache_dir(const struct context *ctx, char *why, size_t why_size)
+char *probe_cache_dir(const char *xdg, char *why, size_t why_size)
 {
-	const char *xdg = ctx_getenv(ctx, "XDG_RUNTIME_DIR");
 	char *candidates[4] = { NULL, NULL, NULL, NULL };
 	if (xdg && xdg[0] == '/')
 		candidates[0] = xasprintf("%s/gpugate", xdg);
@@ -159,16 +158,16 @@ json_t *probe_cache_load(const char *dir, const char *key, double ttl, double *a
 
 /* The kernel log, or NULL when it cannot be read here (a container gets it
  * only with --device /dev/kmsg and CAP_SYSLOG). */
-static char *kmsg_path(const struct context *ctx)
+static char *kmsg_path(const char *root)
 {
-	char *path = ctx_path(ctx, "/dev/kmsg");
+	char *path = root_path(root, "/dev/kmsg");
 	if (access(path, R_OK) == 0)
 		return path;
 	free(path);
 	return NULL;
 }
 
-char *probe_cache_stale(const struct context *ctx, const struct backend *const *bes, size_t n, const json_t *cached)
+char *probe_cache_stale(const char *root, const struct backend *const *bes, size_t n, const json_t *cached)
 {
 	const json_t *before = json_object_get(cached, "stack");
 	json_t *paths = json_array();
@@ -178,12 +177,12 @@ char *probe_cache_stale(const struct context *ctx, const struct backend *const *
 	{
 		json_array_append_new(paths, json_string(file));
 	}
-	json_t *now = stack_identity(ctx, bes, n, paths);
+	json_t *now = stack_identity(root, bes, n, paths);
 	char *why = stack_identity_diff(before, now);
 	json_decref(now);
 	json_decref(paths);
 	json_t *seq = json_object_get(cached, "kmsg_seq");
-	char *log = why || !json_is_integer(seq) ? NULL : kmsg_path(ctx);
+	char *log = why || !json_is_integer(seq) ? NULL : kmsg_path(root);
 	if (log) {
 		struct kmsg_scan scan;
 		unsigned long long after = (unsigned long long)json_integer_value(seq);
@@ -200,12 +199,11 @@ char *probe_cache_stale(const struct context *ctx, const struct backend *const *
 	return why;
 }
 
-int probe_cache_store(const struct context *ctx, const char *dir, const char *key, bool ok, json_t *identity,
-		      json_t *state)
+int probe_cache_store(const char *root, const char *dir, const char *key, bool ok, json_t *identity, json_t *state)
 {
 	json_object_set_new(state, "version", json_integer(CACHE_VERSION));
 	json_object_set(state, "stack", identity);
-	char *log = kmsg_path(ctx);
+	char *log = kmsg_path(root);
 	struct kmsg_scan scan;
 	if (log && kmsg_scan_after(log, ULLONG_MAX, monotonic_seconds() + KMSG_READ_S, &scan) == 0) {
 		if (scan.has_seq && !scan.stopped_early)

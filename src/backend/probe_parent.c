@@ -13,6 +13,7 @@
 #include "../lib/sandbox.h"
 #include "../lib/spawn.h"
 #include "../lib/util.h"
+#include "probe_plan.h"
 #include "protocol.h"
 
 #define OUTPUT_KEEP    8192
@@ -29,14 +30,14 @@ struct child {
 	char **argv, **env;
 };
 
-static char **child_env(const struct context *ctx)
+static char **child_env(const struct probe_plan *plan)
 {
 	size_t n = 0;
-	for (char **e = ctx->env; e && *e; e++)
+	for (char **e = plan->env; e && *e; e++)
 		n++;
 	char **env = xcalloc(n + 2, sizeof(*env));
 	size_t k = 0;
-	for (char **e = ctx->env; e && *e; e++)
+	for (char **e = plan->env; e && *e; e++)
 		if (!str_starts_with(*e, "ZES_ENABLE_SYSMAN="))
 			env[k++] = *e;
 	/* Sysman through ze device handles needs it before zeInit (loader 1.8) */
@@ -45,14 +46,14 @@ static char **child_env(const struct context *ctx)
 	return env;
 }
 
-static char **child_argv(const struct context *ctx, const struct probe_request *r, char *buf[6])
+static char **child_argv(const struct probe_plan *plan, const struct probe_request *r, char *buf[6])
 {
 	buf[0] = xasprintf("%d", r->device);
 	buf[1] = xasprintf("%zu", r->work_items ? r->work_items : (size_t)1 << 20);
 	buf[2] = xasprintf("%.3f", r->sync_timeout_s > 0 ? r->sync_timeout_s : 10.0);
 	char **argv = xcalloc(26, sizeof(*argv)); /* 23 at most, below */
 	size_t k = 0;
-	argv[k++] = (char *)ctx_self_exe(ctx);
+	argv[k++] = (char *)plan->self_exe;
 	argv[k++] = "probe";
 	argv[k++] = "--backend";
 	argv[k++] = (char *)r->backend;
@@ -75,7 +76,7 @@ static char **child_argv(const struct context *ctx, const struct probe_request *
 	}
 	argv[k++] = "--work-items";
 	argv[k++] = buf[1];
-	if (ctx->sandbox_filters > 0)
+	if (plan->sandbox)
 		argv[k++] = "--sandbox";
 	argv[k++] = "--sync-timeout";
 	argv[k++] = buf[2];
@@ -207,8 +208,7 @@ static void classify(struct probe_run *run)
 			: xasprintf("exited %d %s: %s", run->exit_code, where, error ? error : "failed");
 }
 
-void probe_run_all(const struct context *ctx, const struct probe_request *reqs, struct probe_run *runs, size_t n,
-		   double deadline)
+void probe_run_all(const struct probe_plan *plan, const struct probe_request *reqs, struct probe_run *runs, size_t n)
 {
 	struct child *kids = xcalloc(n, sizeof(*kids));
 	struct spawn_child *sp = xcalloc(n, sizeof(*sp));
@@ -217,8 +217,8 @@ void probe_run_all(const struct context *ctx, const struct probe_request *reqs, 
 		runs[i].exit_code = -1;
 		struct child *c = &kids[i];
 		c->run = &runs[i];
-		c->argv = child_argv(ctx, &reqs[i], c->bufs);
-		c->env = child_env(ctx);
+		c->argv = child_argv(plan, &reqs[i], c->bufs);
+		c->env = child_env(plan);
 		sp[i] = (struct spawn_child){
 			.argv = c->argv,
 			.envp = c->env,
@@ -232,7 +232,7 @@ void probe_run_all(const struct context *ctx, const struct probe_request *reqs, 
 		};
 		c->stage_start = monotonic_seconds();
 	}
-	spawn_run(sp, n, deadline);
+	spawn_run(sp, n, plan->deadline);
 	for (size_t i = 0; i < n; i++) {
 		struct child *c = &kids[i];
 		struct probe_run *run = &runs[i];

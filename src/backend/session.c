@@ -7,7 +7,6 @@
  * Without smoke one child per backend enumerates. */
 #include "session.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,99 +17,6 @@
 #include "probe_cache.h"
 #include "stack_identity.h"
 
-/* Where the soname is, without loading it (the check's process stays
- * GPU-free): on the real root "" when the linker cache or a library folder
- * has it (the child loads it by soname). Under --root the root's library
- * folders, then the folders LD_LIBRARY_PATH names (this process's
- * environment: a deliberate choice, such as a test's stand-in), never this
- * machine's linker cache or system folders; the answer is the path the child
- * loads. NULL: not found. Caller frees. */
-static char *library_found(const struct context *ctx, const char *soname)
-{
-	bool under_root = ctx->root && *ctx->root;
-	if (!under_root) {
-		char *cache = NULL;
-		size_t len = 0;
-		bool found = false;
-		if (read_file("/etc/ld.so.cache", &cache, &len) == 0)
-			found = memmem(cache, len, soname, strlen(soname) + 1) != NULL;
-		free(cache);
-		if (found)
-			return xstrdup("");
-	}
-	static const char *const dirs[] = { "/usr/lib/x86_64-linux-gnu",
-					    "/lib/x86_64-linux-gnu",
-					    "/usr/lib64",
-					    "/usr/lib",
-					    "/usr/local/lib",
-					    "/usr/lib/wsl/lib",
-					    NULL };
-	const char *ldp = ctx_getenv(ctx, "LD_LIBRARY_PATH");
-	char *copy = xstrdup(ldp ? ldp : ""), *save = NULL;
-	char *found = NULL;
-	for (size_t i = 0; !found && dirs[i]; i++) {
-		char *p = xasprintf("%s/%s", dirs[i], soname);
-		char *full = ctx_path(ctx, p);
-		if (access(full, R_OK) == 0)
-			found = full;
-		else
-			free(full);
-		free(p);
-	}
-	for (char *d = strtok_r(copy, ":", &save); !found && d; d = strtok_r(NULL, ":", &save)) {
-		if (*d != '/')
-			continue;
-		char *full = xasprintf("%s/%s", d, soname);
-		if (access(full, R_OK) == 0)
-			found = full;
-		else
-			free(full);
-	}
-	free(copy);
-	if (found && !under_root) {
-		free(found);
-		return xstrdup("");
-	}
-	return found;
-}
-
-size_t probe_children_planned(const struct vendor *v, size_t nodes, const char *visible)
-{
-	size_t n = nodes;
-	/* the runtime shows no more devices than the vendor's parser of its
-	 * variable says (the devices check reads it with the same parser); none
-	 * ("", "0,0") still gets one child, to report that no GPU is visible */
-	if (visible && v->visible_cap) {
-		size_t shown = v->visible_cap(visible, n);
-		if (shown < n)
-			n = shown;
-	}
-	return n < 1 ? 1 : n > 64 ? 64 : n;
-}
-
-/* How many GPUs were passed in, by their device nodes, capped by the
- * backend's visibility variable: the first round's children. */
-static size_t nodes_passed_in(const struct context *ctx, const struct backend *be)
-{
-	const struct vendor *v = be->vendor;
-	size_t n = 0;
-	char *dir = ctx_path(ctx, v->node_dir);
-	DIR *d = opendir(dir);
-	free(dir);
-	struct dirent *e;
-	size_t plen = strlen(v->node_prefix);
-	while (d && (e = readdir(d))) {
-		const char *rest = e->d_name + plen;
-		if (strncmp(e->d_name, v->node_prefix, plen) != 0 || !*rest ||
-		    strspn(rest, "0123456789") != strlen(rest))
-			continue;
-		n++;
-	}
-	if (d)
-		closedir(d);
-	return probe_children_planned(v, n, v->visible_env ? ctx_getenv(ctx, v->visible_env) : NULL);
-}
-
 /* Each backend's children, before they are judged: runs[k] is device k's
  * (with smoke) or the one enumeration (without). */
 struct raw_runs {
@@ -118,8 +24,8 @@ struct raw_runs {
 	size_t n;
 };
 
-static struct probe_request request(const struct backend_probe *p, int device, const struct probe_session_request *req,
-				    const char *cache_dir)
+static struct probe_request request(const struct probe_plan *plan, const struct backend_probe *p, int device,
+				    const struct probe_session_request *req, const char *cache_dir)
 {
 	const struct backend *be = p->be;
 	const char *library = p->library && *p->library ? p->library : NULL;
@@ -133,7 +39,7 @@ static struct probe_request request(const struct backend_probe *p, int device, c
 				       .perf = req->perf,
 				       .perf_bytes = req->perf_bytes,
 				       .work_items = req->work_items > 0 ? (size_t)req->work_items : 0,
-				       .sync_timeout_s = req->deadline - monotonic_seconds(),
+				       .sync_timeout_s = plan->deadline - monotonic_seconds(),
 				       .cache_dir = cache_dir,
 				       .library = library };
 }
@@ -161,13 +67,13 @@ static size_t devices_reported(const struct raw_runs *r)
 	return n > 1024 ? 1024 : n;
 }
 
-static void run_children(const struct context *ctx, struct probe_session *s, struct raw_runs *raw,
+static void run_children(const struct probe_plan *plan, struct probe_session *s, struct raw_runs *raw,
 			 const struct probe_session_request *req, const char *cache_dir)
 {
 	/* round 1: every backend at once */
 	size_t total = 0;
 	for (size_t i = 0; i < s->n; i++) {
-		raw[i].n = req->smoke ? nodes_passed_in(ctx, s->probes[i].be) : 1;
+		raw[i].n = plan->backends[i].children;
 		total += raw[i].n;
 	}
 	struct probe_request *reqs = xcalloc(total, sizeof(*reqs));
@@ -175,8 +81,8 @@ static void run_children(const struct context *ctx, struct probe_session *s, str
 	size_t k = 0;
 	for (size_t i = 0; i < s->n; i++)
 		for (size_t d = 0; d < raw[i].n; d++)
-			reqs[k++] = request(&s->probes[i], (int)d, req, cache_dir);
-	probe_run_all(ctx, reqs, runs, total, req->deadline);
+			reqs[k++] = request(plan, &s->probes[i], (int)d, req, cache_dir);
+	probe_run_all(plan, reqs, runs, total);
 	k = 0;
 	size_t more = 0;
 	for (size_t i = 0; i < s->n; i++) {
@@ -208,8 +114,8 @@ static void run_children(const struct context *ctx, struct probe_session *s, str
 	k = 0;
 	for (size_t i = 0; i < s->n; i++)
 		for (size_t d = raw[i].n, want = devices_reported(&raw[i]); d < want; d++)
-			reqs[k++] = request(&s->probes[i], (int)d, req, cache_dir);
-	probe_run_all(ctx, reqs, runs, more, req->deadline);
+			reqs[k++] = request(plan, &s->probes[i], (int)d, req, cache_dir);
+	probe_run_all(plan, reqs, runs, more);
 	k = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		size_t want = devices_reported(&raw[i]);
@@ -298,7 +204,7 @@ static void judge(struct backend_probe *p, const struct raw_runs *r, bool smoke)
 
 /* What makes a cached result valid: the probe settings and the environment
  * that changes what the runtime sees. */
-static char *cache_key(const struct context *ctx, const struct probe_session *s,
+static char *cache_key(const struct probe_plan *plan, const struct probe_session *s,
 		       const struct probe_session_request *req)
 {
 	static const char *const vars[] = { "ZE_AFFINITY_MASK",        "NEO_ZE_AFFINITY_MASK",
@@ -307,12 +213,12 @@ static char *cache_key(const struct context *ctx, const struct probe_session *s,
 					    "CUDA_VISIBLE_DEVICES",    "CUDA_DEVICE_ORDER",
 					    "ONEAPI_DEVICE_SELECTOR",  NULL };
 	struct strbuf sb = STRBUF_INIT;
-	sb_printf(&sb, "exe=%s;smoke=%d;telemetry=%d;items=%ld;processes=%d;perf=%d:%zu", ctx_self_exe(ctx), req->smoke,
+	sb_printf(&sb, "exe=%s;smoke=%d;telemetry=%d;items=%ld;processes=%d;perf=%d:%zu", plan->self_exe, req->smoke,
 		  req->telemetry, req->work_items, req->processes, req->perf, req->perf_bytes);
 	for (size_t i = 0; i < s->n; i++)
 		sb_printf(&sb, ";backend=%s", s->probes[i].be->name);
 	for (size_t i = 0; vars[i]; i++) {
-		const char *v = ctx_getenv(ctx, vars[i]);
+		const char *v = env_lookup(plan->env, vars[i]);
 		if (v)
 			sb_printf(&sb, ";%s=%s", vars[i], v);
 	}
@@ -378,72 +284,48 @@ static void raw_release(struct raw_runs *raw, size_t n)
 
 /* What to install when no backend's library is there: the fix of each
  * backend for the run's GPU vendor, or of every backend when none drives it. */
-static char *missing_remedy(const char *vendor)
+static char *missing_remedy(const struct vendor *vendor)
 {
 	struct strbuf sb = STRBUF_INIT;
 	for (int all = 0; all < 2 && !sb.len; all++)
 		for (const struct backend *const *b = backends; *b; b++)
-			if (all || (vendor && (*b)->vendor == vendor_by_name(vendor)))
+			if (all || (vendor && (*b)->vendor == vendor))
 				sb_printf(&sb, "%s%s", sb.len ? "; or " : "", (*b)->missing_remedy);
 	return sb_detach(&sb);
 }
 
-struct probe_session *probe_session_run(const struct context *ctx, const struct probe_session_request *req)
+struct probe_session *probe_session_run(const struct probe_plan *plan, const struct probe_session_request *req)
 {
 	struct probe_session *s = xcalloc(1, sizeof(*s));
 	s->cache_age = -1;
-	size_t known = 0;
-	while (backends[known])
-		known++;
-	s->probes = xcalloc(known + 1, sizeof(*s->probes));
-	struct strbuf hints = STRBUF_INIT;
-	bool under_root = ctx->root && *ctx->root;
-	for (const struct backend *const *b = backends; *b; b++) {
-		bool wanted = strcmp(req->backend, "auto") == 0 || strcmp(req->backend, (*b)->name) == 0;
-		/* auto: the installed ones; under --root, only the root's own */
-		char *lib = wanted && (strcmp(req->backend, "auto") == 0 || under_root)
-				    ? library_found(ctx, (*b)->library)
-				    : NULL;
-		if (wanted && !lib && (strcmp(req->backend, "auto") == 0 || under_root)) {
-			sb_printf(&hints, "%s%s (%s: %s)", hints.len ? "; " : "", (*b)->library, (*b)->name,
-				  (*b)->provided_by);
-			continue;
-		}
-		if (!wanted)
-			continue;
-		s->probes[s->n].library = lib;
-		s->probes[s->n++].be = *b;
+	s->probes = xcalloc(plan->n + 1, sizeof(*s->probes));
+	for (s->n = 0; s->n < plan->n; s->n++) {
+		s->probes[s->n].be = plan->backends[s->n].be;
+		s->probes[s->n].library = plan->backends[s->n].library ? xstrdup(plan->backends[s->n].library) : NULL;
 	}
 	if (s->n == 0) {
-		s->none_found = xasprintf("no GPU runtime library is installed%s%s: looked for %s",
-					  under_root ? " under --root " : "", under_root ? ctx->root : "",
-					  hints.buf);
-		s->none_remedy = missing_remedy(ctx->vendor);
-		sb_release(&hints);
+		s->none_found = xstrdup(plan->none_found ? plan->none_found : "no GPU runtime library is installed");
+		s->none_remedy = missing_remedy(plan->vendor);
 		return s;
 	}
-	sb_release(&hints);
 	struct raw_runs *raw = xcalloc(s->n, sizeof(*raw));
-	char why[512];
 	if (!req->use_cache) {
 		/* ci and validate keep compiled modules so later probes skip the build */
-		char *module_dir = req->smoke ? probe_cache_dir(ctx, why, sizeof(why)) : NULL;
-		run_children(ctx, s, raw, req, module_dir);
-		free(module_dir);
+		run_children(plan, s, raw, req, req->smoke ? plan->cache_dir : NULL);
 		for (size_t i = 0; i < s->n; i++)
 			judge(&s->probes[i], &raw[i], req->smoke);
 		raw_release(raw, s->n);
 		return s;
 	}
 	/* the health check reuses a recent result instead of loading the GPU */
-	char *dir = probe_cache_dir(ctx, why, sizeof(why));
-	char *key = cache_key(ctx, s, req);
+	const char *dir = plan->cache_dir;
+	char *key = cache_key(plan, s, req);
 	double age = 0;
 	json_t *cached = dir ? probe_cache_load(dir, key, req->cache_ttl, &age) : NULL;
 	const struct backend **bes = xcalloc(s->n + 1, sizeof(*bes));
 	for (size_t i = 0; i < s->n; i++)
 		bes[i] = s->probes[i].be;
-	if (cached && (s->cache_discarded = probe_cache_stale(ctx, bes, s->n, cached)) != NULL) {
+	if (cached && (s->cache_discarded = probe_cache_stale(plan->root, bes, s->n, cached)) != NULL) {
 		json_decref(cached);
 		cached = NULL;
 	}
@@ -452,18 +334,18 @@ struct probe_session *probe_session_run(const struct context *ctx, const struct 
 		for (size_t i = 0; i < s->n; i++)
 			judge(&s->probes[i], &raw[i], req->smoke);
 	} else {
-		run_children(ctx, s, raw, req, dir);
+		run_children(plan, s, raw, req, dir);
 		for (size_t i = 0; i < s->n; i++)
 			judge(&s->probes[i], &raw[i], req->smoke);
 		if (!dir) {
-			s->cache_note = xasprintf("state cache not used: %s", why);
+			s->cache_note = xasprintf("state cache not used: %s", plan->cache_why);
 		} else {
 			json_t *saved = save_runs(s, raw), *paths = json_array();
 			for (size_t i = 0; i < s->n; i++)
 				for (size_t d = 0; d < raw[i].n; d++)
 					stack_identity_add_libraries(paths, raw[i].runs[d].result);
-			json_t *identity = stack_identity(ctx, bes, s->n, paths);
-			int rc = probe_cache_store(ctx, dir, key, runs_ok(s), identity, saved);
+			json_t *identity = stack_identity(plan->root, bes, s->n, paths);
+			int rc = probe_cache_store(plan->root, dir, key, runs_ok(s), identity, saved);
 			json_decref(identity);
 			json_decref(paths);
 			json_decref(saved);
@@ -474,7 +356,7 @@ struct probe_session *probe_session_run(const struct context *ctx, const struct 
 	raw_release(raw, s->n);
 	json_decref(cached);
 	free(bes);
-	s->cache_path = dir;
+	s->cache_path = dir ? xstrdup(dir) : NULL;
 	free(key);
 	return s;
 }

@@ -1,29 +1,19 @@
-/* One probe session: which backends to probe, one child per device that
- * enumerates and then smokes (one child per backend when there is no smoke),
- * the state cache of the health check, and the children's results decoded
- * into typed outcomes (probe_result.h) for the runtime checks. */
+/* One probe session: the plan's backends (probe_plan.h) probed, one child
+ * per device that enumerates and then smokes (one child per backend when
+ * there is no smoke), the state cache of the health check, and the
+ * children's results decoded into typed outcomes (probe_result.h) for the
+ * runtime checks. */
 #ifndef GPUGATE_SESSION_H
 #define GPUGATE_SESSION_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../context.h"
 #include "backend.h"
+#include "probe_plan.h"
 #include "probe_result.h"
 
 struct result;
-
-/* What the runtime group asks for (from its spec section). */
-struct probe_session_request {
-	const char *backend; /* "auto" or a backend's name */
-	double deadline;     /* monotonic */
-	bool smoke, telemetry, processes, perf;
-	long work_items;
-	size_t perf_bytes;
-	bool use_cache; /* the health check: reuse a recent result */
-	double cache_ttl;
-};
 
 /* How one child ended, and what it said. */
 struct probe_outcome {
@@ -59,12 +49,10 @@ struct probe_session {
 	char *cache_discarded; /* why a cached result was not used: what changed since */
 };
 
-/* The first round's per-device children: one per GPU node passed in
- * (nodes), no more than the vendor's visibility variable (VALUE, NULL when
- * unset) shows, at least 1 (to report that none is visible), at most 64. */
-size_t probe_children_planned(const struct vendor *v, size_t nodes, const char *visible);
-
-struct probe_session *probe_session_run(const struct context *ctx, const struct probe_session_request *req);
+/* Runs the plan (resolved for req by probe_plan_resolve) and judges its
+ * children; the session keeps nothing of the plan, which the caller then
+ * releases. */
+struct probe_session *probe_session_run(const struct probe_plan *plan, const struct probe_session_request *req);
 void probe_session_free(struct probe_session *s);
 
 /* An enumeration that never got past initializing the runtime: it failed in

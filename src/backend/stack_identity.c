@@ -39,12 +39,12 @@ static void link_tail(const char *dir, const char *name, const char *link, char 
 }
 
 /* A kernel module's version text (its version, else its srcversion). */
-static void module_version(const struct context *ctx, const char *module, struct strbuf *sb)
+static void module_version(const char *root, const char *module, struct strbuf *sb)
 {
 	static const char *const files[] = { "version", "srcversion", NULL };
 	for (size_t i = 0; files[i]; i++) {
 		char *abs = xasprintf("/sys/module/%s/%s", module, files[i]);
-		char *path = ctx_path(ctx, abs), *text = NULL;
+		char *path = root_path(root, abs), *text = NULL;
 		size_t len = 0;
 		int rc = read_file_max(path, 256, &text, &len);
 		free(path);
@@ -61,9 +61,9 @@ static void module_version(const struct context *ctx, const char *module, struct
 
 /* The DRM nodes (card*, renderD*) with their PCI addresses, and the versions
  * of the kernel drivers bound to them, in name order. */
-static void drm_set(const struct context *ctx, struct strbuf *gpus, struct strbuf *drivers)
+static void drm_set(const char *root, struct strbuf *gpus, struct strbuf *drivers)
 {
-	char *dir = ctx_path(ctx, "/sys/class/drm");
+	char *dir = root_path(root, "/sys/class/drm");
 	struct dirent **names = NULL;
 	int n = scandir(dir, &names, NULL, alphasort);
 	for (int i = 0; i < n; i++) {
@@ -77,7 +77,7 @@ static void drm_set(const struct context *ctx, struct strbuf *gpus, struct strbu
 			char *seen = xasprintf(";%s", drivers->buf ? drivers->buf : "");
 			char *needle = xasprintf(";%s=", driver);
 			if (*driver && !strstr(seen, needle))
-				module_version(ctx, driver, drivers);
+				module_version(root, driver, drivers);
 			free(needle);
 			free(seen);
 		}
@@ -89,10 +89,10 @@ static void drm_set(const struct context *ctx, struct strbuf *gpus, struct strbu
 
 /* Each backend's device nodes (/dev/dri/renderD*, /dev/nvidia*) with their
  * device numbers. */
-static void node_set(const struct context *ctx, const struct backend *const *bes, size_t n, struct strbuf *gpus)
+static void node_set(const char *root, const struct backend *const *bes, size_t n, struct strbuf *gpus)
 {
 	for (size_t b = 0; b < n; b++) {
-		char *dir = ctx_path(ctx, bes[b]->vendor->node_dir);
+		char *dir = root_path(root, bes[b]->vendor->node_dir);
 		struct dirent **names = NULL;
 		int count = scandir(dir, &names, NULL, alphasort);
 		for (int i = 0; i < count; i++) {
@@ -109,10 +109,10 @@ static void node_set(const struct context *ctx, const struct backend *const *bes
 	}
 }
 
-json_t *stack_identity(const struct context *ctx, const struct backend *const *bes, size_t n, const json_t *paths)
+json_t *stack_identity(const char *root, const struct backend *const *bes, size_t n, const json_t *paths)
 {
 	json_t *files = json_object();
-	char *ldcache = ctx_path(ctx, "/etc/ld.so.cache");
+	char *ldcache = root_path(root, "/etc/ld.so.cache");
 	json_object_set_new(files, ldcache, file_identity(ldcache));
 	free(ldcache);
 	size_t i;
@@ -125,9 +125,9 @@ json_t *stack_identity(const struct context *ctx, const struct backend *const *b
 			json_object_set_new(files, path, file_identity(path));
 	}
 	struct strbuf gpus = STRBUF_INIT, drivers = STRBUF_INIT;
-	drm_set(ctx, &gpus, &drivers);
-	node_set(ctx, bes, n, &gpus);
-	char *boot_path = ctx_path(ctx, "/proc/sys/kernel/random/boot_id"), *boot = NULL;
+	drm_set(root, &gpus, &drivers);
+	node_set(root, bes, n, &gpus);
+	char *boot_path = root_path(root, "/proc/sys/kernel/random/boot_id"), *boot = NULL;
 	size_t len = 0;
 	if (read_file_max(boot_path, 64, &boot, &len) == 0)
 		boot[strcspn(boot, "\n")] = '\0';

@@ -11,13 +11,12 @@
 
 #include <jansson.h>
 
-#include "../context.h"
 #include "backend.h"
 
 /* The identity now, as an object: files (each of paths, an array of the
  * libraries a probe loaded, plus /etc/ld.so.cache), gpus, kernel_drivers,
- * boot. Caller owns it. */
-json_t *stack_identity(const struct context *ctx, const struct backend *const *bes, size_t n, const json_t *paths);
+ * boot, read under root ("" for the real root). Caller owns it. */
+json_t *stack_identity(const char *root, const struct backend *const *bes, size_t n, const json_t *paths);
 /* The libraries a probe result names ("library", "driver_library") appended to
  * paths (an array), once each. */
 void stack_identity_add_libraries(json_t *paths, const json_t *result);

@@ -1050,7 +1050,7 @@ static char **integrity_repos(const struct context *ctx, bool strict)
 /* The verified-blob record for this cache in the state folder, or NULL with why. */
 static char *integrity_record(const struct context *ctx, const struct hf_state *s, char *why, size_t why_size)
 {
-	char *dir = probe_cache_dir(ctx, why, why_size);
+	char *dir = probe_cache_dir(ctx_getenv(ctx, "XDG_RUNTIME_DIR"), why, why_size);
 	if (!dir)
 		return NULL;
 	char *file = hf_record_file(dir, s->cache, why, why_size);

@@ -46,6 +46,8 @@ static const struct spec_key runtime_keys[] = {
 	{ NULL, 0, 0, NULL, NULL },
 };
 
+/* The probe's plan, resolved once from the context: src/backend/ reads no
+ * context (probe_plan.h). */
 static void *runtime_prepare(const struct context *ctx)
 {
 	struct probe_session_request req = {
@@ -59,10 +61,20 @@ static void *runtime_prepare(const struct context *ctx)
 		.use_cache = ctx_is_healthcheck(ctx),
 		.cache_ttl = spec_seconds(ctx->spec, "runtime.cache_ttl", 300),
 	};
-	req.deadline = monotonic_seconds() + spec_seconds(ctx->spec, "runtime.timeout", 30);
-	if (ctx->deadline - DEADLINE_MARGIN_S < req.deadline)
-		req.deadline = ctx->deadline - DEADLINE_MARGIN_S;
-	return probe_session_run(ctx, &req);
+	struct probe_plan plan = {
+		.root = ctx->root,
+		.env = ctx->env,
+		.self_exe = ctx_self_exe(ctx),
+		.sandbox = ctx->sandbox_filters > 0,
+		.vendor = ctx->vendor ? vendor_by_name(ctx->vendor) : NULL,
+		.deadline = monotonic_seconds() + spec_seconds(ctx->spec, "runtime.timeout", 30),
+	};
+	if (ctx->deadline - DEADLINE_MARGIN_S < plan.deadline)
+		plan.deadline = ctx->deadline - DEADLINE_MARGIN_S;
+	probe_plan_resolve(&plan, &req);
+	struct probe_session *s = probe_session_run(&plan, &req);
+	probe_plan_release(&plan);
+	return s;
 }
 
 static void runtime_release(void *state)

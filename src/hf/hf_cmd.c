@@ -470,7 +470,7 @@ static int verify_scanned(struct hf_options o, int argc, char **argv);
 static char *record_file(const char *cache_path, char *why, size_t why_size)
 {
 	struct context ctx = { .root = "", .env = environ };
-	char *dir = probe_cache_dir(&ctx, why, why_size);
+	char *dir = probe_cache_dir(ctx_getenv(&ctx, "XDG_RUNTIME_DIR"), why, why_size);
 	if (!dir)
 		return NULL;
 	char *file = hf_record_file(dir, cache_path, why, why_size);

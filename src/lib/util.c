@@ -125,6 +125,15 @@ static char *loop_marker(const char *root, size_t rl, const char *link)
 	return bad;
 }
 
+const char *env_lookup(char *const *env, const char *name)
+{
+	size_t n = strlen(name);
+	for (char *const *e = env; e && *e; e++)
+		if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+			return *e + n + 1;
+	return NULL;
+}
+
 char *root_path(const char *root, const char *path)
 {
 	if (root_is_real(root))

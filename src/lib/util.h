@@ -55,6 +55,9 @@ bool root_is_real(const char *root);
  * leaves root; a missing component ends the lookup (the rest is appended).
  * Caller frees. */
 char *root_path(const char *root, const char *path);
+/* The value of NAME in env (a NULL-terminated "NAME=value" list, NULL: an
+ * empty one): NULL when unset, "" when set to the empty string. */
+const char *env_lookup(char *const *env, const char *name);
 
 /* The one plural rule of every count a user reads: the noun for n, one when
  * n is 1, else many ("1 warning", "0 warnings", "2 repos"). */

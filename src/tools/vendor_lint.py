@@ -6,8 +6,11 @@ comparison of a string with a vendor or backend name ("intel", "nvidia",
 (src/vendor/vendor.h); code asks the entry. Comments and the text of string
 literals are not code: a help text may cite "such as 0x8086". Also the
 bottom layer: src/lib/ includes no header from above it (backend/, checks/,
-vendor/...): lib/baselines.c took the backends' table once. Prints each
-offence as FILE:LINE: what (`make lint-static`). Usage: vendor_lint.py [SRC]"""
+vendor/...): lib/baselines.c took the backends' table once. And the probe
+takes a plan: src/backend/ never includes context.h (the runtime group's
+prepare resolves a struct probe_plan from it, src/backend/probe_plan.h).
+Prints each offence as FILE:LINE: what (`make lint-static`). Usage:
+vendor_lint.py [SRC]"""
 import os
 import re
 import sys
@@ -67,11 +70,17 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
 def layer_offences(rel_dir, text):
-    """src/lib/ is the bottom layer: its includes stay inside it."""
-    if rel_dir != "lib":
-        return []
-    return [(text.count("\n", 0, m.start()) + 1, "src/lib/ includes %s from a layer above it" % m.group(1))
-            for m in INCLUDE.finditer(text) if "/" in m.group(1)]
+    """src/lib/ is the bottom layer: its includes stay inside it. src/backend/
+    reads the probe's plan, never the checks' context."""
+    found = []
+    for m in INCLUDE.finditer(text):
+        line = text.count("\n", 0, m.start()) + 1
+        if rel_dir == "lib" and "/" in m.group(1):
+            found.append((line, "src/lib/ includes %s from a layer above it" % m.group(1)))
+        elif rel_dir == "backend" and os.path.basename(m.group(1)) == "context.h":
+            found.append((line, "src/backend/ includes %s: it takes a struct probe_plan "
+                                "(src/backend/probe_plan.h), not the checks' context" % m.group(1)))
+    return found
 
 
 bad = 0

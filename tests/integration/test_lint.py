@@ -158,6 +158,22 @@ def test_vendor_lint_ignores_comments_and_help_text(tmp_path):
     assert r.returncode == 0, r.stdout
 
 
+def test_backend_never_includes_the_context(tmp_path):
+    """The probe takes a plan (src/backend/probe_plan.h): a backend file that
+    reads the checks' context again fails the lint, by name."""
+    (tmp_path / "backend").mkdir()
+    (tmp_path / "backend" / "session.c").write_text('#include "session.h"\n#include "../context.h"\n')
+    r = vendor_lint(tmp_path)
+    assert r.returncode == 1, r.stdout
+    assert "backend/session.c:2: src/backend/ includes ../context.h" in r.stdout, r.stdout
+    (tmp_path / "backend" / "session.c").write_text('#include "session.h"\n#include "probe_plan.h"\n')
+    assert vendor_lint(tmp_path).returncode == 0
+    # the checks still read it
+    (tmp_path / "checks").mkdir()
+    (tmp_path / "checks" / "runtime.c").write_text('#include "../context.h"\n')
+    assert vendor_lint(tmp_path).returncode == 0
+
+
 def test_lib_includes_nothing_above_it(tmp_path):
     (tmp_path / "lib").mkdir()
     (tmp_path / "lib" / "baselines.c").write_text('#include "../backend/backend.h"\n#include "util.h"\n')
