@@ -14,11 +14,13 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "../hf/cache_format.h"
 #include "../hf/layout.h"
 #include "../backend/probe_cache.h"
 #include "../hf/location.h"
 #include "../hf/verified_record.h"
 #include "../hf/verify.h"
+#include "../lib/digest.h"
 #include "../lib/escape.h"
 #include "../lib/mountinfo.h"
 #include "../lib/progress.h"
@@ -57,15 +59,6 @@ static const char *repo_type_option(const char *type)
 	       : strcmp(type, "dataset") == 0 ? " --repo-type dataset"
 	       : strcmp(type, "space") == 0   ? " --repo-type space"
 					      : "";
-}
-
-/* Whether the n characters at s are lower-case hex digits. */
-static bool is_lower_hex(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return true;
 }
 
 /* One required model, from the spec. */
@@ -649,7 +642,7 @@ static void run_locks(const struct context *ctx, void *state, struct result *r)
 		result_set(r, STATUS_SKIP, "read-only cache (hf.read_only): no locks are taken offline");
 		return;
 	}
-	char *locks = xasprintf("%s/.locks", s->cache);
+	char *locks = xasprintf("%s/" HF_LOCKS, s->cache);
 	int fd = open(locks, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT)
@@ -768,8 +761,8 @@ static void run_layout(const struct context *ctx, void *state, struct result *r)
 					r,
 					"copy caches whole: cp -a (or rsync -a) of the cache root keeps the relative links; else re-download %s",
 					repo->id ? repo->id : repo->folder);
-			else if (wa->severity == HF_FAIL && repo->id && str_starts_with(wa->path, "snapshots/") &&
-				 strlen(wa->path) > 50 && wa->path[50] == '/' && is_lower_hex(wa->path + 10, 40))
+			else if (wa->severity == HF_FAIL && repo->id && str_starts_with(wa->path, HF_SNAPSHOTS "/") &&
+				 digest_lower_hex_span(wa->path + 10) == 40 && wa->path[50] == '/')
 				/* a file of one revision (missing, wrong size): that commit again */
 				result_remedy(r, "re-download: HF_HUB_CACHE=%s hf download %s%s --revision %.40s",
 					      s->loc.hub_cache, repo->id, repo_type_option(repo->type), wa->path + 10);
@@ -902,7 +895,7 @@ static void check_model(struct result *r, const struct hf_state *s, const struct
 	const char *commit = NULL;
 	if (!repo || !repo->is_repo) {
 		result_finding(r, STATUS_FAIL, "%s: not in the cache (no folder %s)", m->repo, folder);
-	} else if (strlen(m->revision) == 40 && hf_hex_length(m->revision) == 40) {
+	} else if (hf_is_commit(m->revision)) {
 		commit = m->revision;
 	} else {
 		const struct hf_ref *ref = NULL;
@@ -937,9 +930,11 @@ static void check_model(struct result *r, const struct hf_state *s, const struct
 				if (strcmp(rev->files[i].path, *f) == 0)
 					hit = &rev->files[i];
 			if (!hit) {
-				char *marker = xasprintf("%s/%s/.no_exist/%s/%s", s->cache, folder, commit, *f);
+				char *rel = hf_no_exist_rel(commit, *f);
+				char *marker = xasprintf("%s/%s/%s", s->cache, folder, rel);
 				bool no_exist = access(marker, F_OK) == 0;
 				free(marker);
+				free(rel);
 				result_finding(r, STATUS_FAIL, "%s@%s: %s is missing from snapshot %s%s", m->repo,
 					       m->revision, *f, commit,
 					       no_exist ? " (.no_exist says the Hub has no such file at that commit)"

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "hf/cache_dir.h"
+#include "hf/cache_format.h"
 #include "lib/util.h"
 #include "provision.h"
 
@@ -62,9 +63,9 @@ int hfw_open_store(struct hf_cache_dirs *d, char *err, size_t n)
 	if (hfw_open_repo(d, err, n) < 0)
 		return -1;
 	if (d->blobs < 0)
-		d->blobs = hf_dir_walk(d->repo, d->folder, "blobs", true, err, n);
+		d->blobs = hf_dir_walk(d->repo, d->folder, HF_BLOBS, true, err, n);
 	if (d->blobs >= 0 && d->locks < 0) {
-		char *locks = xasprintf(".locks/%s", d->folder);
+		char *locks = hf_lock_rel(d->folder);
 		d->locks = hf_dir_walk(d->cache, "", locks, true, err, n);
 		free(locks);
 	}
