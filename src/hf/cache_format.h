@@ -1,7 +1,8 @@
 /* The hub cache's path grammar, one owner for the reader (hf/layout.c,
  * verify.c, checks/hf.c) and the writer (gpugate-provision's hf fetch).
  * huggingface_hub's file_download.py and _tree_cache.py lay a repo folder
- * out as (its cache docs, "Understand caching"; shared/research/hf-cache.md):
+ * out as (its guide, huggingface.co/docs/huggingface_hub/guides/manage-cache,
+ * "Understand caching"):
  *
  *   <cache>/models--org--name/            hf_repo_folder (location.h)
  *     blobs/<sha256 or git blob id>       the content, named by its hash
