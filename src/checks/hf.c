@@ -27,29 +27,34 @@
 #include "../lib/util.h"
 #include "../registry.h"
 
-#define GIB        (1024ull * 1024 * 1024)
 #define MAX_LISTED 50 /* findings per check; the rest are counted */
 
 static const struct spec_key hf_keys[] = {
-	{ "hf", SPEC_MAP, SCALAR_STR, NULL, "the Hugging Face hub cache (found as huggingface_hub finds it)" },
+	{ "hf", SPEC_MAP, SCALAR_STR, NULL, "the Hugging Face hub cache (found as huggingface_hub finds it)", NULL,
+	  NULL },
 	{ "hf.require_mount", SPEC_SCALAR, SCALAR_BOOL, NULL,
-	  "the cache must be on a mounted volume, not the container's root filesystem (default true)" },
+	  "the cache must be on a mounted volume, not the container's root filesystem", "true", NULL },
 	{ "hf.read_only", SPEC_SCALAR, SCALAR_BOOL, NULL,
-	  "the cache is read-only on purpose: no write test, no space or lock checks; HF_HUB_OFFLINE should be set" },
+	  "the cache is read-only on purpose: no write test, no space or lock checks; HF_HUB_OFFLINE should be set",
+	  "false", NULL },
 	{ "hf.min_free", SPEC_SCALAR, SCALAR_SIZE, NULL,
-	  "free space the cache's filesystem must have (default 10GiB; healthcheck: only reported)" },
-	{ "hf.integrity", SPEC_SCALAR, SCALAR_BOOL, NULL, "hash every blob against its name (hf.integrity check)" },
+	  "free space the cache's filesystem must have (0: only reported)", "10GiB", "0" },
+	{ "hf.integrity", SPEC_SCALAR, SCALAR_BOOL, NULL, "hash every blob against its name (hf.integrity check)",
+	  "false", NULL },
 	{ "hf.integrity_scope", SPEC_SCALAR, SCALAR_ENUM, "models|cache",
-	  "what hf.integrity hashes: the repos hf.models lists (default in ci and healthcheck when it lists any), or the whole cache (default otherwise, and in validate)" },
-	{ "hf.models", SPEC_SEQ, SCALAR_STR, NULL, "repos that must be complete in the cache" },
-	{ "hf.models[]", SPEC_SCALAR | SPEC_MAP, SCALAR_STR, NULL, "'org/name', 'org/name@revision', or a map" },
-	{ "hf.models[].repo", SPEC_SCALAR, SCALAR_STR, NULL, "repo id: org/name (datasets/name for a dataset)" },
-	{ "hf.models[].revision", SPEC_SCALAR, SCALAR_STR, NULL, "branch, tag or 40-hex commit (default main)" },
-	{ "hf.models[].type", SPEC_SCALAR, SCALAR_ENUM, "model|dataset|space", "repo type (default model)" },
+	  "what hf.integrity hashes: the repos hf.models lists (default in ci and healthcheck when it lists any), or the whole cache (default otherwise, and in validate)",
+	  NULL, NULL },
+	{ "hf.models", SPEC_SEQ, SCALAR_STR, NULL, "repos that must be complete in the cache", NULL, NULL },
+	{ "hf.models[]", SPEC_SCALAR | SPEC_MAP, SCALAR_STR, NULL, "'org/name', 'org/name@revision', or a map", NULL,
+	  NULL },
+	{ "hf.models[].repo", SPEC_SCALAR, SCALAR_STR, NULL, "repo id: org/name (datasets/name for a dataset)", NULL,
+	  NULL },
+	{ "hf.models[].revision", SPEC_SCALAR, SCALAR_STR, NULL, "branch, tag or 40-hex commit", "main", NULL },
+	{ "hf.models[].type", SPEC_SCALAR, SCALAR_ENUM, "model|dataset|space", "repo type", "model", NULL },
 	{ "hf.models[].files", SPEC_SEQ, SCALAR_STR, NULL,
-	  "files that must be in the snapshot (default: all it has, at least one)" },
-	{ "hf.models[].files[]", SPEC_SCALAR, SCALAR_STR, NULL, "a path inside the repo" },
-	{ NULL, 0, 0, NULL, NULL },
+	  "files that must be in the snapshot (default: all it has, at least one)", NULL, NULL },
+	{ "hf.models[].files[]", SPEC_SCALAR, SCALAR_STR, NULL, "a path inside the repo", NULL, NULL },
+	{ NULL, 0, 0, NULL, NULL, NULL, NULL },
 };
 
 /* The `hf download` option that names a repo type (none for a model). */
@@ -97,14 +102,15 @@ static int model_read(const struct spec *spec, const yaml_node_t *item, struct m
 	if (s) {
 		const char *at = strchr(s, '@');
 		m->repo = at ? xstrndup(s, (size_t)(at - s)) : xstrdup(s);
-		m->revision = xstrdup(at ? at + 1 : "main");
+		m->revision = xstrdup(at ? at + 1 : key_default("hf.models[].revision", false));
 	} else {
 		yaml_node_t *repo = spec_child(spec, item, "repo");
 		if (!repo || !spec_node_str(repo))
 			return spec_error_at(err, spec, item, "hf.models: an entry as a map needs 'repo: org/name'");
 		m->repo = xstrdup(spec_node_str(repo));
 		yaml_node_t *rev = spec_child(spec, item, "revision");
-		m->revision = xstrdup(rev && spec_node_str(rev) ? spec_node_str(rev) : "main");
+		m->revision = xstrdup(rev && spec_node_str(rev) ? spec_node_str(rev)
+								: key_default("hf.models[].revision", false));
 		yaml_node_t *type = spec_child(spec, item, "type");
 		if (type && spec_node_str(type))
 			m->type = xstrdup(spec_node_str(type));
@@ -379,7 +385,7 @@ static void run_mounted(const struct context *ctx, void *state, struct result *r
 			result_remedy(r, "%s", beside);
 		}
 	}
-	bool required = spec_bool(ctx->spec, "hf.require_mount", true);
+	bool required = key_bool(ctx->spec, "hf.require_mount");
 	if (on_root && required && s->unused) {
 		result_set(
 			r, STATUS_WARN,
@@ -491,7 +497,7 @@ static void run_writable(const struct context *ctx, void *state, struct result *
 		return;
 	const struct mount_entry *m = cache_mount(s);
 	bool ro_mount = m && mount_is_read_only(m);
-	if (spec_bool(ctx->spec, "hf.read_only", false)) {
+	if (key_bool(ctx->spec, "hf.read_only")) {
 		result_set(r, STATUS_PASS, "read-only by design (hf.read_only)%s",
 			   ro_mount ? ", and the mount is read-only" : "");
 		if (!s->loc.offline) {
@@ -574,7 +580,7 @@ static void run_space(const struct context *ctx, void *state, struct result *r)
 	struct hf_state *s = state;
 	if (!need_path(r, s))
 		return;
-	if (spec_bool(ctx->spec, "hf.read_only", false)) {
+	if (key_bool(ctx->spec, "hf.read_only")) {
 		result_set(r, STATUS_SKIP, "read-only cache (hf.read_only): nothing will be downloaded");
 		return;
 	}
@@ -589,7 +595,7 @@ static void run_space(const struct context *ctx, void *state, struct result *r)
 		return;
 	}
 	uint64_t avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
-	uint64_t need = spec_size(ctx->spec, "hf.min_free", ctx_is_healthcheck(ctx) ? 0 : 10 * GIB);
+	uint64_t need = key_size_for(ctx->spec, "hf.min_free", ctx_is_healthcheck(ctx));
 	json_t *d = result_details(r);
 	json_object_set_new(d, "free_bytes", json_integer((json_int_t)avail));
 	json_object_set_new(d, "min_free_bytes", json_integer((json_int_t)need));
@@ -638,7 +644,7 @@ static void run_locks(const struct context *ctx, void *state, struct result *r)
 	struct hf_state *s = state;
 	if (!need_path(r, s))
 		return;
-	if (spec_bool(ctx->spec, "hf.read_only", false)) {
+	if (key_bool(ctx->spec, "hf.read_only")) {
 		result_set(r, STATUS_SKIP, "read-only cache (hf.read_only): no locks are taken offline");
 		return;
 	}
