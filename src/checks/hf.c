@@ -331,7 +331,7 @@ static bool looks_like_hub(const char *folder)
 	struct dirent *de;
 	while (!yes && (de = readdir(d)))
 		yes = str_starts_with(de->d_name, "models--") || str_starts_with(de->d_name, "datasets--") ||
-		      strcmp(de->d_name, "CACHEDIR.TAG") == 0;
+		      strcmp(de->d_name, HF_CACHEDIR_TAG) == 0;
 	closedir(d);
 	return yes;
 }

@@ -48,6 +48,14 @@ char *hf_snapshot_link_target(const char *path, const char *blob)
 	return sb_detach(&target);
 }
 
+const char *hf_blob_of_rel(const char *rel)
+{
+	size_t n = strlen(HF_BLOBS);
+	if (strncmp(rel, HF_BLOBS, n) != 0 || rel[n] != '/' || !rel[n + 1] || strchr(rel + n + 1, '/'))
+		return NULL;
+	return rel + n + 1;
+}
+
 size_t hf_blob_name_length(const char *name)
 {
 	return digest_name_length(name);

@@ -12,6 +12,7 @@
  *     trees/<commit>.json                 the listing of the commit
  *     .no_exist/<commit>/<path>           the Hub has no such file there
  *   <cache>/.locks/models--org--name/     lock files of the downloads
+ *   <cache>/CACHEDIR.TAG                  the cache's tag for backup tools
  *
  * The builders return paths relative to the repo folder (or, for
  * .locks, to the cache), malloc'ed. */
@@ -28,6 +29,9 @@
 #define HF_NO_EXIST   ".no_exist"
 #define HF_LOCKS      ".locks"
 #define HF_INCOMPLETE ".incomplete"
+/* at the cache root: marks it a cache for backup tools (huggingface_hub's
+ * _local_folder.py writes it) */
+#define HF_CACHEDIR_TAG "CACHEDIR.TAG"
 
 /* blobs/<name> */
 char *hf_blob_rel(const char *name);
@@ -45,6 +49,10 @@ char *hf_lock_rel(const char *folder);
  * folder of path, then blobs/<name> (huggingface_hub's _create_symlink
  * makes it relative). */
 char *hf_snapshot_link_target(const char *path, const char *blob);
+
+/* The blob's name when rel (relative to the repo folder) is blobs/<name>,
+ * one component; else NULL. */
+const char *hf_blob_of_rel(const char *rel);
 
 /* Names: 64 or 40 when a blob's name is a SHA-256 or a git blob id (either
  * case: a blob named in upper case is matched upstream case-insensitively,

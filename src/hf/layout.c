@@ -407,8 +407,8 @@ static enum hf_link classify_link(const struct hf_cache *cache, const struct hf_
 	enum hf_link link;
 	if (strncmp(rel, repo->real, n) != 0 || (rel[n] != '/' && rel[n])) {
 		link = HF_LINK_ESCAPES;
-	} else if (strncmp(rel + n, "/blobs/", 7) == 0 && rel[n + 7] && !strchr(rel + n + 7, '/')) {
-		*blob_name = xstrdup(rel + n + 7);
+	} else if (rel[n] == '/' && hf_blob_of_rel(rel + n + 1)) {
+		*blob_name = xstrdup(hf_blob_of_rel(rel + n + 1));
 		link = HF_LINK_OK;
 	} else {
 		link = HF_LINK_NOT_BLOB;
@@ -1068,7 +1068,7 @@ static void walk_all(struct hf_cache *cache, int cache_fd)
 /* What scan_cache_dir() skips at the top of the cache (utils/_cache_manager.py). */
 static bool top_level_litter(const char *name)
 {
-	return is_dot(name) || os_litter(name) || strcmp(name, HF_LOCKS) == 0 || strcmp(name, "CACHEDIR.TAG") == 0;
+	return is_dot(name) || os_litter(name) || strcmp(name, HF_LOCKS) == 0 || strcmp(name, HF_CACHEDIR_TAG) == 0;
 }
 
 static int repo_cmp(const void *a, const void *b)

@@ -86,12 +86,12 @@ void hfw_cachedir_tag(struct hf_cache_dirs *d)
 	if (open_cache(d, err, sizeof(err)) < 0)
 		return;
 	/* O_EXCL: an existing name (a file, or a link to anywhere) is left alone */
-	int fd = openat(d->cache, "CACHEDIR.TAG", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+	int fd = openat(d->cache, HF_CACHEDIR_TAG, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 	if (fd < 0)
 		return;
 	size_t len = strlen(hfw_cachedir_tag_content);
 	if (write(fd, hfw_cachedir_tag_content, len) != (ssize_t)len)
-		unlinkat(d->cache, "CACHEDIR.TAG", 0); /* no half tag */
+		unlinkat(d->cache, HF_CACHEDIR_TAG, 0); /* no half tag */
 	close(fd);
 }
 

@@ -79,6 +79,12 @@ static void test_paths(void **state)
 	free(p);
 	assert_string_equal(p = hf_lock_rel("models--a--b"), ".locks/models--a--b");
 	free(p);
+	/* the reader's side of the link: blobs/<name>, one component */
+	assert_string_equal(hf_blob_of_rel("blobs/ff"), "ff");
+	assert_null(hf_blob_of_rel("blobs/"));
+	assert_null(hf_blob_of_rel("blobs/a/b"));
+	assert_null(hf_blob_of_rel("blobsx/ff"));
+	assert_null(hf_blob_of_rel("snapshots/ff"));
 }
 
 static void hash_of(const char *content, size_t hex_len, char hex[65], int *rc)
