@@ -63,7 +63,14 @@ static void print_keys(const struct spec_key *keys)
 			continue; /* the document itself */
 		printf("%s\t", k->path);
 		print_key_type(k);
-		printf("\t%s\n", k->help ? k->help : "");
+		printf("\t%s", k->help ? k->help : "");
+		/* the table's defaults, appended to the help (the man page and
+		 * checks/SPEC.md are made from these lines) */
+		if (k->def && k->def_healthcheck)
+			printf(" (default %s; healthcheck: %s)", k->def, k->def_healthcheck);
+		else if (k->def)
+			printf(" (default %s)", k->def);
+		printf("\n");
 	}
 }
 

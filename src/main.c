@@ -495,7 +495,7 @@ int cmd_check(int argc, char **argv)
 		free_check_options(&o);
 		return EXIT_USAGE;
 	}
-	const char *profile = o.profile ? o.profile : spec_str(&spec, "profile", "ci");
+	const char *profile = o.profile ? o.profile : key_str(&spec, "profile");
 	bool spec_deadline = !o.deadline && spec_has(&spec, "deadline");
 	double deadline = o.deadline ? o.deadline : spec_seconds(&spec, "deadline", default_deadline(profile));
 	if (spec_deadline && monotonic_seconds() - start > deadline) {
@@ -528,7 +528,7 @@ int cmd_check(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	delivery.report.nfd_prefix = o.nfd_prefix;
-	delivery.report.nfd_expiry = spec_seconds(&spec, "reports.nfd_expiry", REPORT_NFD_EXPIRY);
+	delivery.report.nfd_expiry = key_seconds(&spec, "reports.nfd_expiry");
 	if (!run_selects_any(&ctx, &sel)) {
 		fprintf(stderr, "gpugate: no check selected: %s (see gpugate list)\n",
 			o.only || o.skip ? "--only/--skip leave nothing of the spec's checks to run"

@@ -3,6 +3,7 @@
 #include "lib/nearest.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Every check group, one per file in src/checks/: adding a group is its
@@ -19,19 +20,21 @@ const struct check_group *const registry_groups[] = {
 
 /* Keys that belong to no group. */
 const struct spec_key registry_top_keys[] = {
-	{ "", SPEC_MAP, SCALAR_STR, NULL, "the spec" },
+	{ "", SPEC_MAP, SCALAR_STR, NULL, "the spec", NULL, NULL },
 	{ "profile", SPEC_SCALAR, SCALAR_STR, NULL,
-	  "behaviour base: healthcheck (no writes, no GPU load), ci or validate; default ci" },
-	{ "description", SPEC_SCALAR, SCALAR_STR, NULL, "free text shown by `gpugate list`" },
-	{ "deadline", SPEC_SCALAR, SCALAR_SECONDS, NULL, "the whole run ends by then; --deadline overrides" },
-	{ "reports", SPEC_MAP, SCALAR_STR, NULL, "how reports are written" },
+	  "behaviour base: healthcheck (no writes, no GPU load), ci or validate", "ci", NULL },
+	{ "description", SPEC_SCALAR, SCALAR_STR, NULL, "free text shown by `gpugate list`", NULL, NULL },
+	{ "deadline", SPEC_SCALAR, SCALAR_SECONDS, NULL, "the whole run ends by then; --deadline overrides", NULL,
+	  NULL },
+	{ "reports", SPEC_MAP, SCALAR_STR, NULL, "how reports are written", NULL, NULL },
 	{ "reports.nfd_prefix", SPEC_SCALAR, SCALAR_STR, NULL,
-	  "namespace of the nfd labels (default feature.node.kubernetes.io/); --nfd-prefix overrides" },
+	  "namespace of the nfd labels (default feature.node.kubernetes.io/); --nfd-prefix overrides", NULL, NULL },
 	{ "reports.nfd_expiry", SPEC_SCALAR, SCALAR_SECONDS, NULL,
-	  "how long nfd labels stay valid after the run (# +expiry-time); default 10m" },
+	  "how long nfd labels stay valid after the run (# +expiry-time)", "10m", NULL },
 	{ "extends", SPEC_SCALAR, SCALAR_ENUM, "healthcheck|ci|validate",
-	  "start from this built-in profile (with its vendor's pins): each section named here replaces the profile's" },
-	{ NULL, 0, 0, NULL, NULL },
+	  "start from this built-in profile (with its vendor's pins): each section named here replaces the profile's",
+	  NULL, NULL },
+	{ NULL, 0, 0, NULL, NULL, NULL, NULL },
 };
 
 static const struct spec_key *find_in(const struct spec_key *keys, const char *path)
@@ -48,6 +51,64 @@ const struct spec_key *registry_spec_key(const char *path)
 	for (const struct check_group *const *g = registry_groups; !k && *g; g++)
 		k = find_in((*g)->spec_keys, path);
 	return k;
+}
+
+const char *key_default(const char *path, bool healthcheck)
+{
+	const struct spec_key *k = registry_spec_key(path);
+	if (!k)
+		return NULL;
+	return healthcheck && k->def_healthcheck ? k->def_healthcheck : k->def;
+}
+
+/* The defaults are parsed by the parsers that read the spec's own values;
+ * test_registry checks that every default parses as its key's type. */
+const char *key_str(const struct spec *spec, const char *path)
+{
+	return spec_str(spec, path, key_default(path, false));
+}
+
+const char *key_str_for(const struct spec *spec, const char *path, bool healthcheck)
+{
+	return spec_str(spec, path, key_default(path, healthcheck));
+}
+
+bool key_bool(const struct spec *spec, const char *path)
+{
+	const char *d = key_default(path, false);
+	bool def = false;
+	if (d)
+		(void)parse_bool(d, &def);
+	return spec_bool(spec, path, def);
+}
+
+long key_int(const struct spec *spec, const char *path)
+{
+	const char *d = key_default(path, false);
+	return spec_int(spec, path, d ? strtol(d, NULL, 10) : 0);
+}
+
+uint64_t key_size_for(const struct spec *spec, const char *path, bool healthcheck)
+{
+	const char *d = key_default(path, healthcheck);
+	uint64_t def = 0;
+	if (d)
+		(void)parse_size(d, &def);
+	return spec_size(spec, path, def);
+}
+
+uint64_t key_size(const struct spec *spec, const char *path)
+{
+	return key_size_for(spec, path, false);
+}
+
+double key_seconds(const struct spec *spec, const char *path)
+{
+	const char *d = key_default(path, false);
+	double def = 0;
+	if (d)
+		(void)parse_seconds(d, &def);
+	return spec_seconds(spec, path, def);
 }
 
 int registry_validate_spec(const struct spec *spec, struct spec_error *err)
@@ -118,5 +179,5 @@ const struct check_def *registry_find(const char *id_or_prefix)
 
 bool registry_check_enabled(const struct spec *spec, const struct check_group *g, const struct check_def *c)
 {
-	return spec_has(spec, g->name) && (!c->enabled_by || spec_bool(spec, c->enabled_by, false));
+	return spec_has(spec, g->name) && (!c->enabled_by || key_bool(spec, c->enabled_by));
 }

@@ -5,6 +5,7 @@
 #define GPUGATE_REGISTRY_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "context.h"
 #include "result.h"
@@ -39,6 +40,18 @@ extern const struct spec_key registry_top_keys[];
 extern const struct spec_schema registry_schema;
 
 const struct spec_key *registry_spec_key(const char *path);
+/* Typed reads of a spec key that fall back to the default its table entry
+ * declares (spec_key.def), so no reader retypes one. A key without a
+ * default reads as NULL, false or 0. The _for forms take the healthcheck
+ * profile's default where the key declares one. */
+const char *key_default(const char *path, bool healthcheck);
+const char *key_str(const struct spec *spec, const char *path);
+const char *key_str_for(const struct spec *spec, const char *path, bool healthcheck);
+bool key_bool(const struct spec *spec, const char *path);
+long key_int(const struct spec *spec, const char *path);
+uint64_t key_size(const struct spec *spec, const char *path);
+uint64_t key_size_for(const struct spec *spec, const char *path, bool healthcheck);
+double key_seconds(const struct spec *spec, const char *path);
 /* Runs every group's validator; 0 or -1 with err filled. */
 int registry_validate_spec(const struct spec *spec, struct spec_error *err);
 /* True when id equals pattern or starts with pattern followed by '.'. */

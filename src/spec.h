@@ -31,6 +31,13 @@ struct spec_key {
 	enum spec_scalar scalar;
 	const char *choices; /* SCALAR_ENUM: "a|b|c" */
 	const char *help;    /* one line for `gpugate list --spec-keys` and README */
+	/* The value a missing key stands for, spelt as a spec would write it
+	 * ("30s", "256MiB", "false"), or NULL where it has none or depends on
+	 * more than the profile (help says how). The one place it is written:
+	 * the readers (registry.h's key_*), `gpugate list --spec-keys`, the man
+	 * page and checks/SPEC.md all take it from here. */
+	const char *def;
+	const char *def_healthcheck; /* the healthcheck profile's, where it differs; else NULL */
 };
 
 /* What a spec may hold, supplied by the caller (the registry's

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/crypto_dl.h"
+#include "../lib/digest.h"
 #include "../lib/dynlib.h"
 #include "backend.h"
 #include "ze_api.h"
@@ -379,17 +379,10 @@ static int create_module(const struct ze_api *api, struct smoke_objects *o, ze_d
 /* <dir>/smoke-<uuid>-<driver>-<sha256 of the SPIR-V, 16 hex>.bin */
 static char *module_cache_file(const char *dir, const char *uuid, const char *driver, const struct embedded_file *spv)
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int len = 0;
-	if (!dir || !uuid || !driver)
+	char hex[65];
+	if (!dir || !uuid || !driver || !digest_sha256_hex(spv->data, spv->size, hex))
 		return NULL;
-	const struct crypto_api *c = crypto_dl();
-	if (!c || !c->digest(spv->data, spv->size, md, &len, c->sha256(), NULL) || len < 8)
-		return NULL;
-	char hex[17];
-	for (int i = 0; i < 8; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
-	return xasprintf("%s/smoke-%s-%s-%s.bin", dir, uuid, driver, hex);
+	return xasprintf("%s/smoke-%s-%s-%.16s.bin", dir, uuid, driver, hex);
 }
 
 /* Runs the smoke kernel on one device; fills dj (the device's object). */

@@ -27,16 +27,17 @@
 #include "../vendor/vendor.h"
 
 static const struct spec_key devices_keys[] = {
-	{ "devices", SPEC_MAP, SCALAR_STR, NULL, "the GPUs and their device nodes" },
+	{ "devices", SPEC_MAP, SCALAR_STR, NULL, "the GPUs and their device nodes", NULL, NULL },
 	{ "devices.vendor", SPEC_SCALAR, SCALAR_STR, NULL,
-	  "which GPUs count: intel, nvidia, amd, any, or a PCI vendor id such as 0x8086; default: --vendor, else detected" },
-	{ "devices.min_gpus", SPEC_SCALAR, SCALAR_INT, NULL, "the fewest usable GPUs of that vendor (default 1)" },
+	  "which GPUs count: intel, nvidia, amd, any, or a PCI vendor id such as 0x8086; default: --vendor, else detected",
+	  NULL, NULL },
+	{ "devices.min_gpus", SPEC_SCALAR, SCALAR_INT, NULL, "the fewest usable GPUs of that vendor", "1", NULL },
 	{ "devices.by_path", SPEC_SCALAR, SCALAR_ENUM, "require|warn|ignore",
-	  "/dev/dri/by-path links missing: fail (require; default in ci, validate), warn (default in healthcheck) or not checked (ignore)" },
+	  "/dev/dri/by-path links missing: fail (require), warn or not checked (ignore)", "require", "warn" },
 	{ "devices.drivers", SPEC_SEQ, SCALAR_STR, NULL,
-	  "kernel drivers a GPU may be bound to (default: i915, xe for Intel; nvidia; amdgpu)" },
-	{ "devices.drivers[]", SPEC_SCALAR, SCALAR_STR, NULL, "one kernel driver name" },
-	{ NULL, 0, 0, NULL, NULL },
+	  "kernel drivers a GPU may be bound to (default: i915, xe for Intel; nvidia; amdgpu)", NULL, NULL },
+	{ "devices.drivers[]", SPEC_SCALAR, SCALAR_STR, NULL, "one kernel driver name", NULL, NULL },
+	{ NULL, 0, 0, NULL, NULL, NULL, NULL },
 };
 
 static int parse_vendor(const char *s, struct vendor_filter *v)
@@ -368,7 +369,7 @@ static void report_no_sysfs(const struct context *ctx, struct devices_state *s, 
 static void run_gpus(const struct context *ctx, void *state, struct result *r)
 {
 	struct devices_state *s = state;
-	long min_gpus = spec_int(ctx->spec, "devices.min_gpus", 1);
+	long min_gpus = key_int(ctx->spec, "devices.min_gpus");
 	json_t *list = json_array();
 	for (size_t i = 0; i < s->scan.count; i++) {
 		const struct drm_gpu *g = &s->scan.gpus[i];

@@ -12,6 +12,7 @@
 
 #include "../lib/dirents.h"
 #include "../lib/util.h"
+#include "../registry.h"
 #include "devices.h"
 
 static const char by_path_mount[] =
@@ -104,7 +105,7 @@ static bool check_link(const struct context *ctx, const struct devices_state *s,
 void devices_run_by_path(const struct context *ctx, void *state, struct result *r)
 {
 	struct devices_state *s = state;
-	const char *policy = spec_str(ctx->spec, "devices.by_path", ctx_is_healthcheck(ctx) ? "warn" : "require");
+	const char *policy = key_str_for(ctx->spec, "devices.by_path", ctx_is_healthcheck(ctx));
 	if (strcmp(policy, "ignore") == 0) {
 		result_set(r, STATUS_SKIP, "devices.by_path is ignore");
 		return;

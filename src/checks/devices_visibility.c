@@ -14,6 +14,7 @@
 #include "../lib/util.h"
 #include "../vendor/cuda_visible.h"
 #include "../vendor/vendor.h"
+#include "../registry.h"
 #include "devices.h"
 
 static void note_other_selectors(const struct context *ctx, struct result *r)
@@ -53,7 +54,7 @@ static void run_visibility_cuda(const struct context *ctx, struct devices_state 
 		gpus[n++] = &s->views[i];
 		uuids_known &= s->views[i].uuid[0] != '\0';
 	}
-	long min_gpus = spec_int(ctx->spec, "devices.min_gpus", 1);
+	long min_gpus = key_int(ctx->spec, "devices.min_gpus");
 	const char *var = ctx_getenv(ctx, "CUDA_VISIBLE_DEVICES");
 	json_t *uuids = json_array();
 	for (size_t i = 0; i < n; i++)
@@ -214,7 +215,7 @@ static void run_visibility_ze(const struct context *ctx, struct devices_state *s
 	}
 	if (hidden.len)
 		result_finding(r, STATUS_PASS, "devices.visibility.hidden", "hidden by %s: %s", mask_name, hidden.buf);
-	long min_gpus = spec_int(ctx->spec, "devices.min_gpus", 1);
+	long min_gpus = key_int(ctx->spec, "devices.min_gpus");
 	if (a->gpus == 0) {
 		result_set(r, STATUS_FAIL, "%s='%.100s' hides every GPU (%s hierarchy, %zu GPU%s)", mask_name, mask,
 			   hierarchy_name(hier), n, plural(n));

@@ -14,40 +14,47 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "../hf/cache_format.h"
 #include "../hf/layout.h"
 #include "../backend/probe_cache.h"
 #include "../hf/location.h"
 #include "../hf/verified_record.h"
 #include "../hf/verify.h"
+#include "../lib/digest.h"
 #include "../lib/escape.h"
 #include "../lib/mountinfo.h"
 #include "../lib/progress.h"
 #include "../lib/util.h"
 #include "../registry.h"
 
-#define GIB        (1024ull * 1024 * 1024)
 #define MAX_LISTED 50 /* findings per check; the rest are counted */
 
 static const struct spec_key hf_keys[] = {
-	{ "hf", SPEC_MAP, SCALAR_STR, NULL, "the Hugging Face hub cache (found as huggingface_hub finds it)" },
+	{ "hf", SPEC_MAP, SCALAR_STR, NULL, "the Hugging Face hub cache (found as huggingface_hub finds it)", NULL,
+	  NULL },
 	{ "hf.require_mount", SPEC_SCALAR, SCALAR_BOOL, NULL,
-	  "the cache must be on a mounted volume, not the container's root filesystem (default true)" },
+	  "the cache must be on a mounted volume, not the container's root filesystem", "true", NULL },
 	{ "hf.read_only", SPEC_SCALAR, SCALAR_BOOL, NULL,
-	  "the cache is read-only on purpose: no write test, no space or lock checks; HF_HUB_OFFLINE should be set" },
+	  "the cache is read-only on purpose: no write test, no space or lock checks; HF_HUB_OFFLINE should be set",
+	  "false", NULL },
 	{ "hf.min_free", SPEC_SCALAR, SCALAR_SIZE, NULL,
-	  "free space the cache's filesystem must have (default 10GiB; healthcheck: only reported)" },
-	{ "hf.integrity", SPEC_SCALAR, SCALAR_BOOL, NULL, "hash every blob against its name (hf.integrity check)" },
+	  "free space the cache's filesystem must have (0: only reported)", "10GiB", "0" },
+	{ "hf.integrity", SPEC_SCALAR, SCALAR_BOOL, NULL, "hash every blob against its name (hf.integrity check)",
+	  "false", NULL },
 	{ "hf.integrity_scope", SPEC_SCALAR, SCALAR_ENUM, "models|cache",
-	  "what hf.integrity hashes: the repos hf.models lists (default in ci and healthcheck when it lists any), or the whole cache (default otherwise, and in validate)" },
-	{ "hf.models", SPEC_SEQ, SCALAR_STR, NULL, "repos that must be complete in the cache" },
-	{ "hf.models[]", SPEC_SCALAR | SPEC_MAP, SCALAR_STR, NULL, "'org/name', 'org/name@revision', or a map" },
-	{ "hf.models[].repo", SPEC_SCALAR, SCALAR_STR, NULL, "repo id: org/name (datasets/name for a dataset)" },
-	{ "hf.models[].revision", SPEC_SCALAR, SCALAR_STR, NULL, "branch, tag or 40-hex commit (default main)" },
-	{ "hf.models[].type", SPEC_SCALAR, SCALAR_ENUM, "model|dataset|space", "repo type (default model)" },
+	  "what hf.integrity hashes: the repos hf.models lists (default in ci and healthcheck when it lists any), or the whole cache (default otherwise, and in validate)",
+	  NULL, NULL },
+	{ "hf.models", SPEC_SEQ, SCALAR_STR, NULL, "repos that must be complete in the cache", NULL, NULL },
+	{ "hf.models[]", SPEC_SCALAR | SPEC_MAP, SCALAR_STR, NULL, "'org/name', 'org/name@revision', or a map", NULL,
+	  NULL },
+	{ "hf.models[].repo", SPEC_SCALAR, SCALAR_STR, NULL, "repo id: org/name (datasets/name for a dataset)", NULL,
+	  NULL },
+	{ "hf.models[].revision", SPEC_SCALAR, SCALAR_STR, NULL, "branch, tag or 40-hex commit", "main", NULL },
+	{ "hf.models[].type", SPEC_SCALAR, SCALAR_ENUM, "model|dataset|space", "repo type", "model", NULL },
 	{ "hf.models[].files", SPEC_SEQ, SCALAR_STR, NULL,
-	  "files that must be in the snapshot (default: all it has, at least one)" },
-	{ "hf.models[].files[]", SPEC_SCALAR, SCALAR_STR, NULL, "a path inside the repo" },
-	{ NULL, 0, 0, NULL, NULL },
+	  "files that must be in the snapshot (default: all it has, at least one)", NULL, NULL },
+	{ "hf.models[].files[]", SPEC_SCALAR, SCALAR_STR, NULL, "a path inside the repo", NULL, NULL },
+	{ NULL, 0, 0, NULL, NULL, NULL, NULL },
 };
 
 /* The `hf download` option that names a repo type (none for a model). */
@@ -57,15 +64,6 @@ static const char *repo_type_option(const char *type)
 	       : strcmp(type, "dataset") == 0 ? " --repo-type dataset"
 	       : strcmp(type, "space") == 0   ? " --repo-type space"
 					      : "";
-}
-
-/* Whether the n characters at s are lower-case hex digits. */
-static bool is_lower_hex(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return true;
 }
 
 /* One required model, from the spec. */
@@ -104,14 +102,15 @@ static int model_read(const struct spec *spec, const yaml_node_t *item, struct m
 	if (s) {
 		const char *at = strchr(s, '@');
 		m->repo = at ? xstrndup(s, (size_t)(at - s)) : xstrdup(s);
-		m->revision = xstrdup(at ? at + 1 : "main");
+		m->revision = xstrdup(at ? at + 1 : key_default("hf.models[].revision", false));
 	} else {
 		yaml_node_t *repo = spec_child(spec, item, "repo");
 		if (!repo || !spec_node_str(repo))
 			return spec_error_at(err, spec, item, "hf.models: an entry as a map needs 'repo: org/name'");
 		m->repo = xstrdup(spec_node_str(repo));
 		yaml_node_t *rev = spec_child(spec, item, "revision");
-		m->revision = xstrdup(rev && spec_node_str(rev) ? spec_node_str(rev) : "main");
+		m->revision = xstrdup(rev && spec_node_str(rev) ? spec_node_str(rev)
+								: key_default("hf.models[].revision", false));
 		yaml_node_t *type = spec_child(spec, item, "type");
 		if (type && spec_node_str(type))
 			m->type = xstrdup(spec_node_str(type));
@@ -332,7 +331,7 @@ static bool looks_like_hub(const char *folder)
 	struct dirent *de;
 	while (!yes && (de = readdir(d)))
 		yes = str_starts_with(de->d_name, "models--") || str_starts_with(de->d_name, "datasets--") ||
-		      strcmp(de->d_name, "CACHEDIR.TAG") == 0;
+		      strcmp(de->d_name, HF_CACHEDIR_TAG) == 0;
 	closedir(d);
 	return yes;
 }
@@ -386,7 +385,7 @@ static void run_mounted(const struct context *ctx, void *state, struct result *r
 			result_remedy(r, "%s", beside);
 		}
 	}
-	bool required = spec_bool(ctx->spec, "hf.require_mount", true);
+	bool required = key_bool(ctx->spec, "hf.require_mount");
 	if (on_root && required && s->unused) {
 		result_set(
 			r, STATUS_WARN,
@@ -498,7 +497,7 @@ static void run_writable(const struct context *ctx, void *state, struct result *
 		return;
 	const struct mount_entry *m = cache_mount(s);
 	bool ro_mount = m && mount_is_read_only(m);
-	if (spec_bool(ctx->spec, "hf.read_only", false)) {
+	if (key_bool(ctx->spec, "hf.read_only")) {
 		result_set(r, STATUS_PASS, "read-only by design (hf.read_only)%s",
 			   ro_mount ? ", and the mount is read-only" : "");
 		if (!s->loc.offline) {
@@ -581,7 +580,7 @@ static void run_space(const struct context *ctx, void *state, struct result *r)
 	struct hf_state *s = state;
 	if (!need_path(r, s))
 		return;
-	if (spec_bool(ctx->spec, "hf.read_only", false)) {
+	if (key_bool(ctx->spec, "hf.read_only")) {
 		result_set(r, STATUS_SKIP, "read-only cache (hf.read_only): nothing will be downloaded");
 		return;
 	}
@@ -596,7 +595,7 @@ static void run_space(const struct context *ctx, void *state, struct result *r)
 		return;
 	}
 	uint64_t avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
-	uint64_t need = spec_size(ctx->spec, "hf.min_free", ctx_is_healthcheck(ctx) ? 0 : 10 * GIB);
+	uint64_t need = key_size_for(ctx->spec, "hf.min_free", ctx_is_healthcheck(ctx));
 	json_t *d = result_details(r);
 	json_object_set_new(d, "free_bytes", json_integer((json_int_t)avail));
 	json_object_set_new(d, "min_free_bytes", json_integer((json_int_t)need));
@@ -646,11 +645,11 @@ static void run_locks(const struct context *ctx, void *state, struct result *r)
 	struct hf_state *s = state;
 	if (!need_path(r, s))
 		return;
-	if (spec_bool(ctx->spec, "hf.read_only", false)) {
+	if (key_bool(ctx->spec, "hf.read_only")) {
 		result_set(r, STATUS_SKIP, "read-only cache (hf.read_only): no locks are taken offline");
 		return;
 	}
-	char *locks = xasprintf("%s/.locks", s->cache);
+	char *locks = xasprintf("%s/" HF_LOCKS, s->cache);
 	int fd = open(locks, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT)
@@ -769,8 +768,8 @@ static void run_layout(const struct context *ctx, void *state, struct result *r)
 					r,
 					"copy caches whole: cp -a (or rsync -a) of the cache root keeps the relative links; else re-download %s",
 					repo->id ? repo->id : repo->folder);
-			else if (wa->severity == HF_FAIL && repo->id && str_starts_with(wa->path, "snapshots/") &&
-				 strlen(wa->path) > 50 && wa->path[50] == '/' && is_lower_hex(wa->path + 10, 40))
+			else if (wa->severity == HF_FAIL && repo->id && str_starts_with(wa->path, HF_SNAPSHOTS "/") &&
+				 digest_lower_hex_span(wa->path + 10) == 40 && wa->path[50] == '/')
 				/* a file of one revision (missing, wrong size): that commit again */
 				result_remedy(r, "re-download: HF_HUB_CACHE=%s hf download %s%s --revision %.40s",
 					      s->loc.hub_cache, repo->id, repo_type_option(repo->type), wa->path + 10);
@@ -907,7 +906,7 @@ static void check_model(struct result *r, const struct hf_state *s, const struct
 	if (!repo || !repo->is_repo) {
 		result_finding(r, STATUS_FAIL, "hf.models.not_cached", "%s: not in the cache (no folder %s)", m->repo,
 			       folder);
-	} else if (strlen(m->revision) == 40 && hf_hex_length(m->revision) == 40) {
+	} else if (hf_is_commit(m->revision)) {
 		commit = m->revision;
 	} else {
 		const struct hf_ref *ref = NULL;
@@ -943,9 +942,11 @@ static void check_model(struct result *r, const struct hf_state *s, const struct
 				if (strcmp(rev->files[i].path, *f) == 0)
 					hit = &rev->files[i];
 			if (!hit) {
-				char *marker = xasprintf("%s/%s/.no_exist/%s/%s", s->cache, folder, commit, *f);
+				char *rel = hf_no_exist_rel(commit, *f);
+				char *marker = xasprintf("%s/%s/%s", s->cache, folder, rel);
 				bool no_exist = access(marker, F_OK) == 0;
 				free(marker);
+				free(rel);
 				result_finding(
 					r, STATUS_FAIL, "hf.models.file_missing",
 					"%s@%s: %s is missing from snapshot %s%s", m->repo, m->revision, *f, commit,

@@ -14,9 +14,9 @@
 
 static const struct spec_key packages_keys[] = {
 	{ "packages", SPEC_SEQ, SCALAR_STR, NULL,
-	  "Debian relation expressions that must hold: 'name (op version) | alt:arch (op version)'" },
-	{ "packages[]", SPEC_SCALAR, SCALAR_STR, NULL, "one relation" },
-	{ NULL, 0, 0, NULL, NULL },
+	  "Debian relation expressions that must hold: 'name (op version) | alt:arch (op version)'", NULL, NULL },
+	{ "packages[]", SPEC_SCALAR, SCALAR_STR, NULL, "one relation", NULL, NULL },
+	{ NULL, 0, 0, NULL, NULL, NULL, NULL },
 };
 
 static int packages_validate(const struct spec *spec, struct spec_error *err)

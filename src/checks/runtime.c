@@ -19,31 +19,34 @@
 #define DEADLINE_MARGIN_S 0.3 /* the verdict must still be written after a kill */
 
 static const struct spec_key runtime_keys[] = {
-	{ "runtime", SPEC_MAP, SCALAR_STR, NULL, "the runtime section: probe the GPU runtime in a child process" },
+	{ "runtime", SPEC_MAP, SCALAR_STR, NULL, "the runtime section: probe the GPU runtime in a child process", NULL,
+	  NULL },
 	{ "runtime.backend", SPEC_SCALAR, SCALAR_ENUM, "auto|level-zero|cuda",
-	  "auto: every backend whose loader library is installed; or one backend" },
-	{ "runtime.timeout", SPEC_SCALAR, SCALAR_SECONDS, NULL,
-	  "the probe's deadline (capped by the run's deadline); default 30s" },
-	{ "runtime.min_free_memory", SPEC_SCALAR, SCALAR_SIZE, NULL,
-	  "free device memory each GPU must have, e.g. 8GiB" },
-	{ "runtime.smoke", SPEC_SCALAR, SCALAR_BOOL, NULL,
-	  "run the SPIR-V smoke kernel on every device (default false)" },
+	  "auto: every backend whose loader library is installed; or one backend", "auto", NULL },
+	{ "runtime.timeout", SPEC_SCALAR, SCALAR_SECONDS, NULL, "the probe's deadline (capped by the run's deadline)",
+	  "30s", NULL },
+	{ "runtime.min_free_memory", SPEC_SCALAR, SCALAR_SIZE, NULL, "free device memory each GPU must have, e.g. 8GiB",
+	  "0", NULL },
+	{ "runtime.smoke", SPEC_SCALAR, SCALAR_BOOL, NULL, "run the SPIR-V smoke kernel on every device", "false",
+	  NULL },
 	{ "runtime.telemetry", SPEC_SCALAR, SCALAR_BOOL, NULL,
-	  "read temperature and other telemetry (Level Zero Sysman, NVML) (default false)" },
+	  "read temperature and other telemetry (Level Zero Sysman, NVML)", "false", NULL },
 	{ "runtime.cache_ttl", SPEC_SCALAR, SCALAR_SECONDS, NULL,
-	  "healthcheck profile: reuse a passing probe result this long (default 5m; a failure at most 30s)" },
-	{ "runtime.work_items", SPEC_SCALAR, SCALAR_INT, NULL, "smoke kernel size (at least 1048576)" },
+	  "healthcheck profile: reuse a passing probe result this long (a failure at most 30s)", "5m", NULL },
+	{ "runtime.work_items", SPEC_SCALAR, SCALAR_INT, NULL, "smoke kernel size (at least 1048576)", "1048576",
+	  NULL },
 	{ "runtime.processes", SPEC_SCALAR, SCALAR_BOOL, NULL,
-	  "warn when other processes use a GPU (default false; needs smoke: true)" },
+	  "warn when other processes use a GPU (needs smoke: true)", "false", NULL },
 	{ "runtime.performance", SPEC_SCALAR, SCALAR_BOOL, NULL,
-	  "measure copy bandwidth and launch latency and compare them with the baselines (default false; needs smoke: true)" },
+	  "measure copy bandwidth and launch latency and compare them with the baselines (needs smoke: true)", "false",
+	  NULL },
 	{ "runtime.tolerance", SPEC_SCALAR, SCALAR_STR, NULL,
-	  "how much slower than its baseline a GPU may be, e.g. 20% (the default)" },
+	  "how much slower than its baseline a GPU may be, e.g. 20%", "20%", NULL },
 	{ "runtime.baselines", SPEC_SCALAR, SCALAR_STR, NULL,
-	  "a folder of more baseline files (*.json), beside the built-in checks/baselines folder" },
+	  "a folder of more baseline files (*.json), beside the built-in checks/baselines folder", NULL, NULL },
 	{ "runtime.bandwidth_buffer", SPEC_SCALAR, SCALAR_SIZE, NULL,
-	  "the bandwidth copy's buffer size, 1MiB to 4GiB (default 256MiB; baselines are recorded with the default)" },
-	{ NULL, 0, 0, NULL, NULL },
+	  "the bandwidth copy's buffer size, 1MiB to 4GiB (baselines are recorded with the default)", "256MiB", NULL },
+	{ NULL, 0, 0, NULL, NULL, NULL, NULL },
 };
 
 /* The probe's plan, resolved once from the context: src/backend/ reads no
@@ -51,15 +54,15 @@ static const struct spec_key runtime_keys[] = {
 static void *runtime_prepare(const struct context *ctx)
 {
 	struct probe_session_request req = {
-		.backend = spec_str(ctx->spec, "runtime.backend", "auto"),
-		.smoke = spec_bool(ctx->spec, "runtime.smoke", false),
-		.telemetry = spec_bool(ctx->spec, "runtime.telemetry", false),
-		.processes = spec_bool(ctx->spec, "runtime.processes", false),
-		.perf = spec_bool(ctx->spec, "runtime.performance", false),
-		.work_items = spec_int(ctx->spec, "runtime.work_items", 1 << 20),
-		.perf_bytes = (size_t)spec_size(ctx->spec, "runtime.bandwidth_buffer", (uint64_t)256 << 20),
+		.backend = key_str(ctx->spec, "runtime.backend"),
+		.smoke = key_bool(ctx->spec, "runtime.smoke"),
+		.telemetry = key_bool(ctx->spec, "runtime.telemetry"),
+		.processes = key_bool(ctx->spec, "runtime.processes"),
+		.perf = key_bool(ctx->spec, "runtime.performance"),
+		.work_items = key_int(ctx->spec, "runtime.work_items"),
+		.perf_bytes = (size_t)key_size(ctx->spec, "runtime.bandwidth_buffer"),
 		.use_cache = ctx_is_healthcheck(ctx),
-		.cache_ttl = spec_seconds(ctx->spec, "runtime.cache_ttl", 300),
+		.cache_ttl = key_seconds(ctx->spec, "runtime.cache_ttl"),
 	};
 	struct probe_plan plan = {
 		.root = ctx->root,
@@ -67,7 +70,7 @@ static void *runtime_prepare(const struct context *ctx)
 		.self_exe = ctx_self_exe(ctx),
 		.sandbox = ctx->sandbox_filters > 0,
 		.vendor = ctx->vendor ? vendor_by_name(ctx->vendor) : NULL,
-		.deadline = monotonic_seconds() + spec_seconds(ctx->spec, "runtime.timeout", 30),
+		.deadline = monotonic_seconds() + key_seconds(ctx->spec, "runtime.timeout"),
 	};
 	if (ctx->deadline - DEADLINE_MARGIN_S < plan.deadline)
 		plan.deadline = ctx->deadline - DEADLINE_MARGIN_S;
@@ -420,7 +423,7 @@ static void run_memory(const struct context *ctx, void *state, struct result *r)
 	struct probe_session *st = state;
 	if (runtime_no_backend(st, r))
 		return;
-	uint64_t want = spec_size(ctx->spec, "runtime.min_free_memory", 0);
+	uint64_t want = key_size(ctx->spec, "runtime.min_free_memory");
 	size_t seen = 0;
 	for (size_t i = 0; i < st->n; i++) {
 		const struct probe_outcome *e = &st->probes[i].enumeration;

@@ -10,9 +10,8 @@
 #include "../lib/baselines.h"
 #include "../lib/util.h"
 #include "../facts/runtime.h"
+#include "../registry.h"
 #include "runtime_state.h"
-
-#define DEFAULT_TOLERANCE 20.0
 
 /* "20%" or "20": a percentage above 0 and below 100. */
 static int parse_percent(const char *s, double *out)
@@ -27,10 +26,9 @@ static int parse_percent(const char *s, double *out)
 
 static double tolerance(const struct spec *spec)
 {
-	double t = DEFAULT_TOLERANCE;
-	const char *s = spec_str(spec, "runtime.tolerance", NULL);
-	if (s && parse_percent(s, &t) < 0)
-		t = DEFAULT_TOLERANCE; /* the validator has refused it already */
+	double t = 0;
+	if (parse_percent(key_str(spec, "runtime.tolerance"), &t) < 0) /* the validator has refused it already */
+		(void)parse_percent(key_default("runtime.tolerance", false), &t);
 	return t;
 }
 
@@ -41,19 +39,19 @@ int runtime_perf_validate(const struct spec *spec, struct spec_error *err)
 	if (s && parse_percent(s, &t) < 0)
 		return spec_error_at(err, spec, spec_get(spec, "runtime.tolerance"),
 				     "runtime.tolerance: '%s' is not a percentage between 0 and 100 (e.g. 20%%)", s);
-	bool smoke = spec_bool(spec, "runtime.smoke", false);
+	bool smoke = key_bool(spec, "runtime.smoke");
 	static const char *const need_smoke[] = { "runtime.performance", "runtime.processes", NULL };
 	for (size_t i = 0; need_smoke[i]; i++)
-		if (spec_bool(spec, need_smoke[i], false) && !smoke)
+		if (key_bool(spec, need_smoke[i]) && !smoke)
 			return spec_error_at(err, spec, spec_get(spec, need_smoke[i]),
 					     "%s needs runtime.smoke: true (the per-device probe measures it)",
 					     need_smoke[i]);
-	uint64_t buf = spec_size(spec, "runtime.bandwidth_buffer", (uint64_t)256 << 20);
+	uint64_t buf = key_size(spec, "runtime.bandwidth_buffer");
 	if (buf < (1u << 20) || buf > ((uint64_t)4 << 30))
 		return spec_error_at(err, spec, spec_get(spec, "runtime.bandwidth_buffer"),
 				     "runtime.bandwidth_buffer must be from 1MiB to 4GiB");
 	const char *folder = spec_str(spec, "runtime.baselines", NULL);
-	if (!folder && !spec_bool(spec, "runtime.performance", false))
+	if (!folder && !key_bool(spec, "runtime.performance"))
 		return 0;
 	struct baseline_set set;
 	char why[768];

@@ -18,10 +18,11 @@
 #define SYSFS_MAGIC_NUMBER 0x62656572
 
 static const struct spec_key system_keys[] = {
-	{ "system", SPEC_MAP, SCALAR_STR, NULL, "the container's posture for GPU work" },
+	{ "system", SPEC_MAP, SCALAR_STR, NULL, "the container's posture for GPU work", NULL, NULL },
 	{ "system.kernel_log", SPEC_SCALAR, SCALAR_BOOL, NULL,
-	  "scan /dev/kmsg for GPU hangs, GuC/firmware failures, forcewake timeouts, i915/xe drm errors (default false; true in validate)" },
-	{ NULL, 0, 0, NULL, NULL },
+	  "scan /dev/kmsg for GPU hangs, GuC/firmware failures, forcewake timeouts, i915/xe drm errors (the validate profile turns it on)",
+	  "false", NULL },
+	{ NULL, 0, 0, NULL, NULL, NULL, NULL },
 };
 
 /* system.sysfs ------------------------------------------------------------ */

@@ -13,7 +13,9 @@
 #include <unistd.h>
 
 #include "cache_dir.h"
+#include "cache_format.h"
 #include "../lib/parallel.h"
+#include "../lib/digest.h"
 #include "../lib/util.h"
 
 #define MAX_SNAPSHOT_DEPTH 64 /* folders inside one snapshot; deeper is hostile */
@@ -47,25 +49,6 @@ const char *hf_link_text(enum hf_link link)
 		return "not a file or link";
 	}
 	return "?";
-}
-
-size_t hf_hash_name_length(const char *name)
-{
-	size_t n = 0;
-	for (; name[n]; n++)
-		if (!((name[n] >= '0' && name[n] <= '9') || (name[n] >= 'a' && name[n] <= 'f') ||
-		      (name[n] >= 'A' && name[n] <= 'F')))
-			return 0;
-	return n == 64 || n == 40 ? n : 0;
-}
-
-size_t hf_hex_length(const char *name)
-{
-	size_t n = 0;
-	for (; name[n]; n++)
-		if (!((name[n] >= '0' && name[n] <= '9') || (name[n] >= 'a' && name[n] <= 'f')))
-			return 0;
-	return n;
 }
 
 static void add_warning(struct hf_warning **list, size_t *n, enum hf_severity sev, bool hides, const char *path,
@@ -471,7 +454,7 @@ static void stat_blobs(void *arg, size_t begin, size_t end)
 
 static void scan_blobs(struct hf_repo *repo, int repo_fd)
 {
-	int fd = open_dir_at(repo_fd, "blobs");
+	int fd = open_dir_at(repo_fd, HF_BLOBS);
 	if (fd < 0) {
 		if (errno == ENOTDIR || errno == ELOOP)
 			REPO_WARN(repo, HF_FAIL, false, "blobs",
@@ -505,11 +488,11 @@ static void scan_blobs(struct hf_repo *repo, int repo_fd)
 	for (size_t i = 0; i < n; i++) {
 		struct blob_entry *e = &stats.entries[i];
 		const struct stat *st = &e->st;
-		if (str_ends_with(e->name, ".incomplete")) {
+		if (hf_is_incomplete(e->name)) {
 			uint64_t size = e->error ? 0 : (uint64_t)st->st_size;
 			repo->n_incomplete++;
 			repo->incomplete_bytes += size;
-			char *p = xasprintf("blobs/%s", e->name);
+			char *p = hf_blob_rel(e->name);
 			REPO_WARN(
 				repo, HF_WARN, false, p,
 				"leftover partial download blobs/%s (%llu bytes): a download was killed or the disk filled up",
@@ -520,7 +503,7 @@ static void scan_blobs(struct hf_repo *repo, int repo_fd)
 		}
 		struct hf_blob *b = &repo->blobs[repo->n_blobs++];
 		b->name = e->name;
-		b->hex_len = hf_hash_name_length(b->name);
+		b->hex_len = hf_blob_name_length(b->name);
 		if (!e->error) {
 			b->regular = S_ISREG(st->st_mode);
 			b->size = (uint64_t)st->st_size;
@@ -730,13 +713,13 @@ static int revision_cmp(const void *a, const void *b)
 /* Lists the commit folders; walk_unit walks each later, in parallel. */
 static void scan_snapshots(const struct hf_cache *cache, int cache_fd, struct hf_repo *repo, int repo_fd)
 {
-	int fd = open_dir_at(repo_fd, "snapshots");
+	int fd = open_dir_at(repo_fd, HF_SNAPSHOTS);
 	struct stat st;
 	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR) &&
-	    fstatat(repo_fd, "snapshots", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
+	    fstatat(repo_fd, HF_SNAPSHOTS, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
 		/* upstream lists a linked snapshots/ (is_dir() follows it); so do we, inside the cache */
 		const char *why = NULL;
-		fd = follow_dir_link(cache, cache_fd, repo->real, "snapshots", &repo->snapshots, &why);
+		fd = follow_dir_link(cache, cache_fd, repo->real, HF_SNAPSHOTS, &repo->snapshots, &why);
 		if (fd < 0) {
 			REPO_WARN(repo, HF_FAIL, true, "snapshots", "snapshots is a link that cannot be followed: %s",
 				  why);
@@ -762,7 +745,7 @@ static void scan_snapshots(const struct hf_cache *cache, int cache_fd, struct hf
 	while ((de = readdir(d))) {
 		if (is_dot(de->d_name) || os_litter(de->d_name))
 			continue;
-		char *where = xasprintf("snapshots/%s", de->d_name);
+		char *where = hf_snapshot_rel(de->d_name, NULL);
 		unsigned char type = entry_type(fd, de);
 		char *dir = NULL;
 		if (type == DT_LNK) {
@@ -849,7 +832,7 @@ static void read_refs(const struct hf_cache *cache, int cache_fd, struct hf_repo
 		if (is_dot(de->d_name) || os_litter(de->d_name))
 			continue;
 		char *name = *prefix ? xasprintf("%s/%s", prefix, de->d_name) : xstrdup(de->d_name);
-		char *where = xasprintf("refs/%s", name);
+		char *where = hf_ref_rel(name);
 		unsigned char type = entry_type(dirfd, de);
 		if (type == DT_DIR && depth < MAX_REFS_DEPTH) {
 			int sub = open_dir_at(dirfd, de->d_name);
@@ -909,7 +892,7 @@ static void read_refs(const struct hf_cache *cache, int cache_fd, struct hf_repo
 
 static void scan_refs(const struct hf_cache *cache, int cache_fd, struct hf_repo *repo, int repo_fd)
 {
-	int fd = open_dir_at(repo_fd, "refs");
+	int fd = open_dir_at(repo_fd, HF_REFS);
 	if (fd >= 0) {
 		char *dir = xasprintf("%s/refs", repo->real);
 		read_refs(cache, cache_fd, repo, fd, dir, "", 0);
@@ -923,14 +906,14 @@ static void scan_refs(const struct hf_cache *cache, int cache_fd, struct hf_repo
 		return;
 	}
 	struct stat st;
-	bool link = fstatat(repo_fd, "refs", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+	bool link = fstatat(repo_fd, HF_REFS, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
 	if (!link) {
 		REPO_WARN(repo, HF_FAIL, true, "refs", "refs is a file, not a folder");
 		return;
 	}
 	char *real = NULL;
 	const char *why = NULL;
-	fd = follow_dir_link(cache, cache_fd, repo->real, "refs", &real, &why);
+	fd = follow_dir_link(cache, cache_fd, repo->real, HF_REFS, &real, &why);
 	if (fd < 0) {
 		REPO_WARN(repo, HF_FAIL, false, "refs", "refs is a link that cannot be followed: %s", why);
 		return;
@@ -1138,7 +1121,7 @@ static void compare_listing(struct walk *w)
 {
 	struct hf_revision *rev = w->rev;
 	struct hf_repo *repo = w->repo;
-	char *where = xasprintf("trees/%s.json", rev->commit);
+	char *where = hf_tree_rel(rev->commit);
 	if (rev->listing.state != HF_LISTING_OK) {
 		if (rev->listing.state != HF_LISTING_NONE)
 			WALK_WARN(w,
@@ -1170,7 +1153,7 @@ static void compare_listing(struct walk *w)
 		char *fw = NULL;
 		if (p) {
 			text_sanitize(p);
-			fw = xasprintf("snapshots/%s/%s", rev->commit, p);
+			fw = hf_snapshot_rel(rev->commit, p);
 		}
 		if (f) {
 			lf->file = f - rev->files;
@@ -1220,7 +1203,7 @@ static void walk_units(void *arg, size_t begin, size_t end)
 		w->cache_fd = p->cache_fd;
 		int fd = hf_open_in_cache(p->cache_fd, w->rev->dir, O_RDONLY | O_DIRECTORY);
 		if (fd < 0) {
-			char *where = xasprintf("snapshots/%s", w->rev->commit);
+			char *where = hf_snapshot_rel(w->rev->commit, NULL);
 			WALK_WARN(w, HF_FAIL, true, where, "cannot open %s: %s", where, strerror(errno));
 			free(where);
 		} else {
@@ -1246,7 +1229,7 @@ static void report_irregular_blobs(struct hf_repo *repo)
 	for (size_t b = 0; b < repo->n_blobs; b++) {
 		if (!repo->blobs[b].not_plain)
 			continue;
-		char *p = xasprintf("blobs/%s", repo->blobs[b].name);
+		char *p = hf_blob_rel(repo->blobs[b].name);
 		char *users = hf_blob_users(repo, (long)b, NULL, 0) ? hf_blob_users_text(repo, (long)b) : NULL;
 		REPO_WARN(repo, HF_FAIL, false, p, "%s%s%s is not a plain file (%s): never opened", users ? users : "",
 			  users ? ": " : "", p, repo->blobs[b].not_plain);
@@ -1292,7 +1275,7 @@ static void walk_all(struct hf_cache *cache, int cache_fd)
 /* What scan_cache_dir() skips at the top of the cache (utils/_cache_manager.py). */
 static bool top_level_litter(const char *name)
 {
-	return is_dot(name) || os_litter(name) || strcmp(name, ".locks") == 0 || strcmp(name, "CACHEDIR.TAG") == 0;
+	return is_dot(name) || os_litter(name) || strcmp(name, HF_LOCKS) == 0 || strcmp(name, HF_CACHEDIR_TAG) == 0;
 }
 
 static int repo_cmp(const void *a, const void *b)

@@ -166,13 +166,6 @@ char *hf_blob_users_text(const struct hf_repo *repo, long blob);
 /* The refs of repo that name commit, comma-separated ("" when none). Caller frees. */
 char *hf_refs_of(const struct hf_repo *repo, const char *commit);
 
-/* How many lower-case hex digits name is made of entirely (0 when anything
- * else): the form huggingface_hub writes and hf fetch accepts. */
-size_t hf_hex_length(const char *name);
-/* 64 or 40 when name is a sha256 or git sha1 in hex of either case (a blob
- * named in upper case is matched upstream, case-insensitively, as
- * utils/_verification.py lower-cases both sides), else 0. */
-size_t hf_hash_name_length(const char *name);
 const char *hf_link_text(enum hf_link link);
 
 #endif

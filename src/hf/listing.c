@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../lib/digest.h"
+#include "cache_format.h"
 #include "../lib/util.h"
 
 const char *hf_listing_state_text(enum hf_listing_state s)
@@ -110,15 +112,6 @@ static bool equals_one(const json_t *v)
 	       json_is_true(v);
 }
 
-static bool is_hex64(const char *s)
-{
-	size_t n = 0;
-	for (; s[n]; n++)
-		if (!((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f') || (s[n] >= 'A' && s[n] <= 'F')))
-			return false;
-	return n == 64;
-}
-
 static char *string_or_null(const json_t *v)
 {
 	return json_is_string(v) ? budget_strdup(json_string_value(v)) : NULL;
@@ -211,7 +204,7 @@ static void parse_doc(json_t *doc, struct hf_listing *l)
 				drop_files(l);
 				return;
 			}
-			if (!is_hex64(json_string_value(xet))) {
+			if (!digest_is_hex(json_string_value(xet), 64)) {
 				char *p = xstrdup(path);
 				text_sanitize(p);
 				set_state(
@@ -285,7 +278,7 @@ void hf_listing_parse_capped(const char *data, size_t len, size_t memory_cap, st
 void hf_listing_read(int repo_fd, const char *commit, size_t max_bytes, struct hf_listing *out)
 {
 	memset(out, 0, sizeof(*out));
-	int trees = openat(repo_fd, "trees", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int trees = openat(repo_fd, HF_TREES, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (trees < 0) {
 		if (errno != ENOENT)
 			set_state(out, HF_LISTING_MALFORMED, "trees/ cannot be opened: %s",
@@ -357,11 +350,5 @@ const struct hf_listed_file *hf_listing_find(const struct hf_listing *l, const c
 const char *hf_listed_hash(const struct hf_listed_file *f)
 {
 	const char *h = f->lfs_sha256 && *f->lfs_sha256 ? f->lfs_sha256 : f->blob_id;
-	if (!h)
-		return NULL;
-	size_t n = 0;
-	for (; h[n]; n++)
-		if (!((h[n] >= '0' && h[n] <= '9') || (h[n] >= 'a' && h[n] <= 'f') || (h[n] >= 'A' && h[n] <= 'F')))
-			return NULL;
-	return n == 64 || n == 40 ? h : NULL;
+	return h && digest_name_length(h) ? h : NULL;
 }

@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include "../lib/crypto_dl.h"
 #include <pthread.h>
 #include <stdalign.h>
 #include <stdatomic.h>
@@ -16,11 +15,13 @@
 
 #include <jansson.h>
 
+#include "../lib/digest.h"
 #include "../lib/mapped_file.h"
 #include "../lib/parallel.h"
 #include "../lib/progress.h"
 #include "../lib/util.h"
 #include "../result.h"
+#include "cache_format.h"
 #include "verified_record.h"
 
 /* Per thread: memory does not grow with file size. 64 KiB: read()'s copy
@@ -172,7 +173,7 @@ json_t *hf_result_json(const struct hf_cache *cache, const struct hf_blob_result
 	json_object_set_new(p, "state", json_string(hf_blob_state_text(res->state)));
 	json_t *files;
 	if (res->blob >= 0) {
-		char *path = xasprintf("blobs/%s", repo->blobs[res->blob].name);
+		char *path = hf_blob_rel(repo->blobs[res->blob].name);
 		json_object_set_new(p, "path", json_text(path));
 		json_object_set_new(p, "blob", json_text(path));
 		free(path);
@@ -180,7 +181,7 @@ json_t *hf_result_json(const struct hf_cache *cache, const struct hf_blob_result
 	} else {
 		files = json_array();
 		const struct hf_revision *rev = &repo->revisions[res->rev];
-		char *path = xasprintf("snapshots/%s/%s", rev->commit, rev->files[res->file].path);
+		char *path = hf_snapshot_rel(rev->commit, rev->files[res->file].path);
 		json_object_set_new(p, "path", json_text(path));
 		free(path);
 		json_array_append_new(files, file_json(repo, rev, &rev->files[res->file]));
@@ -200,8 +201,7 @@ json_t *hf_result_json(const struct hf_cache *cache, const struct hf_blob_result
 
 /* One file's hash as it goes: the pieces come from read(2) or a mapping. */
 struct hashing {
-	const struct crypto_api *c;
-	EVP_MD_CTX *ctx;
+	struct digest *d;
 	uint64_t total, unreported;
 	_Atomic uint64_t *progress;
 	double deadline;
@@ -223,7 +223,7 @@ static int hash_piece(void *arg, const unsigned char *data, size_t n)
 		if (h->cancel && atomic_load_explicit(h->cancel, memory_order_relaxed))
 			return -ECANCELED;
 	}
-	return h->c->update(h->ctx, data, n) ? 0 : -EIO;
+	return digest_update(h->d, data, n) ? 0 : -EIO;
 }
 
 static int hash_by_reading(int fd, struct hashing *h, unsigned char *buf, size_t bufsize)
@@ -248,28 +248,20 @@ int hf_hasher_fd(struct hf_hasher *hasher, int fd, size_t hex_len, char hex[65],
 		return -errno;
 	if (!S_ISREG(st.st_mode))
 		return -EINVAL;
-	const struct crypto_api *c = crypto_dl();
-	if (!c)
-		return -ENOSYS; /* libcrypto missing: nothing can be verified */
-	if (!hasher->ctx && !(hasher->ctx = c->ctx_new()))
+	enum digest_kind kind = hex_len == 64 ? DIGEST_SHA256 : DIGEST_GIT_BLOB;
+	if (!hasher->ctx) {
+		if (!(hasher->ctx = digest_new(kind, (uint64_t)st.st_size)))
+			return -ENOSYS; /* libcrypto missing: nothing can be verified */
+	} else if (!digest_restart(hasher->ctx, kind, (uint64_t)st.st_size)) {
 		return -ENOMEM;
-	struct hashing h = { .c = c,
-			     .ctx = hasher->ctx,
-			     .progress = hasher->progress,
-			     .deadline = hasher->deadline,
-			     .cancel = hasher->cancel };
-	if (!c->init(h.ctx, hex_len == 64 ? c->sha256_md : c->sha1_md, NULL))
-		return -ENOMEM;
-	int rc = 0;
-	if (hex_len == 40) {
-		char header[64];
-		int n = snprintf(header, sizeof(header), "blob %llu", (unsigned long long)st.st_size);
-		if (!c->update(h.ctx, header, (size_t)n + 1)) /* with its NUL */
-			rc = -EIO;
 	}
+	struct hashing h = {
+		.d = hasher->ctx, .progress = hasher->progress, .deadline = hasher->deadline, .cancel = hasher->cancel
+	};
+	int rc = 0;
 	uint64_t size = (uint64_t)st.st_size;
 	bool read_it = true;
-	if (rc == 0 && size >= MAP_MIN) {
+	if (size >= MAP_MIN) {
 		rc = mapped_file_each(fd, size, hasher->bufsize, hash_piece, &h);
 		/* it grew under the mapping: as a read would have found */
 		if (rc == 0 && (fstat(fd, &st) < 0 || (uint64_t)st.st_size != size))
@@ -289,24 +281,15 @@ int hf_hasher_fd(struct hf_hasher *hasher, int fd, size_t hex_len, char hex[65],
 	h.unreported = 0;
 	if (rc == 0 && h.total != size)
 		rc = -ESTALE;
-	unsigned char digest[EVP_MAX_MD_SIZE];
-	unsigned len = 0;
-	if (rc == 0 && !c->final(h.ctx, digest, &len))
+	if (rc == 0 && !digest_result_hex(h.d, hex))
 		rc = -EIO;
-	if (rc == 0) {
-		for (unsigned i = 0; i < len && i * 2 < 64; i++)
-			snprintf(hex + 2 * i, 3, "%02x", digest[i]);
-		hex[2 * len] = '\0';
-	}
 	*bytes = h.total;
 	return rc;
 }
 
 void hf_hasher_release(struct hf_hasher *h)
 {
-	const struct crypto_api *c = h->ctx ? crypto_dl() : NULL;
-	if (c)
-		c->ctx_free(h->ctx);
+	digest_free(h->ctx);
 	h->ctx = NULL;
 }
 
@@ -570,7 +553,7 @@ struct hf_verify_job *hf_verify_start(const struct hf_cache *cache, const struct
 		job->folder_keys[r] = hf_record_folder_key(repo->folder);
 		int fd = repo->real ? hf_open_in_cache(cache_fd, repo->real, O_RDONLY | O_DIRECTORY) : -1;
 		if (fd >= 0) {
-			p->blobs_fd[r] = openat(fd, "blobs", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			p->blobs_fd[r] = openat(fd, HF_BLOBS, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			close(fd);
 		}
 		for (size_t b = 0; b < repo->n_blobs; b++) {

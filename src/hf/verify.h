@@ -89,11 +89,12 @@ char *hf_verify_stopped_text(const struct hf_verify *v);
  * its digest context (a context made and freed per file costs each of many
  * threads a share of OpenSSL's locks). Zero it, set buf, bufsize and
  * progress; hf_hasher_release frees the context. */
+struct digest;
 struct hf_hasher {
 	unsigned char *buf;         /* scratch of bufsize bytes */
 	size_t bufsize;             /* also the size of the pieces hashed */
 	_Atomic uint64_t *progress; /* bytes are added here as they are hashed (may be NULL) */
-	void *ctx;                  /* the EVP_MD_CTX, made on first use */
+	struct digest *ctx;         /* lib/digest.h's running hash, made on first use */
 	double deadline;            /* monotonic seconds (0: none): -ETIMEDOUT past it, mid-file */
 	const _Atomic bool *cancel; /* when it turns true: -ECANCELED, mid-file (may be NULL) */
 };

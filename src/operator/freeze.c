@@ -402,7 +402,7 @@ static json_t *measure(const struct freeze_options *o, const struct spec *base, 
 {
 	const char *buffer = spec_str(base, "runtime.bandwidth_buffer", NULL);
 	char *text = xasprintf("runtime:\n  backend: %s\n  smoke: true\n  performance: true\n  timeout: %s\n%s%s%s",
-			       spec_str(base, "runtime.backend", "auto"), spec_str(base, "runtime.timeout", "120s"),
+			       key_str(base, "runtime.backend"), spec_str(base, "runtime.timeout", "120s"),
 			       buffer ? "  bandwidth_buffer: " : "", buffer ? buffer : "", buffer ? "\n" : "");
 	struct spec spec;
 	struct spec_error err;
@@ -726,7 +726,7 @@ static int spec_freeze(int argc, char **argv)
 		      "# Check a machine against it: gpugate check --spec THIS_FILE\n"
 		      "# (the same machine passes; a changed package fails, naming it).\n\n");
 	sb_puts(&out, "profile: ");
-	escape_yaml_scalar(&out, spec_str(&base, "profile", "ci"));
+	escape_yaml_scalar(&out, key_str(&base, "profile"));
 	sb_puts(&out, "\ndescription: ");
 	char *desc = xasprintf("frozen from %s on %s", host[0] ? host : "?", when);
 	escape_yaml_scalar(&out, desc);

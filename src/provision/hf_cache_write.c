@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "hf/cache_dir.h"
+#include "hf/cache_format.h"
 #include "lib/util.h"
 #include "provision.h"
 
@@ -62,9 +63,9 @@ int hfw_open_store(struct hf_cache_dirs *d, char *err, size_t n)
 	if (hfw_open_repo(d, err, n) < 0)
 		return -1;
 	if (d->blobs < 0)
-		d->blobs = hf_dir_walk(d->repo, d->folder, "blobs", true, err, n);
+		d->blobs = hf_dir_walk(d->repo, d->folder, HF_BLOBS, true, err, n);
 	if (d->blobs >= 0 && d->locks < 0) {
-		char *locks = xasprintf(".locks/%s", d->folder);
+		char *locks = hf_lock_rel(d->folder);
 		d->locks = hf_dir_walk(d->cache, "", locks, true, err, n);
 		free(locks);
 	}
@@ -85,12 +86,12 @@ void hfw_cachedir_tag(struct hf_cache_dirs *d)
 	if (open_cache(d, err, sizeof(err)) < 0)
 		return;
 	/* O_EXCL: an existing name (a file, or a link to anywhere) is left alone */
-	int fd = openat(d->cache, "CACHEDIR.TAG", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+	int fd = openat(d->cache, HF_CACHEDIR_TAG, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 	if (fd < 0)
 		return;
 	size_t len = strlen(hfw_cachedir_tag_content);
 	if (write(fd, hfw_cachedir_tag_content, len) != (ssize_t)len)
-		unlinkat(d->cache, "CACHEDIR.TAG", 0); /* no half tag */
+		unlinkat(d->cache, HF_CACHEDIR_TAG, 0); /* no half tag */
 	close(fd);
 }
 

@@ -19,8 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lib/digest.h"
 #include "download.h"
+#include "hf/cache_format.h"
 #include "hf/location.h"
 #include "hf_cache_write.h"
 #include "hf_tree.h"
@@ -31,7 +31,7 @@
 #include "lib/util.h"
 #include "provision.h"
 
-struct hf_file {
+struct fetch_file {
 	char *path; /* inside the repo */
 	char *etag;
 	int64_t size;
@@ -39,7 +39,7 @@ struct hf_file {
 	char error[600];
 };
 
-struct hf_blob {
+struct fetch_blob {
 	char *etag;
 	int64_t size;
 	char *tmp_name; /* under blobs/; the final name is etag */
@@ -71,9 +71,9 @@ struct hf_fetch {
 	int jobs;
 	struct dl_options dl; /* download settings; dl.retries (GPUGATE_RETRIES) read once */
 	bool quiet;
-	struct hf_file *files;
+	struct fetch_file *files;
 	size_t n_files;
-	struct hf_blob *blobs;
+	struct fetch_blob *blobs;
 	size_t n_blobs;
 };
 
@@ -256,7 +256,7 @@ out:
 
 /* HEAD .../resolve/{rev}/{path} without redirects, following only relative
  * Location (renamed repos); reads commit, etag and size from the headers. */
-static int resolve_file(struct hf_fetch *f, struct hf_file *file, CURL *handle)
+static int resolve_file(struct hf_fetch *f, struct fetch_file *file, CURL *handle)
 {
 	const char *rev = f->commit ? f->commit : f->revision;
 	char *qrev = url_quote(rev, false), *qpath = url_quote(file->path, true);
@@ -285,9 +285,9 @@ static int resolve_file(struct hf_fetch *f, struct hf_file *file, CURL *handle)
 	if (r.code < 200 || r.code >= 400) {
 		describe_http_error(f, &r, "HEAD", file->error, sizeof(file->error));
 		if (r.code == 404 && r.error_code && strcmp(r.error_code, "EntryNotFound") == 0 && r.repo_commit &&
-		    digest_is_lower_hex(r.repo_commit, 40)) {
+		    hf_is_commit(r.repo_commit)) {
 			/* as huggingface_hub: remember that the file is absent at this commit */
-			char *marker = xasprintf(".no_exist/%s/%s", r.repo_commit, file->path);
+			char *marker = hf_no_exist_rel(r.repo_commit, file->path);
 			char err[400];
 			pthread_mutex_lock(&f->write_mu); /* the folders open once */
 			if (hfw_touch(&f->dirs, marker, err, sizeof(err)) < 0)
@@ -401,10 +401,10 @@ static void fetch_tree(struct hf_fetch *f)
 	f->have_tree = true;
 }
 
-static int lock_blob(struct hf_fetch *f, struct hf_blob *b)
+static int lock_blob(struct hf_fetch *f, struct fetch_blob *b)
 {
 	char *name = xasprintf("%s.lock", b->etag);
-	char *shown = xasprintf("%s/.locks/%s/%s", f->cache, f->folder, name);
+	char *shown = xasprintf("%s/" HF_LOCKS "/%s/%s", f->cache, f->folder, name);
 	int rc = 0;
 	b->lock_fd = openat(f->dirs.locks, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0664);
 	struct stat st;
@@ -454,7 +454,7 @@ static int lock_blob(struct hf_fetch *f, struct hf_blob *b)
 
 /* A blob already under its final name is kept only when it is a regular
  * file (not a link) whose size and hash match its name. */
-static bool blob_verified(struct hf_fetch *f, struct hf_blob *b)
+static bool blob_verified(struct hf_fetch *f, struct fetch_blob *b)
 {
 	struct stat st;
 	int fd = safe_open_read_at(f->dirs.blobs, b->etag, O_NOFOLLOW, SAFE_KIND_REG, 0, &st, NULL, 0);
@@ -485,16 +485,16 @@ static bool blob_verified(struct hf_fetch *f, struct hf_blob *b)
 }
 
 /* Appends the blob that file names; f->blobs has room (collect_blobs). */
-static size_t add_blob(struct hf_fetch *f, const struct hf_file *file)
+static size_t add_blob(struct hf_fetch *f, const struct fetch_file *file)
 {
-	struct hf_blob *b = &f->blobs[f->n_blobs];
+	struct fetch_blob *b = &f->blobs[f->n_blobs];
 	memset(b, 0, sizeof(*b));
 	b->etag = xstrdup(file->etag);
 	b->size = file->size;
 	unsigned char rnd[4];
 	if (RAND_bytes(rnd, sizeof(rnd)) != 1)
 		memset(rnd, 0, sizeof(rnd));
-	b->tmp_name = xasprintf("%s.%02x%02x%02x%02x.incomplete", b->etag, rnd[0], rnd[1], rnd[2], rnd[3]);
+	b->tmp_name = xasprintf("%s.%02x%02x%02x%02x" HF_INCOMPLETE, b->etag, rnd[0], rnd[1], rnd[2], rnd[3]);
 	b->label = xstrdup(file->path);
 	b->lock_fd = -1;
 	return f->n_blobs++;
@@ -504,7 +504,7 @@ static size_t add_blob(struct hf_fetch *f, const struct hf_file *file)
 static int cmp_file_etag(const void *a, const void *b, void *files)
 {
 	size_t i = *(const size_t *)a, j = *(const size_t *)b;
-	const struct hf_file *fs = files;
+	const struct fetch_file *fs = files;
 	int c = strcmp(fs[i].etag, fs[j].etag);
 	return c ? c : (i > j) - (i < j);
 }
@@ -521,7 +521,7 @@ static void collect_blobs(struct hf_fetch *f)
 	qsort_r(order, n, sizeof(*order), cmp_file_etag, f->files);
 	f->blobs = xcalloc(n + 1, sizeof(*f->blobs));
 	for (size_t k = 0; k < n; k++) {
-		struct hf_file *file = &f->files[order[k]];
+		struct fetch_file *file = &f->files[order[k]];
 		if (k == 0 || strcmp(file->etag, f->files[order[k - 1]].etag) != 0)
 			add_blob(f, file);
 		file->blob = f->n_blobs - 1;
@@ -531,17 +531,12 @@ static void collect_blobs(struct hf_fetch *f)
 
 /* snapshots/<commit>/<path> -> ../../blobs/<etag> (one more ../ per folder),
  * made under a temp name and renamed over whatever was there. */
-static int link_snapshot(struct hf_fetch *f, const struct hf_file *file, char *err, size_t n)
+static int link_snapshot(struct hf_fetch *f, const struct fetch_file *file, char *err, size_t n)
 {
-	char *link = xasprintf("snapshots/%s/%s", f->commit, file->path);
-	struct strbuf target = STRBUF_INIT;
-	sb_puts(&target, "../../");
-	for (const char *c = file->path; *c; c++)
-		if (*c == '/')
-			sb_puts(&target, "../");
-	sb_printf(&target, "blobs/%s", file->etag);
-	int rc = hfw_link(&f->dirs, link, target.buf, err, n);
-	sb_release(&target);
+	char *link = hf_snapshot_rel(f->commit, file->path);
+	char *target = hf_snapshot_link_target(file->path, file->etag);
+	int rc = hfw_link(&f->dirs, link, target, err, n);
+	free(target);
 	free(link);
 	return rc;
 }
@@ -550,7 +545,7 @@ static int write_ref(struct hf_fetch *f)
 {
 	if (strcmp(f->revision, f->commit) == 0)
 		return 0;
-	char *ref = xasprintf("refs/%s", f->revision);
+	char *ref = hf_ref_rel(f->revision);
 	char err[600];
 	/* Path.write_text: 0666 less the umask */
 	int rc = hfw_write_file(&f->dirs, ref, f->commit, strlen(f->commit), 0666, err, sizeof(err));
@@ -578,7 +573,7 @@ static int write_listing(struct hf_fetch *f)
 		    f->repo, f->revision, f->commit, err);
 		return 0;
 	}
-	char *rel = xasprintf("trees/%s.json", f->commit);
+	char *rel = hf_tree_rel(f->commit);
 	/* huggingface_hub's mkstemp makes it 0600; readable here, so that another
 	 * user checking a shared cache can read the listing too */
 	int rc = hfw_write_file(&f->dirs, rel, json, strlen(json), 0644, err, sizeof(err));
@@ -758,7 +753,7 @@ struct resolver {
 	size_t next;
 };
 
-static void resolve_one(struct hf_fetch *f, struct hf_file *file, CURL *handle)
+static void resolve_one(struct hf_fetch *f, struct fetch_file *file, CURL *handle)
 {
 	const char *why = path_problem(file->path, false);
 	if (why)
@@ -817,7 +812,7 @@ static int64_t download_blobs(struct hf_fetch *f, struct dl_job **jobs_out, size
 	size_t n_jobs = 0;
 	int64_t to_download = 0;
 	for (size_t b = 0; b < f->n_blobs; b++) {
-		struct hf_blob *blob = &f->blobs[b];
+		struct fetch_blob *blob = &f->blobs[b];
 		blob_job[b] = SIZE_MAX;
 		if (lock_blob(f, blob) < 0)
 			continue;
@@ -928,7 +923,7 @@ int hf_fetch_main(int argc, char **argv)
 	int64_t downloaded = download_blobs(&f, &jobs, &blob_job, &n_jobs);
 	size_t cached = 0, linked = 0;
 	for (size_t i = 0; i < f.n_files; i++) {
-		struct hf_file *file = &f.files[i];
+		struct fetch_file *file = &f.files[i];
 		if (!file->error[0] && !f.blobs[file->blob].ok) {
 			/* its blob's download failed, or its lock could not be taken */
 			size_t k = blob_job[file->blob];
@@ -959,7 +954,7 @@ int hf_fetch_main(int argc, char **argv)
 		    f.repo, f.revision, linked, f.n_files, cached, (double)downloaded / (1 << 20),
 		    failed ? "; some failed" : "");
 	if (f.commit && linked > 0)
-		printf("%s/%s/snapshots/%s\n", f.cache, f.folder, f.commit);
+		printf("%s/%s/" HF_SNAPSHOTS "/%s\n", f.cache, f.folder, f.commit);
 	free_fetch(&f);
 	return failed || f.n_files == 0 ? PROV_FAILED : PROV_OK;
 }

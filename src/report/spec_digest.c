@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/crypto_dl.h"
+#include "../lib/digest.h"
 #include "report.h"
 
 static json_t *node_json(const struct spec *spec, yaml_node_t *node, int depth)
@@ -43,23 +43,18 @@ char *report_spec_digest(const struct spec *spec)
 {
 	if (!spec || !spec->loaded)
 		return NULL;
-	const struct crypto_api *c = crypto_dl();
-	if (!c)
-		return NULL;
 	json_t *doc = node_json(spec, yaml_document_get_root_node((yaml_document_t *)&spec->doc), 0);
 	char *canonical = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
 	json_decref(doc);
 	if (!canonical)
 		return NULL;
-	unsigned char md[32];
-	unsigned int n = 0;
-	int ok = c->digest(canonical, strlen(canonical), md, &n, c->sha256(), NULL);
-	free(canonical);
-	if (!ok || n != sizeof(md))
-		return NULL;
 	char *out = xmalloc(7 + 64 + 1);
 	memcpy(out, "sha256:", 7);
-	for (unsigned i = 0; i < n; i++)
-		snprintf(out + 7 + 2 * i, 3, "%02x", md[i]);
+	bool ok = digest_sha256_hex(canonical, strlen(canonical), out + 7);
+	free(canonical);
+	if (!ok) {
+		free(out);
+		return NULL;
+	}
 	return out;
 }

@@ -262,7 +262,7 @@ def test_copy_without_listing_and_unnamed_blob_are_unverified(listed, tmp_path):
         assert "2 unverified" in i["summary"] and "7 files match" in i["summary"], i
     # ci covers the models the job needs: org/tiny's copy only
     i = models_check(tmp_path, c, ["org/tiny"]).check("hf.integrity")
-    assert i["status"] == "warn" and "1 unverified" in i["summary"] and "scope: the 1 repos" in i["summary"], i
+    assert i["status"] == "warn" and "1 unverified" in i["summary"] and "scope: the 1 repo hf.models" in i["summary"], i
 
 
 def test_uppercase_blob_name_is_matched(listed):

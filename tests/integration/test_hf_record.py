@@ -289,7 +289,7 @@ def test_integrity_covers_the_models_a_job_needs(setup):
     ci = integrity("ci")
     d = ci["details"]
     assert d["scope"] == "models" and d["files"] == 4 and d["hashed"] == 4, ci
-    assert "4 files match their hash" in ci["summary"] and "scope: the 1 repos hf.models lists" in ci["summary"], ci
+    assert "4 files match their hash" in ci["summary"] and "scope: the 1 repo hf.models lists" in ci["summary"], ci
     again = integrity("ci")["details"]
     assert again["hashed"] == 0 and again["trusted"] == 4, again
     whole = integrity("ci", "  integrity_scope: cache\n")["details"]

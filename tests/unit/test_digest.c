@@ -68,6 +68,38 @@ static void hex_names(void **state)
 	char out[9];
 	digest_to_hex(bytes, 4, out);
 	assert_string_equal(out, "000fa0ff");
+	/* hash names: 64 or 40 digits of either case, nothing else */
+	assert_int_equal(digest_name_length(sha1), 40);
+	assert_int_equal(digest_name_length("CE013625030BA8DBA906F756967F9E9CA394464A"), 40);
+	assert_int_equal(digest_name_length("5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03"), 64);
+	assert_int_equal(digest_name_length("ce013625030ba8dba906f756967f9e9ca394464"), 0);
+	assert_int_equal(digest_name_length("ce013625030ba8dba906f756967f9e9ca394464a.incomplete"), 0);
+	assert_int_equal(digest_name_length(""), 0);
+	assert_int_equal(digest_lower_hex_span("ce01/x"), 4);
+	assert_int_equal(digest_lower_hex_span("CE01"), 0);
+	assert_int_equal(digest_lower_hex_span(""), 0);
+}
+
+/* One context restarted from content to content (hf/verify.c's workers),
+ * across kinds, gives what a fresh one does; the one-shot SHA-256 too. */
+static void restart_and_one_shot(void **state)
+{
+	(void)state;
+	char hex[65];
+	struct digest *d = digest_new(DIGEST_SHA256, 0);
+	assert_non_null(d);
+	assert_true(digest_update(d, "hello\n", 6));
+	assert_true(digest_result_hex(d, hex));
+	assert_string_equal(hex, "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03");
+	assert_true(digest_restart(d, DIGEST_GIT_BLOB, 6));
+	assert_true(digest_update(d, "hello\n", 6));
+	assert_true(digest_result_hex(d, hex));
+	assert_string_equal(hex, "ce013625030ba8dba906f756967f9e9ca394464a");
+	assert_true(digest_restart(d, DIGEST_GIT_BLOB, 0));
+	digest_final_hex(d, hex);
+	assert_string_equal(hex, "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391");
+	assert_true(digest_sha256_hex("hello\n", 6, hex));
+	assert_string_equal(hex, "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03");
 }
 
 int main(void)
@@ -76,6 +108,7 @@ int main(void)
 		cmocka_unit_test(known_values),
 		cmocka_unit_test(streaming_equals_whole),
 		cmocka_unit_test(hex_names),
+		cmocka_unit_test(restart_and_one_shot),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hf/cache_format.h"
 #include "hf/layout.h"
 #include "hf/verify.h"
 
@@ -43,10 +44,47 @@ static void test_repo_folder(void **state)
 static void test_hex_length(void **state)
 {
 	(void)state;
-	assert_int_equal(hf_hex_length("ce013625030ba8dba906f756967f9e9ca394464a"), 40);
-	assert_int_equal(hf_hex_length("CE01"), 0); /* etags are lower case */
-	assert_int_equal(hf_hex_length("abc.incomplete"), 0);
-	assert_int_equal(hf_hex_length(""), 0);
+	assert_true(hf_is_commit("ce013625030ba8dba906f756967f9e9ca394464a"));
+	assert_false(hf_is_commit("CE013625030BA8DBA906F756967F9E9CA394464A")); /* commits are lower case */
+	assert_false(hf_is_commit("ce013625030ba8dba906f756967f9e9ca394464"));
+	assert_false(hf_is_commit(""));
+	assert_int_equal(hf_blob_name_length("CE013625030BA8DBA906F756967F9E9CA394464A"), 40);
+	assert_int_equal(hf_blob_name_length("ce013625030ba8dba906f756967f9e9ca394464a.incomplete"), 0);
+	assert_true(hf_is_incomplete("ce01.1a2b3c4d.incomplete"));
+}
+
+/* The writer and the reader build the same paths: the link hf fetch makes
+ * is the one the layout accepts (../ per folder of the path, then blobs/). */
+static void test_paths(void **state)
+{
+	(void)state;
+	const char *c = "ce013625030ba8dba906f756967f9e9ca394464a";
+	char *p;
+	assert_string_equal(p = hf_snapshot_link_target("a.txt", "ff"), "../../blobs/ff");
+	free(p);
+	assert_string_equal(p = hf_snapshot_link_target("d/e/a.txt", "ff"), "../../../../blobs/ff");
+	free(p);
+	assert_string_equal(p = hf_snapshot_rel(c, "d/a.txt"),
+			    "snapshots/ce013625030ba8dba906f756967f9e9ca394464a/d/a.txt");
+	free(p);
+	assert_string_equal(p = hf_snapshot_rel(c, NULL), "snapshots/ce013625030ba8dba906f756967f9e9ca394464a");
+	free(p);
+	assert_string_equal(p = hf_tree_rel(c), "trees/ce013625030ba8dba906f756967f9e9ca394464a.json");
+	free(p);
+	assert_string_equal(p = hf_ref_rel("main"), "refs/main");
+	free(p);
+	assert_string_equal(p = hf_blob_rel("ff"), "blobs/ff");
+	free(p);
+	assert_string_equal(p = hf_no_exist_rel(c, "x"), ".no_exist/ce013625030ba8dba906f756967f9e9ca394464a/x");
+	free(p);
+	assert_string_equal(p = hf_lock_rel("models--a--b"), ".locks/models--a--b");
+	free(p);
+	/* the reader's side of the link: blobs/<name>, one component */
+	assert_string_equal(hf_blob_of_rel("blobs/ff"), "ff");
+	assert_null(hf_blob_of_rel("blobs/"));
+	assert_null(hf_blob_of_rel("blobs/a/b"));
+	assert_null(hf_blob_of_rel("blobsx/ff"));
+	assert_null(hf_blob_of_rel("snapshots/ff"));
 }
 
 static void hash_of(const char *content, size_t hex_len, char hex[65], int *rc)
@@ -90,6 +128,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_repo_folder),
 		cmocka_unit_test(test_hex_length),
+		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_hash_vectors),
 	};
 	return cmocka_run_group_tests_name("hf_layout", tests, NULL, NULL);

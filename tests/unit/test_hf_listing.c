@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "hf/listing.h"
+#include "lib/strbuf.h"
 #include "lib/xalloc.h"
 
 static void test_listing_states(void **state)
