@@ -34,6 +34,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -259,14 +260,19 @@ MULTIARCH = subprocess.run(["gcc", "-print-multiarch"], capture_output=True, tex
 
 
 def start(engine, gpu, name, home, mkdir=True, **kw):
+    """The README's mkdir (as the user the test plays) and docker run lines."""
     engine.docker("rm", "-f", name, check=False)
     script = []
     if mkdir:
-        script.append(readme_command("mkdir "))
+        script.append(quote(["setpriv", "--reuid", str(USER_UID), "--regid", str(USER_UID), "--clear-groups",
+                             "sh", "-c", readme_command("mkdir ")]))
     script.append(run_line(gpu, name, **kw))
     r = engine.shell("set -e\n" + "\n".join(script), env_extra={"HOME": str(home)}, timeout=120)
     assert r.returncode == 0, f"{script}\nexited {r.returncode}:\n{docker_engine.out_tail(r)}"
     return script
+
+
+quote = docker_engine.quote
 
 
 def assert_log_sane(h):
@@ -278,12 +284,14 @@ def assert_log_sane(h):
                 assert not fix_safety.problems(line.strip()[4:]), line
 
 
-def user_home(tmp_path):
-    home = tmp_path / "home"
-    home.mkdir()
-    os.chown(home, USER_UID, USER_UID)
-    os.chmod(tmp_path, 0o755)
-    return home
+@pytest.fixture
+def home():
+    """A home of the user the test plays, where that user can reach it
+    (pytest's own temp folders are root's, mode 0700)."""
+    d = Path(tempfile.mkdtemp(prefix="gpugate-docker-home-"))
+    os.chown(d, USER_UID, USER_UID)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
 
 
 # ---- the tests --------------------------------------------------------------
@@ -296,10 +304,9 @@ def test_images_build_with_docker(docker_images):
         print(f"{name}: HEALTHCHECK {hc['Test'][1:]}, built in {rec['seconds']:.0f} s")
 
 
-def test_quick_start_is_healthy(engine, docker_images, gpu, tmp_path):
+def test_quick_start_is_healthy(engine, docker_images, gpu, tmp_path, home):
     """The README's quick start, as written, on a correct host: healthy.
     The README's `docker inspect` line gives Docker's verdict."""
-    home = user_home(tmp_path)
     start(engine, gpu, "xpu", home)
     try:
         h = health(engine, "xpu")
@@ -318,8 +325,7 @@ def test_quick_start_is_healthy(engine, docker_images, gpu, tmp_path):
         engine.docker("rm", "-f", "xpu", check=False)
 
 
-def test_gpu_only_container_without_hf_volume_is_healthy(engine, docker_images, gpu, tmp_path):
-    home = user_home(tmp_path)
+def test_gpu_only_container_without_hf_volume_is_healthy(engine, docker_images, gpu, tmp_path, home):
     start(engine, gpu, "xpu-no-hf", home, hf_volume=False)
     try:
         h = health(engine, "xpu-no-hf")
@@ -341,10 +347,9 @@ def unhealthy_with(engine, name, check_id):
     return out
 
 
-def test_without_by_path(engine, docker_images, gpu, tmp_path):
+def test_without_by_path(engine, docker_images, gpu, tmp_path, home):
     """The HEALTHCHECK warns (the driver's renderD fallback works in a
     running container); the ci gate as the health command fails."""
-    home = user_home(tmp_path)
     start(engine, gpu, "xpu-no-by-path", home, by_path=False)
     gate = ["--health-cmd", "gpugate check --profile ci --only devices"]
     start(engine, gpu, "xpu-no-by-path-ci", home, by_path=False, extra=gate)
@@ -357,10 +362,9 @@ def test_without_by_path(engine, docker_images, gpu, tmp_path):
         engine.docker("rm", "-f", "xpu-no-by-path", "xpu-no-by-path-ci", check=False)
 
 
-def test_cache_not_writable(engine, docker_images, gpu, tmp_path):
+def test_cache_not_writable(engine, docker_images, gpu, tmp_path, home):
     """The README's mkdir left out: Docker creates the cache folder owned by
     root, which the image's user cannot write."""
-    home = user_home(tmp_path)
     start(engine, gpu, "xpu-cache-root", home, mkdir=False)
     try:
         assert (home / ".cache" / "huggingface").stat().st_uid == 0  # Docker made it
@@ -372,7 +376,7 @@ def test_cache_not_writable(engine, docker_images, gpu, tmp_path):
         engine.docker("rm", "-f", "xpu-cache-root", check=False)
 
 
-def test_stack_too_old(engine, docker_images, gpu, tmp_path):
+def test_stack_too_old(engine, docker_images, gpu, tmp_path, home):
     """The real installed stack's dpkg database with libze-intel-gpu1 at an
     older release than the pins (a half-upgraded driver), mounted over the
     image's: unhealthy, naming packages.installed."""
@@ -382,7 +386,6 @@ def test_stack_too_old(engine, docker_images, gpu, tmp_path):
     old = re.sub(r"(Package: libze-intel-gpu1\n(?:.+\n)*?Version: ).*", r"\g<1>23.43.27642.40-1", status)
     assert old != status
     (tmp_path / "status").write_text(old)
-    home = user_home(tmp_path)
     start(engine, gpu, "xpu-old-stack", home, extra=["-v", f"{tmp_path}/status:/var/lib/dpkg/status:ro"])
     try:
         out = unhealthy_with(engine, "xpu-old-stack", "packages.installed")
@@ -391,14 +394,13 @@ def test_stack_too_old(engine, docker_images, gpu, tmp_path):
         engine.docker("rm", "-f", "xpu-old-stack", check=False)
 
 
-def test_many_failures_fit_docker_output(engine, docker_images, gpu, tmp_path):
+def test_many_failures_fit_docker_output(engine, docker_images, gpu, tmp_path, home):
     """No GPU passed in and a spec of 150 long missing packages: the output
     Docker keeps holds every failed check id."""
     spec = ["extends: healthcheck", "packages:"]
     spec += [f"  - libsomething-really-long-package-name-number-{i:03d}-with-extra-words (>= 1.0)"
              for i in range(150)]
     (tmp_path / "spec.yaml").write_text("\n".join(spec) + "\n")
-    home = user_home(tmp_path)
     extra = ["-v", f"{tmp_path}/spec.yaml:/etc/gpugate/long.yaml:ro",
              "--health-cmd", "gpugate check --spec /etc/gpugate/long.yaml"]
     start(engine, gpu, "xpu-many", home, extra=extra, device=False, sysfs=False)
