@@ -105,7 +105,9 @@ def on_fixtures(command, fix):
 @pytest.fixture(scope="session")
 def engine():
     e = docker_engine.Engine().start()
+    e.prune()
     yield e
+    e.prune()
     e.stop()
 
 
