@@ -265,7 +265,9 @@ test-integration: $(BUILD)/gpugate $(BUILD)/gpugate-provision $(BUILD)/gpugate-s
 	GPUGATE=$(CURDIR)/$(BUILD)/gpugate GPUGATE_FAKE_ZE=$(CURDIR)/$(BUILD)/fakes/libze_fake.so $(PYTEST) -q tests/integration
 
 # Both images/*.Dockerfile built with buildah on a debian:12 imported from a
-# debootstrap root, and their HEALTHCHECKs run in the built roots
+# debootstrap root, and their HEALTHCHECKs run in the built roots; and again
+# by a real dockerd the test starts and stops (test_docker.py: the README's
+# quick start judged by Docker's health state; state in build/docker)
 # (tests/container; root; the rootfs is cached in build/rootfs-cache, the
 # buildah store in build/image-cache; skips, saying why, offline).
 test-container: $(BUILD)/gpugate $(BUILD)/fakes/libze_fake.so

@@ -30,11 +30,15 @@ from pathlib import Path
 
 import pytest
 
+import images  # du(): one owner for the store size
+
 REPO = Path(__file__).resolve().parents[2]
 STATE = REPO / "build" / "docker"
 # dockerd's unix sockets (containerd's among them) live under exec-root;
 # sun_path is 108 bytes, so a deep checkout gets a short one under /tmp.
 EXEC_ROOT_MAX = 40
+# Past this the store is emptied (vfs: each layer is a full copy of the root).
+STORE_LIMIT = 24 << 30
 
 
 def _exec_root():
@@ -109,6 +113,15 @@ class Engine:
                     break
                 time.sleep(0.2)
         self.pidfile.unlink(missing_ok=True)
+
+    def prune(self):
+        """Keeps the cache in bounds: vfs copies every layer whole, so the
+        images a rebuild left untagged go (their layers are no one's cache
+        any more), and past STORE_LIMIT everything does (the next run
+        imports and builds again)."""
+        self.docker("image", "prune", "-f", timeout=600)
+        if images.du(STATE / "data") > STORE_LIMIT:
+            self.docker("system", "prune", "-af", timeout=900)
 
     def log_tail(self, n=1500):
         try:
