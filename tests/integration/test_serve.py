@@ -67,7 +67,10 @@ class Serve:
         self.log = open(self.log_path, "w")
         xdg = tmp_path / "xdg"
         xdg.mkdir(mode=0o700, exist_ok=True)
-        env = dict(os.environ, ZE_ENABLE_ALT_DRIVERS=FAKE, GPUGATE_FAKE_DEVICES="2", XDG_RUNTIME_DIR=str(xdg))
+        # under --root the loader comes from the root or, named on purpose, LD_LIBRARY_PATH
+        # (the real Debian loader of this machine; the fixture root has none)
+        env = dict(os.environ, ZE_ENABLE_ALT_DRIVERS=FAKE, GPUGATE_FAKE_DEVICES="2", XDG_RUNTIME_DIR=str(xdg),
+                   LD_LIBRARY_PATH="/usr/lib/x86_64-linux-gnu")
         env.pop("GPUGATE_FAKE_FAULT", None)
         if fault_file:
             env["GPUGATE_FAKE_FAULT_FILE"] = str(fault_file)
