@@ -178,9 +178,10 @@ struct user_field {
  * (NULL when absent) and the names of the others. */
 struct stanza {
 	struct field_value f[F_COUNT];
-	uint64_t present; /* bit i: f[i] was read (only those are cleared for the next stanza) */
-	int state;        /* Status's third word (enum pkg_stat), once check_field read it */
-	int multiarch;    /* Multi-Arch's value (MA_*), or -1 */
+	uint64_t present;  /* bit i: f[i] was read (only those are cleared for the next stanza) */
+	int state;         /* Status's third word (enum pkg_stat), once check_field read it */
+	int multiarch;     /* Multi-Arch's value (MA_*), or -1 */
+	bool provides_hit; /* its Provides names a wanted package (found by the validating walk) */
 	size_t line;
 	struct user_field *user;
 	size_t user_n, user_cap;
@@ -198,6 +199,7 @@ struct name_slot {
 struct parser {
 	const char *path;
 	const char *const *wanted;
+	size_t *wanted_len; /* strlen of each wanted name, measured once */
 	struct dpkg_status *out;
 	size_t line; /* lines before the region */
 	char *err;
@@ -375,6 +377,27 @@ static enum relfield relfield_of(enum field_id id)
 	}
 }
 
+/* Whether name[0..n) is a wanted package (in any letter case, as
+ * pkg_hash_find_set() looks names up); wanted is not NULL. */
+static bool name_wanted(const struct parser *ps, const char *name, size_t n)
+{
+	for (size_t i = 0; ps->wanted[i]; i++)
+		if (ps->wanted_len[i] == n && lower(ps->wanted[i][0]) == lower(name[0]) &&
+		    strncasecmp(ps->wanted[i], name, n) == 0)
+			return true;
+	return false;
+}
+
+/* relfield_walk's callback over Provides: notes a wanted name, and never
+ * stops the walk (the rest of the field is still validated). */
+static bool provided_wanted(const struct relfield_item *it, void *data)
+{
+	struct parser *ps = data;
+	if (!ps->s.provides_hit && it->name_len && name_wanted(ps, it->name, it->name_len))
+		ps->s.provides_hit = true;
+	return true;
+}
+
 /* The checks of one field's own parser (fields.c), as pkg_parse_field()
  * calls it when the field is read. */
 static int check_field(struct parser *ps, enum field_id id)
@@ -414,6 +437,13 @@ static int check_field(struct parser *ps, enum field_id id)
 				    field_names[id].name);
 		return 0;
 	case F_STATUS: {
+		/* nearly every stanza says exactly this: the word lists below
+		 * read it as install, ok, installed (no other word starts with
+		 * 'i' in any of them), so it is taken without the search */
+		if (fv->len == 20 && memcmp(v, "install ok installed", 20) == 0) {
+			ps->s.state = ST_INSTALLED;
+			return 0;
+		}
 		static const char *const which[] = { "first (want)", "second (error)", "third (status)" };
 		const char *const *lists[] = { want_words, eflag_words, status_words };
 		for (int w = 0; w < 3; w++) {
@@ -460,11 +490,15 @@ static int check_field(struct parser *ps, enum field_id id)
 	case F_CONFLICTS:
 	case F_ENHANCES:
 	case F_RECOMMENDED:
-	case F_OPTIONAL:
-		if (relfield_walk(field_names[id].name, fv->v, fv->len, relfield_of(id), NULL, NULL, why, sizeof(why)) <
-		    0)
+	case F_OPTIONAL: {
+		/* Provides is matched against the wanted names in the same walk
+		 * that validates it: one pass, not one more per wanted name */
+		bool want = id == F_PROVIDES && ps->wanted;
+		if (relfield_walk(field_names[id].name, fv->v, fv->len, relfield_of(id), want ? provided_wanted : NULL,
+				  want ? ps : NULL, why, sizeof(why)) < 0)
 			return perr(ps, fv->line, "%s (lib/dpkg/fields.c f_dependency)", why);
 		return 0;
+	}
 	default:
 		return 0; /* text fields, and Architecture (a bad name is a warning) */
 	}
@@ -618,24 +652,6 @@ static char *lowered(const char *s, size_t n)
 	return c;
 }
 
-static bool provides_wanted(const char *const *wanted, const char *v, size_t n)
-{
-	for (; wanted && *wanted; wanted++)
-		if (dpkg_provides_names(v, n, *wanted))
-			return true;
-	return false;
-}
-
-static bool name_wanted(const char *const *wanted, const char *name, size_t n)
-{
-	if (!wanted)
-		return true;
-	for (; *wanted; wanted++)
-		if (lower(**wanted) == lower(*name) && strlen(*wanted) == n && strncasecmp(*wanted, name, n) == 0)
-			return true;
-	return false;
-}
-
 static char *value_or_empty(const struct field_value *fv)
 {
 	return fv->v ? xstrndup(fv->v, fv->len) : xstrdup("");
@@ -714,7 +730,7 @@ static int finish_stanza(struct parser *ps)
 	if (pkg->len == 4 && strncasecmp(pkg->v, "dpkg", 4) == 0 && arch->v && !ps->out->native_arch)
 		ps->out->native_arch = xstrndup(arch->v, arch->len);
 	const struct field_value *prov = &s->f[F_PROVIDES];
-	if (!name_wanted(ps->wanted, pkg->v, pkg->len) && !(prov->v && provides_wanted(ps->wanted, prov->v, prov->len)))
+	if (ps->wanted && !name_wanted(ps, pkg->v, pkg->len) && !s->provides_hit)
 		return 0;
 	struct dpkg_status *out = ps->out;
 	out->pkgs = xrealloc(out->pkgs, (out->count + 1) * sizeof(*out->pkgs));
@@ -738,6 +754,7 @@ static void stanza_reset(struct stanza *s)
 	s->line = 0;
 	s->state = ST_NOTINSTALLED; /* pkgset_blank(): no Status is not-installed */
 	s->multiarch = -1;
+	s->provides_hit = false;
 }
 
 /* Set bits, without the POPCNT instruction (not in the x86-64 baseline that
@@ -954,8 +971,22 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 	return rc;
 }
 
+static void parser_init(struct parser *ps, const char *path, const char *const *wanted, struct dpkg_status *out,
+			char *err, size_t err_size)
+{
+	*ps = (struct parser){ .path = path, .wanted = wanted, .out = out, .err = err, .err_size = err_size };
+	ps->names = (struct strbuf)STRBUF_INIT;
+	size_t n = 0;
+	while (wanted && wanted[n])
+		n++;
+	ps->wanted_len = xmalloc((n + 1) * sizeof(*ps->wanted_len));
+	for (size_t i = 0; i < n; i++)
+		ps->wanted_len[i] = strlen(wanted[i]);
+}
+
 static void parser_free(struct parser *ps)
 {
+	free(ps->wanted_len);
 	free(ps->s.user);
 	free(ps->slots);
 	sb_release(&ps->names);
@@ -965,8 +996,8 @@ int dpkg_status_parse(const char *path, const char *content, size_t len, const c
 		      struct dpkg_status *out, char *err, size_t err_size)
 {
 	memset(out, 0, sizeof(*out));
-	struct parser ps = { .path = path, .wanted = wanted, .out = out, .err = err, .err_size = err_size };
-	ps.names = (struct strbuf)STRBUF_INIT;
+	struct parser ps;
+	parser_init(&ps, path, wanted, out, err, err_size);
 	int rc = parse_region(&ps, content, len);
 	parser_free(&ps);
 	if (rc < 0)
@@ -989,8 +1020,8 @@ int dpkg_status_load_buffered(const char *path, const char *const *wanted, size_
 	 * the first touch of each page of a mapping (~190 for a real status
 	 * file) cost more than the parse itself. A stanza longer than the
 	 * buffer doubles it. */
-	struct parser ps = { .path = path, .wanted = wanted, .out = out, .err = err, .err_size = err_size };
-	ps.names = (struct strbuf)STRBUF_INIT;
+	struct parser ps;
+	parser_init(&ps, path, wanted, out, err, err_size);
 	size_t cap = buffer_size ? buffer_size : 1, have = 0;
 	char *buf = xmalloc(cap);
 	bool eof = false;
