@@ -416,7 +416,8 @@ struct probe_session *probe_session_run(const struct context *ctx, const struct 
 	}
 	if (s->n == 0) {
 		s->none_found = xasprintf("no GPU runtime library is installed%s%s: looked for %s",
-					  under_root ? " under --root " : "", under_root ? ctx->root : "", hints.buf);
+					  under_root ? " under --root " : "", under_root ? ctx->root : "",
+					  hints.buf);
 		s->none_remedy = missing_remedy(ctx->vendor);
 		sb_release(&hints);
 		return s;
