@@ -158,9 +158,11 @@ static bool case_eq(const char *a, const char *b, size_t n)
 	return true;
 }
 
+/* dpkg's c_isspace() (lib/dpkg/c-ctype.c), one table lookup. */
+static const bool space_char[256] = { [' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\v'] = 1, ['\f'] = 1, ['\r'] = 1 };
 static bool c_space(char c)
 {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+	return space_char[(unsigned char)c];
 }
 
 struct field_value {
@@ -195,6 +197,8 @@ struct name_slot {
 	unsigned single, multi;
 };
 
+#define FIELD_SLOTS 128
+
 /* What a parse carries from one region of the file to the next. */
 struct parser {
 	const char *path;
@@ -208,7 +212,8 @@ struct parser {
 	struct name_slot *slots;
 	size_t slots_cap, slots_used;
 	struct strbuf names;
-	const char *region_end; /* the end of the bytes parse_region may read */
+	const char *region_end;              /* the end of the bytes parse_region may read */
+	signed char field_slot[FIELD_SLOTS]; /* the known fields by field_hash (-1: empty) */
 };
 
 static int perr(struct parser *ps, size_t line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -504,21 +509,6 @@ static int check_field(struct parser *ps, enum field_id id)
 	}
 }
 
-/* The known fields by the length of their names, -1 ending each row. */
-static const signed char fields_by_len[17][9] = {
-	[4] = { F_BUGS, F_SIZE, -1 },
-	[5] = { F_CLASS, -1 },
-	[6] = { F_STATUS, F_ORIGIN, F_SOURCE, F_BREAKS, F_MD5SUM, -1 },
-	[7] = { F_PACKAGE, F_SECTION, F_VERSION, F_DEPENDS, -1 },
-	[8] = { F_PRIORITY, F_REPLACES, F_PROVIDES, F_SUGGESTS, F_ENHANCES, F_FILENAME, F_OPTIONAL, F_REVISION, -1 },
-	[9] = { F_ESSENTIAL, F_PROTECTED, F_CONFLICTS, F_CONFFILES, -1 },
-	[10] = { F_MAINTAINER, F_MULTI_ARCH, F_RECOMMENDS, -1 },
-	[11] = { F_PRE_DEPENDS, F_DESCRIPTION, F_RECOMMENDED, -1 },
-	[12] = { F_ARCHITECTURE, -1 },
-	[14] = { F_INSTALLED_SIZE, F_CONFIG_VERSION, F_MSDOS_FILENAME, -1 },
-	[16] = { F_TRIGGERS_PENDING, F_TRIGGERS_AWAITED, F_PACKAGE_REVISION, F_PACKAGE_REVISION_, -1 },
-};
-
 /* Whether name[0..len) (len <= 16, end the buffer's end) is the padded
  * known name, byte for byte: two 8-byte compares when 16 bytes can be read. */
 static bool same_bytes(const char *known, const char *name, size_t len, const char *end)
@@ -539,28 +529,62 @@ static bool same_bytes(const char *known, const char *name, size_t len, const ch
 	return memcmp(known, name, len) == 0;
 }
 
+/* The known fields in an open-addressing table keyed on the name's first
+ * 8 bytes (letter case folded by setting bit 5: the same for 'P' and 'p'),
+ * its length and its last byte: one probe finds nearly every name; a
+ * collision only costs another probe. Each parser builds its own (a few
+ * hundred instructions; no shared state between threads). */
+
+static size_t field_hash(const char *name, size_t len, const char *end)
+{
+	size_t n = len < 8 ? len : 8;
+	uint64_t w = 0;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (end - name >= 8) {
+		memcpy(&w, name, 8);
+		if (n < 8)
+			w &= ((uint64_t)1 << (n * 8)) - 1;
+	} else {
+		memcpy(&w, name, n);
+	}
+	w |= 0x2020202020202020u & (n < 8 ? ((uint64_t)1 << (n * 8)) - 1 : ~(uint64_t)0);
+#else
+	(void)end;
+	for (size_t i = 0; i < n; i++)
+		w |= (uint64_t)((unsigned char)name[i] | 0x20) << (8 * i);
+#endif
+	uint64_t last = (unsigned char)name[len - 1] | 0x20;
+	uint64_t h = (w ^ (len << 8) ^ (last << 16)) * 0x9E3779B97F4A7C15u;
+	return (size_t)(h >> 57) & (FIELD_SLOTS - 1);
+}
+
+static void field_slots_build(signed char *field_slot)
+{
+	memset(field_slot, -1, FIELD_SLOTS);
+	for (int id = 0; id < F_COUNT; id++) {
+		size_t k = field_hash(field_names[id].name, field_names[id].len, field_names[id].name + 16);
+		while (field_slot[k] >= 0)
+			k = (k + 1) & (FIELD_SLOTS - 1);
+		field_slot[k] = (signed char)id;
+	}
+}
+
 /* A field name's index in fieldinfos[] (any letter case, as pkg_parse_field
  * compares), or -1. */
-static int known_field(const char *name, size_t len, const char *end)
+static int known_field(const struct parser *ps, const char *name, size_t len)
 {
-	if (len >= ARRAY_SIZE(fields_by_len))
+	const char *end = ps->region_end;
+	const signed char *field_slot = ps->field_slot;
+	if (len > 16)
 		return -1;
-	const signed char *row = fields_by_len[len];
-	for (size_t k = 0; k < ARRAY_SIZE(fields_by_len[0]) && row[k] >= 0; k++) {
-		int id = row[k];
-		if (field_names[id].len != len)
-			break; /* a row nobody filled (all zeros) */
-		if (same_bytes(field_names[id].name, name, len, end))
+	for (size_t k = field_hash(name, len, end);; k = (k + 1) & (FIELD_SLOTS - 1)) {
+		int id = field_slot[k];
+		if (id < 0)
+			return -1;
+		if (field_names[id].len == len &&
+		    (same_bytes(field_names[id].name, name, len, end) || case_eq(field_names[id].name, name, len)))
 			return id;
 	}
-	for (size_t k = 0; k < ARRAY_SIZE(fields_by_len[0]) && row[k] >= 0; k++) {
-		int id = row[k];
-		if (field_names[id].len != len)
-			break;
-		if (case_eq(field_names[id].name, name, len))
-			return id;
-	}
-	return -1;
 }
 
 /* pkg_parse_field(): a known field twice, or another field twice (in any
@@ -568,7 +592,7 @@ static int known_field(const char *name, size_t len, const char *end)
 static int add_field(struct parser *ps, const char *name, size_t name_len, const char *v, size_t vlen, size_t line)
 {
 	struct stanza *s = &ps->s;
-	int id = known_field(name, name_len, ps->region_end);
+	int id = known_field(ps, name, name_len);
 	if (id >= 0) {
 		if (s->f[id].v)
 			return perr(ps, line, "duplicate value for '%s' field (lib/dpkg/parse.c pkg_parse_field)",
@@ -976,6 +1000,7 @@ static void parser_init(struct parser *ps, const char *path, const char *const *
 {
 	*ps = (struct parser){ .path = path, .wanted = wanted, .out = out, .err = err, .err_size = err_size };
 	ps->names = (struct strbuf)STRBUF_INIT;
+	field_slots_build(ps->field_slot);
 	size_t n = 0;
 	while (wanted && wanted[n])
 		n++;
