@@ -535,7 +535,7 @@ static bool same_bytes(const char *known, const char *name, size_t len, const ch
  * collision only costs another probe. Each parser builds its own (a few
  * hundred instructions; no shared state between threads). */
 
-static size_t field_hash(const char *name, size_t len, const char *end)
+static inline __attribute__((always_inline)) size_t field_hash(const char *name, size_t len, const char *end)
 {
 	size_t n = len < 8 ? len : 8;
 	uint64_t w = 0;
@@ -930,7 +930,7 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 					  (int)name_len, name);
 				break;
 			}
-			while (p < end && *p != '\n' && c_space(*p))
+			while (p < end && continues_value[(unsigned char)*p]) /* blanks, not the newline */
 				p++;
 			if (p == end && nul) {
 				rc = nul_error(ps, content, nul);
@@ -946,7 +946,7 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 				break;
 			}
 			p++;
-			while (p < end && *p != '\n' && c_space(*p))
+			while (p < end && continues_value[(unsigned char)*p]) /* blanks, not the newline */
 				p++;
 			if (p == end && nul) {
 				rc = nul_error(ps, content, nul);
