@@ -48,10 +48,10 @@ static const char *skip_space(const char *p)
  * (pkg_name_is_illegal(), lib/dpkg/parsehelp.c: "-+._", '_' deprecated but
  * accepted; capitals are looked up lowercased: pkg_hash_find_set); C_ARCH an
  * architecture name's (dpkg_arch_name_is_illegal(), lib/dpkg/arch.c: '-'). */
-enum { C_SPACE = 1, C_ALNUM = 2, C_NAME = 4, C_ARCH = 8 };
+enum { C_SPACE = 1, C_ALNUM = 2, C_NAME = 4, C_ARCH = 8, C_PAREN = 16 /* '(' and ')': end a version */ };
 /* clang-format off */
 static const unsigned char char_class[256] = {
-	['\t'] = 1, ['\n'] = 1, ['\v'] = 1, ['\f'] = 1, ['\r'] = 1, [' '] = 1, ['+'] = 4, ['-'] = 12,
+	['\t'] = 1, ['\n'] = 1, ['\v'] = 1, ['\f'] = 1, ['\r'] = 1, [' '] = 1, ['('] = 16, [')'] = 16, ['+'] = 4, ['-'] = 12,
 	['.'] = 4, ['0'] = 14, ['1'] = 14, ['2'] = 14, ['3'] = 14, ['4'] = 14, ['5'] = 14, ['6'] = 14,
 	['7'] = 14, ['8'] = 14, ['9'] = 14, ['A'] = 14, ['B'] = 14, ['C'] = 14, ['D'] = 14, ['E'] = 14,
 	['F'] = 14, ['G'] = 14, ['H'] = 14, ['I'] = 14, ['J'] = 14, ['K'] = 14, ['L'] = 14, ['M'] = 14,
@@ -256,6 +256,10 @@ int relfield_walk(const char *field, const char *value, size_t len, enum relfiel
 			it.name = p;
 			/* the name's characters checked as they are passed (pkg_name_is_illegal) */
 			bool legal = p < end && deb_alnum(*p);
+			/* four at a time while four remain: fewer bound checks */
+			while (end - p >= 4 && valid_name_char(p[0]) && valid_name_char(p[1]) &&
+			       valid_name_char(p[2]) && valid_name_char(p[3]))
+				p += 4;
 			while (p < end && valid_name_char(*p))
 				p++;
 			while (p < end && !deb_space(*p) && *p != ':' && *p != '(' && *p != ',' && *p != '|') {
@@ -318,7 +322,7 @@ int relfield_walk(const char *field, const char *value, size_t len, enum relfiel
 				while (deb_space(AT(p)))
 					p++;
 				it.version = p;
-				while (p < end && *p != ')' && *p != '(' && !deb_space(*p))
+				while (p < end && !(char_class[(unsigned char)*p] & (C_SPACE | C_PAREN)))
 					p++;
 				it.version_len = (size_t)(p - it.version);
 				while (deb_space(AT(p)))

@@ -141,13 +141,21 @@ static const char *refused(const char *v, size_t n, const char **up, const char 
 		v++;
 	if (v == lim)
 		return "version string is empty";
-	/* one pass: the end of the first word, its first ':' and last '-' */
+	/* one pass: the end of the first word, its first ':' and last '-'
+	 * (one table lookup per byte: most bytes are none of these) */
+	enum { V_BLANK = 1, V_COLON, V_DASH };
+	static const unsigned char special[256] = { [' '] = V_BLANK, ['\t'] = V_BLANK, [':'] = V_COLON, ['-'] = V_DASH };
 	const char *end = v, *colon = NULL, *last_dash = NULL;
-	for (; end < lim && !blank((unsigned char)*end); end++) {
-		if (*end == ':' && !colon)
-			colon = end;
-		else if (*end == '-')
+	for (; end < lim; end++) {
+		unsigned char k = special[(unsigned char)*end];
+		if (!k)
+			continue;
+		if (k == V_BLANK)
+			break;
+		if (k == V_DASH)
 			last_dash = end;
+		else if (!colon)
+			colon = end;
 	}
 	for (const char *p = end; p < lim; p++)
 		if (!blank((unsigned char)*p))

@@ -158,9 +158,11 @@ static bool case_eq(const char *a, const char *b, size_t n)
 	return true;
 }
 
+/* dpkg's c_isspace() (lib/dpkg/c-ctype.c), one table lookup. */
+static const bool space_char[256] = { [' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\v'] = 1, ['\f'] = 1, ['\r'] = 1 };
 static bool c_space(char c)
 {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+	return space_char[(unsigned char)c];
 }
 
 struct field_value {
@@ -178,9 +180,10 @@ struct user_field {
  * (NULL when absent) and the names of the others. */
 struct stanza {
 	struct field_value f[F_COUNT];
-	uint64_t present; /* bit i: f[i] was read (only those are cleared for the next stanza) */
-	int state;        /* Status's third word (enum pkg_stat), once check_field read it */
-	int multiarch;    /* Multi-Arch's value (MA_*), or -1 */
+	uint64_t present;  /* bit i: f[i] was read (only those are cleared for the next stanza) */
+	int state;         /* Status's third word (enum pkg_stat), once check_field read it */
+	int multiarch;     /* Multi-Arch's value (MA_*), or -1 */
+	bool provides_hit; /* its Provides names a wanted package (found by the validating walk) */
 	size_t line;
 	struct user_field *user;
 	size_t user_n, user_cap;
@@ -194,10 +197,13 @@ struct name_slot {
 	unsigned single, multi;
 };
 
+#define FIELD_SLOTS 128
+
 /* What a parse carries from one region of the file to the next. */
 struct parser {
 	const char *path;
 	const char *const *wanted;
+	size_t *wanted_len; /* strlen of each wanted name, measured once */
 	struct dpkg_status *out;
 	size_t line; /* lines before the region */
 	char *err;
@@ -206,7 +212,8 @@ struct parser {
 	struct name_slot *slots;
 	size_t slots_cap, slots_used;
 	struct strbuf names;
-	const char *region_end; /* the end of the bytes parse_region may read */
+	const char *region_end;              /* the end of the bytes parse_region may read */
+	signed char field_slot[FIELD_SLOTS]; /* the known fields by field_hash (-1: empty) */
 };
 
 static int perr(struct parser *ps, size_t line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -375,6 +382,27 @@ static enum relfield relfield_of(enum field_id id)
 	}
 }
 
+/* Whether name[0..n) is a wanted package (in any letter case, as
+ * pkg_hash_find_set() looks names up); wanted is not NULL. */
+static bool name_wanted(const struct parser *ps, const char *name, size_t n)
+{
+	for (size_t i = 0; ps->wanted[i]; i++)
+		if (ps->wanted_len[i] == n && lower(ps->wanted[i][0]) == lower(name[0]) &&
+		    strncasecmp(ps->wanted[i], name, n) == 0)
+			return true;
+	return false;
+}
+
+/* relfield_walk's callback over Provides: notes a wanted name, and never
+ * stops the walk (the rest of the field is still validated). */
+static bool provided_wanted(const struct relfield_item *it, void *data)
+{
+	struct parser *ps = data;
+	if (!ps->s.provides_hit && it->name_len && name_wanted(ps, it->name, it->name_len))
+		ps->s.provides_hit = true;
+	return true;
+}
+
 /* The checks of one field's own parser (fields.c), as pkg_parse_field()
  * calls it when the field is read. */
 static int check_field(struct parser *ps, enum field_id id)
@@ -414,6 +442,13 @@ static int check_field(struct parser *ps, enum field_id id)
 				    field_names[id].name);
 		return 0;
 	case F_STATUS: {
+		/* nearly every stanza says exactly this: the word lists below
+		 * read it as install, ok, installed (no other word starts with
+		 * 'i' in any of them), so it is taken without the search */
+		if (fv->len == 20 && memcmp(v, "install ok installed", 20) == 0) {
+			ps->s.state = ST_INSTALLED;
+			return 0;
+		}
 		static const char *const which[] = { "first (want)", "second (error)", "third (status)" };
 		const char *const *lists[] = { want_words, eflag_words, status_words };
 		for (int w = 0; w < 3; w++) {
@@ -460,30 +495,19 @@ static int check_field(struct parser *ps, enum field_id id)
 	case F_CONFLICTS:
 	case F_ENHANCES:
 	case F_RECOMMENDED:
-	case F_OPTIONAL:
-		if (relfield_walk(field_names[id].name, fv->v, fv->len, relfield_of(id), NULL, NULL, why, sizeof(why)) <
-		    0)
+	case F_OPTIONAL: {
+		/* Provides is matched against the wanted names in the same walk
+		 * that validates it: one pass, not one more per wanted name */
+		bool want = id == F_PROVIDES && ps->wanted;
+		if (relfield_walk(field_names[id].name, fv->v, fv->len, relfield_of(id), want ? provided_wanted : NULL,
+				  want ? ps : NULL, why, sizeof(why)) < 0)
 			return perr(ps, fv->line, "%s (lib/dpkg/fields.c f_dependency)", why);
 		return 0;
+	}
 	default:
 		return 0; /* text fields, and Architecture (a bad name is a warning) */
 	}
 }
-
-/* The known fields by the length of their names, -1 ending each row. */
-static const signed char fields_by_len[17][9] = {
-	[4] = { F_BUGS, F_SIZE, -1 },
-	[5] = { F_CLASS, -1 },
-	[6] = { F_STATUS, F_ORIGIN, F_SOURCE, F_BREAKS, F_MD5SUM, -1 },
-	[7] = { F_PACKAGE, F_SECTION, F_VERSION, F_DEPENDS, -1 },
-	[8] = { F_PRIORITY, F_REPLACES, F_PROVIDES, F_SUGGESTS, F_ENHANCES, F_FILENAME, F_OPTIONAL, F_REVISION, -1 },
-	[9] = { F_ESSENTIAL, F_PROTECTED, F_CONFLICTS, F_CONFFILES, -1 },
-	[10] = { F_MAINTAINER, F_MULTI_ARCH, F_RECOMMENDS, -1 },
-	[11] = { F_PRE_DEPENDS, F_DESCRIPTION, F_RECOMMENDED, -1 },
-	[12] = { F_ARCHITECTURE, -1 },
-	[14] = { F_INSTALLED_SIZE, F_CONFIG_VERSION, F_MSDOS_FILENAME, -1 },
-	[16] = { F_TRIGGERS_PENDING, F_TRIGGERS_AWAITED, F_PACKAGE_REVISION, F_PACKAGE_REVISION_, -1 },
-};
 
 /* Whether name[0..len) (len <= 16, end the buffer's end) is the padded
  * known name, byte for byte: two 8-byte compares when 16 bytes can be read. */
@@ -505,28 +529,62 @@ static bool same_bytes(const char *known, const char *name, size_t len, const ch
 	return memcmp(known, name, len) == 0;
 }
 
+/* The known fields in an open-addressing table keyed on the name's first
+ * 8 bytes (letter case folded by setting bit 5: the same for 'P' and 'p'),
+ * its length and its last byte: one probe finds nearly every name; a
+ * collision only costs another probe. Each parser builds its own (a few
+ * hundred instructions; no shared state between threads). */
+
+static inline __attribute__((always_inline)) size_t field_hash(const char *name, size_t len, const char *end)
+{
+	size_t n = len < 8 ? len : 8;
+	uint64_t w = 0;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (end - name >= 8) {
+		memcpy(&w, name, 8);
+		if (n < 8)
+			w &= ((uint64_t)1 << (n * 8)) - 1;
+	} else {
+		memcpy(&w, name, n);
+	}
+	w |= 0x2020202020202020u & (n < 8 ? ((uint64_t)1 << (n * 8)) - 1 : ~(uint64_t)0);
+#else
+	(void)end;
+	for (size_t i = 0; i < n; i++)
+		w |= (uint64_t)((unsigned char)name[i] | 0x20) << (8 * i);
+#endif
+	uint64_t last = (unsigned char)name[len - 1] | 0x20;
+	uint64_t h = (w ^ (len << 8) ^ (last << 16)) * 0x9E3779B97F4A7C15u;
+	return (size_t)(h >> 57) & (FIELD_SLOTS - 1);
+}
+
+static void field_slots_build(signed char *field_slot)
+{
+	memset(field_slot, -1, FIELD_SLOTS);
+	for (int id = 0; id < F_COUNT; id++) {
+		size_t k = field_hash(field_names[id].name, field_names[id].len, field_names[id].name + 16);
+		while (field_slot[k] >= 0)
+			k = (k + 1) & (FIELD_SLOTS - 1);
+		field_slot[k] = (signed char)id;
+	}
+}
+
 /* A field name's index in fieldinfos[] (any letter case, as pkg_parse_field
  * compares), or -1. */
-static int known_field(const char *name, size_t len, const char *end)
+static int known_field(const struct parser *ps, const char *name, size_t len)
 {
-	if (len >= ARRAY_SIZE(fields_by_len))
+	const char *end = ps->region_end;
+	const signed char *field_slot = ps->field_slot;
+	if (len > 16)
 		return -1;
-	const signed char *row = fields_by_len[len];
-	for (size_t k = 0; k < ARRAY_SIZE(fields_by_len[0]) && row[k] >= 0; k++) {
-		int id = row[k];
-		if (field_names[id].len != len)
-			break; /* a row nobody filled (all zeros) */
-		if (same_bytes(field_names[id].name, name, len, end))
+	for (size_t k = field_hash(name, len, end);; k = (k + 1) & (FIELD_SLOTS - 1)) {
+		int id = field_slot[k];
+		if (id < 0)
+			return -1;
+		if (field_names[id].len == len &&
+		    (same_bytes(field_names[id].name, name, len, end) || case_eq(field_names[id].name, name, len)))
 			return id;
 	}
-	for (size_t k = 0; k < ARRAY_SIZE(fields_by_len[0]) && row[k] >= 0; k++) {
-		int id = row[k];
-		if (field_names[id].len != len)
-			break;
-		if (case_eq(field_names[id].name, name, len))
-			return id;
-	}
-	return -1;
 }
 
 /* pkg_parse_field(): a known field twice, or another field twice (in any
@@ -534,7 +592,7 @@ static int known_field(const char *name, size_t len, const char *end)
 static int add_field(struct parser *ps, const char *name, size_t name_len, const char *v, size_t vlen, size_t line)
 {
 	struct stanza *s = &ps->s;
-	int id = known_field(name, name_len, ps->region_end);
+	int id = known_field(ps, name, name_len);
 	if (id >= 0) {
 		if (s->f[id].v)
 			return perr(ps, line, "duplicate value for '%s' field (lib/dpkg/parse.c pkg_parse_field)",
@@ -561,10 +619,20 @@ static int add_field(struct parser *ps, const char *name, size_t name_len, const
 
 static uint64_t name_hash(const char *s, size_t n)
 {
-	uint64_t h = 1469598103934665603u; /* FNV-1a over the lowercased name */
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (uint64_t)(unsigned char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] + 32 : s[i])) * 1099511628211u;
-	return h;
+	/* 8 bytes at a time, letter case folded by setting bit 5 of every
+	 * byte (names equal in any case hash alike; other bytes that fold
+	 * together only collide, and the slot compares the names) */
+	uint64_t h = 1469598103934665603u;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, s + i, 8);
+		h = (h ^ (w | 0x2020202020202020u)) * 0x9E3779B97F4A7C15u;
+		h ^= h >> 29;
+	}
+	for (; i < n; i++)
+		h = (h ^ ((unsigned char)s[i] | 0x20u)) * 1099511628211u;
+	return h ^ (h >> 32);
 }
 
 static void slots_grow(struct parser *ps)
@@ -616,24 +684,6 @@ static char *lowered(const char *s, size_t n)
 		if (*p >= 'A' && *p <= 'Z')
 			*p = (char)(*p + 32);
 	return c;
-}
-
-static bool provides_wanted(const char *const *wanted, const char *v, size_t n)
-{
-	for (; wanted && *wanted; wanted++)
-		if (dpkg_provides_names(v, n, *wanted))
-			return true;
-	return false;
-}
-
-static bool name_wanted(const char *const *wanted, const char *name, size_t n)
-{
-	if (!wanted)
-		return true;
-	for (; *wanted; wanted++)
-		if (lower(**wanted) == lower(*name) && strlen(*wanted) == n && strncasecmp(*wanted, name, n) == 0)
-			return true;
-	return false;
 }
 
 static char *value_or_empty(const struct field_value *fv)
@@ -714,7 +764,7 @@ static int finish_stanza(struct parser *ps)
 	if (pkg->len == 4 && strncasecmp(pkg->v, "dpkg", 4) == 0 && arch->v && !ps->out->native_arch)
 		ps->out->native_arch = xstrndup(arch->v, arch->len);
 	const struct field_value *prov = &s->f[F_PROVIDES];
-	if (!name_wanted(ps->wanted, pkg->v, pkg->len) && !(prov->v && provides_wanted(ps->wanted, prov->v, prov->len)))
+	if (ps->wanted && !name_wanted(ps, pkg->v, pkg->len) && !s->provides_hit)
 		return 0;
 	struct dpkg_status *out = ps->out;
 	out->pkgs = xrealloc(out->pkgs, (out->count + 1) * sizeof(*out->pkgs));
@@ -738,55 +788,48 @@ static void stanza_reset(struct stanza *s)
 	s->line = 0;
 	s->state = ST_NOTINSTALLED; /* pkgset_blank(): no Status is not-installed */
 	s->multiarch = -1;
+	s->provides_hit = false;
 }
 
-/* Set bits, without the POPCNT instruction (not in the x86-64 baseline that
- * Debian builds for) or libgcc's table loop. */
-static inline unsigned popcount32(uint32_t x)
-{
-	x -= (x >> 1) & 0x55555555u;
-	x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
-	x = (x + (x >> 4)) & 0x0f0f0f0fu;
-	return (x * 0x01010101u) >> 24;
-}
+/* The bytes after a newline that continue a field value: white space
+ * other than a newline (parse_stanza's rule). */
+static const bool continues_value[256] = { [' '] = 1, ['\t'] = 1, ['\v'] = 1, ['\f'] = 1, ['\r'] = 1 };
 
 /* The newline that ends the field value running from p: the first one
  * followed by the end, another newline or a character that is not white
  * space (parse_stanza's rule); NULL when the file ends first (no final
  * newline). The newlines passed, that one included, are added to *lines.
- * A status file is mostly description lines: this looks at 16 bytes at a
- * time instead of one memchr call per line. */
+ * A status file is mostly description lines: this finds the newlines of 64
+ * bytes at a time (4 SSE2 compares) and looks only at the byte after each,
+ * instead of one memchr call per line. */
 static const char *value_end(const char *p, const char *end, size_t *lines)
 {
 	size_t n = 0;
 #if defined(__SSE2__)
-	const __m128i nl = _mm_set1_epi8('\n'), sp = _mm_set1_epi8(' '), tab = _mm_set1_epi8('\t');
-	const __m128i vt = _mm_set1_epi8('\v'), ff = _mm_set1_epi8('\f'), cr = _mm_set1_epi8('\r');
-	while (end - p >= 17) { /* the loads read p[0..16] */
-		unsigned nls = (unsigned)_mm_movemask_epi8(
-			_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)p), nl));
-		if (nls) {
-			__m128i b1 = _mm_loadu_si128((const __m128i *)(const void *)(p + 1));
-			__m128i cont =
-				_mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(b1, sp), _mm_cmpeq_epi8(b1, tab)),
-					     _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(b1, vt), _mm_cmpeq_epi8(b1, ff)),
-							  _mm_cmpeq_epi8(b1, cr)));
-			unsigned stop = nls & ~(unsigned)_mm_movemask_epi8(cont);
-			if (stop) {
-				unsigned bit = (unsigned)__builtin_ctz(stop);
-				*lines += n + popcount32(nls & ((2u << bit) - 1));
+	const __m128i nl = _mm_set1_epi8('\n');
+	while (end - p >= 65) { /* the block is p[0..64), and the byte after it is read */
+#define NL_MASK(k)                                                                                   \
+	((uint64_t)(unsigned)_mm_movemask_epi8(                                                      \
+		 _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + 16 * (k))), nl)) \
+	 << (16 * (k)))
+		uint64_t nls = NL_MASK(0) | NL_MASK(1) | NL_MASK(2) | NL_MASK(3);
+#undef NL_MASK
+		for (; nls; nls &= nls - 1) {
+			unsigned bit = (unsigned)__builtin_ctzll(nls);
+			n++;
+			if (!continues_value[(unsigned char)p[bit + 1]]) {
+				*lines += n;
 				return p + bit;
 			}
-			n += popcount32(nls);
 		}
-		p += 16;
+		p += 64;
 	}
 #endif
 	for (; p < end; p++) {
 		if (*p != '\n')
 			continue;
 		n++;
-		if (p + 1 == end || p[1] == '\n' || !c_space(p[1])) {
+		if (p + 1 == end || !continues_value[(unsigned char)p[1]]) {
 			*lines += n;
 			return p;
 		}
@@ -887,7 +930,7 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 					  (int)name_len, name);
 				break;
 			}
-			while (p < end && *p != '\n' && c_space(*p))
+			while (p < end && continues_value[(unsigned char)*p]) /* blanks, not the newline */
 				p++;
 			if (p == end && nul) {
 				rc = nul_error(ps, content, nul);
@@ -903,7 +946,7 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 				break;
 			}
 			p++;
-			while (p < end && *p != '\n' && c_space(*p))
+			while (p < end && continues_value[(unsigned char)*p]) /* blanks, not the newline */
 				p++;
 			if (p == end && nul) {
 				rc = nul_error(ps, content, nul);
@@ -954,8 +997,23 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 	return rc;
 }
 
+static void parser_init(struct parser *ps, const char *path, const char *const *wanted, struct dpkg_status *out,
+			char *err, size_t err_size)
+{
+	*ps = (struct parser){ .path = path, .wanted = wanted, .out = out, .err = err, .err_size = err_size };
+	ps->names = (struct strbuf)STRBUF_INIT;
+	field_slots_build(ps->field_slot);
+	size_t n = 0;
+	while (wanted && wanted[n])
+		n++;
+	ps->wanted_len = xmalloc((n + 1) * sizeof(*ps->wanted_len));
+	for (size_t i = 0; i < n; i++)
+		ps->wanted_len[i] = strlen(wanted[i]);
+}
+
 static void parser_free(struct parser *ps)
 {
+	free(ps->wanted_len);
 	free(ps->s.user);
 	free(ps->slots);
 	sb_release(&ps->names);
@@ -965,8 +1023,8 @@ int dpkg_status_parse(const char *path, const char *content, size_t len, const c
 		      struct dpkg_status *out, char *err, size_t err_size)
 {
 	memset(out, 0, sizeof(*out));
-	struct parser ps = { .path = path, .wanted = wanted, .out = out, .err = err, .err_size = err_size };
-	ps.names = (struct strbuf)STRBUF_INIT;
+	struct parser ps;
+	parser_init(&ps, path, wanted, out, err, err_size);
 	int rc = parse_region(&ps, content, len);
 	parser_free(&ps);
 	if (rc < 0)
@@ -989,8 +1047,8 @@ int dpkg_status_load_buffered(const char *path, const char *const *wanted, size_
 	 * the first touch of each page of a mapping (~190 for a real status
 	 * file) cost more than the parse itself. A stanza longer than the
 	 * buffer doubles it. */
-	struct parser ps = { .path = path, .wanted = wanted, .out = out, .err = err, .err_size = err_size };
-	ps.names = (struct strbuf)STRBUF_INIT;
+	struct parser ps;
+	parser_init(&ps, path, wanted, out, err, err_size);
 	size_t cap = buffer_size ? buffer_size : 1, have = 0;
 	char *buf = xmalloc(cap);
 	bool eof = false;

@@ -87,6 +87,15 @@ while [ $i -lt "$ROUNDS" ]; do
 	i=$((i + 1))
 done
 echo "load while measuring: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
+# Instructions of the whole process (callgrind): the same whatever the
+# machine's load, so steps too small for the wall clock still show.
+if command -v valgrind > /dev/null; then
+	for cmd in "$gp" ${bl:+"$bl"}; do
+		# shellcheck disable=SC2086 # the command's words
+		HOME=/root valgrind --tool=callgrind --callgrind-out-file=/dev/null $cmd > /dev/null 2> "$work/cg.txt" || true
+		echo "instructions, whole process: $(sed -n 's/.*Collected : //p' "$work/cg.txt") (${cmd%% *})"
+	done
+fi
 /usr/bin/python3 - "$work" "$ROUNDS" <<'PY'
 import json, statistics, sys
 work, rounds = sys.argv[1], int(sys.argv[2])

@@ -1,8 +1,12 @@
 /* The dpkg status parser over an exact-size buffer (no terminating NUL),
  * keeping a few names and then every stanza; and the file reader, which
  * parses through a small buffer whole stanzas at a time, must agree with
- * the one-buffer parse (result, error text, line numbers). */
+ * the one-buffer parse (result, error text, line numbers). Differential:
+ * the verdict does not depend on the wanted names, and the stanzas kept for
+ * them are those of the full parse whose name is wanted or whose Provides
+ * names a wanted package (dpkg_provides_names, a walk of its own). */
 #include <stdio.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -22,19 +26,48 @@ static void expect_same(const struct dpkg_status *a, const struct dpkg_status *b
 	}
 }
 
+static const char *const wanted[] = { "libze1", "dpkg", "a", NULL };
+
+static bool kept_by_rule(const struct dpkg_pkg *p)
+{
+	for (size_t i = 0; wanted[i]; i++)
+		if (strcasecmp(p->name, wanted[i]) == 0 ||
+		    dpkg_provides_names(p->provides, strlen(p->provides), wanted[i]))
+			return true;
+	return false;
+}
+
+static void expect_filtered(const struct dpkg_status *all, const struct dpkg_status *some)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < all->count; i++) {
+		if (!kept_by_rule(&all->pkgs[i]))
+			continue;
+		if (k >= some->count || strcmp(all->pkgs[i].name, some->pkgs[k].name) ||
+		    strcmp(all->pkgs[i].provides, some->pkgs[k].provides) || all->pkgs[i].line != some->pkgs[k].line)
+			abort();
+		k++;
+	}
+	if (k != some->count)
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const char *const wanted[] = { "libze1", "dpkg", "a", NULL };
 	char *content = fuzz_exact(data, size);
 	int fd = memfd_create("status", 0);
 	if (fd < 0 || write(fd, data, size) != (ssize_t)size)
 		abort();
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	struct dpkg_status kept[2];
+	int kept_rc[2];
+	char kept_err[2][512];
 	for (int pass = 0; pass < 2; pass++) {
 		const char *const *names = pass ? NULL : wanted;
 		struct dpkg_status st, read;
 		char err[512] = "", read_err[512] = "";
+		kept_rc[pass] = -1;
 		int rc = dpkg_status_parse(path, content, size, names, &st, err, sizeof(err));
 		int read_rc = dpkg_status_load_buffered(path, names, 1 + size % 61, &read, read_err, sizeof(read_err));
 		if (rc != read_rc || strcmp(err, read_err) != 0)
@@ -47,11 +80,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				(void)dpkg_pkg_installed(p);
 			}
 			expect_same(&st, &read);
-			dpkg_status_free(&st);
+			kept[pass] = st;
 			dpkg_status_free(&read);
 		} else if (strncmp(err, path, strlen(path)) != 0) {
 			abort(); /* errors name the file */
 		}
+		kept_rc[pass] = rc;
+		memcpy(kept_err[pass], err, sizeof(err));
+	}
+	if (kept_rc[0] != kept_rc[1] || strcmp(kept_err[0], kept_err[1]) != 0)
+		abort(); /* the verdict does not depend on what is wanted */
+	if (kept_rc[0] == 0) {
+		expect_filtered(&kept[1], &kept[0]);
+		dpkg_status_free(&kept[0]);
+		dpkg_status_free(&kept[1]);
 	}
 	close(fd);
 	free(content);

@@ -9,8 +9,10 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "lib/dpkg_status.h"
@@ -378,6 +380,143 @@ static void test_missing_file(void **state)
 	assert_non_null(strstr(err, "No such file"));
 }
 
+/* The fast paths of the reader (Provides matched against the wanted names
+ * in the walk that validates it, the wanted-name filter, the hashed field
+ * table, "install ok installed" taken whole) against the plain rules, on
+ * every case of the dpkg vectors and every seed of the fuzz corpus: the
+ * accept/reject verdict and error text must not depend on what is wanted,
+ * and the kept stanzas must be exactly those of the full parse whose name
+ * is wanted or whose Provides names a wanted package (dpkg_provides_names,
+ * its own walk per name). */
+static const char *const diff_wanted[] = { "a1", "B1", "a", "dpkg", "libze1", "virt", "x-y", NULL };
+
+static bool kept_by_rule(const struct dpkg_pkg *p)
+{
+	for (size_t i = 0; diff_wanted[i]; i++)
+		if (strcasecmp(p->name, diff_wanted[i]) == 0 ||
+		    dpkg_provides_names(p->provides, strlen(p->provides), diff_wanted[i]))
+			return true;
+	return false;
+}
+
+static void expect_wanted_matches_full(const char *what, const char *text, size_t len)
+{
+	struct dpkg_status all, some;
+	char all_err[512] = "", some_err[512] = "";
+	int all_rc = dpkg_status_parse("status", text, len, NULL, &all, all_err, sizeof(all_err));
+	int some_rc = dpkg_status_parse("status", text, len, diff_wanted, &some, some_err, sizeof(some_err));
+	if (all_rc != some_rc || strcmp(all_err, some_err) != 0)
+		fail_msg("%s: verdict depends on the wanted names: %d '%s' against %d '%s'", what, all_rc, all_err,
+			 some_rc, some_err);
+	if (all_rc != 0)
+		return;
+	size_t k = 0;
+	for (size_t i = 0; i < all.count; i++) {
+		if (!kept_by_rule(&all.pkgs[i]))
+			continue;
+		if (k >= some.count)
+			fail_msg("%s: %s (line %zu) not kept", what, all.pkgs[i].name, all.pkgs[i].line);
+		assert_string_equal(all.pkgs[i].name, some.pkgs[k].name);
+		assert_string_equal(all.pkgs[i].state, some.pkgs[k].state);
+		assert_string_equal(all.pkgs[i].provides, some.pkgs[k].provides);
+		assert_int_equal(all.pkgs[i].line, some.pkgs[k].line);
+		k++;
+	}
+	if (k != some.count)
+		fail_msg("%s: %zu stanzas kept, the rule keeps %zu", what, some.count, k);
+	dpkg_status_free(&all);
+	dpkg_status_free(&some);
+}
+
+/* The text column of tests/vectors/dpkg-status.tsv, after the dpkg stanza
+ * the integration test writes first (\n \r \t \\ unescaped). */
+static size_t status_vector(const char *field, char *out, size_t cap)
+{
+	static const char head[] = "Package: dpkg\nStatus: install ok installed\nArchitecture: amd64\n"
+				   "Multi-Arch: foreign\nVersion: 1.21.22\n\n";
+	size_t n = strlen(head);
+	memcpy(out, head, n);
+	for (const char *p = field; *p && *p != '\n' && n + 1 < cap; p++) {
+		char c = *p;
+		if (c == '\\' && p[1]) {
+			p++;
+			c = *p == 'n' ? '\n' : *p == 'r' ? '\r' : *p == 't' ? '\t' : *p;
+		}
+		out[n++] = c;
+	}
+	return n;
+}
+
+static void test_fast_paths_match_rules(void **state)
+{
+	(void)state;
+	FILE *f = fopen("tests/vectors/dpkg-status.tsv", "r");
+	assert_non_null(f);
+	char line[8192], text[8192];
+	int cases = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (line[0] == '#')
+			continue;
+		char *col = line;
+		for (int i = 0; i < 3 && col; i++)
+			col = strchr(col, '\t') ? strchr(col, '\t') + 1 : NULL;
+		assert_non_null(col);
+		expect_wanted_matches_full(line, text, status_vector(col, text, sizeof(text)));
+		cases++;
+	}
+	fclose(f);
+	assert_true(cases >= 60);
+	DIR *d = opendir("tests/fuzz/corpus/fuzz_dpkg_status");
+	assert_non_null(d);
+	int seeds = 0;
+	for (struct dirent *e; (e = readdir(d)) != NULL;) {
+		if (e->d_name[0] == '.')
+			continue;
+		char path[512];
+		snprintf(path, sizeof(path), "tests/fuzz/corpus/fuzz_dpkg_status/%s", e->d_name);
+		FILE *s = fopen(path, "rb");
+		assert_non_null(s);
+		size_t n = fread(text, 1, sizeof(text), s);
+		fclose(s);
+		expect_wanted_matches_full(path, text, n);
+		seeds++;
+	}
+	closedir(d);
+	assert_true(seeds >= 10);
+	/* Provides in every position and shape, wanted or not */
+	static const char *const provides[] = { "virt", "a, virt", "virt (= 1), b", "x:any, virt:amd64 (= 2)",
+						"Virt", "virtual", "a (= 1) , b,c", "x-y" };
+	for (size_t i = 0; i < sizeof(provides) / sizeof(*provides); i++) {
+		snprintf(text, sizeof(text),
+			 "Package: p%zu\nStatus: install ok installed\nVersion: 1\nProvides: %s\n\n"
+			 "Package: q%zu\nStatus: install ok installed\nVersion: 1\nProvides: %s, a1\n",
+			 i, provides[i], i, provides[i]);
+		expect_wanted_matches_full(provides[i], text, strlen(text));
+	}
+}
+
+/* "install ok installed" is taken whole; any other spelling of the same
+ * words reads the same, and one more letter is dpkg's trailing junk. */
+static void test_status_spellings(void **state)
+{
+	(void)state;
+	static const char *const same[] = { "install ok installed", "Install OK Installed", "install  ok\tinstalled",
+					    "install ok installed  " };
+	char text[256];
+	for (size_t i = 0; i < sizeof(same) / sizeof(*same); i++) {
+		snprintf(text, sizeof(text), "Package: a\nStatus: %s\nVersion: 1\n", same[i]);
+		struct dpkg_status st = parse_ok(text, NULL);
+		assert_int_equal(st.count, 1);
+		assert_string_equal(st.pkgs[0].state, "installed");
+		dpkg_status_free(&st);
+	}
+	struct dpkg_status st;
+	char err[512];
+	const char *junk = "Package: a\nStatus: install ok installedx\nVersion: 1\n";
+	assert_int_equal(dpkg_status_parse("status", junk, strlen(junk), NULL, &st, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "trailing junk"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -391,6 +530,8 @@ int main(void)
 		cmocka_unit_test(test_skip_matches_full_parse),
 		cmocka_unit_test(test_buffered_load_matches_parse),
 		cmocka_unit_test(test_providers_kept),
+		cmocka_unit_test(test_fast_paths_match_rules),
+		cmocka_unit_test(test_status_spellings),
 	};
 	return cmocka_run_group_tests_name("dpkg_status", tests, NULL, NULL);
 }
