@@ -297,3 +297,58 @@ def test_integrity_covers_the_models_a_job_needs(setup):
     # validate trusts no record and hashes the whole cache
     v = integrity("validate")["details"]
     assert v["scope"] == "cache" and v["hashed"] == 7 and v["trusted"] == 0, v
+
+
+def snapshot_link(cache, commit, path, folder="models--org--tiny"):
+    return cache / folder / "snapshots" / commit / path
+
+
+def retarget(link, target):
+    os.unlink(link)
+    os.symlink(target, link)
+
+
+def test_snapshot_link_retargeted_is_seen_with_every_blob_trusted(tmp_path):
+    # the walk reads every link on every run (no link is trusted from the
+    # record): a link pointed at another blob of the repo is a finding even
+    # when every blob is trusted
+    cache = tmp_path / "hub"
+    names, _ = hb.listed_cache(str(cache))
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    time.sleep(2.2)
+    assert verify(cache, state)["hashed"] == 7
+    assert verify(cache, state)["trusted"] == 7
+    retarget(snapshot_link(cache, hb.COMMIT_A, "config.json"), "../../blobs/" + names["model"]["tokenizer/vocab.txt"])
+    j = verify(cache, state, rc=1)
+    assert j["hashed"] == 0 and j["trusted"] == 7, j
+    assert any("config.json in snapshot %s is 6 bytes" % hb.COMMIT_A in p["message"] for p in j["problems"]), j
+
+
+@pytest.mark.parametrize("form,finding,rc", [
+    ("../../blobs/{name}/", "model.safetensors is a broken link", 1),  # the kernel: ENOTDIR on a file
+    ("../../blobs/{name}/.", "model.safetensors is a broken link", 1),
+    ("./../../blobs//{name}", None, 0),  # the kernel reads "." and "//" as nothing
+    # a blob of the same name in another repo: no blob of this one (a warning)
+    ("../../../models--solo/blobs/{name}", "which is no blob of this repo", 0),
+    # a blob that is a link: followed to the blob it names, never taken by its own name
+    ("../../blobs/alias", "no snapshot file: blob blobs/alias", 1),
+])
+def test_link_text_read_as_the_kernel_follows_it(setup, form, finding, rc):
+    # the usual link is known from its text (layout.c usual_link); every
+    # other form is followed: the verdict is the kernel's in each case
+    cache, state, names = setup
+    name = names["model"][WEIGHTS]
+    tiny = cache / "models--org--tiny"
+    if "solo" in form:
+        shutil.copy(tiny / "blobs" / name, cache / "models--solo" / "blobs" / name)
+    if "alias" in form:
+        os.symlink(name, tiny / "blobs" / "alias")
+    link = snapshot_link(cache, hb.COMMIT_A, WEIGHTS)
+    retarget(link, form.format(name=name))
+    assert os.path.isfile(link) == ("broken" not in (finding or ""))
+    j = verify(cache, state, rc=rc)
+    if finding is None:
+        assert not j["problems"] and j["matching"] == 7, j
+    else:
+        assert any(finding in p["message"] for p in j["problems"]), j
