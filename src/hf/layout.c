@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cache_dir.h"
+#include "verified_record.h"
 #include "../lib/parallel.h"
 #include "../lib/util.h"
 
@@ -1320,11 +1321,26 @@ static void compare_listing(struct walk *w)
 static void *read_listing(void *arg)
 {
 	struct walk *w = arg;
+	struct hf_listing *l = &w->rev->listing;
 	int repo_fd = hf_open_in_cache(w->cache_fd, w->repo->real, O_RDONLY | O_DIRECTORY);
-	if (repo_fd >= 0) {
-		hf_listing_read(repo_fd, w->rev->commit, HF_LISTING_MAX_BYTES, &w->rev->listing);
+	struct stat st;
+	int fd = repo_fd >= 0 ? hf_listing_open(repo_fd, w->rev->commit, HF_LISTING_MAX_BYTES, &st, l) : -1;
+	if (repo_fd >= 0)
 		close(repo_fd);
+	if (fd < 0)
+		return NULL;
+	/* parsed before and unchanged since (its stat data): taken as kept */
+	const char *dir = w->cache->keep_dir;
+	char *kept = dir ? hf_kept_listing_file(dir, w->cache->real, w->repo->folder, w->rev->commit) : NULL;
+	if (!kept || !hf_kept_listing_load(kept, w->repo->folder, w->rev->commit, &st, l)) {
+		struct timespec started;
+		clock_gettime(CLOCK_REALTIME_COARSE, &started);
+		hf_listing_read_fd(fd, &st, l);
+		if (kept)
+			hf_kept_listing_save(kept, w->repo->folder, w->rev->commit, &st, &started, l);
 	}
+	free(kept);
+	close(fd);
 	return NULL;
 }
 
@@ -1458,6 +1474,7 @@ int hf_cache_scan_hooked(const char *path, const char *alias, bool listings, str
 	memset(cache, 0, sizeof(*cache));
 	cache->path = xstrdup(path);
 	cache->skip_listings = !listings;
+	cache->keep_dir = hook && hook->keep_dir ? xstrdup(hook->keep_dir) : NULL;
 	/* the clock file timestamps are taken from (current_time() reads the
 	 * coarse clock): a blob changed after this instant has a time not older */
 	clock_gettime(CLOCK_REALTIME_COARSE, &cache->scan_stamp);
@@ -1565,5 +1582,6 @@ void hf_cache_free(struct hf_cache *cache)
 	free_list(cache->aliases);
 	free(cache->path);
 	free(cache->real);
+	free(cache->keep_dir);
 	memset(cache, 0, sizeof(*cache));
 }
