@@ -555,7 +555,7 @@ static void scan_blobs(struct hf_repo *repo, int repo_fd)
  * a folder out of the cache, "a/../b", a trailing "/" or ".", a target cut
  * at PATH_MAX, a blob that is a link or missing) is followed as before. */
 static bool usual_link(const struct hf_cache *cache, const struct hf_repo *repo, const char *path, const char *target,
-		       char **blob_name, char **final)
+		       long *blob, char **final)
 {
 	size_t tlen = strlen(target);
 	if (path[0] == '/' || target[0] == '/' || !tlen || tlen >= PATH_MAX - 1)
@@ -574,7 +574,7 @@ static bool usual_link(const struct hf_cache *cache, const struct hf_repo *repo,
 	bool usual = r == RESOLVED_IN_CACHE && strncmp(out, repo->real, n) == 0 &&
 		     strncmp(out + n, "/blobs/", 7) == 0 && strcmp(out + n + 7, last) == 0;
 	if (usual) {
-		*blob_name = xstrdup(last);
+		*blob = (long)(b - repo->blobs);
 		*final = out;
 	} else {
 		free(out);
@@ -583,16 +583,17 @@ static bool usual_link(const struct hf_cache *cache, const struct hf_repo *repo,
 }
 
 /* Classifies a snapshot link by the file it ends at (Path.resolve() in
- * utils/_cache_manager.py): a blob of its own repo (*blob_name, malloc'd),
+ * utils/_cache_manager.py): a blob of its own repo (its index in *blob),
  * a folder (skipped upstream: is_dir() is true and glob does not descend
  * into it), another file (counted by upstream all the same), or a link
  * that ends nowhere (broken) or, under --root, leaves the cache. */
 static enum hf_link classify_link(const struct hf_cache *cache, int cache_fd, const struct hf_repo *repo,
-				  const char *path, const char *target, char **blob_name, char **final, struct stat *st,
+				  const char *path, const char *target, long *blob, char **final, struct stat *st,
 				  bool *folder)
 {
 	*folder = false;
-	if (usual_link(cache, repo, path, target, blob_name, final))
+	*blob = -1;
+	if (usual_link(cache, repo, path, target, blob, final))
 		return HF_LINK_OK;
 	enum followed r = follow(cache, cache_fd, path, final, st);
 	if (r == FOLLOW_OUTSIDE)
@@ -605,9 +606,12 @@ static enum hf_link classify_link(const struct hf_cache *cache, int cache_fd, co
 	}
 	size_t n = strlen(repo->real);
 	const char *rel = *final;
-	if (strncmp(rel, repo->real, n) == 0 && strncmp(rel + n, "/blobs/", 7) == 0 && rel[n + 7] &&
-	    !strchr(rel + n + 7, '/') && hf_repo_blob(repo, rel + n + 7)) {
-		*blob_name = xstrdup(rel + n + 7);
+	const struct hf_blob *b = strncmp(rel, repo->real, n) == 0 && strncmp(rel + n, "/blobs/", 7) == 0 &&
+						  rel[n + 7] && !strchr(rel + n + 7, '/')
+					  ? hf_repo_blob(repo, rel + n + 7)
+					  : NULL;
+	if (b) {
+		*blob = (long)(b - repo->blobs);
 		return HF_LINK_OK;
 	}
 	return S_ISREG(st->st_mode) ? HF_LINK_ELSEWHERE : HF_LINK_ODD;
@@ -659,7 +663,8 @@ static const char *where_of(char **where, const char *commit, const char *rel)
 struct entry {
 	char *name;
 	unsigned char type;
-	char *target, *blob_name, *final; /* a link's text, blob and end (classify_link) */
+	char *target, *final; /* a link's text and end (classify_link) */
+	long blob;            /* the blob it links to, or -1 */
 	enum hf_link link;
 	struct stat st; /* a link's end, or a copied file's lstat */
 	bool folder;    /* a link to a folder */
@@ -688,7 +693,7 @@ static void look_at(void *arg, size_t begin, size_t end)
 			e->target = xstrdup(target);
 			char *path = *s->prefix ? xasprintf("%s/%s/%s", w->rev->dir, s->prefix, e->name)
 						: xasprintf("%s/%s", w->rev->dir, e->name);
-			e->link = classify_link(w->cache, w->cache_fd, w->repo, path, target, &e->blob_name, &e->final,
+			e->link = classify_link(w->cache, w->cache_fd, w->repo, path, target, &e->blob, &e->final,
 						&e->st, &e->folder);
 			free(path);
 		} else if (e->type == DT_REG) {
@@ -740,20 +745,18 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 					  depth - 2 < MAX_SNAPSHOT_DEPTH ? strerror(errno) : "folders nested too deep");
 		} else if (type == DT_LNK) {
 			const char *target = e->target;
-			char *blob_name = e->blob_name, *final = e->final;
+			char *final = e->final;
 			const struct stat st = e->st;
 			bool folder = e->folder;
 			enum hf_link link = e->link;
 			long idx = -1;
 			uint64_t size = 0;
 			if (link == HF_LINK_OK) {
-				const struct hf_blob *b = hf_repo_blob(w->repo, blob_name);
-				idx = (long)(b - w->repo->blobs);
-				size = b->size;
+				idx = e->blob;
+				size = w->repo->blobs[idx].size;
 			} else if (link == HF_LINK_ELSEWHERE) {
 				size = (uint64_t)st.st_size;
 			}
-			free(blob_name);
 			if (folder) {
 				/* a linked folder: upstream's glob("**") does not enter it, is_dir() skips it */
 				free(final);
@@ -1261,6 +1264,7 @@ static void compare_listing(struct walk *w)
 	}
 	for (size_t i = 0; i < rev->listing.n_files; i++) {
 		struct hf_listed_file *lf = &rev->listing.files[i];
+		const char *hash;
 		char *path = listed_as_snapshot_path(lf->path);
 		struct hf_file key = { .path = path };
 		struct hf_file *f =
@@ -1295,11 +1299,11 @@ static void compare_listing(struct walk *w)
 				WALK_WARN(w, HF_FAIL, false, fw, "%s in snapshot %s is %llu bytes, %s says %llu", p,
 					  rev->commit, (unsigned long long)f->size, where,
 					  (unsigned long long)lf->size);
-		} else if (f->link == HF_LINK_OK && hf_listed_hash(lf) &&
-			   strcasecmp(repo->blobs[f->blob].name, hf_listed_hash(lf)) != 0) {
+		} else if (f->link == HF_LINK_OK && (hash = hf_listed_hash(lf)) &&
+			   strcasecmp(repo->blobs[f->blob].name, hash) != 0) {
 			if (++rev->n_other_blob <= MAX_LISTING_WARNINGS)
 				WALK_WARN(w, HF_FAIL, false, fw, "%s in snapshot %s links to blob %s, %s names %s", p,
-					  rev->commit, repo->blobs[f->blob].name, where, hf_listed_hash(lf));
+					  rev->commit, repo->blobs[f->blob].name, where, hash);
 		}
 		free(fw);
 		free(p);
