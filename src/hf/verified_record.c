@@ -399,7 +399,9 @@ static bool string_field(char **cursor, char **out)
 		return true;
 	if (*s++ != '=')
 		return false;
-	char *d = xmalloc(strlen(s) + 1), *w = d;
+	char *d = malloc(strlen(s) + 1), *w = d; /* no exit when memory runs out: the JSON is parsed instead */
+	if (!d)
+		return false;
 	for (; *s; s++) {
 		if (*s != '%') {
 			*w++ = *s;
@@ -437,7 +439,9 @@ static bool keyword(char **cursor, const char *word)
 
 static bool kept_entries(char **text, uint64_t n, struct hf_listing *l)
 {
-	l->files = xcalloc(n + 1, sizeof(*l->files));
+	l->files = calloc(n + 1, sizeof(*l->files)); /* as string_field: NULL means parse the JSON */
+	if (!l->files)
+		return false;
 	for (size_t i = 0; i < n; i++) {
 		char *line = next_line(text), *cur = line;
 		struct hf_listed_file *f = &l->files[i];
@@ -491,7 +495,8 @@ bool hf_kept_listing_load(const char *file, const char *folder, const char *comm
 	cur = ok ? next_line(&text) : NULL;
 	ok = cur && keyword(&cur, "files") && number(&cur, MAX_KEPT_FILES, &n) && !cur;
 	struct hf_listing l = { .state = HF_LISTING_OK };
-	ok = ok && kept_entries(&text, n, &l);
+	/* every entry takes a line of at least 12 bytes: a count past that is a lie */
+	ok = ok && n <= len / 12 && kept_entries(&text, n, &l);
 	ok = ok && (line = next_line(&text)) && strcmp(line, "end") == 0 && !(text && *text);
 	free(buf);
 	if (!ok) {
