@@ -515,9 +515,16 @@ static int verify_scanned(struct hf_options o, int argc, char **argv)
 					.deadline = o.deadline > 0 ? started + o.deadline : 0 };
 
 	struct verify_start vs = { .opt = &vo, .err = EBADF };
-	struct hf_scan_hook hook = { .blobs_listed = start_hashing, .arg = &vs };
+	/* listings parsed before are kept in the state folder, as the record is (not with --full) */
+	char keep_why[256];
+	struct context keep_ctx = { .root = "", .env = environ };
+	char *keep_dir =
+		o.full ? NULL : probe_cache_dir(ctx_getenv(&keep_ctx, "XDG_RUNTIME_DIR"), keep_why, sizeof(keep_why));
+	struct hf_scan_hook hook = { .blobs_listed = start_hashing, .arg = &vs, .keep_dir = keep_dir };
 	struct hf_cache cache;
-	if (scan_hooked_or_explain(&o, &cache, &hook) < 0) {
+	int scanned = scan_hooked_or_explain(&o, &cache, &hook);
+	free(keep_dir);
+	if (scanned < 0) {
 		free_list(folders);
 		free(vs.record);
 		return EXIT_UNHEALTHY; /* the scan failed before it listed any blob: nothing started */

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 
 #include "cache_dir.h"
 #include "cache_format.h"
+#include "verified_record.h"
 #include "../lib/parallel.h"
 #include "../lib/digest.h"
 #include "../lib/util.h"
@@ -525,16 +527,57 @@ static void scan_blobs(struct hf_repo *repo, int repo_fd)
 		qsort(repo->blobs, repo->n_blobs, sizeof(*repo->blobs), blob_cmp);
 }
 
+/* The link huggingface_hub writes ("../../blobs/<name>", relative), known
+ * from its text alone: the link at path (relative to the cache, in a folder
+ * reached without following any link: rev->dir and the walk's open_dir_at)
+ * resolves, ".." by ".." against that link-free folder as the kernel would,
+ * to repo->real/blobs/<name>, a blob the scan found to be a plain file
+ * (lstat, so no link to follow there either). realpath() and stat() of each
+ * such link cost a dozen system calls a file (a readlink per component):
+ * most of a run that trusts every blob. Anything else (an absolute target,
+ * a folder out of the cache, "a/../b", a trailing "/" or ".", a target cut
+ * at PATH_MAX, a blob that is a link or missing) is followed as before. */
+static bool usual_link(const struct hf_cache *cache, const struct hf_repo *repo, const char *path, const char *target,
+		       long *blob, char **final)
+{
+	size_t tlen = strlen(target);
+	if (path[0] == '/' || target[0] == '/' || !tlen || tlen >= PATH_MAX - 1)
+		return false;
+	const char *last = strrchr(target, '/');
+	last = last ? last + 1 : target;
+	const struct hf_blob *b = *last && !is_dot(last) ? hf_repo_blob(repo, last) : NULL;
+	if (!b || !b->regular)
+		return false;
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? xstrndup(path, (size_t)(slash - path)) : xstrdup("");
+	char *out = NULL;
+	enum resolved r = resolve_link(cache, dir, target, &out);
+	free(dir);
+	size_t n = strlen(repo->real);
+	bool usual = r == RESOLVED_IN_CACHE && strncmp(out, repo->real, n) == 0 &&
+		     strncmp(out + n, "/blobs/", 7) == 0 && strcmp(out + n + 7, last) == 0;
+	if (usual) {
+		*blob = (long)(b - repo->blobs);
+		*final = out;
+	} else {
+		free(out);
+	}
+	return usual;
+}
+
 /* Classifies a snapshot link by the file it ends at (Path.resolve() in
- * utils/_cache_manager.py): a blob of its own repo (*blob_name, malloc'd),
+ * utils/_cache_manager.py): a blob of its own repo (its index in *blob),
  * a folder (skipped upstream: is_dir() is true and glob does not descend
  * into it), another file (counted by upstream all the same), or a link
  * that ends nowhere (broken) or, under --root, leaves the cache. */
 static enum hf_link classify_link(const struct hf_cache *cache, int cache_fd, const struct hf_repo *repo,
-				  const char *path, const char *target, char **blob_name, char **final, struct stat *st,
+				  const char *path, const char *target, long *blob, char **final, struct stat *st,
 				  bool *folder)
 {
 	*folder = false;
+	*blob = -1;
+	if (usual_link(cache, repo, path, target, blob, final))
+		return HF_LINK_OK;
 	enum followed r = follow(cache, cache_fd, path, final, st);
 	if (r == FOLLOW_OUTSIDE)
 		return target[0] == '/' ? HF_LINK_ABSOLUTE : HF_LINK_ESCAPES;
@@ -546,9 +589,12 @@ static enum hf_link classify_link(const struct hf_cache *cache, int cache_fd, co
 	}
 	size_t n = strlen(repo->real);
 	const char *rel = *final;
-	if (strncmp(rel, repo->real, n) == 0 && strncmp(rel + n, "/blobs/", 7) == 0 && rel[n + 7] &&
-	    !strchr(rel + n + 7, '/') && hf_repo_blob(repo, rel + n + 7)) {
-		*blob_name = xstrdup(rel + n + 7);
+	const struct hf_blob *b = strncmp(rel, repo->real, n) == 0 && strncmp(rel + n, "/blobs/", 7) == 0 &&
+						  rel[n + 7] && !strchr(rel + n + 7, '/')
+					  ? hf_repo_blob(repo, rel + n + 7)
+					  : NULL;
+	if (b) {
+		*blob = (long)(b - repo->blobs);
 		return HF_LINK_OK;
 	}
 	return S_ISREG(st->st_mode) ? HF_LINK_ELSEWHERE : HF_LINK_ODD;
@@ -561,6 +607,7 @@ struct walk {
 	int cache_fd;
 	struct hf_repo *repo;
 	struct hf_revision *rev;
+	size_t threads; /* that may look at one folder's entries: CPUs left to it */
 	size_t alloc;
 	struct hf_warning *warnings;
 	size_t n_warnings;
@@ -593,6 +640,54 @@ static const char *where_of(char **where, const char *commit, const char *rel)
 	return *where;
 }
 
+/* One entry of a snapshot folder and what looking at it found: read on
+ * several threads (look_at), then added in readdir order (walk_snapshot), so
+ * that files and warnings come out as a one-thread walk gives them. */
+struct entry {
+	char *name;
+	unsigned char type;
+	char *target, *final; /* a link's text and end (classify_link) */
+	long blob;            /* the blob it links to, or -1 */
+	enum hf_link link;
+	struct stat st; /* a link's end, or a copied file's lstat */
+	bool folder;    /* a link to a folder */
+	bool have;      /* st is set */
+};
+
+struct entries {
+	struct walk *w;
+	int dirfd;
+	const char *prefix;
+	struct entry *e;
+};
+
+static void look_at(void *arg, size_t begin, size_t end)
+{
+	struct entries *s = arg;
+	struct walk *w = s->w;
+	for (size_t i = begin; i < end; i++) {
+		struct entry *e = &s->e[i];
+		if (e->type == DT_LNK) {
+			char target[PATH_MAX];
+			ssize_t n = readlinkat(s->dirfd, e->name, target, sizeof(target) - 1);
+			if (n < 0)
+				n = 0;
+			target[n] = '\0';
+			e->target = xstrdup(target);
+			char *path = *s->prefix ? xasprintf("%s/%s/%s", w->rev->dir, s->prefix, e->name)
+						: xasprintf("%s/%s", w->rev->dir, e->name);
+			e->link = classify_link(w->cache, w->cache_fd, w->repo, path, target, &e->blob, &e->final,
+						&e->st, &e->folder);
+			free(path);
+		} else if (e->type == DT_REG) {
+			e->have = fstatat(s->dirfd, e->name, &e->st, AT_SYMLINK_NOFOLLOW) == 0;
+		}
+	}
+}
+
+/* Entries of one folder looked at per thread: fewer on one thread. */
+#define LOOK_SLICE 128
+
 static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t depth)
 {
 	DIR *d = fdopendir(dirfd);
@@ -600,49 +695,58 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 		close(dirfd);
 		return;
 	}
+	/* the names first, then the links read on several threads where the
+	 * walk has CPUs to itself (one large revision): a readlink each */
+	struct entries s = { .w = w, .dirfd = dirfd, .prefix = prefix };
+	size_t count = 0, alloc = 0;
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		if (is_dot(de->d_name))
 			continue;
-		char *rel = *prefix ? xasprintf("%s/%s", prefix, de->d_name) : xstrdup(de->d_name);
+		if (count == alloc) {
+			alloc = alloc ? alloc * 2 : 64;
+			s.e = xrealloc(s.e, alloc * sizeof(*s.e));
+		}
+		s.e[count++] = (struct entry){ .name = xstrdup(de->d_name), .type = entry_type(dirfd, de) };
+	}
+	if (w->threads > 1 && count >= 2 * LOOK_SLICE)
+		parallel_for(count, LOOK_SLICE, w->threads, look_at, &s);
+	else
+		look_at(&s, 0, count);
+	for (size_t k = 0; k < count; k++) {
+		struct entry *e = &s.e[k];
+		char *rel = *prefix ? xasprintf("%s/%s", prefix, e->name) : xstrdup(e->name);
 		char *where = NULL; /* "snapshots/COMMIT/REL", made only for a warning */
 #define WHERE where_of(&where, w->rev->commit, rel)
-		unsigned char type = entry_type(dirfd, de);
+		unsigned char type = e->type;
 		if (type == DT_DIR) {
-			int sub = depth - 2 < MAX_SNAPSHOT_DEPTH ? open_dir_at(dirfd, de->d_name) : -1;
+			int sub = depth - 2 < MAX_SNAPSHOT_DEPTH ? open_dir_at(dirfd, e->name) : -1;
 			if (sub >= 0)
 				walk_snapshot(w, sub, rel, depth + 1);
 			else
 				WALK_WARN(w, HF_FAIL, false, WHERE, "cannot open %s: %s", WHERE,
 					  depth - 2 < MAX_SNAPSHOT_DEPTH ? strerror(errno) : "folders nested too deep");
 		} else if (type == DT_LNK) {
-			char target[PATH_MAX];
-			ssize_t n = readlinkat(dirfd, de->d_name, target, sizeof(target) - 1);
-			if (n < 0)
-				n = 0;
-			target[n] = '\0';
-			char *blob_name = NULL, *final = NULL;
-			char *path = xasprintf("%s/%s", w->rev->dir, rel);
-			struct stat st;
-			bool folder = false;
-			enum hf_link link = classify_link(w->cache, w->cache_fd, w->repo, path, target, &blob_name,
-							  &final, &st, &folder);
-			free(path);
+			const char *target = e->target;
+			char *final = e->final;
+			const struct stat st = e->st;
+			bool folder = e->folder;
+			enum hf_link link = e->link;
 			long idx = -1;
 			uint64_t size = 0;
 			if (link == HF_LINK_OK) {
-				const struct hf_blob *b = hf_repo_blob(w->repo, blob_name);
-				idx = (long)(b - w->repo->blobs);
-				size = b->size;
+				idx = e->blob;
+				size = w->repo->blobs[idx].size;
 			} else if (link == HF_LINK_ELSEWHERE) {
 				size = (uint64_t)st.st_size;
 			}
-			free(blob_name);
 			if (folder) {
 				/* a linked folder: upstream's glob("**") does not enter it, is_dir() skips it */
 				free(final);
 				free(where);
 				free(rel);
+				free(e->target);
+				free(e->name);
 				continue;
 			}
 			struct hf_file *f = add_file(w, rel, target, link, idx, size);
@@ -687,8 +791,8 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 			}
 			free(final);
 		} else if (type == DT_REG) {
-			struct stat st;
-			bool have = fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+			const struct stat st = e->st;
+			bool have = e->have;
 			struct hf_file *f = add_file(w, rel, NULL, HF_LINK_COPY, -1, have ? (uint64_t)st.st_size : 0);
 			if (have) {
 				f->atime = st.st_atime;
@@ -701,7 +805,10 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 #undef WHERE
 		free(where);
 		free(rel);
+		free(e->target);
+		free(e->name);
 	}
+	free(s.e);
 	closedir(d);
 }
 
@@ -1140,6 +1247,7 @@ static void compare_listing(struct walk *w)
 	}
 	for (size_t i = 0; i < rev->listing.n_files; i++) {
 		struct hf_listed_file *lf = &rev->listing.files[i];
+		const char *hash;
 		char *path = listed_as_snapshot_path(lf->path);
 		struct hf_file key = { .path = path };
 		struct hf_file *f =
@@ -1174,11 +1282,11 @@ static void compare_listing(struct walk *w)
 				WALK_WARN(w, HF_FAIL, false, fw, "%s in snapshot %s is %llu bytes, %s says %llu", p,
 					  rev->commit, (unsigned long long)f->size, where,
 					  (unsigned long long)lf->size);
-		} else if (f->link == HF_LINK_OK && hf_listed_hash(lf) &&
-			   strcasecmp(repo->blobs[f->blob].name, hf_listed_hash(lf)) != 0) {
+		} else if (f->link == HF_LINK_OK && (hash = hf_listed_hash(lf)) &&
+			   strcasecmp(repo->blobs[f->blob].name, hash) != 0) {
 			if (++rev->n_other_blob <= MAX_LISTING_WARNINGS)
 				WALK_WARN(w, HF_FAIL, false, fw, "%s in snapshot %s links to blob %s, %s names %s", p,
-					  rev->commit, repo->blobs[f->blob].name, where, hf_listed_hash(lf));
+					  rev->commit, repo->blobs[f->blob].name, where, hash);
 		}
 		free(fw);
 		free(p);
@@ -1195,12 +1303,44 @@ static void compare_listing(struct walk *w)
 	free(where);
 }
 
+/* A revision's listing (trees/<commit>.json), read on a thread of its own
+ * while the walk reads the links where there are CPUs for both. */
+static void *read_listing(void *arg)
+{
+	struct walk *w = arg;
+	struct hf_listing *l = &w->rev->listing;
+	int repo_fd = hf_open_in_cache(w->cache_fd, w->repo->real, O_RDONLY | O_DIRECTORY);
+	struct stat st;
+	int fd = repo_fd >= 0 ? hf_listing_open(repo_fd, w->rev->commit, HF_LISTING_MAX_BYTES, &st, l) : -1;
+	if (repo_fd >= 0)
+		close(repo_fd);
+	if (fd < 0)
+		return NULL;
+	/* parsed before and unchanged since (its stat data): taken as kept */
+	const char *dir = w->cache->keep_dir;
+	char *kept = dir ? hf_kept_listing_file(dir, w->cache->real, w->repo->folder, w->rev->commit) : NULL;
+	if (!kept || !hf_kept_listing_load(kept, w->repo->folder, w->rev->commit, &st, l)) {
+		struct timespec started;
+		clock_gettime(CLOCK_REALTIME_COARSE, &started);
+		hf_listing_read_fd(fd, &st, l);
+		if (kept)
+			hf_kept_listing_save(kept, w->repo->folder, w->rev->commit, &st, &started, l);
+	}
+	free(kept);
+	close(fd);
+	return NULL;
+}
+
 static void walk_units(void *arg, size_t begin, size_t end)
 {
 	struct walk_pool *p = arg;
 	for (size_t k = begin; k < end; k++) {
 		struct walk *w = &p->units[k];
 		w->cache_fd = p->cache_fd;
+		pthread_t listing;
+		bool listing_aside = false;
+		if (!w->cache->skip_listings && w->threads > 1)
+			listing_aside = pthread_create(&listing, NULL, read_listing, w) == 0;
 		int fd = hf_open_in_cache(p->cache_fd, w->rev->dir, O_RDONLY | O_DIRECTORY);
 		if (fd < 0) {
 			char *where = hf_snapshot_rel(w->rev->commit, NULL);
@@ -1211,13 +1351,10 @@ static void walk_units(void *arg, size_t begin, size_t end)
 		}
 		if (w->rev->n_files)
 			qsort(w->rev->files, w->rev->n_files, sizeof(*w->rev->files), file_cmp);
-		int repo_fd = w->cache->skip_listings
-				      ? -1
-				      : hf_open_in_cache(p->cache_fd, w->repo->real, O_RDONLY | O_DIRECTORY);
-		if (repo_fd >= 0) {
-			hf_listing_read(repo_fd, w->rev->commit, HF_LISTING_MAX_BYTES, &w->rev->listing);
-			close(repo_fd);
-		}
+		if (listing_aside)
+			pthread_join(listing, NULL);
+		else if (!w->cache->skip_listings)
+			read_listing(w);
 		compare_listing(w);
 	}
 }
@@ -1253,6 +1390,10 @@ static void walk_all(struct hf_cache *cache, int cache_fd)
 			p.units[k++] = (struct walk){ .cache = cache,
 						      .repo = &cache->repos[r],
 						      .rev = &cache->repos[r].revisions[v] };
+	/* CPUs beyond one per revision read the links of a large one */
+	unsigned cpus = usable_cpus();
+	for (k = 0; k < p.count; k++)
+		p.units[k].threads = p.count < cpus ? cpus / p.count : 1;
 	parallel_for(p.count, 1, 64, walk_units, &p);
 	for (k = 0; k < p.count; k++) {
 		struct walk *w = &p.units[k];
@@ -1320,6 +1461,7 @@ int hf_cache_scan_hooked(const char *path, const char *alias, bool listings, str
 	memset(cache, 0, sizeof(*cache));
 	cache->path = xstrdup(path);
 	cache->skip_listings = !listings;
+	cache->keep_dir = hook && hook->keep_dir ? xstrdup(hook->keep_dir) : NULL;
 	/* the clock file timestamps are taken from (current_time() reads the
 	 * coarse clock): a blob changed after this instant has a time not older */
 	clock_gettime(CLOCK_REALTIME_COARSE, &cache->scan_stamp);
@@ -1427,5 +1569,6 @@ void hf_cache_free(struct hf_cache *cache)
 	free_list(cache->aliases);
 	free(cache->path);
 	free(cache->real);
+	free(cache->keep_dir);
 	memset(cache, 0, sizeof(*cache));
 }

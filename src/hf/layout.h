@@ -116,7 +116,8 @@ struct hf_cache {
 	bool follow_outside; /* read at the path huggingface_hub uses (not under --root): links out of the cache are followed */
 	char *real;          /* realpath of path */
 	struct timespec scan_stamp; /* the coarse real-time clock as the scan began (the record's racy rule) */
-	struct hf_repo *repos;      /* sorted by folder */
+	char *keep_dir;        /* gpugate's state folder, where parsed listings are kept (verified_record.h), or NULL */
+	struct hf_repo *repos; /* sorted by folder */
 	size_t n_repos;
 };
 
@@ -138,6 +139,7 @@ int hf_cache_scan_listings(const char *path, const char *alias, bool listings, s
 struct hf_scan_hook {
 	void (*blobs_listed)(const struct hf_cache *cache, void *arg);
 	void *arg;
+	const char *keep_dir; /* when set: listings parsed before are taken from there while unchanged */
 };
 int hf_cache_scan_hooked(const char *path, const char *alias, bool listings, struct hf_cache *cache, char *err,
 			 size_t errsize, const struct hf_scan_hook *hook);

@@ -275,7 +275,7 @@ void hf_listing_parse_capped(const char *data, size_t len, size_t memory_cap, st
 	}
 }
 
-void hf_listing_read(int repo_fd, const char *commit, size_t max_bytes, struct hf_listing *out)
+int hf_listing_open(int repo_fd, const char *commit, size_t max_bytes, struct stat *st, struct hf_listing *out)
 {
 	memset(out, 0, sizeof(*out));
 	int trees = openat(repo_fd, HF_TREES, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -284,7 +284,7 @@ void hf_listing_read(int repo_fd, const char *commit, size_t max_bytes, struct h
 			set_state(out, HF_LISTING_MALFORMED, "trees/ cannot be opened: %s",
 				  errno == ELOOP || errno == ENOTDIR ? "not a folder (a link or a file): not followed"
 								     : strerror(errno));
-		return;
+		return -1;
 	}
 	char *name = xasprintf("%s.json", commit);
 	int fd = openat(trees, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
@@ -295,23 +295,27 @@ void hf_listing_read(int repo_fd, const char *commit, size_t max_bytes, struct h
 		if (e != ENOENT)
 			set_state(out, HF_LISTING_MALFORMED, "cannot be opened: %s",
 				  e == ELOOP ? "a link: not followed" : strerror(e));
-		return;
+		return -1;
 	}
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
 		set_state(out, HF_LISTING_MALFORMED, "not a plain file");
 		close(fd);
-		return;
+		return -1;
 	}
-	if ((uint64_t)st.st_size > max_bytes) {
+	if ((uint64_t)st->st_size > max_bytes) {
 		set_state(out, HF_LISTING_TOO_BIG,
 			  "%llu bytes, more than the %zu this reader takes: its completeness is not checked, so it "
 			  "counts as a failure",
-			  (unsigned long long)st.st_size, max_bytes);
+			  (unsigned long long)st->st_size, max_bytes);
 		close(fd);
-		return;
+		return -1;
 	}
-	size_t cap = (size_t)st.st_size + 1, len = 0;
+	return fd;
+}
+
+void hf_listing_read_fd(int fd, const struct stat *st, struct hf_listing *out)
+{
+	size_t cap = (size_t)st->st_size + 1, len = 0;
 	char *buf = xmalloc(cap);
 	while (len < cap) { /* a file that grows is cut at its size + 1: then malformed */
 		ssize_t n = read(fd, buf + len, cap - len);
@@ -320,16 +324,24 @@ void hf_listing_read(int repo_fd, const char *commit, size_t max_bytes, struct h
 		if (n < 0) {
 			set_state(out, HF_LISTING_MALFORMED, "cannot be read: %s", strerror(errno));
 			free(buf);
-			close(fd);
 			return;
 		}
 		if (n == 0)
 			break;
 		len += (size_t)n;
 	}
-	close(fd);
 	hf_listing_parse(buf, len, out);
 	free(buf);
+}
+
+void hf_listing_read(int repo_fd, const char *commit, size_t max_bytes, struct hf_listing *out)
+{
+	struct stat st;
+	int fd = hf_listing_open(repo_fd, commit, max_bytes, &st, out);
+	if (fd < 0)
+		return;
+	hf_listing_read_fd(fd, &st, out);
+	close(fd);
 }
 
 void hf_listing_free(struct hf_listing *l)

@@ -44,6 +44,12 @@ struct hf_listing {
  * following a link (trees/ or the file being a link counts as malformed),
  * capped at max_bytes. Always fills out (state NONE when there is none). */
 void hf_listing_read(int repo_fd, const char *commit, size_t max_bytes, struct hf_listing *out);
+/* Its two halves: opens the listing (the same rules; st its fstat) and
+ * returns the descriptor, or -1 with out filled (NONE, or why not); then
+ * reads and parses it from fd. */
+struct stat;
+int hf_listing_open(int repo_fd, const char *commit, size_t max_bytes, struct stat *st, struct hf_listing *out);
+void hf_listing_read_fd(int fd, const struct stat *st, struct hf_listing *out);
 /* Parses a listing from memory (the same rules; for tests and fuzzing),
  * with the memory budget of a listing of that size (16x, at most
  * HF_LISTING_MAX_MEMORY). */

@@ -1,5 +1,6 @@
 #include "verified_record.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
@@ -12,6 +13,7 @@
 
 #include "../lib/safe_io.h"
 #include "../lib/util.h"
+#include "listing.h"
 
 #define MAGIC "gpugate-hf-verified 1"
 
@@ -341,4 +343,196 @@ int hf_record_save(const char *file, const char *cache_path, const struct timesp
 	sb_release(&out);
 	free(cl);
 	return rc;
+}
+
+/* --- the kept listings ---------------------------------------------------- */
+
+#define LISTING_MAGIC  "gpugate-hf-listing 1"
+#define MAX_KEPT_FILES 10000000u /* a listing's files: far past what HF_LISTING_MAX_BYTES holds */
+
+char *hf_kept_listing_file(const char *state_dir, const char *cache_real, const char *folder, const char *commit)
+{
+	/* FNV-1a of the three names: a collision only costs a parse (the header says whose it is) */
+	uint64_t h = 0xcbf29ce484222325u;
+	const char *parts[] = { cache_real, folder, commit };
+	for (size_t i = 0; i < 3; i++)
+		for (const unsigned char *p = (const unsigned char *)parts[i];; p++) {
+			h = (h ^ *p) * 0x100000001b3u;
+			if (!*p)
+				break;
+		}
+	return xasprintf("%s/hf-listing-%016" PRIx64, state_dir, h);
+}
+
+static void key_line(struct strbuf *sb, const char *folder, const char *commit)
+{
+	sb_puts(sb, "key ");
+	encode(sb, folder);
+	sb_puts(sb, " ");
+	encode(sb, commit);
+}
+
+static void stat_line(struct strbuf *sb, const struct stat *st)
+{
+	sb_printf(sb, "stat %" PRIu64 " %" PRIu64 " %" PRIu64 " %lld %ld %lld %ld", (uint64_t)st->st_dev,
+		  (uint64_t)st->st_ino, (uint64_t)st->st_size, (long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec,
+		  (long long)st->st_ctim.tv_sec, st->st_ctim.tv_nsec);
+}
+
+static struct hf_record_stat record_stat(const struct stat *st)
+{
+	return (struct hf_record_stat){ .dev = (uint64_t)st->st_dev,
+					.ino = (uint64_t)st->st_ino,
+					.size = (uint64_t)st->st_size,
+					.mtim = st->st_mtim,
+					.ctim = st->st_ctim };
+}
+
+/* A string field: "-" (none) or "=" and its percent-encoded bytes (no NUL). */
+static bool string_field(char **cursor, char **out)
+{
+	char *s = field(cursor);
+	*out = NULL;
+	if (!s)
+		return false;
+	if (strcmp(s, "-") == 0)
+		return true;
+	if (*s++ != '=')
+		return false;
+	char *d = malloc(strlen(s) + 1), *w = d; /* no exit when memory runs out: the JSON is parsed instead */
+	if (!d)
+		return false;
+	for (; *s; s++) {
+		if (*s != '%') {
+			*w++ = *s;
+			continue;
+		}
+		unsigned v;
+		if (!isxdigit((unsigned char)s[1]) || !isxdigit((unsigned char)s[2]) || sscanf(s + 1, "%2x", &v) != 1 ||
+		    !v) {
+			free(d);
+			return false;
+		}
+		*w++ = (char)v;
+		s += 2;
+	}
+	*w = '\0';
+	*out = d;
+	return true;
+}
+
+static void string_out(struct strbuf *sb, const char *s)
+{
+	if (!s) {
+		sb_puts(sb, " -");
+		return;
+	}
+	sb_puts(sb, " =");
+	encode(sb, s);
+}
+
+static bool keyword(char **cursor, const char *word)
+{
+	const char *f = field(cursor);
+	return f && strcmp(f, word) == 0;
+}
+
+static bool kept_entries(char **text, uint64_t n, struct hf_listing *l)
+{
+	l->files = calloc(n + 1, sizeof(*l->files)); /* as string_field: NULL means parse the JSON */
+	if (!l->files)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char *line = next_line(text), *cur = line;
+		struct hf_listed_file *f = &l->files[i];
+		uint64_t has;
+		f->file = -1;
+		bool ok = line && number(&cur, 1, &has) && number(&cur, INT64_MAX, &f->size) &&
+			  string_field(&cur, &f->path);
+		l->n_files = i + 1; /* what is set so far is freed with it */
+		ok = ok && f->path && string_field(&cur, &f->blob_id) && string_field(&cur, &f->lfs_sha256) &&
+		     string_field(&cur, &f->xet_hash) && !cur;
+		f->has_size = has;
+		/* strictly in order: the listing is searched by path */
+		if (!ok || (i && strcmp(l->files[i - 1].path, f->path) >= 0))
+			return false;
+	}
+	return true;
+}
+
+bool hf_kept_listing_load(const char *file, const char *folder, const char *commit, const struct stat *st,
+			  struct hf_listing *out)
+{
+	char err[SAFE_ERR_MAX];
+	struct stat kst;
+	int fd = safe_open_read_at(AT_FDCWD, file, O_NOFOLLOW, SAFE_KIND_REG, HF_LISTING_MAX_BYTES, &kst, err,
+				   sizeof(err));
+	if (fd < 0)
+		return false;
+	char *buf = NULL;
+	size_t len;
+	int rc = safe_read_fd(fd, file, HF_LISTING_MAX_BYTES, &buf, &len, err, sizeof(err));
+	close(fd);
+	if (rc < 0 || strlen(buf) != len) {
+		free(buf);
+		return false;
+	}
+	struct strbuf want_key = STRBUF_INIT, want_stat = STRBUF_INIT;
+	key_line(&want_key, folder, commit);
+	stat_line(&want_stat, st);
+	char *text = buf, *line = next_line(&text);
+	bool ok = line && strcmp(line, LISTING_MAGIC) == 0;
+	ok = ok && (line = next_line(&text)) && strcmp(line, want_key.buf) == 0;
+	ok = ok && (line = next_line(&text)) && strcmp(line, want_stat.buf) == 0;
+	sb_release(&want_key);
+	sb_release(&want_stat);
+	struct timespec stamp;
+	char *cur = ok ? next_line(&text) : NULL;
+	ok = cur && keyword(&cur, "stamp") && timespec_field(&cur, &stamp) && !cur;
+	struct hf_record_stat now = record_stat(st);
+	ok = ok && !hf_record_racy(&stamp, &now); /* it could have changed unseen within its granule */
+	uint64_t n = 0;
+	cur = ok ? next_line(&text) : NULL;
+	ok = cur && keyword(&cur, "files") && number(&cur, MAX_KEPT_FILES, &n) && !cur;
+	struct hf_listing l = { .state = HF_LISTING_OK };
+	/* every entry takes a line of at least 12 bytes: a count past that is a lie */
+	ok = ok && n <= len / 12 && kept_entries(&text, n, &l);
+	ok = ok && (line = next_line(&text)) && strcmp(line, "end") == 0 && !(text && *text);
+	free(buf);
+	if (!ok) {
+		hf_listing_free(&l);
+		return false;
+	}
+	*out = l;
+	return true;
+}
+
+void hf_kept_listing_save(const char *file, const char *folder, const char *commit, const struct stat *st,
+			  const struct timespec *started, const struct hf_listing *l)
+{
+	struct timespec stamp = *started;
+	stamp.tv_sec -= HF_RECORD_RACY_MARGIN;
+	struct hf_record_stat now = record_stat(st);
+	if (l->state != HF_LISTING_OK || hf_record_racy(&stamp, &now))
+		return; /* only what a later run may take as it is */
+	struct strbuf sb = STRBUF_INIT;
+	sb_puts(&sb, LISTING_MAGIC "\n");
+	key_line(&sb, folder, commit);
+	sb_puts(&sb, "\n");
+	stat_line(&sb, st);
+	sb_printf(&sb, "\nstamp %lld %ld\nfiles %zu\n", (long long)stamp.tv_sec, stamp.tv_nsec, l->n_files);
+	for (size_t i = 0; i < l->n_files; i++) {
+		const struct hf_listed_file *f = &l->files[i];
+		sb_printf(&sb, "%d %" PRIu64, f->has_size ? 1 : 0, f->has_size ? f->size : 0);
+		string_out(&sb, f->path);
+		string_out(&sb, f->blob_id);
+		string_out(&sb, f->lfs_sha256);
+		string_out(&sb, f->xet_hash);
+		sb_puts(&sb, "\n");
+	}
+	sb_puts(&sb, "end\n");
+	char err[SAFE_ERR_MAX];
+	(void)safe_write_file(file, sb.buf, sb.len, 0600, SAFE_WRITE_REPLACE_ONLY | SAFE_WRITE_NO_SYNC, err,
+			      sizeof(err));
+	sb_release(&sb);
 }

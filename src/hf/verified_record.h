@@ -94,4 +94,34 @@ struct hf_record_item {
 int hf_record_save(const char *file, const char *cache_path, const struct timespec *scan_start,
 		   struct hf_record_item *items, size_t n, char *why, size_t why_size);
 
+/* The parsed listing kept beside the record: a trees/<commit>.json that
+ * parsed OK is kept, with its stat data, in a file of the state folder
+ * (hf_kept_listing_file); a later run takes the kept result instead of
+ * parsing the JSON again while the listing's device, inode, size, mtime and
+ * ctime (to the nanosecond) are unchanged and not racy against the kept
+ * stamp, and its repo folder and commit are the same: the record's rules. A
+ * listing changed with its mtime put back has a new ctime and is parsed
+ * again; a kept file that is odd in any way is not used. The file:
+ *   gpugate-hf-listing 1
+ *   key FOLDER COMMIT             (percent-encoded)
+ *   stat DEV INO SIZE MSEC MNSEC CSEC CNSEC
+ *   stamp SEC NSEC
+ *   files N
+ *   HAS_SIZE SIZE PATH BLOB_ID LFS_SHA256 XET_HASH   (N lines; strings "=" then
+ *                                  percent-encoded, or "-" for none)
+ *   end */
+struct hf_listing;
+struct stat;
+/* The kept listing's file in state_dir for revision commit of the repo
+ * folder of the cache at cache_real. Caller frees. */
+char *hf_kept_listing_file(const char *state_dir, const char *cache_real, const char *folder, const char *commit);
+/* Fills out from file when it keeps this listing (st: its fstat now);
+ * returns whether it did (out untouched when not). */
+bool hf_kept_listing_load(const char *file, const char *folder, const char *commit, const struct stat *st,
+			  struct hf_listing *out);
+/* Keeps an OK listing whose parse began at started (CLOCK_REALTIME_COARSE);
+ * nothing is written when the listing is racy against it. Best effort. */
+void hf_kept_listing_save(const char *file, const char *folder, const char *commit, const struct stat *st,
+			  const struct timespec *started, const struct hf_listing *l);
+
 #endif

@@ -9,7 +9,9 @@ parses. The memory limit is the kernel's (RLIMIT_AS, as `ulimit -v`)."""
 import json
 import os
 import resource
+import shutil
 import subprocess
+import tempfile
 import time
 
 import hf_builder
@@ -38,9 +40,11 @@ def big_cache(tmp_path_factory):
     return cache, path
 
 
-def run_limited(args, cache, vm_kib=None, timeout=60):
+def run_limited(args, cache, vm_kib=None, timeout=60, state=None):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGINGFACE_"))}
     env["HF_HUB_CACHE"] = cache
+    if state:
+        env["XDG_RUNTIME_DIR"] = state
 
     def limit():
         if vm_kib:
@@ -59,15 +63,25 @@ def test_listing_that_exhausts_memory_fails_naming_the_file(big_cache, cmd):
         pytest.skip("ASan reserves terabytes of address space: RLIMIT_AS cannot stand for a memory limit "
                     "(tests/unit/test_hf_listing.c proves the budget under ASan)")
     cache, path = big_cache
-    free, _ = run_limited(cmd, cache)
+    kept = tempfile.mkdtemp(prefix="gpugate-state-")  # hf verify keeps a parsed listing there
+    time.sleep(max(0.0, os.stat(path).st_ctime + 2.2 - time.time()))  # past the racy margin: kept
+    free, _ = run_limited(cmd, cache, state=kept)
     assert free.returncode == 1, free  # unlimited: read, 200 000 files missing
-    limited, _ = run_limited(cmd, cache, vm_kib=150_000)
+    with tempfile.TemporaryDirectory(prefix="gpugate-state-") as fresh:  # nothing kept: the JSON is parsed
+        limited, _ = run_limited(cmd, cache, vm_kib=150_000, state=fresh)
     assert limited.returncode == 1, (limited.stdout[-2000:], limited.stderr[-2000:])
     doc = json.loads(limited.stdout)
     text = json.dumps(doc)
     assert "beyond this reader's limits" in text and "memory ran out" in text, text[:3000]
     assert os.path.basename(path) in text, text[:3000]
     assert "not JSON" not in text, text[:3000]
+    # the listing kept by the unlimited run (hf verify) needs no JSON tree:
+    # under the same limit its files are still seen missing
+    again, _ = run_limited(cmd, cache, vm_kib=150_000, state=kept)
+    shutil.rmtree(kept)
+    assert again.returncode == 1, (again.stdout[-2000:], again.stderr[-2000:])
+    want = "IncompleteSnapshotError" if cmd[0] == "hf" else "beyond this reader's limits"
+    assert want in again.stdout, again.stdout[-2000:]
 
 
 def test_check_ends_by_its_deadline_whatever_it_parses(big_cache):

@@ -297,3 +297,121 @@ def test_integrity_covers_the_models_a_job_needs(setup):
     # validate trusts no record and hashes the whole cache
     v = integrity("validate")["details"]
     assert v["scope"] == "cache" and v["hashed"] == 7 and v["trusted"] == 0, v
+
+
+def snapshot_link(cache, commit, path, folder="models--org--tiny"):
+    return cache / folder / "snapshots" / commit / path
+
+
+def retarget(link, target):
+    os.unlink(link)
+    os.symlink(target, link)
+
+
+def test_snapshot_link_retargeted_is_seen_with_every_blob_trusted(tmp_path):
+    # the walk reads every link on every run (no link is trusted from the
+    # record): a link pointed at another blob of the repo is a finding even
+    # when every blob is trusted
+    cache = tmp_path / "hub"
+    names, _ = hb.listed_cache(str(cache))
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    time.sleep(2.2)
+    assert verify(cache, state)["hashed"] == 7
+    assert verify(cache, state)["trusted"] == 7
+    retarget(snapshot_link(cache, hb.COMMIT_A, "config.json"), "../../blobs/" + names["model"]["tokenizer/vocab.txt"])
+    j = verify(cache, state, rc=1)
+    assert j["hashed"] == 0 and j["trusted"] == 7, j
+    assert any("config.json in snapshot %s is 6 bytes" % hb.COMMIT_A in p["message"] for p in j["problems"]), j
+
+
+@pytest.mark.parametrize("form,finding,rc", [
+    ("../../blobs/{name}/", "model.safetensors is a broken link", 1),  # the kernel: ENOTDIR on a file
+    ("../../blobs/{name}/.", "model.safetensors is a broken link", 1),
+    ("./../../blobs//{name}", None, 0),  # the kernel reads "." and "//" as nothing
+    # a blob of the same name in another repo: no blob of this one (a warning)
+    ("../../../models--solo/blobs/{name}", "which is no blob of this repo", 0),
+    # a blob that is a link: followed to the blob it names, never taken by its own name
+    ("../../blobs/alias", "no snapshot file: blob blobs/alias", 1),
+])
+def test_link_text_read_as_the_kernel_follows_it(setup, form, finding, rc):
+    # the usual link is known from its text (layout.c usual_link); every
+    # other form is followed: the verdict is the kernel's in each case
+    cache, state, names = setup
+    name = names["model"][WEIGHTS]
+    tiny = cache / "models--org--tiny"
+    if "solo" in form:
+        shutil.copy(tiny / "blobs" / name, cache / "models--solo" / "blobs" / name)
+    if "alias" in form:
+        os.symlink(name, tiny / "blobs" / "alias")
+    link = snapshot_link(cache, hb.COMMIT_A, WEIGHTS)
+    retarget(link, form.format(name=name))
+    assert os.path.isfile(link) == ("broken" not in (finding or ""))
+    j = verify(cache, state, rc=rc)
+    if finding is None:
+        assert not j["problems"] and j["matching"] == 7, j
+    else:
+        assert any(finding in p["message"] for p in j["problems"]), j
+
+
+def kept_listings(state):
+    return sorted(p for p in (state / "gpugate").iterdir() if p.name.startswith("hf-listing-"))
+
+
+def test_kept_listing_taken_while_unchanged_and_parsed_again_once_changed(tmp_path):
+    # a parsed trees/<commit>.json is kept in the state folder and taken as
+    # kept while the listing's stat data is unchanged (verified_record.h)
+    cache = tmp_path / "hub"
+    hb.listed_cache(str(cache))
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    time.sleep(2.2)
+    assert verify(cache, state)["verdict"] == "pass"
+    kept = kept_listings(state)
+    assert len(kept) == 4 and all(p.stat().st_mode & 0o777 == 0o600 for p in kept), kept
+    # the kept result is what the next run uses: forged here, it shows
+    mine = [p for p in kept if ("key models--org--tiny %s\n" % hb.COMMIT_A) in p.read_text()]
+    assert len(mine) == 1
+    text = mine[0].read_text()
+    assert "\n1 24 =config.json " in text, text
+    mine[0].write_text(text.replace("\n1 24 =config.json ", "\n1 99 =config.json "))
+    j = verify(cache, state, rc=1)
+    assert any("config.json in snapshot %s is 24 bytes, trees/%s.json says 99" % (hb.COMMIT_A, hb.COMMIT_A)
+               in p["message"] for p in j["problems"]), j
+    assert verify(cache, state, "--full")["verdict"] == "pass"  # --full parses every listing
+    # the listing's content changed, same size, mtime put back: ctime moved, parsed again
+    listing = cache / "models--org--tiny" / "trees" / (hb.COMMIT_A + ".json")
+    st = listing.stat()
+    raw = listing.read_bytes()
+    assert raw.count(b'"size": 24,') == 1
+    listing.write_bytes(raw.replace(b'"size": 24,', b'"size": 42,'))
+    os.utime(listing, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert listing.stat().st_mtime_ns == st.st_mtime_ns and listing.stat().st_size == st.st_size
+    for _ in range(2):  # racy (changed just now): not kept, parsed on each run
+        j = verify(cache, state, rc=1)
+        assert any("config.json in snapshot %s is 24 bytes, trees/%s.json says 42" % (hb.COMMIT_A, hb.COMMIT_A)
+                   in p["message"] for p in j["problems"]), j
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link", "cut"])
+def test_odd_kept_listing_is_not_used(tmp_path, kind):
+    # a kept listing that is a FIFO, a link or cut short is not taken: each
+    # holds a forged size here, which a run that took it would report
+    cache = tmp_path / "hub"
+    hb.listed_cache(str(cache))
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    time.sleep(2.2)
+    verify(cache, state)
+    for p in kept_listings(state):
+        forged = p.read_text().replace("\n1 24 =config.json ", "\n1 99 =config.json ")
+        p.unlink()
+        if kind == "cut":
+            p.write_text(forged[:-4])
+        elif kind == "fifo":
+            os.mkfifo(p, 0o600)
+        else:
+            (tmp_path / p.name).write_text(forged)
+            os.symlink(tmp_path / p.name, p)
+    j = verify(cache, state)
+    assert j["verdict"] == "pass" and not any("says 99" in p["message"] for p in j["problems"]), j

@@ -15,8 +15,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hf/listing.h"
 #include "hf/verified_record.h"
 #include "lib/util.h"
+
+#define HEX64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
 static char dir[64], cache[96], other[96], file[128];
 static struct timespec run_start;
@@ -326,6 +329,60 @@ static void bounded_keeps_the_largest(void **state)
 	free(names);
 }
 
+/* A kept listing gives back exactly what was parsed (odd bytes in paths and
+ * strings, a "-" string apart from none), and only for the same listing:
+ * each stat field, the folder, the commit, a racy stamp. */
+static void kept_listing_round_trip_and_its_rules(void **state)
+{
+	(void)state;
+	const char json[] = "{\"format_version\": 1, \"files\": {"
+			    "\"a b/%x\\n.bin\": {\"size\": 7, \"blob_id\": \"-\", \"lfs_sha256\": null},"
+			    "\"c.txt\": {\"size\": \"big\", \"blob_id\": 5, \"xet_hash\": \"" HEX64 "\"}}}";
+	struct hf_listing parsed, kept;
+	hf_listing_parse(json, sizeof(json) - 1, &parsed);
+	assert_int_equal(parsed.state, HF_LISTING_OK);
+	struct stat st = { .st_dev = 5, .st_ino = 6, .st_size = 100 };
+	st.st_mtim = (struct timespec){ 1000, 1 };
+	st.st_ctim = (struct timespec){ 1000, 2 };
+	char *f = hf_kept_listing_file(dir, cache, "models--a--b", "c0ffee");
+	hf_kept_listing_save(f, "models--a--b", "c0ffee", &st, &run_start, &parsed);
+	assert_true(hf_kept_listing_load(f, "models--a--b", "c0ffee", &st, &kept));
+	assert_int_equal(kept.state, HF_LISTING_OK);
+	assert_int_equal(kept.n_files, parsed.n_files);
+	for (size_t i = 0; i < kept.n_files; i++) {
+		const struct hf_listed_file *x = &parsed.files[i], *y = &kept.files[i];
+		assert_string_equal(x->path, y->path);
+		assert_int_equal(x->has_size, y->has_size);
+		assert_int_equal(x->size, y->size);
+		assert_true((!x->blob_id && !y->blob_id) || strcmp(x->blob_id, y->blob_id) == 0);
+		assert_true((!x->lfs_sha256 && !y->lfs_sha256) || strcmp(x->lfs_sha256, y->lfs_sha256) == 0);
+		assert_true((!x->xet_hash && !y->xet_hash) || strcmp(x->xet_hash, y->xet_hash) == 0);
+		assert_int_equal(y->file, -1);
+	}
+	assert_string_equal(kept.files[0].path, "a b/%x\n.bin");
+	assert_string_equal(kept.files[0].blob_id, "-");
+	assert_null(kept.files[1].blob_id);
+	hf_listing_free(&kept);
+	/* each field of the stat data, the folder and the commit must be the same */
+	struct stat changed[5] = { st, st, st, st, st };
+	changed[0].st_dev = 9;
+	changed[1].st_ino = 9;
+	changed[2].st_size = 9;
+	changed[3].st_mtim.tv_nsec = 9;
+	changed[4].st_ctim.tv_nsec = 9;
+	for (size_t i = 0; i < 5; i++)
+		assert_false(hf_kept_listing_load(f, "models--a--b", "c0ffee", &changed[i], &kept));
+	assert_false(hf_kept_listing_load(f, "models--a--c", "c0ffee", &st, &kept));
+	assert_false(hf_kept_listing_load(f, "models--a--b", "c0ffef", &st, &kept));
+	/* a listing not older than the parse's start (less the margin) is not kept */
+	unlink(f);
+	struct timespec early = { 1000, 0 };
+	hf_kept_listing_save(f, "models--a--b", "c0ffee", &st, &early, &parsed);
+	assert_int_equal(access(f, F_OK), -1);
+	free(f);
+	hf_listing_free(&parsed);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -336,6 +393,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(record_of_another_cache_is_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(fifo_link_and_missing_records_are_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(bounded_keeps_the_largest, setup, teardown),
+		cmocka_unit_test_setup_teardown(kept_listing_round_trip_and_its_rules, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
