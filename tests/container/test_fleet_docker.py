@@ -35,9 +35,12 @@ test, so nothing in a manifest goes unheeded):
   a failure, the log's last 80 lines within 2048 bytes (the kubelet's
   MaxContainerTerminationMessageLogLines/-Length).
 - network: every container `--network none`; nothing is published. The
-  serve container is queried from inside (`docker exec` of a bash
-  /dev/tcp client on 127.0.0.1, where the kubelet's probe would come from
-  the pod network).
+  kubelet's probes (the manifest's httpGet path and port, a named port
+  resolved through `ports`; success 200-399) and Prometheus' scrape (the
+  pod's prometheus.io/port and /path annotations) are made from inside the
+  serve container (`docker exec` of a bash /dev/tcp client on 127.0.0.1;
+  the image has no HTTP client), where on a node they come from the pod
+  network to the same 0.0.0.0 listener.
 Stand-ins, the only additions to what the manifests say: the node's GPU is
 the fixture of test_docker.py (mknod'ed card0/renderD128 under the node's
 /dev/dri, by-path links, a sysfs for one Intel GPU bind-mounted read-only
@@ -146,7 +149,7 @@ def applied(manifest):
     pod = doc["spec"]["template"]["spec"] if doc["kind"] == "DaemonSet" else doc["spec"]
     images = {c["image"] for c in pod.get("initContainers", []) + pod["containers"]}
     assert images == {IMAGE}, images
-    return pod
+    return doc, pod
 
 
 # ---- the node ----------------------------------------------------------------
@@ -420,9 +423,20 @@ def nfd_read(features):
 
 # ---- the DaemonSet ---------------------------------------------------------
 
-def serve_port(c):
-    cmd = c["command"]
-    return cmd[cmd.index("--listen") + 1].rsplit(":", 1)[1]
+def http_target(c, port, path):
+    """A port (a number or the name of one of c's ports) and path, as the
+    kubelet's httpGet probe and Prometheus' scrape resolve them."""
+    if isinstance(port, str) and not port.isdigit():
+        [port] = [p["containerPort"] for p in c["ports"] if p["name"] == port]
+    return str(port), path
+
+
+def probe(engine, container, c, which):
+    """The kubelet's httpGet probe which (livenessProbe, readinessProbe) of
+    container c: success is a status from 200 to 399."""
+    get = c[which]["httpGet"]
+    status, body = http_get(engine, container, *http_target(c, get["port"], get["path"]))
+    return status is not None and 200 <= status < 400, status, body
 
 
 def test_daemonset_serves_and_labels_the_node(engine, fleet_image, kubelet, tmp_path):
@@ -431,7 +445,7 @@ def test_daemonset_serves_and_labels_the_node(engine, fleet_image, kubelet, tmp_
     answers /healthz, /readyz and /metrics, and its NFD file lands where NFD
     reads it; a node whose by-path links go turns /readyz 503 and the label
     healthy=false, and back when they return (SIGHUP: the next run now)."""
-    pod = applied("daemonset.yaml")
+    ds, pod = applied("daemonset.yaml")
     node = make_node(tmp_path)
     p = kubelet(pod, node, "ds")
     assert p.run(), p.status
@@ -439,7 +453,8 @@ def test_daemonset_serves_and_labels_the_node(engine, fleet_image, kubelet, tmp_
     [c] = pod["containers"]
     assert p.status[init["name"]]["exit"] == 0, p.status
     serve = p.cname(c)
-    port = serve_port(c)
+    notes = ds["spec"]["template"]["metadata"]["annotations"]  # what Prometheus' kubernetes-pods job reads
+    scrape = http_target(c, notes["prometheus.io/port"], notes["prometheus.io/path"])
     features = on_node(node, next(v for v in pod["volumes"] if v["name"] == "features")["hostPath"]["path"])
     # what the init container did, with CHOWN as its only capability
     uid, gid = pod["securityContext"]["runAsUser"], pod["securityContext"]["runAsGroup"]
@@ -448,11 +463,11 @@ def test_daemonset_serves_and_labels_the_node(engine, fleet_image, kubelet, tmp_
     assert os.stat(features).st_uid == 0 and (os.stat(features).st_mode & 0o777) == 0o755
     assert os.readlink(features / "gpugate") == "gpugate.d/gpugate"
     try:
-        wait_for("/healthz 200", lambda: http_get(engine, serve, port, "/healthz")[0] == 200)
-        status, body = wait_for("/readyz 200", lambda: (lambda r: r if r[0] == 200 else None)(
-            http_get(engine, serve, port, "/readyz")), timeout=120)
-        assert body.startswith("gpugate: HEALTHY (profile ci)"), body
-        status, metrics = http_get(engine, serve, port, "/metrics")
+        wait_for("live", lambda: probe(engine, serve, c, "livenessProbe")[0])
+        ready, status, body = wait_for("ready", lambda: (lambda r: r if r[0] else None)(
+            probe(engine, serve, c, "readinessProbe")), timeout=120)
+        assert status == 200 and body.startswith("gpugate: HEALTHY (profile ci)"), body
+        status, metrics = http_get(engine, serve, *scrape)
         assert status == 200 and re.search(r'^gpugate_healthy\{profile="ci"\} 1$', metrics, re.M), metrics[-2000:]
         assert re.search(r"^gpugate_gpu_smoke_passed\{.*\} 1$", metrics, re.M), metrics[-2000:]
         # the process as the kernel sees it: the pod's user and groups, no
@@ -476,11 +491,11 @@ def test_daemonset_serves_and_labels_the_node(engine, fleet_image, kubelet, tmp_
         for name in links:
             (by_path / name).unlink()
         engine.docker("kill", "--signal", "HUP", serve)
-        status, body = wait_for("/readyz 503", lambda: (lambda r: r if r[0] == 503 else None)(
-            http_get(engine, serve, port, "/readyz")), timeout=120)
+        ready, status, body = wait_for("not ready", lambda: (lambda r: r if r[1] == 503 else None)(
+            probe(engine, serve, c, "readinessProbe")), timeout=120)
         assert body.startswith("gpugate: UNHEALTHY (profile ci)") and "devices.by_path" in body, body
-        assert http_get(engine, serve, port, "/healthz")[0] == 200  # the server lives on: no restart
-        metrics = http_get(engine, serve, port, "/metrics")[1]
+        assert probe(engine, serve, c, "livenessProbe")[:2] == (True, 200)  # the server lives on: no restart
+        metrics = http_get(engine, serve, *scrape)[1]
         assert re.search(r'^gpugate_healthy\{profile="ci"\} 0$', metrics, re.M), metrics[-2000:]
         labels = wait_for("healthy=false", lambda: (lambda lb: lb if lb.get(
             "feature.node.kubernetes.io/gpugate.healthy") == "false" else None)(nfd_read(features)), timeout=30)
@@ -488,7 +503,7 @@ def test_daemonset_serves_and_labels_the_node(engine, fleet_image, kubelet, tmp_
         for name, target in links.items():
             (by_path / name).symlink_to(target)
         engine.docker("kill", "--signal", "HUP", serve)
-        wait_for("/readyz 200 again", lambda: http_get(engine, serve, port, "/readyz")[0] == 200, timeout=120)
+        wait_for("ready again", lambda: probe(engine, serve, c, "readinessProbe")[0], timeout=120)
         wait_for("healthy=true again",
                  lambda: nfd_read(features).get("feature.node.kubernetes.io/gpugate.healthy") == "true", timeout=30)
         assert sorted(os.listdir(features / "gpugate.d")) == ["gpugate"]  # no temp file left
@@ -500,7 +515,7 @@ def test_daemonset_serves_and_labels_the_node(engine, fleet_image, kubelet, tmp_
 def test_daemonset_init_container_needs_its_chown(engine, fleet_image, kubelet, tmp_path):
     """The oracle can fail: the init container without its one added
     capability cannot hand the folder over, and the pod goes no further."""
-    pod = applied("daemonset.yaml")
+    _, pod = applied("daemonset.yaml")
     [init] = pod["initContainers"]
     del init["securityContext"]["capabilities"]["add"]
     p = kubelet(pod, make_node(tmp_path), "ds-nochown")
@@ -517,7 +532,7 @@ WORKLOAD = ["sh", "-c", 'test -c /dev/dri/renderD128 && test -w "$HF_HOME" && ec
 
 
 def test_gate_pod_lets_the_workload_start_on_a_good_gpu(engine, fleet_image, kubelet, tmp_path):
-    pod = applied("gate-pod.yaml")
+    _, pod = applied("gate-pod.yaml")
     p = kubelet(pod, make_node(tmp_path), "gate-ok")
     [gate] = pod["initContainers"]
     [work] = pod["containers"]
@@ -533,7 +548,7 @@ def test_gate_pod_keeps_the_workload_from_a_broken_node(engine, fleet_image, kub
     """The node's by-path links are missing: the gate exits 1, its
     termination message (the log's tail, FallbackToLogsOnError) names
     devices.by_path, and the workload container is never created."""
-    pod = applied("gate-pod.yaml")
+    _, pod = applied("gate-pod.yaml")
     node = make_node(tmp_path)
     for link in (node / "dev" / "dri" / "by-path").iterdir():
         link.unlink()
@@ -547,3 +562,17 @@ def test_gate_pod_keeps_the_workload_from_a_broken_node(engine, fleet_image, kub
     assert len(st["message"].encode()) <= FALLBACK_BYTES
     assert p.started == [p.cname(gate)]
     assert not engine.docker("ps", "-aq", "--filter", f"name=^{p.cname(work)}$").stdout.strip()
+
+
+def test_gate_pod_needs_its_fs_group(engine, fleet_image, kubelet, tmp_path):
+    """The oracle can fail: without the pod's fsGroup the kubelet leaves the
+    HF volume root's 0755, the gate's user cannot write it, and the gate
+    says so before the workload would have."""
+    _, pod = applied("gate-pod.yaml")
+    del pod["securityContext"]["fsGroup"]
+    p = kubelet(pod, make_node(tmp_path), "gate-no-fsgroup")
+    [gate] = pod["initContainers"]
+    assert not p.run(replace_command={pod["containers"][0]["name"]: WORKLOAD})
+    st = p.status[gate["name"]]
+    assert st["exit"] == 1 and "hf.writable" in st["message"], st
+    assert p.started == [p.cname(gate)]
