@@ -49,7 +49,11 @@ def _exec_root():
 
 
 class Engine:
-    """One dockerd for the session; docker() runs the client against it."""
+    """One dockerd for the session; docker() runs the client against it.
+    Test modules that each start() one share it (one dockerd per pidfile):
+    the last stop() stops it."""
+
+    running = None  # the started engine of this process
 
     def __init__(self):
         self.sock = STATE / "docker.sock"
@@ -66,6 +70,10 @@ class Engine:
         self.proc = None
 
     def start(self, timeout=90):
+        shared = Engine.running
+        if shared is not None and shared.proc is not None and shared.proc.poll() is None:
+            shared.users += 1
+            return shared
         for tool in ("dockerd", "docker", "containerd"):
             if not shutil.which(tool):
                 pytest.skip(f"{tool} is not installed (.ci/install-deps installs docker.io)")
@@ -91,6 +99,8 @@ class Engine:
             r = self.docker("version", "--format", "{{.Server.Version}}", check=False, timeout=10)
             if r.returncode == 0:
                 self.version = r.stdout.strip()
+                self.users = 1
+                Engine.running = self
                 return self
             time.sleep(0.5)
         self.stop()
@@ -133,6 +143,10 @@ class Engine:
         """Every container removed, then dockerd stopped by its pid."""
         if not self.proc:
             return
+        self.users = getattr(self, "users", 1) - 1
+        if self.users > 0:
+            return
+        Engine.running = None
         if self.proc.poll() is None:
             ids = self.docker("ps", "-aq", check=False).stdout.split()
             if ids:

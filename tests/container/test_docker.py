@@ -61,7 +61,7 @@ DOCKER_OUTPUT_MAX = 4096  # what Docker keeps of a health check's output
 FAST_HEALTH = ["--health-interval=2s", "--health-timeout=10s", "--health-retries=1", "--health-start-period=1s"]
 # What the stand-ins install for gpugate: the stack stage's runtime libraries
 # (their names in its apt-get line) and ca-certificates.
-RUNTIME_LIBS = re.compile(r"^(lib(yaml|jansson|ssl|curl|archive)\S*|ca-certificates)$")
+RUNTIME_LIBS = re.compile(r"^(lib(yaml|jansson|ssl|curl|archive|microhttpd)\S*|ca-certificates)$")
 
 
 # ---- the README's quick start ------------------------------------------------
