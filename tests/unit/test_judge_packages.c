@@ -15,7 +15,10 @@
 
 /* One installed package of the native architecture, as dpkg_status_parse
  * would give it. */
-#define PKG(n, v) { .name = n, .arch = "amd64", .version = v, .state = "installed", .multiarch = "", .provides = "" }
+#define PKG(n, v)                                                                                               \
+	{                                                                                                       \
+		.name = n, .arch = "amd64", .version = v, .state = "installed", .multiarch = "", .provides = "" \
+	}
 
 struct verdict {
 	bool holds;
