@@ -65,7 +65,10 @@ static void exact_version_under_each_operator(void **state)
 	assert_true(judge("libze1 (>> 1.2-0)", p, 1, "amd64").holds);
 	assert_true(judge("libze1 (<< 1.2-2)", p, 1, "amd64").holds);
 	assert_false(judge("libze1 (>= 1.2-2)", p, 1, "amd64").holds);
-	assert_false(judge("libze1 (<= 1.2-0)", p, 1, "amd64").holds);
+	v = judge("libze1 (<= 1.2-0)", p, 1, "amd64");
+	assert_false(v.holds);
+	assert_non_null(strstr(v.found, "is too new"));
+	assert_non_null(strstr(judge("libze1 (>= 1.2-2)", p, 1, "amd64").found, "is too old"));
 	v = judge("libze1 (= 1.2-2)", p, 1, "amd64");
 	assert_false(v.holds);
 	assert_non_null(strstr(v.found, "another version"));
@@ -155,6 +158,12 @@ static void provided_virtual_package(void **state)
 	v = judge("libfoo (>= 0)", p, 1, "amd64");
 	assert_false(v.holds);
 	assert_non_null(strstr(v.found, "without a version"));
+	/* a provided name is matched whole, never as a prefix either way */
+	assert_false(judge("opencl", p, 1, "amd64").holds);
+	assert_false(judge("libfoo2", p, 1, "amd64").holds);
+	p[0].provides = "libze";
+	assert_false(judge("libze1", p, 1, "amd64").holds);
+	p[0].provides = "opencl-icd (= 3.0), libfoo";
 	/* the provider's state and architecture still count */
 	p[0].state = "half-configured";
 	assert_false(judge("opencl-icd", p, 1, "amd64").holds);
@@ -184,6 +193,29 @@ static void alternatives_and_several_candidates(void **state)
 	q[0].multiarch = q[1].multiarch = "same";
 	assert_true(judge("libze1", q, 2, "amd64").holds);
 	assert_false(judge("libze1", q, 2, "arm64").holds);
+	/* the serving instance first, then one that does not: still holds */
+	q[0].arch = "amd64";
+	q[1].arch = "i386";
+	assert_true(judge("libze1", q, 2, "amd64").holds);
+}
+
+static void unreadable_version_never_holds(void **state)
+{
+	(void)state;
+	/* dpkg refuses these versions: no versioned relation holds, even one
+	 * a lax comparison would let through */
+	static const char *const refused[] = { "", "1.0 beta", "a:1.0", "1.0-" };
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		struct dpkg_pkg p[] = { PKG("libze1", (char *)refused[i]) };
+		struct verdict v = judge("libze1 (>= 0)", p, 1, "amd64");
+		assert_false(v.holds);
+		v = judge("libze1 (<< 99)", p, 1, "amd64");
+		assert_false(v.holds);
+		if (*refused[i])
+			assert_non_null(strstr(v.found, "has a version dpkg cannot read"));
+		/* an unversioned relation does not read the version */
+		assert_true(judge("libze1", p, 1, "amd64").holds);
+	}
 }
 
 static void lenient_version_warns(void **state)
@@ -207,6 +239,7 @@ int main(void)
 		cmocka_unit_test(architecture_qualifiers),
 		cmocka_unit_test(provided_virtual_package),
 		cmocka_unit_test(alternatives_and_several_candidates),
+		cmocka_unit_test(unreadable_version_never_holds),
 		cmocka_unit_test(lenient_version_warns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
