@@ -14,6 +14,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "judge_hf.h"
 #include "../hf/cache_format.h"
 #include "../hf/layout.h"
 #include "../backend/probe_cache.h"
@@ -180,6 +181,37 @@ static const char *shown(const struct hf_state *s)
 	return s->cache ? s->cache : s->loc.hub_cache;
 }
 
+bool hf_judge_unused(const struct hf_facts *f)
+{
+	return f->healthcheck && !f->models_listed && f->cache_missing && f->on_root;
+}
+
+enum hf_mount_verdict hf_judge_mounted(const struct hf_facts *f, bool unused)
+{
+	if (!f->on_root)
+		return HF_MOUNT_OWN;
+	if (!f->require_mount)
+		return HF_MOUNT_ROOT_ALLOWED;
+	return unused ? HF_MOUNT_ROOT_UNUSED : HF_MOUNT_ROOT;
+}
+
+enum hf_write_verdict hf_judge_writable(const struct hf_facts *f)
+{
+	if (f->read_only)
+		return f->offline ? HF_WRITE_BY_DESIGN : HF_WRITE_BY_DESIGN_ONLINE;
+	return f->ro_mount ? HF_WRITE_RO_MOUNT : HF_WRITE_TRY;
+}
+
+enum status hf_judge_not_writable(bool unused)
+{
+	return unused ? STATUS_WARN : STATUS_FAIL;
+}
+
+bool hf_judge_space(uint64_t avail, uint64_t need)
+{
+	return avail >= need;
+}
+
 static void *hf_prepare(const struct context *ctx)
 {
 	struct hf_state *s = xcalloc(1, sizeof(*s));
@@ -198,10 +230,15 @@ static void *hf_prepare(const struct context *ctx)
 	char *mi = ctx_path(ctx, "/proc/self/mountinfo");
 	s->mi_ok = mountinfo_load(mi, &s->mi, s->mi_err, sizeof(s->mi_err)) == 0;
 	free(mi);
-	if (s->usable && s->healthcheck && s->mi_ok && !spec_has(ctx->spec, "hf.models")) {
+	if (s->usable && s->mi_ok) {
 		struct stat st;
-		s->unused = stat(s->cache, &st) < 0 && errno == ENOENT &&
-			    mountinfo_find(&s->mi, s->mount_path) == mountinfo_find(&s->mi, "/");
+		struct hf_facts f = {
+			.healthcheck = s->healthcheck,
+			.models_listed = spec_has(ctx->spec, "hf.models"),
+			.cache_missing = stat(s->cache, &st) < 0 && errno == ENOENT,
+			.on_root = mountinfo_find(&s->mi, s->mount_path) == mountinfo_find(&s->mi, "/"),
+		};
+		s->unused = hf_judge_unused(&f);
 	}
 	return s;
 }
@@ -385,21 +422,22 @@ static void run_mounted(const struct context *ctx, void *state, struct result *r
 			result_remedy(r, "%s", beside);
 		}
 	}
-	bool required = key_bool(ctx->spec, "hf.require_mount");
-	if (on_root && required && s->unused) {
+	struct hf_facts f = { .on_root = on_root, .require_mount = key_bool(ctx->spec, "hf.require_mount") };
+	enum hf_mount_verdict v = hf_judge_mounted(&f, s->unused);
+	if (v == HF_MOUNT_ROOT_UNUSED) {
 		result_set(
 			r, STATUS_WARN,
 			"no Hugging Face volume: the cache %s does not exist and the spec lists no hf.models (the ci profile requires the volume)",
 			s->loc.hub_cache);
 		remedy_mount(r, s);
-	} else if (on_root && required) {
+	} else if (v == HF_MOUNT_ROOT) {
 		result_set(
 			r, STATUS_FAIL,
 			"the cache %s is on the container's root filesystem (%s at /), not a mounted volume: downloads vanish with the container",
 			shown(s), m->fstype);
 		if (!beside)
 			remedy_mount(r, s);
-	} else if (on_root) {
+	} else if (v == HF_MOUNT_ROOT_ALLOWED) {
 		result_set(r, r->status, "the cache %s is on the root filesystem (hf.require_mount is false)",
 			   shown(s));
 	} else {
@@ -496,11 +534,14 @@ static void run_writable(const struct context *ctx, void *state, struct result *
 	if (!need_path(r, s))
 		return;
 	const struct mount_entry *m = cache_mount(s);
-	bool ro_mount = m && mount_is_read_only(m);
-	if (key_bool(ctx->spec, "hf.read_only")) {
+	struct hf_facts f = { .read_only = key_bool(ctx->spec, "hf.read_only"),
+			      .ro_mount = m && mount_is_read_only(m),
+			      .offline = s->loc.offline };
+	enum hf_write_verdict v = hf_judge_writable(&f);
+	if (v == HF_WRITE_BY_DESIGN || v == HF_WRITE_BY_DESIGN_ONLINE) {
 		result_set(r, STATUS_PASS, "read-only by design (hf.read_only)%s",
-			   ro_mount ? ", and the mount is read-only" : "");
-		if (!s->loc.offline) {
+			   f.ro_mount ? ", and the mount is read-only" : "");
+		if (v == HF_WRITE_BY_DESIGN_ONLINE) {
 			result_finding(
 				r, STATUS_WARN, "hf.writable.offline_unset",
 				"the cache is read-only but HF_HUB_OFFLINE is not set: huggingface_hub will call the Hub and try to write");
@@ -509,7 +550,7 @@ static void run_writable(const struct context *ctx, void *state, struct result *
 		}
 		return;
 	}
-	if (ro_mount) {
+	if (v == HF_WRITE_RO_MOUNT) {
 		result_set(r, STATUS_FAIL,
 			   "the cache %s is on a read-only mount %s (%s): downloads and lock files fail", shown(s),
 			   m->mount_point, m->mount_options);
@@ -525,7 +566,7 @@ static void run_writable(const struct context *ctx, void *state, struct result *
 	if (ctx_is_healthcheck(ctx)) { /* never writes: the permission bits only */
 		if (access(dir_under_root, W_OK | X_OK) < 0) {
 			/* a GPU-only container (no volume, no models): nothing will write there */
-			result_set(r, s->unused ? STATUS_WARN : STATUS_FAIL, "%s is not writable by uid %u: %s", dir,
+			result_set(r, hf_judge_not_writable(s->unused), "%s is not writable by uid %u: %s", dir,
 				   (unsigned)geteuid(), strerror(errno));
 			remedy_not_writable(r, ctx, s, m, dir);
 		} else {
@@ -602,7 +643,7 @@ static void run_space(const struct context *ctx, void *state, struct result *r)
 	char a[32], n[32];
 	human_bytes(avail, a, sizeof(a));
 	human_bytes(need, n, sizeof(n));
-	if (avail < need) {
+	if (!hf_judge_space(avail, need)) {
 		result_set(r, STATUS_FAIL, "only %s free on the cache's filesystem (%s), need at least %s (min_free)",
 			   a, dir, n);
 		result_remedy(

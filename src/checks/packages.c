@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "judge_packages.h"
 #include "../lib/debrelation.h"
 #include "../facts/packages.h"
 #include "../lib/debversion.h"
@@ -234,8 +235,8 @@ static bool candidate_serves(const struct rel_alt *alt, const struct dpkg_pkg *p
  * Architecture: all package: the package of that name, then every package
  * that provides it; appends what was found to `found` and returns whether
  * it holds. */
-static bool relation_holds(const struct relation *rel, const struct dpkg_status *st, const char *native,
-			   struct strbuf *found, json_t *installed, struct result *r)
+bool packages_relation_holds(const struct relation *rel, const struct dpkg_status *st, const char *native,
+			     struct strbuf *found, json_t *installed, struct result *r)
 {
 	bool holds = false;
 	for (size_t a = 0; a < rel->count; a++) {
@@ -329,7 +330,7 @@ static void run_installed(const struct context *ctx, void *state, struct result 
 				if (rels[i].alts[a].warning)
 					result_finding(r, STATUS_WARN, "packages.installed.relation_note", "%s: %s",
 						       want.buf, rels[i].alts[a].warning);
-			bool holds = relation_holds(&rels[i], &st, native, &found, installed, r);
+			bool holds = packages_relation_holds(&rels[i], &st, native, &found, installed, r);
 			json_array_append_new(all, relation_fact_encode(want.buf, holds, installed));
 			if (!holds) {
 				bad++;

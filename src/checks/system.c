@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
+#include "judge_system.h"
 #include "../lib/kmsg.h"
 #include "../lib/util.h"
 #include "../registry.h"
@@ -72,12 +73,16 @@ static void run_sysfs(const struct context *ctx, void *state, struct result *r)
 
 /* /proc/self/status ------------------------------------------------------- */
 
-struct proc_status {
-	bool have_seccomp, have_caps;
-	int seccomp;          /* 0 off, 1 strict, 2 filter */
-	long seccomp_filters; /* -1 when the kernel does not report it */
-	unsigned long long cap_eff;
-};
+void system_discount_sandbox(struct proc_status *ps, int sandbox_filters)
+{
+	if (sandbox_filters > 0 && ps->seccomp == 2 && ps->seccomp_filters >= 0) {
+		ps->seccomp_filters -= sandbox_filters;
+		if (ps->seccomp_filters <= 0) {
+			ps->seccomp_filters = 0;
+			ps->seccomp = 0;
+		}
+	}
+}
 
 static int read_proc_status(const struct context *ctx, struct proc_status *ps, const char *path)
 {
@@ -109,14 +114,8 @@ static int read_proc_status(const struct context *ctx, struct proc_status *ps, c
 	free(text);
 	/* gpugate's own sandbox (src/lib/sandbox.h) is not the container's
 	 * filter: leave it out when reading this process's real status */
-	bool real_root = root_is_real(ctx->root);
-	if (real_root && ctx->sandbox_filters > 0 && ps->seccomp == 2 && ps->seccomp_filters >= 0) {
-		ps->seccomp_filters -= ctx->sandbox_filters;
-		if (ps->seccomp_filters <= 0) {
-			ps->seccomp_filters = 0;
-			ps->seccomp = 0;
-		}
-	}
+	if (root_is_real(ctx->root))
+		system_discount_sandbox(ps, ctx->sandbox_filters);
 	return 0;
 }
 
@@ -156,6 +155,30 @@ static int proc_status(const struct context *ctx, struct system_state *st)
 
 /* system.seccomp ---------------------------------------------------------- */
 
+void system_judge_seccomp(const struct proc_status *ps, const char *path, int sandbox_filters, struct result *r)
+{
+	json_object_set_new(result_details(r), "mode", json_integer(ps->seccomp));
+	json_object_set_new(result_details(r), "filters", json_integer(ps->seccomp_filters));
+	json_object_set_new(result_details(r), "gpugate_sandbox_filters", json_integer(sandbox_filters));
+	if (ps->seccomp == 0) {
+		result_set(r, STATUS_PASS, "no seccomp filter");
+	} else if (ps->seccomp == 2) {
+		result_set(
+			r, STATUS_PASS,
+			"seccomp filter active (%ld filter%s): under Docker's default profile "
+			"mbind/set_mempolicy need CAP_SYS_NICE, pidfd_getfd CAP_SYS_PTRACE, perf_event_open CAP_PERFMON "
+			"(see system.capabilities)",
+			ps->seccomp_filters, ps->seccomp_filters == 1 ? "" : "s");
+	} else if (ps->seccomp == 1) {
+		result_set(
+			r, STATUS_WARN,
+			"seccomp strict mode: only read, write, exit and sigreturn are allowed; no GPU work can run");
+		result_remedy(r, "run without strict seccomp (it is set by the program that started this one)");
+	} else {
+		result_set(r, STATUS_WARN, "unknown seccomp mode %d in %s", ps->seccomp, path);
+	}
+}
+
 static void run_seccomp(const struct context *ctx, void *state, struct result *r)
 {
 	struct system_state *st = state;
@@ -167,26 +190,7 @@ static void run_seccomp(const struct context *ctx, void *state, struct result *r
 	} else if (!ps.have_seccomp) {
 		result_set(r, STATUS_SKIP, "%s has no Seccomp field (kernel without seccomp)", path);
 	} else {
-		json_object_set_new(result_details(r), "mode", json_integer(ps.seccomp));
-		json_object_set_new(result_details(r), "filters", json_integer(ps.seccomp_filters));
-		json_object_set_new(result_details(r), "gpugate_sandbox_filters", json_integer(ctx->sandbox_filters));
-		if (ps.seccomp == 0) {
-			result_set(r, STATUS_PASS, "no seccomp filter");
-		} else if (ps.seccomp == 2) {
-			result_set(
-				r, STATUS_PASS,
-				"seccomp filter active (%ld filter%s): under Docker's default profile "
-				"mbind/set_mempolicy need CAP_SYS_NICE, pidfd_getfd CAP_SYS_PTRACE, perf_event_open CAP_PERFMON "
-				"(see system.capabilities)",
-				ps.seccomp_filters, ps.seccomp_filters == 1 ? "" : "s");
-		} else if (ps.seccomp == 1) {
-			result_set(
-				r, STATUS_WARN,
-				"seccomp strict mode: only read, write, exit and sigreturn are allowed; no GPU work can run");
-			result_remedy(r, "run without strict seccomp (it is set by the program that started this one)");
-		} else {
-			result_set(r, STATUS_WARN, "unknown seccomp mode %d in %s", ps.seccomp, path);
-		}
+		system_judge_seccomp(&ps, path, ctx->sandbox_filters, r);
 	}
 }
 
@@ -208,23 +212,15 @@ static const struct {
 	  "Sysman engine utilisation metrics (perf_event_open)" },
 };
 
-static void run_capabilities(const struct context *ctx, void *state, struct result *r)
+void system_judge_capabilities(const struct proc_status *ps, struct result *r)
 {
-	struct system_state *st = state;
-	int err = proc_status(ctx, st);
-	const struct proc_status ps = st->ps;
-	if (err || !ps.have_caps) {
-		result_set(r, STATUS_SKIP, "cannot read CapEff from %s: %s", st->path,
-			   err ? strerror(-err) : "no such field");
-		return;
-	}
-	bool filtered = ps.have_seccomp && ps.seccomp == 2;
+	bool filtered = ps->have_seccomp && ps->seccomp == 2;
 	struct strbuf missing = STRBUF_INIT;
 	char hex[32];
-	snprintf(hex, sizeof(hex), "%016llx", ps.cap_eff);
+	snprintf(hex, sizeof(hex), "%016llx", ps->cap_eff);
 	json_object_set_new(result_details(r), "CapEff", json_string(hex));
 	for (size_t i = 0; i < ARRAY_SIZE(gpu_caps); i++) {
-		if (ps.cap_eff & gpu_caps[i].bits)
+		if (ps->cap_eff & gpu_caps[i].bits)
 			continue;
 		sb_printf(&missing, "%s%s", missing.len ? ", " : "", gpu_caps[i].name);
 		if (filtered) {
@@ -253,53 +249,56 @@ static void run_capabilities(const struct context *ctx, void *state, struct resu
 	sb_release(&missing);
 }
 
+static void run_capabilities(const struct context *ctx, void *state, struct result *r)
+{
+	struct system_state *st = state;
+	int err = proc_status(ctx, st);
+	const struct proc_status ps = st->ps;
+	if (err || !ps.have_caps) {
+		result_set(r, STATUS_SKIP, "cannot read CapEff from %s: %s", st->path,
+			   err ? strerror(-err) : "no such field");
+		return;
+	}
+	system_judge_capabilities(&ps, r);
+}
+
 /* system.container -------------------------------------------------------- */
 
-static void run_container(const struct context *ctx, void *state, struct result *r)
+void system_judge_container(const struct container_signs *s, struct result *r)
 {
-	(void)state;
 	struct strbuf signs = STRBUF_INIT;
 	const char *engine = NULL;
-	static const struct {
+	const struct {
 		const char *path;
 		const char *engine;
 	} marks[] = {
-		{ "/.dockerenv", "docker" },
-		{ "/run/.containerenv", "podman" },
+		{ s->dockerenv, "docker" },
+		{ s->containerenv, "podman" },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(marks); i++) {
-		char *p = ctx_path(ctx, marks[i].path);
-		struct stat st;
-		if (stat(p, &st) == 0) {
-			sb_printf(&signs, "%s%s exists", signs.len ? "; " : "", p);
+		if (marks[i].path) {
+			sb_printf(&signs, "%s%s exists", signs.len ? "; " : "", marks[i].path);
 			engine = engine ? engine : marks[i].engine;
 		}
-		free(p);
 	}
-	const char *env = ctx_getenv(ctx, "container");
-	if (env && *env) {
-		sb_printf(&signs, "%scontainer=%.40s in the environment", signs.len ? "; " : "", env);
-		engine = engine ? engine : env;
+	if (s->env && *s->env) {
+		sb_printf(&signs, "%scontainer=%.40s in the environment", signs.len ? "; " : "", s->env);
+		engine = engine ? engine : s->env;
 	}
-	if (ctx_getenv(ctx, "KUBERNETES_SERVICE_HOST")) {
+	if (s->kubernetes) {
 		sb_printf(&signs, "%sKUBERNETES_SERVICE_HOST is set", signs.len ? "; " : "");
 		engine = "kubernetes";
 	}
-	char *cg = ctx_path(ctx, "/proc/1/cgroup");
-	char *text;
-	size_t len;
-	if (read_file(cg, &text, &len) == 0) {
+	if (s->cgroup_text) {
 		static const char *const words[] = { "kubepods", "docker", "containerd", "libpod", "lxc" };
 		for (size_t i = 0; i < ARRAY_SIZE(words); i++) {
-			if (strstr(text, words[i])) {
-				sb_printf(&signs, "%s%s names %s", signs.len ? "; " : "", cg, words[i]);
+			if (strstr(s->cgroup_text, words[i])) {
+				sb_printf(&signs, "%s%s names %s", signs.len ? "; " : "", s->cgroup, words[i]);
 				engine = engine ? engine : words[i];
 				break;
 			}
 		}
-		free(text);
 	}
-	free(cg);
 	if (signs.len) /* the slop byte is never written */
 		text_sanitize(signs.buf);
 	json_object_set_new(result_details(r), "container", json_boolean(engine != NULL));
@@ -312,6 +311,31 @@ static void run_container(const struct context *ctx, void *state, struct result 
 			"not inside a container (no /.dockerenv, /run/.containerenv, container= or container cgroup)");
 	}
 	sb_release(&signs);
+}
+
+static void run_container(const struct context *ctx, void *state, struct result *r)
+{
+	(void)state;
+	char *dockerenv = ctx_path(ctx, "/.dockerenv");
+	char *containerenv = ctx_path(ctx, "/run/.containerenv");
+	char *cg = ctx_path(ctx, "/proc/1/cgroup");
+	char *text = NULL;
+	size_t len;
+	struct stat st;
+	bool cgroup_read = read_file(cg, &text, &len) == 0;
+	struct container_signs signs = {
+		.dockerenv = stat(dockerenv, &st) == 0 ? dockerenv : NULL,
+		.containerenv = stat(containerenv, &st) == 0 ? containerenv : NULL,
+		.env = ctx_getenv(ctx, "container"),
+		.kubernetes = ctx_getenv(ctx, "KUBERNETES_SERVICE_HOST") != NULL,
+		.cgroup = cg,
+		.cgroup_text = cgroup_read ? text : NULL,
+	};
+	system_judge_container(&signs, r);
+	free(text);
+	free(dockerenv);
+	free(containerenv);
+	free(cg);
 }
 
 /* system.kernel_log ------------------------------------------------------- */
