@@ -1043,6 +1043,19 @@ static bool seen_add(char ***list, size_t *n, const char *key)
 	return true;
 }
 
+/* A file that is not one of the repo's blobs (a copy, or a link ending
+ * elsewhere) counts on disk as scan_cache_dir counts it: its size, and its
+ * times for the repo's last access and modification. */
+static void count_on_disk(struct hf_repo *repo, const struct hf_file *f)
+{
+	repo->size_on_disk += f->size;
+	repo->n_files++;
+	if (f->atime > repo->last_accessed)
+		repo->last_accessed = f->atime;
+	if (f->mtime > repo->last_modified)
+		repo->last_modified = f->mtime;
+}
+
 static void sum_repo(struct hf_repo *repo)
 {
 	size_t *seen = xcalloc(repo->n_blobs + 1, sizeof(*seen));
@@ -1057,24 +1070,13 @@ static void sum_repo(struct hf_repo *repo)
 			if (f->link == HF_LINK_ELSEWHERE) {
 				if (seen_add(&in_rev, &n_in_rev, f->resolved))
 					rev->size += f->size;
-				if (seen_add(&elsewhere, &n_elsewhere, f->resolved)) {
-					repo->size_on_disk += f->size;
-					repo->n_files++;
-					if (f->atime > repo->last_accessed)
-						repo->last_accessed = f->atime;
-					if (f->mtime > repo->last_modified)
-						repo->last_modified = f->mtime;
-				}
+				if (seen_add(&elsewhere, &n_elsewhere, f->resolved))
+					count_on_disk(repo, f);
 				continue;
 			}
 			if (f->link == HF_LINK_COPY) {
 				rev->size += f->size;
-				repo->size_on_disk += f->size;
-				repo->n_files++;
-				if (f->atime > repo->last_accessed)
-					repo->last_accessed = f->atime;
-				if (f->mtime > repo->last_modified)
-					repo->last_modified = f->mtime;
+				count_on_disk(repo, f);
 				continue;
 			}
 			if (f->blob < 0)
