@@ -3,11 +3,13 @@
  * spec into a context, runs the checks, writes the reports and exits. */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -558,6 +560,13 @@ static const struct {
 
 int main(int argc, char **argv)
 {
+	/* Under an address-space limit (ulimit -v), each thread's glibc malloc
+	 * arena reserves 64 MiB of it: the scan's and the hashers' threads would
+	 * spend the limit on reservations instead of data, and a listing that fits
+	 * would fail as "memory ran out" one run in two. One arena then. */
+	struct rlimit as;
+	if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY)
+		mallopt(M_ARENA_MAX, 1);
 	if (argc > 1 && (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0)) {
 		printf("gpugate %s\n", GPUGATE_VERSION);
 		return EXIT_HEALTHY;
