@@ -158,6 +158,11 @@ class Engine:
                 self.proc.kill()
                 self.proc.wait(timeout=30)
         self.proc = None
+        # dockerd 20.10 leaves its netns/default bind mount behind on exit: a
+        # mount under build/ that `rm -rf build` cannot remove
+        netns = Path(self.exec_root) / "netns" / "default"
+        if os.path.ismount(netns):
+            subprocess.run(["umount", str(netns)], check=False, capture_output=True)
         if self.exec_root != STATE / "exec":
             shutil.rmtree(self.exec_root, ignore_errors=True)
 
