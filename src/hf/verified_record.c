@@ -445,7 +445,7 @@ static bool kept_entries(char **text, uint64_t n, struct hf_listing *l)
 	for (size_t i = 0; i < n; i++) {
 		char *line = next_line(text), *cur = line;
 		struct hf_listed_file *f = &l->files[i];
-		uint64_t has;
+		uint64_t has = 0;
 		f->file = -1;
 		bool ok = line && number(&cur, 1, &has) && number(&cur, INT64_MAX, &f->size) &&
 			  string_field(&cur, &f->path);
