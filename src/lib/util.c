@@ -339,3 +339,13 @@ int open_private(const char *path, off_t max_size, struct stat *st)
 	close(fd);
 	return -1;
 }
+
+int helper_gpugate_arg(int argc, char **argv, const char **gpugate)
+{
+	*gpugate = "gpugate";
+	if (argc > 2 && strcmp(argv[1], "--gpugate") == 0) {
+		*gpugate = argv[2];
+		return 3;
+	}
+	return 1;
+}

@@ -87,4 +87,9 @@ void text_sanitize(char *s);
  * bytes and sets *cp, or returns 0 for an invalid sequence (overlong,
  * surrogate, past U+10FFFF, cut short). */
 size_t utf8_decode(const unsigned char *s, uint32_t *cp);
+/* The receiving end of provision_exec.c's `--gpugate PATH` (the gpugate
+ * binary that started a helper executable): *gpugate is PATH, or "gpugate"
+ * when absent; returns the index of the first argument after it. */
+int helper_gpugate_arg(int argc, char **argv, const char **gpugate);
+
 #endif

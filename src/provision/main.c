@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/util.h"
 #include "lib/sandbox.h"
 #include "lib/util.h"
 #include "provision.h"
@@ -27,12 +28,8 @@ static void sandbox_network(void)
 
 int main(int argc, char **argv)
 {
-	const char *gpugate = "gpugate";
-	int i = 1;
-	if (argc > 2 && strcmp(argv[1], "--gpugate") == 0) {
-		gpugate = argv[2];
-		i = 3;
-	}
+	const char *gpugate;
+	int i = helper_gpugate_arg(argc, argv, &gpugate);
 	if (i >= argc)
 		return usage_error("gpugate-provision: which command? (hf-fetch, stack, bundle)");
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../lib/util.h"
 #include "commands.h"
 #include "serve.h"
 #include "spec.h"
@@ -160,12 +161,8 @@ static void *loop_main(void *arg)
 /* gpugate-serve [--gpugate PATH] [serve] OPTIONS... */
 int main(int argc, char **argv)
 {
-	const char *gpugate = "gpugate";
-	int i = 1;
-	if (argc > 2 && strcmp(argv[1], "--gpugate") == 0) {
-		gpugate = argv[2];
-		i = 3;
-	}
+	const char *gpugate;
+	int i = helper_gpugate_arg(argc, argv, &gpugate);
 	if (i < argc && strcmp(argv[i], "serve") == 0)
 		i++;
 	struct serve_options o;
