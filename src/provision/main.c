@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/util.h"
 #include "lib/sandbox.h"
 #include "lib/util.h"
 #include "provision.h"
