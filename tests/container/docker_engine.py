@@ -7,7 +7,11 @@ bridge, no IP forwarding or masquerading; the options are dockerd's, see
 - Engine: `dockerd --data-root build/docker/data --exec-root EXEC --pidfile
   build/docker/dockerd.pid --host unix://build/docker/docker.sock
   --iptables=false --ip-forward=false --ip-masq=false --bridge=none
-  --storage-driver=vfs`; the client reaches it through DOCKER_HOST. The
+  --storage-driver=vfs`, in a mount namespace of its own (`unshare --mount
+  --propagation private`): the container roots, its netns bind mount and
+  the filesystems a test mounts for it (mount_tmpfs) never reach the
+  host's mount table and go away with it. The client reaches it through
+  DOCKER_HOST. The
   data root stays between runs, so imported bases and build layers are
   cached; EXEC is short-lived (/run-like state, under build/docker too).
 - Bases: no registry is reachable, so `docker import` turns the debootstrap
@@ -85,7 +89,8 @@ class Engine:
         (self.bin / "docker").unlink(missing_ok=True)
         (self.bin / "docker").symlink_to(client)
         self._stop_stale()
-        argv = ["dockerd", "--data-root", str(STATE / "data"), "--exec-root", str(self.exec_root),
+        argv = ["unshare", "--mount", "--propagation", "private",  # execs dockerd: same pid
+                "dockerd", "--data-root", str(STATE / "data"), "--exec-root", str(self.exec_root),
                 "--pidfile", str(self.pidfile), "--host", f"unix://{self.sock}",
                 "--iptables=false", "--ip-forward=false", "--ip-masq=false", "--bridge=none",
                 "--storage-driver=vfs"]
@@ -158,13 +163,17 @@ class Engine:
                 self.proc.kill()
                 self.proc.wait(timeout=30)
         self.proc = None
-        # dockerd 20.10 leaves its netns/default bind mount behind on exit: a
-        # mount under build/ that `rm -rf build` cannot remove
-        netns = Path(self.exec_root) / "netns" / "default"
-        if os.path.ismount(netns):
-            subprocess.run(["umount", str(netns)], check=False, capture_output=True)
         if self.exec_root != STATE / "exec":
             shutil.rmtree(self.exec_root, ignore_errors=True)
+
+    def mount_tmpfs(self, path, size, mode, uid=0, gid=0):
+        """A filesystem of its own at path, seen by the engine's containers
+        only (mounted in dockerd's mount namespace, gone when it stops)."""
+        opts = f"size={size},mode={mode:o},uid={uid},gid={gid}"
+        r = subprocess.run(["nsenter", f"--target={self.proc.pid}", "--mount", "--",
+                            "mount", "-t", "tmpfs", "-o", opts, "gpugate-test", str(path)],
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0, f"mount tmpfs at {path} in dockerd's namespace: {out_tail(r)}"
 
     def docker(self, *args, check=True, timeout=120, input=None, env=None):
         r = subprocess.run([str(self.bin / "docker"), *map(str, args)], capture_output=True, text=True, errors="replace",

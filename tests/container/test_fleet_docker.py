@@ -26,10 +26,13 @@ test, so nothing in a manifest goes unheeded):
 - volumes, on a node that is a temp folder: hostPath Directory must exist
   there (else the kubelet fails the pod); DirectoryOrCreate is made as the
   kubelet makes it, root-owned 0755; emptyDir -> a folder (0777), or a
-  tmpfs of sizeLimit for medium Memory; persistentVolumeClaim -> a folder
-  root-owned 0755 as a fresh volume is, to which the kubelet's fsGroup
-  ownership is applied (group fsGroup, g+rwx, setgid: pkg/volume/
-  volume_linux.go). volumeMounts -> bind mounts, readOnly -> readonly.
+  tmpfs of sizeLimit for medium Memory; persistentVolumeClaim -> a fresh
+  filesystem of PV_CAPACITY (a tmpfs mounted in dockerd's own mount
+  namespace, so the verdict does not hang on the free space of the disk the
+  tests run on), root-owned 0755 as a fresh volume is, to which the
+  kubelet's fsGroup ownership is applied (group fsGroup, g+rwx, setgid:
+  pkg/volume/volume_linux.go). volumeMounts -> bind mounts, readOnly ->
+  readonly.
 - terminationMessagePath: a fresh empty file bind-mounted there, as the
   kubelet does; the message is that file, or with FallbackToLogsOnError and
   a failure, the log's last 80 lines within 2048 bytes (the kubelet's
@@ -74,6 +77,9 @@ IMAGE = "gpugate-test/xpu-fleet"
 RENDER_GID = test_docker.RENDER_GID  # the fixture node's render group
 FALLBACK_LINES, FALLBACK_BYTES = 80, 2048  # kubelet: MaxContainerTerminationMessageLog{Lines,Length}
 TERMINATION_FILE_MAX = 4096               # kubelet: the termination message file's limit
+# A claim's volume as a provisioner makes it: its own filesystem, with room
+# for the ci profile's hf.min_free (10GiB). tmpfs takes no memory until written.
+PV_CAPACITY = "20g"
 GPU_RESOURCES = ("gpu.intel.com/i915", "gpu.intel.com/xe")
 MONITORING = ("gpu.intel.com/i915_monitoring", "gpu.intel.com/xe_monitoring")
 # Container fields that shape no container Docker runs: scheduling,
@@ -175,8 +181,9 @@ def on_node(node, path):
 class Pod:
     """One pod's containers run by Docker as the kubelet would run them."""
 
-    def __init__(self, engine, pod, node, tmp_path, name):
+    def __init__(self, engine, pod, node, tmp_path, name, pv_capacity=None):
         self.engine, self.pod, self.node, self.tmp, self.name = engine, pod, node, tmp_path, name
+        self.pv_capacity = pv_capacity or PV_CAPACITY
         self.volumes = {}
         self.status = {}
         self.started = []
@@ -211,10 +218,10 @@ class Pod:
             elif "persistentVolumeClaim" in v:
                 path = self.tmp / "pv" / v["persistentVolumeClaim"]["claimName"]
                 path.mkdir(parents=True)
-                os.chmod(path, 0o755)  # a fresh filesystem's root: root 0755
+                mode, gid = 0o755, 0  # a fresh filesystem's root: root 0755
                 if "fsGroup" in psc:  # SetVolumeOwnership: group fsGroup, rwx for it, setgid
-                    os.chown(path, -1, psc["fsGroup"])
-                    os.chmod(path, 0o755 | 0o070 | 0o2000)
+                    mode, gid = 0o755 | 0o070 | 0o2000, psc["fsGroup"]
+                self.engine.mount_tmpfs(path, self.pv_capacity, mode, gid=gid)
                 self.volumes[v["name"]] = ("bind", path)
             else:
                 raise AssertionError(f"volume {v['name']}: source {sorted(set(v) - {'name'})} not translated")
@@ -362,8 +369,8 @@ def k8s_cpus(q):
 def kubelet(engine, tmp_path):
     pods = []
 
-    def make(pod, node, name):
-        p = Pod(engine, pod, node, tmp_path, name)
+    def make(pod, node, name, **kw):
+        p = Pod(engine, pod, node, tmp_path, name, **kw)
         pods.append(p)
         return p
     yield make
@@ -575,4 +582,17 @@ def test_gate_pod_needs_its_fs_group(engine, fleet_image, kubelet, tmp_path):
     assert not p.run(replace_command={pod["containers"][0]["name"]: WORKLOAD})
     st = p.status[gate["name"]]
     assert st["exit"] == 1 and "hf.writable" in st["message"], st
+    assert p.started == [p.cname(gate)]
+
+
+def test_gate_pod_keeps_the_workload_from_a_full_volume(engine, fleet_image, kubelet, tmp_path):
+    """A claim with less room than the ci profile's hf.min_free (10GiB): the
+    gate names hf.space; so the good pod above passes on its volume's room,
+    not on the free space of the disk the tests run on."""
+    _, pod = applied("gate-pod.yaml")
+    p = kubelet(pod, make_node(tmp_path), "gate-full", pv_capacity="64m")
+    [gate] = pod["initContainers"]
+    assert not p.run(replace_command={pod["containers"][0]["name"]: WORKLOAD})
+    st = p.status[gate["name"]]
+    assert st["exit"] == 1 and "hf.space" in st["message"], st
     assert p.started == [p.cname(gate)]
