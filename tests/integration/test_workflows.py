@@ -468,6 +468,11 @@ def test_gate_checks_as_the_user_with_the_render_nodes_group(gate_dir):
     assert f"as user {HOST_USER} (uid {HOST_UID}, groups {HOST_UID} 4242)." in summary, summary
 
 
+def test_gate_adds_a_render_group_the_user_has_once(gate_dir):
+    r, outputs, _ = run_gate(gate_dir, access_inputs(HOST_USER), gate_step(reusable_steps()), render_gid=HOST_UID)
+    assert outputs["run-as"] == f"--reuid={HOST_UID} --regid={HOST_UID} --groups={HOST_UID} --inh-caps=-all", outputs
+
+
 def test_gate_as_the_user_without_the_group_fails_access(gate_dir):
     """No render node in the container: the user lacks the node's group
     under --root, so devices.access fails for it (as root it would pass),
