@@ -67,6 +67,8 @@ COPY images/cuda-ci.yaml /etc/gpugate/ci.yaml
 # /dev/nvidia* are created mode 0666 by the toolkit, so unlike /dev/dri no
 # group membership is needed; video is kept for hosts that restrict the nodes
 # (NVreg_DeviceFileGID/Mode) to that group.
+# setpriv: .github/workflows/pretest-gate.yml runs the checks and the tests
+# as app with it (util-linux; the base has it, checked here).
 # APP_UID: the uid of the non-root user `app`; build with your own
 # (--build-arg APP_UID="$(id -u)") so that the Hugging Face cache mounted from
 # your home is writable (a base user at that uid gives way).
@@ -75,7 +77,8 @@ RUN test "$APP_UID" != 0 || { echo "APP_UID must not be 0: the image's user is n
     && if taken=$(getent passwd "$APP_UID" | cut -d: -f1) && [ -n "$taken" ]; then userdel "$taken"; fi \
     && useradd --create-home --uid "$APP_UID" --groups video --shell /bin/bash app \
     && mkdir -p /home/app/.cache/huggingface \
-    && chown -R app:app /home/app/.cache
+    && chown -R app:app /home/app/.cache \
+    && { command -v setpriv >/dev/null || { echo "setpriv (util-linux) is missing: the pre-test gate runs the checks as app with it" >&2; exit 1; }; }
 
 USER app
 WORKDIR /home/app

@@ -71,6 +71,8 @@ COPY images/gpugate.yaml /etc/gpugate/gpugate.yaml
 # non-root user open /dev/dri/renderD* without running as root; pass the host's
 # value at build time, or use `docker run --group-add <gid>` with any image.
 # Declared after the driver layer so changing it does not rebuild that layer.
+# setpriv: .github/workflows/pretest-gate.yml runs the checks and the tests
+# as app with it (util-linux; the base has it, checked here).
 # APP_UID: the uid of the non-root user `app`. Build with your own
 # (--build-arg APP_UID="$(id -u)") and the Hugging Face cache you mount from
 # your home is writable in the container as it is on the host; a user the
@@ -83,7 +85,8 @@ RUN test "$APP_UID" != 0 || { echo "APP_UID must not be 0: the image's user is n
     else groupadd --system --gid "$RENDER_GID" render; fi \
     && useradd --create-home --uid "$APP_UID" --groups render,video --shell /bin/bash app \
     && mkdir -p /home/app/.cache/huggingface \
-    && chown -R app:app /home/app/.cache
+    && chown -R app:app /home/app/.cache \
+    && { command -v setpriv >/dev/null || { echo "setpriv (util-linux) is missing: the pre-test gate runs the checks as app with it" >&2; exit 1; }; }
 
 # The workload never needs root; card nodes are group video, render nodes
 # group render, and the user is in both.

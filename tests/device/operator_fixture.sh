@@ -20,7 +20,7 @@ import hf_builder as h
 node = os.path.abspath("node")
 Root(node).add_gpus(1, device=0x56a0)
 packages = [("libze1", "1.17.6-1"), ("libze-intel-gpu1", "24.26.30049.6-1"), ("intel-opencl-icd", "24.26.30049.6-1"),
-            ("intel-igc-core", "1.0.17193.4"), ("libigdgmm12", "22.3.19-1"), ("bash", "5.2.15-2+b2")]
+            ("libigc1", "1.0.17193.4-1"), ("libigdgmm12", "22.3.19-1"), ("bash", "5.2.15-2+b2")]
 write(node + "/var/lib/dpkg/status", stanza("dpkg", "1.21.22") + "".join("\n" + stanza(n, v) for n, v in packages))
 write(node + "/proc/self/mountinfo", "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n")
 cache = node + "/root/.cache/huggingface/hub"

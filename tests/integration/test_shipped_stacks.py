@@ -78,3 +78,18 @@ def test_real_debs_of_a_debian_manifest_pass(tmp_path, path):
     admin = debian_archive.write_dpkg_db(tmp_path / "root", controls)
     assert debian_archive.dpkg_query(admin, "-W").returncode == 0
     judge(tmp_path / "root", vendor(doc))
+
+
+@pytest.mark.parametrize("path", STACKS, ids=lambda p: p.name)
+def test_manifest_header_says_where_its_sha256_come_from(path):
+    """A sha256 is only as good as where it was read: each manifest's
+    opening comment names that (a URL, or Debian's Packages index), and one
+    whose sums were not read from the publisher of its files (the
+    `source:`) says they are a third party's."""
+    header = "\n".join(line[1:].strip() for line in path.read_text().splitlines() if line.startswith("#"))
+    text = " ".join(header.split())
+    source = yaml.safe_load(path.read_text())["source"]
+    assert "sha256" in text and ("https://" in text or "Packages index" in text), path.name
+    sums = text[text.index("sha256"):]
+    if source.split()[0].split("/releases/")[0] not in sums and "Packages index" not in sums:
+        assert "third party" in sums, f"{path.name}: whose sha256 are these? the header must say"

@@ -16,6 +16,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,8 @@ import yaml
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "lib"))
 import dockerfile  # noqa: E402
+import fix_safety  # noqa: E402
+from gpufixture import Root, mknod  # noqa: E402
 from report_oracles import validate_json_text, validate_junit_file  # noqa: E402
 
 GPUGATE = os.environ.get("GPUGATE", str(REPO / "build" / "gpugate"))
@@ -65,6 +68,26 @@ def gate_step(steps):
     gates = [s for s in steps if s.get("id") == "gate"]
     assert len(gates) == 1, "one step with id: gate"
     return gates[0]
+
+
+def the_test_step(steps):
+    (test,) = [s for s in steps if s.get("env", {}).get("TEST_COMMAND") == "${{ inputs.test-command }}"]
+    return test
+
+
+def image_user():
+    """The USER every image's last stage runs as (one for all images)."""
+    users = set()
+    for df in (REPO / "images").glob("*.Dockerfile"):
+        users |= {inst.rest.strip() for inst in dockerfile.stages(dockerfile.parse(df.read_text()))[-1]
+                  if inst.name == "USER"}
+    assert len(users) == 1, users
+    return users.pop()
+
+
+IMAGE_USER = image_user()
+# The image's user stands for the user here: a non-root one every Debian has.
+HOST_USER, HOST_UID = "nobody", 65534
 
 
 def image_specs():
@@ -209,14 +232,16 @@ def test_reusable_gate_structure():
     assert job["strategy"]["matrix"]["partition"] == "${{ fromJSON(inputs.partitions) }}"
     assert job["strategy"]["fail-fast"] is False
     assert job["env"] == {"PARTITION_ID": "${{ matrix.partition }}", "TOTAL_PARTITIONS": "${{ strategy.job-total }}"}
-    # Root: actions/checkout and the runner's command files need it (the
-    # images run as USER app).
+    # Root: actions/checkout and the runner's command files need it; the
+    # checks and the tests run as the user input, by default the images' USER.
     assert job["container"]["options"].startswith("--user root ")
+    assert inputs["user"]["default"] == IMAGE_USER
     steps = job["steps"]
     gate = gate_step(steps)
     assert steps[0] is gate, "the gate runs first, before any checkout"
+    assert gate["env"]["GATE_USER"] == "${{ inputs.user }}"
     checkout = next(s for s in steps if str(s.get("uses", "")).startswith("actions/checkout@"))
-    test = next(s for s in steps if s.get("run") == "${{ inputs.test-command }}")
+    test = the_test_step(steps)
     assert steps.index(gate) < steps.index(checkout) < steps.index(test)
     assert "steps.gate.outcome == 'success'" in test["if"]
     upload = [s for s in steps if str(s.get("uses", "")).startswith("actions/upload-artifact@")]
@@ -245,11 +270,14 @@ def test_the_gate_script_is_the_same_in_both_forms():
         assert wf[key] == act[key], key
 
 
-def test_the_gate_script_is_shellcheck_clean(tmp_path):
-    script = tmp_path / "gate.sh"
-    script.write_text(gate_step(yaml.safe_load(ACTION.read_text())["runs"]["steps"])["run"])
-    r = subprocess.run(["shellcheck", "-s", "sh", str(script)], capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0, r.stdout + r.stderr
+def test_the_gate_and_test_scripts_are_shellcheck_clean(tmp_path):
+    for name, shell, step in (("gate.sh", "sh", gate_step(yaml.safe_load(ACTION.read_text())["runs"]["steps"])),
+                              ("test.sh", "bash", the_test_step(reusable_steps()))):
+        assert step["shell"] == shell
+        script = tmp_path / name
+        script.write_text(step["run"])
+        r = subprocess.run(["shellcheck", "-s", shell, str(script)], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stdout + r.stderr
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
@@ -305,18 +333,60 @@ def test_readme_shows_how_to_call_the_gate(tmp_path):
 
 def gate_inputs(caller):
     """The reusable workflow's inputs for one example caller: its `with:`
-    over the callee's defaults."""
+    over the callee's defaults, the image's user played by HOST_USER."""
     defaults = {k: v.get("default", "") for k, v in load(REUSABLE)["on"]["workflow_call"]["inputs"].items()}
-    return {**defaults, **next(iter(load(caller)["jobs"].values()))["with"]}
+    inputs = {**defaults, **next(iter(load(caller)["jobs"].values()))["with"]}
+    if inputs["user"] == IMAGE_USER:
+        inputs["user"] = HOST_USER
+    return inputs
 
 
-def run_gate(tmp_path, inputs, step):
-    """Runs a gate step's script with `shell: sh` (GitHub runs `sh -e FILE`),
-    its env with the inputs put in, and the runner's files in tmp_path.
-    `gpugate` on PATH is the built binary reading an empty fixture root, a
-    spec under /etc/gpugate/ read from the repository file the image copies."""
-    root = tmp_path / "root"
-    (root / "var/lib/dpkg").mkdir(parents=True)
+@pytest.fixture
+def gate_dir():
+    """The runner's files and the fixture root, in a folder the gate's user
+    may enter (pytest's tmp_path sits in a 0700 folder of root's)."""
+    path = tempfile.mkdtemp(prefix="gpugate-gate-")
+    os.chmod(path, 0o755)
+    yield Path(path)
+    shutil.rmtree(path)
+
+
+def container_dev(tmp_path, render_gid):
+    """The job container's /dev as the gate sees it: null, zero and urandom
+    (bind-mounted from the host's in the private mount namespace run_step
+    makes) and, with render_gid, /dev/dri/renderD128 (a mknod node) in that
+    group, as `docker run --device /dev/dri` passes the host's in."""
+    dev = Path(tempfile.mkdtemp(prefix="dev-", dir=tmp_path))
+    for name in ("null", "zero", "urandom"):
+        (dev / name).touch()
+    if render_gid is not None:
+        mknod(str(dev / "dri" / "renderD128"), 226, 128, 0o660, 0, render_gid)
+    return dev
+
+
+def run_step(tmp_path, env, script, shell, render_gid=None):
+    """Runs a step's script as GitHub runs it (`sh -e FILE`, or bash's
+    `bash --noprofile --norc -eo pipefail FILE`), in a private mount
+    namespace whose /dev is container_dev's, never the host's /dev/dri."""
+    dev = container_dev(tmp_path, render_gid)
+    path = dev.parent / (dev.name + "-step.sh")
+    path.write_text(script)
+    run = {"sh": ["sh", "-e"], "bash": ["bash", "--noprofile", "--norc", "-eo", "pipefail"]}[shell]
+    inner = ('set -e; for n in null zero urandom; do mount --bind "/dev/$n" "$0/$n"; done; '
+             'mount --rbind "$0" /dev; exec "$@"')
+    return subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", inner, str(dev), *run,
+                           str(path)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+
+
+def run_gate(tmp_path, inputs, step, render_gid=None, root=None):
+    """Runs a gate step's script with `shell: sh`, its env with the inputs
+    put in, and the runner's files in tmp_path. `gpugate` on PATH is the
+    built binary reading root (default: an empty fixture root), a spec under
+    /etc/gpugate/ read from the repository file the image copies."""
+    if root is None:
+        root = tmp_path / "root"
+        root.mkdir()
+    (root / "var/lib/dpkg").mkdir(parents=True, exist_ok=True)
     (root / "var/lib/dpkg/status").write_text("")
     bindir = tmp_path / "bin"
     bindir.mkdir()
@@ -339,34 +409,152 @@ def run_gate(tmp_path, inputs, step):
     temp.mkdir()
     env.update(PATH=f"{bindir}:{env['PATH']}", RUNNER_TEMP=str(temp),
                GITHUB_OUTPUT=str(tmp_path / "output"), GITHUB_STEP_SUMMARY=str(tmp_path / "summary"))
-    script = tmp_path / "step.sh"
-    script.write_text(step["run"])
-    assert step["shell"] == "sh"
-    r = subprocess.run(["sh", "-e", str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
-                       timeout=120)
+    r = run_step(tmp_path, env, step["run"], step["shell"], render_gid)
     outputs = dict(line.split("=", 1) for line in (tmp_path / "output").read_text().splitlines())
     return r, outputs, temp / "gpugate"
 
 
+def reusable_steps():
+    return next(iter(load(REUSABLE)["jobs"].values()))["steps"]
+
+
 @pytest.mark.parametrize("caller", EXAMPLES, ids=lambda p: p.name)
-def test_gate_with_the_examples_inputs_fails_an_empty_root_and_reports(caller, tmp_path):
-    step = gate_step(next(iter(load(REUSABLE)["jobs"].values()))["steps"])
-    r, outputs, reports = run_gate(tmp_path, gate_inputs(caller), step)
+def test_gate_with_the_examples_inputs_fails_an_empty_root_and_reports(caller, gate_dir):
+    r, outputs, reports = run_gate(gate_dir, gate_inputs(caller), gate_step(reusable_steps()))
     assert r.returncode == 1, f"exit {r.returncode}: {r.stdout}{r.stderr}"
-    assert outputs == {"reports": str(reports), "exit-code": "1"}
+    assert outputs["reports"] == str(reports) and outputs["exit-code"] == "1", outputs
     # annotations on stdout, a Markdown table in the job summary
     assert r.stdout.startswith("::error title="), r.stdout
-    summary = (tmp_path / "summary").read_text()
+    summary = (gate_dir / "summary").read_text()
     assert "UNHEALTHY" in summary and "\n|" in summary, summary
-    # whose access the gate proved (the job container runs as root)
-    who = subprocess.run(["id", "-un"], capture_output=True, text=True, check=True).stdout.strip()
-    assert f"gpugate checked access as user {who} (uid {os.getuid()}, groups " in summary, summary
+    # whose access the gate proved: the user input's, not root's
+    assert f"gpugate checked access as user {HOST_USER} (uid {HOST_UID}, groups {HOST_UID})." in summary, summary
+    assert os.stat(reports).st_uid == HOST_UID
     validate_junit_file(str(reports / "gpugate.xml"))
     report = json.loads((reports / "gpugate.json").read_text())
     validate_json_text(json.dumps(report), "gpugate.json")
     assert report["verdict"] == "fail"
     assert any(c["id"].startswith("devices.") and c["status"] == "fail" for c in report["checks"]), \
         "an empty root has no GPU"
+
+
+def access_inputs(user):
+    defaults = {k: v.get("default", "") for k, v in load(REUSABLE)["on"]["workflow_call"]["inputs"].items()}
+    return {**defaults, "user": user, "vendor": "intel", "args": "--only devices.access"}
+
+
+def gpu_root(gate_dir):
+    """One Intel GPU whose render node is in group 4242, a gid the user
+    has only through the render node's group the gate adds."""
+    Root(gate_dir / "root").add_gpus(1, gid=4242)
+    return gate_dir / "root"
+
+
+def test_gate_checks_as_the_user_with_the_render_nodes_group(gate_dir):
+    """The user input's uid, its groups and the group of the container's
+    render node, as `docker run --user --group-add` gives: devices.access
+    passes for that user, its credentials named in the report and summary."""
+    root = gpu_root(gate_dir)
+    r, outputs, reports = run_gate(gate_dir, access_inputs(HOST_USER), gate_step(reusable_steps()),
+                                   render_gid=4242, root=root)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert outputs["run-as"] == f"--reuid={HOST_UID} --regid={HOST_UID} --groups={HOST_UID},4242 --inh-caps=-all"
+    assert outputs["run-home"] == subprocess.run(["getent", "passwd", HOST_USER], capture_output=True, text=True,
+                                                 check=True).stdout.split(":")[5]
+    (c,) = json.loads((reports / "gpugate.json").read_text())["checks"]
+    assert c["id"] == "devices.access" and c["status"] == "pass", c
+    assert f"uid {HOST_UID}" in c["details"]["credentials"] and "4242" in c["details"]["credentials"], c
+    summary = (gate_dir / "summary").read_text()
+    assert f"as user {HOST_USER} (uid {HOST_UID}, groups {HOST_UID} 4242)." in summary, summary
+
+
+def test_gate_adds_a_render_group_the_user_has_once(gate_dir):
+    r, outputs, _ = run_gate(gate_dir, access_inputs(HOST_USER), gate_step(reusable_steps()), render_gid=HOST_UID)
+    assert outputs["run-as"] == f"--reuid={HOST_UID} --regid={HOST_UID} --groups={HOST_UID} --inh-caps=-all", outputs
+
+
+def test_gate_as_the_user_without_the_group_fails_access(gate_dir):
+    """No render node in the container: the user lacks the node's group
+    under --root, so devices.access fails for it (as root it would pass),
+    and the fix names the group to add."""
+    root = gpu_root(gate_dir)
+    r, outputs, reports = run_gate(gate_dir, access_inputs(HOST_USER), gate_step(reusable_steps()), root=root)
+    assert r.returncode == 1 and outputs["exit-code"] == "1", r.stdout + r.stderr
+    (c,) = json.loads((reports / "gpugate.json").read_text())["checks"]
+    assert c["status"] == "fail" and "docker run --group-add 4242" in c["remediation"], c
+    assert f"uid {HOST_UID}" in c["summary"], c
+
+
+def test_gate_without_a_user_checks_as_root(gate_dir):
+    root = gpu_root(gate_dir)
+    r, outputs, reports = run_gate(gate_dir, access_inputs(""), gate_step(reusable_steps()), root=root)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert outputs["run-as"] == "" and outputs["run-home"] == os.environ.get("HOME", "")
+    summary = (gate_dir / "summary").read_text()
+    assert "gpugate checked access as user root (uid 0, groups 0" in summary, summary
+
+
+def test_gate_with_a_user_the_image_lacks_is_exit_3(gate_dir):
+    r, outputs, _ = run_gate(gate_dir, access_inputs("no-such-user-here"), gate_step(reusable_steps()))
+    assert r.returncode == 3 and outputs["exit-code"] == "3", r.stdout + r.stderr
+    assert "::error title=gpugate gate::no user no-such-user-here in the image" in r.stdout, r.stdout
+
+
+def run_test_step(gate_dir, outputs, command):
+    """The reusable workflow's test step after a gate that gave outputs, with
+    a workspace of root's files as actions/checkout leaves it."""
+    step = the_test_step(reusable_steps())
+    workspace = gate_dir / "workspace"
+    (workspace / "src").mkdir(parents=True, exist_ok=True)
+    (workspace / "src" / "main.c").write_text("int main(void) { return 0; }\n")
+    values = {"inputs.test-command": command, "steps.gate.outputs.run-as": outputs["run-as"],
+              "steps.gate.outputs.run-home": outputs["run-home"]}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    env["GITHUB_WORKSPACE"] = str(workspace)
+    for k, v in step["env"].items():
+        env[k] = values[re.fullmatch(r"\$\{\{ (.+) \}\}", v).group(1)]
+    assert step["shell"] == "bash"
+    return run_step(gate_dir, env, step["run"], "bash"), workspace
+
+
+def test_tests_run_as_the_user_the_gate_checked(gate_dir):
+    root = gpu_root(gate_dir)
+    _, outputs, _ = run_gate(gate_dir, access_inputs(HOST_USER), gate_step(reusable_steps()), render_gid=4242,
+                             root=root)
+    r, workspace = run_test_step(gate_dir, outputs, 'cd "$GITHUB_WORKSPACE"; id -u > who; id -G >> who; '
+                                 'echo "$HOME" >> who; echo built > src/main.o')
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (workspace / "who").read_text().split("\n")[:3] == [str(HOST_UID), f"{HOST_UID} 4242", outputs["run-home"]]
+    # the checkout became the user's, so the tests could write in it
+    assert (workspace / "src" / "main.o").read_text() == "built\n"
+    assert os.stat(workspace / "src" / "main.c").st_uid == HOST_UID
+    # the test command's own failure is the step's
+    r, _ = run_test_step(gate_dir, outputs, "false")
+    assert r.returncode == 1
+
+
+def test_tests_without_a_user_run_as_root(gate_dir):
+    out = gate_dir / "who"
+    r, workspace = run_test_step(gate_dir, {"run-as": "", "run-home": "/root"}, f"id -u > {out}")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert out.read_text() == "0\n"
+    assert os.stat(workspace / "src" / "main.c").st_uid == 0, "no user: the checkout stays as it was"
+
+
+def test_every_run_line_is_safe_to_paste():
+    """Each step's shell lines (a user copies them into a workflow of their
+    own) pass fix_safety: the gate's chown is of its reports folder and the
+    test step's of the workspace, never a shallow path."""
+    scripts = []
+    for path in ALL_FILES:
+        doc = yaml.safe_load(path.read_text())
+        jobs = doc.get("jobs", {}).values() if "jobs" in doc else [{"steps": doc["runs"]["steps"]}]
+        scripts += [(path.name, s["run"]) for job in jobs for s in job.get("steps", []) if "run" in s]
+    assert len(scripts) >= 4
+    for name, script in scripts:
+        for line in script.splitlines():
+            assert fix_safety.problems(line) == [], (name, line)
+    assert fix_safety.problems('chown -R "10001:10001" /home'), "the check itself still fails a shallow chown"
 
 
 def test_action_gate_with_defaults_and_extra_args(tmp_path):
