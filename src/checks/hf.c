@@ -131,7 +131,7 @@ static int model_read(const struct spec *spec, const yaml_node_t *item, struct m
 			}
 		}
 	}
-	if (bad_repo_path(m->repo) || strstr(m->repo, "--"))
+	if (bad_repo_path(m->repo) || !hf_repo_id_round_trips(m->repo))
 		return spec_error_at(err, spec, item, "hf.models: '%s' is not a repo id such as org/name", m->repo);
 	if (!*m->revision || strchr(m->revision, '\n') || strstr(m->revision, ".."))
 		return spec_error_at(err, spec, item, "hf.models: '%s' is not a revision (branch, tag or commit)",
@@ -367,8 +367,7 @@ static bool looks_like_hub(const char *folder)
 	bool yes = false;
 	struct dirent *de;
 	while (!yes && (de = readdir(d)))
-		yes = str_starts_with(de->d_name, "models--") || str_starts_with(de->d_name, "datasets--") ||
-		      strcmp(de->d_name, HF_CACHEDIR_TAG) == 0;
+		yes = hf_repo_folder_type(de->d_name) || strcmp(de->d_name, HF_CACHEDIR_TAG) == 0;
 	closedir(d);
 	return yes;
 }
@@ -935,8 +934,7 @@ static void check_model(struct result *r, const struct hf_state *s, const struct
 			size_t *unchecked)
 {
 	char *folder = hf_repo_folder(m->repo, m->type);
-	const char *sep = strstr(folder, "--"); /* always there: {type}s--{org}--{name} */
-	const char *type_opt = repo_type_option(sep ? hf_repo_type_of_prefix(folder, (size_t)(sep - folder)) : NULL);
+	const char *type_opt = repo_type_option(hf_repo_folder_type(folder));
 	char *fix = xasprintf("HF_HUB_CACHE=%s hf download %s%s --revision %s", s->loc.hub_cache, m->repo, type_opt,
 			      m->revision);
 	const struct hf_repo *repo = NULL;
