@@ -131,7 +131,7 @@ static int model_read(const struct spec *spec, const yaml_node_t *item, struct m
 			}
 		}
 	}
-	if (bad_repo_path(m->repo) || strstr(m->repo, "--"))
+	if (bad_repo_path(m->repo) || !hf_repo_id_round_trips(m->repo))
 		return spec_error_at(err, spec, item, "hf.models: '%s' is not a repo id such as org/name", m->repo);
 	if (!*m->revision || strchr(m->revision, '\n') || strstr(m->revision, ".."))
 		return spec_error_at(err, spec, item, "hf.models: '%s' is not a revision (branch, tag or commit)",
@@ -163,6 +163,12 @@ struct hf_state {
 	bool mi_ok;
 	char mi_err[4300];
 	bool healthcheck; /* no listings read (see hf_cache_scan_listings) */
+	/* where huggingface_hub's makedirs would start (existing_folder): the
+	 * cache, or its nearest parent when the cache does not exist yet; NULL
+	 * when the path cannot be reached, and reach_why says why */
+	char *reach;
+	bool cache_missing; /* ENOENT below reach: not created yet */
+	char reach_why[PATH_MAX + 200];
 	/* healthcheck, and no sign the container uses Hugging Face: no hf.models,
 	 * no cache folder, no volume (the cache would be on the root filesystem):
 	 * a GPU-only container, whose missing volume only warns */
@@ -212,6 +218,59 @@ bool hf_judge_space(uint64_t avail, uint64_t need)
 	return avail >= need;
 }
 
+/* The cache folder, or its nearest existing parent while only missing
+ * folders (ENOENT) lie below it: a fresh volume where huggingface_hub has
+ * not made hub/ yet, which its makedirs creates. NULL when anything else
+ * stops the path, with why (the path and the errno text): a part is a file
+ * (ENOTDIR), a folder this uid cannot search (EACCES), ELOOP, EIO, or a link
+ * to nowhere (makedirs fails on it too): never "not created yet". path and
+ * result are container paths, read under --root. Caller frees. */
+static char *existing_folder(const struct context *ctx, const char *path, char *why, size_t why_size)
+{
+	char *p = xstrdup(path);
+	for (;;) {
+		char *under_root = ctx_path(ctx, p);
+		struct stat st;
+		int e = stat(under_root, &st) == 0 ? (S_ISDIR(st.st_mode) ? 0 : ENOTDIR) : errno;
+		bool dangling = e == ENOENT && lstat(under_root, &st) == 0;
+		/* stat fails on the whole path first: only a missing part climbs */
+		if (dangling)
+			snprintf(why, why_size, "%s is a link to nowhere (huggingface_hub's makedirs fails on it)",
+				 under_root);
+		else if (e && e != ENOENT)
+			snprintf(why, why_size, "%s%s", strerror(e),
+				 e == ENOTDIR  ? " (it, or a folder above it, is a file)"
+				 : e == EACCES ? " (a folder above it is closed to this user)"
+					       : "");
+		free(under_root);
+		if (!e)
+			return p;
+		char *slash = strrchr(p, '/');
+		if (dangling || e != ENOENT) {
+			free(p);
+			return NULL;
+		}
+		if (!slash || slash == p) {
+			free(p);
+			return xstrdup("/");
+		}
+		*slash = '\0';
+	}
+}
+
+/* The failure of a check that needs the cache path when it cannot be
+ * reached; false then. */
+static bool need_reach(struct result *r, const struct hf_state *s)
+{
+	if (s->reach)
+		return true;
+	result_set(r, STATUS_FAIL, "the hub cache %s cannot be reached: %s", shown(s), s->reach_why);
+	result_remedy(r,
+		      "namei -l %s   (shows which part of the path is a file, a link to nowhere, or closed to uid %u)",
+		      s->loc.hub_cache, (unsigned)geteuid());
+	return false;
+}
+
 static void *hf_prepare(const struct context *ctx)
 {
 	struct hf_state *s = xcalloc(1, sizeof(*s));
@@ -220,6 +279,8 @@ static void *hf_prepare(const struct context *ctx)
 	s->healthcheck = ctx_is_healthcheck(ctx);
 	if (s->usable) {
 		s->cache = ctx_path(ctx, s->loc.hub_cache);
+		s->reach = existing_folder(ctx, s->loc.hub_cache, s->reach_why, sizeof(s->reach_why));
+		s->cache_missing = s->reach && strcmp(s->reach, s->loc.hub_cache) != 0;
 		char real[PATH_MAX];
 		/* on the real root, links such as ~/.cache -> /data count */
 		if (root_is_real(ctx->root) && realpath(s->loc.hub_cache, real))
@@ -231,11 +292,10 @@ static void *hf_prepare(const struct context *ctx)
 	s->mi_ok = mountinfo_load(mi, &s->mi, s->mi_err, sizeof(s->mi_err)) == 0;
 	free(mi);
 	if (s->usable && s->mi_ok) {
-		struct stat st;
 		struct hf_facts f = {
 			.healthcheck = s->healthcheck,
 			.models_listed = spec_has(ctx->spec, "hf.models"),
-			.cache_missing = stat(s->cache, &st) < 0 && errno == ENOENT,
+			.cache_missing = s->cache_missing,
 			.on_root = mountinfo_find(&s->mi, s->mount_path) == mountinfo_find(&s->mi, "/"),
 		};
 		s->unused = hf_judge_unused(&f);
@@ -250,6 +310,7 @@ static void hf_release(void *state)
 		return;
 	hf_location_free(&s->loc);
 	free(s->cache);
+	free(s->reach);
 	free(s->mount_path);
 	mountinfo_free(&s->mi);
 	if (s->scanned)
@@ -315,13 +376,11 @@ static void run_location(const struct context *ctx, void *state, struct result *
 			"the hub cache path '%s' (from %s) is relative: huggingface_hub would use a folder under whatever the working folder is",
 			l->hub_cache, var);
 		result_remedy(r, "export %s=/absolute/path   (or unset it: the default is ~/.cache/huggingface)", var);
-	} else {
-		struct stat st;
-		bool exists = stat(s->cache, &st) == 0 && S_ISDIR(st.st_mode);
+	} else if (need_reach(r, s)) {
 		result_set(r, STATUS_PASS, "hub cache %s (from %s)%s", shown(s),
 			   strcmp(l->hub_source, "default") == 0 ? "the default ~/.cache/huggingface/hub"
 								 : l->hub_source,
-			   exists ? "" : ", not created yet");
+			   s->cache_missing ? ", not created yet" : "");
 	}
 	if (l->token_error) {
 		/* utils/_auth.py get_token() raises inside every download
@@ -367,8 +426,7 @@ static bool looks_like_hub(const char *folder)
 	bool yes = false;
 	struct dirent *de;
 	while (!yes && (de = readdir(d)))
-		yes = str_starts_with(de->d_name, "models--") || str_starts_with(de->d_name, "datasets--") ||
-		      strcmp(de->d_name, HF_CACHEDIR_TAG) == 0;
+		yes = hf_repo_folder_type(de->d_name) || strcmp(de->d_name, HF_CACHEDIR_TAG) == 0;
 	closedir(d);
 	return yes;
 }
@@ -450,28 +508,6 @@ static void run_mounted(const struct context *ctx, void *state, struct result *r
 static const struct mount_entry *cache_mount(const struct hf_state *s)
 {
 	return s->mi_ok ? mountinfo_find(&s->mi, s->mount_path) : NULL;
-}
-
-/* The cache folder, or its nearest existing parent (a fresh volume where
- * huggingface_hub has not made hub/ yet), as the container sees it (path
- * and result are container paths, read under --root). Caller frees. */
-static char *existing_folder(const struct context *ctx, const char *path)
-{
-	char *p = xstrdup(path);
-	for (;;) {
-		char *under_root = ctx_path(ctx, p);
-		struct stat st;
-		bool found = stat(under_root, &st) == 0 && S_ISDIR(st.st_mode);
-		free(under_root);
-		if (found)
-			return p;
-		char *slash = strrchr(p, '/');
-		if (!slash || slash == p) {
-			free(p);
-			return xstrdup("/");
-		}
-		*slash = '\0';
-	}
 }
 
 /* Where a container path inside mount m lies on the host: a bind mount's
@@ -560,9 +596,11 @@ static void run_writable(const struct context *ctx, void *state, struct result *
 			m->mount_point);
 		return;
 	}
-	char *dir = existing_folder(ctx, s->loc.hub_cache);
+	if (!need_reach(r, s))
+		return;
+	char *dir = xstrdup(s->reach);
 	char *dir_under_root = ctx_path(ctx, dir);
-	bool missing = strcmp(dir, s->loc.hub_cache) != 0;
+	bool missing = s->cache_missing;
 	if (ctx_is_healthcheck(ctx)) { /* never writes: the permission bits only */
 		if (access(dir_under_root, W_OK | X_OK) < 0) {
 			/* a GPU-only container (no volume, no models): nothing will write there */
@@ -625,7 +663,9 @@ static void run_space(const struct context *ctx, void *state, struct result *r)
 		result_set(r, STATUS_SKIP, "read-only cache (hf.read_only): nothing will be downloaded");
 		return;
 	}
-	char *dir = existing_folder(ctx, s->loc.hub_cache);
+	if (!need_reach(r, s))
+		return;
+	char *dir = xstrdup(s->reach);
 	char *dir_under_root = ctx_path(ctx, dir);
 	struct statvfs vfs;
 	int rc = statvfs(dir_under_root, &vfs);
@@ -690,6 +730,8 @@ static void run_locks(const struct context *ctx, void *state, struct result *r)
 		result_set(r, STATUS_SKIP, "read-only cache (hf.read_only): no locks are taken offline");
 		return;
 	}
+	if (!need_reach(r, s))
+		return;
 	char *locks = xasprintf("%s/" HF_LOCKS, s->cache);
 	int fd = open(locks, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
@@ -759,15 +801,15 @@ static void run_locks(const struct context *ctx, void *state, struct result *r)
 /* The cache scan, or a skip/fail explained when there is none. */
 static const struct hf_cache *need_scan(struct result *r, struct hf_state *s)
 {
-	if (!need_path(r, s))
+	if (!need_path(r, s) || !need_reach(r, s))
 		return NULL;
-	const struct hf_cache *c = scanned(s);
-	if (!c) {
-		if (s->scan_rc == -ENOENT)
-			result_set(r, STATUS_SKIP, "no cache folder at %s yet", shown(s));
-		else
-			result_set(r, STATUS_FAIL, "cannot read the cache: %s", s->scan_err);
+	if (s->cache_missing) {
+		result_set(r, STATUS_SKIP, "no cache folder at %s yet", shown(s));
+		return NULL;
 	}
+	const struct hf_cache *c = scanned(s);
+	if (!c)
+		result_set(r, STATUS_FAIL, "cannot read the cache: %s", s->scan_err);
 	return c;
 }
 
@@ -935,8 +977,7 @@ static void check_model(struct result *r, const struct hf_state *s, const struct
 			size_t *unchecked)
 {
 	char *folder = hf_repo_folder(m->repo, m->type);
-	const char *sep = strstr(folder, "--"); /* always there: {type}s--{org}--{name} */
-	const char *type_opt = repo_type_option(sep ? hf_repo_type_of_prefix(folder, (size_t)(sep - folder)) : NULL);
+	const char *type_opt = repo_type_option(hf_repo_folder_type(folder));
 	char *fix = xasprintf("HF_HUB_CACHE=%s hf download %s%s --revision %s", s->loc.hub_cache, m->repo, type_opt,
 			      m->revision);
 	const struct hf_repo *repo = NULL;
@@ -1027,16 +1068,13 @@ static void run_models(const struct context *ctx, void *state, struct result *r)
 		result_set(r, STATUS_SKIP, "the spec lists no models (hf.models)");
 		return;
 	}
-	if (!need_path(r, s))
+	if (!need_path(r, s) || !need_reach(r, s))
 		return;
-	const struct hf_cache *c = scanned(s);
 	struct hf_cache empty = { 0 };
+	const struct hf_cache *c = s->cache_missing ? &empty : scanned(s);
 	if (!c) {
-		if (s->scan_rc != -ENOENT) {
-			result_set(r, STATUS_FAIL, "cannot read the cache: %s", s->scan_err);
-			return;
-		}
-		c = &empty;
+		result_set(r, STATUS_FAIL, "cannot read the cache: %s", s->scan_err);
+		return;
 	}
 	size_t unchecked = 0;
 	for (size_t i = 0; i < n; i++) {

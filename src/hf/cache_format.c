@@ -1,11 +1,110 @@
 /* The hub cache's path grammar (cache_format.h). */
 #include "cache_format.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "../lib/digest.h"
 #include "../lib/strbuf.h"
 #include "../lib/util.h"
+
+/* Each repo type and its folder prefix (constants.py REPO_TYPES_MAPPING). */
+static const struct {
+	const char *word;
+	const char *prefix;
+} types[] = {
+	{ "model", "models" },
+	{ "dataset", "datasets" },
+	{ "space", "spaces" },
+	{ "kernel", "kernels" },
+};
+
+const char *hf_repo_type_prefix(const char *type)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(types); i++)
+		if (strcmp(type, types[i].word) == 0 || strcmp(type, types[i].prefix) == 0)
+			return types[i].prefix;
+	return NULL;
+}
+
+const char *hf_repo_type_of_prefix(const char *prefix, size_t len)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(types); i++)
+		if (strlen(types[i].prefix) == len && strncmp(prefix, types[i].prefix, len) == 0)
+			return types[i].word;
+	return NULL;
+}
+
+const char *hf_repo_folder_type(const char *name)
+{
+	const char *sep = strstr(name, HF_REPO_ID_SEPARATOR);
+	return sep ? hf_repo_type_of_prefix(name, (size_t)(sep - name)) : NULL;
+}
+
+char *hf_folder_name(const char *type, const char *id)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *prefix = hf_repo_type_prefix(type);
+	if (prefix)
+		sb_puts(&sb, prefix);
+	else
+		sb_printf(&sb, "%ss", type); /* upstream's f"{repo_type}s" */
+	sb_puts(&sb, HF_REPO_ID_SEPARATOR);
+	for (const char *p = id; *p; p++) {
+		if (*p == '/')
+			sb_puts(&sb, HF_REPO_ID_SEPARATOR);
+		else
+			sb_add(&sb, p, 1);
+	}
+	return sb_detach(&sb);
+}
+
+bool hf_repo_id_round_trips(const char *id)
+{
+	/* the reader turns each "--" into "/" from the left: a "--" of the id
+	 * would be read as "/", and the '-' before a '/' pairs with the
+	 * separator's first '-' */
+	return !strstr(id, HF_REPO_ID_SEPARATOR) && !strstr(id, "-/");
+}
+
+/* An id with an empty part ("", "/x", "a/", "a//b"). */
+static bool has_empty_part(const char *id)
+{
+	return !*id || id[0] == '/' || id[strlen(id) - 1] == '/' || strstr(id, "//");
+}
+
+enum hf_folder_status hf_folder_parse(const char *name, struct hf_folder *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!*name || strchr(name, '/'))
+		return HF_FOLDER_NOT_A_NAME;
+	const char *sep = strstr(name, HF_REPO_ID_SEPARATOR);
+	if (!sep)
+		return HF_FOLDER_NO_SEPARATOR;
+	size_t seplen = strlen(HF_REPO_ID_SEPARATOR);
+	out->prefix = xstrndup(name, (size_t)(sep - name));
+	out->type = hf_repo_type_of_prefix(name, (size_t)(sep - name));
+	struct strbuf id = STRBUF_INIT;
+	for (const char *p = sep + seplen; *p;) {
+		const char *next = strstr(p, HF_REPO_ID_SEPARATOR);
+		size_t n = next ? (size_t)(next - p) : strlen(p);
+		sb_add(&id, p, n);
+		if (next)
+			sb_puts(&id, "/");
+		p = next ? next + seplen : p + n;
+	}
+	out->id = sb_detach(&id);
+	if (!out->type)
+		return HF_FOLDER_UNKNOWN_TYPE;
+	return has_empty_part(out->id) ? HF_FOLDER_EMPTY_PART : HF_FOLDER_OK;
+}
+
+void hf_folder_free(struct hf_folder *f)
+{
+	free(f->prefix);
+	free(f->id);
+	memset(f, 0, sizeof(*f));
+}
 
 char *hf_blob_rel(const char *name)
 {

@@ -1131,37 +1131,35 @@ static void scan_repo(const struct hf_cache *cache, struct hf_repo *repo, int ca
 	}
 	repo->folder_atime = st.st_atime;
 	repo->folder_mtime = st.st_mtime;
-	const char *sep = strstr(repo->folder, "--");
-	if (!sep) {
+	struct hf_folder name;
+	enum hf_folder_status fs = hf_folder_parse(repo->folder, &name);
+	if (fs == HF_FOLDER_NOT_A_NAME || fs == HF_FOLDER_NO_SEPARATOR) {
 		REPO_WARN(repo, HF_FAIL, true, repo->folder,
-			  "%s is not a cache folder: its name has no '--' ({type}s--{org}--{name})", repo->folder);
+			  "%s is not a cache folder: its name has no '" HF_REPO_ID_SEPARATOR
+			  "' ({type}s" HF_REPO_ID_SEPARATOR "{org}" HF_REPO_ID_SEPARATOR "{name})",
+			  repo->folder);
+		hf_folder_free(&name);
 		if (fd >= 0)
 			close(fd);
 		return;
 	}
-	size_t tl = (size_t)(sep - repo->folder);
-	const char *type = hf_repo_type_of_prefix(repo->folder, tl);
-	if (type)
-		repo->type = xstrdup(type);
-	struct strbuf id = STRBUF_INIT;
-	sb_puts(&id, "");
-	for (const char *p = sep + 2; *p;) {
-		const char *next = strstr(p, "--");
-		size_t n = next ? (size_t)(next - p) : strlen(p);
-		sb_add(&id, p, n);
-		if (next)
-			sb_add(&id, "/", 1);
-		p = next ? next + 2 : p + n;
-	}
-	repo->id = sb_detach(&id);
-	if (!repo->type) {
-		repo->type = xstrndup(repo->folder, tl);
+	repo->id = name.id;
+	name.id = NULL;
+	if (fs == HF_FOLDER_UNKNOWN_TYPE) {
+		repo->type = name.prefix;
+		name.prefix = NULL;
 		REPO_WARN(repo, HF_FAIL, true, repo->folder,
 			  "%s has the unknown repo type '%s' (models, datasets, spaces)", repo->folder, repo->type);
 		if (fd >= 0)
 			close(fd);
 		return;
 	}
+	repo->type = xstrdup(name.type);
+	hf_folder_free(&name);
+	if (fs == HF_FOLDER_EMPTY_PART) /* upstream lists it, but no download writes it */
+		REPO_WARN(repo, HF_WARN, false, repo->folder,
+			  "%s reads back as the repo id '%s', which has an empty part: no repo has it", repo->folder,
+			  repo->id);
 	if (strcmp(repo->type, "kernel") == 0)
 		REPO_WARN(repo, HF_WARN, true, repo->folder,
 			  "%s: kernel repos are hidden from scan_cache_dir() of huggingface_hub before kernels support",

@@ -153,7 +153,8 @@ void hf_cache_free(struct hf_cache *cache);
 const struct hf_blob *hf_repo_blob(const struct hf_repo *repo, const char *name);
 /* The revision with that commit, or NULL. */
 const struct hf_revision *hf_repo_revision(const struct hf_repo *repo, const char *commit);
-/* hf_repo_folder (an id to its folder name) is in location.h */
+/* hf_repo_folder (an id as a user writes it to its folder name) is in
+ * location.h; the folder names both ways are cache_format.h's */
 
 /* The snapshot files that point at blob b of repo (up to max in out), and
  * how many there are in all. */

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cache_format.h"
 #include "../lib/safe_io.h"
 #include "../lib/util.h"
 
@@ -538,46 +539,16 @@ char *hf_path_normalize(const char *path)
 	return sb_detach(&out);
 }
 
-/* Each repo type and its folder prefix: "models--org--name". */
-static const struct {
-	const char *word;
-	const char *prefix;
-} types[] = {
-	{ "model", "models" },
-	{ "dataset", "datasets" },
-	{ "space", "spaces" },
-	{ "kernel", "kernels" },
-};
-
-const char *hf_repo_type_of_prefix(const char *prefix, size_t len)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(types); i++)
-		if (strlen(types[i].prefix) == len && strncmp(prefix, types[i].prefix, len) == 0)
-			return types[i].word;
-	return NULL;
-}
-
 char *hf_repo_folder(const char *id, const char *type)
 {
-	if (strstr(id, "--") && !strchr(id, '/'))
-		return xstrdup(id);
-	const char *prefix = "models";
-	for (size_t i = 0; i < ARRAY_SIZE(types); i++) {
-		size_t n = strlen(types[i].prefix);
-		if (type && (strcmp(type, types[i].word) == 0 || strcmp(type, types[i].prefix) == 0))
-			prefix = types[i].prefix;
-		else if (!type && strncmp(id, types[i].prefix, n) == 0 && id[n] == '/') {
-			prefix = types[i].prefix;
-			id += n + 1;
-		}
+	if (strstr(id, HF_REPO_ID_SEPARATOR) && !strchr(id, '/'))
+		return xstrdup(id); /* the folder name itself */
+	const char *word = type;
+	if (!type) { /* "datasets/glue": the type as hf.co's addresses spell it */
+		const char *slash = strchr(id, '/');
+		word = slash ? hf_repo_type_of_prefix(id, (size_t)(slash - id)) : NULL;
+		if (word)
+			id = slash + 1;
 	}
-	struct strbuf sb = STRBUF_INIT;
-	sb_printf(&sb, "%s--", prefix);
-	for (const char *p = id; *p; p++) {
-		if (*p == '/')
-			sb_puts(&sb, "--");
-		else
-			sb_add(&sb, p, 1);
-	}
-	return sb_detach(&sb);
+	return hf_folder_name(word && hf_repo_type_prefix(word) ? word : "model", id);
 }

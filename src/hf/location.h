@@ -84,12 +84,10 @@ void hf_env_from_environ(struct hf_env *env, struct hf_env_environ *data);
  * root decides token_source when no token variable is set. */
 void hf_location_of_environ(char **environ_list, const char *root, bool look_for_token_file, struct hf_location *loc);
 
-/* The repo folder for an id: "org/name" (a model), "datasets/x", "spaces/o/n",
- * "model:org/name", or the folder name itself. Caller frees. */
+/* The repo folder for an id as a user writes it: "org/name" (a model, or
+ * of type, a word or folder prefix), "datasets/x", "spaces/o/n", or the
+ * folder name itself; the names are cache_format.h's. Caller frees. */
 char *hf_repo_folder(const char *id, const char *type);
-/* The repo type ("model") a folder name's first len bytes name ("models"),
- * or NULL for none huggingface_hub knows. */
-const char *hf_repo_type_of_prefix(const char *prefix, size_t len);
 
 /* Lexically normalises an absolute path: "//", "." and ".." removed, no
  * trailing slash. Returns a malloc'd string. */

@@ -106,7 +106,7 @@ static const char *repo_id_problem(const char *id)
 	size_t n = strlen(id);
 	if (n == 0 || n > 96)
 		return "must have 1 to 96 characters";
-	if (strstr(id, "--") || strstr(id, ".."))
+	if (strstr(id, HF_REPO_ID_SEPARATOR) || strstr(id, "..")) /* the folder name's separator */
 		return "must not contain '--' or '..'";
 	int slashes = 0;
 	for (const char *p = id; *p; p++) {

@@ -242,6 +242,8 @@ def test_models_check_failures(cache, tmp_path):
 
 @pytest.mark.parametrize("bad,words", [
     ("    - ../etc\n", "not a repo id"),
+    ("    - org--x/y\n", "not a repo id"),  # its folder would read back as org/x/y
+    ("    - org-/y\n", "not a repo id"),    # models--org---y reads back as org/-y
     ("    - repo: org/x\n      files: [../../etc/passwd]\n", "relative path inside the repo"),
     ("    - repo: org/x\n      type: widget\n", "must be one of"),
     ("    - repo: org/x\n      nope: 1\n", "unknown key"),

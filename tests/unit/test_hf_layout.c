@@ -32,6 +32,10 @@ static void test_repo_folder(void **state)
 		{ "glue", "dataset", "datasets--glue" },
 		{ "org/x", "space", "spaces--org--x" },
 		{ "models--org--x", NULL, "models--org--x" },
+		{ "glue", "datasets", "datasets--glue" },                  /* the type as its folder prefix */
+		{ "kernels/org/k", NULL, "kernels--org--k" },              /* constants.py REPO_TYPES_MAPPING */
+		{ "org/x", "widget", "models--org--x" },                   /* a type no one knows: a model */
+		{ "datasets/org/x", "space", "spaces--datasets--org--x" }, /* the type given wins */
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
 		char *f = hf_repo_folder(cases[i].id, cases[i].type);

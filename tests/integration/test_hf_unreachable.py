@@ -1,0 +1,93 @@
+"""A hub cache path that cannot be reached is a FAIL naming the path and the
+errno text, in every profile; only a missing one (ENOENT all the way up to
+an existing folder) is "not created yet", which huggingface_hub's makedirs
+fixes (issue 27). The cases: a cache under a 0700 folder of another user
+(EACCES, run as uid 65534 through setpriv: needs root, as CI runs the tests),
+a path through a regular file and a regular file as the cache (ENOTDIR), a
+link loop (ELOOP) and a link to nowhere. Everything is made in a temp folder."""
+import os
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+
+from conftest import GPUGATE, STATE_DIR, Run, run_gpugate
+
+MISSING_WORDS = ("not created yet", "does not exist yet", "no cache folder", "no Hugging Face volume")
+# the checks that read the cache path, in each profile (hf.models: the spec lists none)
+READERS = {"healthcheck": ("hf.location", "hf.writable", "hf.space", "hf.locks", "hf.layout"),
+           "ci": ("hf.location", "hf.writable", "hf.space", "hf.locks", "hf.layout", "hf.integrity")}
+
+
+@pytest.fixture
+def tmp():
+    d = tempfile.mkdtemp(prefix="gpugate-hf-unreachable-")
+    os.chmod(d, 0o755)  # searchable by uid 65534 down to the case's own folder
+    yield d
+    shutil.rmtree(d)
+
+
+def check_hf(cache, profile, as_nobody=False):
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent-home", "HF_HUB_CACHE": cache,
+           "XDG_RUNTIME_DIR": STATE_DIR}
+    args = ("check", "--profile", profile, "--only", "hf", "--format", "json")
+    if not as_nobody:
+        return run_gpugate(*args, env=env)
+    proc = subprocess.run(["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", GPUGATE, *args],
+                          capture_output=True, text=True, env=env, timeout=60)
+    return Run(proc, 0)
+
+
+def assert_unreachable(r, cache, errno_text, profile):
+    """Every check that reads the path fails, naming it and the errno text;
+    none calls the cache missing."""
+    assert r.rc == 1, r
+    for cid in READERS[profile]:
+        c = r.check(cid)
+        assert c["status"] == "fail", (cid, r)
+        assert f"the hub cache {cache} cannot be reached: " in c["summary"] and errno_text in c["summary"], (cid, r)
+        assert c["remediation"].startswith(f"namei -l {cache}   ("), (cid, r)
+    for c in r.json()["checks"]:
+        assert not any(w in c["summary"] for w in MISSING_WORDS), c
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"),
+                    reason="needs root and setpriv to run as uid 65534")
+@pytest.mark.parametrize("profile", ["healthcheck", "ci"])
+def test_cache_under_another_users_private_folder(tmp, profile):
+    cache = os.path.join(tmp, "private", "hub")
+    os.makedirs(cache)  # the cache exists: root's, under root's 0700 folder
+    os.chmod(os.path.join(tmp, "private"), 0o700)
+    assert_unreachable(check_hf(cache, profile, as_nobody=True), cache, "Permission denied", profile)
+
+
+@pytest.mark.parametrize("profile", ["healthcheck", "ci"])
+@pytest.mark.parametrize("case,errno_text", [
+    ("through_a_file", "Not a directory"),
+    ("a_file", "Not a directory"),
+    ("link_loop", "Too many levels of symbolic links"),
+    ("link_to_nowhere", "is a link to nowhere"),
+])
+def test_unreachable_paths(tmp, profile, case, errno_text):
+    """As root, where the old reading climbed to a writable parent and
+    called the cache not created yet (the healthcheck passed)."""
+    with open(os.path.join(tmp, "file"), "w") as f:
+        f.write("not a folder\n")
+    os.symlink(os.path.join(tmp, "loop"), os.path.join(tmp, "loop"))
+    os.symlink(os.path.join(tmp, "nowhere"), os.path.join(tmp, "dangling"))
+    cache = {"through_a_file": f"{tmp}/file/hub", "a_file": f"{tmp}/file", "link_loop": f"{tmp}/loop/hub",
+             "link_to_nowhere": f"{tmp}/dangling/hub"}[case]
+    assert_unreachable(check_hf(cache, profile), cache, errno_text, profile)
+
+
+@pytest.mark.parametrize("profile", ["healthcheck", "ci"])
+def test_missing_cache_is_not_created_yet(tmp, profile):
+    """The other side: ENOENT up to a writable folder is the one "missing"."""
+    cache = os.path.join(tmp, "none", "hub")
+    r = check_hf(cache, profile)
+    loc = r.check("hf.location")
+    assert loc["status"] == "pass" and loc["summary"].endswith("not created yet"), r
+    assert r.check("hf.writable")["status"] == ("pass" if profile == "healthcheck" else "warn"), r
+    assert r.check("hf.layout")["status"] == "skip", r
+    assert not os.path.exists(os.path.join(tmp, "none")), "a check created the cache"
