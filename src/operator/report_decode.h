@@ -1,4 +1,5 @@
-/* A gpugate/v1 JSON report read back (gpugate diff): the envelope, each
+/* A gpugate/v1 JSON report read back (gpugate diff, and the per-GPU
+ * series of gpugate serve): the envelope, each
  * check's id, status, summary and finding codes, and the typed facts of the
  * groups that are compared, through their decoders (src/facts/).
  * The only place in src/operator/ that reads a report by key. */
@@ -35,6 +36,8 @@ struct report_doc {
 /* Reads and decodes the report at path (at most max bytes). 0, or -1 with
  * the reason in err (naming the file). */
 int report_load(const char *path, size_t max, struct report_doc *r, char *err, size_t errsz);
+/* The same from a report's text (len bytes, path names it in err). */
+int report_parse(const char *path, const char *text, size_t len, struct report_doc *r, char *err, size_t errsz);
 /* Builds by_id from checks (report_load does; a report_doc filled by hand,
  * as the unit tests do, calls it once its checks are set). */
 void report_index(struct report_doc *r);
