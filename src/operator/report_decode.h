@@ -45,9 +45,4 @@ void report_index(struct report_doc *r);
 const struct report_check *report_check(const struct report_doc *r, const char *id);
 void report_release(struct report_doc *r);
 
-/* gpugate diff's comparison of two decoded reports (src/operator/diff.c):
- * the gpugate-diff/v1 document, its "regressed" true when NEW regressed
- * against OLD by more than tol percent. */
-json_t *diff_reports(const struct report_doc *old, const struct report_doc *new, double tol);
-
 #endif

@@ -15,6 +15,7 @@
 #include "facts/devices.h"
 #include "facts/packages.h"
 #include "facts/runtime.h"
+#include "operator/diff.h"
 #include "operator/report_decode.h"
 
 static void packages_round_trip(void **state)
