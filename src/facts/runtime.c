@@ -5,6 +5,7 @@
 
 #include "../lib/util.h"
 #include "../result.h"
+#include "facts/decode.h"
 
 /* the details keys of runtime.loader, .smoke, .devices and .performance:
  * written and read only here */
@@ -118,12 +119,10 @@ static const char *str(const json_t *o, const char *key)
 /* The list under key, or NULL; -1 when it is there and not a list. */
 static int list(const json_t *details, const char *check, const char *key, const json_t **out, char *err, size_t errsz)
 {
-	*out = json_object_get(details, key);
-	if (*out && !json_is_array(*out)) {
-		snprintf(err, errsz, "%s: \"%s\" is not a list", check, key);
-		return -1;
-	}
-	return 0;
+	json_t *l;
+	int rc = facts_list(details, check, key, &l, err, errsz);
+	*out = l;
+	return rc;
 }
 
 static long int_or(const json_t *o, const char *key, long def)
