@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "judge_hf.h"
+#include "../facts/hf.h"
 #include "../hf/cache_format.h"
 #include "../hf/layout.h"
 #include "../backend/probe_cache.h"
@@ -360,12 +361,10 @@ static void run_location(const struct context *ctx, void *state, struct result *
 	(void)ctx;
 	struct hf_state *s = state;
 	const struct hf_location *l = &s->loc;
-	json_t *d = result_details(r);
-	json_object_set_new(d, "hub_cache", json_text(l->hub_cache));
-	json_object_set_new(d, "from", json_text(l->hub_source));
-	json_object_set_new(d, "hf_home", json_text(l->hf_home));
-	json_object_set_new(d, "offline", json_boolean(l->offline));
-	json_object_set_new(d, "token", json_text(l->token_source ? l->token_source : "none")); /* never the token */
+	const struct hf_location_fact fact = { l->hub_cache,  l->hub_source,   l->hf_home,
+					       l->offline,    l->token_source, /* never the token */
+					       l->token_error };
+	hf_location_encode(result_details(r), &fact);
 	const char *var = strcmp(l->hub_source, "default") == 0 ? "HOME" : l->hub_source;
 	if (!*l->hub_cache) {
 		result_set(r, STATUS_FAIL, "the hub cache path is empty (%s is set to the empty string)", var);
@@ -385,7 +384,6 @@ static void run_location(const struct context *ctx, void *state, struct result *
 	if (l->token_error) {
 		/* utils/_auth.py get_token() raises inside every download
 		 * (hf_hub_download builds its headers first, offline too) */
-		json_object_set_new(d, "token_error", json_text(l->token_error));
 		if (*l->hub_cache == '/')
 			result_set(r, STATUS_FAIL, "every huggingface_hub download would raise: %s", l->token_error);
 		else
@@ -452,11 +450,8 @@ static void run_mounted(const struct context *ctx, void *state, struct result *r
 		result_set(r, STATUS_FAIL, "no mount in the mount table holds %s", s->mount_path);
 		return;
 	}
-	json_t *d = result_details(r);
-	json_object_set_new(d, "mount_point", json_text(m->mount_point));
-	json_object_set_new(d, "fstype", json_text(m->fstype));
-	json_object_set_new(d, "source", json_text(m->source));
-	json_object_set_new(d, "options", json_text(m->mount_options));
+	const struct hf_mount_fact fact = { m->mount_point, m->fstype, m->source, m->mount_options };
+	hf_mount_encode(result_details(r), &fact);
 	bool on_root = m == root;
 	/* another mount that holds a hub cache: HF_HOME points beside it */
 	char *beside = NULL;
@@ -677,9 +672,7 @@ static void run_space(const struct context *ctx, void *state, struct result *r)
 	}
 	uint64_t avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
 	uint64_t need = key_size_for(ctx->spec, "hf.min_free", ctx_is_healthcheck(ctx));
-	json_t *d = result_details(r);
-	json_object_set_new(d, "free_bytes", json_integer((json_int_t)avail));
-	json_object_set_new(d, "min_free_bytes", json_integer((json_int_t)need));
+	hf_space_encode(result_details(r), &(struct hf_space_fact){ avail, need });
 	char a[32], n[32];
 	human_bytes(avail, a, sizeof(a));
 	human_bytes(need, n, sizeof(n));
@@ -881,12 +874,9 @@ static void run_layout(const struct context *ctx, void *state, struct result *r)
 				  unlisted, revisions, count_noun(revisions, "revision", "revisions"),
 				  count_noun(revisions, "has", "have"), count_noun(revisions, "its", "their"))
 			: xstrdup("");
-	json_object_set_new(result_details(r), "revisions", json_integer((json_int_t)revisions));
-	json_object_set_new(result_details(r), "revisions_without_listing", json_integer((json_int_t)unlisted));
 	char h[32];
 	human_bytes(size, h, sizeof(h));
-	json_object_set_new(result_details(r), "repos", json_integer((json_int_t)c->n_repos));
-	json_object_set_new(result_details(r), "size_on_disk", json_integer((json_int_t)size));
+	hf_layout_encode(result_details(r), &(struct hf_layout_fact){ revisions, unlisted, c->n_repos, size });
 	if (fails)
 		result_set(r, STATUS_FAIL, "%zu layout %s in %s (%zu %s, %s)%s", fails,
 			   count_noun(fails, "problem", "problems"), s->loc.hub_cache, c->n_repos,
@@ -1200,19 +1190,20 @@ static void run_integrity(const struct context *ctx, void *state, struct result 
 	if (bad + unverified > MAX_LISTED)
 		result_finding(r, bad || strict ? STATUS_FAIL : STATUS_WARN, "hf.integrity.more", "and %zu more",
 			       bad + unverified - MAX_LISTED);
-	json_t *d = result_details(r);
-	json_object_set_new(d, "files", json_integer((json_int_t)v.count));
-	json_object_set_new(d, "matching", json_integer((json_int_t)ok));
-	json_object_set_new(d, "unverified", json_integer((json_int_t)unverified));
-	json_object_set_new(d, "bytes_hashed", json_integer((json_int_t)v.bytes));
-	json_object_set_new(d, "bytes_left",
-			    json_integer((json_int_t)(v.bytes_to_hash > v.bytes ? v.bytes_to_hash - v.bytes : 0)));
-	json_object_set_new(d, "hashed", json_integer((json_int_t)v.hashed));
-	json_object_set_new(d, "trusted", json_integer((json_int_t)v.trusted));
-	json_object_set_new(d, "scope", json_string(repos ? "models" : "cache"));
-	json_object_set_new(d, "record", record ? json_text(record) : json_null());
-	json_object_set_new(d, "record_note", json_text(record ? v.record_note : why));
-	json_object_set_new(d, "problems", problems);
+	const struct hf_integrity_fact fact = {
+		.files = v.count,
+		.matching = ok,
+		.unverified = unverified,
+		.bytes_hashed = v.bytes,
+		.bytes_left = v.bytes_to_hash > v.bytes ? v.bytes_to_hash - v.bytes : 0,
+		.hashed = v.hashed,
+		.trusted = v.trusted,
+		.scope = repos ? "models" : "cache",
+		.record = record,
+		.record_note = record ? v.record_note : why,
+		.problems = problems,
+	};
+	hf_integrity_encode(result_details(r), &fact);
 	char hashed[32];
 	human_bytes(v.bytes, hashed, sizeof(hashed));
 	size_t n_repos = 0;

@@ -12,6 +12,7 @@
 #include <sys/vfs.h>
 
 #include "judge_system.h"
+#include "../facts/system.h"
 #include "../lib/kmsg.h"
 #include "../lib/util.h"
 #include "../registry.h"
@@ -157,9 +158,8 @@ static int proc_status(const struct context *ctx, struct system_state *st)
 
 void system_judge_seccomp(const struct proc_status *ps, const char *path, int sandbox_filters, struct result *r)
 {
-	json_object_set_new(result_details(r), "mode", json_integer(ps->seccomp));
-	json_object_set_new(result_details(r), "filters", json_integer(ps->seccomp_filters));
-	json_object_set_new(result_details(r), "gpugate_sandbox_filters", json_integer(sandbox_filters));
+	system_seccomp_encode(result_details(r),
+			      &(struct system_seccomp_fact){ ps->seccomp, ps->seccomp_filters, sandbox_filters });
 	if (ps->seccomp == 0) {
 		result_set(r, STATUS_PASS, "no seccomp filter");
 	} else if (ps->seccomp == 2) {
@@ -216,9 +216,7 @@ void system_judge_capabilities(const struct proc_status *ps, struct result *r)
 {
 	bool filtered = ps->have_seccomp && ps->seccomp == 2;
 	struct strbuf missing = STRBUF_INIT;
-	char hex[32];
-	snprintf(hex, sizeof(hex), "%016llx", ps->cap_eff);
-	json_object_set_new(result_details(r), "CapEff", json_string(hex));
+	system_caps_encode(result_details(r), &(struct system_caps_fact){ ps->cap_eff });
 	for (size_t i = 0; i < ARRAY_SIZE(gpu_caps); i++) {
 		if (ps->cap_eff & gpu_caps[i].bits)
 			continue;
@@ -301,9 +299,8 @@ void system_judge_container(const struct container_signs *s, struct result *r)
 	}
 	if (signs.len) /* the slop byte is never written */
 		text_sanitize(signs.buf);
-	json_object_set_new(result_details(r), "container", json_boolean(engine != NULL));
+	system_container_encode(result_details(r), &(struct system_container_fact){ engine != NULL, engine });
 	if (engine) {
-		json_object_set_new(result_details(r), "engine", json_text(engine));
 		result_set(r, STATUS_PASS, "inside a container (%s): %s", engine, signs.buf);
 	} else {
 		result_set(
@@ -364,7 +361,8 @@ static void run_kernel_log(const struct context *ctx, void *state, struct result
 		if (scan.match_count > kept)
 			result_finding(r, STATUS_FAIL, "system.kernel_log.more", "... and %zu more matching lines",
 				       scan.match_count - kept);
-		json_object_set_new(result_details(r), "lines_read", json_integer((json_int_t)scan.records));
+		system_kernel_log_encode(result_details(r),
+					 &(struct system_kernel_log_fact){ scan.records, scan.stopped_early });
 		if (scan.match_count) {
 			result_set(r, STATUS_FAIL, "%zu kernel log line%s since boot show%s a sick GPU (%s first)",
 				   scan.match_count, scan.match_count == 1 ? "" : "s", scan.match_count == 1 ? "s" : "",
@@ -394,7 +392,6 @@ static void run_kernel_log(const struct context *ctx, void *state, struct result
 				r, STATUS_WARN, "system.kernel_log.stopped_early",
 				"the scan stopped early (the deadline or the size cap): the rest of %s was not read",
 				path);
-		json_object_set_new(result_details(r), "stopped_early", json_boolean(scan.stopped_early));
 		kmsg_scan_free(&scan);
 	}
 	free(path);

@@ -5,6 +5,7 @@
 
 #include "../lib/util.h"
 #include "../result.h"
+#include "facts/decode.h"
 
 /* the details keys of devices.gpus: written and read only here */
 #define K_GPUS     "gpus"
@@ -41,11 +42,9 @@ void devices_facts_encode_gpus(json_t *details, json_t *gpus)
 int devices_facts_decode(const json_t *details, struct devices_facts *f, char *err, size_t errsz)
 {
 	*f = (struct devices_facts){ 0 };
-	const json_t *gpus = json_object_get(details, K_GPUS);
-	if (gpus && !json_is_array(gpus)) {
-		snprintf(err, errsz, "devices.gpus: \"%s\" is not a list", K_GPUS);
+	json_t *gpus;
+	if (facts_list(details, "devices.gpus", K_GPUS, &gpus, err, errsz) < 0)
 		return -1;
-	}
 	f->n_gpus = json_array_size(gpus);
 	f->gpus = xcalloc(f->n_gpus ? f->n_gpus : 1, sizeof(*f->gpus));
 	for (size_t i = 0; i < f->n_gpus; i++) {

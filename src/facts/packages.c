@@ -5,6 +5,7 @@
 
 #include "../lib/util.h"
 #include "../result.h"
+#include "facts/decode.h"
 
 /* the details keys of packages.installed: written and read only here */
 #define K_NATIVE      "native_architecture"
@@ -57,13 +58,7 @@ void packages_facts_encode_relations(json_t *details, json_t *relations)
 /* A string member, NULL when absent; -1 when present and not a string. */
 static int get_str(const json_t *o, const char *key, const char **out, char *err, size_t errsz)
 {
-	const json_t *v = json_object_get(o, key);
-	*out = json_string_value(v);
-	if (v && !json_is_string(v)) {
-		snprintf(err, errsz, "packages.installed: \"%s\" is not a string", key);
-		return -1;
-	}
-	return 0;
+	return facts_str(o, "packages.installed", key, out, err, errsz);
 }
 
 static int decode_package(const json_t *j, struct package_fact *p, char *err, size_t errsz)

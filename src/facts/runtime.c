@@ -5,6 +5,7 @@
 
 #include "../lib/util.h"
 #include "../result.h"
+#include "facts/decode.h"
 
 /* the details keys of runtime.loader, .smoke, .devices and .performance:
  * written and read only here */
@@ -30,6 +31,15 @@
 #define P_BANDWIDTH      "copy_bandwidth_gbs"
 #define P_LATENCY        "launch_latency_us"
 #define P_BUFFER_BYTES   "buffer_bytes"
+#define P_DEVICES        "devices"
+#define P_INDEX          "index"
+#define P_PCI            "pci"
+#define P_NAME           "name"
+#define P_UUID           "uuid"
+#define P_MEMORY_FREE    "memory_free"
+#define P_MEMORY_TOTAL   "memory_total"
+#define P_SMOKE          "smoke"
+#define P_OK             "ok"
 
 json_t *probe_run_encode(const struct probe_run_fact *p)
 {
@@ -109,12 +119,16 @@ static const char *str(const json_t *o, const char *key)
 /* The list under key, or NULL; -1 when it is there and not a list. */
 static int list(const json_t *details, const char *check, const char *key, const json_t **out, char *err, size_t errsz)
 {
-	*out = json_object_get(details, key);
-	if (*out && !json_is_array(*out)) {
-		snprintf(err, errsz, "%s: \"%s\" is not a list", check, key);
-		return -1;
-	}
-	return 0;
+	json_t *l;
+	int rc = facts_list(details, check, key, &l, err, errsz);
+	*out = l;
+	return rc;
+}
+
+static long int_or(const json_t *o, const char *key, long def)
+{
+	const json_t *v = json_object_get(o, key);
+	return json_is_integer(v) ? (long)json_integer_value(v) : def;
 }
 
 int runtime_loader_decode(const json_t *details, struct runtime_facts *f, char *err, size_t errsz)
@@ -153,15 +167,52 @@ int runtime_devices_decode(const json_t *details, struct runtime_facts *f, char 
 	f->devices = xcalloc(f->n_devices ? f->n_devices : 1, sizeof(*f->devices));
 	for (size_t i = 0; i < f->n_devices; i++) {
 		const json_t *d = json_array_get(devices, i);
-		f->devices[i] = (struct runtime_device_fact){ str(d, K_BACKEND), str(d, K_PCI), str(d, K_NAME) };
+		const json_t *free_b = json_object_get(d, P_MEMORY_FREE), *total = json_object_get(d, P_MEMORY_TOTAL);
+		f->devices[i] = (struct runtime_device_fact){
+			.backend = str(d, K_BACKEND),
+			.pci = str(d, P_PCI),
+			.name = str(d, P_NAME),
+			.uuid = str(d, P_UUID),
+			.index = int_or(d, P_INDEX, -1),
+			.has_memory_free = json_is_number(free_b),
+			.has_memory_total = json_is_number(total),
+			.memory_free = json_number_value(free_b),
+			.memory_total = json_number_value(total),
+		};
 	}
 	return 0;
 }
 
-static long int_or(const json_t *o, const char *key, long def)
+int runtime_smoke_decode(const json_t *details, struct runtime_facts *f, char *err, size_t errsz)
 {
-	const json_t *v = json_object_get(o, key);
-	return json_is_integer(v) ? (long)json_integer_value(v) : def;
+	const json_t *probes;
+	if (list(details, "runtime.smoke", K_PROBES, &probes, err, errsz) < 0)
+		return -1;
+	size_t n = 0, i;
+	const json_t *p;
+	json_array_foreach(probes, i, p)
+	{
+		n += json_array_size(json_object_get(json_object_get(p, K_RESULT), P_DEVICES));
+	}
+	f->smoke = xcalloc(n ? n : 1, sizeof(*f->smoke));
+	json_array_foreach(probes, i, p)
+	{
+		const json_t *devices = json_object_get(json_object_get(p, K_RESULT), P_DEVICES), *d;
+		size_t k;
+		json_array_foreach(devices, k, d)
+		{
+			const json_t *ok = json_object_get(json_object_get(d, P_SMOKE), P_OK);
+			f->smoke[f->n_smoke++] = (struct smoke_device_fact){
+				.backend = str(d, K_BACKEND) ? str(d, K_BACKEND) : str(p, K_BACKEND),
+				.pci = str(d, P_PCI),
+				.uuid = str(d, P_UUID),
+				.name = str(d, P_NAME),
+				.index = int_or(d, P_INDEX, -1),
+				.ok = json_is_boolean(ok) ? json_is_true(ok) : -1,
+			};
+		}
+	}
+	return 0;
 }
 
 int runtime_performance_decode(const json_t *details, struct runtime_facts *f, char *err, size_t errsz)
@@ -181,8 +232,11 @@ int runtime_performance_decode(const json_t *details, struct runtime_facts *f, c
 		g->index = int_or(m, K_INDEX, (long)i);
 		g->vendor_id = int_or(m, K_VENDOR_ID, -1);
 		g->device_id = int_or(m, K_DEVICE_ID, -1);
-		g->copy_bandwidth_gbs = json_number_value(json_object_get(m, P_BANDWIDTH));
-		g->launch_latency_us = json_number_value(json_object_get(m, P_LATENCY));
+		const json_t *bw = json_object_get(m, P_BANDWIDTH), *lat = json_object_get(m, P_LATENCY);
+		g->has_bandwidth = json_is_number(bw);
+		g->has_latency = json_is_number(lat);
+		g->copy_bandwidth_gbs = json_number_value(bw);
+		g->launch_latency_us = json_number_value(lat);
 		g->buffer_bytes = json_object_get(m, P_BUFFER_BYTES);
 	}
 	const json_t *t = json_object_get(details, K_TOLERANCE);
@@ -195,5 +249,6 @@ void runtime_facts_release(struct runtime_facts *f)
 	free(f->probes);
 	free(f->devices);
 	free(f->figures);
+	free(f->smoke);
 	*f = (struct runtime_facts){ 0 };
 }

@@ -26,14 +26,26 @@ struct probe_run_fact {
 
 /* runtime.devices: one GPU as the runtime enumerated it */
 struct runtime_device_fact {
-	const char *backend, *pci, *name; /* pci, name: NULL when not reported */
+	const char *backend, *pci, *name, *uuid; /* pci, name, uuid: NULL when not reported */
+	long index;                              /* -1: not reported */
+	bool has_memory_free, has_memory_total;
+	double memory_free, memory_total; /* bytes */
+};
+
+/* runtime.smoke: one GPU's smoke kernel, from each probe's result line */
+struct smoke_device_fact {
+	const char *backend;           /* the device's, else its probe's */
+	const char *pci, *uuid, *name; /* NULL when not reported */
+	long index;                    /* -1: not reported */
+	int ok;                        /* 1 ran correctly, 0 did not, -1 not reported */
 };
 
 /* runtime.performance: one GPU's figures */
 struct figure_fact {
 	const char *backend, *pci, *name, *uuid; /* NULL when not reported */
 	long index;
-	long vendor_id, device_id; /* -1: not reported */
+	long vendor_id, device_id;       /* -1: not reported */
+	bool has_bandwidth, has_latency; /* the figures below were reported */
 	double copy_bandwidth_gbs, launch_latency_us;
 	json_t *buffer_bytes; /* borrowed, NULL when not reported */
 };
@@ -45,6 +57,8 @@ struct runtime_facts {
 	size_t n_devices;
 	struct figure_fact *figures;
 	size_t n_figures;
+	struct smoke_device_fact *smoke; /* runtime.smoke's */
+	size_t n_smoke;
 	double tolerance_percent; /* 0: not reported */
 };
 
@@ -63,6 +77,7 @@ void runtime_facts_encode_tolerance(json_t *details, double percent);
 int runtime_loader_decode(const json_t *details, struct runtime_facts *f, char *err, size_t errsz);
 int runtime_devices_decode(const json_t *details, struct runtime_facts *f, char *err, size_t errsz);
 int runtime_performance_decode(const json_t *details, struct runtime_facts *f, char *err, size_t errsz);
+int runtime_smoke_decode(const json_t *details, struct runtime_facts *f, char *err, size_t errsz);
 void runtime_facts_release(struct runtime_facts *f);
 
 #endif

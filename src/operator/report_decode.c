@@ -93,14 +93,21 @@ static void decode_envelope(struct report_doc *r)
 
 int report_load(const char *path, size_t max, struct report_doc *r, char *err, size_t errsz)
 {
-	*r = (struct report_doc){ .path = path };
 	char *text = NULL;
 	size_t len = 0;
+	*r = (struct report_doc){ .path = path };
 	if (operator_read_input(path, max, &text, &len, err, errsz) < 0)
 		return -1;
+	int rc = report_parse(path, text, len, r, err, errsz);
+	free(text);
+	return rc;
+}
+
+int report_parse(const char *path, const char *text, size_t len, struct report_doc *r, char *err, size_t errsz)
+{
+	*r = (struct report_doc){ .path = path };
 	json_error_t jerr;
 	r->doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
-	free(text);
 	if (!r->doc) {
 		snprintf(err, errsz, "%s:%d:%d: not JSON: %s", path, jerr.line, jerr.column, jerr.text);
 		return -1;
@@ -120,7 +127,8 @@ int report_load(const char *path, size_t max, struct report_doc *r, char *err, s
 	    runtime_loader_decode(details_of(r, "runtime.loader"), &r->runtime, why_facts, sizeof(why_facts)) < 0 ||
 	    runtime_devices_decode(details_of(r, "runtime.devices"), &r->runtime, why_facts, sizeof(why_facts)) < 0 ||
 	    runtime_performance_decode(details_of(r, "runtime.performance"), &r->runtime, why_facts,
-				       sizeof(why_facts)) < 0) {
+				       sizeof(why_facts)) < 0 ||
+	    runtime_smoke_decode(details_of(r, "runtime.smoke"), &r->runtime, why_facts, sizeof(why_facts)) < 0) {
 		snprintf(err, errsz, "%s: not a gpugate JSON report (gpugate check --format json): %s", path,
 			 why_facts);
 		report_release(r);

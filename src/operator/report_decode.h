@@ -1,4 +1,5 @@
-/* A gpugate/v1 JSON report read back (gpugate diff): the envelope, each
+/* A gpugate/v1 JSON report read back (gpugate diff, and the per-GPU
+ * series of gpugate serve): the envelope, each
  * check's id, status, summary and finding codes, and the typed facts of the
  * groups that are compared, through their decoders (src/facts/).
  * The only place in src/operator/ that reads a report by key. */
@@ -35,16 +36,13 @@ struct report_doc {
 /* Reads and decodes the report at path (at most max bytes). 0, or -1 with
  * the reason in err (naming the file). */
 int report_load(const char *path, size_t max, struct report_doc *r, char *err, size_t errsz);
+/* The same from a report's text (len bytes, path names it in err). */
+int report_parse(const char *path, const char *text, size_t len, struct report_doc *r, char *err, size_t errsz);
 /* Builds by_id from checks (report_load does; a report_doc filled by hand,
  * as the unit tests do, calls it once its checks are set). */
 void report_index(struct report_doc *r);
 /* The first check of that id, or NULL. */
 const struct report_check *report_check(const struct report_doc *r, const char *id);
 void report_release(struct report_doc *r);
-
-/* gpugate diff's comparison of two decoded reports (src/operator/diff.c):
- * the gpugate-diff/v1 document, its "regressed" true when NEW regressed
- * against OLD by more than tol percent. */
-json_t *diff_reports(const struct report_doc *old, const struct report_doc *new, double tol);
 
 #endif

@@ -5,18 +5,23 @@
  * keep "healthy" once gpugate stops running. Names carry their namespace
  * (feature.node.kubernetes.io/ unless --nfd-prefix or the spec's
  * reports.nfd_prefix names another), so they survive NFD's
- * DisableAutoPrefix. The labels come from results' details:
+ * DisableAutoPrefix. The labels come from the checks' facts, read through
+ * their decoders (src/facts/):
  *   gpugate.healthy         true | false (no check failed)
  *   gpugate.profile         the profile that produced the verdict
- *   gpugate.gpus            details.gpu_count of check devices.gpus, else the
- *                           number of its details.gpus entries that are selected
- *                           and present (the GPUs of the spec's vendor this
+ *   gpugate.gpus            the GPUs devices.gpus found that are selected and
+ *                           present (the GPUs of the spec's vendor this
  *                           container sees)
- *   gpugate.driver_version  details.driver_version of the first runtime.* check
- * A label whose source is absent is left out rather than guessed. */
+ *   gpugate.driver_version  the driver version the first probe of
+ *                           runtime.loader (else runtime.smoke) reported
+ * A label whose source is absent or undecodable is left out rather than
+ * guessed. */
 #include <stdio.h>
 #include <string.h>
 
+#include "facts/devices.h"
+#include "facts/runtime.h"
+#include "registry.h"
 #include "report.h"
 
 /* Kubernetes label values: at most 63 characters of [A-Za-z0-9._-],
@@ -50,38 +55,43 @@ static const struct result *find_result(const struct run *run, const char *id)
 	return NULL;
 }
 
-/* -1 when the check did not run or says nothing usable. */
+/* -1 when the check did not run or its details do not decode. */
 static long long gpu_count(const struct result *r)
 {
-	if (!r || !r->details)
-		return -1;
-	json_t *count = json_object_get(r->details, "gpu_count");
-	if (json_is_integer(count))
-		return json_integer_value(count) >= 0 ? json_integer_value(count) : -1;
-	json_t *list = json_object_get(r->details, "gpus");
-	if (!json_is_array(list))
+	struct devices_facts f;
+	char err[256];
+	if (!r || !r->details || devices_facts_decode(r->details, &f, err, sizeof(err)) < 0)
 		return -1;
 	long long n = 0;
-	for (size_t i = 0; i < json_array_size(list); i++) {
-		json_t *g = json_array_get(list, i);
-		json_t *selected = json_object_get(g, "selected"), *present = json_object_get(g, "present");
-		if (json_is_object(g) && !json_is_false(selected) && !json_is_false(present))
-			n++;
-	}
+	for (size_t i = 0; i < f.n_gpus; i++)
+		n += f.gpus[i].selected && f.gpus[i].present;
+	devices_facts_release(&f);
 	return n;
 }
 
-static const char *driver_version(const struct run *run)
+/* The first driver version a probe reported, copied into out; false: none. */
+static bool driver_version(const struct run *run, char *out, size_t size)
 {
-	for (size_t i = 0; i < run->count; i++) {
-		const struct result *r = &run->results[i];
-		if (!r->id || strncmp(r->id, "runtime.", 8) != 0 || !r->details)
+	static const char *const from[] = { "runtime.loader", "runtime.smoke" };
+	bool found = false;
+	for (size_t i = 0; i < ARRAY_SIZE(from) && !found; i++) {
+		const struct result *r = find_result(run, from[i]);
+		struct runtime_facts f = { 0 };
+		char err[256];
+		if (!r || !r->details || runtime_loader_decode(r->details, &f, err, sizeof(err)) < 0) {
+			runtime_facts_release(&f);
 			continue;
-		const char *v = json_string_value(json_object_get(r->details, "driver_version"));
-		if (v && *v)
-			return v;
+		}
+		for (size_t k = 0; k < f.n_probes && !found; k++) {
+			const char *v = f.probes[k].driver_version;
+			if (v && *v) {
+				snprintf(out, size, "%s", v);
+				found = true;
+			}
+		}
+		runtime_facts_release(&f);
 	}
-	return NULL;
+	return found;
 }
 
 bool report_nfd_prefix_valid(const char *prefix, char *why, size_t why_size)
@@ -136,7 +146,9 @@ void report_nfd(struct strbuf *out, const struct run *run, const struct report_o
 {
 	const char *prefix = opts->nfd_prefix ? opts->nfd_prefix : REPORT_NFD_PREFIX;
 	char value[64], expiry[32];
-	report_iso8601(run->finished_at + (opts->nfd_expiry > 0 ? opts->nfd_expiry : REPORT_NFD_EXPIRY), expiry);
+	/* the spec key's default is the one place the default is written (src/registry.c) */
+	double ttl = opts->nfd_expiry > 0 ? opts->nfd_expiry : key_seconds(NULL, "reports.nfd_expiry");
+	report_iso8601(run->finished_at + ttl, expiry);
 	sb_printf(out, "# +expiry-time=%s\n", expiry);
 	sb_printf(out, "%sgpugate.healthy=%s\n", prefix, run_exit_code(run) == 0 ? "true" : "false");
 	if (run->profile && label_value(run->profile, value))
@@ -144,7 +156,7 @@ void report_nfd(struct strbuf *out, const struct run *run, const struct report_o
 	long long gpus = gpu_count(find_result(run, "devices.gpus"));
 	if (gpus >= 0)
 		sb_printf(out, "%sgpugate.gpus=%lld\n", prefix, gpus);
-	const char *version = driver_version(run);
-	if (version && label_value(version, value))
+	char version[256];
+	if (driver_version(run, version, sizeof(version)) && label_value(version, value))
 		sb_printf(out, "%sgpugate.driver_version=%s\n", prefix, value);
 }

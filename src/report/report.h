@@ -13,14 +13,13 @@ struct report_opts {
 	bool quiet;             /* text: the verdict line only */
 	bool verbose;           /* text: the findings of passing checks too */
 	const char *nfd_prefix; /* nfd: label namespace with its '/'; REPORT_NFD_PREFIX when NULL */
-	double nfd_expiry;      /* nfd: seconds the labels stay valid; REPORT_NFD_EXPIRY when 0 */
+	double nfd_expiry;      /* nfd: seconds the labels stay valid; 0: reports.nfd_expiry's default */
 	/* Why a report of a passing run could not be written (the exit is then
 	 * not 0): the text verdict line says it instead of HEALTHY. NULL: none. */
 	const char *undelivered;
 };
 
 #define REPORT_NFD_PREFIX "feature.node.kubernetes.io/"
-#define REPORT_NFD_EXPIRY 600.0
 
 /* The verdict line's budget: node-problem-detector keeps 80 bytes of a
  * custom plugin's output (max_output_length; pkg/custompluginmonitor/types). */

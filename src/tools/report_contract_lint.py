@@ -10,7 +10,12 @@ report_contract_lint.py [SRC] [SCHEMA]
 
 A facts module (src/facts/GROUP.c, the one encoder and decoder of a
 group's details) names each key once, `#define K_NAME "key"`: each must be
-described somewhere in that group's details schemas."""
+described somewhere in that group's details schemas.
+
+The readers of a report (src/operator/, src/report/nfd.c, src/serve/) read
+it only through its decoders (src/operator/report_decode.c and src/facts/):
+a json_object_get anywhere else in them fails, so no reader spells a
+details key of its own."""
 import json
 import os
 import re
@@ -31,6 +36,11 @@ DETAILS_VAR = re.compile(r"\b(\w+)\s*=\s*result_details\s*\(")
 FINDING = re.compile(r"(?<![\w.])result_finding\s*\(")
 # a facts encoder/decoder (src/facts/GROUP.c) names its details keys once: #define K_NAME "key"
 FACTS_KEY = re.compile(r"^#define\s+K_\w+\s+\"([^\"]*)\"", re.M)
+# reading a JSON object by key
+READ_BY_KEY = re.compile(r"\bjson_object_getn?\s*\(")
+# the readers of a report, and the one decoder among them
+READERS = ("operator/", "report/nfd.c", "serve/")
+DECODERS = ("operator/report_decode.c",)
 
 
 def property_names(schema):
@@ -102,6 +112,12 @@ for dirpath, _, files in os.walk(src):
                                 f"{os.path.basename(schema_path)} ($defs.finding.code)")
             else:
                 used.add(lit.group(1))
+        unix_rel = rel.replace(os.sep, "/")
+        if unix_rel.startswith(READERS) and unix_rel not in DECODERS:
+            for m in READ_BY_KEY.finditer(text):
+                problems.append(f"{rel}:{line_of(text, m.start())}: reads JSON by key ({m.group(0).rstrip('( ')}): "
+                                "a report's readers read it through src/operator/report_decode.c and "
+                                "src/facts/ (add what is needed to a decoder there)")
         facts = os.path.basename(dirpath) == "facts"
         if not facts and os.path.basename(dirpath) != "checks":
             continue

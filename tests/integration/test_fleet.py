@@ -23,13 +23,26 @@ import urllib.request
 
 import pytest
 
-from conftest import GPUGATE, dpkg_root, run_gpugate, spec_file, stanza
+from conftest import GPUGATE, dpkg_root, run_gpugate, spec_file, stanza, write
+from gpufixture import Root
 
 REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 DAEMONSET = os.path.join(REPO, "images", "fleet", "daemonset.yaml")
 NPD_CONFIG = os.path.join(REPO, "images", "fleet", "npd-gpugate.json")
 DAEMONSET_SCHEMA = os.path.join(REPO, "tests", "schemas", "daemonset-apps-v1.k8s-1.31.0.json")
 NODE_EXPORTER = shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")
+FAKE_ZE = os.environ.get("GPUGATE_FAKE_ZE") or os.path.join(os.path.dirname(GPUGATE), "fakes", "libze_fake.so")
+
+
+def spec_key_default_seconds(key):
+    """A spec key's default as gpugate list --spec-keys prints it (the key
+    table is its one owner), in seconds."""
+    r = run_gpugate("list", "--spec-keys")
+    assert r.rc == 0, r
+    line = next(l for l in r.out.splitlines() if l.startswith(key + "\t"))
+    m = re.search(r"\(default (\d+)(s|m|h)?\)$", line)
+    assert m, line
+    return int(m.group(1)) * {"s": 1, None: 1, "m": 60, "h": 3600}[m.group(2)]
 
 
 def fixture_root(tmp_path, version):
@@ -73,7 +86,8 @@ def test_nfd_labels(tmp_path, version, rc, healthy):
     assert labels == {"feature.node.kubernetes.io/gpugate.healthy": healthy,
                       "feature.node.kubernetes.io/gpugate.profile": "ci"}
     now = datetime.datetime.now(datetime.timezone.utc)
-    assert now + datetime.timedelta(minutes=8) < expiry < now + datetime.timedelta(minutes=12), expiry
+    ttl = datetime.timedelta(seconds=spec_key_default_seconds("reports.nfd_expiry"))
+    assert now + ttl - datetime.timedelta(minutes=2) < expiry <= now + ttl + datetime.timedelta(seconds=1), expiry
     for name, value in labels.items():  # Kubernetes label rules (apimachinery validation)
         assert LABEL_NAME.fullmatch(name) and len(name.split("/")[0]) <= 253, name
         assert LABEL_VALUE.fullmatch(value), value
@@ -97,6 +111,36 @@ def test_nfd_prefix_and_expiry_from_option_and_spec(tmp_path):
     for bad in ("Upper.Case/", "example.com//", "-bad.com", "kubernetes.io", "x.k8s.io/"):
         r = run_gpugate("--spec", spec, "--root", str(root), "--nfd-prefix", bad)
         assert r.rc == 3 and "--nfd-prefix" in r.err, (bad, r)
+
+
+def test_nfd_labels_carry_the_gpus_and_driver_of_a_real_run(tmp_path):
+    """A whole run under the fake Level Zero driver (loaded by the real
+    loader): gpugate.gpus is what devices.gpus found, gpugate.driver_version
+    what runtime.loader's probe reported, each read through the facts."""
+    if not os.path.exists(FAKE_ZE):
+        pytest.fail(f"the fake driver {FAKE_ZE} is not built (make {FAKE_ZE})")
+    root = Root(tmp_path / "root").add_gpus(2, device=0x56a0)
+    root.add_gpu("0000:00:02.0", card=5, render=133, vendor=0x1234, driver=None, nodes=False, by_path=False)
+    write(root.p("var/lib/dpkg/status"), stanza("dpkg", "1.21.22") + "\n" + stanza("libze1", "1.17.6-1"))
+    spec = write(str(tmp_path / "spec.yaml"), "packages:\n  - libze1 (>= 1.17)\ndevices:\n  vendor: intel\n"
+                 "  min_gpus: 1\nruntime:\n  backend: level-zero\n  smoke: true\n  timeout: 30s\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GPUGATE_FAKE", "ZE_"))}
+    env.update({"ZE_ENABLE_ALT_DRIVERS": FAKE_ZE, "GPUGATE_FAKE_DEVICES": "2",
+                "LD_LIBRARY_PATH": "/usr/lib/x86_64-linux-gnu", "XDG_RUNTIME_DIR": str(tmp_path)})
+    labels_path, report_path = tmp_path / "gpugate.labels", tmp_path / "report.json"
+    r = run_gpugate("check", "--root", root.path, "--spec", spec, "--report", f"nfd:{labels_path}",
+                    "--report", f"json:{report_path}", env=env, timeout=120)
+    assert r.rc == 0, r
+    checks = {c["id"]: c for c in json.loads(report_path.read_text())["checks"]}
+    gpus = checks["devices.gpus"]["details"]["gpus"]
+    assert len(gpus) == 3 and sum(g["selected"] and g["present"] for g in gpus) == 2, gpus
+    version = checks["runtime.loader"]["details"]["probes"][0]["result"]["driver_version"]
+    assert version == "1.3.29735", version  # the fake's, as the loader's zeDriverGetProperties gave it
+    _, labels = parse_nfd(labels_path.read_text())
+    assert labels == {"feature.node.kubernetes.io/gpugate.healthy": "true",
+                      "feature.node.kubernetes.io/gpugate.profile": "ci",
+                      "feature.node.kubernetes.io/gpugate.gpus": "2",
+                      "feature.node.kubernetes.io/gpugate.driver_version": "1.3.29735"}, labels
 
 
 @pytest.mark.skipif(not shutil.which("strace"), reason="strace not installed")

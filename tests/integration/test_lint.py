@@ -245,3 +245,23 @@ def test_report_contract_lint_reads_the_facts_keys(tmp_path):
     facts.write_text('#define K_RELATIONS "relations"\n#define K_PACKAGE "package_name"\n')
     r = contract_lint(tmp_path)
     assert r.returncode == 1 and 'facts/packages.c:2: details key "package_name"' in r.stdout, r.stdout
+
+
+@pytest.mark.parametrize("path", ["operator/diff.c", "report/nfd.c", "serve/gpu_metrics.c"])
+def test_report_contract_lint_fails_on_a_reader_reading_json_by_key(tmp_path, path):
+    """A report's readers read it through report_decode.c and src/facts/ only."""
+    uses = "".join(f'void u{i}(struct result *r) {{ result_finding(r, STATUS_PASS, "{c}", "x"); }}\n'
+                   for i, c in enumerate(one_used_code()))
+    (tmp_path / "uses.c").write_text(uses)
+    for folder in ("operator", "report", "serve", "facts"):
+        (tmp_path / folder).mkdir()
+    # the decoders may
+    (tmp_path / "operator" / "report_decode.c").write_text('const char *f(json_t *c) { return json_object_get(c, "id"); }\n')
+    (tmp_path / "facts" / "runtime.c").write_text('json_t *g(json_t *d) { return json_object_get(d, "probes"); }\n')
+    (tmp_path / "report" / "json.c").write_text('json_t *h(json_t *d) { return json_object_get(d, "x"); }\n')
+    reader = tmp_path / path
+    reader.write_text("static int ok(void) { return 0; }\n")
+    assert contract_lint(tmp_path).returncode == 0, contract_lint(tmp_path).stdout
+    reader.write_text('static const char *v(json_t *d)\n{\n\treturn json_string_value(json_object_get(d, "driver_version"));\n}\n')
+    r = contract_lint(tmp_path)
+    assert r.returncode == 1 and f"{path}:3: reads JSON by key (json_object_get)" in r.stdout, r.stdout

@@ -5,6 +5,7 @@ and /dev) for the packages and devices groups and the test Level Zero driver
 runtime group. Exit 1 only when NEW regressed; 3 on unusable input."""
 import json
 import os
+import re
 import time
 
 from conftest import run_gpugate, stanza, write
@@ -231,3 +232,18 @@ def test_a_changed_driver_version_is_listed_and_not_a_regression_by_itself(tmp_p
     d = json.loads(diff("--format", "json", old, new).out)
     assert [(x["backend"], x["old"], x["new"]) for x in d["drivers"]] == [("level-zero", "1.3.29735", "1.3.30049")], d
     assert "| level-zero | 1.3.29735 | 1.3.30049 |" in diff("--format", "markdown", old, new).out
+
+
+def test_without_measured_runs_the_tolerance_is_the_spec_keys_default(tmp_path):
+    """Neither run measured performance (no runtime.tolerance in its report):
+    diff judges with runtime.tolerance's default, read from the spec key
+    table (gpugate list --spec-keys), its one owner."""
+    keys = run_gpugate("list", "--spec-keys")
+    assert keys.rc == 0, keys
+    line = next(l for l in keys.out.splitlines() if l.startswith("runtime.tolerance\t"))
+    default = re.search(r"\(default (\d+)%\)$", line).group(1)
+    spec = "packages:\n  - libze1 (>= 1.17)\n"
+    old = report(tmp_path, "old.json", root_with(tmp_path, "root", gpus=1), spec=spec)
+    r = diff("--format", "json", old, old)
+    assert r.rc == 0 and json.loads(r.out)["tolerance_percent"] == float(default), r
+    assert f"performance (tolerance {default}%)" in diff(old, old).out

@@ -256,6 +256,44 @@ def test_healthy_broken_healthy_seen_by_prometheus_and_curl(tmp_path):
     assert took < 1.0, f"SIGTERM took {took:.2f} s"
 
 
+def test_every_per_gpu_series_from_the_runtime_facts(tmp_path):
+    """/metrics's per-GPU families (src/serve/gpu_metrics.c, read through the
+    runtime facts decoders) on a run that measured performance: each of the
+    two fake GPUs has its memory, smoke, bandwidth and latency sample,
+    labelled by backend, index, PCI address and UUID, as promtool accepts."""
+    root = dpkg_root(tmp_path, [stanza("libze1", "1.17.2-1")])
+    spec = spec_file(tmp_path, SPEC + "  performance: true\n  bandwidth_buffer: 16MiB\n")
+    serve = Serve(tmp_path, "--root", str(root), "--spec", spec, interval="1h")
+    try:
+        metrics = wait_for("the first run's per-GPU series",
+                           lambda: (lambda b: b if "gpugate_gpu_launch_latency_seconds{" in b else None)(
+                               serve.get("/metrics")[1]), timeout=60)
+    finally:
+        serve.stop()
+    promtool_ok(metrics)
+    samples = {}
+    for line in metrics.splitlines():
+        m = re.fullmatch(r'(gpugate_gpu_\w+)\{([^}]*)\} (\S+)', line)
+        if m:
+            labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(2)))
+            samples.setdefault(m.group(1), {})[labels["index"]] = (labels, float(m.group(3)))
+    families = ("gpugate_gpu_info", "gpugate_gpu_memory_free_bytes", "gpugate_gpu_memory_total_bytes",
+                "gpugate_gpu_smoke_passed", "gpugate_gpu_copy_bandwidth_bytes_per_second",
+                "gpugate_gpu_launch_latency_seconds")
+    assert set(samples) == set(families), metrics
+    for family in families:
+        assert set(samples[family]) == {"0", "1"}, (family, metrics)
+        for index, (labels, _) in samples[family].items():
+            assert labels["backend"] == "level-zero" and labels["profile"] == "ci", (family, labels)
+            assert labels["pci"] == ("0000:03:00.0" if index == "0" else "0000:04:00.0"), (family, labels)
+            assert labels["uuid"], (family, labels)  # the fake reports one per device
+    assert samples["gpugate_gpu_info"]["0"][0]["name"] == "Fake Arc A770 #0"
+    assert samples["gpugate_gpu_memory_total_bytes"]["0"][1] == 16 << 30
+    assert samples["gpugate_gpu_smoke_passed"]["1"][1] == 1
+    assert abs(samples["gpugate_gpu_copy_bandwidth_bytes_per_second"]["0"][1] - 400e9) < 1e9  # the fake's 400 GB/s
+    assert 0 < samples["gpugate_gpu_launch_latency_seconds"]["0"][1] < 1
+
+
 def test_sighup_reads_the_spec_again_and_sigterm_ends_it(tmp_path):
     root, spec, fault = fixture(tmp_path)
     serve = Serve(tmp_path, "--spec", spec, "--root", str(root), "--only", "packages", interval="1h")

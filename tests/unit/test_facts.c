@@ -15,6 +15,7 @@
 #include "facts/devices.h"
 #include "facts/packages.h"
 #include "facts/runtime.h"
+#include "operator/diff.h"
 #include "operator/report_decode.h"
 
 static void packages_round_trip(void **state)
@@ -149,6 +150,51 @@ static void runtime_round_trip(void **state)
 	json_decref(loader);
 	json_decref(devices);
 	json_decref(perf);
+}
+
+/* runtime.devices' memory and ids, runtime.smoke's per-device verdicts (the
+ * per-GPU series of gpugate serve): absent figures stay absent, not 0 */
+static void runtime_devices_and_smoke(void **state)
+{
+	(void)state;
+	json_t *dev = json_pack("{s:s, s:s, s:s, s:i, s:I}", "name", "Arc", "pci", "0000:03:00.0", "uuid", "u-0",
+				"index", 0, "memory_total", (json_int_t)16 << 30);
+	json_t *list = json_array(), *devices = json_object();
+	json_array_append_new(list, runtime_device_encode(dev, "level-zero"));
+	runtime_facts_encode_devices(devices, list);
+	json_t *result = json_pack("{s:s, s:[{s:i, s:s, s:{s:b}}, {s:i, s:s, s:{s:b}}, {s:i}]}", "backend",
+				   "level-zero", "devices", "index", 0, "pci", "0000:03:00.0", "smoke", "ok", 1,
+				   "index", 1, "pci", "0000:04:00.0", "smoke", "ok", 0, "index", 2);
+	struct probe_run_fact run = { .backend = "level-zero", .seconds = 1, .result = result };
+	json_t *probes = json_array(), *smoke = json_object();
+	json_array_append_new(probes, probe_run_encode(&run));
+	runtime_facts_encode_probes(smoke, probes);
+
+	struct runtime_facts f = { 0 };
+	char err[256];
+	assert_int_equal(runtime_devices_decode(devices, &f, err, sizeof(err)), 0);
+	assert_int_equal(runtime_smoke_decode(smoke, &f, err, sizeof(err)), 0);
+	assert_int_equal(f.n_devices, 1);
+	assert_string_equal(f.devices[0].uuid, "u-0");
+	assert_int_equal(f.devices[0].index, 0);
+	assert_true(f.devices[0].has_memory_total && f.devices[0].memory_total == (double)(16ULL << 30));
+	assert_false(f.devices[0].has_memory_free);
+	assert_int_equal(f.n_smoke, 3);
+	assert_int_equal(f.smoke[0].ok, 1);
+	assert_int_equal(f.smoke[1].ok, 0);
+	assert_string_equal(f.smoke[1].pci, "0000:04:00.0");
+	assert_string_equal(f.smoke[1].backend, "level-zero"); /* the probe's, the device names none */
+	assert_int_equal(f.smoke[2].ok, -1);                   /* never reached its smoke stage */
+	runtime_facts_release(&f);
+
+	json_object_set_new(smoke, "probes", json_string("x"));
+	assert_int_equal(runtime_smoke_decode(smoke, &f, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "runtime.smoke: \"probes\" is not a list"));
+	runtime_facts_release(&f);
+	json_decref(dev);
+	json_decref(devices);
+	json_decref(result);
+	json_decref(smoke);
 }
 
 /* --- diff on hand-built facts --------------------------------------------- */
@@ -317,10 +363,15 @@ static void diff_newly_failing_check_and_its_codes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(packages_round_trip),     cmocka_unit_test(devices_round_trip),
-		cmocka_unit_test(runtime_round_trip),      cmocka_unit_test(diff_same_facts_no_regression),
-		cmocka_unit_test(diff_package_versions),   cmocka_unit_test(diff_gpu_lost_is_a_regression),
-		cmocka_unit_test(diff_tolerance_boundary), cmocka_unit_test(diff_newly_failing_check_and_its_codes),
+		cmocka_unit_test(packages_round_trip),
+		cmocka_unit_test(devices_round_trip),
+		cmocka_unit_test(runtime_round_trip),
+		cmocka_unit_test(runtime_devices_and_smoke),
+		cmocka_unit_test(diff_same_facts_no_regression),
+		cmocka_unit_test(diff_package_versions),
+		cmocka_unit_test(diff_gpu_lost_is_a_regression),
+		cmocka_unit_test(diff_tolerance_boundary),
+		cmocka_unit_test(diff_newly_failing_check_and_its_codes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

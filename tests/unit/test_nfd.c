@@ -1,5 +1,6 @@
 /* The node-feature-discovery reporter over hand-built runs: the labels'
- * sources (details keys of other groups' checks) and value rules. */
+ * sources (other groups' facts, written with their encoders, src/facts/)
+ * and value rules. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,11 +9,52 @@
 
 #include <cmocka.h>
 
+#include "facts/devices.h"
+#include "facts/runtime.h"
+#include "registry.h"
 #include "report/report.h"
+#include "spec.h"
 
-/* the run finished at 1000 s after the epoch: labels expire 600 s later */
-#define EXPIRY "# +expiry-time=1970-01-01T00:26:40Z\n"
-#define P      "feature.node.kubernetes.io/"
+#define P "feature.node.kubernetes.io/"
+
+/* the run finished at 1000 s after the epoch: the labels expire the default
+ * of reports.nfd_expiry later, read from the spec key table (its one owner) */
+static char EXPIRY[64];
+
+static int expiry_line(void **state)
+{
+	(void)state;
+	double ttl;
+	if (parse_seconds(key_default("reports.nfd_expiry", false), &ttl) < 0 || ttl <= 0)
+		return -1;
+	char when[32];
+	report_iso8601(1000.0 + ttl, when);
+	snprintf(EXPIRY, sizeof(EXPIRY), "# +expiry-time=%s\n", when);
+	return 0;
+}
+
+/* check d's details as devices.gpus writes them */
+static void gpu(struct result *r, const char *pci, bool selected, bool present)
+{
+	json_t *d = result_details(r), *list = json_object_get(d, "gpus");
+	if (!list) {
+		list = json_array();
+		devices_facts_encode_gpus(d, list);
+	}
+	struct gpu_fact g = { pci, "0x8086", "0x56a0", "0x030000", "xe", "card0", "renderD128", selected, present };
+	json_array_append_new(list, gpu_fact_encode(&g));
+}
+
+/* runtime.loader's details with one probe that reported this driver version */
+static void probe(struct result *r, const char *driver_version)
+{
+	json_t *res = json_pack("{s:s, s:s}", "backend", "level-zero", "driver_version", driver_version);
+	struct probe_run_fact p = { .backend = "level-zero", .seconds = 0.1, .result = res };
+	json_t *probes = json_array();
+	json_array_append_new(probes, probe_run_encode(&p));
+	runtime_facts_encode_probes(result_details(r), probes);
+	json_decref(res);
+}
 
 static char *render_with(struct result *results, size_t n, const char *profile, const struct report_opts *opts)
 {
@@ -20,6 +62,13 @@ static char *render_with(struct result *results, size_t n, const char *profile, 
 	struct strbuf sb = STRBUF_INIT;
 	report_nfd(&sb, &run, opts);
 	return sb_detach(&sb);
+}
+
+/* text is the expiry line, then these labels */
+static void assert_labels(const char *text, const char *labels)
+{
+	assert_int_equal(strncmp(text, EXPIRY, strlen(EXPIRY)), 0);
+	assert_string_equal(text + strlen(EXPIRY), labels);
 }
 
 static char *render(struct result *results, size_t n, const char *profile)
@@ -34,7 +83,7 @@ static void test_healthy_without_sources(void **state)
 	struct result r[1] = { { .id = "packages.installed" } };
 	result_set(&r[0], STATUS_PASS, "ok");
 	char *text = render(r, 1, "healthcheck");
-	assert_string_equal(text, EXPIRY P "gpugate.healthy=true\n" P "gpugate.profile=healthcheck\n");
+	assert_labels(text, P "gpugate.healthy=true\n" P "gpugate.profile=healthcheck\n");
 	free(text);
 	result_release(&r[0]);
 }
@@ -42,15 +91,16 @@ static void test_healthy_without_sources(void **state)
 static void test_gpus_and_driver_version(void **state)
 {
 	(void)state;
-	struct result r[3] = { { .id = "devices.gpus" }, { .id = "runtime.smoke" }, { .id = "runtime.level-zero" } };
+	struct result r[3] = { { .id = "devices.gpus" }, { .id = "runtime.smoke" }, { .id = "runtime.loader" } };
 	result_set(&r[0], STATUS_PASS, "2 GPUs");
-	json_object_set_new(result_details(&r[0]), "gpu_count", json_integer(2));
+	gpu(&r[0], "0000:03:00.0", true, true);
+	gpu(&r[0], "0000:04:00.0", true, true);
 	result_set(&r[1], STATUS_FAIL, "smoke kernel gave wrong results");
 	result_set(&r[2], STATUS_PASS, "driver");
-	json_object_set_new(result_details(&r[2]), "driver_version", json_string("1.3.29735+1 "));
+	probe(&r[2], "1.3.29735+1 ");
 	char *text = render(r, 3, "ci");
-	assert_string_equal(text, EXPIRY P "gpugate.healthy=false\n" P "gpugate.profile=ci\n" P "gpugate.gpus=2\n" P
-					   "gpugate.driver_version=1.3.29735_1\n");
+	assert_labels(text, P "gpugate.healthy=false\n" P "gpugate.profile=ci\n" P "gpugate.gpus=2\n" P
+			      "gpugate.driver_version=1.3.29735_1\n");
 	free(text);
 	for (size_t i = 0; i < 3; i++)
 		result_release(&r[i]);
@@ -62,18 +112,16 @@ static void test_gpus_from_the_devices_list(void **state)
 	(void)state;
 	struct result r[1] = { { .id = "devices.gpus" } };
 	result_set(&r[0], STATUS_PASS, "GPUs");
-	json_t *list = json_array();
-	json_array_append_new(list, json_pack("{s:s,s:b,s:b}", "pci", "0000:03:00.0", "selected", 1, "present", 1));
-	json_array_append_new(list, json_pack("{s:s,s:b,s:b}", "pci", "0000:04:00.0", "selected", 1, "present", 0));
-	json_array_append_new(list, json_pack("{s:s,s:b,s:b}", "pci", "0000:00:02.0", "selected", 0, "present", 1));
-	json_array_append_new(list, json_pack("{s:s,s:b,s:b}", "pci", "0000:05:00.0", "selected", 1, "present", 1));
-	json_object_set_new(result_details(&r[0]), "gpus", list);
+	gpu(&r[0], "0000:03:00.0", true, true);
+	gpu(&r[0], "0000:04:00.0", true, false); /* not passed in */
+	gpu(&r[0], "0000:00:02.0", false, true); /* another vendor's */
+	gpu(&r[0], "0000:05:00.0", true, true);
 	char *text = render(r, 1, "ci");
-	assert_string_equal(text, EXPIRY P "gpugate.healthy=true\n" P "gpugate.profile=ci\n" P "gpugate.gpus=2\n");
+	assert_labels(text, P "gpugate.healthy=true\n" P "gpugate.profile=ci\n" P "gpugate.gpus=2\n");
 	free(text);
 	json_object_set_new(result_details(&r[0]), "gpus", json_array());
 	text = render(r, 1, "ci");
-	assert_string_equal(text, EXPIRY P "gpugate.healthy=true\n" P "gpugate.profile=ci\n" P "gpugate.gpus=0\n");
+	assert_labels(text, P "gpugate.healthy=true\n" P "gpugate.profile=ci\n" P "gpugate.gpus=0\n");
 	free(text);
 	result_release(&r[0]);
 }
@@ -81,21 +129,22 @@ static void test_gpus_from_the_devices_list(void **state)
 static void test_bad_sources_are_left_out(void **state)
 {
 	(void)state;
-	struct result r[2] = { { .id = "devices.gpus" }, { .id = "runtime.cuda" } };
+	struct result r[2] = { { .id = "devices.gpus" }, { .id = "runtime.loader" } };
 	result_set(&r[0], STATUS_PASS, "x");
-	json_object_set_new(result_details(&r[0]), "gpu_count", json_string("two"));
+	json_object_set_new(result_details(&r[0]), "gpus", json_string("two")); /* not a list: no label */
 	result_set(&r[1], STATUS_PASS, "y");
 	char long_version[100];
 	memset(long_version, '7', sizeof(long_version) - 1);
 	long_version[sizeof(long_version) - 1] = '\0';
-	json_object_set_new(result_details(&r[1]), "driver_version", json_string(long_version));
+	probe(&r[1], long_version);
 	char *text = render(r, 2, "my spec!");
-	assert_string_equal(text, EXPIRY P "gpugate.healthy=true\n" P "gpugate.profile=my_spec\n");
+	assert_labels(text, P "gpugate.healthy=true\n" P "gpugate.profile=my_spec\n");
 	free(text);
-	json_object_set_new(result_details(&r[0]), "gpu_count", json_integer(-1));
-	json_object_set_new(result_details(&r[1]), "driver_version", json_string("--"));
+	json_object_set_new(result_details(&r[0]), "gpus", json_object());
+	json_object_clear(result_details(&r[1]));
+	probe(&r[1], "--");
 	text = render(r, 2, NULL);
-	assert_string_equal(text, EXPIRY P "gpugate.healthy=true\n");
+	assert_labels(text, P "gpugate.healthy=true\n");
 	free(text);
 	for (size_t i = 0; i < 2; i++)
 		result_release(&r[i]);
@@ -131,5 +180,5 @@ int main(void)
 		cmocka_unit_test(test_gpus_from_the_devices_list), cmocka_unit_test(test_bad_sources_are_left_out),
 		cmocka_unit_test(test_prefix_and_expiry_options),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, expiry_line, NULL);
 }
