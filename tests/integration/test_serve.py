@@ -12,6 +12,7 @@ import http.client
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import socket
@@ -380,6 +381,78 @@ def test_load_and_abuse(tmp_path):
             json.loads(serve.get("/report.json")[1])), timeout=15)
         assert later["verdict"] == "pass" and later["duration_ms"] < 10000, later["duration_ms"]
         print(f"1,000 requests from 50 clients in {took:.2f} s; RSS {before} -> {after} KiB")
+    finally:
+        took = serve.stop()
+    assert serve.proc.returncode == 0 and took < 1.0, (took, serve.logtext())
+
+
+# src/serve/http.c, as images/FLEET.md and gpugate(1) document them: a
+# connection idle this long is closed, and a request that takes longer than
+# REQUEST_LIMIT from its first byte awaited to its answer sent is ended
+# however its bytes trickle (src/serve/request_deadline.c).
+IDLE_TIMEOUT = 5
+REQUEST_LIMIT = 10
+
+
+def trickle(port, gap, give_up):
+    """A slowloris that sends one byte of a never-ending request every gap
+    seconds (inside the idle timeout, which each byte restarts): the
+    seconds from connecting until the server ends the connection, or None
+    when it is still open after give_up seconds."""
+    request = b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 200
+    with socket.create_connection(("127.0.0.1", port), timeout=give_up) as s:
+        t0 = time.monotonic()
+        try:
+            for byte in request:
+                s.sendall(bytes([byte]))
+                readable, _, _ = select.select([s], [], [], gap)
+                if readable:
+                    rest = s.recv(1024)  # the end, or a 408 before it
+                    assert rest == b"" or rest.startswith(b"HTTP/1.1 408"), rest
+                    if rest == b"" or not s.recv(1024):
+                        return time.monotonic() - t0
+                if time.monotonic() - t0 > give_up:
+                    return None
+        except (BrokenPipeError, ConnectionResetError):
+            return time.monotonic() - t0
+    return None
+
+
+def test_tricklers_are_ended_by_the_request_deadline_and_scrapes_go_on(tmp_path):
+    """N slowloris clients each trickle a byte every 2 s, so the idle
+    timeout never fires: a scrape still answers within 1 s while they hold
+    their connections, and each is ended within REQUEST_LIMIT (plus the
+    watcher's step and some slack), not before the idle timeout would have
+    ended it (so it was the deadline, not the idle timeout, that did)."""
+    root, spec, _ = fixture(tmp_path)
+    serve = Serve(tmp_path, "--spec", spec, "--root", str(root), "--only", "packages", interval="1h")
+    try:
+        wait_for("a run", lambda: serve.status("/readyz") == 200)
+        ended = {}
+        threads = [threading.Thread(target=lambda i=i: ended.__setitem__(i, trickle(serve.port, 2, 30)))
+                   for i in range(20)]
+        for t in threads:
+            t.start()
+        time.sleep(1)  # all of them connected and trickling
+        slowest = 0.0
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < REQUEST_LIMIT - 2:
+            started = time.monotonic()
+            status, body, _ = serve.get("/metrics")
+            took = time.monotonic() - started
+            assert status == 200 and "gpugate_serve_runs_total" in body, status
+            assert took < 1.0, f"a scrape took {took:.2f} s while the tricklers trickled"
+            slowest = max(slowest, took)
+            time.sleep(0.5)
+        for t in threads:
+            t.join(60)
+        assert len(ended) == 20 and None not in ended.values(), ended
+        assert all(IDLE_TIMEOUT + 1 < e < REQUEST_LIMIT + 2 for e in ended.values()), sorted(ended.values())
+        status, body, headers = serve.get("/metrics")
+        well_formed("/metrics", status, body, headers)
+        assert serve.proc.poll() is None
+        print(f"20 tricklers ended after {min(ended.values()):.2f}-{max(ended.values()):.2f} s; "
+              f"slowest scrape meanwhile {slowest * 1000:.0f} ms")
     finally:
         took = serve.stop()
     assert serve.proc.returncode == 0 and took < 1.0, (took, serve.logtext())
