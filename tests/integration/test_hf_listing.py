@@ -17,15 +17,13 @@ import pytest
 
 import hf_builder as hb
 from conftest import GPUGATE, STATE_DIR, finding_texts, run_gpugate, spec_file
+from hf_upstream import hub_env
 
 TINY = "models--org--tiny"
 
 
 def env_for(cache, **extra):
-    e = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent-home", "HF_HUB_CACHE": str(cache),
-         "XDG_RUNTIME_DIR": STATE_DIR}  # hf verify's record: never the host's /run
-    e.update(extra)
-    return e
+    return hub_env(cache, **{"XDG_RUNTIME_DIR": STATE_DIR, **extra})  # hf verify's record: never the host's /run
 
 
 @pytest.fixture

@@ -4,7 +4,8 @@ decide), with the case's environment and nothing else, against the inputs
 gpugate is given. One place quotes them, at one upstream commit:
 huggingface_hub ee0a4510f4bc15e26cb722be2efc2bdb01383ca0 (1.29.0.dev0).
 Callers: test_hf_where.py (constants.py), test_hf_token.py (the token
-file), test_hf_cache_links.py (scan_cache_dir)."""
+file), test_hf_cache_links.py (scan_cache_dir); the hf tests take a case's
+environment from case_env or hub_env."""
 import os
 import subprocess
 import sys
@@ -135,6 +136,15 @@ def case_env(**variables):
     """A case's whole environment: PATH and the variables the case sets
     (HOME among them); nothing else of the test's own leaks in."""
     return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **variables}
+
+
+def hub_env(cache, **extra):
+    """A case's environment around one hub cache: HF_HUB_CACHE names it and
+    HOME names no folder, so nothing of the test's own home is read; extra
+    adds or overrides."""
+    env = case_env(HOME="/nonexistent-home", HF_HUB_CACHE=str(cache))
+    env.update(extra)
+    return env
 
 
 def vector_rows(name):
