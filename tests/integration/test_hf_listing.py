@@ -17,6 +17,7 @@ import pytest
 
 import hf_builder as hb
 from conftest import GPUGATE, STATE_DIR, finding_texts, run_gpugate, spec_file
+from tally import report_tally
 from hf_upstream import hub_env
 
 TINY = "models--org--tiny"
@@ -490,12 +491,7 @@ def test_upstream_layout_several_revisions(tmp_path):
 def test_upstream_tally(capsys):
     """Prints the counts of the upstream vectors above: run, agreeing, and
     deliberate warnings (none: gpugate warns and fails where upstream does)."""
-    with capsys.disabled():
-        print(f"\nhuggingface_hub cache vectors: {UPSTREAM['run']} run, {UPSTREAM['agree']} agree, "
-              "0 deliberate warnings")
-    assert UPSTREAM["run"] == UPSTREAM["agree"]
-    # run alone (-k tally) it would be 0 == 0: the vectors above must have run
-    assert UPSTREAM["run"] >= 8, "the upstream cache vectors did not run: run the whole file"
+    report_tally(capsys, "huggingface_hub cache vectors", UPSTREAM, 8)
 
 
 def test_absolute_link_under_root_uses_the_path_inside_the_root(tmp_path):
