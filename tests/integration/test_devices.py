@@ -4,11 +4,10 @@ real symlinks and a sysfs-shaped tree (see gpufixture.py)."""
 import os
 import shutil
 import subprocess
-import tempfile
 
 import pytest
 
-from gpufixture import Root, mknod, run, text_of
+from gpufixture import Root, mknod, run, shared_root, text_of
 from tally import report_tally
 
 GPU_A = "0000:18:00.0"
@@ -17,11 +16,8 @@ GPU_B = "0000:28:00.0"
 
 @pytest.fixture
 def root():
-    # not under pytest's tmp_path: its 0700 parent would keep uid 65534 out
-    path = tempfile.mkdtemp(prefix="gpugate-devices-")
-    os.chmod(path, 0o755)
-    yield Root(path)
-    shutil.rmtree(path)
+    with shared_root("gpugate-devices-") as r:
+        yield r
 
 
 def dev_checks(checks):
