@@ -16,8 +16,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <sys/socket.h>
-#include <time.h>
 
+#include "lib/monotonic_wait.h"
 #include "lib/util.h"
 #include "request_deadline.h"
 
@@ -51,13 +51,7 @@ static void *watch(void *arg)
 				shutdown(t->fd, SHUT_RDWR);
 				t->shut = true;
 			}
-		struct timespec until;
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_nsec += (long)(WATCH_STEP * 1e9);
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
+		struct timespec until = monotonic_timespec(now + WATCH_STEP);
 		pthread_cond_timedwait(&rd->wake, &rd->lock, &until);
 	}
 	pthread_mutex_unlock(&rd->lock);
@@ -69,11 +63,7 @@ struct request_deadline *request_deadline_start(double limit)
 	struct request_deadline *rd = xcalloc(1, sizeof(*rd));
 	rd->limit = limit;
 	pthread_mutex_init(&rd->lock, NULL);
-	pthread_condattr_t attr;
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&rd->wake, &attr);
-	pthread_condattr_destroy(&attr);
+	monotonic_cond_init(&rd->wake);
 	if (pthread_create(&rd->watcher, NULL, watch, rd) != 0) {
 		pthread_cond_destroy(&rd->wake);
 		pthread_mutex_destroy(&rd->lock);
