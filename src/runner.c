@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "lib/monotonic_wait.h"
 #include "lib/util.h"
 #include "registry.h"
 
@@ -57,18 +58,6 @@ static bool selected(const struct context *ctx, const struct selection *sel, con
 	if (sel->only && !listed(sel->only, c->id))
 		return false;
 	return !listed(sel->skip, c->id);
-}
-
-static struct timespec to_timespec(double seconds)
-{
-	struct timespec ts;
-	ts.tv_sec = (time_t)seconds;
-	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	return ts;
 }
 
 static size_t plan_checks(const struct context *ctx, const struct selection *sel, struct planned **out)
@@ -190,7 +179,7 @@ static void *watchdog_main(void *arg)
 			pthread_mutex_unlock(&w->lock);
 			return NULL;
 		}
-		struct timespec until = to_timespec(w->deadline);
+		struct timespec until = monotonic_timespec(w->deadline);
 		if (pthread_cond_timedwait(&w->changed, &w->lock, &until) != 0 && monotonic_seconds() >= w->deadline)
 			break;
 	}
@@ -222,11 +211,7 @@ struct watchdog *watchdog_start(double start, double deadline, const char *doing
 	w->deadline = deadline;
 	snprintf(w->doing, sizeof(w->doing), "%s", doing);
 	pthread_mutex_init(&w->lock, NULL);
-	pthread_condattr_t attr;
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&w->changed, &attr);
-	pthread_condattr_destroy(&attr);
+	monotonic_cond_init(&w->changed);
 	/* One malloc arena: a second one costs a 64 MiB reservation and a
 	 * page fault for each fresh page it hands out. */
 	mallopt(M_ARENA_MAX, 1);

@@ -5,9 +5,12 @@
  *
  * Limits (libmicrohttpd options, microhttpd.h): at most CONNECTIONS_MAX
  * connections, PER_IP_MAX from one address; a connection idle for
- * IDLE_TIMEOUT seconds is closed (a slowloris that stalls); request line and
- * headers must fit MEMORY_LIMIT bytes (more: 431 and the connection closed);
- * at most HEADERS_MAX headers; no request body; GET and HEAD only. */
+ * IDLE_TIMEOUT seconds is closed (a slowloris that stalls); a request that
+ * takes longer than REQUEST_LIMIT seconds from its first byte awaited to its
+ * answer sent is ended however its bytes trickle (request_deadline.c: the
+ * idle timeout restarts on each byte); request line and headers must fit
+ * MEMORY_LIMIT bytes (more: 431 and the connection closed); at most
+ * HEADERS_MAX headers; no request body; GET and HEAD only. */
 #include <errno.h>
 #include <netdb.h>
 #include <stdio.h>
@@ -18,17 +21,20 @@
 
 #include <microhttpd.h>
 
+#include "request_deadline.h"
 #include "serve.h"
 
 #define CONNECTIONS_MAX 128u
 #define PER_IP_MAX      64u
 #define IDLE_TIMEOUT    5u
+#define REQUEST_LIMIT   10.0
 #define MEMORY_LIMIT    ((size_t)16384)
 #define HEADERS_MAX     64
 #define LISTEN_BACKLOG  64
 
 struct http_server {
 	struct MHD_Daemon *daemon;
+	struct request_deadline *deadline;
 	int fd;
 };
 
@@ -182,18 +188,27 @@ struct http_server *http_start(struct serve_state *state, const char *listen_on,
 	int fd = listen_socket(listen_on, why, whysize);
 	if (fd < 0)
 		return NULL;
-	struct MHD_Daemon *d =
-		MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL, handle, state,
-				 MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT, CONNECTIONS_MAX,
-				 MHD_OPTION_PER_IP_CONNECTION_LIMIT, PER_IP_MAX, MHD_OPTION_CONNECTION_TIMEOUT,
-				 IDLE_TIMEOUT, MHD_OPTION_CONNECTION_MEMORY_LIMIT, MEMORY_LIMIT, MHD_OPTION_END);
+	struct request_deadline *deadline = request_deadline_start(REQUEST_LIMIT);
+	if (!deadline) {
+		snprintf(why, whysize, "cannot start the request deadline's thread");
+		close(fd);
+		return NULL;
+	}
+	struct MHD_Daemon *d = MHD_start_daemon(
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL, handle, state, MHD_OPTION_LISTEN_SOCKET,
+		fd, MHD_OPTION_CONNECTION_LIMIT, CONNECTIONS_MAX, MHD_OPTION_PER_IP_CONNECTION_LIMIT, PER_IP_MAX,
+		MHD_OPTION_CONNECTION_TIMEOUT, IDLE_TIMEOUT, MHD_OPTION_CONNECTION_MEMORY_LIMIT, MEMORY_LIMIT,
+		MHD_OPTION_NOTIFY_CONNECTION, request_deadline_connection, deadline, MHD_OPTION_NOTIFY_COMPLETED,
+		request_deadline_completed, deadline, MHD_OPTION_END);
 	if (!d) {
 		snprintf(why, whysize, "libmicrohttpd could not start on %s", listen_on);
+		request_deadline_stop(deadline);
 		close(fd);
 		return NULL;
 	}
 	struct http_server *s = xcalloc(1, sizeof(*s));
 	s->daemon = d;
+	s->deadline = deadline;
 	s->fd = fd;
 	return s;
 }
@@ -203,5 +218,6 @@ void http_stop(struct http_server *server)
 	if (!server)
 		return;
 	MHD_stop_daemon(server->daemon); /* closes the listening socket too */
+	request_deadline_stop(server->deadline);
 	free(server);
 }

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../lib/monotonic_wait.h"
 #include "../lib/util.h"
 #include "commands.h"
 #include "serve.h"
@@ -103,12 +104,6 @@ static enum run_outcome outcome_of(const struct check_run *run)
 	return run->exit_code == 0 ? OUTCOME_HEALTHY : OUTCOME_UNHEALTHY;
 }
 
-static struct timespec monotonic_timespec(double s)
-{
-	struct timespec ts = { .tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9) };
-	return ts;
-}
-
 static struct serve_state state;
 
 /* The loop: a run, its snapshot published, then a sleep until the interval
@@ -182,11 +177,7 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &signals, NULL);
 
 	pthread_mutex_init(&state.lock, NULL);
-	pthread_condattr_t attr;
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&state.wake, &attr);
-	pthread_condattr_destroy(&attr);
+	monotonic_cond_init(&state.wake);
 	state.gpugate = gpugate;
 	state.check_args = o.check_args;
 	state.interval = o.interval;

@@ -3,10 +3,13 @@ the kernel lays it out (class/drm links into devices/, dev/char links, the
 driver link), real character devices made with mknod, real by-path symlinks.
 Used by test_devices.py, test_system.py and tests/bench/devices.sh."""
 
+import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 from report_oracles import finding_texts, validate_json_text
 
@@ -88,6 +91,19 @@ class Root:
         path = self.p("spec.yaml")
         _write(path, text)
         return path
+
+
+@contextlib.contextmanager
+def shared_root(prefix):
+    """A Root that another user (uid 65534 through setpriv) can read: a
+    fresh 0755 temp folder, not under pytest's tmp_path, whose 0700 parents
+    would keep that user out; removed afterwards."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    try:
+        os.chmod(path, 0o755)
+        yield Root(path)
+    finally:
+        shutil.rmtree(path)
 
 
 def run(root, *args, env=None, user=None, groups=None):

@@ -16,15 +16,15 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import time
-import urllib.request
 
 import pytest
 
 from conftest import GPUGATE, dpkg_root, run_gpugate, spec_file, stanza, write
 from gpufixture import Root
+from loopback import Daemon, free_port, http_get, http_status
+from promtool import check_metrics
 
 REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 DAEMONSET = os.path.join(REPO, "images", "fleet", "daemonset.yaml")
@@ -157,47 +157,20 @@ def test_nfd_writes_a_dot_file_then_renames(tmp_path):
     assert re.search(r"rename(at2?)?\(.*\.gpugate\..*gpugate\"?.*= 0", trace), trace
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class NodeExporter:
+class NodeExporter(Daemon):
     """The real node_exporter, textfile collector only, on a loopback port."""
 
     def __init__(self, folder, log):
         self.port = free_port()
-        self.log = open(log, "w")
-        self.proc = subprocess.Popen([NODE_EXPORTER, f"--web.listen-address=127.0.0.1:{self.port}",
-                                      "--collector.disable-defaults", "--collector.textfile",
-                                      f"--collector.textfile.directory={folder}"],
-                                     stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 15
-        while True:
-            try:
-                self.scrape()
-                return
-            except OSError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    self.stop()
-                    raise AssertionError(f"node_exporter did not start: {open(log).read()}")
-                time.sleep(0.1)
+        super().__init__([NODE_EXPORTER, f"--web.listen-address=127.0.0.1:{self.port}",
+                          "--collector.disable-defaults", "--collector.textfile",
+                          f"--collector.textfile.directory={folder}"],
+                         log, lambda: http_status(self.port, "/metrics") == 200, timeout=15)
 
     def scrape(self):
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=5) as resp:
-            assert resp.status == 200
-            return resp.read().decode()
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
+        status, body, _ = http_get(self.port, "/metrics", timeout=5)
+        assert status == 200, (status, body)
+        return body
 
 
 @pytest.fixture
@@ -255,10 +228,7 @@ def test_prom_textfile_promtool(tmp_path):
     assert 'gpugate_check_passed{profile="ci",id="packages.installed"} 0' in text
     assert 'gpugate_healthy{profile="ci"} 0' in text
     assert os.listdir(features) == ["gpugate-ci.prom"]
-    promtool = shutil.which("promtool")
-    assert promtool, "promtool missing (.ci/install-deps installs prometheus)"
-    p = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True, timeout=30)
-    assert p.returncode == 0, p.stdout + p.stderr
+    check_metrics(text)
 
 
 def test_unwritable_report_folder_is_named(tmp_path):

@@ -2,19 +2,12 @@
 checks against caches built here: a valid one, and one corruption each.
 Hashes come from the oracles (sha256sum, git hash-object)."""
 import os
-import stat
-import subprocess
 
 import pytest
 
 import hf_builder as hb
 from conftest import finding_texts, run_gpugate, spec_file
-
-
-def env_for(cache, **extra):
-    e = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent-home", "HF_HUB_CACHE": str(cache)}
-    e.update(extra)
-    return e
+from hf_upstream import hub_env as env_for
 
 
 @pytest.fixture

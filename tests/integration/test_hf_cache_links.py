@@ -9,71 +9,11 @@ is read or written."""
 import json
 import os
 import shutil
-import subprocess
-import sys
 
 import conftest
+import hf_upstream
 from conftest import run_gpugate
-
-VECTORS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vectors", "hf-cache-links.tsv")
-
-# huggingface_hub ee0a4510 (1.29.0.dev0), utils/_cache_manager.py: the lines of
-# scan_cache_dir and _scan_cached_repo that decide what is followed and
-# counted, quoted (refs reading and times left out: the cases keep refs/main).
-ORACLE = r"""
-import json, sys
-from pathlib import Path
-FILES_TO_IGNORE = [".DS_Store"]
-class CorruptedCacheException(Exception): pass
-def _scan_cached_repo(repo_path):
-    if not repo_path.is_dir():
-        raise CorruptedCacheException(f"Repo path is not a directory: {repo_path}")
-    if "--" not in repo_path.name:
-        raise CorruptedCacheException("not a valid HuggingFace cache directory")
-    blob_stats = {}
-    snapshots_path = repo_path / "snapshots"
-    if not snapshots_path.exists() or not snapshots_path.is_dir():
-        raise CorruptedCacheException(f"Snapshots dir doesn't exist in cached repo: {snapshots_path}")
-    revisions = {}
-    for revision_path in snapshots_path.iterdir():
-        if revision_path.name in FILES_TO_IGNORE:
-            continue
-        if revision_path.is_file():
-            raise CorruptedCacheException(f"Snapshots folder corrupted. Found a file: {revision_path}")
-        cached_files = set()
-        for file_path in revision_path.glob("**/*"):
-            if file_path.is_dir():
-                continue
-            blob_path = Path(file_path).resolve()
-            if not blob_path.exists():
-                raise CorruptedCacheException(f"Blob missing (broken symlink): {blob_path}")
-            if blob_path not in blob_stats:
-                blob_stats[blob_path] = blob_path.stat()
-            cached_files.add((file_path.name, file_path, blob_path))
-        revisions[revision_path.name] = {
-            "nb_files": len(cached_files),
-            "size_on_disk": sum(blob_stats[b].st_size for b in {f[2] for f in cached_files})}
-    return {"nb_files": len(blob_stats), "size_on_disk": sum(s.st_size for s in blob_stats.values()),
-            "revisions": revisions}
-cache_dir = Path(sys.argv[1]).expanduser().resolve()
-out = {}
-for repo_path in cache_dir.iterdir():
-    if repo_path.name in FILES_TO_IGNORE or repo_path.name in (".locks", "CACHEDIR.TAG"):
-        continue
-    try:
-        out[repo_path.name] = _scan_cached_repo(repo_path)
-    except CorruptedCacheException as e:
-        out[repo_path.name] = "corrupt"
-print(json.dumps(out))
-"""
-
-
-def cases():
-    with open(VECTORS, encoding="utf-8") as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if line and not line.startswith("#"):
-                yield line.split("\t")
+from hf_upstream import case_env
 
 
 def base_cache(folder):
@@ -121,7 +61,7 @@ def expected(text):
 
 
 def test_cache_link_vectors(tmp_path):
-    rows = list(cases())
+    rows = list(hf_upstream.vector_rows("hf-cache-links.tsv"))
     assert len(rows) >= 15
     disagree = []
     for name, ops, outcome in rows:
@@ -129,14 +69,12 @@ def test_cache_link_vectors(tmp_path):
         base_cache(folder)
         make(folder, ops)
         hub = os.path.join(folder, "hub")
-        p = subprocess.run([sys.executable, "-c", ORACLE, hub], capture_output=True, text=True, timeout=30)
-        assert p.returncode == 0, p.stderr
-        upstream = json.loads(p.stdout)
+        upstream = json.loads(hf_upstream.run(hf_upstream.SCAN_PY, hub, env=case_env(HOME=folder)))
         for repo, want in expected(outcome).items():
             got = upstream[repo] if upstream[repo] == "corrupt" else (upstream[repo]["nb_files"],
                                                                       upstream[repo]["size_on_disk"])
             assert got == want, (name, repo, "the upstream lines disagree with the vector", upstream[repo])
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": folder, "HF_HUB_CACHE": hub}
+        env = case_env(HOME=folder, HF_HUB_CACHE=hub)
         r = run_gpugate("hf", "scan", "--format", "json", env=env)
         assert r.rc in (0, 1), r
         repos = {x["folder"]: x for x in r.json()["repos"]}
@@ -168,7 +106,7 @@ def test_links_out_of_the_cache_are_not_followed_under_root(tmp_path):
     os.symlink("../../../../../../host-secret.bin", hub / "models--c--d" / "snapshots" / "c1" / "g")
     shutil.move(str(hub / "models--a--b"), str(tmp_path / "moved"))
     os.symlink(str(tmp_path / "moved"), hub / "models--a--b")
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/root", "HF_HUB_CACHE": "/cache/hub"}
+    env = case_env(HOME="/root", HF_HUB_CACHE="/cache/hub")
     r = run_gpugate("hf", "scan", "--root", str(root), "--format", "json", env=env)
     assert r.rc == 1, r
     repos = {x["folder"]: x for x in r.json()["repos"]}

@@ -17,15 +17,14 @@ import pytest
 
 import hf_builder as hb
 from conftest import GPUGATE, STATE_DIR, finding_texts, run_gpugate, spec_file
+from tally import report_tally
+from hf_upstream import hub_env
 
 TINY = "models--org--tiny"
 
 
 def env_for(cache, **extra):
-    e = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent-home", "HF_HUB_CACHE": str(cache),
-         "XDG_RUNTIME_DIR": STATE_DIR}  # hf verify's record: never the host's /run
-    e.update(extra)
-    return e
+    return hub_env(cache, **{"XDG_RUNTIME_DIR": STATE_DIR, **extra})  # hf verify's record: never the host's /run
 
 
 @pytest.fixture
@@ -492,12 +491,7 @@ def test_upstream_layout_several_revisions(tmp_path):
 def test_upstream_tally(capsys):
     """Prints the counts of the upstream vectors above: run, agreeing, and
     deliberate warnings (none: gpugate warns and fails where upstream does)."""
-    with capsys.disabled():
-        print(f"\nhuggingface_hub cache vectors: {UPSTREAM['run']} run, {UPSTREAM['agree']} agree, "
-              "0 deliberate warnings")
-    assert UPSTREAM["run"] == UPSTREAM["agree"]
-    # run alone (-k tally) it would be 0 == 0: the vectors above must have run
-    assert UPSTREAM["run"] >= 8, "the upstream cache vectors did not run: run the whole file"
+    report_tally(capsys, "huggingface_hub cache vectors", UPSTREAM, 8)
 
 
 def test_absolute_link_under_root_uses_the_path_inside_the_root(tmp_path):

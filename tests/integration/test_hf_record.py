@@ -9,22 +9,19 @@ import os
 import pty
 import select
 import shutil
-import subprocess
 import time
 
 import pytest
 
 import hf_builder as hb
 from conftest import GPUGATE, run_gpugate, spec_file
+from hf_upstream import hub_env
 
 WEIGHTS = "model.safetensors"
 
 
 def env_for(cache, state, **extra):
-    e = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent-home",
-         "HF_HUB_CACHE": str(cache), "XDG_RUNTIME_DIR": str(state)}
-    e.update(extra)
-    return e
+    return hub_env(cache, XDG_RUNTIME_DIR=str(state), **extra)
 
 
 @pytest.fixture

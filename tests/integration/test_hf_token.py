@@ -9,50 +9,11 @@ import json
 import os
 import re
 import subprocess
-import sys
 
 import conftest
+import hf_upstream
 from conftest import run_gpugate
-
-VECTORS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vectors", "hf-token.tsv")
-
-# The upstream lines, quoted (huggingface_hub ee0a4510, 1.29.0.dev0):
-# constants.py HF_HOME / HF_TOKEN_PATH, utils/_auth.py get_token,
-# _get_token_from_environment, _get_token_from_file, _clean_token, and
-# utils/_headers.py get_token_to_send (token=None, as hf_hub_download passes).
-ORACLE = r"""
-import json, os, sys
-from pathlib import Path
-def _is_true(v): return v is not None and v.upper() in {"1", "ON", "YES", "TRUE"}
-default_home = os.path.join(os.path.expanduser("~"), ".cache")
-HF_HOME = os.path.expandvars(os.path.expanduser(os.getenv("HF_HOME", os.path.join(os.getenv("XDG_CACHE_HOME", default_home), "huggingface"))))
-HF_TOKEN_PATH = os.path.expandvars(os.path.expanduser(os.getenv("HF_TOKEN_PATH", os.path.join(HF_HOME, "token"))))
-if sys.argv[1] == "path":
-    print(HF_TOKEN_PATH)
-    sys.exit(0)
-def _clean_token(token):
-    if token is None:
-        return None
-    return token.replace("\r", "").replace("\n", "").strip() or None
-def _get_token_from_environment():
-    return _clean_token(os.environ.get("HF_TOKEN") or os.environ.get("HUGGING_FACE_HUB_TOKEN"))
-def _get_token_from_file():
-    try:
-        return _clean_token(Path(HF_TOKEN_PATH).read_text())
-    except FileNotFoundError:
-        return None
-if _is_true(os.environ.get("HF_HUB_DISABLE_IMPLICIT_TOKEN")):
-    print("none")
-    sys.exit(0)
-env = _get_token_from_environment()
-if env:
-    print("token " + ("HF_TOKEN" if os.environ.get("HF_TOKEN") else "HUGGING_FACE_HUB_TOKEN"))
-    sys.exit(0)
-try:
-    print("token the token file" if _get_token_from_file() else "none")
-except Exception as e:
-    print("raises " + type(e).__name__)
-"""
+from hf_upstream import case_env
 
 
 def unescape(text):
@@ -61,16 +22,8 @@ def unescape(text):
                   else {"n": "\n", "r": "\r", "t": "\t", "\\": "\\"}[m.group(1)], text)
 
 
-def cases():
-    with open(VECTORS, encoding="utf-8") as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if line and not line.startswith("#"):
-                yield line.split("\t")
-
-
-def case_env(folder, spec):
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": folder, "LANG": "C.UTF-8"}
+def vector_env(folder, spec):
+    env = case_env(HOME=folder, LANG="C.UTF-8")
     for item in spec.split(";"):
         if item:
             name, value = item.split("=", 1)
@@ -104,22 +57,19 @@ def make(path, holds):
 
 def oracle(env, folder, what):
     try:
-        p = subprocess.run([sys.executable, "-c", ORACLE, what], env=env, cwd=folder, capture_output=True, text=True,
-                           timeout=5)
+        return hf_upstream.run(hf_upstream.TOKEN_PY, what, env=env, cwd=folder, timeout=5)
     except subprocess.TimeoutExpired:
         return "blocks"
-    assert p.returncode == 0, p.stderr
-    return p.stdout.strip()
 
 
 def test_token_vectors(tmp_path):
-    rows = list(cases())
+    rows = list(hf_upstream.vector_rows("hf-token.tsv"))
     assert len(rows) >= 20
     disagree = []
     for name, spec, holds, outcome in rows:
         folder = str(tmp_path / name)
         os.makedirs(folder)
-        env = case_env(folder, spec)
+        env = vector_env(folder, spec)
         path = oracle(env, folder, "path")
         if path:
             assert path.startswith(folder), (name, path)  # never outside the case's folder
@@ -145,7 +95,7 @@ def test_token_vectors(tmp_path):
 
 def test_location_check_fails_when_downloads_would_raise(tmp_path):
     """hf.location fails naming the cause; `hf where -v` says why."""
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "HF_TOKEN_PATH": ""}
+    env = case_env(HOME=str(tmp_path), HF_TOKEN_PATH="")
     r = run_gpugate("check", "--only", "hf.location", "--format", "json", env=env)
     c = r.check("hf.location")
     assert r.rc == 1 and c["status"] == "fail" and "IsADirectoryError" in c["summary"], r

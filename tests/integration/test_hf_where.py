@@ -3,23 +3,16 @@ Python's own os.path.expanduser/expandvars (the functions constants.py
 uses) in a child with the same environment."""
 import json
 import os
-import subprocess
 
 import pytest
 
+import hf_upstream
 from conftest import run_gpugate
+from tally import report_tally
 
-# The constants.py formula, evaluated by the real posixpath in a child
-# process whose environment is the case's.
-ORACLE = r"""
-import os, json
-def exp(p): return os.path.expandvars(os.path.expanduser(p))
-default_home = os.path.join(os.path.expanduser("~"), ".cache")
-hf_home = exp(os.getenv("HF_HOME", os.path.join(os.getenv("XDG_CACHE_HOME", default_home), "huggingface")))
-legacy = os.getenv("HUGGINGFACE_HUB_CACHE", os.path.join(hf_home, "hub"))
-hub = exp(os.getenv("HF_HUB_CACHE", legacy))
-print(json.dumps({"hub": hub, "home": hf_home}))
-"""
+# The constants.py formula (tests/lib/hf_upstream.py), evaluated by the
+# real posixpath in a child process whose environment is the case's.
+ORACLE = hf_upstream.CONSTANTS_PY + 'print(json.dumps({"hub": HF_HUB_CACHE, "home": HF_HOME}))\n'
 
 CASES = [
     {"HOME": "/home/u"},
@@ -50,9 +43,7 @@ CASES = [
 
 
 def base_env(case):
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-    env.update(case)
-    return env
+    return hf_upstream.case_env(**case)
 
 
 # constants.py precedence cases run through the binary (test_constants_tally)
@@ -63,8 +54,7 @@ CONSTANTS = {"run": 0, "agree": 0}
 def test_where_matches_posixpath(case):
     CONSTANTS["run"] += 1
     env = base_env(case)
-    want = json.loads(subprocess.run(["/usr/bin/python3", "-c", ORACLE], env=env, capture_output=True,
-                                     text=True, check=True).stdout)
+    want = json.loads(hf_upstream.run(ORACLE, env=env))
     r = run_gpugate("hf", "where", env=env)
     relative = not want["hub"].startswith("/")
     assert r.rc == (1 if relative else 0), r
@@ -136,29 +126,10 @@ def test_location_check_relative_and_empty():
         assert "export" in c["remediation"] or "unset" in c["remediation"]
 
 
-# The rest of constants.py (huggingface_hub commit ee0a4510f4bc15e26cb722be2efc2bdb01383ca0,
-# src/huggingface_hub/constants.py), its statements in their order: the legacy
-# assets variable, the xet cache taken as written (no expansion), the endpoint
-# and staging mode, which moves the token file but not the hub cache.
-ORACLE_MORE = r"""
-import os, json
-def exp(p): return os.path.expandvars(os.path.expanduser(p))
-def _is_true(v): return v is not None and v.upper() in {"1", "ON", "YES", "TRUE"}
-_staging_mode = _is_true(os.environ.get("HUGGINGFACE_CO_STAGING"))
-ENDPOINT = os.getenv("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
-if _staging_mode:
-    ENDPOINT = "https://hub-ci.huggingface.co"
-default_home = os.path.join(os.path.expanduser("~"), ".cache")
-HF_HOME = exp(os.getenv("HF_HOME", os.path.join(os.getenv("XDG_CACHE_HOME", default_home), "huggingface")))
-HUGGINGFACE_HUB_CACHE = os.getenv("HUGGINGFACE_HUB_CACHE", os.path.join(HF_HOME, "hub"))
-HUGGINGFACE_ASSETS_CACHE = os.getenv("HUGGINGFACE_ASSETS_CACHE", os.path.join(HF_HOME, "assets"))
-HF_HUB_CACHE = exp(os.getenv("HF_HUB_CACHE", HUGGINGFACE_HUB_CACHE))
-HF_ASSETS_CACHE = exp(os.getenv("HF_ASSETS_CACHE", HUGGINGFACE_ASSETS_CACHE))
-HF_TOKEN_PATH = exp(os.getenv("HF_TOKEN_PATH", os.path.join(HF_HOME, "token")))
-if _staging_mode:
-    _staging_home = os.path.join(os.path.expanduser("~"), ".cache", "huggingface_staging")
-    HF_TOKEN_PATH = os.path.join(_staging_home, "token")
-HF_XET_CACHE = os.getenv("HF_XET_CACHE", os.path.join(HF_HOME, "xet"))
+# The rest of constants.py (tests/lib/hf_upstream.py): the legacy assets
+# variable, the xet cache taken as written (no expansion), the endpoint and
+# staging mode, which moves the token file but not the hub cache.
+ORACLE_MORE = hf_upstream.CONSTANTS_PY + """
 print(json.dumps({"hub_cache": HF_HUB_CACHE, "assets_cache": HF_ASSETS_CACHE, "xet_cache": HF_XET_CACHE,
                   "token_path": HF_TOKEN_PATH, "endpoint": ENDPOINT}))
 """
@@ -182,8 +153,7 @@ MORE_CASES = [
 def test_related_paths_match_constants_py(case):
     CONSTANTS["run"] += 1
     env = base_env(case)
-    want = json.loads(subprocess.run(["/usr/bin/python3", "-c", ORACLE_MORE], env=env, capture_output=True,
-                                     text=True, check=True).stdout)
+    want = json.loads(hf_upstream.run(ORACLE_MORE, env=env))
     j = run_gpugate("hf", "where", "--format", "json", env=env)
     assert j.rc == 0, j
     got = j.json()
@@ -193,9 +163,4 @@ def test_related_paths_match_constants_py(case):
 
 def test_constants_tally(capsys):
     """Prints the counts of the constants.py cases above (run, agreeing)."""
-    with capsys.disabled():
-        print(f"\nhuggingface_hub constants.py cases: {CONSTANTS['run']} run, {CONSTANTS['agree']} agree, "
-              "0 deliberate warnings")
-    assert CONSTANTS["run"] == CONSTANTS["agree"]
-    # run alone (-k tally) it would be 0 == 0: the cases above must have run
-    assert CONSTANTS["run"] >= 35, "the constants.py cases did not run: run the whole file"
+    report_tally(capsys, "huggingface_hub constants.py cases", CONSTANTS, 35)

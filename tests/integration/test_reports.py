@@ -6,7 +6,6 @@ any integration test produces (report_oracles.py)."""
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import time
@@ -15,6 +14,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from conftest import GPUGATE, dpkg_root, finding_texts, run_gpugate, spec_file, stanza
+from promtool import check_metrics
 from report_oracles import JUNIT_XSD, validate_json_text, validate_junit_file
 
 # Versions from a status file are text we do not control: XML, JSON and
@@ -170,13 +170,6 @@ def parse_prom_strictly(text):
     return families, samples
 
 
-def promtool_check(text):
-    promtool = shutil.which("promtool")
-    assert promtool, "promtool missing (.ci/install-deps installs prometheus)"
-    p = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True, timeout=30)
-    assert p.returncode == 0, p.stdout + p.stderr
-
-
 def test_prom_textfile(mixed, tmp_path):
     out = tmp_path / "gpugate-ci.prom"
     r = run_gpugate(*mixed, "--format", "prom", "--report", f"prom:{out}")
@@ -192,7 +185,7 @@ def test_prom_textfile(mixed, tmp_path):
     assert re.search(r'^gpugate_check_status\{profile="ci",id="packages.installed",status="pass"\} 0$', text, re.M)
     assert re.search(r'^gpugate_healthy\{profile="ci"\} 0$', text, re.M)
     assert [p for p in os.listdir(tmp_path) if ".prom." in p] == []  # no temp left
-    promtool_check(text)
+    check_metrics(text)
 
 
 def test_prom_skipped_check_is_not_passed(tmp_path):
@@ -201,7 +194,7 @@ def test_prom_skipped_check_is_not_passed(tmp_path):
     r = run_gpugate("--spec", spec, "--root", str(root), "--format", "prom")
     assert 'gpugate_check_status{profile="ci",id="packages.installed",status="skip"} 1' in r.out
     assert "gpugate_check_passed{" not in r.out
-    promtool_check(r.out)
+    check_metrics(r.out)
 
 
 def test_github_annotations_escape(mixed):

@@ -5,10 +5,8 @@ the real /dev); FIFOs and symlinks too. Cases that need CAP_MKNOD skip without
 it, saying so."""
 import json
 import os
-import shutil
 import stat
 import subprocess
-import tempfile
 import threading
 import time
 
@@ -119,13 +117,10 @@ def test_report_to_a_dangling_link_creates_nothing(healthy, tmp_path):
 
 @pytest.fixture
 def gpu_root():
-    """A GPU host root readable by uid 65534: not under pytest's tmp_path,
-    whose 0700 parent would keep that user out."""
+    """A GPU host root readable by uid 65534 (gpufixture.shared_root)."""
     import gpufixture
-    base = tempfile.mkdtemp(prefix="gpugate-safety-")
-    os.chmod(base, 0o755)
-    yield gpufixture.Root(base)
-    shutil.rmtree(base)
+    with gpufixture.shared_root("gpugate-safety-") as r:
+        yield r
 
 
 @pytest.mark.parametrize("kind", ["fifo", "zero"])

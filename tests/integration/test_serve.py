@@ -12,6 +12,7 @@ import http.client
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import socket
@@ -19,16 +20,16 @@ import subprocess
 import threading
 import time
 import urllib.parse
-import urllib.request
 
 import pytest
 
 from conftest import GPUGATE, dpkg_root, run_gpugate, spec_file, stanza
+from loopback import Daemon, free_port, http_get, http_status, wait_for
+from promtool import check_metrics
 from report_oracles import validate_json_text
 
 FAKE = os.environ.get("GPUGATE_FAKE_ZE") or os.path.join(os.path.dirname(GPUGATE), "fakes", "libze_fake.so")
 PROMETHEUS = shutil.which("prometheus")
-PROMTOOL = shutil.which("promtool")
 CURL = shutil.which("curl")
 
 SPEC = """packages:
@@ -40,31 +41,13 @@ runtime:
 """
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for(what, fn, timeout=30, step=0.2):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = fn()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(step)
-
-
-class Serve:
+class Serve(Daemon):
     """`gpugate serve` on a free loopback port, stopped by its pid."""
 
     def __init__(self, tmp_path, *args, interval="1s", fault_file=None):
         assert os.path.exists(FAKE), f"the fake driver {FAKE} is not built"
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
-        self.log_path = tmp_path / "serve.log"
-        self.log = open(self.log_path, "w")
         xdg = tmp_path / "xdg"
         xdg.mkdir(mode=0o700, exist_ok=True)
         # under --root the loader comes from the root or, named on purpose, LD_LIBRARY_PATH
@@ -74,47 +57,14 @@ class Serve:
         env.pop("GPUGATE_FAKE_FAULT", None)
         if fault_file:
             env["GPUGATE_FAKE_FAULT_FILE"] = str(fault_file)
-        self.proc = subprocess.Popen([GPUGATE, "serve", "--listen", f"127.0.0.1:{self.port}",
-                                      "--interval", interval, *args],
-                                     stdout=self.log, stderr=subprocess.STDOUT, env=env)
-        try:
-            wait_for("gpugate serve to answer /healthz", lambda: self.status("/healthz") == 200
-                     or self.proc.poll() is not None)
-            assert self.proc.poll() is None, self.logtext()
-        except BaseException:
-            self.stop()
-            raise
-
-    def logtext(self):
-        return self.log_path.read_text()
+        super().__init__([GPUGATE, "serve", "--listen", f"127.0.0.1:{self.port}", "--interval", interval, *args],
+                         tmp_path / "serve.log", lambda: self.status("/healthz") == 200, env=env)
 
     def status(self, path):
-        try:
-            return self.get(path)[0]
-        except OSError:
-            return None
+        return http_status(self.port, path)
 
     def get(self, path, method="GET"):
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-        try:
-            conn.request(method, path)
-            resp = conn.getresponse()
-            return resp.status, resp.read().decode(), dict(resp.getheaders())
-        finally:
-            conn.close()
-
-    def stop(self):
-        """SIGTERM; returns the seconds it took to end."""
-        t0 = time.monotonic()
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
-        return time.monotonic() - t0
+        return http_get(self.port, path, method)
 
 
 def curl(url, *extra):
@@ -127,13 +77,7 @@ def curl(url, *extra):
     return int(code), body
 
 
-def promtool_ok(text):
-    assert PROMTOOL, "promtool missing (.ci/install-deps installs prometheus)"
-    p = subprocess.run([PROMTOOL, "check", "metrics"], input=text, capture_output=True, text=True, timeout=30)
-    assert p.returncode == 0, p.stdout + p.stderr
-
-
-class Prometheus:
+class Prometheus(Daemon):
     """The real Prometheus server scraping one target every second."""
 
     def __init__(self, tmp_path, target):
@@ -145,43 +89,16 @@ class Prometheus:
         config.write_text("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
                           "scrape_configs:\n  - job_name: gpugate\n"
                           f"    static_configs:\n      - targets: ['{target}']\n")
-        self.log_path = folder / "prometheus.log"
-        self.log = open(self.log_path, "w")
-        self.proc = subprocess.Popen([PROMETHEUS, f"--config.file={config}",
-                                      f"--storage.tsdb.path={folder / 'data'}",
-                                      f"--web.listen-address=127.0.0.1:{self.port}",
-                                      "--storage.tsdb.retention.time=1h"],
-                                     stdout=self.log, stderr=subprocess.STDOUT, cwd=folder)
-        try:
-            wait_for("prometheus to be ready", self.ready, timeout=60)
-        except BaseException:
-            self.stop()
-            raise
-
-    def ready(self):
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/-/ready", timeout=2) as r:
-                return r.status == 200
-        except OSError:
-            assert self.proc.poll() is None, self.log_path.read_text()
-            return False
+        super().__init__([PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={folder / 'data'}",
+                          f"--web.listen-address=127.0.0.1:{self.port}", "--storage.tsdb.retention.time=1h"],
+                         folder / "prometheus.log", lambda: http_status(self.port, "/-/ready") == 200,
+                         cwd=folder, timeout=60, stop_timeout=15)
 
     def query(self, expr):
-        url = f"http://127.0.0.1:{self.port}/api/v1/query?" + urllib.parse.urlencode({"query": expr})
-        with urllib.request.urlopen(url, timeout=10) as r:
-            answer = json.load(r)
-        assert answer["status"] == "success", answer
+        status, body, _ = http_get(self.port, "/api/v1/query?" + urllib.parse.urlencode({"query": expr}))
+        answer = json.loads(body)
+        assert status == 200 and answer["status"] == "success", answer
         return {tuple(sorted(s["metric"].items())): float(s["value"][1]) for s in answer["data"]["result"]}
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
 
 
 def fixture(tmp_path):
@@ -219,7 +136,7 @@ def test_healthy_broken_healthy_seen_by_prometheus_and_curl(tmp_path):
         validate_json_text(body, "/report.json")
         code, metrics = curl(f"{base}/metrics")
         assert code == 200
-        promtool_ok(metrics)
+        check_metrics(metrics)
         assert curl(f"{base}/metrics", "-I")[0] == 200  # HEAD
         assert curl(f"{base}/metrics", "-X", "POST")[0] == 405
         assert curl(f"{base}/nothing")[0] == 404
@@ -231,7 +148,7 @@ def test_healthy_broken_healthy_seen_by_prometheus_and_curl(tmp_path):
         assert body.startswith("gpugate: UNHEALTHY (profile ci): runtime.smoke"), body
         assert curl(f"{base}/healthz")[0] == 200  # the server lives whatever the GPUs say
         assert json.loads(curl(f"{base}/report.json")[1])["verdict"] == "fail"
-        promtool_ok(curl(f"{base}/metrics")[1])
+        check_metrics(curl(f"{base}/metrics")[1])
         wait_for("gpugate_healthy 0 in Prometheus",
                  lambda: list(prom.query('gpugate_healthy{job="gpugate"}').values()) == [0.0])
         wait_for("GPU 1's smoke series at 0",
@@ -314,7 +231,7 @@ def test_sighup_reads_the_spec_again_and_sigterm_ends_it(tmp_path):
         assert serve.status("/healthz") == 200 and serve.status("/report.json") == 503
         metrics = serve.get("/metrics")[1]
         assert "gpugate_healthy" not in metrics and "gpugate_serve_last_run_exit_code 3" in metrics, metrics
-        promtool_ok(metrics)
+        check_metrics(metrics)
     finally:
         took = serve.stop()
     assert serve.proc.returncode == 0 and took < 1.0, (took, serve.logtext())
@@ -495,13 +412,85 @@ def test_load_and_abuse(tmp_path):
                 s.close()
         status, body, headers = serve.get("/metrics")
         well_formed("/metrics", status, body, headers)
-        promtool_ok(body)
+        check_metrics(body)
         assert serve.proc.poll() is None
         # the loop went on: a new run, on time and healthy
         later = wait_for("a run after the abuse", lambda: (lambda r: r["timestamp"] != before_abuse and r)(
             json.loads(serve.get("/report.json")[1])), timeout=15)
         assert later["verdict"] == "pass" and later["duration_ms"] < 10000, later["duration_ms"]
         print(f"1,000 requests from 50 clients in {took:.2f} s; RSS {before} -> {after} KiB")
+    finally:
+        took = serve.stop()
+    assert serve.proc.returncode == 0 and took < 1.0, (took, serve.logtext())
+
+
+# src/serve/http.c, as images/FLEET.md and gpugate(1) document them: a
+# connection idle this long is closed, and a request that takes longer than
+# REQUEST_LIMIT from its first byte awaited to its answer sent is ended
+# however its bytes trickle (src/serve/request_deadline.c).
+IDLE_TIMEOUT = 5
+REQUEST_LIMIT = 10
+
+
+def trickle(port, gap, give_up):
+    """A slowloris that sends one byte of a never-ending request every gap
+    seconds (inside the idle timeout, which each byte restarts): the
+    seconds from connecting until the server ends the connection, or None
+    when it is still open after give_up seconds."""
+    request = b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 200
+    with socket.create_connection(("127.0.0.1", port), timeout=give_up) as s:
+        t0 = time.monotonic()
+        try:
+            for byte in request:
+                s.sendall(bytes([byte]))
+                readable, _, _ = select.select([s], [], [], gap)
+                if readable:
+                    rest = s.recv(1024)  # the end, or a 408 before it
+                    assert rest == b"" or rest.startswith(b"HTTP/1.1 408"), rest
+                    if rest == b"" or not s.recv(1024):
+                        return time.monotonic() - t0
+                if time.monotonic() - t0 > give_up:
+                    return None
+        except (BrokenPipeError, ConnectionResetError):
+            return time.monotonic() - t0
+    return None
+
+
+def test_tricklers_are_ended_by_the_request_deadline_and_scrapes_go_on(tmp_path):
+    """N slowloris clients each trickle a byte every 2 s, so the idle
+    timeout never fires: a scrape still answers within 1 s while they hold
+    their connections, and each is ended within REQUEST_LIMIT (plus the
+    watcher's step and some slack), not before the idle timeout would have
+    ended it (so it was the deadline, not the idle timeout, that did)."""
+    root, spec, _ = fixture(tmp_path)
+    serve = Serve(tmp_path, "--spec", spec, "--root", str(root), "--only", "packages", interval="1h")
+    try:
+        wait_for("a run", lambda: serve.status("/readyz") == 200)
+        ended = {}
+        threads = [threading.Thread(target=lambda i=i: ended.__setitem__(i, trickle(serve.port, 2, 30)))
+                   for i in range(20)]
+        for t in threads:
+            t.start()
+        time.sleep(1)  # all of them connected and trickling
+        slowest = 0.0
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < REQUEST_LIMIT - 2:
+            started = time.monotonic()
+            status, body, _ = serve.get("/metrics")
+            took = time.monotonic() - started
+            assert status == 200 and "gpugate_serve_runs_total" in body, status
+            assert took < 1.0, f"a scrape took {took:.2f} s while the tricklers trickled"
+            slowest = max(slowest, took)
+            time.sleep(0.5)
+        for t in threads:
+            t.join(60)
+        assert len(ended) == 20 and None not in ended.values(), ended
+        assert all(IDLE_TIMEOUT + 1 < e < REQUEST_LIMIT + 2 for e in ended.values()), sorted(ended.values())
+        status, body, headers = serve.get("/metrics")
+        well_formed("/metrics", status, body, headers)
+        assert serve.proc.poll() is None
+        print(f"20 tricklers ended after {min(ended.values()):.2f}-{max(ended.values()):.2f} s; "
+              f"slowest scrape meanwhile {slowest * 1000:.0f} ms")
     finally:
         took = serve.stop()
     assert serve.proc.returncode == 0 and took < 1.0, (took, serve.logtext())

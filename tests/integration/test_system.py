@@ -3,11 +3,10 @@ marks, /sys, and a kernel log file in /dev/kmsg's record format."""
 
 import os
 import shutil
-import tempfile
 
 import pytest
 
-from gpufixture import Root, run, text_of
+from gpufixture import run, shared_root, text_of
 
 # CapEff of a default Docker container (no SYS_NICE, SYS_PTRACE, PERFMON)
 DOCKER_CAPS = "00000000a80425fb"
@@ -16,12 +15,9 @@ ALL_CAPS = "000001ffffffffff"
 
 @pytest.fixture
 def root():
-    path = tempfile.mkdtemp(prefix="gpugate-system-")
-    os.chmod(path, 0o755)
-    r = Root(path)
-    os.makedirs(r.p("sys/bus/pci/devices"))
-    yield r
-    shutil.rmtree(path)
+    with shared_root("gpugate-system-") as r:
+        os.makedirs(r.p("sys/bus/pci/devices"))
+        yield r
 
 
 def status(root, seccomp=2, filters=1, caps=DOCKER_CAPS):

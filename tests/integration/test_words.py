@@ -10,6 +10,7 @@ from pathlib import Path
 
 import hf_builder as hb
 from conftest import GPUGATE, dpkg_root, run_gpugate, spec_file, stanza
+from hf_upstream import hub_env as hf_env
 from test_runtime import FAKE
 
 REPO = Path(__file__).resolve().parents[2]
@@ -32,10 +33,6 @@ def hub_with_one_repo(tmp_path):
     cache.mkdir()
     hb.add_repo(str(cache), "models--solo", {hb.COMMIT_A: {"w.bin": (b"\0" * 7000, True)}}, {"main": hb.COMMIT_A})
     return cache
-
-
-def hf_env(cache):
-    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent-home", "HF_HUB_CACHE": str(cache)}
 
 
 def test_counts_of_one_are_singular(tmp_path):
