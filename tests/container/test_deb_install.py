@@ -20,18 +20,10 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "lib"))
 sys.path.insert(0, str(Path(__file__).parent))
 import debpackage  # noqa: E402
-from test_healthcheck_rootfs import DOCKER_PATH, debian_mirror, mirror_reachable, rootfs_tarball  # noqa: E402
+from rootfs import in_chroot as in_root  # noqa: E402
+from test_healthcheck_rootfs import debian_mirror, mirror_reachable, rootfs_tarball  # noqa: E402
 
 VERSION = debpackage.makefile_version()
-
-
-def in_root(root, script, timeout=120):
-    """script under /bin/sh in root: a chroot in new mount and pid
-    namespaces, /proc mounted for it (gone with the namespace)."""
-    env = {"PATH": DOCKER_PATH, "HOME": "/root", "LC_ALL": "C", "DEBIAN_FRONTEND": "noninteractive"}
-    return subprocess.run(["unshare", "--mount", "--pid", "--fork", f"--mount-proc={root}/proc",
-                           "chroot", str(root), "/bin/sh", "-c", script],
-                          capture_output=True, text=True, env=env, timeout=timeout)
 
 
 def debian_root(work):

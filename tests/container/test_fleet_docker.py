@@ -58,7 +58,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -67,6 +66,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import docker_engine  # noqa: E402
 import rootfs  # noqa: E402
+import loopback  # noqa: E402  (tests/lib, on the path by conftest)
 import test_docker  # noqa: E402  (its fixture makers and build helpers; not its pytest fixtures)
 
 yaml = pytest.importorskip("yaml", reason="python3-yaml reads the manifests")
@@ -80,6 +80,7 @@ TERMINATION_FILE_MAX = 4096               # kubelet: the termination message fil
 # A claim's volume as a provisioner makes it: its own filesystem, with room
 # for the ci profile's hf.min_free (10GiB). tmpfs takes no memory until written.
 PV_CAPACITY = "20g"
+
 GPU_RESOURCES = ("gpu.intel.com/i915", "gpu.intel.com/xe")
 MONITORING = ("gpu.intel.com/i915_monitoring", "gpu.intel.com/xe_monitoring")
 # Container fields that shape no container Docker runs: scheduling,
@@ -397,14 +398,8 @@ def http_get(engine, container, port, path):
     return int(status[1]), body
 
 
-def wait_for(what, fn, timeout=90, step=0.5):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = fn()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(step)
+def wait_for(what, fn, timeout=90):  # a container's server takes longer than a local one
+    return loopback.wait_for(what, fn, timeout=timeout, step=0.5)
 
 
 def proc_status(engine, container, pid=1):
