@@ -160,6 +160,14 @@ static void kernel_and_walk_agree(void **state)
 	link_at("/nowhere/at/all", "dangling");
 	link_at("../dangling", "a/via-dangling");
 	link_at("me", "loop/me");
+	/* the same shapes three names deep: the kernel's lookup answers from
+	 * three components on (fewer: the walk, cheaper there) */
+	make_dirs("deep/er");
+	snprintf(path, sizeof(path), "%s/deep/er/plain", root);
+	write_text(path, "");
+	link_at("/nowhere/at/all", "deep/er/dangling");
+	link_at("loop", "deep/er/loop");
+	link_at("../../a/b/up", "deep/er/up");
 	static const char *const paths[] = {
 		"/",
 		"",
@@ -183,6 +191,17 @@ static void kernel_and_walk_agree(void **state)
 		"/missing/.",
 		"/missing/..",
 		"/a/b/./",
+		"/deep/er/dangling",
+		"/deep/er/dangling/more",
+		"/deep/er/loop",
+		"/deep/er/loop/x",
+		"/deep/er/plain/x",
+		"/deep/er/up/passwd",
+		"/deep/er/missing",
+		"/deep/er/missing/more",
+		"/deep/er/..",
+		"/deep/er/.",
+		"/deep/er/",
 	};
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
 		char *fast = root_path(root, paths[i]);
