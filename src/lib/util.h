@@ -62,14 +62,16 @@ bool root_is_real(const char *root);
  * instead of an lstat per component; the walk in user space answers where it
  * cannot (kernel without openat2, a seccomp filter refusing it, no /proc, a
  * loop, a folder missing on the way). Both give the same answer
- * (tests/unit/test_root_path.c). Caller frees. */
+ * (tests/unit/test_root_path.c). The root's folder itself is opened at the
+ * first call for it: a root renamed or replaced while the process runs is
+ * not followed (gpugate looks at one root for a second). Caller frees. */
 char *root_path(const char *root, const char *path);
 /* root_path by the walk alone: for the tests that compare it with the kernel's. */
 char *root_path_by_walk(const char *root, const char *path);
 /* Opens path (absolute, as seen inside root) with open(2) flags, following
- * every symlink inside root as root_path does: by the kernel in one openat2
- * where it can, else root_path and open. The descriptor (O_CLOEXEC), or
- * -errno. */
+ * every symlink inside root as root_path does, the last one too (so no
+ * O_NOFOLLOW): by the kernel in one openat2 where it can, else root_path and
+ * open. The descriptor (O_CLOEXEC), or -errno. */
 int root_open(const char *root, const char *path, int flags);
 /* The value of NAME in env (a NULL-terminated "NAME=value" list, NULL: an
  * empty one): NULL when unset, "" when set to the empty string. */
