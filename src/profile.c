@@ -30,7 +30,7 @@ const char *vendor_detect(const char *root)
 
 static int load_embedded(struct spec *spec, const struct embedded_file *f, const char *label, struct spec_error *err)
 {
-	return spec_load_buffer(spec, &registry_schema, label, (const char *)f->data, f->size, err);
+	return spec_load_builtin(spec, &registry_schema, label, (const char *)f->data, f->size, err);
 }
 
 int profile_load(struct spec *spec, const char *name, const char *vendor, struct spec_error *err)

@@ -317,12 +317,14 @@ static int check_shape(const char *name, const char *buf, size_t len, struct spe
 	return rc;
 }
 
-int spec_load_buffer(struct spec *spec, const struct spec_schema *schema, const char *name, const char *buf, size_t len,
-		     struct spec_error *err)
+/* The load, after the limits pass for a user's spec (shape) or without it
+ * for a built-in one. */
+static int load_buffer(struct spec *spec, const struct spec_schema *schema, const char *name, const char *buf,
+		       size_t len, bool shape, struct spec_error *err)
 {
 	memset(spec, 0, sizeof(*spec));
 	spec->name = xstrdup(name);
-	if (check_shape(name, buf, len, err) < 0)
+	if (shape && check_shape(name, buf, len, err) < 0)
 		return -1;
 	yaml_parser_t parser;
 	if (!yaml_parser_initialize(&parser))
@@ -359,6 +361,18 @@ int spec_load_buffer(struct spec *spec, const struct spec_schema *schema, const 
 	if (validate_node(spec, schema, root, "", err))
 		return -1;
 	return schema->validate ? schema->validate(spec, err) : 0;
+}
+
+int spec_load_buffer(struct spec *spec, const struct spec_schema *schema, const char *name, const char *buf, size_t len,
+		     struct spec_error *err)
+{
+	return load_buffer(spec, schema, name, buf, len, true, err);
+}
+
+int spec_load_builtin(struct spec *spec, const struct spec_schema *schema, const char *name, const char *buf,
+		      size_t len, struct spec_error *err)
+{
+	return load_buffer(spec, schema, name, buf, len, false, err);
 }
 
 #define STDIN_NAME "standard input"

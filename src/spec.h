@@ -68,6 +68,13 @@ struct spec {
 int spec_load_file(struct spec *spec, const struct spec_schema *schema, const char *path, struct spec_error *err);
 int spec_load_buffer(struct spec *spec, const struct spec_schema *schema, const char *name, const char *buf, size_t len,
 		     struct spec_error *err);
+/* spec_load_buffer for a spec built into gpugate (the profiles and vendor
+ * pins of checks/, embedded at build time, src/profile.c): the same
+ * load, less the pass that holds a user's spec to its limits (size, depth,
+ * aliases), which is a second libyaml parse of every run's profile and pins.
+ * tests/unit/test_spec_keys.c holds every built-in file to those limits. */
+int spec_load_builtin(struct spec *spec, const struct spec_schema *schema, const char *name, const char *buf,
+		      size_t len, struct spec_error *err);
 void spec_free(struct spec *spec);
 
 /* Formats an error located at node (used by group validators). Returns -1. */

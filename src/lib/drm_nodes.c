@@ -83,14 +83,26 @@ static struct drm_gpu *find_gpu(struct drm_scan *scan, const char *bdf)
 	return NULL;
 }
 
+/* Reads ROOT/sys/class/drm/REL: REL goes through the class entry's link and
+ * the device link ("../../devices/pci0000:00/..."), which are followed inside
+ * the root as the kernel follows them (read_attr_in_root), never relative to
+ * the class folder's descriptor, where a link with one ".." too many, or an
+ * absolute one, would read the host's sysfs. */
+static int read_in_class(const char *root, const char *rel, char *buf, size_t size)
+{
+	char path[192];
+	snprintf(path, sizeof(path), "/sys/class/drm/%s", rel);
+	return read_attr_in_root(root, path, buf, size);
+}
+
 /* The identity from the PCI device's uevent (one read: "DRIVER=xe",
  * "PCI_CLASS=30000", "PCI_ID=8086:56C0"; no DRIVER line when none is bound).
  * 1 when read, 0 when there is no uevent file, -1 after recording a problem. */
-static int read_pci_uevent(struct drm_scan *scan, int classfd, const char *entry, struct drm_gpu *g)
+static int read_pci_uevent(struct drm_scan *scan, const char *root, const char *entry, struct drm_gpu *g)
 {
 	char path[128], buf[1024];
 	snprintf(path, sizeof(path), "%s/device/uevent", entry);
-	int err = read_attr_at(classfd, path, buf, sizeof(buf));
+	int err = read_in_class(root, path, buf, sizeof(buf));
 	if (err == -ENOENT)
 		return 0;
 	if (err) {
@@ -134,21 +146,23 @@ static int read_pci_uevent(struct drm_scan *scan, int classfd, const char *entry
 
 /* The same from the separate attribute files and the driver link, for a
  * tree without uevent files. 0, or -1 after recording a problem. */
-static int read_pci_attrs(struct drm_scan *scan, int classfd, const char *entry, struct drm_gpu *g)
+static int read_pci_attrs(struct drm_scan *scan, const char *root, const char *entry, struct drm_gpu *g)
 {
-	char path[128];
+	char path[128], full[160];
 	snprintf(path, sizeof(path), "%s/device", entry);
-	int dfd = openat(classfd, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	snprintf(full, sizeof(full), "/sys/class/drm/%s", path);
+	int dfd = root_open(root, full, O_PATH | O_DIRECTORY);
 	if (dfd < 0) {
-		add_problem(scan, "%s/%s: cannot open: %s", scan->class_dir, path, strerror(errno));
+		add_problem(scan, "%s/%s: cannot open: %s", scan->class_dir, path, strerror(-dfd));
 		return -1;
 	}
 	static const char *const attrs[] = { "vendor", "device", "class" };
 	unsigned *fields[] = { &g->vendor, &g->device, &g->class };
 	int rc = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(attrs) && rc == 0; i++) {
-		char buf[64];
-		int err = read_attr_at(dfd, attrs[i], buf, sizeof(buf));
+		char buf[64], attr[160];
+		snprintf(attr, sizeof(attr), "%s/%s", path, attrs[i]);
+		int err = read_in_class(root, attr, buf, sizeof(buf));
 		long v = err ? -1 : parse_hex_attr(buf);
 		if (err) {
 			add_problem(scan, "%s/%s/%s: cannot read: %s", scan->class_dir, path, attrs[i], strerror(-err));
@@ -179,11 +193,11 @@ static int read_pci_attrs(struct drm_scan *scan, int classfd, const char *entry,
 
 /* Reads ENTRY/dev ("226:128") into node: used when /sys/dev/char does not
  * confirm the numbers the node's name carries. */
-static void read_dev_numbers(struct drm_scan *scan, int classfd, const char *entry, struct drm_node *node)
+static void read_dev_numbers(struct drm_scan *scan, const char *root, const char *entry, struct drm_node *node)
 {
 	char path[128], buf[64];
 	snprintf(path, sizeof(path), "%s/dev", entry);
-	int err = read_attr_at(classfd, path, buf, sizeof(buf));
+	int err = read_in_class(root, path, buf, sizeof(buf));
 	unsigned major, minor;
 	char extra;
 	if (err == -ENOENT) {
@@ -263,7 +277,8 @@ static void check_char_link(int charfd, const char *bdf, struct drm_node *node)
 	free(want);
 }
 
-static void scan_entry(struct drm_scan *scan, int classfd, int charfd, const char *entry, bool render, unsigned number)
+static void scan_entry(struct drm_scan *scan, const char *root, int classfd, int charfd, const char *entry, bool render,
+		       unsigned number)
 {
 	char bdf[16];
 	if (!entry_bdf(scan, classfd, entry, bdf))
@@ -273,9 +288,9 @@ static void scan_entry(struct drm_scan *scan, int classfd, int charfd, const cha
 		struct drm_gpu fresh;
 		memset(&fresh, 0, sizeof(fresh));
 		memcpy(fresh.bdf, bdf, 13);
-		int rc = read_pci_uevent(scan, classfd, entry, &fresh);
+		int rc = read_pci_uevent(scan, root, entry, &fresh);
 		if (rc == 0)
-			rc = read_pci_attrs(scan, classfd, entry, &fresh);
+			rc = read_pci_attrs(scan, root, entry, &fresh);
 		if (rc < 0)
 			return;
 		if (scan->count % 16 == 0)
@@ -298,7 +313,7 @@ static void scan_entry(struct drm_scan *scan, int classfd, int charfd, const cha
 		return; /* the driver maps render nodes through /sys/dev/char; card nodes it never opens */
 	check_char_link(charfd, bdf, node);
 	if (node->char_link) {
-		read_dev_numbers(scan, classfd, entry, node);
+		read_dev_numbers(scan, root, entry, node);
 		if (node->major != DRM_MAJOR || node->minor != number)
 			check_char_link(charfd, bdf, node);
 	}
@@ -327,7 +342,7 @@ void drm_scan(const char *root, struct drm_scan *out)
 		bool render;
 		unsigned number;
 		if (node_name(name, &render, &number))
-			scan_entry(out, dir.fd, charfd, name, render, number);
+			scan_entry(out, root, dir.fd, charfd, name, render, number);
 	}
 	if (dir.error)
 		add_problem(out, "%s: cannot list: %s", out->class_dir, strerror(dir.error));
@@ -381,35 +396,32 @@ size_t drm_scan_add_proc(const char *root, struct drm_scan *scan, const char *di
 	return added;
 }
 
-static unsigned count_prefixed(const char *dir, const char *prefix)
+/* Entries of ROOT/PATH named PREFIX<digits>; the folder opened by the
+ * kernel's lookup under root (root_open): no lstat per component. */
+static unsigned count_prefixed(const char *root, const char *path, const char *prefix)
 {
-	DIR *d = opendir(dir);
-	if (!d)
+	struct dirents d = { .fd = root_open(root, path, O_RDONLY | O_DIRECTORY) };
+	if (d.fd < 0)
 		return 0;
 	unsigned n = 0;
 	size_t plen = strlen(prefix);
-	struct dirent *de;
-	while ((de = readdir(d)))
-		if (strncmp(de->d_name, prefix, plen) == 0 && isdigit((unsigned char)de->d_name[plen]))
+	const char *name;
+	while ((name = dirents_next(&d, NULL)))
+		if (strncmp(name, prefix, plen) == 0 && isdigit((unsigned char)name[plen]))
 			n++;
-	closedir(d);
+	dirents_close(&d);
 	return n;
 }
 
 unsigned drm_gpu_tiles(const char *root, const struct drm_gpu *gpu)
 {
 	const char *node = gpu->card.name[0] ? gpu->card.name : gpu->render.name;
-	char *rel = xasprintf("/sys/class/drm/%s/gt", node);
-	char *path = root_path(root, rel);
-	unsigned n = count_prefixed(path, "gt");
-	free(rel);
-	free(path);
+	char path[96];
+	snprintf(path, sizeof(path), "/sys/class/drm/%s/gt", node);
+	unsigned n = count_prefixed(root, path, "gt");
 	if (n == 0) {
-		rel = xasprintf("/sys/class/drm/%s/device", node);
-		path = root_path(root, rel);
-		n = count_prefixed(path, "tile");
-		free(rel);
-		free(path);
+		snprintf(path, sizeof(path), "/sys/class/drm/%s/device", node);
+		n = count_prefixed(root, path, "tile");
 	}
 	return n ? n : 1;
 }

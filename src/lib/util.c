@@ -5,10 +5,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,13 +26,9 @@ int read_file_max(const char *path, size_t max, char **content, size_t *len)
 	return safe_read_file(path, SAFE_KIND_REG, max, content, len, NULL, 0);
 }
 
-int read_attr_at(int dirfd, const char *name, char *buf, size_t size)
+/* Reads what is left of a small attribute file opened as fd, then closes it. */
+static int read_attr_fd(int fd, char *buf, size_t size)
 {
-	/* a FIFO or /dev/zero planted in a fixture or image: an error at once */
-	struct stat st;
-	int fd = safe_open_read_at(dirfd, name, 0, SAFE_KIND_REG, 0, &st, NULL, 0);
-	if (fd < 0)
-		return fd;
 	ssize_t n;
 	do
 		n = read(fd, buf, size - 1);
@@ -41,6 +41,32 @@ int read_attr_at(int dirfd, const char *name, char *buf, size_t size)
 	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
 		buf[--n] = '\0';
 	return 0;
+}
+
+int read_attr_at(int dirfd, const char *name, char *buf, size_t size)
+{
+	/* a FIFO or /dev/zero planted in a fixture or image: an error at once */
+	struct stat st;
+	int fd = safe_open_read_at(dirfd, name, 0, SAFE_KIND_REG, 0, &st, NULL, 0);
+	if (fd < 0)
+		return fd;
+	return read_attr_fd(fd, buf, size);
+}
+
+int read_attr_in_root(const char *root, const char *path, char *buf, size_t size)
+{
+	int fd = root_open(root, path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return fd;
+	struct stat st;
+	int err = fstat(fd, &st) < 0 ? -errno : 0;
+	if (!err && !S_ISREG(st.st_mode)) /* as safe_open_read_at answers anything but a regular file */
+		err = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return read_attr_fd(fd, buf, size);
 }
 
 int read_line_file(const char *path, char *buf, size_t size)
@@ -134,13 +160,20 @@ const char *env_lookup(char *const *env, const char *name)
 	return NULL;
 }
 
-char *root_path(const char *root, const char *path)
+/* The length of root without its trailing slashes ("/" stays). */
+static size_t root_len(const char *root)
 {
-	if (root_is_real(root))
-		return xstrdup(path);
 	size_t rl = strlen(root);
 	while (rl > 1 && root[rl - 1] == '/')
 		rl--;
+	return rl;
+}
+
+/* The walk of root_path, one component at a time in user space: the answer
+ * wherever the kernel cannot give it (no openat2, a loop, a folder missing on
+ * the way). */
+static char *root_path_walk(const char *root, size_t rl, const char *path)
+{
 	/* Each component is looked at with lstat; a symlink is followed inside
 	 * root as the kernel follows it inside a chroot (an absolute target
 	 * starts again at root, ".." stops at root), so a fixture or an
@@ -196,6 +229,172 @@ char *root_path(const char *root, const char *path)
 	}
 	free(todo);
 	return sb_detach(&done);
+}
+
+/* The kernel's lookup under a root (Linux >= 5.6): openat2 with
+ * RESOLVE_IN_ROOT treats the root's folder as "/" for every symlink and ".."
+ * on the way, exactly as the walk above does, in one system call where the
+ * walk makes one lstat per component (a sysfs path with its class and device
+ * links: a dozen). RESOLVE_NO_MAGICLINKS: a /proc-style link under the root
+ * is refused (the walk then reads it as text, as before). */
+
+/* The folder of one --root, opened once per process (O_PATH), and the name
+ * the kernel gives it (/proc/self/fd), by which a name it gives back for a
+ * file under it turns into ROOT/... again. Never freed: a process looks at
+ * one root (the unit tests at a few), and the table is bounded. */
+struct root_dir {
+	int fd;
+	size_t real_len;
+	char *real;
+	char *root; /* as given, trailing slashes dropped */
+};
+#define ROOT_DIRS 8
+static struct root_dir root_dirs[ROOT_DIRS];
+static size_t root_dir_count;
+static pthread_mutex_t root_dirs_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_bool no_openat2; /* ENOSYS (kernel < 5.6) or refused by a seccomp filter */
+
+static int openat2_in_root(int rootfd, const char *path, int flags)
+{
+	struct open_how how = { .flags = (unsigned long long)(flags | O_CLOEXEC),
+				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+	long fd = syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
+	if (fd >= 0)
+		return (int)fd;
+	int err = errno;
+	if (err == ENOSYS || err == EPERM || err == E2BIG)
+		atomic_store(&no_openat2, true);
+	return -err;
+}
+
+/* The kernel's name of an open file, or -1 (no /proc, too long, deleted). */
+static ssize_t fd_name(int fd, char *buf, size_t size)
+{
+	char link[40];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, buf, size);
+	if (n <= 0 || (size_t)n >= size || buf[0] != '/')
+		return -1;
+	buf[n] = '\0';
+	if (str_ends_with(buf, " (deleted)"))
+		return -1;
+	return n;
+}
+
+/* The opened folder of root (rl bytes of it), or NULL where the kernel's
+ * lookup is not to be had. */
+static const struct root_dir *root_dir_of(const char *root, size_t rl)
+{
+	if (atomic_load(&no_openat2))
+		return NULL;
+	const struct root_dir *found = NULL;
+	pthread_mutex_lock(&root_dirs_lock);
+	for (size_t i = 0; i < root_dir_count && !found; i++)
+		if (strlen(root_dirs[i].root) == rl && memcmp(root_dirs[i].root, root, rl) == 0)
+			found = &root_dirs[i];
+	if (!found && root_dir_count < ROOT_DIRS) {
+		char *name = xstrndup(root, rl);
+		char real[PATH_MAX];
+		int fd = open(name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? fd_name(fd, real, sizeof(real)) : -1;
+		if (n > 1) { /* "/" itself: the walk, which keeps the root's spelling */
+			struct root_dir *d = &root_dirs[root_dir_count++];
+			d->fd = fd;
+			d->real_len = (size_t)n;
+			d->real = xstrdup(real);
+			d->root = name;
+			found = d;
+		} else {
+			if (fd >= 0)
+				close(fd);
+			free(name);
+		}
+	}
+	pthread_mutex_unlock(&root_dirs_lock);
+	return found;
+}
+
+/* root_path's answer from the kernel's lookup, or NULL for the walk to
+ * decide: a name missing on the way (but for the last one), a loop, a magic
+ * link, no openat2, no /proc. A missing last component is appended to its
+ * folder, as the walk appends it (after making sure it is no dangling link,
+ * which the walk would follow). */
+static char *root_path_kernel(const char *root, size_t rl, const char *path)
+{
+	/* The kernel's answer costs three calls (openat2, readlink of the
+	 * descriptor, close), five for a missing last name; the walk one lstat
+	 * a component: it stays the cheaper for one or two ("/sys", "/dev/dri",
+	 * "/.dockerenv") */
+	size_t components = 0;
+	for (const char *p = path; *p; p++)
+		components += *p != '/' && (p == path || p[-1] == '/');
+	if (components <= 2)
+		return NULL;
+	const struct root_dir *d = root_dir_of(root, rl);
+	if (!d)
+		return NULL;
+	const char *missing = NULL;
+	int fd = openat2_in_root(d->fd, path, O_PATH);
+	if (fd == -ENOENT) {
+		const char *slash = strrchr(path, '/');
+		missing = slash ? slash + 1 : NULL;
+		if (!missing || !*missing || strcmp(missing, ".") == 0 || strcmp(missing, "..") == 0)
+			return NULL;
+		char *parent = slash == path ? xstrdup("/") : xstrndup(path, (size_t)(slash - path));
+		fd = openat2_in_root(d->fd, parent, O_PATH | O_DIRECTORY);
+		free(parent);
+		struct stat st;
+		if (fd >= 0 && (fstatat(fd, missing, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)) {
+			close(fd);
+			return NULL;
+		}
+	}
+	if (fd < 0)
+		return NULL;
+	char got[PATH_MAX];
+	ssize_t n = fd_name(fd, got, sizeof(got));
+	close(fd);
+	if (n < 0 || (size_t)n < d->real_len || memcmp(got, d->real, d->real_len) != 0 ||
+	    (got[d->real_len] != '/' && got[d->real_len] != '\0'))
+		return NULL; /* not under the root's name (renamed since): let the walk say */
+	struct strbuf out = STRBUF_INIT;
+	sb_add(&out, root, rl);
+	sb_add(&out, got + d->real_len, (size_t)n - d->real_len);
+	if (missing) {
+		sb_add(&out, "/", 1);
+		sb_add(&out, missing, strlen(missing));
+	}
+	return sb_detach(&out);
+}
+
+char *root_path(const char *root, const char *path)
+{
+	if (root_is_real(root))
+		return xstrdup(path);
+	size_t rl = root_len(root);
+	char *fast = root_path_kernel(root, rl, path);
+	return fast ? fast : root_path_walk(root, rl, path);
+}
+
+char *root_path_by_walk(const char *root, const char *path)
+{
+	return root_is_real(root) ? xstrdup(path) : root_path_walk(root, root_len(root), path);
+}
+
+int root_open(const char *root, const char *path, int flags)
+{
+	int fd;
+	if (!root_is_real(root)) {
+		const struct root_dir *d = root_dir_of(root, root_len(root));
+		fd = d ? openat2_in_root(d->fd, path, flags) : -ENOSYS;
+		/* ENOENT is the walk's answer too: it follows the same links */
+		if (fd >= 0 || fd == -ENOENT)
+			return fd;
+	}
+	char *p = root_path(root, path);
+	fd = open(p, flags | O_CLOEXEC);
+	free(p);
+	return fd < 0 ? -errno : fd;
 }
 
 const char *count_noun(size_t n, const char *one, const char *many)

@@ -30,6 +30,10 @@ int open_private(const char *path, off_t max_size, struct stat *st);
 /* Reads a small sysfs-style file (name relative to dirfd, or AT_FDCWD) and
  * strips trailing newlines and spaces; never blocks on a FIFO. 0 or -errno. */
 int read_attr_at(int dirfd, const char *name, char *buf, size_t size);
+/* The same for path (absolute, as seen inside root) under a --root, every
+ * symlink on the way followed inside root (root_open): sysfs's class and
+ * device links are read as the kernel reads them, never out of the root. */
+int read_attr_in_root(const char *root, const char *path, char *buf, size_t size);
 int read_line_file(const char *path, char *buf, size_t size);
 /* Replaces the regular file path (or creates it) through a hidden temp file in
  * the same folder, fsync and rename(2), so a reader never sees half a file;
@@ -53,8 +57,22 @@ bool root_is_real(const char *root);
  * inside root, as in a chroot (an absolute target starts again at root, ".."
  * stops there), so the answer names no symlink and an open of it never
  * leaves root; a missing component ends the lookup (the rest is appended).
- * Caller frees. */
+ * The kernel does the lookup where it can (openat2 RESOLVE_IN_ROOT, Linux >=
+ * 5.6, on the root's folder opened once per process): one system call
+ * instead of an lstat per component; the walk in user space answers where it
+ * cannot (kernel without openat2, a seccomp filter refusing it, no /proc, a
+ * loop, a folder missing on the way). Both give the same answer
+ * (tests/unit/test_root_path.c). The root's folder itself is opened at the
+ * first call for it: a root renamed or replaced while the process runs is
+ * not followed (gpugate looks at one root for a second). Caller frees. */
 char *root_path(const char *root, const char *path);
+/* root_path by the walk alone: for the tests that compare it with the kernel's. */
+char *root_path_by_walk(const char *root, const char *path);
+/* Opens path (absolute, as seen inside root) with open(2) flags, following
+ * every symlink inside root as root_path does, the last one too (so no
+ * O_NOFOLLOW): by the kernel in one openat2 where it can, else root_path and
+ * open. The descriptor (O_CLOEXEC), or -errno. */
+int root_open(const char *root, const char *path, int flags);
 /* The value of NAME in env (a NULL-terminated "NAME=value" list, NULL: an
  * empty one): NULL when unset, "" when set to the empty string. */
 const char *env_lookup(char *const *env, const char *name);

@@ -5,13 +5,14 @@
 # machine's real dpkg database (~1 MB, ~1,000 packages, read whole with
 # dpkg's strictness: src/lib/dpkg_status.c) holding the Intel stack, and a
 # mounted Hugging Face cache; against the shell script a user would write for
-# the same facts, and a bare process start, all in the same run (hyperfine
-# rounds that alternate the commands). Goal: gpugate at most 0.10 x the script.
+# the same facts, and a bare process start, all in the same run (rounds of one
+# run each, interleave.py; the ratio is the median of the rounds' ratios).
+# Goal: gpugate at most 0.10 x the script.
 # STATIC_BENCH_BASELINE=/path/to/older/gpugate adds that binary to the same run.
 set -eu
 GPUGATE=${GPUGATE:-build/gpugate}
 RUNS=${BENCH_RUNS:-300}
-ROUNDS=${BENCH_ROUNDS:-6}
+WARMUP=${BENCH_WARMUP:-10}
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -79,14 +80,14 @@ if [ -n "${STATIC_BENCH_BASELINE:-}" ]; then
 	bl="$STATIC_BENCH_BASELINE check --profile healthcheck --vendor intel --skip runtime --root $root"
 	HOME=/root $bl > /dev/null || { echo "the baseline binary fails on the bench root"; exit 1; }
 fi
-per=$(( (RUNS + ROUNDS - 1) / ROUNDS ))
-i=0
-while [ $i -lt "$ROUNDS" ]; do
-	# shellcheck disable=SC2086 # $bl is one more command, or none
-	HOME=/root hyperfine -N -i --warmup 5 --runs "$per" --export-json "$work/h$i.json" "$gp" "$sc" "/bin/true" ${bl:+"$bl"} > /dev/null 2>&1
-	i=$((i + 1))
-done
-echo "load while measuring: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
+# One run of each command per round, the order rotating (interleave.py):
+# the load of the shared machine, which moves the shell script's dozen
+# process starts most, falls on every command of a round alike; the ratio is
+# taken per round, then its median over all rounds.
+load_before=$(cut -d' ' -f1 /proc/loadavg)
+HOME=/root /usr/bin/python3 "$here/interleave.py" "$RUNS" "$WARMUP" "gpugate=$gp" "shell=$sc" "true=/bin/true" \
+	${bl:+"baseline=$bl"} > "$work/times.json"
+echo "load while measuring: $load_before before, $(cut -d' ' -f1-3 /proc/loadavg) after, on $(nproc) cores"
 # Instructions of the whole process (callgrind): the same whatever the
 # machine's load, so steps too small for the wall clock still show.
 if command -v valgrind > /dev/null; then
@@ -96,19 +97,23 @@ if command -v valgrind > /dev/null; then
 		echo "instructions, whole process: $(sed -n 's/.*Collected : //p' "$work/cg.txt") (${cmd%% *})"
 	done
 fi
-/usr/bin/python3 - "$work" "$ROUNDS" <<'PY'
+/usr/bin/python3 - "$work/times.json" <<'PY'
 import json, statistics, sys
-work, rounds = sys.argv[1], int(sys.argv[2])
-times = [[], [], [], []]
-for i in range(rounds):
-    for k, r in enumerate(json.load(open(f"{work}/h{i}.json"))["results"]):
-        times[k] += r["times"]
-g, s, t = (statistics.median(x) * 1e3 for x in times[:3])
-print(f"gpugate healthcheck static path (8 GPUs, whole process): median {g:.2f} ms ({len(times[0])} runs)")
-print(f"shell script for the same facts: median {s:.2f} ms")
-print(f"bare process start (/bin/true): median {t:.2f} ms")
-print(f"ratio gpugate/shell script: {g / s:.3f} (goal <= 0.10)")
-if times[3]:
-    b = statistics.median(times[3]) * 1e3
-    print(f"baseline binary: median {b:.2f} ms, ratio to the shell script {b / s:.3f}")
+r = json.load(open(sys.argv[1]))
+m = {k: v * 1e3 for k, v in r["median"].items()}
+n = r["rounds"]
+
+
+def ratio(a, b):  # the median over the rounds of a's time over b's in the same round
+    return statistics.median(x[a] / x[b] for x in r["by_round"])
+
+
+print(f"gpugate healthcheck static path (8 GPUs, whole process): median {m['gpugate']:.2f} ms ({n} rounds)")
+print(f"shell script for the same facts: median {m['shell']:.2f} ms")
+print(f"bare process start (/bin/true): median {m['true']:.2f} ms")
+print(f"ratio gpugate/shell script: {ratio('gpugate', 'shell'):.3f} (median of the rounds' ratios; "
+      f"ratio of the medians {m['gpugate'] / m['shell']:.3f}; goal <= 0.10)")
+if "baseline" in m:
+    print(f"baseline binary: median {m['baseline']:.2f} ms, ratio to the shell script {ratio('baseline', 'shell'):.3f}, "
+          f"gpugate/baseline {ratio('gpugate', 'baseline'):.3f}")
 PY

@@ -84,6 +84,37 @@ def test_by_path_absolute_link_stays_under_root(root):
     assert rc == 0 and checks["devices.by_path"]["status"] == "pass"
 
 
+@pytest.mark.parametrize("shape", ["absolute", "climbing"])
+def test_sysfs_class_links_out_of_the_root_are_read_inside_it(root, shape):
+    """A class entry whose link leaves the root (absolute, or one '..' too many)
+    is followed inside the root, as the kernel follows it in a chroot: the
+    GPU's identity comes from the root's copy of the device, never from the
+    same path outside the root (here a look-alike claiming another driver and
+    vendor, where a read relative to the class folder would land)."""
+    root.add_gpus(1)
+    outside = root.path + "-outside"
+    dev = "sys/devices/pci0000:00/" + GPU_A
+    try:
+        shutil.copytree(root.p(dev), os.path.join(outside, dev), symlinks=True)
+        with open(os.path.join(outside, dev, "uevent"), "w") as f:
+            f.write("DRIVER=escaped\nPCI_CLASS=30000\nPCI_ID=10DE:2330\n")
+        # the root's own copy at the path the link names under the root
+        shutil.copytree(root.p(dev), root.p(outside.lstrip("/") + "/" + dev), symlinks=True)
+        for name in ("card0", "renderD128"):
+            target = "%s/%s/drm/%s" % (outside, dev, name)
+            if shape == "climbing":
+                target = "../" * 12 + target.lstrip("/")
+            os.unlink(root.p("sys/class/drm/" + name))
+            os.symlink(target, root.p("sys/class/drm/" + name))
+            assert os.path.exists(os.path.join(root.p("sys/class/drm"), target, "device/uevent"))
+        rc, checks, err = run(root, "--only", "devices.gpus")
+        c = checks["devices.gpus"]
+        assert rc == 0 and c["status"] == "pass", (c, err)
+        assert "Intel 0x56c0 (driver xe)" in c["summary"] and "escaped" not in text_of(c), c
+    finally:
+        shutil.rmtree(outside)
+
+
 def test_by_path_folder_reached_through_a_symlink(root):
     """by-path opened without O_NOFOLLOW when it is a link to a folder: its
     links are still followed and checked; a dangling folder link is missing."""

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/embedded.h"
 #include "registry.h"
 
 static void check_default(const struct spec_key *k, const char *def)
@@ -91,11 +92,32 @@ static void readers_fall_back_to_the_table(void **state)
 	spec_free(&spec);
 }
 
+/* The built-in profiles and vendor pins are loaded without the limits pass
+ * (spec_load_builtin): each must pass it, so that skipping it changes nothing. */
+static void builtin_files_keep_the_limits(void **state)
+{
+	(void)state;
+	const struct embedded_file *tables[] = { embedded_profiles, embedded_vendor_pins };
+	size_t n = 0;
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
+		for (const struct embedded_file *f = tables[t]; f->name; f++, n++) {
+			struct spec spec;
+			struct spec_error err;
+			int rc = spec_load_buffer(&spec, &registry_schema, f->name, (const char *)f->data, f->size,
+						  &err);
+			if (rc != 0)
+				fail_msg("%s: %s", f->name, err.msg);
+			spec_free(&spec);
+		}
+	assert_true(n >= 4); /* healthcheck, ci, validate and a vendor's pins */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(every_default_parses),
 		cmocka_unit_test(readers_fall_back_to_the_table),
+		cmocka_unit_test(builtin_files_keep_the_limits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
