@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,16 +83,22 @@ static char *field(char **cursor)
 	return s;
 }
 
-/* A decimal number filling the whole field, at most max. */
+/* A decimal number filling the whole field, at most max: digits only, no
+ * sign, no leading space, no overflow. Read by hand, without strtoull's
+ * locale and errno work: a 20,000-entry record holds 180,000 of them. */
 static bool number(char **cursor, uint64_t max, uint64_t *out)
 {
 	char *s = field(cursor);
-	if (!s || *s < '0' || *s > '9')
+	if (!s || !*s)
 		return false;
-	errno = 0;
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || *end || v > max)
+	uint64_t v = 0;
+	for (; *s; s++) {
+		unsigned d = (unsigned)(*s - '0');
+		if (d > 9 || v > (UINT64_MAX - d) / 10)
+			return false;
+		v = v * 10 + d;
+	}
+	if (v > max)
 		return false;
 	*out = v;
 	return true;
@@ -226,6 +233,41 @@ void hf_record_load(struct hf_record *rec, const char *file, const char *cache_p
 		return;
 	}
 	parse(rec, file, cache_path);
+}
+
+struct hf_record_loading {
+	pthread_t thread;
+	bool started;
+	char *file, *cache_path;
+	struct hf_record rec;
+};
+
+static void *load_aside(void *arg)
+{
+	struct hf_record_loading *l = arg;
+	hf_record_load(&l->rec, l->file, l->cache_path);
+	return NULL;
+}
+
+struct hf_record_loading *hf_record_load_start(const char *file, const char *cache_path)
+{
+	struct hf_record_loading *l = xcalloc(1, sizeof(*l));
+	l->file = xstrdup(file);
+	l->cache_path = xstrdup(cache_path);
+	l->started = pthread_create(&l->thread, NULL, load_aside, l) == 0;
+	return l;
+}
+
+void hf_record_load_join(struct hf_record_loading *l, struct hf_record *rec)
+{
+	if (l->started)
+		pthread_join(l->thread, NULL);
+	else
+		load_aside(l);
+	*rec = l->rec;
+	free(l->file);
+	free(l->cache_path);
+	free(l);
 }
 
 void hf_record_free(struct hf_record *rec)

@@ -68,6 +68,12 @@ char *hf_record_file(const char *state_dir, const char *cache_path, char *why, s
  * ...", "made for another cache: ..."). */
 void hf_record_load(struct hf_record *rec, const char *file, const char *cache_path);
 void hf_record_free(struct hf_record *rec);
+/* hf_record_load on a thread of its own, begun before the scan so that
+ * reading the record overlaps listing and stat'ing the blobs; join waits
+ * for it and fills rec (loaded inline when no thread can start). */
+struct hf_record_loading;
+struct hf_record_loading *hf_record_load_start(const char *file, const char *cache_path);
+void hf_record_load_join(struct hf_record_loading *loading, struct hf_record *rec);
 /* A repo folder as the record names it (percent-encoded). Caller frees. */
 char *hf_record_folder_key(const char *folder);
 /* The entry for blob in the repo folder whose key is folder_key, or NULL

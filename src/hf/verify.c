@@ -525,7 +525,9 @@ struct hf_verify_job *hf_verify_start(const struct hf_cache *cache, const struct
 	job->opt = *opt;
 	job->start = start;
 	progress_start(&job->progress, opt->label ? opt->label : "hf verify", opt->progress);
-	if (opt->record)
+	if (opt->record_loading)
+		hf_record_load_join(opt->record_loading, &job->record);
+	else if (opt->record)
 		hf_record_load(&job->record, opt->record, cache->path);
 	job->folder_keys = xcalloc(cache->n_repos + 1, sizeof(char *));
 	job->first_result = xcalloc(cache->n_repos + 1, sizeof(size_t));
