@@ -1203,9 +1203,19 @@ static bool file_present(const struct hf_repo *repo, const struct hf_file *f)
 }
 
 /* The listing's path as a snapshot path: os.path.join(base, *path.split("/"))
- * drops empty parts ("a//b") and the kernel reads "." as nothing. */
+ * drops empty parts ("a//b") and the kernel reads "." as nothing. NULL when
+ * the path is already one (the usual case: no copy made). */
 static char *listed_as_snapshot_path(const char *path)
 {
+	bool plain = *path != '/';
+	for (const char *p = path; plain && *p;) {
+		const char *end = strchrnul(p, '/');
+		size_t n = (size_t)(end - p);
+		plain = n && !(n == 1 && *p == '.') && !(*end && !end[1]);
+		p = *end ? end + 1 : end;
+	}
+	if (plain)
+		return NULL;
 	struct strbuf sb = STRBUF_INIT;
 	sb_puts(&sb, "");
 	for (const char *p = path; *p;) {
@@ -1221,7 +1231,37 @@ static char *listed_as_snapshot_path(const char *path)
 	return sb_detach(&sb);
 }
 
+/* The snapshot file at path (rev->files is sorted by path), looked for at
+ * *next first: the listing is sorted too, so one file after another is
+ * usually the next one, without a binary search. */
+static struct hf_file *snapshot_file(struct hf_revision *rev, const char *path, size_t *next)
+{
+	if (*next < rev->n_files && strcmp(rev->files[*next].path, path) == 0)
+		return &rev->files[(*next)++];
+	struct hf_file key = { .path = (char *)path };
+	struct hf_file *f = rev->n_files ? bsearch(&key, rev->files, rev->n_files, sizeof(key), file_cmp) : NULL;
+	if (f)
+		*next = (size_t)(f - rev->files) + 1;
+	return f;
+}
+
 #define MAX_LISTING_WARNINGS 20 /* per revision and kind; the rest are counted */
+
+/* The names a listing warning gives (the path sanitized, snapshots/C/PATH),
+ * made only when one is written: most files have none. */
+struct listed_names {
+	char *p, *fw;
+};
+
+static struct listed_names *listed_names(struct listed_names *n, const struct hf_revision *rev, const char *path)
+{
+	if (!n->p) {
+		n->p = xstrdup(path);
+		text_sanitize(n->p);
+		n->fw = hf_snapshot_rel(rev->commit, n->p);
+	}
+	return n;
+}
 
 /* Compares a revision's snapshot with its listing: files the listing names
  * that are missing, sizes that differ, links to another blob than the one
@@ -1247,24 +1287,14 @@ static void compare_listing(struct walk *w)
 		free(where);
 		return;
 	}
+	size_t next = 0;
 	for (size_t i = 0; i < rev->listing.n_files; i++) {
 		struct hf_listed_file *lf = &rev->listing.files[i];
 		const char *hash;
-		char *path = listed_as_snapshot_path(lf->path);
-		struct hf_file key = { .path = path };
-		struct hf_file *f =
-			rev->n_files ? bsearch(&key, rev->files, rev->n_files, sizeof(key), file_cmp) : NULL;
-		free(path);
-		/* the names for a warning, made only when one is written */
-		bool warn = (!f || !file_present(repo, f))        ? rev->n_missing < MAX_LISTING_WARNINGS
-			    : lf->has_size && f->size != lf->size ? rev->n_size_differs < MAX_LISTING_WARNINGS
-								  : rev->n_other_blob < MAX_LISTING_WARNINGS;
-		char *p = warn ? xstrdup(lf->path) : NULL;
-		char *fw = NULL;
-		if (p) {
-			text_sanitize(p);
-			fw = hf_snapshot_rel(rev->commit, p);
-		}
+		char *normal = listed_as_snapshot_path(lf->path);
+		struct hf_file *f = snapshot_file(rev, normal ? normal : lf->path, &next);
+		free(normal);
+		struct listed_names n = { 0 };
 		if (f) {
 			lf->file = f - rev->files;
 			f->listed = (long)i;
@@ -1272,26 +1302,31 @@ static void compare_listing(struct walk *w)
 		if (!f || !file_present(repo, f)) {
 			if (++rev->n_missing <= MAX_LISTING_WARNINGS) {
 				char *refs = hf_refs_of(repo, rev->commit);
+				listed_names(&n, rev, lf->path);
 				WALK_WARN(
-					w, HF_FAIL, false, fw,
+					w, HF_FAIL, false, n.fw,
 					"%s is missing from snapshot %s%s%s%s (%s names it%s): offline, snapshot_download raises IncompleteSnapshotError",
-					p, rev->commit, *refs ? " (" : "", refs, *refs ? ")" : "", where,
+					n.p, rev->commit, *refs ? " (" : "", refs, *refs ? ")" : "", where,
 					f ? ", and the snapshot's entry is not a usable file" : "");
 				free(refs);
 			}
 		} else if (lf->has_size && f->size != lf->size) {
-			if (++rev->n_size_differs <= MAX_LISTING_WARNINGS)
-				WALK_WARN(w, HF_FAIL, false, fw, "%s in snapshot %s is %llu bytes, %s says %llu", p,
+			if (++rev->n_size_differs <= MAX_LISTING_WARNINGS) {
+				listed_names(&n, rev, lf->path);
+				WALK_WARN(w, HF_FAIL, false, n.fw, "%s in snapshot %s is %llu bytes, %s says %llu", n.p,
 					  rev->commit, (unsigned long long)f->size, where,
 					  (unsigned long long)lf->size);
+			}
 		} else if (f->link == HF_LINK_OK && (hash = hf_listed_hash(lf)) &&
 			   strcasecmp(repo->blobs[f->blob].name, hash) != 0) {
-			if (++rev->n_other_blob <= MAX_LISTING_WARNINGS)
-				WALK_WARN(w, HF_FAIL, false, fw, "%s in snapshot %s links to blob %s, %s names %s", p,
-					  rev->commit, repo->blobs[f->blob].name, where, hash);
+			if (++rev->n_other_blob <= MAX_LISTING_WARNINGS) {
+				listed_names(&n, rev, lf->path);
+				WALK_WARN(w, HF_FAIL, false, n.fw, "%s in snapshot %s links to blob %s, %s names %s",
+					  n.p, rev->commit, repo->blobs[f->blob].name, where, hash);
+			}
 		}
-		free(fw);
-		free(p);
+		free(n.fw);
+		free(n.p);
 	}
 	if (rev->n_missing > MAX_LISTING_WARNINGS)
 		WALK_WARN(w, HF_FAIL, false, where, "and %zu more files %s names are missing from snapshot %s",

@@ -297,6 +297,19 @@ const struct hf_record_entry *hf_record_find(const struct hf_record *rec, const 
 	return hit;
 }
 
+const struct hf_record_entry *hf_record_find_next(const struct hf_record *rec, const char *folder_key, const char *blob,
+						 size_t *next)
+{
+	if (!rec || !rec->usable)
+		return NULL;
+	const struct hf_record_entry *e = *next < rec->n ? &rec->entries[*next] : NULL;
+	if (!e || strcmp(e->blob, blob) != 0 || strcmp(e->folder, folder_key) != 0)
+		e = hf_record_find(rec, folder_key, blob);
+	if (e)
+		*next = (size_t)(e - rec->entries) + 1;
+	return e;
+}
+
 static bool ts_before(const struct timespec *a, const struct timespec *b)
 {
 	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);

@@ -558,6 +558,7 @@ struct hf_verify_job *hf_verify_start(const struct hf_cache *cache, const struct
 			p->blobs_fd[r] = openat(fd, HF_BLOBS, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			close(fd);
 		}
+		size_t next = 0; /* the record's entry for the next blob: both sorted by name */
 		for (size_t b = 0; b < repo->n_blobs; b++) {
 			const struct hf_blob *blob = &repo->blobs[b];
 			struct hf_blob_result item = { .repo = r,
@@ -580,7 +581,8 @@ struct hf_verify_job *hf_verify_start(const struct hf_cache *cache, const struct
 			if (hash && !opt->full) { /* verified before and unchanged since: trusted */
 				struct hf_record_stat now = blob_stat(blob);
 				if (hf_record_trusts(&job->record,
-						     hf_record_find(&job->record, job->folder_keys[r], blob->name),
+						     hf_record_find_next(&job->record, job->folder_keys[r], blob->name,
+									 &next),
 						     &now)) {
 					item.state = HF_BLOB_OK;
 					item.trusted = true;
