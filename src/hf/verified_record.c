@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../lib/dirents.h"
 #include "../lib/safe_io.h"
 #include "../lib/util.h"
 #include "listing.h"
@@ -416,7 +417,7 @@ char *hf_kept_listing_file(const char *state_dir, const char *cache_real, const 
 			if (!*p)
 				break;
 		}
-	return xasprintf("%s/hf-listing-%016" PRIx64, state_dir, h);
+	return xasprintf("%s/" HF_KEPT_LISTING_PREFIX "%016" PRIx64, state_dir, h);
 }
 
 static void key_line(struct strbuf *sb, const char *folder, const char *commit)
@@ -527,9 +528,9 @@ bool hf_kept_listing_load(const char *file, const char *folder, const char *comm
 	char *buf = NULL;
 	size_t len;
 	int rc = safe_read_fd(fd, file, HF_LISTING_MAX_BYTES, &buf, &len, err, sizeof(err));
-	close(fd);
 	if (rc < 0 || strlen(buf) != len) {
 		free(buf);
+		close(fd);
 		return false;
 	}
 	struct strbuf want_key = STRBUF_INIT, want_stat = STRBUF_INIT;
@@ -555,11 +556,71 @@ bool hf_kept_listing_load(const char *file, const char *folder, const char *comm
 	ok = ok && (line = next_line(&text)) && strcmp(line, "end") == 0 && !(text && *text);
 	free(buf);
 	if (!ok) {
+		close(fd);
 		hf_listing_free(&l);
 		return false;
 	}
 	*out = l;
+	(void)futimens(fd, NULL); /* used now: the last to be pruned */
+	close(fd);
 	return true;
+}
+
+struct kept_file {
+	char *name;
+	struct timespec mtim;
+	uint64_t bytes;
+};
+
+static int newest_first(const void *a, const void *b)
+{
+	const struct kept_file *x = a, *y = b;
+	if (x->mtim.tv_sec != y->mtim.tv_sec)
+		return x->mtim.tv_sec > y->mtim.tv_sec ? -1 : 1;
+	return x->mtim.tv_nsec > y->mtim.tv_nsec ? -1 : x->mtim.tv_nsec < y->mtim.tv_nsec;
+}
+
+void hf_kept_listings_prune(const char *state_dir, const char *keep)
+{
+	struct dirents d;
+	if (dirents_open(&d, AT_FDCWD, state_dir, O_NOFOLLOW) < 0)
+		return;
+	struct kept_file *files = NULL;
+	size_t n = 0, alloc = 0;
+	const char *name;
+	unsigned char type;
+	while ((name = dirents_next(&d, &type))) {
+		struct stat st;
+		if (strncmp(name, HF_KEPT_LISTING_PREFIX, strlen(HF_KEPT_LISTING_PREFIX)) != 0 ||
+		    fstatat(d.fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+			continue; /* only the kept listings themselves, never through a link */
+		if (n == alloc) {
+			alloc = alloc ? alloc * 2 : 64;
+			files = xrealloc(files, alloc * sizeof(*files));
+		}
+		files[n++] = (struct kept_file){ xstrdup(name), st.st_mtim, (uint64_t)st.st_blocks * 512 };
+	}
+	qsort(files, n, sizeof(*files), newest_first);
+	size_t kept = 0;
+	uint64_t bytes = 0;
+	for (size_t i = 0; i < n; i++)
+		if (keep && strcmp(files[i].name, keep) == 0) { /* counted first: it stays */
+			kept++;
+			bytes += files[i].bytes;
+		}
+	for (size_t i = 0; i < n; i++) {
+		if (!keep || strcmp(files[i].name, keep) != 0) {
+			if (kept < HF_KEPT_LISTINGS_MAX && bytes + files[i].bytes <= HF_KEPT_LISTINGS_MAX_BYTES) {
+				kept++;
+				bytes += files[i].bytes;
+			} else {
+				(void)unlinkat(d.fd, files[i].name, 0);
+			}
+		}
+		free(files[i].name);
+	}
+	free(files);
+	dirents_close(&d);
 }
 
 void hf_kept_listing_save(const char *file, const char *folder, const char *commit, const struct stat *st,
@@ -587,7 +648,13 @@ void hf_kept_listing_save(const char *file, const char *folder, const char *comm
 	}
 	sb_puts(&sb, "end\n");
 	char err[SAFE_ERR_MAX];
-	(void)safe_write_file(file, sb.buf, sb.len, 0600, SAFE_WRITE_REPLACE_ONLY | SAFE_WRITE_NO_SYNC, err,
-			      sizeof(err));
+	int rc = safe_write_file(file, sb.buf, sb.len, 0600, SAFE_WRITE_REPLACE_ONLY | SAFE_WRITE_NO_SYNC, err,
+				 sizeof(err));
 	sb_release(&sb);
+	const char *slash = strrchr(file, '/');
+	if (rc == 0 && slash) { /* bounded: the least recently used go */
+		char *dir = xstrndup(file, (size_t)(slash - file));
+		hf_kept_listings_prune(dir, slash + 1);
+		free(dir);
+	}
 }

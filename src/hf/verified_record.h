@@ -121,6 +121,13 @@ int hf_record_save(const char *file, const char *cache_path, const struct timesp
  *   HAS_SIZE SIZE PATH BLOB_ID LFS_SHA256 XET_HASH   (N lines; strings "=" then
  *                                  percent-encoded, or "-" for none)
  *   end */
+/* Kept listings are bounded: after one is written, the least recently
+ * used (oldest mtime: a load marks its file used) are removed until at most
+ * HF_KEPT_LISTINGS_MAX files and HF_KEPT_LISTINGS_MAX_BYTES remain (the one
+ * just written always stays). A removed one costs only a parse. */
+#define HF_KEPT_LISTINGS_MAX       256
+#define HF_KEPT_LISTINGS_MAX_BYTES (512u << 20)
+#define HF_KEPT_LISTING_PREFIX     "hf-listing-"
 struct hf_listing;
 struct stat;
 /* The kept listing's file in state_dir for revision commit of the repo
@@ -132,6 +139,9 @@ bool hf_kept_listing_load(const char *file, const char *folder, const char *comm
 			  struct hf_listing *out);
 /* Keeps an OK listing whose parse began at started (CLOCK_REALTIME_COARSE);
  * nothing is written when the listing is racy against it. Best effort. */
+/* Removes the least recently used kept listings of state_dir past the
+ * bounds above, never the file named keep (may be NULL). */
+void hf_kept_listings_prune(const char *state_dir, const char *keep);
 void hf_kept_listing_save(const char *file, const char *folder, const char *commit, const struct stat *st,
 			  const struct timespec *started, const struct hf_listing *l);
 
