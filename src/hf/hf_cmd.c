@@ -38,7 +38,9 @@ static const char hf_usage[] =
 	"as huggingface_hub does (read under --root DIR), or given with --cache DIR.\n"
 	"REPO: org/name (a model), datasets/name, spaces/org/name, or the folder models--org--name.\n"
 	"hf verify trusts a blob verified before whose stat data is unchanged (a record in gpugate's\n"
-	"state folder); --full hashes every blob. A progress line goes to stderr on a terminal\n"
+	"state folder: $XDG_RUNTIME_DIR/gpugate, /run/gpugate, /dev/shm/gpugate-UID or /tmp/gpugate-UID,\n"
+	"the first usable; it also keeps parsed listings, at most 256 files or 512 MiB, least recently\n"
+	"used dropped first); --full hashes every blob. A progress line goes to stderr on a terminal\n"
 	"(not with --quiet).\n"
 	"exit status: 0 healthy, 1 problems found, 3 usage error\n";
 
