@@ -1,6 +1,5 @@
 #include "verified_record.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
@@ -444,7 +443,13 @@ static struct hf_record_stat record_stat(const struct stat *st)
 					.ctim = st->st_ctim };
 }
 
-/* A string field: "-" (none) or "=" and its percent-encoded bytes (no NUL). */
+static int hex_value(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* A string field: "-" (none) or "=" and its percent-encoded bytes (no NUL),
+ * decoded in place: the text read is the strings' one block. */
 static bool string_field(char **cursor, char **out)
 {
 	char *s = field(cursor);
@@ -455,21 +460,16 @@ static bool string_field(char **cursor, char **out)
 		return true;
 	if (*s++ != '=')
 		return false;
-	char *d = malloc(strlen(s) + 1), *w = d; /* no exit when memory runs out: the JSON is parsed instead */
-	if (!d)
-		return false;
+	char *d = s, *w = s;
 	for (; *s; s++) {
 		if (*s != '%') {
 			*w++ = *s;
 			continue;
 		}
-		unsigned v;
-		if (!isxdigit((unsigned char)s[1]) || !isxdigit((unsigned char)s[2]) || sscanf(s + 1, "%2x", &v) != 1 ||
-		    !v) {
-			free(d);
+		int hi = hex_value(s[1]), lo = hi < 0 ? -1 : hex_value(s[2]);
+		if (lo < 0 || !(hi | lo))
 			return false;
-		}
-		*w++ = (char)v;
+		*w++ = (char)(hi << 4 | lo);
 		s += 2;
 	}
 	*w = '\0';
@@ -550,11 +550,10 @@ bool hf_kept_listing_load(const char *file, const char *folder, const char *comm
 	uint64_t n = 0;
 	cur = ok ? next_line(&text) : NULL;
 	ok = cur && keyword(&cur, "files") && number(&cur, MAX_KEPT_FILES, &n) && !cur;
-	struct hf_listing l = { .state = HF_LISTING_OK };
+	struct hf_listing l = { .state = HF_LISTING_OK, .strings = buf }; /* freed with it */
 	/* every entry takes a line of at least 12 bytes: a count past that is a lie */
 	ok = ok && n <= len / 12 && kept_entries(&text, n, &l);
 	ok = ok && (line = next_line(&text)) && strcmp(line, "end") == 0 && !(text && *text);
-	free(buf);
 	if (!ok) {
 		close(fd);
 		hf_listing_free(&l);
