@@ -298,7 +298,7 @@ const struct hf_record_entry *hf_record_find(const struct hf_record *rec, const 
 }
 
 const struct hf_record_entry *hf_record_find_next(const struct hf_record *rec, const char *folder_key, const char *blob,
-						 size_t *next)
+						  size_t *next)
 {
 	if (!rec || !rec->usable)
 		return NULL;
@@ -445,7 +445,10 @@ static struct hf_record_stat record_stat(const struct stat *st)
 
 static int hex_value(char c)
 {
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+	return c >= '0' && c <= '9'   ? c - '0'
+	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+				      : -1;
 }
 
 /* A string field: "-" (none) or "=" and its percent-encoded bytes (no NUL),

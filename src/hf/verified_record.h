@@ -83,7 +83,7 @@ const struct hf_record_entry *hf_record_find(const struct hf_record *rec, const 
  * *next after the entry found: blobs asked for in the record's order (a
  * repo's blobs, sorted by name) are found without a search. Start at 0. */
 const struct hf_record_entry *hf_record_find_next(const struct hf_record *rec, const char *folder_key, const char *blob,
-						 size_t *next);
+						  size_t *next);
 /* Whether a blob whose stat is now may be trusted on the strength of entry
  * e of rec: every field unchanged, and neither time at or after the stamp. */
 bool hf_record_trusts(const struct hf_record *rec, const struct hf_record_entry *e, const struct hf_record_stat *now);

@@ -580,10 +580,10 @@ struct hf_verify_job *hf_verify_start(const struct hf_cache *cache, const struct
 			bool hash = item.algorithm && blob->regular && p->blobs_fd[r] >= 0;
 			if (hash && !opt->full) { /* verified before and unchanged since: trusted */
 				struct hf_record_stat now = blob_stat(blob);
-				if (hf_record_trusts(&job->record,
-						     hf_record_find_next(&job->record, job->folder_keys[r], blob->name,
-									 &next),
-						     &now)) {
+				if (hf_record_trusts(
+					    &job->record,
+					    hf_record_find_next(&job->record, job->folder_keys[r], blob->name, &next),
+					    &now)) {
 					item.state = HF_BLOB_OK;
 					item.trusted = true;
 					hash = false;
