@@ -1234,12 +1234,13 @@ static char *listed_as_snapshot_path(const char *path)
 /* The snapshot file at path (rev->files is sorted by path), looked for at
  * *next first: the listing is sorted too, so one file after another is
  * usually the next one, without a binary search. */
-static struct hf_file *snapshot_file(struct hf_revision *rev, const char *path, size_t *next)
+static const struct hf_file *snapshot_file(const struct hf_revision *rev, const char *path, size_t *next)
 {
 	if (*next < rev->n_files && strcmp(rev->files[*next].path, path) == 0)
 		return &rev->files[(*next)++];
 	struct hf_file key = { .path = (char *)path };
-	struct hf_file *f = rev->n_files ? bsearch(&key, rev->files, rev->n_files, sizeof(key), file_cmp) : NULL;
+	const struct hf_file *f =
+		rev->n_files ? bsearch(&key, rev->files, rev->n_files, sizeof(key), file_cmp) : NULL;
 	if (f)
 		*next = (size_t)(f - rev->files) + 1;
 	return f;
@@ -1262,6 +1263,43 @@ static struct listed_names *listed_names(struct listed_names *n, const struct hf
 	}
 	return n;
 }
+
+/* What comparing one listed file with the snapshot found. */
+enum listed_verdict { LISTED_OK, LISTED_MISSING, LISTED_SIZE_DIFFERS, LISTED_OTHER_BLOB };
+
+struct listed_matches {
+	struct hf_revision *rev;
+	const struct hf_repo *repo;
+	long *file;             /* per listed file: its snapshot file, or -1 */
+	unsigned char *verdict; /* per listed file: enum listed_verdict */
+};
+
+/* Matches listed files [begin, end) with the snapshot's: only reads the
+ * revision, so slices run on several threads (each file costs a few cache
+ * misses: its path, its blob's name and stat data). */
+static void match_listed(void *arg, size_t begin, size_t end)
+{
+	struct listed_matches *m = arg;
+	const struct hf_revision *rev = m->rev;
+	size_t next = 0;
+	for (size_t i = begin; i < end; i++) {
+		const struct hf_listed_file *lf = &rev->listing.files[i];
+		char *normal = listed_as_snapshot_path(lf->path);
+		const struct hf_file *f = snapshot_file(rev, normal ? normal : lf->path, &next);
+		free(normal);
+		const char *hash;
+		m->file[i] = f ? f - rev->files : -1;
+		m->verdict[i] = !f || !file_present(m->repo, f)        ? LISTED_MISSING
+				: lf->has_size && f->size != lf->size ? LISTED_SIZE_DIFFERS
+				: f->link == HF_LINK_OK && (hash = hf_listed_hash(lf)) &&
+						strcasecmp(m->repo->blobs[f->blob].name, hash) != 0
+					? LISTED_OTHER_BLOB
+					: LISTED_OK;
+	}
+}
+
+/* Listed files compared per thread: fewer on one thread. */
+#define MATCH_SLICE 1024
 
 /* Compares a revision's snapshot with its listing: files the listing names
  * that are missing, sizes that differ, links to another blob than the one
@@ -1287,47 +1325,61 @@ static void compare_listing(struct walk *w)
 		free(where);
 		return;
 	}
-	size_t next = 0;
-	for (size_t i = 0; i < rev->listing.n_files; i++) {
+	size_t n = rev->listing.n_files;
+	struct listed_matches m = { .rev = rev,
+				    .repo = repo,
+				    .file = xcalloc(n + 1, sizeof(long)),
+				    .verdict = xcalloc(n + 1, 1) };
+	if (w->threads > 1 && n >= 2 * MATCH_SLICE)
+		parallel_for(n, MATCH_SLICE, w->threads, match_listed, &m);
+	else
+		match_listed(&m, 0, n);
+	/* in listing order, as one thread gives them: the links both ways and
+	 * the warnings (names made only for a warning written) */
+	for (size_t i = 0; i < n; i++) {
 		struct hf_listed_file *lf = &rev->listing.files[i];
-		const char *hash;
-		char *normal = listed_as_snapshot_path(lf->path);
-		struct hf_file *f = snapshot_file(rev, normal ? normal : lf->path, &next);
-		free(normal);
-		struct listed_names n = { 0 };
+		struct hf_file *f = m.file[i] >= 0 ? &rev->files[m.file[i]] : NULL;
 		if (f) {
-			lf->file = f - rev->files;
+			lf->file = m.file[i];
 			f->listed = (long)i;
 		}
-		if (!f || !file_present(repo, f)) {
+		struct listed_names nm = { 0 };
+		switch ((enum listed_verdict)m.verdict[i]) {
+		case LISTED_MISSING:
 			if (++rev->n_missing <= MAX_LISTING_WARNINGS) {
 				char *refs = hf_refs_of(repo, rev->commit);
-				listed_names(&n, rev, lf->path);
+				listed_names(&nm, rev, lf->path);
 				WALK_WARN(
-					w, HF_FAIL, false, n.fw,
+					w, HF_FAIL, false, nm.fw,
 					"%s is missing from snapshot %s%s%s%s (%s names it%s): offline, snapshot_download raises IncompleteSnapshotError",
-					n.p, rev->commit, *refs ? " (" : "", refs, *refs ? ")" : "", where,
+					nm.p, rev->commit, *refs ? " (" : "", refs, *refs ? ")" : "", where,
 					f ? ", and the snapshot's entry is not a usable file" : "");
 				free(refs);
 			}
-		} else if (lf->has_size && f->size != lf->size) {
+			break;
+		case LISTED_SIZE_DIFFERS:
 			if (++rev->n_size_differs <= MAX_LISTING_WARNINGS) {
-				listed_names(&n, rev, lf->path);
-				WALK_WARN(w, HF_FAIL, false, n.fw, "%s in snapshot %s is %llu bytes, %s says %llu", n.p,
-					  rev->commit, (unsigned long long)f->size, where,
+				listed_names(&nm, rev, lf->path);
+				WALK_WARN(w, HF_FAIL, false, nm.fw, "%s in snapshot %s is %llu bytes, %s says %llu",
+					  nm.p, rev->commit, (unsigned long long)f->size, where,
 					  (unsigned long long)lf->size);
 			}
-		} else if (f->link == HF_LINK_OK && (hash = hf_listed_hash(lf)) &&
-			   strcasecmp(repo->blobs[f->blob].name, hash) != 0) {
+			break;
+		case LISTED_OTHER_BLOB:
 			if (++rev->n_other_blob <= MAX_LISTING_WARNINGS) {
-				listed_names(&n, rev, lf->path);
-				WALK_WARN(w, HF_FAIL, false, n.fw, "%s in snapshot %s links to blob %s, %s names %s",
-					  n.p, rev->commit, repo->blobs[f->blob].name, where, hash);
+				listed_names(&nm, rev, lf->path);
+				WALK_WARN(w, HF_FAIL, false, nm.fw, "%s in snapshot %s links to blob %s, %s names %s",
+					  nm.p, rev->commit, repo->blobs[f->blob].name, where, hf_listed_hash(lf));
 			}
+			break;
+		case LISTED_OK:
+			break;
 		}
-		free(n.fw);
-		free(n.p);
+		free(nm.fw);
+		free(nm.p);
 	}
+	free(m.file);
+	free(m.verdict);
 	if (rev->n_missing > MAX_LISTING_WARNINGS)
 		WALK_WARN(w, HF_FAIL, false, where, "and %zu more files %s names are missing from snapshot %s",
 			  rev->n_missing - MAX_LISTING_WARNINGS, where, rev->commit);
