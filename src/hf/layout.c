@@ -430,24 +430,40 @@ const struct hf_revision *hf_repo_revision(const struct hf_repo *repo, const cha
 	return NULL;
 }
 
-/* A name in blobs/ and what lstat says of it. */
-struct blob_entry {
-	char *name;
-	struct stat st;
-	int error; /* errno of the fstatat, or 0 */
-};
-
+/* The blobs' lstat, on several threads, straight into repo->blobs (one
+ * slot per name read, partial downloads included until they are taken out):
+ * no array of whole struct stat beside it, whose fresh pages cost a fault
+ * each on one thread. */
 struct blob_stats {
 	int fd;
-	struct blob_entry *entries;
+	struct hf_blob *blobs;
+	int *error;     /* per slot: errno of the fstatat, or 0 */
+	uint64_t *size; /* per slot: st_size (a partial download's too) */
 };
 
 static void stat_blobs(void *arg, size_t begin, size_t end)
 {
 	struct blob_stats *s = arg;
 	for (size_t i = begin; i < end; i++) {
-		struct blob_entry *e = &s->entries[i];
-		e->error = fstatat(s->fd, e->name, &e->st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
+		struct hf_blob *b = &s->blobs[i];
+		struct stat st;
+		s->error[i] = fstatat(s->fd, b->name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
+		b->hex_len = hf_blob_name_length(b->name);
+		if (s->error[i])
+			continue;
+		s->size[i] = (uint64_t)st.st_size;
+		b->regular = S_ISREG(st.st_mode);
+		b->size = (uint64_t)st.st_size;
+		b->atime = st.st_atime;
+		b->mtime = st.st_mtime;
+		b->dev = (uint64_t)st.st_dev;
+		b->ino = (uint64_t)st.st_ino;
+		b->mtim = st.st_mtim;
+		b->ctim = st.st_ctim;
+		if (!b->regular) /* reported by report_irregular_blobs, naming the files that use it */
+			b->not_plain = xstrdup(S_ISLNK(st.st_mode)   ? "a symlink"
+					       : S_ISDIR(st.st_mode) ? "a folder"
+								     : "a special file");
 	}
 }
 
@@ -472,7 +488,7 @@ static void scan_blobs(struct hf_repo *repo, int repo_fd)
 	}
 	/* names first, then their lstat on several threads: a model with
 	 * thousands of blobs waited on one thread's fstatat before any hashing */
-	struct blob_stats stats = { .fd = fd };
+	char **names = NULL;
 	size_t n = 0, alloc = 0;
 	struct dirent *de;
 	while ((de = readdir(d))) {
@@ -480,49 +496,48 @@ static void scan_blobs(struct hf_repo *repo, int repo_fd)
 			continue;
 		if (n == alloc) {
 			alloc = alloc ? alloc * 2 : 64;
-			stats.entries = xrealloc(stats.entries, alloc * sizeof(*stats.entries));
+			names = xrealloc(names, alloc * sizeof(*names));
 		}
-		stats.entries[n++] = (struct blob_entry){ .name = xstrdup(de->d_name) };
+		names[n++] = xstrdup(de->d_name);
 	}
+	struct blob_stats stats = { .fd = fd,
+				    .blobs = n ? xcalloc(n, sizeof(*stats.blobs)) : NULL,
+				    .error = xcalloc(n + 1, sizeof(int)),
+				    .size = xcalloc(n + 1, sizeof(uint64_t)) };
+	for (size_t i = 0; i < n; i++)
+		stats.blobs[i].name = names[i];
+	free(names);
 	parallel_for(n, BLOB_STAT_SLICE, SIZE_MAX, stat_blobs, &stats);
 	closedir(d);
-	repo->blobs = n ? xcalloc(n, sizeof(*repo->blobs)) : NULL;
+	repo->blobs = stats.blobs;
 	for (size_t i = 0; i < n; i++) {
-		struct blob_entry *e = &stats.entries[i];
-		const struct stat *st = &e->st;
-		if (hf_is_incomplete(e->name)) {
-			uint64_t size = e->error ? 0 : (uint64_t)st->st_size;
+		struct hf_blob *b = &stats.blobs[i];
+		if (hf_is_incomplete(b->name)) { /* no blob: a warning, taken out */
+			uint64_t size = stats.error[i] ? 0 : stats.size[i];
 			repo->n_incomplete++;
 			repo->incomplete_bytes += size;
-			char *p = hf_blob_rel(e->name);
+			char *p = hf_blob_rel(b->name);
 			REPO_WARN(
 				repo, HF_WARN, false, p,
 				"leftover partial download blobs/%s (%llu bytes): a download was killed or the disk filled up",
-				e->name, (unsigned long long)size);
+				b->name, (unsigned long long)size);
 			free(p);
-			free(e->name);
+			free(b->name);
+			free(b->not_plain);
 			continue;
 		}
-		struct hf_blob *b = &repo->blobs[repo->n_blobs++];
-		b->name = e->name;
-		b->hex_len = hf_blob_name_length(b->name);
-		if (!e->error) {
-			b->regular = S_ISREG(st->st_mode);
-			b->size = (uint64_t)st->st_size;
-			b->atime = st->st_atime;
-			b->mtime = st->st_mtime;
-			b->dev = (uint64_t)st->st_dev;
-			b->ino = (uint64_t)st->st_ino;
-			b->mtim = st->st_mtim;
-			b->ctim = st->st_ctim;
-		}
-		if (!b->regular) /* reported by report_irregular_blobs, naming the files that use it */
-			b->not_plain = xstrdup(e->error               ? strerror(e->error)
-					       : S_ISLNK(st->st_mode) ? "a symlink"
-					       : S_ISDIR(st->st_mode) ? "a folder"
-								      : "a special file");
+		if (stats.error[i]) /* reported by report_irregular_blobs, as above */
+			b->not_plain = xstrdup(strerror(stats.error[i]));
+		if (repo->n_blobs != i)
+			repo->blobs[repo->n_blobs] = *b;
+		repo->n_blobs++;
 	}
-	free(stats.entries);
+	free(stats.error);
+	free(stats.size);
+	if (!repo->n_blobs) {
+		free(repo->blobs);
+		repo->blobs = NULL;
+	}
 	if (repo->n_blobs)
 		qsort(repo->blobs, repo->n_blobs, sizeof(*repo->blobs), blob_cmp);
 }
