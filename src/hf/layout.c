@@ -1254,8 +1254,7 @@ static const struct hf_file *snapshot_file(const struct hf_revision *rev, const 
 	if (*next < rev->n_files && strcmp(rev->files[*next].path, path) == 0)
 		return &rev->files[(*next)++];
 	struct hf_file key = { .path = (char *)path };
-	const struct hf_file *f =
-		rev->n_files ? bsearch(&key, rev->files, rev->n_files, sizeof(key), file_cmp) : NULL;
+	const struct hf_file *f = rev->n_files ? bsearch(&key, rev->files, rev->n_files, sizeof(key), file_cmp) : NULL;
 	if (f)
 		*next = (size_t)(f - rev->files) + 1;
 	return f;
@@ -1304,7 +1303,7 @@ static void match_listed(void *arg, size_t begin, size_t end)
 		free(normal);
 		const char *hash;
 		m->file[i] = f ? f - rev->files : -1;
-		m->verdict[i] = !f || !file_present(m->repo, f)        ? LISTED_MISSING
+		m->verdict[i] = !f || !file_present(m->repo, f)       ? LISTED_MISSING
 				: lf->has_size && f->size != lf->size ? LISTED_SIZE_DIFFERS
 				: f->link == HF_LINK_OK && (hash = hf_listed_hash(lf)) &&
 						strcasecmp(m->repo->blobs[f->blob].name, hash) != 0
@@ -1341,10 +1340,9 @@ static void compare_listing(struct walk *w)
 		return;
 	}
 	size_t n = rev->listing.n_files;
-	struct listed_matches m = { .rev = rev,
-				    .repo = repo,
-				    .file = xcalloc(n + 1, sizeof(long)),
-				    .verdict = xcalloc(n + 1, 1) };
+	struct listed_matches m = {
+		.rev = rev, .repo = repo, .file = xcalloc(n + 1, sizeof(long)), .verdict = xcalloc(n + 1, 1)
+	};
 	if (w->threads > 1 && n >= 2 * MATCH_SLICE)
 		parallel_for(n, MATCH_SLICE, w->threads, match_listed, &m);
 	else
