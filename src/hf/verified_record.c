@@ -602,7 +602,8 @@ void hf_kept_listings_prune(const char *state_dir, const char *keep)
 		}
 		files[n++] = (struct kept_file){ xstrdup(name), st.st_mtim, (uint64_t)st.st_blocks * 512 };
 	}
-	qsort(files, n, sizeof(*files), newest_first);
+	if (n)
+		qsort(files, n, sizeof(*files), newest_first);
 	size_t kept = 0;
 	uint64_t bytes = 0;
 	for (size_t i = 0; i < n; i++)
