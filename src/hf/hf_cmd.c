@@ -38,7 +38,9 @@ static const char hf_usage[] =
 	"as huggingface_hub does (read under --root DIR), or given with --cache DIR.\n"
 	"REPO: org/name (a model), datasets/name, spaces/org/name, or the folder models--org--name.\n"
 	"hf verify trusts a blob verified before whose stat data is unchanged (a record in gpugate's\n"
-	"state folder); --full hashes every blob. A progress line goes to stderr on a terminal\n"
+	"state folder: $XDG_RUNTIME_DIR/gpugate, /run/gpugate, /dev/shm/gpugate-UID or /tmp/gpugate-UID,\n"
+	"the first usable; it also keeps parsed listings, at most 256 files or 512 MiB, least recently\n"
+	"used dropped first); --full hashes every blob. A progress line goes to stderr on a terminal\n"
 	"(not with --quiet).\n"
 	"exit status: 0 healthy, 1 problems found, 3 usage error\n";
 
@@ -481,9 +483,8 @@ static char *record_file(const char *cache_path, char *why, size_t why_size)
 static void start_hashing(const struct hf_cache *cache, void *arg)
 {
 	struct verify_start *vs = arg;
-	vs->record = record_file(cache->path, vs->record_why, sizeof(vs->record_why));
-	vs->opt->record = vs->record;
 	vs->job = hf_verify_start(cache, vs->opt);
+	vs->opt->record_loading = NULL; /* taken over */
 	vs->err = vs->job ? 0 : errno;
 }
 
@@ -515,6 +516,15 @@ static int verify_scanned(struct hf_options o, int argc, char **argv)
 					.deadline = o.deadline > 0 ? started + o.deadline : 0 };
 
 	struct verify_start vs = { .opt = &vo, .err = EBADF };
+	/* the record is read while the scan lists and stats the blobs */
+	char *alias;
+	char *dir = cache_dir(&o, &alias);
+	vs.record = record_file(dir, vs.record_why, sizeof(vs.record_why));
+	vo.record = vs.record;
+	if (vs.record) /* --full trusts none of it, but keeps what it says of the other repos */
+		vo.record_loading = hf_record_load_start(vs.record, dir);
+	free(dir);
+	free(alias);
 	/* listings parsed before are kept in the state folder, as the record is (not with --full) */
 	char keep_why[256];
 	struct context keep_ctx = { .root = "", .env = environ };
@@ -524,6 +534,11 @@ static int verify_scanned(struct hf_options o, int argc, char **argv)
 	struct hf_cache cache;
 	int scanned = scan_hooked_or_explain(&o, &cache, &hook);
 	free(keep_dir);
+	if (vo.record_loading) { /* the scan never reached the hashing */
+		struct hf_record unused;
+		hf_record_load_join(vo.record_loading, &unused);
+		hf_record_free(&unused);
+	}
 	if (scanned < 0) {
 		free_list(folders);
 		free(vs.record);

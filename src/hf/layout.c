@@ -430,24 +430,40 @@ const struct hf_revision *hf_repo_revision(const struct hf_repo *repo, const cha
 	return NULL;
 }
 
-/* A name in blobs/ and what lstat says of it. */
-struct blob_entry {
-	char *name;
-	struct stat st;
-	int error; /* errno of the fstatat, or 0 */
-};
-
+/* The blobs' lstat, on several threads, straight into repo->blobs (one
+ * slot per name read, partial downloads included until they are taken out):
+ * no array of whole struct stat beside it, whose fresh pages cost a fault
+ * each on one thread. */
 struct blob_stats {
 	int fd;
-	struct blob_entry *entries;
+	struct hf_blob *blobs;
+	int *error;     /* per slot: errno of the fstatat, or 0 */
+	uint64_t *size; /* per slot: st_size (a partial download's too) */
 };
 
 static void stat_blobs(void *arg, size_t begin, size_t end)
 {
 	struct blob_stats *s = arg;
 	for (size_t i = begin; i < end; i++) {
-		struct blob_entry *e = &s->entries[i];
-		e->error = fstatat(s->fd, e->name, &e->st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
+		struct hf_blob *b = &s->blobs[i];
+		struct stat st;
+		s->error[i] = fstatat(s->fd, b->name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
+		b->hex_len = hf_blob_name_length(b->name);
+		if (s->error[i])
+			continue;
+		s->size[i] = (uint64_t)st.st_size;
+		b->regular = S_ISREG(st.st_mode);
+		b->size = (uint64_t)st.st_size;
+		b->atime = st.st_atime;
+		b->mtime = st.st_mtime;
+		b->dev = (uint64_t)st.st_dev;
+		b->ino = (uint64_t)st.st_ino;
+		b->mtim = st.st_mtim;
+		b->ctim = st.st_ctim;
+		if (!b->regular) /* reported by report_irregular_blobs, naming the files that use it */
+			b->not_plain = xstrdup(S_ISLNK(st.st_mode)   ? "a symlink"
+					       : S_ISDIR(st.st_mode) ? "a folder"
+								     : "a special file");
 	}
 }
 
@@ -472,7 +488,7 @@ static void scan_blobs(struct hf_repo *repo, int repo_fd)
 	}
 	/* names first, then their lstat on several threads: a model with
 	 * thousands of blobs waited on one thread's fstatat before any hashing */
-	struct blob_stats stats = { .fd = fd };
+	char **names = NULL;
 	size_t n = 0, alloc = 0;
 	struct dirent *de;
 	while ((de = readdir(d))) {
@@ -480,49 +496,48 @@ static void scan_blobs(struct hf_repo *repo, int repo_fd)
 			continue;
 		if (n == alloc) {
 			alloc = alloc ? alloc * 2 : 64;
-			stats.entries = xrealloc(stats.entries, alloc * sizeof(*stats.entries));
+			names = xrealloc(names, alloc * sizeof(*names));
 		}
-		stats.entries[n++] = (struct blob_entry){ .name = xstrdup(de->d_name) };
+		names[n++] = xstrdup(de->d_name);
 	}
+	struct blob_stats stats = { .fd = fd,
+				    .blobs = n ? xcalloc(n, sizeof(*stats.blobs)) : NULL,
+				    .error = xcalloc(n + 1, sizeof(int)),
+				    .size = xcalloc(n + 1, sizeof(uint64_t)) };
+	for (size_t i = 0; i < n; i++)
+		stats.blobs[i].name = names[i];
+	free(names);
 	parallel_for(n, BLOB_STAT_SLICE, SIZE_MAX, stat_blobs, &stats);
 	closedir(d);
-	repo->blobs = n ? xcalloc(n, sizeof(*repo->blobs)) : NULL;
+	repo->blobs = stats.blobs;
 	for (size_t i = 0; i < n; i++) {
-		struct blob_entry *e = &stats.entries[i];
-		const struct stat *st = &e->st;
-		if (hf_is_incomplete(e->name)) {
-			uint64_t size = e->error ? 0 : (uint64_t)st->st_size;
+		struct hf_blob *b = &stats.blobs[i];
+		if (hf_is_incomplete(b->name)) { /* no blob: a warning, taken out */
+			uint64_t size = stats.error[i] ? 0 : stats.size[i];
 			repo->n_incomplete++;
 			repo->incomplete_bytes += size;
-			char *p = hf_blob_rel(e->name);
+			char *p = hf_blob_rel(b->name);
 			REPO_WARN(
 				repo, HF_WARN, false, p,
 				"leftover partial download blobs/%s (%llu bytes): a download was killed or the disk filled up",
-				e->name, (unsigned long long)size);
+				b->name, (unsigned long long)size);
 			free(p);
-			free(e->name);
+			free(b->name);
+			free(b->not_plain);
 			continue;
 		}
-		struct hf_blob *b = &repo->blobs[repo->n_blobs++];
-		b->name = e->name;
-		b->hex_len = hf_blob_name_length(b->name);
-		if (!e->error) {
-			b->regular = S_ISREG(st->st_mode);
-			b->size = (uint64_t)st->st_size;
-			b->atime = st->st_atime;
-			b->mtime = st->st_mtime;
-			b->dev = (uint64_t)st->st_dev;
-			b->ino = (uint64_t)st->st_ino;
-			b->mtim = st->st_mtim;
-			b->ctim = st->st_ctim;
-		}
-		if (!b->regular) /* reported by report_irregular_blobs, naming the files that use it */
-			b->not_plain = xstrdup(e->error               ? strerror(e->error)
-					       : S_ISLNK(st->st_mode) ? "a symlink"
-					       : S_ISDIR(st->st_mode) ? "a folder"
-								      : "a special file");
+		if (stats.error[i]) /* reported by report_irregular_blobs, as above */
+			b->not_plain = xstrdup(strerror(stats.error[i]));
+		if (repo->n_blobs != i)
+			repo->blobs[repo->n_blobs] = *b;
+		repo->n_blobs++;
 	}
-	free(stats.entries);
+	free(stats.error);
+	free(stats.size);
+	if (!repo->n_blobs) {
+		free(repo->blobs);
+		repo->blobs = NULL;
+	}
 	if (repo->n_blobs)
 		qsort(repo->blobs, repo->n_blobs, sizeof(*repo->blobs), blob_cmp);
 }
@@ -1201,9 +1216,19 @@ static bool file_present(const struct hf_repo *repo, const struct hf_file *f)
 }
 
 /* The listing's path as a snapshot path: os.path.join(base, *path.split("/"))
- * drops empty parts ("a//b") and the kernel reads "." as nothing. */
+ * drops empty parts ("a//b") and the kernel reads "." as nothing. NULL when
+ * the path is already one (the usual case: no copy made). */
 static char *listed_as_snapshot_path(const char *path)
 {
+	bool plain = *path != '/';
+	for (const char *p = path; plain && *p;) {
+		const char *end = strchrnul(p, '/');
+		size_t n = (size_t)(end - p);
+		plain = n && !(n == 1 && *p == '.') && !(*end && !end[1]);
+		p = *end ? end + 1 : end;
+	}
+	if (plain)
+		return NULL;
 	struct strbuf sb = STRBUF_INIT;
 	sb_puts(&sb, "");
 	for (const char *p = path; *p;) {
@@ -1219,7 +1244,74 @@ static char *listed_as_snapshot_path(const char *path)
 	return sb_detach(&sb);
 }
 
+/* The snapshot file at path (rev->files is sorted by path), looked for at
+ * *next first: the listing is sorted too, so one file after another is
+ * usually the next one, without a binary search. */
+static const struct hf_file *snapshot_file(const struct hf_revision *rev, const char *path, size_t *next)
+{
+	if (*next < rev->n_files && strcmp(rev->files[*next].path, path) == 0)
+		return &rev->files[(*next)++];
+	struct hf_file key = { .path = (char *)path };
+	const struct hf_file *f = rev->n_files ? bsearch(&key, rev->files, rev->n_files, sizeof(key), file_cmp) : NULL;
+	if (f)
+		*next = (size_t)(f - rev->files) + 1;
+	return f;
+}
+
 #define MAX_LISTING_WARNINGS 20 /* per revision and kind; the rest are counted */
+
+/* The names a listing warning gives (the path sanitized, snapshots/C/PATH),
+ * made only when one is written: most files have none. */
+struct listed_names {
+	char *p, *fw;
+};
+
+static struct listed_names *listed_names(struct listed_names *n, const struct hf_revision *rev, const char *path)
+{
+	if (!n->p) {
+		n->p = xstrdup(path);
+		text_sanitize(n->p);
+		n->fw = hf_snapshot_rel(rev->commit, n->p);
+	}
+	return n;
+}
+
+/* What comparing one listed file with the snapshot found. */
+enum listed_verdict { LISTED_OK, LISTED_MISSING, LISTED_SIZE_DIFFERS, LISTED_OTHER_BLOB };
+
+struct listed_matches {
+	struct hf_revision *rev;
+	const struct hf_repo *repo;
+	long *file;             /* per listed file: its snapshot file, or -1 */
+	unsigned char *verdict; /* per listed file: enum listed_verdict */
+};
+
+/* Matches listed files [begin, end) with the snapshot's: only reads the
+ * revision, so slices run on several threads (each file costs a few cache
+ * misses: its path, its blob's name and stat data). */
+static void match_listed(void *arg, size_t begin, size_t end)
+{
+	struct listed_matches *m = arg;
+	const struct hf_revision *rev = m->rev;
+	size_t next = 0;
+	for (size_t i = begin; i < end; i++) {
+		const struct hf_listed_file *lf = &rev->listing.files[i];
+		char *normal = listed_as_snapshot_path(lf->path);
+		const struct hf_file *f = snapshot_file(rev, normal ? normal : lf->path, &next);
+		free(normal);
+		const char *hash;
+		m->file[i] = f ? f - rev->files : -1;
+		m->verdict[i] = !f || !file_present(m->repo, f)       ? LISTED_MISSING
+				: lf->has_size && f->size != lf->size ? LISTED_SIZE_DIFFERS
+				: f->link == HF_LINK_OK && (hash = hf_listed_hash(lf)) &&
+						strcasecmp(m->repo->blobs[f->blob].name, hash) != 0
+					? LISTED_OTHER_BLOB
+					: LISTED_OK;
+	}
+}
+
+/* Listed files compared per thread: fewer on one thread. */
+#define MATCH_SLICE 1024
 
 /* Compares a revision's snapshot with its listing: files the listing names
  * that are missing, sizes that differ, links to another blob than the one
@@ -1245,52 +1337,60 @@ static void compare_listing(struct walk *w)
 		free(where);
 		return;
 	}
-	for (size_t i = 0; i < rev->listing.n_files; i++) {
+	size_t n = rev->listing.n_files;
+	struct listed_matches m = {
+		.rev = rev, .repo = repo, .file = xcalloc(n + 1, sizeof(long)), .verdict = xcalloc(n + 1, 1)
+	};
+	if (w->threads > 1 && n >= 2 * MATCH_SLICE)
+		parallel_for(n, MATCH_SLICE, w->threads, match_listed, &m);
+	else
+		match_listed(&m, 0, n);
+	/* in listing order, as one thread gives them: the links both ways and
+	 * the warnings (names made only for a warning written) */
+	for (size_t i = 0; i < n; i++) {
 		struct hf_listed_file *lf = &rev->listing.files[i];
-		const char *hash;
-		char *path = listed_as_snapshot_path(lf->path);
-		struct hf_file key = { .path = path };
-		struct hf_file *f =
-			rev->n_files ? bsearch(&key, rev->files, rev->n_files, sizeof(key), file_cmp) : NULL;
-		free(path);
-		/* the names for a warning, made only when one is written */
-		bool warn = (!f || !file_present(repo, f))        ? rev->n_missing < MAX_LISTING_WARNINGS
-			    : lf->has_size && f->size != lf->size ? rev->n_size_differs < MAX_LISTING_WARNINGS
-								  : rev->n_other_blob < MAX_LISTING_WARNINGS;
-		char *p = warn ? xstrdup(lf->path) : NULL;
-		char *fw = NULL;
-		if (p) {
-			text_sanitize(p);
-			fw = hf_snapshot_rel(rev->commit, p);
-		}
+		struct hf_file *f = m.file[i] >= 0 ? &rev->files[m.file[i]] : NULL;
 		if (f) {
-			lf->file = f - rev->files;
+			lf->file = m.file[i];
 			f->listed = (long)i;
 		}
-		if (!f || !file_present(repo, f)) {
+		struct listed_names nm = { 0 };
+		switch ((enum listed_verdict)m.verdict[i]) {
+		case LISTED_MISSING:
 			if (++rev->n_missing <= MAX_LISTING_WARNINGS) {
 				char *refs = hf_refs_of(repo, rev->commit);
+				listed_names(&nm, rev, lf->path);
 				WALK_WARN(
-					w, HF_FAIL, false, fw,
+					w, HF_FAIL, false, nm.fw,
 					"%s is missing from snapshot %s%s%s%s (%s names it%s): offline, snapshot_download raises IncompleteSnapshotError",
-					p, rev->commit, *refs ? " (" : "", refs, *refs ? ")" : "", where,
+					nm.p, rev->commit, *refs ? " (" : "", refs, *refs ? ")" : "", where,
 					f ? ", and the snapshot's entry is not a usable file" : "");
 				free(refs);
 			}
-		} else if (lf->has_size && f->size != lf->size) {
-			if (++rev->n_size_differs <= MAX_LISTING_WARNINGS)
-				WALK_WARN(w, HF_FAIL, false, fw, "%s in snapshot %s is %llu bytes, %s says %llu", p,
-					  rev->commit, (unsigned long long)f->size, where,
+			break;
+		case LISTED_SIZE_DIFFERS:
+			if (++rev->n_size_differs <= MAX_LISTING_WARNINGS) {
+				listed_names(&nm, rev, lf->path);
+				WALK_WARN(w, HF_FAIL, false, nm.fw, "%s in snapshot %s is %llu bytes, %s says %llu",
+					  nm.p, rev->commit, (unsigned long long)f->size, where,
 					  (unsigned long long)lf->size);
-		} else if (f->link == HF_LINK_OK && (hash = hf_listed_hash(lf)) &&
-			   strcasecmp(repo->blobs[f->blob].name, hash) != 0) {
-			if (++rev->n_other_blob <= MAX_LISTING_WARNINGS)
-				WALK_WARN(w, HF_FAIL, false, fw, "%s in snapshot %s links to blob %s, %s names %s", p,
-					  rev->commit, repo->blobs[f->blob].name, where, hash);
+			}
+			break;
+		case LISTED_OTHER_BLOB:
+			if (++rev->n_other_blob <= MAX_LISTING_WARNINGS) {
+				listed_names(&nm, rev, lf->path);
+				WALK_WARN(w, HF_FAIL, false, nm.fw, "%s in snapshot %s links to blob %s, %s names %s",
+					  nm.p, rev->commit, repo->blobs[f->blob].name, where, hf_listed_hash(lf));
+			}
+			break;
+		case LISTED_OK:
+			break;
 		}
-		free(fw);
-		free(p);
+		free(nm.fw);
+		free(nm.p);
 	}
+	free(m.file);
+	free(m.verdict);
 	if (rev->n_missing > MAX_LISTING_WARNINGS)
 		WALK_WARN(w, HF_FAIL, false, where, "and %zu more files %s names are missing from snapshot %s",
 			  rev->n_missing - MAX_LISTING_WARNINGS, where, rev->commit);

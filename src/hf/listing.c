@@ -124,14 +124,16 @@ static int listed_cmp(const void *a, const void *b)
 
 static void drop_files(struct hf_listing *l)
 {
-	for (size_t i = 0; i < l->n_files; i++) {
+	for (size_t i = 0; i < l->n_files && !l->strings; i++) {
 		free(l->files[i].path);
 		free(l->files[i].blob_id);
 		free(l->files[i].lfs_sha256);
 		free(l->files[i].xet_hash);
 	}
 	free(l->files);
+	free(l->strings);
 	l->files = NULL;
+	l->strings = NULL;
 	l->n_files = 0;
 }
 

@@ -38,6 +38,7 @@ struct hf_listing {
 	char *problem;                /* why it is not OK (names no path: the caller knows it) */
 	struct hf_listed_file *files; /* sorted by path (OK only) */
 	size_t n_files;
+	char *strings; /* when set, every file's strings point into it (one block, as a kept listing is read) */
 };
 
 /* Reads trees/<commit>.json under the repo folder open at repo_fd, never

@@ -1,16 +1,17 @@
 #include "verified_record.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../lib/dirents.h"
 #include "../lib/safe_io.h"
 #include "../lib/util.h"
 #include "listing.h"
@@ -82,16 +83,22 @@ static char *field(char **cursor)
 	return s;
 }
 
-/* A decimal number filling the whole field, at most max. */
+/* A decimal number filling the whole field, at most max: digits only, no
+ * sign, no leading space, no overflow. Read by hand, without strtoull's
+ * locale and errno work: a 20,000-entry record holds 180,000 of them. */
 static bool number(char **cursor, uint64_t max, uint64_t *out)
 {
 	char *s = field(cursor);
-	if (!s || *s < '0' || *s > '9')
+	if (!s || !*s)
 		return false;
-	errno = 0;
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || *end || v > max)
+	uint64_t v = 0;
+	for (; *s; s++) {
+		unsigned d = (unsigned)(*s - '0');
+		if (d > 9 || v > (UINT64_MAX - d) / 10)
+			return false;
+		v = v * 10 + d;
+	}
+	if (v > max)
 		return false;
 	*out = v;
 	return true;
@@ -228,6 +235,41 @@ void hf_record_load(struct hf_record *rec, const char *file, const char *cache_p
 	parse(rec, file, cache_path);
 }
 
+struct hf_record_loading {
+	pthread_t thread;
+	bool started;
+	char *file, *cache_path;
+	struct hf_record rec;
+};
+
+static void *load_aside(void *arg)
+{
+	struct hf_record_loading *l = arg;
+	hf_record_load(&l->rec, l->file, l->cache_path);
+	return NULL;
+}
+
+struct hf_record_loading *hf_record_load_start(const char *file, const char *cache_path)
+{
+	struct hf_record_loading *l = xcalloc(1, sizeof(*l));
+	l->file = xstrdup(file);
+	l->cache_path = xstrdup(cache_path);
+	l->started = pthread_create(&l->thread, NULL, load_aside, l) == 0;
+	return l;
+}
+
+void hf_record_load_join(struct hf_record_loading *l, struct hf_record *rec)
+{
+	if (l->started)
+		pthread_join(l->thread, NULL);
+	else
+		load_aside(l);
+	*rec = l->rec;
+	free(l->file);
+	free(l->cache_path);
+	free(l);
+}
+
 void hf_record_free(struct hf_record *rec)
 {
 	free(rec->entries);
@@ -253,6 +295,19 @@ const struct hf_record_entry *hf_record_find(const struct hf_record *rec, const 
 			lo = mid + 1;
 	}
 	return hit;
+}
+
+const struct hf_record_entry *hf_record_find_next(const struct hf_record *rec, const char *folder_key, const char *blob,
+						  size_t *next)
+{
+	if (!rec || !rec->usable)
+		return NULL;
+	const struct hf_record_entry *e = *next < rec->n ? &rec->entries[*next] : NULL;
+	if (!e || strcmp(e->blob, blob) != 0 || strcmp(e->folder, folder_key) != 0)
+		e = hf_record_find(rec, folder_key, blob);
+	if (e)
+		*next = (size_t)(e - rec->entries) + 1;
+	return e;
 }
 
 static bool ts_before(const struct timespec *a, const struct timespec *b)
@@ -361,7 +416,7 @@ char *hf_kept_listing_file(const char *state_dir, const char *cache_real, const 
 			if (!*p)
 				break;
 		}
-	return xasprintf("%s/hf-listing-%016" PRIx64, state_dir, h);
+	return xasprintf("%s/" HF_KEPT_LISTING_PREFIX "%016" PRIx64, state_dir, h);
 }
 
 static void key_line(struct strbuf *sb, const char *folder, const char *commit)
@@ -388,7 +443,16 @@ static struct hf_record_stat record_stat(const struct stat *st)
 					.ctim = st->st_ctim };
 }
 
-/* A string field: "-" (none) or "=" and its percent-encoded bytes (no NUL). */
+static int hex_value(char c)
+{
+	return c >= '0' && c <= '9'   ? c - '0'
+	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+				      : -1;
+}
+
+/* A string field: "-" (none) or "=" and its percent-encoded bytes (no NUL),
+ * decoded in place: the text read is the strings' one block. */
 static bool string_field(char **cursor, char **out)
 {
 	char *s = field(cursor);
@@ -399,21 +463,16 @@ static bool string_field(char **cursor, char **out)
 		return true;
 	if (*s++ != '=')
 		return false;
-	char *d = malloc(strlen(s) + 1), *w = d; /* no exit when memory runs out: the JSON is parsed instead */
-	if (!d)
-		return false;
+	char *d = s, *w = s;
 	for (; *s; s++) {
 		if (*s != '%') {
 			*w++ = *s;
 			continue;
 		}
-		unsigned v;
-		if (!isxdigit((unsigned char)s[1]) || !isxdigit((unsigned char)s[2]) || sscanf(s + 1, "%2x", &v) != 1 ||
-		    !v) {
-			free(d);
+		int hi = hex_value(s[1]), lo = hi < 0 ? -1 : hex_value(s[2]);
+		if (lo < 0 || !(hi | lo))
 			return false;
-		}
-		*w++ = (char)v;
+		*w++ = (char)(hi << 4 | lo);
 		s += 2;
 	}
 	*w = '\0';
@@ -472,9 +531,9 @@ bool hf_kept_listing_load(const char *file, const char *folder, const char *comm
 	char *buf = NULL;
 	size_t len;
 	int rc = safe_read_fd(fd, file, HF_LISTING_MAX_BYTES, &buf, &len, err, sizeof(err));
-	close(fd);
 	if (rc < 0 || strlen(buf) != len) {
 		free(buf);
+		close(fd);
 		return false;
 	}
 	struct strbuf want_key = STRBUF_INIT, want_stat = STRBUF_INIT;
@@ -494,17 +553,77 @@ bool hf_kept_listing_load(const char *file, const char *folder, const char *comm
 	uint64_t n = 0;
 	cur = ok ? next_line(&text) : NULL;
 	ok = cur && keyword(&cur, "files") && number(&cur, MAX_KEPT_FILES, &n) && !cur;
-	struct hf_listing l = { .state = HF_LISTING_OK };
+	struct hf_listing l = { .state = HF_LISTING_OK, .strings = buf }; /* freed with it */
 	/* every entry takes a line of at least 12 bytes: a count past that is a lie */
 	ok = ok && n <= len / 12 && kept_entries(&text, n, &l);
 	ok = ok && (line = next_line(&text)) && strcmp(line, "end") == 0 && !(text && *text);
-	free(buf);
 	if (!ok) {
+		close(fd);
 		hf_listing_free(&l);
 		return false;
 	}
 	*out = l;
+	(void)futimens(fd, NULL); /* used now: the last to be pruned */
+	close(fd);
 	return true;
+}
+
+struct kept_file {
+	char *name;
+	struct timespec mtim;
+	uint64_t bytes;
+};
+
+static int newest_first(const void *a, const void *b)
+{
+	const struct kept_file *x = a, *y = b;
+	if (x->mtim.tv_sec != y->mtim.tv_sec)
+		return x->mtim.tv_sec > y->mtim.tv_sec ? -1 : 1;
+	return x->mtim.tv_nsec > y->mtim.tv_nsec ? -1 : x->mtim.tv_nsec < y->mtim.tv_nsec;
+}
+
+void hf_kept_listings_prune(const char *state_dir, const char *keep)
+{
+	struct dirents d;
+	if (dirents_open(&d, AT_FDCWD, state_dir, O_NOFOLLOW) < 0)
+		return;
+	struct kept_file *files = NULL;
+	size_t n = 0, alloc = 0;
+	const char *name;
+	unsigned char type;
+	while ((name = dirents_next(&d, &type))) {
+		struct stat st;
+		if (strncmp(name, HF_KEPT_LISTING_PREFIX, strlen(HF_KEPT_LISTING_PREFIX)) != 0 ||
+		    fstatat(d.fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+			continue; /* only the kept listings themselves, never through a link */
+		if (n == alloc) {
+			alloc = alloc ? alloc * 2 : 64;
+			files = xrealloc(files, alloc * sizeof(*files));
+		}
+		files[n++] = (struct kept_file){ xstrdup(name), st.st_mtim, (uint64_t)st.st_blocks * 512 };
+	}
+	if (n)
+		qsort(files, n, sizeof(*files), newest_first);
+	size_t kept = 0;
+	uint64_t bytes = 0;
+	for (size_t i = 0; i < n; i++)
+		if (keep && strcmp(files[i].name, keep) == 0) { /* counted first: it stays */
+			kept++;
+			bytes += files[i].bytes;
+		}
+	for (size_t i = 0; i < n; i++) {
+		if (!keep || strcmp(files[i].name, keep) != 0) {
+			if (kept < HF_KEPT_LISTINGS_MAX && bytes + files[i].bytes <= HF_KEPT_LISTINGS_MAX_BYTES) {
+				kept++;
+				bytes += files[i].bytes;
+			} else {
+				(void)unlinkat(d.fd, files[i].name, 0);
+			}
+		}
+		free(files[i].name);
+	}
+	free(files);
+	dirents_close(&d);
 }
 
 void hf_kept_listing_save(const char *file, const char *folder, const char *commit, const struct stat *st,
@@ -532,7 +651,13 @@ void hf_kept_listing_save(const char *file, const char *folder, const char *comm
 	}
 	sb_puts(&sb, "end\n");
 	char err[SAFE_ERR_MAX];
-	(void)safe_write_file(file, sb.buf, sb.len, 0600, SAFE_WRITE_REPLACE_ONLY | SAFE_WRITE_NO_SYNC, err,
-			      sizeof(err));
+	int rc = safe_write_file(file, sb.buf, sb.len, 0600, SAFE_WRITE_REPLACE_ONLY | SAFE_WRITE_NO_SYNC, err,
+				 sizeof(err));
 	sb_release(&sb);
+	const char *slash = strrchr(file, '/');
+	if (rc == 0 && slash) { /* bounded: the least recently used go */
+		char *dir = xstrndup(file, (size_t)(slash - file));
+		hf_kept_listings_prune(dir, slash + 1);
+		free(dir);
+	}
 }

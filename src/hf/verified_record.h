@@ -68,11 +68,22 @@ char *hf_record_file(const char *state_dir, const char *cache_path, char *why, s
  * ...", "made for another cache: ..."). */
 void hf_record_load(struct hf_record *rec, const char *file, const char *cache_path);
 void hf_record_free(struct hf_record *rec);
+/* hf_record_load on a thread of its own, begun before the scan so that
+ * reading the record overlaps listing and stat'ing the blobs; join waits
+ * for it and fills rec (loaded inline when no thread can start). */
+struct hf_record_loading;
+struct hf_record_loading *hf_record_load_start(const char *file, const char *cache_path);
+void hf_record_load_join(struct hf_record_loading *loading, struct hf_record *rec);
 /* A repo folder as the record names it (percent-encoded). Caller frees. */
 char *hf_record_folder_key(const char *folder);
 /* The entry for blob in the repo folder whose key is folder_key, or NULL
  * (also when rec is unusable). */
 const struct hf_record_entry *hf_record_find(const struct hf_record *rec, const char *folder_key, const char *blob);
+/* The same, looking at entry *next first (then searching), and leaving
+ * *next after the entry found: blobs asked for in the record's order (a
+ * repo's blobs, sorted by name) are found without a search. Start at 0. */
+const struct hf_record_entry *hf_record_find_next(const struct hf_record *rec, const char *folder_key, const char *blob,
+						  size_t *next);
 /* Whether a blob whose stat is now may be trusted on the strength of entry
  * e of rec: every field unchanged, and neither time at or after the stamp. */
 bool hf_record_trusts(const struct hf_record *rec, const struct hf_record_entry *e, const struct hf_record_stat *now);
@@ -110,6 +121,13 @@ int hf_record_save(const char *file, const char *cache_path, const struct timesp
  *   HAS_SIZE SIZE PATH BLOB_ID LFS_SHA256 XET_HASH   (N lines; strings "=" then
  *                                  percent-encoded, or "-" for none)
  *   end */
+/* Kept listings are bounded: after one is written, the least recently
+ * used (oldest mtime: a load marks its file used) are removed until at most
+ * HF_KEPT_LISTINGS_MAX files and HF_KEPT_LISTINGS_MAX_BYTES remain (the one
+ * just written always stays). A removed one costs only a parse. */
+#define HF_KEPT_LISTINGS_MAX       256
+#define HF_KEPT_LISTINGS_MAX_BYTES (512u << 20)
+#define HF_KEPT_LISTING_PREFIX     "hf-listing-"
 struct hf_listing;
 struct stat;
 /* The kept listing's file in state_dir for revision commit of the repo
@@ -121,6 +139,9 @@ bool hf_kept_listing_load(const char *file, const char *folder, const char *comm
 			  struct hf_listing *out);
 /* Keeps an OK listing whose parse began at started (CLOCK_REALTIME_COARSE);
  * nothing is written when the listing is racy against it. Best effort. */
+/* Removes the least recently used kept listings of state_dir past the
+ * bounds above, never the file named keep (may be NULL). */
+void hf_kept_listings_prune(const char *state_dir, const char *keep);
 void hf_kept_listing_save(const char *file, const char *folder, const char *commit, const struct stat *st,
 			  const struct timespec *started, const struct hf_listing *l);
 

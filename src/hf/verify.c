@@ -525,7 +525,9 @@ struct hf_verify_job *hf_verify_start(const struct hf_cache *cache, const struct
 	job->opt = *opt;
 	job->start = start;
 	progress_start(&job->progress, opt->label ? opt->label : "hf verify", opt->progress);
-	if (opt->record)
+	if (opt->record_loading)
+		hf_record_load_join(opt->record_loading, &job->record);
+	else if (opt->record)
 		hf_record_load(&job->record, opt->record, cache->path);
 	job->folder_keys = xcalloc(cache->n_repos + 1, sizeof(char *));
 	job->first_result = xcalloc(cache->n_repos + 1, sizeof(size_t));
@@ -556,6 +558,7 @@ struct hf_verify_job *hf_verify_start(const struct hf_cache *cache, const struct
 			p->blobs_fd[r] = openat(fd, HF_BLOBS, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			close(fd);
 		}
+		size_t next = 0; /* the record's entry for the next blob: both sorted by name */
 		for (size_t b = 0; b < repo->n_blobs; b++) {
 			const struct hf_blob *blob = &repo->blobs[b];
 			struct hf_blob_result item = { .repo = r,
@@ -577,9 +580,10 @@ struct hf_verify_job *hf_verify_start(const struct hf_cache *cache, const struct
 			bool hash = item.algorithm && blob->regular && p->blobs_fd[r] >= 0;
 			if (hash && !opt->full) { /* verified before and unchanged since: trusted */
 				struct hf_record_stat now = blob_stat(blob);
-				if (hf_record_trusts(&job->record,
-						     hf_record_find(&job->record, job->folder_keys[r], blob->name),
-						     &now)) {
+				if (hf_record_trusts(
+					    &job->record,
+					    hf_record_find_next(&job->record, job->folder_keys[r], blob->name, &next),
+					    &now)) {
 					item.state = HF_BLOB_OK;
 					item.trusted = true;
 					hash = false;

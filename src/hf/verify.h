@@ -40,6 +40,7 @@ struct hf_blob_result {
 	bool recordable;       /* hashed OK with the scan's stat data unchanged to the end */
 };
 
+struct hf_record_loading;
 struct hf_verify_options {
 	char **repos;       /* folders to verify (NULL: all) */
 	unsigned threads;   /* 0: one per online CPU */
@@ -48,6 +49,9 @@ struct hf_verify_options {
 	const char *label;  /* its prefix: "hf verify" or "hf.integrity" */
 	const char *record; /* the verified-blob record file (verified_record.h) to trust and update, or NULL */
 	bool full;          /* trust no record: hash every blob (the record is still written) */
+	/* the record's load begun before the scan (hf_record_load_start of
+	 * record): hf_verify_start joins it and takes the result over */
+	struct hf_record_loading *record_loading;
 };
 
 struct hf_verify {

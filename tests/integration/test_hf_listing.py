@@ -548,3 +548,43 @@ def test_threads_follow_the_cpu_quota(listed, tmp_path):
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stdout + p.stderr
     assert json.loads(p.stdout)["threads"] == 1, p.stdout  # half a CPU rounds up to one
+
+
+def test_large_listing_compared_on_several_threads_as_on_one(tmp_path):
+    # a listing of 3,000 files (past the one-thread slice: src/hf/layout.c,
+    # MATCH_SLICE) with files missing, of another size and linked to another
+    # blob, far apart: the findings, their order and the counts past the
+    # first 20 of each kind are the same on 2 CPUs (compared in slices on
+    # two threads) as on 1
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs 2 CPUs to compare on two threads")
+    cache = tmp_path / "hub"
+    files = {"part/%04d.bin" % i: (b"content %d\n" % i, i % 2 == 0) for i in range(3000)}
+    hb.add_repo(str(cache), "models--org--wide", {hb.COMMIT_A: files}, {"main": hb.COMMIT_A})
+    entries = hb.listing_entries(files)
+    missing = ["gone/%04d.bin" % i for i in range(0, 3000, 97)]  # 31: 20 named, "and 11 more"
+    for p in missing:
+        entries[p] = {"size": 5, "blob_id": "0" * 40}
+    resized = ["part/%04d.bin" % i for i in range(1, 3000, 113)]  # 27
+    for p in resized:
+        entries[p]["size"] += 1
+    other = ["part/%04d.bin" % i for i in range(2, 3000, 131)]  # 23, LFS files: lfs_sha256 names another blob
+    for p in other:
+        entries[p]["lfs_sha256"] = "f" * 64
+    raw = json.dumps({"format_version": 1, "files": {p: entries[p] for p in sorted(entries)}}, indent=1).encode()
+    hb.write_listing(str(cache), "models--org--wide", hb.COMMIT_A, None, raw=raw)
+
+    def messages(cpus):
+        p = subprocess.run(["taskset", "-c", cpus, GPUGATE, "hf", "scan", "--format", "json"],
+                           capture_output=True, text=True, env=env_for(cache), timeout=120)
+        assert p.returncode == 1, p.stdout + p.stderr
+        (repo,) = json.loads(p.stdout)["repos"]
+        return [w["message"] for w in repo["warnings"]]
+
+    one, two = messages("0"), messages("0,1")
+    assert one == two
+    named = [m for m in two if "is missing from snapshot" in m]
+    assert [m.split(" ")[0] for m in named] == sorted(missing)[:20]
+    assert any("and 11 more files" in m for m in two), two
+    assert len([m for m in two if " bytes, trees/" in m]) == 20 and any("and 7 more files" in m for m in two)
+    assert len([m for m in two if "links to blob" in m]) == 20 and any("and 3 more files" in m for m in two)

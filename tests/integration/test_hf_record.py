@@ -412,3 +412,41 @@ def test_odd_kept_listing_is_not_used(tmp_path, kind):
             os.symlink(tmp_path / p.name, p)
     j = verify(cache, state)
     assert j["verdict"] == "pass" and not any("says 99" in p["message"] for p in j["problems"]), j
+
+
+KEPT_MAX = 256  # HF_KEPT_LISTINGS_MAX (src/hf/verified_record.h)
+
+
+def test_kept_listings_are_bounded_least_recently_used_first(tmp_path):
+    # a state folder already holding more kept listings than the bound: the
+    # oldest go once new ones are written, the ones just written stay, and a
+    # FIFO or a link of the same prefix is neither followed nor removed
+    cache = tmp_path / "hub"
+    hb.listed_cache(str(cache))
+    state = tmp_path / "state"
+    own = state / "gpugate"
+    own.mkdir(parents=True, mode=0o700)
+    old = [own / ("hf-listing-%016x" % i) for i in range(KEPT_MAX + 10)]
+    for i, p in enumerate(old):  # file i used at second 1000 + i
+        p.write_text("gpugate-hf-listing 1\n")
+        os.utime(p, (1000 + i, 1000 + i))
+    os.mkfifo(own / "hf-listing-fifo")
+    outside = tmp_path / "outside"
+    outside.write_text("not a kept listing\n")
+    (own / "hf-listing-link").symlink_to(outside)
+    time.sleep(2.2)
+    assert verify(cache, state)["verdict"] == "pass"
+    kept = sorted(p.name for p in own.iterdir() if p.name.startswith("hf-listing-") and p.is_file()
+                  and not p.is_symlink())
+    new = [n for n in kept if own / n not in old]
+    assert len(new) == 4, new  # the four revisions' listings just written
+    assert len(kept) == KEPT_MAX, len(kept)
+    # what stays of the old ones is the most recently used
+    assert [own / n for n in kept if own / n in old] == old[-(KEPT_MAX - 4):]
+    assert (own / "hf-listing-fifo").exists() and os.path.islink(own / "hf-listing-link")
+    assert outside.read_text() == "not a kept listing\n"
+    # a kept listing taken by a run is marked used: it outlives older ones
+    taken = max(own / n for n in new)
+    before = taken.stat().st_mtime_ns
+    assert verify(cache, state)["verdict"] == "pass"
+    assert taken.stat().st_mtime_ns > before
