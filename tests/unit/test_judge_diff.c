@@ -30,12 +30,20 @@ static void doc_init(struct doc *s, const char *status, const char *version)
 	s->check = (struct report_check){ "runtime.smoke", status, "summary", NULL, 0 };
 	s->pkg = (struct package_fact){ "libze1", "amd64", version, "installed", NULL, NULL };
 	s->rel = (struct relation_fact){ "libze1", true, &s->pkg, 1 };
-	s->gpu = (struct gpu_fact){ .pci = "0000:03:00.0", .vendor = "0x8086", .device = "0x56a0",
-				    .driver = "xe", .selected = true, .present = true };
-	s->probe = (struct probe_run_fact){ .backend = "level-zero", .driver_version = "1.6.32224",
+	s->gpu = (struct gpu_fact){ .pci = "0000:03:00.0",
+				    .vendor = "0x8086",
+				    .device = "0x56a0",
+				    .driver = "xe",
+				    .selected = true,
+				    .present = true };
+	s->probe = (struct probe_run_fact){ .backend = "level-zero",
+					    .driver_version = "1.6.32224",
 					    .library = "/usr/lib/x86_64-linux-gnu/libze_loader.so.1" };
-	s->fig = (struct figure_fact){ .backend = "level-zero", .pci = "0000:03:00.0", .name = "Arc",
-				       .copy_bandwidth_gbs = 400, .launch_latency_us = 10 };
+	s->fig = (struct figure_fact){ .backend = "level-zero",
+				       .pci = "0000:03:00.0",
+				       .name = "Arc",
+				       .copy_bandwidth_gbs = 400,
+				       .launch_latency_us = 10 };
 	s->doc.path = "report.json";
 	s->doc.checks = &s->check;
 	s->doc.n_checks = 1;
@@ -99,10 +107,8 @@ static void status_order(void **state)
 		const char *was, *now, *change;
 		bool regressed;
 	} cases[] = {
-		{ "skip", "warn", "worse", false },
-		{ "warn", "skip", "better", false },
-		{ "pass", "skip", "worse", false },
-		{ "pass", "fail", "worse", true },
+		{ "skip", "warn", "worse", false },  { "warn", "skip", "better", false },
+		{ "pass", "skip", "worse", false },  { "pass", "fail", "worse", true },
 		{ "fail", "pass", "better", false },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -192,9 +198,12 @@ static void driver_library_change(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(launch_latency_tolerance), cmocka_unit_test(status_order),
-		cmocka_unit_test(added_check),              cmocka_unit_test(equal_version_rebuilt),
-		cmocka_unit_test(unselected_gpu_not_lost),  cmocka_unit_test(driver_library_change),
+		cmocka_unit_test(launch_latency_tolerance),
+		cmocka_unit_test(status_order),
+		cmocka_unit_test(added_check),
+		cmocka_unit_test(equal_version_rebuilt),
+		cmocka_unit_test(unselected_gpu_not_lost),
+		cmocka_unit_test(driver_library_change),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -185,8 +185,9 @@ static void container_engines(void **state)
 static void blocked_capability_finding_warns(void **state)
 {
 	(void)state;
-	struct proc_status ps = { .have_seccomp = true, .have_caps = true, .seccomp = 2,
-				  .cap_eff = ALL_GPU_CAPS & ~CAP(SYS_NICE) };
+	struct proc_status ps = {
+		.have_seccomp = true, .have_caps = true, .seccomp = 2, .cap_eff = ALL_GPU_CAPS & ~CAP(SYS_NICE)
+	};
 	struct result r = { .id = "system.capabilities" };
 	system_judge_capabilities(&ps, &r);
 	json_t *f = json_array_get(r.findings, 0);

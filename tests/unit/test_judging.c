@@ -221,10 +221,10 @@ static void prom_warned_check_passed(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(cuda_ecc_boundaries), cmocka_unit_test(ze_ras_boundaries),
-		cmocka_unit_test(blocked_chains),      cmocka_unit_test(blocked_loop_ends),
-		cmocka_unit_test(blocked_then_judged_kept),
-		cmocka_unit_test(session_children),    cmocka_unit_test(prom_warned_check_passed),
+		cmocka_unit_test(cuda_ecc_boundaries),      cmocka_unit_test(ze_ras_boundaries),
+		cmocka_unit_test(blocked_chains),           cmocka_unit_test(blocked_loop_ends),
+		cmocka_unit_test(blocked_then_judged_kept), cmocka_unit_test(session_children),
+		cmocka_unit_test(prom_warned_check_passed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
