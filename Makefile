@@ -55,12 +55,13 @@ PROFILES  := $(wildcard checks/*.yaml)
 EMBEDDED_PROFILES := healthcheck ci validate
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
-PYTEST    := /usr/bin/python3 -m pytest
+PYTHON    := /usr/bin/python3
+PYTEST    := $(PYTHON) -m pytest
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzzers/%,$(FUZZ_SRCS))
 FUZZ_SECONDS ?= 60
 
-.PHONY: lint lint-format lint-static lint-workflows format all deps deps-build deps-deb run run-check test test-unit test-integration test-asan test-container test-faults bench install clean \
+.PHONY: lint lint-format lint-static lint-workflows format all deps deps-build deps-deb run run-check test test-unit test-integration test-asan test-container test-faults bench install clean mutation-audit \
         fuzz fuzz-build fuzz-run fuzz-brief
 all: $(BUILD)/gpugate $(BUILD)/gpugate-provision $(BUILD)/gpugate-serve
 
@@ -263,6 +264,14 @@ test-unit: $(UNIT_BINS)
 test-integration: $(BUILD)/gpugate $(BUILD)/gpugate-provision $(BUILD)/gpugate-serve $(BUILD)/fakes/libze_fake.so \
 		  $(BUILD)/fakes/loader/libze_loader.so.1 $(BUILD)/fakes/libhang_open.so
 	GPUGATE=$(CURDIR)/$(BUILD)/gpugate GPUGATE_FAKE_ZE=$(CURDIR)/$(BUILD)/fakes/libze_fake.so $(PYTEST) -q tests/integration
+
+# The mutation audit of the judging code (tests/mutation/audit.py, HACKING.md):
+# each mutant of tests/mutation/mutants.json, one at a time, built in
+# build/mut and run against the judging unit suites and the integration files
+# it names; exit 1 while a mutant that is not equivalent survives. Minutes,
+# not seconds: not part of make test.
+mutation-audit:
+	$(PYTHON) tests/mutation/audit.py --build build/mut
 
 # Both images/*.Dockerfile built with buildah on a debian:12 imported from a
 # debootstrap root, and their HEALTHCHECKs run in the built roots; and again

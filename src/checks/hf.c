@@ -562,7 +562,9 @@ static void remedy_not_writable(struct result *r, const struct context *ctx, con
 static void run_writable(const struct context *ctx, void *state, struct result *r)
 {
 	struct hf_state *s = state;
-	if (!need_path(r, s))
+	/* a path that cannot be reached fails as in hf.location, read-only by
+	 * design or not: nothing can read such a cache either */
+	if (!need_path(r, s) || !need_reach(r, s))
 		return;
 	const struct mount_entry *m = cache_mount(s);
 	struct hf_facts f = { .read_only = key_bool(ctx->spec, "hf.read_only"),
@@ -591,8 +593,6 @@ static void run_writable(const struct context *ctx, void *state, struct result *
 			m->mount_point);
 		return;
 	}
-	if (!need_reach(r, s))
-		return;
 	char *dir = xstrdup(s->reach);
 	char *dir_under_root = ctx_path(ctx, dir);
 	bool missing = s->cache_missing;

@@ -91,3 +91,27 @@ def test_missing_cache_is_not_created_yet(tmp, profile):
     assert r.check("hf.writable")["status"] == ("pass" if profile == "healthcheck" else "warn"), r
     assert r.check("hf.layout")["status"] == "skip", r
     assert not os.path.exists(os.path.join(tmp, "none")), "a check created the cache"
+
+
+@pytest.mark.parametrize("offline", [True, False])
+def test_read_only_by_design_unreachable(tmp, offline):
+    """hf.read_only: true does not excuse a path that cannot be reached:
+    hf.writable fails as hf.location does (it used to pass "read-only by
+    design" while hf.location failed)."""
+    with open(os.path.join(tmp, "file"), "w") as f:
+        f.write("not a folder\n")
+    cache = f"{tmp}/file/hub"
+    spec = os.path.join(tmp, "spec.yaml")
+    with open(spec, "w") as f:
+        f.write("profile: ci\nhf:\n  read_only: true\n")
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent-home", "HF_HUB_CACHE": cache,
+           "XDG_RUNTIME_DIR": STATE_DIR}
+    if offline:
+        env["HF_HUB_OFFLINE"] = "1"
+    r = run_gpugate("check", "--spec", spec, "--only", "hf.location,hf.writable", "--format", "json", env=env)
+    assert r.rc == 1, r
+    for cid in ("hf.location", "hf.writable"):
+        c = r.check(cid)
+        assert c["status"] == "fail", (cid, r)
+        assert f"the hub cache {cache} cannot be reached: Not a directory" in c["summary"], (cid, r)
+        assert c["remediation"].startswith(f"namei -l {cache}   ("), (cid, r)

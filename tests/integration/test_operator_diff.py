@@ -247,3 +247,18 @@ def test_without_measured_runs_the_tolerance_is_the_spec_keys_default(tmp_path):
     r = diff("--format", "json", old, old)
     assert r.rc == 0 and json.loads(r.out)["tolerance_percent"] == float(default), r
     assert f"performance (tolerance {default}%)" in diff(old, old).out
+
+
+def test_the_new_runs_tolerance_wins_and_100_is_refused(tmp_path):
+    """The tolerance is the NEW run's (runtime.tolerance), not the old one's:
+    a looser old spec does not hide the new run's regression. A tolerance
+    is below 100%."""
+    root = root_with(tmp_path, "root")
+    old = report(tmp_path, "old.json", root, spec=SPEC + "  tolerance: 40%\n")
+    new = report(tmp_path, "new.json", root, fault="slow_copy")  # the default 20%, -30% copy
+    r = diff(old, new)
+    assert r.rc == 1 and "performance (tolerance 20%)" in r.out, r
+    assert diff("--tolerance", "99.9", new, new).rc == 0
+    for bad in ("100", "100%", "-1"):
+        r = diff("--tolerance", bad, new, new)
+        assert r.rc == 3, (bad, r)

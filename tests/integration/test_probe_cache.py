@@ -142,3 +142,26 @@ def test_a_changed_gpu_set_or_kernel_driver_is_probed_afresh(tmp_path):
     (root / "sys/module/i915/srcversion").write_text("0000000000000000000000A\n")
     last = run()
     assert loader(last)["details"]["state_cache"]["discarded"] == "the kernel driver's version changed", last
+
+
+@pytest.mark.parametrize("fault,spec", [("crash_init", HEALTH), ("two_devices_one_fails", HEALTH + "  smoke: true\n")],
+                         ids=["enumeration", "device"])
+def test_a_failed_probe_is_stored_as_a_failure(tmp_path, fault, spec):
+    """A run whose enumeration or one device child failed is stored with
+    ok: false, which the cache keeps for PROBE_CACHE_FAILURE_TTL_S (30 s)
+    instead of runtime.cache_ttl: a repaired stack is probed afresh soon."""
+    driver = copied_driver(tmp_path)
+    env = env_for(tmp_path, driver, fault)
+    env["GPUGATE_FAKE_DEVICES"] = "2"
+    r = run_gpugate("--spec", write(str(tmp_path / "spec.yaml"), spec), "--format", "json", env=env)
+    assert r.rc == 1, r
+    stored = list((tmp_path / "xdg").rglob("runtime.json"))
+    assert len(stored) == 1, stored
+    with open(stored[0]) as f:
+        assert json.load(f)["ok"] is False, stored[0]
+    # the control: a healthy run is stored as one
+    env["GPUGATE_FAKE_FAULT"] = ""
+    stored[0].unlink()
+    assert run_gpugate("--spec", str(tmp_path / "spec.yaml"), "--format", "json", env=env).rc == 0
+    with open(stored[0]) as f:
+        assert json.load(f)["ok"] is True, stored[0]

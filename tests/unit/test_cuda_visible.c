@@ -143,12 +143,32 @@ static void several_gpus(void **state)
 	assert_int_equal(p.gpu[0], 1);
 }
 
+/* A MIG-<UUID> that is no GPU's names a MIG instance, whose UUID the
+ * driver's /proc files do not list: counted, not the end of the list (the
+ * recorded vectors come from a GPU without MIG instances). */
+static void mig_instance_counted(void **state)
+{
+	(void)state;
+	struct cuda_visible p;
+	cuda_visible_parse("MIG-5c89a3a0-1234-5678-9abc-def012345678", uuids, 2, &p);
+	assert_true(p.mig);
+	assert_int_equal(p.count, 1);
+	assert_int_equal(p.gpu[0], -1);
+	assert_string_equal(p.stop, "");
+	/* case matters: "gpu-..." is no UUID list but an index that is not one */
+	cuda_visible_parse("gpu-686087ce", uuids, 2, &p);
+	assert_false(p.by_uuid);
+	assert_int_equal(p.count, 0);
+	assert_non_null(strstr(p.stop, "is not a device index"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(driver_vectors),
 		cmocka_unit_test(unknown_uuids_count_entries),
 		cmocka_unit_test(several_gpus),
+		cmocka_unit_test(mig_instance_counted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -153,6 +153,10 @@ static void provided_virtual_package(void **state)
 	assert_false(v.holds);
 	assert_non_null(strstr(v.found, "provides opencl-icd (= 3.0)"));
 	assert_false(judge("opencl-icd (<< 3.0)", p, 1, "amd64").holds);
+	/* a provided version other than '=' serves nothing (depcon.c) */
+	p[0].provides = "opencl-icd (>= 3.0)";
+	assert_false(judge("opencl-icd (>= 3.0)", p, 1, "amd64").holds);
+	p[0].provides = "opencl-icd (= 3.0), libfoo";
 	/* an unversioned Provides serves only an unversioned relation */
 	assert_true(judge("libfoo", p, 1, "amd64").holds);
 	v = judge("libfoo (>= 0)", p, 1, "amd64");

@@ -180,12 +180,29 @@ static void container_engines(void **state)
 	assert_non_null(strstr(v.summary, "names lxc"));
 }
 
+/* A capability the filter blocks is a warned finding (its own status, which
+ * gpugate diff and the findings list show), not only a warned summary. */
+static void blocked_capability_finding_warns(void **state)
+{
+	(void)state;
+	struct proc_status ps = {
+		.have_seccomp = true, .have_caps = true, .seccomp = 2, .cap_eff = ALL_GPU_CAPS & ~CAP(SYS_NICE)
+	};
+	struct result r = { .id = "system.capabilities" };
+	system_judge_capabilities(&ps, &r);
+	json_t *f = json_array_get(r.findings, 0);
+	assert_string_equal(json_string_value(json_object_get(f, "code")), "system.capabilities.blocked");
+	assert_string_equal(json_string_value(json_object_get(f, "status")), "warn");
+	result_release(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(seccomp_modes),
 		cmocka_unit_test(sandbox_filters_left_out),
 		cmocka_unit_test(capabilities_under_a_filter_or_not),
+		cmocka_unit_test(blocked_capability_finding_warns),
 		cmocka_unit_test(container_engines),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

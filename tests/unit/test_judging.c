@@ -49,8 +49,12 @@ static void cuda_ecc_boundaries(void **state)
 	t.ecc.uncorrectable = 0;
 	t.row_remap_failure = true;
 	assert_int_equal(judge(cuda_judge_health, &t, fix, sizeof(fix)), STATUS_FAIL);
+	t.row_remap_pending = true; /* failed and pending: still the failure */
+	assert_int_equal(judge(cuda_judge_health, &t, fix, sizeof(fix)), STATUS_FAIL);
 	t.row_remap_failure = false;
-	t.row_remap_pending = true;
+	assert_int_equal(judge(cuda_judge_health, &t, fix, sizeof(fix)), STATUS_WARN);
+	t.row_remap_pending = false;
+	t.retired_pages_pending = true;
 	assert_int_equal(judge(cuda_judge_health, &t, fix, sizeof(fix)), STATUS_WARN);
 }
 
@@ -63,10 +67,17 @@ static void ze_ras_boundaries(void **state)
 	t.ras.uncorrectable = 1; /* exactly one: fails */
 	assert_int_equal(judge(ze_judge_health, &t, fix, sizeof(fix)), STATUS_FAIL);
 	t.ras.uncorrectable = 0;
-	t.ras.correctable = 1;
-	assert_int_not_equal(judge(ze_judge_health, &t, fix, sizeof(fix)), STATUS_FAIL);
+	t.ras.correctable = 1; /* exactly one correctable: a warning */
+	assert_int_equal(judge(ze_judge_health, &t, fix, sizeof(fix)), STATUS_WARN);
 	t.ras.correctable = 0;
+	t.ras.counted = false; /* not counted: nothing to judge */
+	t.ras.uncorrectable = 5;
+	assert_int_equal(judge(ze_judge_health, &t, fix, sizeof(fix)), STATUS_PASS);
+	t.ras.counted = true;
+	t.ras.uncorrectable = 0;
 	t.memory_health.why = "critical";
+	assert_int_equal(judge(ze_judge_health, &t, fix, sizeof(fix)), STATUS_FAIL);
+	t.memory_health.why = "replace";
 	assert_int_equal(judge(ze_judge_health, &t, fix, sizeof(fix)), STATUS_FAIL);
 	t.memory_health.why = "degraded";
 	assert_int_equal(judge(ze_judge_health, &t, fix, sizeof(fix)), STATUS_WARN);
@@ -129,6 +140,35 @@ static void blocked_loop_ends(void **state)
 	result_release(&r[1]);
 }
 
+/* A check that marked itself blocked and then judged anyway (result_set
+ * does not clear blocked_by) keeps its own verdict: only skips resolve. A
+ * check blocked on one that only warned is a failure: a warning is no
+ * failure that explains the skip. */
+static void blocked_then_judged_kept(void **state)
+{
+	(void)state;
+	struct result r[3];
+	memset(r, 0, sizeof(r));
+	r[0].id = "x.a";
+	r[1].id = "x.b";
+	r[2].id = "x.warned";
+	result_blocked(&r[0], "x.b");
+	result_set(&r[0], STATUS_PASS, "found it another way");
+	result_blocked(&r[1], "x.warned");
+	result_set(&r[2], STATUS_WARN, "a warning");
+	struct run run = { .results = r, .count = 1 };
+	run_resolve_blocked(&run);
+	assert_int_equal(r[0].status, STATUS_PASS);
+	assert_string_equal(r[0].summary, "found it another way");
+	assert_int_equal(run_exit_code(&run), 0);
+	run.count = 3;
+	run_resolve_blocked(&run);
+	assert_int_equal(r[1].status, STATUS_FAIL);
+	assert_non_null(strstr(r[1].summary, "x.warned, which did not fail"));
+	for (size_t i = 0; i < 3; i++)
+		result_release(&r[i]);
+}
+
 static void session_children(void **state)
 {
 	(void)state;
@@ -181,9 +221,10 @@ static void prom_warned_check_passed(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(cuda_ecc_boundaries), cmocka_unit_test(ze_ras_boundaries),
-		cmocka_unit_test(blocked_chains),      cmocka_unit_test(blocked_loop_ends),
-		cmocka_unit_test(session_children),    cmocka_unit_test(prom_warned_check_passed),
+		cmocka_unit_test(cuda_ecc_boundaries),      cmocka_unit_test(ze_ras_boundaries),
+		cmocka_unit_test(blocked_chains),           cmocka_unit_test(blocked_loop_ends),
+		cmocka_unit_test(blocked_then_judged_kept), cmocka_unit_test(session_children),
+		cmocka_unit_test(prom_warned_check_passed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

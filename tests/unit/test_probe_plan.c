@@ -107,6 +107,7 @@ static int make_root(void **state)
 	put("root/dev/dri/renderD128", "");
 	put("root/dev/dri/renderD129", "");
 	put("root/dev/dri/card0", "");
+	put("root/dev/dri/renderD130.bak", ""); /* not a node: digits, then more */
 	put("root/etc/ld.so.cache", "cache\n");
 	put("root/proc/sys/kernel/random/boot_id", "11111111-aaaa\n");
 	put("root/dev/kmsg", "6,5,100,-;Linux version 6.8.0\n");
