@@ -34,7 +34,7 @@ struct system_container_fact {
 /* system.kernel_log */
 struct system_kernel_log_fact {
 	uint64_t lines_read;
-	bool stopped_early; /* the deadline or the size cap stopped the scan */
+	bool stopped_early;  /* the deadline or the size cap stopped the scan */
 	uint64_t gpu_errors; /* lines that show a sick GPU, all of them (the findings list the first few) */
 };
 

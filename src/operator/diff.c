@@ -560,8 +560,8 @@ void diff_system_facts(struct diff_facts *out, const struct system_facts *old, c
 			const char *name = system_cap_name(bit);
 			char *fact = name ? xasprintf("system.capabilities.%s", name)
 					  : xasprintf("system.capabilities.bit%u", bit);
-			fact_add(out, fact, a & m ? "effective" : "not effective", b & m ? "effective" : "not effective",
-				 b & m ? "gained" : "lost");
+			fact_add(out, fact, a & m ? "effective" : "not effective",
+				 b & m ? "effective" : "not effective", b & m ? "gained" : "lost");
 			free(fact);
 		}
 	}

@@ -136,8 +136,7 @@ int report_parse(const char *path, const char *text, size_t len, struct report_d
 	    hf_integrity_decode(details_of(r, "hf.integrity"), &r->hf, why_facts, sizeof(why_facts)) < 0 ||
 	    system_seccomp_decode(details_of(r, "system.seccomp"), &r->system, why_facts, sizeof(why_facts)) < 0 ||
 	    system_caps_decode(details_of(r, "system.capabilities"), &r->system, why_facts, sizeof(why_facts)) < 0 ||
-	    system_container_decode(details_of(r, "system.container"), &r->system, why_facts, sizeof(why_facts)) <
-		    0 ||
+	    system_container_decode(details_of(r, "system.container"), &r->system, why_facts, sizeof(why_facts)) < 0 ||
 	    system_kernel_log_decode(details_of(r, "system.kernel_log"), &r->system, why_facts, sizeof(why_facts)) <
 		    0) {
 		snprintf(err, errsz, "%s: not a gpugate JSON report (gpugate check --format json): %s", path,
