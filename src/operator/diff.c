@@ -1,8 +1,9 @@
 /* gpugate diff OLD.json NEW.json: two gpugate/v1 JSON reports side by side
  * (the same machine before and after a driver upgrade, or two machines):
  * checks whose status changed, package versions, runtime driver versions,
- * GPUs gained or lost, and each GPU's copy bandwidth and launch latency
- * with the change in percent. The comparison is built once as a typed
+ * GPUs gained or lost, each GPU's copy bandwidth and launch latency
+ * with the change in percent, and the hf and system facts that differ
+ * (shown by a stable key; their checks, not diff, judge them). The comparison is built once as a typed
  * result (diff.h) from the decoded reports (report_decode.h); the json
  * format encodes it, the text and Markdown formats render it.
  * Exit 1 when NEW regressed against OLD (a check newly failing, a GPU lost,
