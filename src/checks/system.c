@@ -361,8 +361,9 @@ static void run_kernel_log(const struct context *ctx, void *state, struct result
 		if (scan.match_count > kept)
 			result_finding(r, STATUS_FAIL, "system.kernel_log.more", "... and %zu more matching lines",
 				       scan.match_count - kept);
-		system_kernel_log_encode(result_details(r),
-					 &(struct system_kernel_log_fact){ scan.records, scan.stopped_early });
+		system_kernel_log_encode(
+			result_details(r),
+			&(struct system_kernel_log_fact){ scan.records, scan.stopped_early, scan.match_count });
 		if (scan.match_count) {
 			result_set(r, STATUS_FAIL, "%zu kernel log line%s since boot show%s a sick GPU (%s first)",
 				   scan.match_count, scan.match_count == 1 ? "" : "s", scan.match_count == 1 ? "s" : "",

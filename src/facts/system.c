@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <linux/capability.h>
+
 #include "../result.h"
 #include "facts/decode.h"
 
@@ -17,6 +19,7 @@
 #define K_ENGINE          "engine"
 #define K_LINES_READ      "lines_read"
 #define K_STOPPED_EARLY   "stopped_early"
+#define K_GPU_ERRORS      "gpu_errors"
 
 void system_seccomp_encode(json_t *d, const struct system_seccomp_fact *f)
 {
@@ -43,6 +46,7 @@ void system_kernel_log_encode(json_t *d, const struct system_kernel_log_fact *f)
 {
 	json_object_set_new(d, K_LINES_READ, json_integer((json_int_t)f->lines_read));
 	json_object_set_new(d, K_STOPPED_EARLY, json_boolean(f->stopped_early));
+	json_object_set_new(d, K_GPU_ERRORS, json_integer((json_int_t)f->gpu_errors));
 }
 
 int system_seccomp_decode(const json_t *d, struct system_facts *f, char *err, size_t errsz)
@@ -118,10 +122,62 @@ int system_kernel_log_decode(const json_t *d, struct system_facts *f, char *err,
 	if (!f->has_kernel_log)
 		return 0;
 	if (facts_count(d, check, K_LINES_READ, &k->lines_read, err, errsz) < 0 ||
-	    facts_bool(d, check, K_STOPPED_EARLY, &k->stopped_early, err, errsz) < 0) {
+	    facts_bool(d, check, K_STOPPED_EARLY, &k->stopped_early, err, errsz) < 0 ||
+	    facts_count(d, check, K_GPU_ERRORS, &k->gpu_errors, err, errsz) < 0) {
 		f->has_kernel_log = false;
 		*k = (struct system_kernel_log_fact){ 0 };
 		return -1;
 	}
 	return 0;
+}
+
+/* the kernel's own names and numbers (include/uapi/linux/capability.h) */
+#define CAP_NAME(c) [c] = #c
+static const char *const cap_names[] = {
+	CAP_NAME(CAP_CHOWN),
+	CAP_NAME(CAP_DAC_OVERRIDE),
+	CAP_NAME(CAP_DAC_READ_SEARCH),
+	CAP_NAME(CAP_FOWNER),
+	CAP_NAME(CAP_FSETID),
+	CAP_NAME(CAP_KILL),
+	CAP_NAME(CAP_SETGID),
+	CAP_NAME(CAP_SETUID),
+	CAP_NAME(CAP_SETPCAP),
+	CAP_NAME(CAP_LINUX_IMMUTABLE),
+	CAP_NAME(CAP_NET_BIND_SERVICE),
+	CAP_NAME(CAP_NET_BROADCAST),
+	CAP_NAME(CAP_NET_ADMIN),
+	CAP_NAME(CAP_NET_RAW),
+	CAP_NAME(CAP_IPC_LOCK),
+	CAP_NAME(CAP_IPC_OWNER),
+	CAP_NAME(CAP_SYS_MODULE),
+	CAP_NAME(CAP_SYS_RAWIO),
+	CAP_NAME(CAP_SYS_CHROOT),
+	CAP_NAME(CAP_SYS_PTRACE),
+	CAP_NAME(CAP_SYS_PACCT),
+	CAP_NAME(CAP_SYS_ADMIN),
+	CAP_NAME(CAP_SYS_BOOT),
+	CAP_NAME(CAP_SYS_NICE),
+	CAP_NAME(CAP_SYS_RESOURCE),
+	CAP_NAME(CAP_SYS_TIME),
+	CAP_NAME(CAP_SYS_TTY_CONFIG),
+	CAP_NAME(CAP_MKNOD),
+	CAP_NAME(CAP_LEASE),
+	CAP_NAME(CAP_AUDIT_WRITE),
+	CAP_NAME(CAP_AUDIT_CONTROL),
+	CAP_NAME(CAP_SETFCAP),
+	CAP_NAME(CAP_MAC_OVERRIDE),
+	CAP_NAME(CAP_MAC_ADMIN),
+	CAP_NAME(CAP_SYSLOG),
+	CAP_NAME(CAP_WAKE_ALARM),
+	CAP_NAME(CAP_BLOCK_SUSPEND),
+	CAP_NAME(CAP_AUDIT_READ),
+	CAP_NAME(CAP_PERFMON),
+	CAP_NAME(CAP_BPF),
+	CAP_NAME(CAP_CHECKPOINT_RESTORE),
+};
+
+const char *system_cap_name(unsigned n)
+{
+	return n < sizeof(cap_names) / sizeof(cap_names[0]) ? cap_names[n] : NULL;
 }

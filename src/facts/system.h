@@ -34,7 +34,8 @@ struct system_container_fact {
 /* system.kernel_log */
 struct system_kernel_log_fact {
 	uint64_t lines_read;
-	bool stopped_early; /* the deadline or the size cap stopped the scan */
+	bool stopped_early;  /* the deadline or the size cap stopped the scan */
+	uint64_t gpu_errors; /* lines that show a sick GPU, all of them (the findings list the first few) */
 };
 
 /* What a report says of the group; each has_ bit says its check wrote
@@ -60,5 +61,9 @@ int system_seccomp_decode(const json_t *details, struct system_facts *f, char *e
 int system_caps_decode(const json_t *details, struct system_facts *f, char *err, size_t errsz);
 int system_container_decode(const json_t *details, struct system_facts *f, char *err, size_t errsz);
 int system_kernel_log_decode(const json_t *details, struct system_facts *f, char *err, size_t errsz);
+
+/* The name of capability bit n as linux/capability.h spells it
+ * ("CAP_SYS_ADMIN"), or NULL for a bit the kernel headers do not name. */
+const char *system_cap_name(unsigned n);
 
 #endif

@@ -1,8 +1,9 @@
 /* gpugate diff OLD.json NEW.json: two gpugate/v1 JSON reports side by side
  * (the same machine before and after a driver upgrade, or two machines):
  * checks whose status changed, package versions, runtime driver versions,
- * GPUs gained or lost, and each GPU's copy bandwidth and launch latency
- * with the change in percent. The comparison is built once as a typed
+ * GPUs gained or lost, each GPU's copy bandwidth and launch latency
+ * with the change in percent, and the hf and system facts that differ
+ * (shown by a stable key; their checks, not diff, judge them). The comparison is built once as a typed
  * result (diff.h) from the decoded reports (report_decode.h); the json
  * format encodes it, the text and Markdown formats render it.
  * Exit 1 when NEW regressed against OLD (a check newly failing, a GPU lost,
@@ -426,6 +427,163 @@ static void diff_performance(struct diff_result *d, const struct report_doc *old
 	key_index_release(&b);
 }
 
+/* --- hf and system facts -------------------------------------------------- */
+
+static void fact_add(struct diff_facts *l, const char *fact, const char *old, const char *new, const char *change)
+{
+	if ((l->n & (l->n - 1)) == 0) /* 0, 1, 2, 4, ...: double it */
+		l->f = xrealloc(l->f, (l->n ? 2 * l->n : 1) * sizeof(*l->f));
+	l->f[l->n++] = (struct diff_fact){ own(fact), own(old), own(new), change };
+}
+
+/* a text fact ("none" standing for NULL) that changed */
+static void fact_text(struct diff_facts *l, const char *fact, const char *old, const char *new)
+{
+	old = or (old, "none");
+	new = or (new, "none");
+	if (strcmp(old, new) != 0)
+		fact_add(l, fact, old, new, "changed");
+}
+
+static void fact_bool(struct diff_facts *l, const char *fact, bool old, bool new)
+{
+	fact_text(l, fact, old ? "true" : "false", new ? "true" : "false");
+}
+
+enum direction { NEUTRAL, MORE_IS_WORSE };
+
+static void fact_count(struct diff_facts *l, const char *fact, uint64_t old, uint64_t new, enum direction dir)
+{
+	if (old == new)
+		return;
+	char a[32], b[32];
+	snprintf(a, sizeof(a), "%llu", (unsigned long long)old);
+	snprintf(b, sizeof(b), "%llu", (unsigned long long)new);
+	fact_add(l, fact, a, b, dir == NEUTRAL ? "changed" : new > old ? "worse" : "better");
+}
+
+/* "3.0 GiB free, min 10.0 GiB" */
+static void space_text(const struct hf_space_fact *s, char *buf, size_t size)
+{
+	char f[32], m[32];
+	human_bytes(s->free_bytes, f, sizeof(f));
+	human_bytes(s->min_free_bytes, m, sizeof(m));
+	snprintf(buf, size, "%s free, min %s", f, m);
+}
+
+void diff_hf_facts(struct diff_facts *out, const struct hf_cache_facts *old, const struct hf_cache_facts *new)
+{
+	if (old->has_location && new->has_location) {
+		const struct hf_location_fact *a = &old->location, *b = &new->location;
+		fact_text(out, "hf.location.hub_cache", a->hub_cache, b->hub_cache);
+		fact_bool(out, "hf.location.offline", a->offline, b->offline);
+		fact_text(out, "hf.location.token", a->token, b->token); /* where it comes from, never the token */
+	}
+	if (old->has_mount && new->has_mount) {
+		const struct hf_mount_fact *a = &old->mount, *b = &new->mount;
+		/* a cache on the root filesystem is lost with the container (checks/hf.c, hf.mounted) */
+		bool own_a = a->mount_point && strcmp(a->mount_point, "/") != 0;
+		bool own_b = b->mount_point && strcmp(b->mount_point, "/") != 0;
+		if (own_a != own_b)
+			fact_add(out, "hf.mounted.own_mount", own_a ? "true" : "false", own_b ? "true" : "false",
+				 own_b ? "better" : "worse");
+		fact_text(out, "hf.mounted.mount_point", a->mount_point, b->mount_point);
+		fact_text(out, "hf.mounted.fstype", a->fstype, b->fstype);
+		fact_text(out, "hf.mounted.source", a->source, b->source);
+	}
+	if (old->has_space && new->has_space) {
+		/* free space moves all the time: what matters is crossing min_free (hf.space's own rule) */
+		bool short_a = old->space.free_bytes < old->space.min_free_bytes;
+		bool short_b = new->space.free_bytes < new->space.min_free_bytes;
+		if (short_a != short_b) {
+			char a[80], b[80];
+			space_text(&old->space, a, sizeof(a));
+			space_text(&new->space, b, sizeof(b));
+			fact_add(out, "hf.space.below_min_free", a, b, short_b ? "worse" : "better");
+		}
+	}
+	if (old->has_layout && new->has_layout) {
+		const struct hf_layout_fact *a = &old->layout, *b = &new->layout;
+		fact_count(out, "hf.layout.repos", a->repos, b->repos, NEUTRAL);
+		fact_count(out, "hf.layout.revisions", a->revisions, b->revisions, NEUTRAL);
+		fact_count(out, "hf.layout.revisions_without_listing", a->revisions_without_listing,
+			   b->revisions_without_listing, MORE_IS_WORSE);
+		fact_count(out, "hf.layout.size_on_disk", a->size_on_disk, b->size_on_disk, NEUTRAL);
+	}
+	if (old->has_integrity && new->has_integrity) {
+		const struct hf_integrity_fact *a = &old->integrity, *b = &new->integrity;
+		fact_text(out, "hf.integrity.scope", a->scope, b->scope);
+		fact_count(out, "hf.integrity.files", a->files, b->files, NEUTRAL);
+		fact_count(out, "hf.integrity.matching", a->matching, b->matching, NEUTRAL);
+		fact_count(out, "hf.integrity.unverified", a->unverified, b->unverified, MORE_IS_WORSE);
+		/* neither matching nor unverified: a wrong hash, or not hashed before the deadline */
+		uint64_t bad_a = a->files - a->matching - a->unverified, bad_b = b->files - b->matching - b->unverified;
+		if (a->matching + a->unverified > a->files)
+			bad_a = 0;
+		if (b->matching + b->unverified > b->files)
+			bad_b = 0;
+		fact_count(out, "hf.integrity.not_matching", bad_a, bad_b, MORE_IS_WORSE);
+	}
+}
+
+/* /proc/self/status's Seccomp (proc(5)) */
+static void seccomp_mode_text(long long mode, char *buf, size_t size)
+{
+	static const char *const modes[] = { "off", "strict", "filter" };
+	if (mode >= 0 && mode < (long long)ARRAY_SIZE(modes))
+		snprintf(buf, size, "%s", modes[mode]);
+	else
+		snprintf(buf, size, "%lld", mode);
+}
+
+void diff_system_facts(struct diff_facts *out, const struct system_facts *old, const struct system_facts *new)
+{
+	if (old->has_seccomp && new->has_seccomp) {
+		char a[32], b[32];
+		seccomp_mode_text(old->seccomp.mode, a, sizeof(a));
+		seccomp_mode_text(new->seccomp.mode, b, sizeof(b));
+		fact_text(out, "system.seccomp.mode", a, b);
+		/* the filters around gpugate, not its own sandbox's */
+		long long fa = old->seccomp.filters - old->seccomp.sandbox_filters;
+		long long fb = new->seccomp.filters - new->seccomp.sandbox_filters;
+		if (fa != fb) {
+			snprintf(a, sizeof(a), "%lld", fa);
+			snprintf(b, sizeof(b), "%lld", fb);
+			fact_add(out, "system.seccomp.filters", a, b, "changed");
+		}
+	}
+	if (old->has_caps && new->has_caps) {
+		uint64_t a = old->caps.cap_eff, b = new->caps.cap_eff;
+		for (unsigned bit = 0; bit < 64; bit++) {
+			uint64_t m = (uint64_t)1 << bit;
+			if ((a & m) == (b & m))
+				continue;
+			const char *name = system_cap_name(bit);
+			char *fact = name ? xasprintf("system.capabilities.%s", name)
+					  : xasprintf("system.capabilities.bit%u", bit);
+			fact_add(out, fact, a & m ? "effective" : "not effective",
+				 b & m ? "effective" : "not effective", b & m ? "gained" : "lost");
+			free(fact);
+		}
+	}
+	if (old->has_container && new->has_container)
+		fact_text(out, "system.container.engine", old->container.engine, new->container.engine);
+	if (old->has_kernel_log && new->has_kernel_log)
+		fact_count(out, "system.kernel_log.gpu_errors", old->kernel_log.gpu_errors, new->kernel_log.gpu_errors,
+			   MORE_IS_WORSE);
+}
+
+void diff_facts_release(struct diff_facts *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->f[i].fact);
+		free(l->f[i].old);
+		free(l->f[i].new);
+	}
+	free(l->f);
+	*l = (struct diff_facts){ 0 };
+}
+
 static struct diff_side side(const struct report_doc *r)
 {
 	return (struct diff_side){ own(r->path),     own(r->verdict),   own(r->profile),    own(r->version),
@@ -456,6 +614,8 @@ void diff_compare(const struct report_doc *old, const struct report_doc *new, do
 	diff_drivers(d, old, new);
 	diff_devices(d, old, new);
 	diff_performance(d, old, new, tol);
+	diff_hf_facts(&d->hf, &old->hf, &new->hf);
+	diff_system_facts(&d->system, &old->system, &new->system);
 	d->regressed = d->regressions.n > 0;
 }
 
@@ -501,6 +661,8 @@ void diff_result_release(struct diff_result *d)
 		free(d->performance[i].device);
 		free(d->performance[i].name);
 	}
+	diff_facts_release(&d->hf);
+	diff_facts_release(&d->system);
 	free(d->checks);
 	free(d->packages);
 	free(d->drivers);
@@ -553,6 +715,17 @@ static json_t *side_json(const struct diff_side *s)
 static json_t *number_or_null(double v)
 {
 	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *facts_json(const struct diff_facts *l)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < l->n; i++) {
+		const struct diff_fact *f = &l->f[i];
+		json_array_append_new(a, json_pack("{s:o, s:o, s:o, s:s}", "fact", json_text(f->fact), "old",
+						   json_text(f->old), "new", json_text(f->new), "change", f->change));
+	}
+	return a;
 }
 
 json_t *diff_result_json(const struct diff_result *d)
@@ -626,6 +799,8 @@ json_t *diff_result_json(const struct diff_result *d)
 						m->new_latency_us, "latency_change_percent",
 						number_or_null(m->latency_change_percent), "regressed", m->regressed));
 	}
+	json_object_set_new(doc, "hf", facts_json(&d->hf));
+	json_object_set_new(doc, "system", facts_json(&d->system));
 	json_object_set_new(doc, "regressed", json_boolean(d->regressed));
 	return doc;
 }
@@ -666,6 +841,21 @@ static void percent_text(char *buf, size_t size, double v)
 		snprintf(buf, size, "%+.1f%%", v);
 	else
 		snprintf(buf, size, "n/a");
+}
+
+static void render_facts(struct strbuf *sb, struct shown *sh, const struct diff_facts *l, bool md, const char *title,
+			 const char *label)
+{
+	if (md)
+		sb_printf(sb, "\n### %s (%zu changed)\n\n%s", title, l->n,
+			  l->n ? "| fact | old | new | |\n|---|---|---|---|\n" : "None.\n");
+	else
+		sb_printf(sb, "\n%s changed: %zu\n", label, l->n);
+	for (size_t i = 0; i < l->n; i++) {
+		const struct diff_fact *f = &l->f[i];
+		sb_printf(sb, md ? "| `%s` | %s | %s | %s |\n" : "  %-28s %s -> %s (%s)\n", show(sh, f->fact),
+			  show(sh, f->old), show(sh, f->new), show(sh, f->change));
+	}
 }
 
 /* Text and Markdown differ in the frame only: md is true for Markdown. */
@@ -744,6 +934,9 @@ static void render(struct strbuf *sb, const struct diff_result *d, bool md)
 		sb_printf(sb, md ? "- %s: `%s` %s\n" : "  %s: %s %s\n", show(&sh, g->change), show(&sh, g->device),
 			  show(&sh, g->name));
 	}
+
+	render_facts(sb, &sh, &d->hf, md, "Hugging Face cache", "hf cache facts");
+	render_facts(sb, &sh, &d->system, md, "System", "system facts");
 
 	sb_printf(sb, md ? "\n### Performance (tolerance %.0f%%)\n\n" : "\nperformance (tolerance %.0f%%):\n",
 		  d->tolerance_percent);

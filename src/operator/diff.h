@@ -55,6 +55,20 @@ struct diff_figure {
 	bool regressed;
 };
 
+/* an hf or system fact that differs, named by a stable key
+ * ("hf.location.hub_cache", "system.capabilities.CAP_SYS_ADMIN"); only
+ * facts both reports have are compared (a check one of them lacks shows
+ * among the checks) */
+struct diff_fact {
+	char *fact, *old, *new; /* the values as text */
+	const char *change;     /* changed; gained, lost (a capability); worse, better (a direction that matters) */
+};
+
+struct diff_facts {
+	struct diff_fact *f;
+	size_t n;
+};
+
 struct diff_result {
 	struct diff_side old, new;
 	double tolerance_percent;
@@ -70,12 +84,18 @@ struct diff_result {
 	size_t n_devices;
 	struct diff_figure *performance;
 	size_t n_performance;
-	bool regressed; /* NEW regressed against OLD */
+	struct diff_facts hf, system; /* shown, never a regression by themselves (their checks judge) */
+	bool regressed;               /* NEW regressed against OLD */
 };
 
 /* Compares: regressed when a check newly fails, a GPU is lost, or a figure
  * is worse than tol percent. */
 void diff_compare(const struct report_doc *old, const struct report_doc *new, double tol, struct diff_result *d);
+/* The hf and the system facts that differ, appended to out (the parts of
+ * diff_compare that read those groups; release out with diff_facts_release). */
+void diff_hf_facts(struct diff_facts *out, const struct hf_cache_facts *old, const struct hf_cache_facts *new);
+void diff_system_facts(struct diff_facts *out, const struct system_facts *old, const struct system_facts *new);
+void diff_facts_release(struct diff_facts *l);
 /* The gpugate-diff/v1 document of d. */
 json_t *diff_result_json(const struct diff_result *d);
 void diff_result_release(struct diff_result *d);

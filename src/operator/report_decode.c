@@ -128,7 +128,17 @@ int report_parse(const char *path, const char *text, size_t len, struct report_d
 	    runtime_devices_decode(details_of(r, "runtime.devices"), &r->runtime, why_facts, sizeof(why_facts)) < 0 ||
 	    runtime_performance_decode(details_of(r, "runtime.performance"), &r->runtime, why_facts,
 				       sizeof(why_facts)) < 0 ||
-	    runtime_smoke_decode(details_of(r, "runtime.smoke"), &r->runtime, why_facts, sizeof(why_facts)) < 0) {
+	    runtime_smoke_decode(details_of(r, "runtime.smoke"), &r->runtime, why_facts, sizeof(why_facts)) < 0 ||
+	    hf_location_decode(details_of(r, "hf.location"), &r->hf, why_facts, sizeof(why_facts)) < 0 ||
+	    hf_mount_decode(details_of(r, "hf.mounted"), &r->hf, why_facts, sizeof(why_facts)) < 0 ||
+	    hf_space_decode(details_of(r, "hf.space"), &r->hf, why_facts, sizeof(why_facts)) < 0 ||
+	    hf_layout_decode(details_of(r, "hf.layout"), &r->hf, why_facts, sizeof(why_facts)) < 0 ||
+	    hf_integrity_decode(details_of(r, "hf.integrity"), &r->hf, why_facts, sizeof(why_facts)) < 0 ||
+	    system_seccomp_decode(details_of(r, "system.seccomp"), &r->system, why_facts, sizeof(why_facts)) < 0 ||
+	    system_caps_decode(details_of(r, "system.capabilities"), &r->system, why_facts, sizeof(why_facts)) < 0 ||
+	    system_container_decode(details_of(r, "system.container"), &r->system, why_facts, sizeof(why_facts)) < 0 ||
+	    system_kernel_log_decode(details_of(r, "system.kernel_log"), &r->system, why_facts, sizeof(why_facts)) <
+		    0) {
 		snprintf(err, errsz, "%s: not a gpugate JSON report (gpugate check --format json): %s", path,
 			 why_facts);
 		report_release(r);

@@ -11,8 +11,10 @@
 #include <jansson.h>
 
 #include "facts/devices.h"
+#include "facts/hf.h"
 #include "facts/packages.h"
 #include "facts/runtime.h"
+#include "facts/system.h"
 
 struct report_check {
 	const char *id, *status, *summary; /* summary: "" when absent */
@@ -31,6 +33,8 @@ struct report_doc {
 	struct packages_facts packages;
 	struct devices_facts devices;
 	struct runtime_facts runtime;
+	struct hf_cache_facts hf; /* strings point into doc */
+	struct system_facts system;
 };
 
 /* Reads and decodes the report at path (at most max bytes). 0, or -1 with

@@ -22,7 +22,7 @@ static void round_trip(void **state)
 	system_caps_encode(caps, &(struct system_caps_fact){ eff });
 	assert_string_equal(json_string_value(json_object_get(caps, "CapEff")), "80000000a80425fb");
 	system_container_encode(cont, &(struct system_container_fact){ true, "docker" });
-	system_kernel_log_encode(klog, &(struct system_kernel_log_fact){ 1234, true });
+	system_kernel_log_encode(klog, &(struct system_kernel_log_fact){ 1234, true, 7 });
 
 	struct system_facts f = { 0 };
 	char err[256];
@@ -38,6 +38,7 @@ static void round_trip(void **state)
 	assert_true(f.container.container);
 	assert_string_equal(f.container.engine, "docker");
 	assert_true(f.kernel_log.lines_read == 1234);
+	assert_true(f.kernel_log.gpu_errors == 7);
 	assert_true(f.kernel_log.stopped_early);
 
 	/* not in a container: no engine key, read as NULL */
