@@ -197,23 +197,22 @@ struct name_slot {
 	unsigned single, multi;
 };
 
-/* The known names grouped by length, each as two 8-byte words with its
- * letters lowered and a mask with bit 5 set where a letter stands: a name
- * from the file (masked to its length) is that field when its words OR'd
- * with the mask equal the lowered ones. A letter then matches in either
- * case (b | 0x20 is the lowered letter only for that letter's two cases)
- * and '-' or '_' byte for byte: strcasecmp's rule, which pkg_parse_field
- * uses. A length has at most eight known names, tried in fieldinfos[]
- * order; nothing is hashed. Each parser builds its own (no shared state
- * between threads). */
+/* The known names, each as two 8-byte words with its letters lowered and
+ * a mask with bit 5 set where a letter stands: a name from the file (masked
+ * to its length) is that field when its words OR'd with the mask equal the
+ * lowered ones. A letter then matches in either case (b | 0x20 is the
+ * lowered letter only for that letter's two cases) and '-' or '_' byte for
+ * byte: strcasecmp's rule, which pkg_parse_field uses. The candidates are
+ * picked by length and first letter (at most two known names share both),
+ * so nothing is hashed and most names take one compare. Each parser builds
+ * its own (no shared state between threads). */
 struct known_key {
 	uint64_t lowered[2], letters[2];
-	int id;
 };
 
 struct known_keys {
 	struct known_key key[F_COUNT];
-	unsigned char from[18]; /* the keys of length n: key[from[n]..from[n + 1]) */
+	signed char by_start[17][32][2]; /* [length][first byte | 0x20, low 5 bits]: ids, -1 for none */
 	uint64_t len_mask[17][2];
 };
 
@@ -221,7 +220,8 @@ struct known_keys {
 struct parser {
 	const char *path;
 	const char *const *wanted;
-	size_t *wanted_len; /* strlen of each wanted name, measured once */
+	size_t *wanted_len;   /* strlen of each wanted name, measured once */
+	uint64_t wanted_lens; /* bit n: a wanted name is n bytes long (n < 64); bit 63 also for longer ones */
 	struct dpkg_status *out;
 	size_t line; /* lines before the region */
 	char *err;
@@ -404,6 +404,9 @@ static enum relfield relfield_of(enum field_id id)
  * pkg_hash_find_set() looks names up); wanted is not NULL. */
 static bool name_wanted(const struct parser *ps, const char *name, size_t n)
 {
+	/* most names have a length no wanted one has: one test */
+	if (!(ps->wanted_lens >> (n < 63 ? n : 63) & 1))
+		return false;
 	for (size_t i = 0; ps->wanted[i]; i++)
 		if (ps->wanted_len[i] == n && lower(ps->wanted[i][0]) == lower(name[0]) &&
 		    strncasecmp(ps->wanted[i], name, n) == 0)
@@ -529,29 +532,26 @@ static int check_field(struct parser *ps, enum field_id id)
 
 static void known_keys_build(struct known_keys *k)
 {
-	size_t n = 0;
+	memset(k->by_start, -1, sizeof(k->by_start));
 	for (size_t len = 0; len <= 16; len++) {
-		k->from[len] = (unsigned char)n;
 		unsigned char ones[16] = { 0 };
 		memset(ones, 0xff, len);
 		memcpy(k->len_mask[len], ones, 16);
-		for (int id = 0; id < F_COUNT; id++) {
-			if (field_names[id].len != len)
-				continue;
-			unsigned char low[16] = { 0 }, letters[16] = { 0 };
-			for (size_t i = 0; i < len; i++) {
-				char c = field_names[id].name[i];
-				bool letter = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
-				low[i] = (unsigned char)lower(c);
-				letters[i] = letter ? 0x20 : 0;
-			}
-			struct known_key *key = &k->key[n++];
-			memcpy(key->lowered, low, 16);
-			memcpy(key->letters, letters, 16);
-			key->id = id;
-		}
 	}
-	k->from[17] = (unsigned char)n;
+	for (int id = 0; id < F_COUNT; id++) {
+		size_t len = field_names[id].len;
+		unsigned char low[16] = { 0 }, letters[16] = { 0 };
+		for (size_t i = 0; i < len; i++) {
+			char c = field_names[id].name[i];
+			bool letter = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+			low[i] = (unsigned char)lower(c);
+			letters[i] = letter ? 0x20 : 0;
+		}
+		memcpy(k->key[id].lowered, low, 16);
+		memcpy(k->key[id].letters, letters, 16);
+		signed char *slot = k->by_start[len][(field_names[id].name[0] | 0x20) & 31];
+		slot[slot[0] >= 0] = (signed char)id; /* two at most share a length and first letter */
+	}
 }
 
 /* A field name's index in fieldinfos[] (any letter case, as pkg_parse_field
@@ -567,10 +567,11 @@ static int known_field(const struct known_keys *k, const char *name, size_t len,
 		memcpy(w, name, len);
 	w[0] &= k->len_mask[len][0];
 	w[1] &= k->len_mask[len][1];
-	for (size_t i = k->from[len]; i < k->from[len + 1]; i++) {
-		const struct known_key *key = &k->key[i];
+	const signed char *ids = k->by_start[len][(name[0] | 0x20) & 31];
+	for (int i = 0; i < 2 && ids[i] >= 0; i++) {
+		const struct known_key *key = &k->key[ids[i]];
 		if ((w[0] | key->letters[0]) == key->lowered[0] && (w[1] | key->letters[1]) == key->lowered[1])
-			return key->id;
+			return ids[i];
 	}
 	return -1;
 }
@@ -995,8 +996,10 @@ static void parser_init(struct parser *ps, const char *path, const char *const *
 	while (wanted && wanted[n])
 		n++;
 	ps->wanted_len = xmalloc((n + 1) * sizeof(*ps->wanted_len));
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		ps->wanted_len[i] = strlen(wanted[i]);
+		ps->wanted_lens |= (uint64_t)1 << (ps->wanted_len[i] < 63 ? ps->wanted_len[i] : 63);
+	}
 }
 
 static void parser_free(struct parser *ps)
