@@ -48,10 +48,17 @@ static const char *skip_space(const char *p)
  * (pkg_name_is_illegal(), lib/dpkg/parsehelp.c: "-+._", '_' deprecated but
  * accepted; capitals are looked up lowercased: pkg_hash_find_set); C_ARCH an
  * architecture name's (dpkg_arch_name_is_illegal(), lib/dpkg/arch.c: '-'). */
-enum { C_SPACE = 1, C_ALNUM = 2, C_NAME = 4, C_ARCH = 8, C_PAREN = 16 /* '(' and ')': end a version */ };
+enum {
+	C_SPACE = 1,
+	C_ALNUM = 2,
+	C_NAME = 4,
+	C_ARCH = 8,
+	C_PAREN = 16, /* '(' and ')': end a version */
+	C_VMARK = 32  /* ':' and '-': noted in a version for debversion_refused_marked */
+};
 /* clang-format off */
 static const unsigned char char_class[256] = {
-	['\t'] = 1, ['\n'] = 1, ['\v'] = 1, ['\f'] = 1, ['\r'] = 1, [' '] = 1, ['('] = 16, [')'] = 16, ['+'] = 4, ['-'] = 12,
+	['\t'] = 1, ['\n'] = 1, ['\v'] = 1, ['\f'] = 1, ['\r'] = 1, [' '] = 1, ['('] = 16, [')'] = 16, ['+'] = 4, ['-'] = 44, [':'] = 32,
 	['.'] = 4, ['0'] = 14, ['1'] = 14, ['2'] = 14, ['3'] = 14, ['4'] = 14, ['5'] = 14, ['6'] = 14,
 	['7'] = 14, ['8'] = 14, ['9'] = 14, ['A'] = 14, ['B'] = 14, ['C'] = 14, ['D'] = 14, ['E'] = 14,
 	['F'] = 14, ['G'] = 14, ['H'] = 14, ['I'] = 14, ['J'] = 14, ['K'] = 14, ['L'] = 14, ['M'] = 14,
@@ -322,8 +329,20 @@ int relfield_walk(const char *field, const char *value, size_t len, enum relfiel
 				while (deb_space(AT(p)))
 					p++;
 				it.version = p;
-				while (p < end && !(char_class[(unsigned char)*p] & (C_SPACE | C_PAREN)))
-					p++;
+				/* its first ':' and last '-' noted on the way: the
+				 * version check does not read it again */
+				const char *colon = NULL, *last_dash = NULL;
+				for (; p < end; p++) {
+					unsigned char k = char_class[(unsigned char)*p];
+					if (!(k & (C_SPACE | C_PAREN | C_VMARK)))
+						continue;
+					if (k & (C_SPACE | C_PAREN))
+						break;
+					if (*p == '-')
+						last_dash = p;
+					else if (!colon)
+						colon = p;
+				}
 				it.version_len = (size_t)(p - it.version);
 				while (deb_space(AT(p)))
 					p++;
@@ -337,7 +356,8 @@ int relfield_walk(const char *field, const char *value, size_t len, enum relfiel
 							   "instead of ')'",
 							   it.name, it.name_len);
 				/* parse_db_version() in the status file's lax mode: only errors count */
-				const char *why = debversion_refused(it.version, it.version_len);
+				const char *why =
+					debversion_refused_marked(it.version, it.version_len, colon, last_dash);
 				if (why) {
 					char what[200];
 					snprintf(what, sizeof(what), "reference to '%%.*s': version: %s", why);
