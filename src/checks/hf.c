@@ -168,7 +168,8 @@ struct hf_state {
 	 * cache, or its nearest parent when the cache does not exist yet; NULL
 	 * when the path cannot be reached, and reach_why says why */
 	char *reach;
-	bool cache_missing; /* ENOENT below reach: not created yet */
+	char *reach_under_root; /* reach resolved under --root, once */
+	bool cache_missing;     /* ENOENT below reach: not created yet */
 	char reach_why[PATH_MAX + 200];
 	/* healthcheck, and no sign the container uses Hugging Face: no hf.models,
 	 * no cache folder, no volume (the cache would be on the root filesystem):
@@ -225,12 +226,16 @@ bool hf_judge_space(uint64_t avail, uint64_t need)
  * stops the path, with why (the path and the errno text): a part is a file
  * (ENOTDIR), a folder this uid cannot search (EACCES), ELOOP, EIO, or a link
  * to nowhere (makedirs fails on it too): never "not created yet". path and
- * result are container paths, read under --root. Caller frees. */
-static char *existing_folder(const struct context *ctx, const char *path, char *why, size_t why_size)
+ * result are container paths, read under --root; path_under_root is path
+ * already resolved there (not resolved again), *under_root_out the
+ * result's. Caller frees both. */
+static char *existing_folder(const struct context *ctx, const char *path, const char *path_under_root,
+			     char **under_root_out, char *why, size_t why_size)
 {
 	char *p = xstrdup(path);
-	for (;;) {
-		char *under_root = ctx_path(ctx, p);
+	*under_root_out = NULL;
+	for (bool first = true;; first = false) {
+		char *under_root = first ? xstrdup(path_under_root) : ctx_path(ctx, p);
 		struct stat st;
 		int e = stat(under_root, &st) == 0 ? (S_ISDIR(st.st_mode) ? 0 : ENOTDIR) : errno;
 		bool dangling = e == ENOENT && lstat(under_root, &st) == 0;
@@ -243,9 +248,11 @@ static char *existing_folder(const struct context *ctx, const char *path, char *
 				 e == ENOTDIR  ? " (it, or a folder above it, is a file)"
 				 : e == EACCES ? " (a folder above it is closed to this user)"
 					       : "");
-		free(under_root);
-		if (!e)
+		if (!e) {
+			*under_root_out = under_root;
 			return p;
+		}
+		free(under_root);
 		char *slash = strrchr(p, '/');
 		if (dangling || e != ENOENT) {
 			free(p);
@@ -280,7 +287,8 @@ static void *hf_prepare(const struct context *ctx)
 	s->healthcheck = ctx_is_healthcheck(ctx);
 	if (s->usable) {
 		s->cache = ctx_path(ctx, s->loc.hub_cache);
-		s->reach = existing_folder(ctx, s->loc.hub_cache, s->reach_why, sizeof(s->reach_why));
+		s->reach = existing_folder(ctx, s->loc.hub_cache, s->cache, &s->reach_under_root, s->reach_why,
+					   sizeof(s->reach_why));
 		s->cache_missing = s->reach && strcmp(s->reach, s->loc.hub_cache) != 0;
 		char real[PATH_MAX];
 		/* on the real root, links such as ~/.cache -> /data count */
@@ -312,6 +320,7 @@ static void hf_release(void *state)
 	hf_location_free(&s->loc);
 	free(s->cache);
 	free(s->reach);
+	free(s->reach_under_root);
 	free(s->mount_path);
 	mountinfo_free(&s->mi);
 	if (s->scanned)
@@ -533,8 +542,8 @@ static bool deep_path(const char *path)
  * existing parent when the cache does not exist yet. A recursive chown only
  * ever names the cache itself (never /, never a folder above it); where the
  * cache is a bind mount the host folder comes from the mount table. */
-static void remedy_not_writable(struct result *r, const struct context *ctx, const struct hf_state *s,
-				const struct mount_entry *m, const char *dir)
+static void remedy_not_writable(struct result *r, const struct hf_state *s, const struct mount_entry *m,
+				const char *dir)
 {
 	unsigned uid = (unsigned)geteuid(), gid = (unsigned)getegid();
 	const char *cache = s->loc.hub_cache;
@@ -548,9 +557,7 @@ static void remedy_not_writable(struct result *r, const struct context *ctx, con
 			target, uid, gid, target, where, s->loc.hf_home);
 	} else {
 		struct stat st;
-		char *under_root = ctx_path(ctx, cache);
-		unsigned owner = stat(under_root, &st) == 0 ? (unsigned)st.st_uid : uid;
-		free(under_root);
+		unsigned owner = stat(s->cache, &st) == 0 ? (unsigned)st.st_uid : uid; /* the cache under --root */
 		result_remedy(
 			r,
 			"chown %s%u:%u %s   (%s; or run the container as the folder's owner: docker run --user %u ...)",
@@ -593,21 +600,18 @@ static void run_writable(const struct context *ctx, void *state, struct result *
 			m->mount_point);
 		return;
 	}
-	char *dir = xstrdup(s->reach);
-	char *dir_under_root = ctx_path(ctx, dir);
+	const char *dir = s->reach, *dir_under_root = s->reach_under_root;
 	bool missing = s->cache_missing;
 	if (ctx_is_healthcheck(ctx)) { /* never writes: the permission bits only */
 		if (access(dir_under_root, W_OK | X_OK) < 0) {
 			/* a GPU-only container (no volume, no models): nothing will write there */
 			result_set(r, hf_judge_not_writable(s->unused), "%s is not writable by uid %u: %s", dir,
 				   (unsigned)geteuid(), strerror(errno));
-			remedy_not_writable(r, ctx, s, m, dir);
+			remedy_not_writable(r, s, m, dir);
 		} else {
 			result_set(r, STATUS_PASS, "%s is writable (mount options %s)", dir,
 				   m ? m->mount_options : "unknown");
 		}
-		free(dir_under_root);
-		free(dir);
 		return;
 	}
 	char *tmp = xasprintf("%s/.gpugate-write-test.XXXXXX", dir_under_root);
@@ -624,7 +628,7 @@ static void run_writable(const struct context *ctx, void *state, struct result *
 				r,
 				"mount the cache read-write, or set 'read_only: true' in the hf spec and export HF_HUB_OFFLINE=1");
 		else
-			remedy_not_writable(r, ctx, s, m, dir);
+			remedy_not_writable(r, s, m, dir);
 	} else {
 		bool ok = write(fd, "x", 1) == 1;
 		int werr = errno;
@@ -645,8 +649,6 @@ static void run_writable(const struct context *ctx, void *state, struct result *
 		}
 	}
 	free(tmp);
-	free(dir_under_root);
-	free(dir);
 }
 
 static void run_space(const struct context *ctx, void *state, struct result *r)
@@ -660,14 +662,10 @@ static void run_space(const struct context *ctx, void *state, struct result *r)
 	}
 	if (!need_reach(r, s))
 		return;
-	char *dir = xstrdup(s->reach);
-	char *dir_under_root = ctx_path(ctx, dir);
+	const char *dir = s->reach;
 	struct statvfs vfs;
-	int rc = statvfs(dir_under_root, &vfs);
-	free(dir_under_root);
-	if (rc < 0) {
+	if (statvfs(s->reach_under_root, &vfs) < 0) {
 		result_set(r, STATUS_FAIL, "cannot read the free space of %s: %s", dir, strerror(errno));
-		free(dir);
 		return;
 	}
 	uint64_t avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
@@ -687,7 +685,6 @@ static void run_space(const struct context *ctx, void *state, struct result *r)
 		result_set(r, STATUS_PASS, "%s free on the cache's filesystem%s%s", a, need ? ", at least " : "",
 			   need ? n : "");
 	}
-	free(dir);
 }
 
 static bool can_write(const struct stat *st)

@@ -1491,7 +1491,7 @@ static void walk_all(struct hf_cache *cache, int cache_fd)
 						      .repo = &cache->repos[r],
 						      .rev = &cache->repos[r].revisions[v] };
 	/* CPUs beyond one per revision read the links of a large one */
-	unsigned cpus = usable_cpus();
+	unsigned cpus = p.count ? usable_cpus() : 1; /* the quota files are read only for work to share */
 	for (k = 0; k < p.count; k++)
 		p.units[k].threads = p.count < cpus ? cpus / p.count : 1;
 	parallel_for(p.count, 1, 64, walk_units, &p);
@@ -1581,9 +1581,10 @@ int hf_cache_scan_hooked(const char *path, const char *alias, bool listings, str
 		add_alias(cache, &n_alias, abs);
 		free(abs);
 	}
-	if (realpath(path, real))
+	bool resolved = realpath(path, real) != NULL; /* once: a readlink per part of the path */
+	if (resolved)
 		add_alias(cache, &n_alias, real);
-	cache->real = xstrdup(realpath(path, real) ? real : path);
+	cache->real = xstrdup(resolved ? real : path);
 	add_alias(cache, &n_alias, alias);
 	/* read at the path huggingface_hub uses (no --root): a link out of the
 	 * cache is the user's own, followed as upstream follows it */

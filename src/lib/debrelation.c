@@ -8,6 +8,10 @@
 #include "debversion.h"
 #include "util.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 const char *rel_op_text(enum rel_op op)
 {
 	static const char *const text[] = { "", "<<", "<=", "=", ">=", ">>" };
@@ -48,10 +52,17 @@ static const char *skip_space(const char *p)
  * (pkg_name_is_illegal(), lib/dpkg/parsehelp.c: "-+._", '_' deprecated but
  * accepted; capitals are looked up lowercased: pkg_hash_find_set); C_ARCH an
  * architecture name's (dpkg_arch_name_is_illegal(), lib/dpkg/arch.c: '-'). */
-enum { C_SPACE = 1, C_ALNUM = 2, C_NAME = 4, C_ARCH = 8, C_PAREN = 16 /* '(' and ')': end a version */ };
+enum {
+	C_SPACE = 1,
+	C_ALNUM = 2,
+	C_NAME = 4,
+	C_ARCH = 8,
+	C_PAREN = 16, /* '(' and ')': end a version */
+	C_VMARK = 32  /* ':' and '-': noted in a version for debversion_refused_marked */
+};
 /* clang-format off */
 static const unsigned char char_class[256] = {
-	['\t'] = 1, ['\n'] = 1, ['\v'] = 1, ['\f'] = 1, ['\r'] = 1, [' '] = 1, ['('] = 16, [')'] = 16, ['+'] = 4, ['-'] = 12,
+	['\t'] = 1, ['\n'] = 1, ['\v'] = 1, ['\f'] = 1, ['\r'] = 1, [' '] = 1, ['('] = 16, [')'] = 16, ['+'] = 4, ['-'] = 44, [':'] = 32,
 	['.'] = 4, ['0'] = 14, ['1'] = 14, ['2'] = 14, ['3'] = 14, ['4'] = 14, ['5'] = 14, ['6'] = 14,
 	['7'] = 14, ['8'] = 14, ['9'] = 14, ['A'] = 14, ['B'] = 14, ['C'] = 14, ['D'] = 14, ['E'] = 14,
 	['F'] = 14, ['G'] = 14, ['H'] = 14, ['I'] = 14, ['J'] = 14, ['K'] = 14, ['L'] = 14, ['M'] = 14,
@@ -76,6 +87,34 @@ static bool deb_alnum(char c)
 static bool valid_name_char(char c)
 {
 	return char_class[(unsigned char)c] & C_NAME;
+}
+
+/* The end of the run of package name characters (C_NAME) at p: 16 bytes at
+ * a time while 16 remain (SSE2: letters by folding bit 5 into 'a'..'z',
+ * digits, "+-._"; bytes >= 0x80 compare negative and match none), then
+ * one at a time. */
+static const char *name_run_end(const char *p, const char *end)
+{
+#if defined(__SSE2__)
+	const __m128i fold = _mm_set1_epi8(0x20), a = _mm_set1_epi8('a' - 1), z = _mm_set1_epi8('z' + 1);
+	const __m128i d0 = _mm_set1_epi8('0' - 1), d9 = _mm_set1_epi8('9' + 1), plus = _mm_set1_epi8('+');
+	const __m128i dash = _mm_set1_epi8('-'), dot = _mm_set1_epi8('.'), under = _mm_set1_epi8('_');
+	while (end - p >= 16) {
+		__m128i b = _mm_loadu_si128((const __m128i *)(const void *)p);
+		__m128i l = _mm_or_si128(b, fold);
+		__m128i ok = _mm_and_si128(_mm_cmpgt_epi8(l, a), _mm_cmplt_epi8(l, z));
+		ok = _mm_or_si128(ok, _mm_and_si128(_mm_cmpgt_epi8(b, d0), _mm_cmplt_epi8(b, d9)));
+		ok = _mm_or_si128(ok, _mm_or_si128(_mm_cmpeq_epi8(b, plus), _mm_cmpeq_epi8(b, dash)));
+		ok = _mm_or_si128(ok, _mm_or_si128(_mm_cmpeq_epi8(b, dot), _mm_cmpeq_epi8(b, under)));
+		unsigned stop = ~(unsigned)_mm_movemask_epi8(ok) & 0xffffu;
+		if (stop)
+			return p + __builtin_ctz(stop);
+		p += 16;
+	}
+#endif
+	while (p < end && valid_name_char(*p))
+		p++;
+	return p;
 }
 
 const char *deb_name_illegal(const char *name, size_t len)
@@ -256,12 +295,7 @@ int relfield_walk(const char *field, const char *value, size_t len, enum relfiel
 			it.name = p;
 			/* the name's characters checked as they are passed (pkg_name_is_illegal) */
 			bool legal = p < end && deb_alnum(*p);
-			/* four at a time while four remain: fewer bound checks */
-			while (end - p >= 4 && valid_name_char(p[0]) && valid_name_char(p[1]) &&
-			       valid_name_char(p[2]) && valid_name_char(p[3]))
-				p += 4;
-			while (p < end && valid_name_char(*p))
-				p++;
+			p = name_run_end(p, end);
 			while (p < end && !deb_space(*p) && *p != ':' && *p != '(' && *p != ',' && *p != '|') {
 				legal = false;
 				p++;
@@ -322,8 +356,20 @@ int relfield_walk(const char *field, const char *value, size_t len, enum relfiel
 				while (deb_space(AT(p)))
 					p++;
 				it.version = p;
-				while (p < end && !(char_class[(unsigned char)*p] & (C_SPACE | C_PAREN)))
-					p++;
+				/* its first ':' and last '-' noted on the way: the
+				 * version check does not read it again */
+				const char *colon = NULL, *last_dash = NULL;
+				for (; p < end; p++) {
+					unsigned char k = char_class[(unsigned char)*p];
+					if (!(k & (C_SPACE | C_PAREN | C_VMARK)))
+						continue;
+					if (k & (C_SPACE | C_PAREN))
+						break;
+					if (*p == '-')
+						last_dash = p;
+					else if (!colon)
+						colon = p;
+				}
 				it.version_len = (size_t)(p - it.version);
 				while (deb_space(AT(p)))
 					p++;
@@ -337,7 +383,8 @@ int relfield_walk(const char *field, const char *value, size_t len, enum relfiel
 							   "instead of ')'",
 							   it.name, it.name_len);
 				/* parse_db_version() in the status file's lax mode: only errors count */
-				const char *why = debversion_refused(it.version, it.version_len);
+				const char *why =
+					debversion_refused_marked(it.version, it.version_len, colon, last_dash);
 				if (why) {
 					char what[200];
 					snprintf(what, sizeof(what), "reference to '%%.*s': version: %s", why);

@@ -130,36 +130,11 @@ int debversion_compare(const char *a, const char *b)
 	return compare_part(pa.rev, pa.rev_end, pb.rev, pb.rev_end);
 }
 
-/* The part of parseversion() (lib/dpkg/parsehelp.c) that refuses a version
- * even in dpkg's own database, on v[0..n); fills the upstream version's
- * bounds and the revision's dash for the warnings that follow. */
-static const char *refused(const char *v, size_t n, const char **up, const char **up_end, const char **dash_out,
-			   const char **end_out)
+/* The checks of refused() below on a word v[0..end) already scanned: its
+ * first ':' and last '-' (NULL when none). */
+static const char *marked_refused(const char *v, const char *end, const char *colon, const char *last_dash,
+				  const char **up, const char **up_end, const char **dash_out)
 {
-	const char *lim = v + n;
-	while (v < lim && blank((unsigned char)*v))
-		v++;
-	if (v == lim)
-		return "version string is empty";
-	/* one pass: the end of the first word, its first ':' and last '-'
-	 * (one table lookup per byte: most bytes are none of these) */
-	enum { V_BLANK = 1, V_COLON, V_DASH };
-	static const unsigned char special[256] = { [' '] = V_BLANK, ['\t'] = V_BLANK, [':'] = V_COLON, ['-'] = V_DASH };
-	const char *end = v, *colon = NULL, *last_dash = NULL;
-	for (; end < lim; end++) {
-		unsigned char k = special[(unsigned char)*end];
-		if (!k)
-			continue;
-		if (k == V_BLANK)
-			break;
-		if (k == V_DASH)
-			last_dash = end;
-		else if (!colon)
-			colon = end;
-	}
-	for (const char *p = end; p < lim; p++)
-		if (!blank((unsigned char)*p))
-			return "version string has embedded spaces";
 	if (colon) {
 		/* strtol's own reading of the epoch (sign, digits), which stops at the colon */
 		const char *p = v;
@@ -193,14 +168,55 @@ static const char *refused(const char *v, size_t n, const char **up, const char 
 	*up = v;
 	*up_end = upper_end;
 	*dash_out = dash;
-	*end_out = end;
 	return NULL;
+}
+
+/* The part of parseversion() (lib/dpkg/parsehelp.c) that refuses a version
+ * even in dpkg's own database, on v[0..n); fills the upstream version's
+ * bounds and the revision's dash for the warnings that follow. */
+static const char *refused(const char *v, size_t n, const char **up, const char **up_end, const char **dash_out,
+			   const char **end_out)
+{
+	const char *lim = v + n;
+	while (v < lim && blank((unsigned char)*v))
+		v++;
+	if (v == lim)
+		return "version string is empty";
+	/* one pass: the end of the first word, its first ':' and last '-'
+	 * (one table lookup per byte: most bytes are none of these) */
+	enum { V_BLANK = 1, V_COLON, V_DASH };
+	static const unsigned char special[256] = { [' '] = V_BLANK, ['\t'] = V_BLANK, [':'] = V_COLON, ['-'] = V_DASH };
+	const char *end = v, *colon = NULL, *last_dash = NULL;
+	for (; end < lim; end++) {
+		unsigned char k = special[(unsigned char)*end];
+		if (!k)
+			continue;
+		if (k == V_BLANK)
+			break;
+		if (k == V_DASH)
+			last_dash = end;
+		else if (!colon)
+			colon = end;
+	}
+	for (const char *p = end; p < lim; p++)
+		if (!blank((unsigned char)*p))
+			return "version string has embedded spaces";
+	*end_out = end;
+	return marked_refused(v, end, colon, last_dash, up, up_end, dash_out);
 }
 
 const char *debversion_refused(const char *v, size_t n)
 {
 	const char *up, *up_end, *dash, *end;
 	return refused(v, n, &up, &up_end, &dash, &end);
+}
+
+const char *debversion_refused_marked(const char *v, size_t n, const char *colon, const char *last_dash)
+{
+	const char *up, *up_end, *dash;
+	if (!n)
+		return "version string is empty";
+	return marked_refused(v, v + n, colon, last_dash, &up, &up_end, &dash);
 }
 
 const char *debversion_check(const char *v, enum debversion_level *level)

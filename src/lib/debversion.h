@@ -21,6 +21,10 @@ const char *debversion_check(const char *v, enum debversion_level *level);
 /* dpkg's errors alone (what it refuses even in its own database, read
  * laxly) for v[0..n): NULL when dpkg reads it, else its words. */
 const char *debversion_refused(const char *v, size_t n);
+/* The same for a version with no blank in it (a relation's, which ends at
+ * white space), whose first ':' and last '-' the caller found while
+ * passing it (NULL when none): the bytes are not read again. */
+const char *debversion_refused_marked(const char *v, size_t n, const char *colon, const char *last_dash);
 /* NULL when v is a clean version (no error, no warning), else what is wrong. */
 const char *debversion_invalid(const char *v);
 

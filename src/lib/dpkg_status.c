@@ -197,13 +197,31 @@ struct name_slot {
 	unsigned single, multi;
 };
 
-#define FIELD_SLOTS 128
+/* The known names, each as two 8-byte words with its letters lowered and
+ * a mask with bit 5 set where a letter stands: a name from the file (masked
+ * to its length) is that field when its words OR'd with the mask equal the
+ * lowered ones. A letter then matches in either case (b | 0x20 is the
+ * lowered letter only for that letter's two cases) and '-' or '_' byte for
+ * byte: strcasecmp's rule, which pkg_parse_field uses. The candidates are
+ * picked by length and first letter (at most two known names share both),
+ * so nothing is hashed and most names take one compare. Each parser builds
+ * its own (no shared state between threads). */
+struct known_key {
+	uint64_t lowered[2], letters[2];
+};
+
+struct known_keys {
+	struct known_key key[F_COUNT];
+	signed char by_start[17][32][2]; /* [length][first byte | 0x20, low 5 bits]: ids, -1 for none */
+	uint64_t len_mask[17][2];
+};
 
 /* What a parse carries from one region of the file to the next. */
 struct parser {
 	const char *path;
 	const char *const *wanted;
-	size_t *wanted_len; /* strlen of each wanted name, measured once */
+	size_t *wanted_len;   /* strlen of each wanted name, measured once */
+	uint64_t wanted_lens; /* bit n: a wanted name is n bytes long (n < 64); bit 63 also for longer ones */
 	struct dpkg_status *out;
 	size_t line; /* lines before the region */
 	char *err;
@@ -212,8 +230,8 @@ struct parser {
 	struct name_slot *slots;
 	size_t slots_cap, slots_used;
 	struct strbuf names;
-	const char *region_end;              /* the end of the bytes parse_region may read */
-	signed char field_slot[FIELD_SLOTS]; /* the known fields by field_hash (-1: empty) */
+	const char *region_end; /* the end of the bytes parse_region may read */
+	struct known_keys known;
 };
 
 static int perr(struct parser *ps, size_t line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -386,6 +404,9 @@ static enum relfield relfield_of(enum field_id id)
  * pkg_hash_find_set() looks names up); wanted is not NULL. */
 static bool name_wanted(const struct parser *ps, const char *name, size_t n)
 {
+	/* most names have a length no wanted one has: one test */
+	if (!(ps->wanted_lens >> (n < 63 ? n : 63) & 1))
+		return false;
 	for (size_t i = 0; ps->wanted[i]; i++)
 		if (ps->wanted_len[i] == n && lower(ps->wanted[i][0]) == lower(name[0]) &&
 		    strncasecmp(ps->wanted[i], name, n) == 0)
@@ -509,82 +530,50 @@ static int check_field(struct parser *ps, enum field_id id)
 	}
 }
 
-/* Whether name[0..len) (len <= 16, end the buffer's end) is the padded
- * known name, byte for byte: two 8-byte compares when 16 bytes can be read. */
-static bool same_bytes(const char *known, const char *name, size_t len, const char *end)
+static void known_keys_build(struct known_keys *k)
 {
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	if (end - name >= 16) {
-		uint64_t a0, a1, b0, b1;
-		memcpy(&a0, name, 8);
-		memcpy(&a1, name + 8, 8);
-		memcpy(&b0, known, 8);
-		memcpy(&b1, known + 8, 8);
-		uint64_t m0 = len >= 8 ? ~(uint64_t)0 : ((uint64_t)1 << (len * 8)) - 1;
-		uint64_t m1 = len >= 16 ? ~(uint64_t)0 : len <= 8 ? 0 : ((uint64_t)1 << ((len - 8) * 8)) - 1;
-		return ((a0 ^ b0) & m0) == 0 && ((a1 ^ b1) & m1) == 0;
+	memset(k->by_start, -1, sizeof(k->by_start));
+	for (size_t len = 0; len <= 16; len++) {
+		unsigned char ones[16] = { 0 };
+		memset(ones, 0xff, len);
+		memcpy(k->len_mask[len], ones, 16);
 	}
-#endif
-	(void)end;
-	return memcmp(known, name, len) == 0;
-}
-
-/* The known fields in an open-addressing table keyed on the name's first
- * 8 bytes (letter case folded by setting bit 5: the same for 'P' and 'p'),
- * its length and its last byte: one probe finds nearly every name; a
- * collision only costs another probe. Each parser builds its own (a few
- * hundred instructions; no shared state between threads). */
-
-static inline __attribute__((always_inline)) size_t field_hash(const char *name, size_t len, const char *end)
-{
-	size_t n = len < 8 ? len : 8;
-	uint64_t w = 0;
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	if (end - name >= 8) {
-		memcpy(&w, name, 8);
-		if (n < 8)
-			w &= ((uint64_t)1 << (n * 8)) - 1;
-	} else {
-		memcpy(&w, name, n);
-	}
-	w |= 0x2020202020202020u & (n < 8 ? ((uint64_t)1 << (n * 8)) - 1 : ~(uint64_t)0);
-#else
-	(void)end;
-	for (size_t i = 0; i < n; i++)
-		w |= (uint64_t)((unsigned char)name[i] | 0x20) << (8 * i);
-#endif
-	uint64_t last = (unsigned char)name[len - 1] | 0x20;
-	uint64_t h = (w ^ (len << 8) ^ (last << 16)) * 0x9E3779B97F4A7C15u;
-	return (size_t)(h >> 57) & (FIELD_SLOTS - 1);
-}
-
-static void field_slots_build(signed char *field_slot)
-{
-	memset(field_slot, -1, FIELD_SLOTS);
 	for (int id = 0; id < F_COUNT; id++) {
-		size_t k = field_hash(field_names[id].name, field_names[id].len, field_names[id].name + 16);
-		while (field_slot[k] >= 0)
-			k = (k + 1) & (FIELD_SLOTS - 1);
-		field_slot[k] = (signed char)id;
+		size_t len = field_names[id].len;
+		unsigned char low[16] = { 0 }, letters[16] = { 0 };
+		for (size_t i = 0; i < len; i++) {
+			char c = field_names[id].name[i];
+			bool letter = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+			low[i] = (unsigned char)lower(c);
+			letters[i] = letter ? 0x20 : 0;
+		}
+		memcpy(k->key[id].lowered, low, 16);
+		memcpy(k->key[id].letters, letters, 16);
+		signed char *slot = k->by_start[len][(field_names[id].name[0] | 0x20) & 31];
+		slot[slot[0] >= 0] = (signed char)id; /* two at most share a length and first letter */
 	}
 }
 
 /* A field name's index in fieldinfos[] (any letter case, as pkg_parse_field
- * compares), or -1. */
-static int known_field(const struct parser *ps, const char *name, size_t len)
+ * compares), or -1; end is the end of the bytes that may be read. */
+static int known_field(const struct known_keys *k, const char *name, size_t len, const char *end)
 {
-	const char *end = ps->region_end;
-	const signed char *field_slot = ps->field_slot;
 	if (len > 16)
 		return -1;
-	for (size_t k = field_hash(name, len, end);; k = (k + 1) & (FIELD_SLOTS - 1)) {
-		int id = field_slot[k];
-		if (id < 0)
-			return -1;
-		if (field_names[id].len == len &&
-		    (same_bytes(field_names[id].name, name, len, end) || case_eq(field_names[id].name, name, len)))
-			return id;
+	uint64_t w[2] = { 0, 0 };
+	if (end - name >= 16)
+		memcpy(w, name, 16); /* one load; the bytes past the name are masked off */
+	else
+		memcpy(w, name, len);
+	w[0] &= k->len_mask[len][0];
+	w[1] &= k->len_mask[len][1];
+	const signed char *ids = k->by_start[len][(name[0] | 0x20) & 31];
+	for (int i = 0; i < 2 && ids[i] >= 0; i++) {
+		const struct known_key *key = &k->key[ids[i]];
+		if ((w[0] | key->letters[0]) == key->lowered[0] && (w[1] | key->letters[1]) == key->lowered[1])
+			return ids[i];
 	}
+	return -1;
 }
 
 /* pkg_parse_field(): a known field twice, or another field twice (in any
@@ -592,7 +581,7 @@ static int known_field(const struct parser *ps, const char *name, size_t len)
 static int add_field(struct parser *ps, const char *name, size_t name_len, const char *v, size_t vlen, size_t line)
 {
 	struct stanza *s = &ps->s;
-	int id = known_field(ps, name, name_len);
+	int id = known_field(&ps->known, name, name_len, ps->region_end);
 	if (id >= 0) {
 		if (s->f[id].v)
 			return perr(ps, line, "duplicate value for '%s' field (lib/dpkg/parse.c pkg_parse_field)",
@@ -1002,13 +991,15 @@ static void parser_init(struct parser *ps, const char *path, const char *const *
 {
 	*ps = (struct parser){ .path = path, .wanted = wanted, .out = out, .err = err, .err_size = err_size };
 	ps->names = (struct strbuf)STRBUF_INIT;
-	field_slots_build(ps->field_slot);
+	known_keys_build(&ps->known);
 	size_t n = 0;
 	while (wanted && wanted[n])
 		n++;
 	ps->wanted_len = xmalloc((n + 1) * sizeof(*ps->wanted_len));
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		ps->wanted_len[i] = strlen(wanted[i]);
+		ps->wanted_lens |= (uint64_t)1 << (ps->wanted_len[i] < 63 ? ps->wanted_len[i] : 63);
+	}
 }
 
 static void parser_free(struct parser *ps)

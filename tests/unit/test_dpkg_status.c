@@ -517,6 +517,31 @@ static void test_status_spellings(void **state)
 	assert_non_null(strstr(err, "trailing junk"));
 }
 
+/* Known field names match in any letter case (pkg_parse_field's strcasecmp),
+ * letters only: '-' and '_' byte for byte, so a DEL where '_' stands (the
+ * two differ by bit 5, as a letter's cases do) names a user field. */
+static void test_field_name_case(void **state)
+{
+	(void)state;
+	expect_error("Package: aa\nVersion: 1\nversion: 2\n", "duplicate value for 'Version' field");
+	expect_error("Package: aa\nVersion: 1\nVERSION: 2\n", "duplicate value for 'Version' field");
+	expect_error("Package: aa\nVersion: 1\nPackage-Revision: 1\npACKAGE-rEVISION: 2\n",
+		     "duplicate value for 'Package-Revision' field");
+	expect_error("Package: aa\nVersion: 1\nTriggers-Awaited: b\ntriggers-awaited: c\n",
+		     "duplicate value for 'Triggers-Awaited' field");
+	/* Package_Revision and Package-Revision are two fields, and a DEL in
+	 * a name makes it a user field, never a duplicate (real dpkg-query
+	 * reads this stanza) */
+	struct dpkg_status st = parse_ok("Package: aa\nVersion: 1\nPackage_Revision: 1\nPackage-Revision: 2\n"
+					 "Package\x7fRevision: 3\nVersioN\x7f: 4\nsTATUS: install ok installed\n",
+					 NULL);
+	assert_int_equal(st.count, 1);
+	assert_string_equal(st.pkgs[0].state, "installed");
+	dpkg_status_free(&st);
+	/* an archive field in another case is still refused */
+	expect_error("Package: aa\nVersion: 1\nmd5SUM: x\n", "'MD5sum' field not allowed in status file");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -532,6 +557,7 @@ int main(void)
 		cmocka_unit_test(test_providers_kept),
 		cmocka_unit_test(test_fast_paths_match_rules),
 		cmocka_unit_test(test_status_spellings),
+		cmocka_unit_test(test_field_name_case),
 	};
 	return cmocka_run_group_tests_name("dpkg_status", tests, NULL, NULL);
 }
