@@ -46,10 +46,14 @@ def weights_blob(cache, names):
     return cache / "models--org--tiny" / "blobs" / names["model"][WEIGHTS]
 
 
+def state_files(state, prefix):
+    return sorted(p for p in (state / "gpugate").iterdir() if p.name.startswith(prefix))
+
+
 def record_file(state):
-    files = os.listdir(state / "gpugate")
-    assert len(files) == 1 and files[0].startswith("hf-verified-"), files
-    return state / "gpugate" / files[0]
+    files = state_files(state, "hf-verified-")
+    assert len(files) == 1, files
+    return files[0]
 
 
 def tree(path):
