@@ -21,7 +21,7 @@
 struct loaded_dir {
 	const char *key;
 	struct hf_record_stat st;
-	uint64_t n_entries, fnv;
+	uint64_t n_entries, sum;
 	char *body; /* n_entries lines, bytes long */
 	size_t bytes;
 	bool claimed; /* handed out (or refused) once this scan */
@@ -51,15 +51,22 @@ struct hf_dir_trust {
 	bool fresh; /* some folder was read afresh: write the record */
 };
 
-/* FNV-1a, 64 bits (the FNV authors' parameters, draft-eastlake-fnv):
- * catches a listing edited or damaged in place, at a byte a step. */
-static uint64_t fnv1a(const char *p, size_t n)
+/* FNV-1a's step (64 bits, the FNV authors' parameters,
+ * draft-eastlake-fnv) over 8-byte words in the host's order, then the
+ * bytes left: catches a listing edited or damaged in place at a multiply
+ * per word (a byte a step costs the 3 MB record of a 20,000-file cache a
+ * few ms). The record is this host's own state, so the order is too. */
+static uint64_t checksum(const char *p, size_t n)
 {
 	uint64_t h = 14695981039346656037ull;
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)p[i];
-		h *= 1099511628211ull;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, p + i, sizeof(w));
+		h = (h ^ w) * 1099511628211ull;
 	}
+	for (; i < n; i++)
+		h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
 	return h;
 }
 
@@ -114,7 +121,7 @@ static bool parse(struct hf_dir_trust *t, char *text, const char *end)
 		    !hf_record_timespec(&cur, &d->st.ctim) ||
 		    !hf_record_number(&cur, HF_DIR_TRUST_MAX_BYTES, &d->n_entries) ||
 		    !hf_record_number(&cur, (uint64_t)(end - text), &bytes) ||
-		    !hf_record_number(&cur, UINT64_MAX, &d->fnv) || cur)
+		    !hf_record_number(&cur, UINT64_MAX, &d->sum) || cur)
 			return false;
 		if (!hf_record_decode((char *)d->key) || (t->n_dirs && strcmp(t->dirs[t->n_dirs - 1].key, d->key) >= 0))
 			return false; /* sorted, each once: what bsearch needs */
@@ -167,7 +174,7 @@ static char letter_of(unsigned char type)
  * line "T NAME" (a link: "l NAME TARGET"), names strictly increasing. */
 static bool parse_entries(struct loaded_dir *d)
 {
-	if (fnv1a(d->body, d->bytes) != d->fnv)
+	if (checksum(d->body, d->bytes) != d->sum)
 		return false;
 	struct hf_dir_entry *e = xcalloc(d->n_entries + 1, sizeof(*e));
 	char *text = d->body, *end = d->body + d->bytes;
@@ -274,7 +281,8 @@ static void save(struct hf_dir_trust *t)
 		hf_record_encode(&dirs, k->key);
 		sb_printf(&dirs, " %" PRIu64 " %" PRIu64 " %" PRIu64 " %lld %ld %lld %ld %zu %zu %" PRIu64 "\n",
 			  k->st.dev, k->st.ino, k->st.size, (long long)k->st.mtim.tv_sec, k->st.mtim.tv_nsec,
-			  (long long)k->st.ctim.tv_sec, k->st.ctim.tv_nsec, k->n, body.len, fnv1a(body.buf, body.len));
+			  (long long)k->st.ctim.tv_sec, k->st.ctim.tv_nsec, k->n, body.len,
+			  checksum(body.buf, body.len));
 		sb_add(&dirs, body.buf, body.len);
 		count++;
 		if (dirs.len > HF_DIR_TRUST_MAX_BYTES)

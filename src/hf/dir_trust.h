@@ -19,17 +19,24 @@
  * HF_DIR_TRUST_MAX_BYTES) and written by the safe writer only when some
  * folder was read afresh. A record that is odd in any way (missing, a FIFO
  * or a link, cut short, out of order, made for another cache or version) is
- * not used at all: every folder is read. Each folder's listing carries an
- * FNV-1a checksum of its lines, checked before it is used: a listing that
- * fails it, or does not parse, is not used (that folder is read afresh and
- * the record rewritten).
+ * not used at all: every folder is read. Each folder's listing carries a
+ * checksum of its lines (FNV-1a's step over 8-byte words), checked before
+ * it is used: a listing that fails it, or does not parse, is not used (that
+ * folder is read afresh and the record rewritten).
+ *
+ * A folder's stat data and the racy rule guard different things: a change
+ * made after the recording run began is racy (its ctime, which no utime
+ * sets back, is not older than the stamp), so the comparison of stat data
+ * is what catches a change when the clock was set back or a file server's
+ * clock is behind; the racy rule catches a change within the timestamp
+ * granule of the folder's recorded times, which leaves them as recorded.
  *
  * The file is text:
  *   gpugate-hf-dirs 1
  *   cache DEV INO PATH            (as the blob record's)
  *   stamp SEC NSEC                (the scan's start less HF_RECORD_RACY_MARGIN)
  *   dirs N
- *   dir KEY DEV INO SIZE MSEC MNSEC CSEC CNSEC ENTRIES BYTES FNV   (N times,
+ *   dir KEY DEV INO SIZE MSEC MNSEC CSEC CNSEC ENTRIES BYTES SUM   (N times,
  *                                  by KEY: the folder's path in the cache)
  *   T NAME [TARGET]               (ENTRIES lines, BYTES bytes, sorted by name;
  *                                  T: d folder, l link (TARGET its text),
