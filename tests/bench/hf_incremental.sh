@@ -169,11 +169,13 @@ if [ -n "${BASELINE_GPUGATE:-}" ]; then # run 2 against the baseline build, pair
 		pairs_this="$pairs_this $(verify "$work/sparse" "$work/second.json")"
 	done
 	median() { echo "$@" | tr ' ' '\n' | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-	printf '  run 2 pairs, %s against %s (%d pairs): medians %s / %s = %.2fx\n' "$BASELINE_GPUGATE" "$GPUGATE" \
-		"$RUNS" "$(ms "$(median $pairs_base)")" "$(ms "$(median $pairs_this)")" \
-		"$(awk -v a="$(median $pairs_base)" -v b="$(median $pairs_this)" 'BEGIN { print a / b }')"
-	printf '    baseline:%s\n    this:    %s\n' "$(for t in $pairs_base; do printf ' %s' "$(ms "$t")"; done)" \
-		"$(for t in $pairs_this; do printf ' %s' "$(ms "$t")"; done)"
+	pairs_out=$(
+		printf '  run 2 pairs, %s against %s (%d pairs): medians %s / %s = %.2fx\n' "$BASELINE_GPUGATE" "$GPUGATE" \
+			"$RUNS" "$(ms "$(median $pairs_base)")" "$(ms "$(median $pairs_this)")" \
+			"$(awk -v a="$(median $pairs_base)" -v b="$(median $pairs_this)" 'BEGIN { print a / b }')"
+		printf '    baseline:%s\n    this:    %s\n' "$(for t in $pairs_base; do printf ' %s' "$(ms "$t")"; done)" \
+			"$(for t in $pairs_this; do printf ' %s' "$(ms "$t")"; done)"
+	)
 fi
 one=$(find "$work/sparse/models--bench--inc/blobs" -type f | head -1)
 touch "$one"
@@ -192,6 +194,7 @@ printf '    run 2, all %d: %s\n' "$RUNS" "$all2"
 printf '  run 3 (one blob touched):          %s = run 2 %s + that blob alone (sha256sum %s) + %s\n' \
 	"$(ms "$t_third")" "$(ms "$t_second")" "$(ms "$t_one")" \
 	"$(ms "$(awk -v a="$t_third" -v b="$t_second" -v c="$t_one" 'BEGIN { print a - b - c }')")"
+[ -z "${pairs_out:-}" ] || echo "$pairs_out"
 printf '  hf cache verify: %s\n' "$(hf_cache_verify "$work/sparse")"
 rm -rf "$work/sparse" "$work/state/gpugate"
 
