@@ -106,7 +106,8 @@ static bool parse(struct hf_dir_trust *t, char *text, const char *end)
 	cur = hf_record_next_line(&text);
 	word = hf_record_field(&cur);
 	uint64_t n;
-	if (!word || strcmp(word, "dirs") != 0 || !hf_record_number(&cur, HF_DIR_TRUST_MAX_BYTES / 8, &n) || cur)
+	/* a "dir" line takes more than 16 bytes: no count past what the file holds */
+	if (!word || strcmp(word, "dirs") != 0 || !hf_record_number(&cur, (uint64_t)(end - text) / 16, &n) || cur)
 		return false;
 	t->dirs = xcalloc(n + 1, sizeof(*t->dirs));
 	for (t->n_dirs = 0; t->n_dirs < n; t->n_dirs++) {
@@ -174,7 +175,8 @@ static char letter_of(unsigned char type)
  * line "T NAME" (a link: "l NAME TARGET"), names strictly increasing. */
 static bool parse_entries(struct loaded_dir *d)
 {
-	if (checksum(d->body, d->bytes) != d->sum)
+	/* an entry line takes at least 4 bytes ("o x\n"): no count past the lines */
+	if (d->n_entries > d->bytes / 4 || checksum(d->body, d->bytes) != d->sum)
 		return false;
 	struct hf_dir_entry *e = xcalloc(d->n_entries + 1, sizeof(*e));
 	char *text = d->body, *end = d->body + d->bytes;

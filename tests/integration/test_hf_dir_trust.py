@@ -184,7 +184,7 @@ def test_corrupted_entry_in_the_record_is_not_used(setup):
     assert b"../../blobs/f" not in Record(state).find(dir_key(hb.COMMIT_A))[2]
 
 
-@pytest.mark.parametrize("damage", ["truncated", "fifo", "link", "foreign"])
+@pytest.mark.parametrize("damage", ["truncated", "fifo", "link", "foreign", "dirs count", "entries count"])
 def test_odd_record_means_a_full_walk(setup, tmp_path, damage):
     cache, state, _ = setup
     rec = Record(state)
@@ -196,6 +196,16 @@ def test_odd_record_means_a_full_walk(setup, tmp_path, damage):
         path.write_bytes(path.read_bytes()[:-4])  # the end line cut
     elif damage == "foreign":
         path.write_bytes(path.read_bytes().replace(b"\ncache ", b"\ncache 1", 1))
+    elif damage == "dirs count":  # far more folders than the file holds: refused before any allocation
+        text = path.read_bytes()
+        path.write_bytes(text.replace(b"\ndirs %d\n" % len(rec.dirs), b"\ndirs 8000000\n", 1))
+    elif damage == "entries count":  # the folder's count past its lines, checksum right
+        key, st, body = ghost
+        line = b"dir %s %s " % (key.encode(), b" ".join(st))
+        text = path.read_bytes()
+        at = text.index(line) + len(line)
+        count = text[at:text.index(b" ", at)]
+        path.write_bytes(text[:at] + b"99999999" + text[at + len(count):])
     else:
         saved = tmp_path / "saved"
         os.rename(path, saved)
