@@ -310,9 +310,10 @@ def retarget(link, target):
 
 
 def test_snapshot_link_retargeted_is_seen_with_every_blob_trusted(tmp_path):
-    # the walk reads every link on every run (no link is trusted from the
-    # record): a link pointed at another blob of the repo is a finding even
-    # when every blob is trusted
+    # a link is read again once its folder changes (the folder record,
+    # test_hf_dir_trust.py, trusts a listing only while the folder's stat
+    # data is unchanged): a link pointed at another blob of the repo is a
+    # finding even when every blob is trusted
     cache = tmp_path / "hub"
     names, _ = hb.listed_cache(str(cache))
     state = tmp_path / "state"
