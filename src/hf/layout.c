@@ -15,6 +15,7 @@
 
 #include "cache_dir.h"
 #include "cache_format.h"
+#include "dir_trust.h"
 #include "verified_record.h"
 #include "../lib/parallel.h"
 #include "../lib/digest.h"
@@ -470,7 +471,7 @@ static void stat_blobs(void *arg, size_t begin, size_t end)
 /* Fewer blobs than this are stat'ed on one thread: a thread costs more. */
 #define BLOB_STAT_SLICE 256
 
-static void scan_blobs(struct hf_repo *repo, int repo_fd)
+static void scan_blobs(const struct hf_cache *cache, struct hf_repo *repo, int repo_fd)
 {
 	int fd = open_dir_at(repo_fd, HF_BLOBS);
 	if (fd < 0) {
@@ -481,25 +482,50 @@ static void scan_blobs(struct hf_repo *repo, int repo_fd)
 			REPO_WARN(repo, HF_FAIL, false, "blobs", "cannot open blobs/: %s", strerror(errno));
 		return;
 	}
-	DIR *d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return;
-	}
-	/* names first, then their lstat on several threads: a model with
-	 * thousands of blobs waited on one thread's fstatat before any hashing */
+	/* names first, sorted, then their lstat on several threads: a model
+	 * with thousands of blobs waited on one thread's fstatat before any
+	 * hashing. The names are the last scan's while blobs/ is unchanged
+	 * (dir_trust.h): no readdir, no sort. */
 	char **names = NULL;
-	size_t n = 0, alloc = 0;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (is_dot(de->d_name))
-			continue;
-		if (n == alloc) {
-			alloc = alloc ? alloc * 2 : 64;
-			names = xrealloc(names, alloc * sizeof(*names));
+	size_t n = 0;
+	DIR *d = NULL;
+	struct stat dst;
+	bool have_st = fstat(fd, &dst) == 0;
+	const struct hf_dir_entry *kept;
+	char *key = xasprintf("%s/" HF_BLOBS, repo->real);
+	if (have_st && hf_dir_trust_get(cache->dir_trust, key, &dst, &kept, &n)) {
+		names = xcalloc(n + 1, sizeof(*names));
+		for (size_t i = 0; i < n; i++)
+			names[i] = xstrdup(kept[i].name);
+	} else {
+		d = fdopendir(fd);
+		if (!d) {
+			close(fd);
+			free(key);
+			return;
 		}
-		names[n++] = xstrdup(de->d_name);
+		struct hf_dir_entry *list = NULL;
+		size_t alloc = 0;
+		struct dirent *de;
+		while ((de = readdir(d))) {
+			if (is_dot(de->d_name))
+				continue;
+			if (n == alloc) {
+				alloc = alloc ? alloc * 2 : 64;
+				list = xrealloc(list, alloc * sizeof(*list));
+			}
+			list[n++] = (struct hf_dir_entry){ .name = xstrdup(de->d_name), .type = de->d_type };
+		}
+		if (n)
+			qsort(list, n, sizeof(*list), hf_dir_entry_cmp);
+		if (have_st)
+			hf_dir_trust_put(cache->dir_trust, key, &dst, list, n);
+		names = xcalloc(n + 1, sizeof(*names));
+		for (size_t i = 0; i < n; i++)
+			names[i] = list[i].name;
+		free(list);
 	}
+	free(key);
 	struct blob_stats stats = { .fd = fd,
 				    .blobs = n ? xcalloc(n, sizeof(*stats.blobs)) : NULL,
 				    .error = xcalloc(n + 1, sizeof(int)),
@@ -508,7 +534,10 @@ static void scan_blobs(struct hf_repo *repo, int repo_fd)
 		stats.blobs[i].name = names[i];
 	free(names);
 	parallel_for(n, BLOB_STAT_SLICE, SIZE_MAX, stat_blobs, &stats);
-	closedir(d);
+	if (d)
+		closedir(d);
+	else
+		close(fd);
 	repo->blobs = stats.blobs;
 	for (size_t i = 0; i < n; i++) {
 		struct hf_blob *b = &stats.blobs[i];
@@ -534,12 +563,10 @@ static void scan_blobs(struct hf_repo *repo, int repo_fd)
 	}
 	free(stats.error);
 	free(stats.size);
-	if (!repo->n_blobs) {
+	if (!repo->n_blobs) { /* still sorted by name (blob_cmp): the names were */
 		free(repo->blobs);
 		repo->blobs = NULL;
 	}
-	if (repo->n_blobs)
-		qsort(repo->blobs, repo->n_blobs, sizeof(*repo->blobs), blob_cmp);
 }
 
 /* The link huggingface_hub writes ("../../blobs/<name>", relative), known
@@ -684,11 +711,15 @@ static void look_at(void *arg, size_t begin, size_t end)
 		struct entry *e = &s->e[i];
 		if (e->type == DT_LNK) {
 			char target[PATH_MAX];
-			ssize_t n = readlinkat(s->dirfd, e->name, target, sizeof(target) - 1);
-			if (n < 0)
-				n = 0;
-			target[n] = '\0';
-			e->target = xstrdup(target);
+			if (e->target) { /* the kept listing's (dir_trust.h) */
+				snprintf(target, sizeof(target), "%s", e->target);
+			} else {
+				ssize_t n = readlinkat(s->dirfd, e->name, target, sizeof(target) - 1);
+				if (n < 0)
+					n = 0;
+				target[n] = '\0';
+				e->target = xstrdup(target);
+			}
 			char *path = *s->prefix ? xasprintf("%s/%s/%s", w->rev->dir, s->prefix, e->name)
 						: xasprintf("%s/%s", w->rev->dir, e->name);
 			e->link = classify_link(w->cache, w->cache_fd, w->repo, path, target, &e->blob, &e->final,
@@ -703,16 +734,15 @@ static void look_at(void *arg, size_t begin, size_t end)
 /* Entries of one folder looked at per thread: fewer on one thread. */
 #define LOOK_SLICE 128
 
-static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t depth)
+static int entry_cmp(const void *a, const void *b)
 {
-	DIR *d = fdopendir(dirfd);
-	if (!d) {
-		close(dirfd);
-		return;
-	}
-	/* the names first, then the links read on several threads where the
-	 * walk has CPUs to itself (one large revision): a readlink each */
-	struct entries s = { .w = w, .dirfd = dirfd, .prefix = prefix };
+	return strcmp(((const struct entry *)a)->name, ((const struct entry *)b)->name);
+}
+
+/* A folder's entries read afresh, sorted by name. */
+static size_t read_entries(DIR *d, int dirfd, struct entry **out)
+{
+	struct entry *e = NULL;
 	size_t count = 0, alloc = 0;
 	struct dirent *de;
 	while ((de = readdir(d))) {
@@ -720,14 +750,62 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 			continue;
 		if (count == alloc) {
 			alloc = alloc ? alloc * 2 : 64;
-			s.e = xrealloc(s.e, alloc * sizeof(*s.e));
+			e = xrealloc(e, alloc * sizeof(*e));
 		}
-		s.e[count++] = (struct entry){ .name = xstrdup(de->d_name), .type = entry_type(dirfd, de) };
+		e[count++] = (struct entry){ .name = xstrdup(de->d_name), .type = entry_type(dirfd, de) };
+	}
+	if (count)
+		qsort(e, count, sizeof(*e), entry_cmp);
+	*out = e;
+	return count;
+}
+
+/* The folder's listing, kept (names, types, link texts) for the next scan. */
+static void keep_entries(struct walk *w, const char *key, const struct stat *st, const struct entries *s, size_t n)
+{
+	struct hf_dir_entry *list = xcalloc(n + 1, sizeof(*list));
+	for (size_t k = 0; k < n; k++)
+		list[k] = (struct hf_dir_entry){ .name = s->e[k].name, .target = s->e[k].target, .type = s->e[k].type };
+	hf_dir_trust_put(w->cache->dir_trust, key, st, list, n);
+	free(list);
+}
+
+static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t depth)
+{
+	/* the names first (sorted), then the links read on several threads
+	 * where the walk has CPUs to itself (one large revision): a readlink
+	 * each. Both are the last scan's while the folder is unchanged
+	 * (dir_trust.h): no readdir, no readlink, no sort. */
+	struct entries s = { .w = w, .dirfd = dirfd, .prefix = prefix };
+	size_t count = 0;
+	struct stat dst;
+	bool have_st = w->cache->dir_trust && fstat(dirfd, &dst) == 0;
+	char *key = *prefix ? xasprintf("%s/%s", w->rev->dir, prefix) : xstrdup(w->rev->dir);
+	const struct hf_dir_entry *kept;
+	DIR *d = NULL;
+	if (have_st && hf_dir_trust_get(w->cache->dir_trust, key, &dst, &kept, &count)) {
+		s.e = xcalloc(count + 1, sizeof(*s.e));
+		for (size_t k = 0; k < count; k++)
+			s.e[k] = (struct entry){ .name = xstrdup(kept[k].name),
+						 .type = kept[k].type,
+						 .target = kept[k].target ? xstrdup(kept[k].target) : NULL };
+		have_st = false; /* nothing new to keep */
+	} else {
+		d = fdopendir(dirfd);
+		if (!d) {
+			close(dirfd);
+			free(key);
+			return;
+		}
+		count = read_entries(d, dirfd, &s.e);
 	}
 	if (w->threads > 1 && count >= 2 * LOOK_SLICE)
 		parallel_for(count, LOOK_SLICE, w->threads, look_at, &s);
 	else
 		look_at(&s, 0, count);
+	if (have_st)
+		keep_entries(w, key, &dst, &s, count);
+	free(key);
 	for (size_t k = 0; k < count; k++) {
 		struct entry *e = &s.e[k];
 		char *rel = *prefix ? xasprintf("%s/%s", prefix, e->name) : xstrdup(e->name);
@@ -824,7 +902,10 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 		free(e->name);
 	}
 	free(s.e);
-	closedir(d);
+	if (d)
+		closedir(d);
+	else
+		close(dirfd);
 }
 
 static int revision_cmp(const void *a, const void *b)
@@ -1188,7 +1269,7 @@ static void scan_repo(const struct hf_cache *cache, struct hf_repo *repo, int ca
 		return;
 	}
 	repo->is_repo = true;
-	scan_blobs(repo, fd);
+	scan_blobs(cache, repo, fd);
 	scan_snapshots(cache, cache_fd, repo, fd);
 	scan_refs(cache, cache_fd, repo, fd);
 	close(fd);
@@ -1431,6 +1512,14 @@ static void *read_listing(void *arg)
 	return NULL;
 }
 
+static bool files_sorted(const struct hf_revision *rev)
+{
+	for (size_t i = 1; i < rev->n_files; i++)
+		if (strcmp(rev->files[i - 1].path, rev->files[i].path) > 0)
+			return false;
+	return true;
+}
+
 static void walk_units(void *arg, size_t begin, size_t end)
 {
 	struct walk_pool *p = arg;
@@ -1449,7 +1538,9 @@ static void walk_units(void *arg, size_t begin, size_t end)
 		} else {
 			walk_snapshot(w, fd, "", 2);
 		}
-		if (w->rev->n_files)
+		/* each folder's entries come sorted: a sort only where a
+		 * folder's name sorts before a sibling's "name/..." */
+		if (!files_sorted(w->rev))
 			qsort(w->rev->files, w->rev->n_files, sizeof(*w->rev->files), file_cmp);
 		if (listing_aside)
 			pthread_join(listing, NULL);
@@ -1600,6 +1691,8 @@ int hf_cache_scan_hooked(const char *path, const char *alias, bool listings, str
 		snprintf(err, errsize, "%s: %s", path, strerror(e));
 		return -e;
 	}
+	/* folder listings kept by the last scan (no --full) */
+	cache->dir_trust = cache->keep_dir ? hf_dir_trust_open(cache->keep_dir, path, &cache->scan_stamp) : NULL;
 	size_t alloc = 0;
 	struct dirent *de;
 	while ((de = readdir(d))) {
@@ -1620,6 +1713,8 @@ int hf_cache_scan_hooked(const char *path, const char *alias, bool listings, str
 	if (hook && hook->blobs_listed)
 		hook->blobs_listed(cache, hook->arg);
 	walk_all(cache, fd);
+	hf_dir_trust_close(cache->dir_trust);
+	cache->dir_trust = NULL;
 	closedir(d);
 	return 0;
 }

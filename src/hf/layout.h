@@ -119,6 +119,7 @@ struct hf_cache {
 	char *keep_dir;        /* gpugate's state folder, where parsed listings are kept (verified_record.h), or NULL */
 	struct hf_repo *repos; /* sorted by folder */
 	size_t n_repos;
+	struct hf_dir_trust *dir_trust; /* folder listings kept in keep_dir (dir_trust.h), during the scan */
 };
 
 /* Scans path. Returns 0, or -errno when the cache folder itself cannot be

@@ -21,7 +21,7 @@
 /* Folder names and the cache path go into a line of space-separated fields:
  * every byte that could split or end it, and '%', as %XX. The record only
  * compares encoded forms, so nothing decodes them. */
-static void encode(struct strbuf *sb, const char *s)
+void hf_record_encode(struct strbuf *sb, const char *s)
 {
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
 		if (*p <= ' ' || *p >= 0x7f || *p == '%')
@@ -34,7 +34,7 @@ char *hf_record_folder_key(const char *s)
 {
 	struct strbuf sb = STRBUF_INIT;
 	sb_puts(&sb, "");
-	encode(&sb, s);
+	hf_record_encode(&sb, s);
 	return sb_detach(&sb);
 }
 
@@ -50,14 +50,14 @@ char *hf_record_file(const char *state_dir, const char *cache_path, char *why, s
 }
 
 /* The cache line this cache must have: device, inode and path. */
-static char *cache_line(const char *cache_path)
+char *hf_record_cache_line(const char *cache_path)
 {
 	struct stat st;
 	if (stat(cache_path, &st) < 0)
 		return NULL;
 	struct strbuf sb = STRBUF_INIT;
 	sb_printf(&sb, "cache %" PRIu64 " %" PRIu64 " ", (uint64_t)st.st_dev, (uint64_t)st.st_ino);
-	encode(&sb, cache_path);
+	hf_record_encode(&sb, cache_path);
 	return sb_detach(&sb);
 }
 
@@ -68,7 +68,7 @@ static int entry_cmp(const char *fa, const char *ba, const char *fb, const char 
 }
 
 /* The next space-separated field of a line (the line's spaces become NULs). */
-static char *field(char **cursor)
+char *hf_record_field(char **cursor)
 {
 	char *s = *cursor;
 	if (!s || !*s)
@@ -86,9 +86,9 @@ static char *field(char **cursor)
 /* A decimal number filling the whole field, at most max: digits only, no
  * sign, no leading space, no overflow. Read by hand, without strtoull's
  * locale and errno work: a 20,000-entry record holds 180,000 of them. */
-static bool number(char **cursor, uint64_t max, uint64_t *out)
+bool hf_record_number(char **cursor, uint64_t max, uint64_t *out)
 {
-	char *s = field(cursor);
+	char *s = hf_record_field(cursor);
 	if (!s || !*s)
 		return false;
 	uint64_t v = 0;
@@ -104,10 +104,10 @@ static bool number(char **cursor, uint64_t max, uint64_t *out)
 	return true;
 }
 
-static bool timespec_field(char **cursor, struct timespec *ts)
+bool hf_record_timespec(char **cursor, struct timespec *ts)
 {
 	uint64_t s, ns;
-	if (!number(cursor, INT64_MAX, &s) || !number(cursor, 999999999, &ns))
+	if (!hf_record_number(cursor, INT64_MAX, &s) || !hf_record_number(cursor, 999999999, &ns))
 		return false;
 	ts->tv_sec = (time_t)s;
 	ts->tv_nsec = (long)ns;
@@ -115,7 +115,7 @@ static bool timespec_field(char **cursor, struct timespec *ts)
 }
 
 /* Whether the next line of *text is exactly want; consumes it. */
-static char *next_line(char **text)
+char *hf_record_next_line(char **text)
 {
 	char *s = *text;
 	if (!s || !*s)
@@ -145,47 +145,49 @@ static void unusable(struct hf_record *rec, const char *fmt, ...)
 static int parse(struct hf_record *rec, const char *file, const char *cache_path)
 {
 	char *text = rec->buf;
-	char *line = next_line(&text);
+	char *line = hf_record_next_line(&text);
 	if (!line || strcmp(line, MAGIC) != 0) {
 		unusable(rec, "%s is not a record of this version (no '" MAGIC "' line)", file);
 		return -1;
 	}
-	char *want = cache_line(cache_path);
-	line = next_line(&text);
+	char *want = hf_record_cache_line(cache_path);
+	line = hf_record_next_line(&text);
 	bool same = want && line && strcmp(line, want) == 0;
 	free(want);
 	if (!same) {
 		unusable(rec, "%s was made for another cache (its device, inode or path differ)", file);
 		return -1;
 	}
-	line = next_line(&text);
+	line = hf_record_next_line(&text);
 	char *cur = line;
-	if (!line || strcmp(field(&cur) ? line : "", "stamp") != 0 || !timespec_field(&cur, &rec->stamp) || cur) {
+	if (!line || strcmp(hf_record_field(&cur) ? line : "", "stamp") != 0 ||
+	    !hf_record_timespec(&cur, &rec->stamp) || cur) {
 		unusable(rec, "%s: line 3 is not 'stamp SEC NSEC'", file);
 		return -1;
 	}
-	line = next_line(&text);
+	line = hf_record_next_line(&text);
 	cur = line;
 	uint64_t n;
-	if (!line || strcmp(field(&cur) ? line : "", "entries") != 0 || !number(&cur, HF_RECORD_MAX_ENTRIES, &n) ||
-	    cur) {
+	if (!line || strcmp(hf_record_field(&cur) ? line : "", "entries") != 0 ||
+	    !hf_record_number(&cur, HF_RECORD_MAX_ENTRIES, &n) || cur) {
 		unusable(rec, "%s: line 4 is not 'entries N' (N at most %u)", file, HF_RECORD_MAX_ENTRIES);
 		return -1;
 	}
 	rec->entries = xcalloc(n + 1, sizeof(*rec->entries));
 	for (size_t i = 0; i < n; i++) {
-		line = next_line(&text);
+		line = hf_record_next_line(&text);
 		if (!line || strcmp(line, "end") == 0) {
 			unusable(rec, "%s: cut short after %zu of its %" PRIu64 " entries", file, i, n);
 			return -1;
 		}
 		cur = line;
 		struct hf_record_entry *e = &rec->entries[i];
-		e->folder = field(&cur);
-		e->blob = field(&cur);
-		if (!e->folder || !e->blob || !number(&cur, UINT64_MAX, &e->st.dev) ||
-		    !number(&cur, UINT64_MAX, &e->st.ino) || !number(&cur, INT64_MAX, &e->st.size) ||
-		    !timespec_field(&cur, &e->st.mtim) || !timespec_field(&cur, &e->st.ctim) || cur) {
+		e->folder = hf_record_field(&cur);
+		e->blob = hf_record_field(&cur);
+		if (!e->folder || !e->blob || !hf_record_number(&cur, UINT64_MAX, &e->st.dev) ||
+		    !hf_record_number(&cur, UINT64_MAX, &e->st.ino) ||
+		    !hf_record_number(&cur, INT64_MAX, &e->st.size) || !hf_record_timespec(&cur, &e->st.mtim) ||
+		    !hf_record_timespec(&cur, &e->st.ctim) || cur) {
 			unusable(rec, "%s: line %zu is not an entry", file, i + 5);
 			return -1;
 		}
@@ -196,7 +198,7 @@ static int parse(struct hf_record *rec, const char *file, const char *cache_path
 		}
 		rec->n = i + 1;
 	}
-	line = next_line(&text);
+	line = hf_record_next_line(&text);
 	if (!line || strcmp(line, "end") != 0 || (text && *text)) {
 		unusable(rec, "%s: no 'end' line after its %" PRIu64 " entries (cut short or grown)", file, n);
 		return -1;
@@ -350,7 +352,7 @@ static int item_by_size(const void *a, const void *b)
 int hf_record_save(const char *file, const char *cache_path, const struct timespec *scan_start,
 		   struct hf_record_item *items, size_t n, char *why, size_t why_size)
 {
-	char *cl = cache_line(cache_path);
+	char *cl = hf_record_cache_line(cache_path);
 	if (!cl) {
 		int e = errno;
 		snprintf(why, why_size, "cannot stat the cache %s: %s", cache_path, strerror(e));
@@ -422,9 +424,9 @@ char *hf_kept_listing_file(const char *state_dir, const char *cache_real, const 
 static void key_line(struct strbuf *sb, const char *folder, const char *commit)
 {
 	sb_puts(sb, "key ");
-	encode(sb, folder);
+	hf_record_encode(sb, folder);
 	sb_puts(sb, " ");
-	encode(sb, commit);
+	hf_record_encode(sb, commit);
 }
 
 static void stat_line(struct strbuf *sb, const struct stat *st)
@@ -451,19 +453,9 @@ static int hex_value(char c)
 				      : -1;
 }
 
-/* A string field: "-" (none) or "=" and its percent-encoded bytes (no NUL),
- * decoded in place: the text read is the strings' one block. */
-static bool string_field(char **cursor, char **out)
+bool hf_record_decode(char *s)
 {
-	char *s = field(cursor);
-	*out = NULL;
-	if (!s)
-		return false;
-	if (strcmp(s, "-") == 0)
-		return true;
-	if (*s++ != '=')
-		return false;
-	char *d = s, *w = s;
+	char *w = s;
 	for (; *s; s++) {
 		if (*s != '%') {
 			*w++ = *s;
@@ -476,7 +468,22 @@ static bool string_field(char **cursor, char **out)
 		s += 2;
 	}
 	*w = '\0';
-	*out = d;
+	return true;
+}
+
+/* A string field: "-" (none) or "=" and its percent-encoded bytes (no NUL),
+ * decoded in place: the text read is the strings' one block. */
+static bool string_field(char **cursor, char **out)
+{
+	char *s = hf_record_field(cursor);
+	*out = NULL;
+	if (!s)
+		return false;
+	if (strcmp(s, "-") == 0)
+		return true;
+	if (*s++ != '=' || !hf_record_decode(s))
+		return false;
+	*out = s;
 	return true;
 }
 
@@ -487,12 +494,12 @@ static void string_out(struct strbuf *sb, const char *s)
 		return;
 	}
 	sb_puts(sb, " =");
-	encode(sb, s);
+	hf_record_encode(sb, s);
 }
 
 static bool keyword(char **cursor, const char *word)
 {
-	const char *f = field(cursor);
+	const char *f = hf_record_field(cursor);
 	return f && strcmp(f, word) == 0;
 }
 
@@ -502,11 +509,11 @@ static bool kept_entries(char **text, uint64_t n, struct hf_listing *l)
 	if (!l->files)
 		return false;
 	for (size_t i = 0; i < n; i++) {
-		char *line = next_line(text), *cur = line;
+		char *line = hf_record_next_line(text), *cur = line;
 		struct hf_listed_file *f = &l->files[i];
 		uint64_t has = 0;
 		f->file = -1;
-		bool ok = line && number(&cur, 1, &has) && number(&cur, INT64_MAX, &f->size) &&
+		bool ok = line && hf_record_number(&cur, 1, &has) && hf_record_number(&cur, INT64_MAX, &f->size) &&
 			  string_field(&cur, &f->path);
 		l->n_files = i + 1; /* what is set so far is freed with it */
 		ok = ok && f->path && string_field(&cur, &f->blob_id) && string_field(&cur, &f->lfs_sha256) &&
@@ -539,24 +546,24 @@ bool hf_kept_listing_load(const char *file, const char *folder, const char *comm
 	struct strbuf want_key = STRBUF_INIT, want_stat = STRBUF_INIT;
 	key_line(&want_key, folder, commit);
 	stat_line(&want_stat, st);
-	char *text = buf, *line = next_line(&text);
+	char *text = buf, *line = hf_record_next_line(&text);
 	bool ok = line && strcmp(line, LISTING_MAGIC) == 0;
-	ok = ok && (line = next_line(&text)) && strcmp(line, want_key.buf) == 0;
-	ok = ok && (line = next_line(&text)) && strcmp(line, want_stat.buf) == 0;
+	ok = ok && (line = hf_record_next_line(&text)) && strcmp(line, want_key.buf) == 0;
+	ok = ok && (line = hf_record_next_line(&text)) && strcmp(line, want_stat.buf) == 0;
 	sb_release(&want_key);
 	sb_release(&want_stat);
 	struct timespec stamp;
-	char *cur = ok ? next_line(&text) : NULL;
-	ok = cur && keyword(&cur, "stamp") && timespec_field(&cur, &stamp) && !cur;
+	char *cur = ok ? hf_record_next_line(&text) : NULL;
+	ok = cur && keyword(&cur, "stamp") && hf_record_timespec(&cur, &stamp) && !cur;
 	struct hf_record_stat now = record_stat(st);
 	ok = ok && !hf_record_racy(&stamp, &now); /* it could have changed unseen within its granule */
 	uint64_t n = 0;
-	cur = ok ? next_line(&text) : NULL;
-	ok = cur && keyword(&cur, "files") && number(&cur, MAX_KEPT_FILES, &n) && !cur;
+	cur = ok ? hf_record_next_line(&text) : NULL;
+	ok = cur && keyword(&cur, "files") && hf_record_number(&cur, MAX_KEPT_FILES, &n) && !cur;
 	struct hf_listing l = { .state = HF_LISTING_OK, .strings = buf }; /* freed with it */
 	/* every entry takes a line of at least 12 bytes: a count past that is a lie */
 	ok = ok && n <= len / 12 && kept_entries(&text, n, &l);
-	ok = ok && (line = next_line(&text)) && strcmp(line, "end") == 0 && !(text && *text);
+	ok = ok && (line = hf_record_next_line(&text)) && strcmp(line, "end") == 0 && !(text && *text);
 	if (!ok) {
 		close(fd);
 		hf_listing_free(&l);

@@ -91,6 +91,22 @@ bool hf_record_trusts(const struct hf_record *rec, const struct hf_record_entry 
  * must not be written under a newer stamp). */
 bool hf_record_racy(const struct timespec *stamp, const struct hf_record_stat *st);
 
+/* The line format's pieces, shared with the folder record (dir_trust.h):
+ * bytes that could split a line (space, control, non-ASCII) and '%' as %XX;
+ * the record's "cache DEV INO PATH" line for cache_path (NULL when it cannot
+ * be stat'ed; caller frees); the next space-separated field (spaces become
+ * NULs); a decimal number filling its field, at most max; "SEC NSEC"; the
+ * next '\n'-ended line (NULL at a line cut short); %XX decoded in place
+ * (false on a bad or NUL escape). */
+struct strbuf;
+void hf_record_encode(struct strbuf *sb, const char *s);
+char *hf_record_cache_line(const char *cache_path);
+char *hf_record_field(char **cursor);
+bool hf_record_number(char **cursor, uint64_t max, uint64_t *out);
+bool hf_record_timespec(char **cursor, struct timespec *ts);
+char *hf_record_next_line(char **text);
+bool hf_record_decode(char *s);
+
 /* Entries to write. */
 struct hf_record_item {
 	const char *folder; /* its key (hf_record_folder_key) */

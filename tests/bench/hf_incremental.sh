@@ -16,6 +16,10 @@
 #   `hf cache verify` (huggingface_hub's CLI) is timed on both when `hf` is on
 #   PATH; else the script says it is not installed (Debian packages no
 #   huggingface_hub: `pip install huggingface_hub` puts `hf` on PATH).
+#   BASELINE_GPUGATE (optional): another build of gpugate (main's, say) whose
+#   run 2 is timed on the same cache, each of RUNS pairs run back to back
+#   with this build's (its record in a state folder of its own), so that a
+#   machine's load falls on both alike.
 # Environment: INC_BLOBS, INC_GIB, REAL_BLOBS, REAL_GIB, RUNS (default 5), HF_RUNS (RUNS),
 # BENCH_DIR (default /var/tmp), GPUGATE (default build/gpugate). Everything is
 # removed at the end; the real-data set needs REAL_GIB of free disk.
@@ -156,6 +160,23 @@ done
 if [ "$(field "$work/second.json" trusted)" != "$blobs" ] || [ "$(field "$work/second.json" hashed)" != 0 ]; then
 	echo "run 2 did not trust every blob:"; cat "$work/second.json"; exit 1
 fi
+if [ -n "${BASELINE_GPUGATE:-}" ]; then # run 2 against the baseline build, pair by pair
+	mkdir -m 700 "$work/state-base"
+	(XDG_RUNTIME_DIR="$work/state-base" GPUGATE=$BASELINE_GPUGATE verify "$work/sparse" "$work/base1.json" > /dev/null)
+	pairs_base=""; pairs_this=""
+	for _ in $(seq "$RUNS"); do
+		pairs_base="$pairs_base $(XDG_RUNTIME_DIR="$work/state-base" GPUGATE=$BASELINE_GPUGATE verify "$work/sparse" "$work/base2.json")"
+		pairs_this="$pairs_this $(verify "$work/sparse" "$work/second.json")"
+	done
+	median() { echo "$@" | tr ' ' '\n' | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+	pairs_out=$(
+		printf '  run 2 pairs, %s against %s (%d pairs): medians %s / %s = %.2fx\n' "$BASELINE_GPUGATE" "$GPUGATE" \
+			"$RUNS" "$(ms "$(median $pairs_base)")" "$(ms "$(median $pairs_this)")" \
+			"$(awk -v a="$(median $pairs_base)" -v b="$(median $pairs_this)" 'BEGIN { print a / b }')"
+		printf '    baseline:%s\n    this:    %s\n' "$(for t in $pairs_base; do printf ' %s' "$(ms "$t")"; done)" \
+			"$(for t in $pairs_this; do printf ' %s' "$(ms "$t")"; done)"
+	)
+fi
 one=$(find "$work/sparse/models--bench--inc/blobs" -type f | head -1)
 touch "$one"
 sleep 3 # out of the racy window
@@ -173,6 +194,7 @@ printf '    run 2, all %d: %s\n' "$RUNS" "$all2"
 printf '  run 3 (one blob touched):          %s = run 2 %s + that blob alone (sha256sum %s) + %s\n' \
 	"$(ms "$t_third")" "$(ms "$t_second")" "$(ms "$t_one")" \
 	"$(ms "$(awk -v a="$t_third" -v b="$t_second" -v c="$t_one" 'BEGIN { print a - b - c }')")"
+[ -z "${pairs_out:-}" ] || echo "$pairs_out"
 printf '  hf cache verify: %s\n' "$(hf_cache_verify "$work/sparse")"
 rm -rf "$work/sparse" "$work/state/gpugate"
 

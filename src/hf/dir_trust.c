@@ -1,0 +1,334 @@
+#include "dir_trust.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "verified_record.h"
+#include "../lib/safe_io.h"
+#include "../lib/strbuf.h"
+#include "../lib/util.h"
+
+#define MAGIC "gpugate-hf-dirs 1"
+
+/* A folder as the record holds it; its lines are parsed when asked for. */
+struct loaded_dir {
+	const char *key;
+	struct hf_record_stat st;
+	uint64_t n_entries, sum;
+	char *body; /* n_entries lines, bytes long */
+	size_t bytes;
+	bool claimed; /* handed out (or refused) once this scan */
+	struct hf_dir_entry *entries;
+};
+
+/* A folder to write: taken from the record or read afresh. */
+struct kept_dir {
+	char *key;
+	struct hf_record_stat st;
+	struct hf_dir_entry *entries;
+	size_t n;
+	bool owned; /* entries and their strings are this list's (read afresh) */
+};
+
+struct hf_dir_trust {
+	char *file;       /* NULL: nothing is written */
+	char *cache_line; /* the "cache ..." line */
+	struct timespec scan_stamp;
+	struct hf_record rec; /* usable and stamp: the record's racy rule (hf_record_trusts) */
+	char *buf;
+	struct loaded_dir *dirs; /* sorted by key */
+	size_t n_dirs;
+	pthread_mutex_t lock; /* claimed flags and the list below */
+	struct kept_dir *out;
+	size_t n_out, alloc_out;
+	bool fresh; /* some folder was read afresh: write the record */
+};
+
+/* FNV-1a's step (64 bits, the FNV authors' parameters,
+ * draft-eastlake-fnv) over 8-byte words in the host's order, then the
+ * bytes left: catches a listing edited or damaged in place at a multiply
+ * per word (a byte a step costs the 3 MB record of a 20,000-file cache a
+ * few ms). The record is this host's own state, so the order is too. */
+static uint64_t checksum(const char *p, size_t n)
+{
+	uint64_t h = 14695981039346656037ull;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, p + i, sizeof(w));
+		h = (h ^ w) * 1099511628211ull;
+	}
+	for (; i < n; i++)
+		h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
+	return h;
+}
+
+int hf_dir_entry_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct hf_dir_entry *)a)->name, ((const struct hf_dir_entry *)b)->name);
+}
+
+static int loaded_cmp(const void *key, const void *d)
+{
+	return strcmp(key, ((const struct loaded_dir *)d)->key);
+}
+
+static struct hf_record_stat stat_of(const struct stat *st)
+{
+	return (struct hf_record_stat){ .dev = (uint64_t)st->st_dev,
+					.ino = (uint64_t)st->st_ino,
+					.size = (uint64_t)st->st_size,
+					.mtim = st->st_mtim,
+					.ctim = st->st_ctim };
+}
+
+/* The header lines and each folder's "dir" line; any fault: false, and
+ * nothing of the record is used. */
+static bool parse(struct hf_dir_trust *t, char *text, const char *end)
+{
+	char *line = hf_record_next_line(&text);
+	if (!line || strcmp(line, MAGIC) != 0)
+		return false;
+	line = hf_record_next_line(&text);
+	if (!line || !t->cache_line || strcmp(line, t->cache_line) != 0)
+		return false;
+	char *cur = hf_record_next_line(&text);
+	const char *word = hf_record_field(&cur);
+	if (!word || strcmp(word, "stamp") != 0 || !hf_record_timespec(&cur, &t->rec.stamp) || cur)
+		return false;
+	cur = hf_record_next_line(&text);
+	word = hf_record_field(&cur);
+	uint64_t n;
+	/* a "dir" line takes more than 16 bytes: no count past what the file holds */
+	if (!word || strcmp(word, "dirs") != 0 || !hf_record_number(&cur, (uint64_t)(end - text) / 16, &n) || cur)
+		return false;
+	t->dirs = xcalloc(n + 1, sizeof(*t->dirs));
+	for (t->n_dirs = 0; t->n_dirs < n; t->n_dirs++) {
+		struct loaded_dir *d = &t->dirs[t->n_dirs];
+		cur = hf_record_next_line(&text);
+		word = hf_record_field(&cur);
+		uint64_t bytes;
+		if (!word || strcmp(word, "dir") != 0 || !(d->key = hf_record_field(&cur)) || !*d->key ||
+		    !hf_record_number(&cur, UINT64_MAX, &d->st.dev) ||
+		    !hf_record_number(&cur, UINT64_MAX, &d->st.ino) ||
+		    !hf_record_number(&cur, UINT64_MAX, &d->st.size) || !hf_record_timespec(&cur, &d->st.mtim) ||
+		    !hf_record_timespec(&cur, &d->st.ctim) ||
+		    !hf_record_number(&cur, HF_DIR_TRUST_MAX_BYTES, &d->n_entries) ||
+		    !hf_record_number(&cur, (uint64_t)(end - text), &bytes) ||
+		    !hf_record_number(&cur, UINT64_MAX, &d->sum) || cur)
+			return false;
+		if (!hf_record_decode((char *)d->key) || (t->n_dirs && strcmp(t->dirs[t->n_dirs - 1].key, d->key) >= 0))
+			return false; /* sorted, each once: what bsearch needs */
+		d->body = text;
+		d->bytes = (size_t)bytes;
+		if (bytes ? d->body[bytes - 1] != '\n' : d->n_entries != 0)
+			return false;
+		text += bytes;
+	}
+	return strcmp(text, "end\n") == 0;
+}
+
+struct hf_dir_trust *hf_dir_trust_open(const char *state_dir, const char *cache_path, const struct timespec *scan_stamp)
+{
+	struct hf_dir_trust *t = xcalloc(1, sizeof(*t));
+	pthread_mutex_init(&t->lock, NULL);
+	t->scan_stamp = *scan_stamp;
+	struct stat st;
+	if (!state_dir || stat(cache_path, &st) < 0)
+		return t;
+	t->file = xasprintf("%s/" HF_DIR_TRUST_PREFIX "%" PRIx64 "-%" PRIx64, state_dir, (uint64_t)st.st_dev,
+			    (uint64_t)st.st_ino);
+	t->cache_line = hf_record_cache_line(cache_path);
+	char err[SAFE_ERR_MAX];
+	struct stat fst;
+	/* no link followed, a regular file only (a FIFO fails at once), capped */
+	int fd = safe_open_read_at(AT_FDCWD, t->file, O_NOFOLLOW, SAFE_KIND_REG, HF_DIR_TRUST_MAX_BYTES, &fst, err,
+				   sizeof(err));
+	if (fd < 0)
+		return t;
+	size_t len;
+	int rc = safe_read_fd(fd, t->file, HF_DIR_TRUST_MAX_BYTES, &t->buf, &len, err, sizeof(err));
+	close(fd);
+	if (rc < 0 || strlen(t->buf) != len || !parse(t, t->buf, t->buf + len)) {
+		free(t->dirs);
+		t->dirs = NULL;
+		t->n_dirs = 0;
+		return t;
+	}
+	t->rec.usable = true;
+	return t;
+}
+
+static char letter_of(unsigned char type)
+{
+	return type == DT_DIR ? 'd' : type == DT_LNK ? 'l' : type == DT_REG ? 'f' : 'o';
+}
+
+/* A folder's lines into entries, checked: the checksum, the count, each
+ * line "T NAME" (a link: "l NAME TARGET"), names strictly increasing. */
+static bool parse_entries(struct loaded_dir *d)
+{
+	/* an entry line takes at least 4 bytes ("o x\n"): no count past the lines */
+	if (d->n_entries > d->bytes / 4 || checksum(d->body, d->bytes) != d->sum)
+		return false;
+	struct hf_dir_entry *e = xcalloc(d->n_entries + 1, sizeof(*e));
+	char *text = d->body, *end = d->body + d->bytes;
+	uint64_t i = 0;
+	for (; i < d->n_entries && text < end; i++) {
+		char *cur = hf_record_next_line(&text);
+		const char *t = hf_record_field(&cur);
+		e[i].name = hf_record_field(&cur);
+		bool link = t && strcmp(t, "l") == 0;
+		e[i].target = link ? hf_record_field(&cur) : NULL;
+		if (!t || strlen(t) != 1 || !strchr("dlfo", t[0]) || !e[i].name || !*e[i].name || cur ||
+		    (link && (!e[i].target || !*e[i].target)) || !hf_record_decode(e[i].name) ||
+		    (e[i].target && !hf_record_decode(e[i].target)) || strchr(e[i].name, '/') ||
+		    (i && strcmp(e[i - 1].name, e[i].name) >= 0))
+			break;
+		e[i].type = t[0] == 'd' ? DT_DIR : t[0] == 'l' ? DT_LNK : t[0] == 'f' ? DT_REG : DT_UNKNOWN;
+	}
+	if (i != d->n_entries || text != end) {
+		free(e);
+		return false;
+	}
+	d->entries = e;
+	return true;
+}
+
+static void keep(struct hf_dir_trust *t, struct kept_dir k)
+{
+	if (t->n_out == t->alloc_out) {
+		t->alloc_out = t->alloc_out ? t->alloc_out * 2 : 16;
+		t->out = xrealloc(t->out, t->alloc_out * sizeof(*t->out));
+	}
+	t->out[t->n_out++] = k;
+}
+
+bool hf_dir_trust_get(struct hf_dir_trust *t, const char *key, const struct stat *st,
+		      const struct hf_dir_entry **entries, size_t *n)
+{
+	if (!t || !t->rec.usable)
+		return false;
+	struct loaded_dir *d = bsearch(key, t->dirs, t->n_dirs, sizeof(*t->dirs), loaded_cmp);
+	if (!d)
+		return false;
+	pthread_mutex_lock(&t->lock);
+	bool mine = !d->claimed;
+	d->claimed = true;
+	pthread_mutex_unlock(&t->lock);
+	struct hf_record_stat now = stat_of(st);
+	struct hf_record_entry was = { .st = d->st };
+	if (!mine || !hf_record_trusts(&t->rec, &was, &now) || !parse_entries(d))
+		return false;
+	*entries = d->entries;
+	*n = (size_t)d->n_entries;
+	pthread_mutex_lock(&t->lock);
+	keep(t, (struct kept_dir){ .key = xstrdup(key), .st = d->st, .entries = d->entries, .n = *n });
+	pthread_mutex_unlock(&t->lock);
+	return true;
+}
+
+void hf_dir_trust_put(struct hf_dir_trust *t, const char *key, const struct stat *st,
+		      const struct hf_dir_entry *entries, size_t n)
+{
+	if (!t || !t->file)
+		return;
+	struct hf_dir_entry *copy = xcalloc(n + 1, sizeof(*copy));
+	for (size_t i = 0; i < n; i++)
+		copy[i] = (struct hf_dir_entry){ .name = xstrdup(entries[i].name),
+						 .target = entries[i].target ? xstrdup(entries[i].target) : NULL,
+						 .type = entries[i].type };
+	pthread_mutex_lock(&t->lock);
+	keep(t, (struct kept_dir){ .key = xstrdup(key), .st = stat_of(st), .entries = copy, .n = n, .owned = true });
+	t->fresh = true;
+	pthread_mutex_unlock(&t->lock);
+}
+
+static int kept_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct kept_dir *)a)->key, ((const struct kept_dir *)b)->key);
+}
+
+static void save(struct hf_dir_trust *t)
+{
+	qsort(t->out, t->n_out, sizeof(*t->out), kept_cmp);
+	struct timespec stamp = t->scan_stamp;
+	stamp.tv_sec -= HF_RECORD_RACY_MARGIN;
+	struct strbuf dirs = STRBUF_INIT, body = STRBUF_INIT;
+	size_t count = 0;
+	for (size_t i = 0; i < t->n_out; i++) {
+		const struct kept_dir *k = &t->out[i];
+		if (i && strcmp(t->out[i - 1].key, k->key) == 0)
+			continue; /* a folder reached twice (two linked revisions): once */
+		sb_release(&body);
+		for (size_t j = 0; j < k->n; j++) {
+			const struct hf_dir_entry *e = &k->entries[j];
+			char type[3] = { letter_of(e->type), ' ', '\0' };
+			sb_puts(&body, type);
+			hf_record_encode(&body, e->name);
+			if (e->type == DT_LNK) {
+				sb_puts(&body, " ");
+				hf_record_encode(&body, e->target ? e->target : "");
+			}
+			sb_puts(&body, "\n");
+		}
+		sb_puts(&dirs, "dir ");
+		hf_record_encode(&dirs, k->key);
+		sb_printf(&dirs, " %" PRIu64 " %" PRIu64 " %" PRIu64 " %lld %ld %lld %ld %zu %zu %" PRIu64 "\n",
+			  k->st.dev, k->st.ino, k->st.size, (long long)k->st.mtim.tv_sec, k->st.mtim.tv_nsec,
+			  (long long)k->st.ctim.tv_sec, k->st.ctim.tv_nsec, k->n, body.len,
+			  checksum(body.buf, body.len));
+		sb_add(&dirs, body.buf, body.len);
+		count++;
+		if (dirs.len > HF_DIR_TRUST_MAX_BYTES)
+			break;
+	}
+	sb_release(&body);
+	struct strbuf out = STRBUF_INIT;
+	sb_printf(&out, MAGIC "\n%s\nstamp %lld %ld\ndirs %zu\n", t->cache_line, (long long)stamp.tv_sec, stamp.tv_nsec,
+		  count);
+	sb_add(&out, dirs.buf, dirs.len);
+	sb_puts(&out, "end\n");
+	sb_release(&dirs);
+	char err[SAFE_ERR_MAX];
+	/* a state file: only ever a regular file replaced, its loss costs a walk */
+	if (out.len <= HF_DIR_TRUST_MAX_BYTES)
+		safe_write_file(t->file, out.buf, out.len, 0600, SAFE_WRITE_REPLACE_ONLY | SAFE_WRITE_NO_SYNC, err,
+				sizeof(err));
+	sb_release(&out);
+}
+
+void hf_dir_trust_close(struct hf_dir_trust *t)
+{
+	if (!t)
+		return;
+	if (t->fresh && t->file && t->cache_line)
+		save(t);
+	for (size_t i = 0; i < t->n_out; i++) {
+		struct kept_dir *k = &t->out[i];
+		if (k->owned) {
+			for (size_t j = 0; j < k->n; j++) {
+				free(k->entries[j].name);
+				free(k->entries[j].target);
+			}
+			free(k->entries);
+		}
+		free(k->key);
+	}
+	free(t->out);
+	for (size_t i = 0; i < t->n_dirs; i++)
+		free(t->dirs[i].entries);
+	free(t->dirs);
+	free(t->buf);
+	free(t->cache_line);
+	free(t->file);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}
