@@ -9,6 +9,7 @@
 # run each, interleave.py; the ratio is the median of the rounds' ratios).
 # Goal: gpugate at most 0.10 x the script.
 # STATIC_BENCH_BASELINE=/path/to/older/gpugate adds that binary to the same run.
+# BENCH_DPKG_STATUS: the status file to start from (default this machine's).
 set -eu
 GPUGATE=${GPUGATE:-build/gpugate}
 RUNS=${BENCH_RUNS:-300}
@@ -23,7 +24,7 @@ mkdir -p "$root/var/lib/dpkg/updates" "$root/var/lib/dpkg/info" "$root/proc/self
 # this machine's status file, the Intel stack of the XPU image at the
 # versions the healthcheck pins need (a package already there gets the new
 # version in place: dpkg refuses the same package twice)
-/usr/bin/python3 - /var/lib/dpkg/status "$root/var/lib/dpkg/status" <<'PY'
+/usr/bin/python3 - "${BENCH_DPKG_STATUS:-/var/lib/dpkg/status}" "$root/var/lib/dpkg/status" <<'PY'
 import re, sys
 stack = {"libze1": "1.21.9-1", "libze-intel-gpu1": "25.18.33578.6-1", "intel-opencl-icd": "25.18.33578.6-1",
          "intel-igc-core-2": "2.11.7", "libigdgmm12": "22.7.2-1"}
