@@ -258,8 +258,9 @@ static char *existing_folder(const struct context *ctx, const char *path, const 
 			free(p);
 			return NULL;
 		}
-		if (!slash || slash == p) {
+		if (!slash || slash == p) { /* nothing of it exists: the root folder is where it starts */
 			free(p);
+			*under_root_out = ctx_path(ctx, "/");
 			return xstrdup("/");
 		}
 		*slash = '\0';

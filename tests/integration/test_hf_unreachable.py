@@ -93,6 +93,24 @@ def test_missing_cache_is_not_created_yet(tmp, profile):
     assert not os.path.exists(os.path.join(tmp, "none")), "a check created the cache"
 
 
+
+@pytest.mark.parametrize("profile", ["healthcheck", "ci"])
+def test_nothing_of_the_path_in_the_root(tmp, profile):
+    """Under --root, a cache none of whose folders exist climbs to the
+    root's own folder: writable and space are judged there (the climb once
+    ended at "/" with no path under the root: "Bad address")."""
+    root = os.path.join(tmp, "root")
+    os.mkdir(root)
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/home/app", "XDG_RUNTIME_DIR": STATE_DIR}
+    r = run_gpugate("check", "--profile", profile, "--only", "hf", "--format", "json", "--root", root,
+                    "--spec", "-", input="hf:\n  require_mount: false\n  min_free: 1\n", env=env)
+    assert r.check("hf.location")["status"] == "pass", r
+    assert r.check("hf.writable")["status"] in ("pass", "warn"), r
+    assert "/ is writable" in r.check("hf.writable")["summary"] or profile == "healthcheck", r
+    space = r.check("hf.space")
+    assert space["status"] == "pass" and "free on the cache's filesystem" in space["summary"], r
+    assert os.listdir(root) == [], "a check wrote into the root"
+
 @pytest.mark.parametrize("offline", [True, False])
 def test_read_only_by_design_unreachable(tmp, offline):
     """hf.read_only: true does not excuse a path that cannot be reached:
