@@ -81,6 +81,11 @@ json_t *json_text(const char *s)
 	return j;
 }
 
+json_t *json_text_or_null(const char *s)
+{
+	return s ? json_text(s) : json_null();
+}
+
 json_t *result_details(struct result *r)
 {
 	if (!r->details)

@@ -51,6 +51,8 @@ const char *result_finding_text(const struct result *r, size_t i);
 const char *result_worst_finding(const struct result *r);
 /* A JSON string from any bytes (invalid UTF-8 replaced): never NULL. */
 json_t *json_text(const char *s);
+/* json_text(s), or null for NULL (a value the run did not have). */
+json_t *json_text_or_null(const char *s);
 void result_release(struct result *r);
 
 #endif

@@ -81,7 +81,7 @@ void hf_integrity_encode(json_t *d, const struct hf_integrity_fact *f)
 	json_object_set_new(d, K_HASHED, count(f->hashed));
 	json_object_set_new(d, K_TRUSTED, count(f->trusted));
 	json_object_set_new(d, K_SCOPE, json_text(f->scope));
-	json_object_set_new(d, K_RECORD, f->record ? json_text(f->record) : json_null());
+	json_object_set_new(d, K_RECORD, json_text_or_null(f->record));
 	json_object_set_new(d, K_RECORD_NOTE, json_text(f->record_note));
 	json_object_set_new(d, K_PROBLEMS, f->problems ? f->problems : json_array());
 }

@@ -169,11 +169,10 @@ static int hf_where(int argc, char **argv)
 		json_object_set_new(j, "hf_home", json_text(loc.hf_home));
 		json_object_set_new(j, "hf_home_from", json_text(loc.home_source));
 		json_object_set_new(j, "token_path", json_text(loc.token_path));
-		json_object_set_new(j, "token_from", loc.token_source ? json_text(loc.token_source) : json_null());
-		json_object_set_new(j, "token_error", loc.token_error ? json_text(loc.token_error) : json_null());
+		json_object_set_new(j, "token_from", json_text_or_null(loc.token_source));
+		json_object_set_new(j, "token_error", json_text_or_null(loc.token_error));
 		json_object_set_new(j, "offline", json_boolean(loc.offline));
-		json_object_set_new(j, "offline_from",
-				    loc.offline_source ? json_text(loc.offline_source) : json_null());
+		json_object_set_new(j, "offline_from", json_text_or_null(loc.offline_source));
 		json_object_set_new(j, "endpoint", json_text(loc.endpoint));
 		json_object_set_new(j, "endpoint_from", json_text(loc.endpoint_source));
 		json_object_set_new(j, "xet_cache", json_text(loc.xet_cache));
@@ -297,8 +296,8 @@ static json_t *repo_json(const struct hf_cache *cache, const struct hf_repo *r)
 {
 	json_t *j = json_object();
 	json_object_set_new(j, "folder", json_text(r->folder));
-	json_object_set_new(j, "repo_id", r->id ? json_text(r->id) : json_null());
-	json_object_set_new(j, "repo_type", r->type ? json_text(r->type) : json_null());
+	json_object_set_new(j, "repo_id", json_text_or_null(r->id));
+	json_object_set_new(j, "repo_type", json_text_or_null(r->type));
 	char *path = xasprintf("%s/%s", cache->path, r->folder);
 	json_object_set_new(j, "path", json_text(path));
 	free(path);
@@ -655,7 +654,7 @@ static int verify_scanned(struct hf_options o, int argc, char **argv)
 			json_integer((json_int_t)(v.bytes_to_hash > v.bytes ? v.bytes_to_hash - v.bytes : 0)));
 		json_object_set_new(j, "hashed", json_integer((json_int_t)v.hashed));
 		json_object_set_new(j, "trusted", json_integer((json_int_t)v.trusted));
-		json_object_set_new(j, "record", vs.record ? json_text(vs.record) : json_null());
+		json_object_set_new(j, "record", json_text_or_null(vs.record));
 		json_object_set_new(j, "record_note", json_text(record_note));
 		json_object_set_new(j, "timed_out", json_boolean(v.timed_out));
 		json_object_set_new(j, "seconds", json_real(v.seconds));

@@ -679,12 +679,6 @@ static json_t *text_or_absent(const char *s)
 	return s ? json_text(s) : NULL;
 }
 
-/* s as a JSON string, NULL as null */
-static json_t *text_or_null(const char *s)
-{
-	return s ? json_text(s) : json_null();
-}
-
 static void set(json_t *o, const char *key, json_t *v)
 {
 	if (v)
@@ -744,8 +738,8 @@ json_t *diff_result_json(const struct diff_result *d)
 		const struct diff_check *c = &d->checks[i];
 		json_t *e = json_object();
 		json_object_set_new(e, "id", json_text(c->id));
-		json_object_set_new(e, "old", text_or_null(c->old));
-		json_object_set_new(e, "new", c->new ? json_text(c->new) : json_null());
+		json_object_set_new(e, "old", json_text_or_null(c->old));
+		json_object_set_new(e, "new", json_text_or_null(c->new));
 		json_object_set_new(e, "change", json_string(c->change));
 		if (c->new) { /* a removed check has no summary or codes to tell */
 			json_object_set_new(e, "summary", json_text(c->summary));
@@ -760,8 +754,8 @@ json_t *diff_result_json(const struct diff_result *d)
 		const struct diff_package *p = &d->packages[i];
 		json_t *e = json_object();
 		json_object_set_new(e, "package", json_text(p->package));
-		json_object_set_new(e, "old", text_or_null(p->old));
-		json_object_set_new(e, "new", p->new ? json_text(p->new) : json_null());
+		json_object_set_new(e, "old", json_text_or_null(p->old));
+		json_object_set_new(e, "new", json_text_or_null(p->new));
 		json_object_set_new(e, "change", json_string(p->change));
 		json_array_append_new(list, e);
 	}
@@ -771,10 +765,10 @@ json_t *diff_result_json(const struct diff_result *d)
 		const struct diff_driver *v = &d->drivers[i];
 		json_t *e = json_object();
 		json_object_set_new(e, "backend", json_text(v->backend));
-		json_object_set_new(e, "old", text_or_null(v->old));
-		json_object_set_new(e, "new", v->new ? json_text(v->new) : json_null());
+		json_object_set_new(e, "old", json_text_or_null(v->old));
+		json_object_set_new(e, "new", json_text_or_null(v->new));
 		if (v->new) { /* a backend that is gone has no library to tell */
-			json_object_set_new(e, "old_library", text_or_null(v->old_library));
+			json_object_set_new(e, "old_library", json_text_or_null(v->old_library));
 			json_object_set_new(e, "new_library", json_text(v->new_library));
 		}
 		json_array_append_new(list, e);
