@@ -244,6 +244,10 @@ def test_reusable_gate_structure():
     test = the_test_step(steps)
     assert steps.index(gate) < steps.index(checkout) < steps.index(test)
     assert "steps.gate.outcome == 'success'" in test["if"]
+    # the checkout handed back after the tests, whatever their outcome
+    back = hand_back_step(steps)
+    assert test["id"] == "tests" and steps.index(back) == steps.index(test) + 1
+    assert back["if"] == "always() && steps.tests.outputs.owner != ''"
     upload = [s for s in steps if str(s.get("uses", "")).startswith("actions/upload-artifact@")]
     assert len(upload) == 1 and upload[0] is steps[-1]
     assert upload[0]["uses"] == "actions/upload-artifact@v4"
@@ -510,11 +514,28 @@ def run_test_step(gate_dir, outputs, command):
     values = {"inputs.test-command": command, "steps.gate.outputs.run-as": outputs["run-as"],
               "steps.gate.outputs.run-home": outputs["run-home"]}
     env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
-    env["GITHUB_WORKSPACE"] = str(workspace)
+    output = gate_dir / "test-output"
+    output.write_text("")
+    env.update(GITHUB_WORKSPACE=str(workspace), GITHUB_OUTPUT=str(output))
     for k, v in step["env"].items():
         env[k] = values[re.fullmatch(r"\$\{\{ (.+) \}\}", v).group(1)]
     assert step["shell"] == "bash"
-    return run_step(gate_dir, env, step["run"], "bash"), workspace
+    r = run_step(gate_dir, env, step["run"], "bash")
+    r.outputs = dict(line.split("=", 1) for line in output.read_text().splitlines())
+    return r, workspace
+
+
+def hand_back_step(steps):
+    (step,) = [s for s in steps if s.get("env", {}).get("OWNER") == "${{ steps.tests.outputs.owner }}"]
+    return step
+
+
+def run_hand_back_step(gate_dir, test_outputs, workspace):
+    """The step after the tests, with the test step's outputs."""
+    step = hand_back_step(reusable_steps())
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    env.update(GITHUB_WORKSPACE=str(workspace), OWNER=test_outputs["owner"])
+    return run_step(gate_dir, env, step["run"], step["shell"])
 
 
 def test_tests_run_as_the_user_the_gate_checked(gate_dir):
@@ -528,9 +549,17 @@ def test_tests_run_as_the_user_the_gate_checked(gate_dir):
     # the checkout became the user's, so the tests could write in it
     assert (workspace / "src" / "main.o").read_text() == "built\n"
     assert os.stat(workspace / "src" / "main.c").st_uid == HOST_UID
-    # the test command's own failure is the step's
+    # and the workspace owner's again after them (this test's user made it),
+    # the tests' own files too
+    owner = (os.getuid(), os.getgid())
+    assert r.outputs == {"owner": "%d:%d" % owner}, r.outputs
+    back = run_hand_back_step(gate_dir, r.outputs, workspace)
+    assert back.returncode == 0, back.stdout + back.stderr
+    for path in (workspace, workspace / "src" / "main.c", workspace / "src" / "main.o", workspace / "who"):
+        assert (os.stat(path).st_uid, os.stat(path).st_gid) == owner, path
+    # the test command's own failure is the step's; the hand-back still has its owner
     r, _ = run_test_step(gate_dir, outputs, "false")
-    assert r.returncode == 1
+    assert r.returncode == 1 and "owner" in r.outputs
 
 
 def test_tests_without_a_user_run_as_root(gate_dir):
@@ -539,6 +568,7 @@ def test_tests_without_a_user_run_as_root(gate_dir):
     assert r.returncode == 0, r.stdout + r.stderr
     assert out.read_text() == "0\n"
     assert os.stat(workspace / "src" / "main.c").st_uid == 0, "no user: the checkout stays as it was"
+    assert r.outputs == {}, "and nothing to hand back"
 
 
 def test_every_run_line_is_safe_to_paste():
