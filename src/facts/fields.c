@@ -29,7 +29,8 @@ static json_t *json_of(const void *base, const struct fact_field *f)
 	return j;
 }
 
-/* FACT_INT: the member is a long or a long long */
+/* FACT_INT: the member is a long or a long long; memcpy, as the member's
+ * type is only known by its size */
 static long long int_of(const void *base, const struct fact_field *f)
 {
 	if (f->size == sizeof(long long)) {
@@ -231,17 +232,14 @@ static int decode_items(const json_t *list, const struct fact_field *f, void *ds
 			snprintf(err, errsz, "%s is not an object", at);
 			return -1;
 		}
-		int rc = decode_fields(item, t, slot, at, err, errsz);
-		if (rc == 0 && t->after)
-			rc = t->after(item, slot, i, at, err, errsz);
-		if (rc < 0) {
+		if (decode_fields(item, t, slot, at, err, errsz) < 0) {
 			*(size_t *)((char *)dst + f->count) = kept + 1; /* so that the release reaches its arrays */
 			return -1;
 		}
-		if (rc == 0)
-			kept++;
-		else
+		if (t->after && t->after(item, slot, i) == 1)
 			facts_release(t, slot);
+		else
+			kept++;
 	}
 	*(size_t *)((char *)dst + f->count) = kept;
 	return 0;

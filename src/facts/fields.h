@@ -66,21 +66,22 @@ struct fact_field {
 
 /* One struct's fields; for the items of a list, what one item is called in
  * an error ("relation 2") and, where a rule spans fields, a hook run after
- * each item is read: 0 keeps it, 1 drops it, -1 refuses it (reason in err). */
+ * each item is read: 0 keeps the item, 1 drops it. */
 struct fact_table {
 	const char *item;
 	size_t size; /* of the struct */
 	const struct fact_field *fields;
 	size_t n_fields;
-	int (*after)(const json_t *item, void *dst, size_t position, const char *where, char *err, size_t errsz);
+	int (*after)(const json_t *item, void *dst, size_t position);
 };
 
 #define FACT_MEMBER(type, member)   .offset = offsetof(type, member), .size = sizeof(((type *)0)->member)
 #define FACT_HAS(type, member)      .has = offsetof(type, member) + 1
 #define FACT_COUNT_OF(type, member) .count = offsetof(type, member)
-#define FACT_TABLE(name, type, item_name, fields_array)                                \
+#define FACT_TABLE_AFTER(name, type, item_name, fields_array, after)                   \
 	static const struct fact_table name = { item_name, sizeof(type), fields_array, \
-						sizeof(fields_array) / sizeof((fields_array)[0]), NULL }
+						sizeof(fields_array) / sizeof((fields_array)[0]), after }
+#define FACT_TABLE(name, type, item_name, fields_array) FACT_TABLE_AFTER(name, type, item_name, fields_array, NULL)
 
 /* Sets each encodable field of src in o, in the table's order. */
 void facts_encode(json_t *o, const struct fact_table *t, const void *src);

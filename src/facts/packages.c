@@ -55,6 +55,7 @@ json_t *relation_fact_encode(const char *relation, bool holds, json_t *installed
 {
 	json_t *j = json_object();
 	facts_encode(j, &relation_table, &(struct relation_fact){ .relation = relation, .holds = holds });
+	/* the check builds this list package by package (package_fact_encode) */
 	json_object_set_new(j, K_INSTALLED, installed);
 	return j;
 }

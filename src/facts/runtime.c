@@ -43,7 +43,7 @@
 #define P_OK             "ok"
 
 /* One probe child's run (runtime.loader's and runtime.smoke's probes). */
-static int probe_run_after(const json_t *item, void *dst, size_t position, const char *where, char *err, size_t errsz);
+static int probe_run_after(const json_t *item, void *dst, size_t position);
 static const struct fact_field probe_run_fields[] = {
 	{ K_BACKEND, FACT_NAME, FACT_MEMBER(struct probe_run_fact, backend) },
 	{ K_SECONDS, FACT_REAL, FACT_MEMBER(struct probe_run_fact, seconds) },
@@ -53,9 +53,7 @@ static const struct fact_field probe_run_fields[] = {
 	{ K_RESULT, FACT_OBJECT, FACT_MEMBER(struct probe_run_fact, result) },
 	{ K_OUTPUT, FACT_TEXT, FACT_MEMBER(struct probe_run_fact, output), .flags = FACT_OMIT_EMPTY },
 };
-static const struct fact_table probe_run_table = { "probe", sizeof(struct probe_run_fact), probe_run_fields,
-						   sizeof(probe_run_fields) / sizeof(probe_run_fields[0]),
-						   probe_run_after };
+FACT_TABLE_AFTER(probe_run_table, struct probe_run_fact, "probe", probe_run_fields, probe_run_after);
 
 /* One GPU as the runtime enumerated it: the probe's device object, copied
  * as the child wrote it, with the backend added. */
@@ -75,7 +73,7 @@ FACT_TABLE(device_table, struct runtime_device_fact, "device", device_fields);
 /* One GPU's figures: the probe's figure set, copied as the child wrote it,
  * and whose they are, so that gpugate diff and spec freeze can pair and key
  * them. */
-static int figure_after(const json_t *item, void *dst, size_t position, const char *where, char *err, size_t errsz);
+static int figure_after(const json_t *item, void *dst, size_t position);
 static const struct fact_field figure_fields[] = {
 	{ K_BACKEND, FACT_NAME, FACT_MEMBER(struct figure_fact, backend) },
 	{ K_INDEX, FACT_INT, FACT_MEMBER(struct figure_fact, index) },
@@ -92,8 +90,7 @@ static const struct fact_field figure_fields[] = {
 	  FACT_HAS(struct figure_fact, has_latency) },
 	{ P_BUFFER_BYTES, FACT_ANY, FACT_MEMBER(struct figure_fact, buffer_bytes), .flags = FACT_PROBE },
 };
-static const struct fact_table figure_table = { "figure set", sizeof(struct figure_fact), figure_fields,
-						sizeof(figure_fields) / sizeof(figure_fields[0]), figure_after };
+FACT_TABLE_AFTER(figure_table, struct figure_fact, "figure set", figure_fields, figure_after);
 
 /* each check's details; their lists are built item by item (the encoders above) */
 static const struct fact_field loader_fields[] = {
@@ -131,9 +128,9 @@ static long int_or(const json_t *o, const char *key, long def)
  * the child named in its result line (a run with neither is dropped); the
  * driver it loaded is read from that line. These rules span the run and the
  * child's object, so they are a hook, not fields. */
-static int probe_run_after(const json_t *item, void *dst, size_t position, const char *where, char *err, size_t errsz)
+static int probe_run_after(const json_t *item, void *dst, size_t position)
 {
-	(void)item, (void)position, (void)where, (void)err, (void)errsz;
+	(void)item, (void)position;
 	struct probe_run_fact *r = dst;
 	if (!r->backend)
 		r->backend = str(r->result, K_BACKEND);
@@ -143,9 +140,8 @@ static int probe_run_after(const json_t *item, void *dst, size_t position, const
 }
 
 /* a figure set that names no index is the position's GPU */
-static int figure_after(const json_t *item, void *dst, size_t position, const char *where, char *err, size_t errsz)
+static int figure_after(const json_t *item, void *dst, size_t position)
 {
-	(void)where, (void)err, (void)errsz;
 	struct figure_fact *g = dst;
 	if (!json_object_get(item, K_INDEX))
 		g->index = (long)position;
