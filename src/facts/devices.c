@@ -38,9 +38,7 @@ FACT_TABLE(devices_table, struct devices_facts, NULL, devices_fields);
 
 json_t *gpu_fact_encode(const struct gpu_fact *g)
 {
-	json_t *j = json_object();
-	facts_encode(j, &gpu_table, g);
-	return j;
+	return facts_encode_new(&gpu_table, g);
 }
 
 void devices_facts_encode_gpus(json_t *details, json_t *gpus)

@@ -110,6 +110,13 @@ void facts_encode(json_t *o, const struct fact_table *t, const void *src)
 			encode_field(o, &t->fields[i], src);
 }
 
+json_t *facts_encode_new(const struct fact_table *t, const void *src)
+{
+	json_t *o = json_object();
+	facts_encode(o, t, src);
+	return o;
+}
+
 /* A FACT_PROBE member: another type reads as not reported (fields.h). */
 static bool probe_has_type(const struct fact_field *f, const json_t *v)
 {

@@ -85,6 +85,8 @@ struct fact_table {
 
 /* Sets each encodable field of src in o, in the table's order. */
 void facts_encode(json_t *o, const struct fact_table *t, const void *src);
+/* The same into a new object (an item of a list). */
+json_t *facts_encode_new(const struct fact_table *t, const void *src);
 
 /* Reads details into the members of dst that the table names (a missing
  * key: its .absent; other members are left as they are, so several checks'

@@ -46,15 +46,12 @@ FACT_TABLE(packages_table, struct packages_facts, NULL, packages_fields);
 
 json_t *package_fact_encode(const struct package_fact *p)
 {
-	json_t *j = json_object();
-	facts_encode(j, &package_table, p);
-	return j;
+	return facts_encode_new(&package_table, p);
 }
 
 json_t *relation_fact_encode(const char *relation, bool holds, json_t *installed)
 {
-	json_t *j = json_object();
-	facts_encode(j, &relation_table, &(struct relation_fact){ .relation = relation, .holds = holds });
+	json_t *j = facts_encode_new(&relation_table, &(struct relation_fact){ .relation = relation, .holds = holds });
 	/* the check builds this list package by package (package_fact_encode) */
 	json_object_set_new(j, K_INSTALLED, installed);
 	return j;

@@ -150,9 +150,7 @@ static int figure_after(const json_t *item, void *dst, size_t position)
 
 json_t *probe_run_encode(const struct probe_run_fact *p)
 {
-	json_t *j = json_object();
-	facts_encode(j, &probe_run_table, p);
-	return j;
+	return facts_encode_new(&probe_run_table, p);
 }
 
 void runtime_facts_encode_probes(json_t *details, json_t *probes)
