@@ -1,11 +1,6 @@
 #include "facts/devices.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-
-#include "../lib/util.h"
-#include "../result.h"
-#include "facts/decode.h"
+#include "facts/fields.h"
 
 /* the details keys of devices.gpus: written and read only here */
 #define K_GPUS     "gpus"
@@ -19,19 +14,31 @@
 #define K_SELECTED "selected"
 #define K_PRESENT  "present"
 
+/* one GPU; selected and present read as true when absent, as diff read
+ * them before these facts had a type */
+static const struct fact_field gpu_fields[] = {
+	{ K_PCI, FACT_TEXT, FACT_MEMBER(struct gpu_fact, pci) },
+	{ K_VENDOR, FACT_TEXT, FACT_MEMBER(struct gpu_fact, vendor) },
+	{ K_DEVICE, FACT_TEXT, FACT_MEMBER(struct gpu_fact, device) },
+	{ K_CLASS, FACT_TEXT, FACT_MEMBER(struct gpu_fact, pci_class) },
+	{ K_DRIVER, FACT_TEXT, FACT_MEMBER(struct gpu_fact, driver) },
+	{ K_CARD, FACT_TEXT, FACT_MEMBER(struct gpu_fact, card) },
+	{ K_RENDER, FACT_TEXT, FACT_MEMBER(struct gpu_fact, render) },
+	{ K_SELECTED, FACT_BOOL, FACT_MEMBER(struct gpu_fact, selected), .absent = true },
+	{ K_PRESENT, FACT_BOOL, FACT_MEMBER(struct gpu_fact, present), .absent = true },
+};
+FACT_TABLE(gpu_table, struct gpu_fact, "GPU", gpu_fields);
+
+/* the check's details: the list is built GPU by GPU (gpu_fact_encode) */
+static const struct fact_field devices_fields[] = {
+	{ K_GPUS, FACT_ITEMS, FACT_MEMBER(struct devices_facts, gpus), .items = &gpu_table,
+	  FACT_COUNT_OF(struct devices_facts, n_gpus) },
+};
+FACT_TABLE(devices_table, struct devices_facts, NULL, devices_fields);
+
 json_t *gpu_fact_encode(const struct gpu_fact *g)
 {
-	json_t *j = json_object();
-	json_object_set_new(j, K_PCI, json_text(g->pci));
-	json_object_set_new(j, K_VENDOR, json_text(g->vendor));
-	json_object_set_new(j, K_DEVICE, json_text(g->device));
-	json_object_set_new(j, K_CLASS, json_text(g->pci_class));
-	json_object_set_new(j, K_DRIVER, json_text(g->driver));
-	json_object_set_new(j, K_CARD, json_text(g->card));
-	json_object_set_new(j, K_RENDER, json_text(g->render));
-	json_object_set_new(j, K_SELECTED, json_boolean(g->selected));
-	json_object_set_new(j, K_PRESENT, json_boolean(g->present));
-	return j;
+	return facts_encode_new(&gpu_table, g);
 }
 
 void devices_facts_encode_gpus(json_t *details, json_t *gpus)
@@ -42,30 +49,10 @@ void devices_facts_encode_gpus(json_t *details, json_t *gpus)
 int devices_facts_decode(const json_t *details, struct devices_facts *f, char *err, size_t errsz)
 {
 	*f = (struct devices_facts){ 0 };
-	json_t *gpus;
-	if (facts_list(details, "devices.gpus", K_GPUS, &gpus, err, errsz) < 0)
-		return -1;
-	f->n_gpus = json_array_size(gpus);
-	f->gpus = xcalloc(f->n_gpus ? f->n_gpus : 1, sizeof(*f->gpus));
-	for (size_t i = 0; i < f->n_gpus; i++) {
-		const json_t *j = json_array_get(gpus, i);
-		struct gpu_fact *g = &f->gpus[i];
-		g->pci = json_string_value(json_object_get(j, K_PCI));
-		g->vendor = json_string_value(json_object_get(j, K_VENDOR));
-		g->device = json_string_value(json_object_get(j, K_DEVICE));
-		g->pci_class = json_string_value(json_object_get(j, K_CLASS));
-		g->driver = json_string_value(json_object_get(j, K_DRIVER));
-		g->card = json_string_value(json_object_get(j, K_CARD));
-		g->render = json_string_value(json_object_get(j, K_RENDER));
-		/* absent counts as true, as diff read it before these facts had a type */
-		g->selected = !json_is_false(json_object_get(j, K_SELECTED));
-		g->present = !json_is_false(json_object_get(j, K_PRESENT));
-	}
-	return 0;
+	return facts_decode(details, &devices_table, f, "devices.gpus", NULL, err, errsz);
 }
 
 void devices_facts_release(struct devices_facts *f)
 {
-	free(f->gpus);
-	*f = (struct devices_facts){ 0 };
+	facts_release(&devices_table, f);
 }

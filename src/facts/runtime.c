@@ -6,6 +6,7 @@
 #include "../lib/util.h"
 #include "../result.h"
 #include "facts/decode.h"
+#include "facts/fields.h"
 
 /* the details keys of runtime.loader, .smoke, .devices and .performance:
  * written and read only here */
@@ -41,20 +42,115 @@
 #define P_SMOKE          "smoke"
 #define P_OK             "ok"
 
+/* One probe child's run (runtime.loader's and runtime.smoke's probes). */
+static int probe_run_after(const json_t *item, void *dst, size_t position);
+static const struct fact_field probe_run_fields[] = {
+	{ K_BACKEND, FACT_NAME, FACT_MEMBER(struct probe_run_fact, backend) },
+	{ K_SECONDS, FACT_REAL, FACT_MEMBER(struct probe_run_fact, seconds) },
+	{ K_VERDICT, FACT_TEXT, FACT_MEMBER(struct probe_run_fact, verdict), .flags = FACT_OMIT_NULL },
+	{ K_LAST_STAGE, FACT_NAME, FACT_MEMBER(struct probe_run_fact, last_stage), .flags = FACT_OMIT_EMPTY },
+	/* the child's own words, for the report */
+	{ K_RESULT, FACT_OBJECT, FACT_MEMBER(struct probe_run_fact, result) },
+	{ K_OUTPUT, FACT_TEXT, FACT_MEMBER(struct probe_run_fact, output), .flags = FACT_OMIT_EMPTY },
+};
+FACT_TABLE_AFTER(probe_run_table, struct probe_run_fact, "probe", probe_run_fields, probe_run_after);
+
+/* One GPU as the runtime enumerated it: the probe's device object, copied
+ * as the child wrote it, with the backend added. */
+static const struct fact_field device_fields[] = {
+	{ K_BACKEND, FACT_NAME, FACT_MEMBER(struct runtime_device_fact, backend) },
+	{ P_PCI, FACT_NAME, FACT_MEMBER(struct runtime_device_fact, pci), .flags = FACT_PROBE },
+	{ P_NAME, FACT_NAME, FACT_MEMBER(struct runtime_device_fact, name), .flags = FACT_PROBE },
+	{ P_UUID, FACT_NAME, FACT_MEMBER(struct runtime_device_fact, uuid), .flags = FACT_PROBE },
+	{ P_INDEX, FACT_INT, FACT_MEMBER(struct runtime_device_fact, index), .flags = FACT_PROBE, .absent = -1 },
+	{ P_MEMORY_FREE, FACT_REAL, FACT_MEMBER(struct runtime_device_fact, memory_free), .flags = FACT_PROBE,
+	  FACT_HAS(struct runtime_device_fact, has_memory_free) },
+	{ P_MEMORY_TOTAL, FACT_REAL, FACT_MEMBER(struct runtime_device_fact, memory_total), .flags = FACT_PROBE,
+	  FACT_HAS(struct runtime_device_fact, has_memory_total) },
+};
+FACT_TABLE(device_table, struct runtime_device_fact, "device", device_fields);
+
+/* One GPU's figures: the probe's figure set, copied as the child wrote it,
+ * and whose they are, so that gpugate diff and spec freeze can pair and key
+ * them. */
+static int figure_after(const json_t *item, void *dst, size_t position);
+static const struct fact_field figure_fields[] = {
+	{ K_BACKEND, FACT_NAME, FACT_MEMBER(struct figure_fact, backend) },
+	{ K_INDEX, FACT_INT, FACT_MEMBER(struct figure_fact, index) },
+	{ K_PCI, FACT_NAME, FACT_MEMBER(struct figure_fact, pci), .flags = FACT_OMIT_NULL },
+	{ K_NAME, FACT_NAME, FACT_MEMBER(struct figure_fact, name), .flags = FACT_OMIT_NULL },
+	{ K_UUID, FACT_NAME, FACT_MEMBER(struct figure_fact, uuid), .flags = FACT_OMIT_NULL },
+	{ K_VENDOR_ID, FACT_INT, FACT_MEMBER(struct figure_fact, vendor_id), .flags = FACT_OMIT_NEGATIVE,
+	  .absent = -1 },
+	{ K_DEVICE_ID, FACT_INT, FACT_MEMBER(struct figure_fact, device_id), .flags = FACT_OMIT_NEGATIVE,
+	  .absent = -1 },
+	{ P_BANDWIDTH, FACT_REAL, FACT_MEMBER(struct figure_fact, copy_bandwidth_gbs), .flags = FACT_PROBE,
+	  FACT_HAS(struct figure_fact, has_bandwidth) },
+	{ P_LATENCY, FACT_REAL, FACT_MEMBER(struct figure_fact, launch_latency_us), .flags = FACT_PROBE,
+	  FACT_HAS(struct figure_fact, has_latency) },
+	{ P_BUFFER_BYTES, FACT_ANY, FACT_MEMBER(struct figure_fact, buffer_bytes), .flags = FACT_PROBE },
+};
+FACT_TABLE_AFTER(figure_table, struct figure_fact, "figure set", figure_fields, figure_after);
+
+/* each check's details; their lists are built item by item (the encoders above) */
+static const struct fact_field loader_fields[] = {
+	{ K_PROBES, FACT_ITEMS, FACT_MEMBER(struct runtime_facts, probes), .items = &probe_run_table,
+	  FACT_COUNT_OF(struct runtime_facts, n_probes) },
+};
+FACT_TABLE(loader_table, struct runtime_facts, NULL, loader_fields);
+
+static const struct fact_field devices_fields[] = {
+	{ K_DEVICES, FACT_ITEMS, FACT_MEMBER(struct runtime_facts, devices), .items = &device_table,
+	  FACT_COUNT_OF(struct runtime_facts, n_devices) },
+};
+FACT_TABLE(devices_table, struct runtime_facts, NULL, devices_fields);
+
+static const struct fact_field performance_fields[] = {
+	{ K_MEASURED, FACT_ITEMS, FACT_MEMBER(struct runtime_facts, figures), .items = &figure_table,
+	  FACT_COUNT_OF(struct runtime_facts, n_figures) },
+	{ K_TOLERANCE, FACT_REAL, FACT_MEMBER(struct runtime_facts, tolerance_percent) },
+};
+FACT_TABLE(performance_table, struct runtime_facts, NULL, performance_fields);
+
+/* a member of the probe's own objects, NULL when not a string (fields.h) */
+static const char *str(const json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
+static long int_or(const json_t *o, const char *key, long def)
+{
+	const json_t *v = json_object_get(o, key);
+	return json_is_integer(v) ? (long)json_integer_value(v) : def;
+}
+
+/* A run is paired by its backend: the one the check named, else the one
+ * the child named in its result line (a run with neither is dropped); the
+ * driver it loaded is read from that line. These rules span the run and the
+ * child's object, so they are a hook, not fields. */
+static int probe_run_after(const json_t *item, void *dst, size_t position)
+{
+	(void)item, (void)position;
+	struct probe_run_fact *r = dst;
+	if (!r->backend)
+		r->backend = str(r->result, K_BACKEND);
+	r->driver_version = str(r->result, P_DRIVER_VERSION);
+	r->library = str(r->result, P_LIBRARY);
+	return r->backend ? 0 : 1;
+}
+
+/* a figure set that names no index is the position's GPU */
+static int figure_after(const json_t *item, void *dst, size_t position)
+{
+	struct figure_fact *g = dst;
+	if (!json_object_get(item, K_INDEX))
+		g->index = (long)position;
+	return 0;
+}
+
 json_t *probe_run_encode(const struct probe_run_fact *p)
 {
-	json_t *j = json_object();
-	json_object_set_new(j, K_BACKEND, json_string(p->backend));
-	json_object_set_new(j, K_SECONDS, json_real(p->seconds));
-	if (p->verdict)
-		json_object_set_new(j, K_VERDICT, json_text(p->verdict));
-	if (p->last_stage && *p->last_stage)
-		json_object_set_new(j, K_LAST_STAGE, json_string(p->last_stage));
-	if (p->result) /* the child's own words, for the report */
-		json_object_set(j, K_RESULT, p->result);
-	if (p->output && *p->output)
-		json_object_set_new(j, K_OUTPUT, json_text(p->output));
-	return j;
+	return facts_encode_new(&probe_run_table, p);
 }
 
 void runtime_facts_encode_probes(json_t *details, json_t *probes)
@@ -69,7 +165,7 @@ json_t *runtime_device_encode(const json_t *device, const char *backend)
 		json_decref(copy);
 		copy = json_object();
 	}
-	json_object_set_new(copy, K_BACKEND, json_string(backend));
+	facts_encode(copy, &device_table, &(struct runtime_device_fact){ .backend = backend });
 	return copy;
 }
 
@@ -85,19 +181,7 @@ json_t *figure_encode(const json_t *figures, const struct figure_fact *w)
 		json_decref(fig);
 		fig = json_object();
 	}
-	/* whose they are, so that gpugate diff and spec freeze can pair and key them */
-	json_object_set_new(fig, K_BACKEND, json_string(w->backend));
-	json_object_set_new(fig, K_INDEX, json_integer(w->index));
-	if (w->pci)
-		json_object_set_new(fig, K_PCI, json_string(w->pci));
-	if (w->name)
-		json_object_set_new(fig, K_NAME, json_string(w->name));
-	if (w->uuid)
-		json_object_set_new(fig, K_UUID, json_string(w->uuid));
-	if (w->vendor_id >= 0)
-		json_object_set_new(fig, K_VENDOR_ID, json_integer(w->vendor_id));
-	if (w->device_id >= 0)
-		json_object_set_new(fig, K_DEVICE_ID, json_integer(w->device_id));
+	facts_encode(fig, &figure_table, w);
 	return fig;
 }
 
@@ -108,85 +192,33 @@ void runtime_facts_encode_measured(json_t *details, json_t *measured)
 
 void runtime_facts_encode_tolerance(json_t *details, double percent)
 {
-	json_object_set_new(details, K_TOLERANCE, json_real(percent));
-}
-
-static const char *str(const json_t *o, const char *key)
-{
-	return json_string_value(json_object_get(o, key));
-}
-
-/* The list under key, or NULL; -1 when it is there and not a list. */
-static int list(const json_t *details, const char *check, const char *key, const json_t **out, char *err, size_t errsz)
-{
-	json_t *l;
-	int rc = facts_list(details, check, key, &l, err, errsz);
-	*out = l;
-	return rc;
-}
-
-static long int_or(const json_t *o, const char *key, long def)
-{
-	const json_t *v = json_object_get(o, key);
-	return json_is_integer(v) ? (long)json_integer_value(v) : def;
+	facts_encode(details, &performance_table, &(struct runtime_facts){ .tolerance_percent = percent });
 }
 
 int runtime_loader_decode(const json_t *details, struct runtime_facts *f, char *err, size_t errsz)
 {
-	const json_t *probes;
-	if (list(details, "runtime.loader", K_PROBES, &probes, err, errsz) < 0)
-		return -1;
-	size_t n = json_array_size(probes);
-	f->probes = xcalloc(n ? n : 1, sizeof(*f->probes));
-	for (size_t i = 0; i < n; i++) {
-		const json_t *p = json_array_get(probes, i);
-		json_t *res = json_object_get(p, K_RESULT);
-		/* the backend the check named, else the one the child named */
-		const char *backend = str(p, K_BACKEND) ? str(p, K_BACKEND) : str(res, K_BACKEND);
-		if (!backend)
-			continue; /* nothing to pair it by */
-		struct probe_run_fact *r = &f->probes[f->n_probes++];
-		r->backend = backend;
-		r->seconds = json_number_value(json_object_get(p, K_SECONDS));
-		r->verdict = str(p, K_VERDICT);
-		r->last_stage = str(p, K_LAST_STAGE);
-		r->output = str(p, K_OUTPUT);
-		r->result = res;
-		r->driver_version = str(res, P_DRIVER_VERSION);
-		r->library = str(res, P_LIBRARY);
-	}
-	return 0;
+	return facts_decode(details, &loader_table, f, "runtime.loader", NULL, err, errsz);
 }
 
 int runtime_devices_decode(const json_t *details, struct runtime_facts *f, char *err, size_t errsz)
 {
-	const json_t *devices;
-	if (list(details, "runtime.devices", K_DEVICES, &devices, err, errsz) < 0)
-		return -1;
-	f->n_devices = json_array_size(devices);
-	f->devices = xcalloc(f->n_devices ? f->n_devices : 1, sizeof(*f->devices));
-	for (size_t i = 0; i < f->n_devices; i++) {
-		const json_t *d = json_array_get(devices, i);
-		const json_t *free_b = json_object_get(d, P_MEMORY_FREE), *total = json_object_get(d, P_MEMORY_TOTAL);
-		f->devices[i] = (struct runtime_device_fact){
-			.backend = str(d, K_BACKEND),
-			.pci = str(d, P_PCI),
-			.name = str(d, P_NAME),
-			.uuid = str(d, P_UUID),
-			.index = int_or(d, P_INDEX, -1),
-			.has_memory_free = json_is_number(free_b),
-			.has_memory_total = json_is_number(total),
-			.memory_free = json_number_value(free_b),
-			.memory_total = json_number_value(total),
-		};
-	}
-	return 0;
+	return facts_decode(details, &devices_table, f, "runtime.devices", NULL, err, errsz);
 }
 
+int runtime_performance_decode(const json_t *details, struct runtime_facts *f, char *err, size_t errsz)
+{
+	return facts_decode(details, &performance_table, f, "runtime.performance", NULL, err, errsz);
+}
+
+/* runtime.smoke's GPUs are the devices of every probe's result line,
+ * flattened: no one list of the details holds them, so this reads the
+ * child's objects itself, leniently as the tables read a FACT_PROBE member. */
 int runtime_smoke_decode(const json_t *details, struct runtime_facts *f, char *err, size_t errsz)
 {
-	const json_t *probes;
-	if (list(details, "runtime.smoke", K_PROBES, &probes, err, errsz) < 0)
+	bool there;
+	json_t *probes = NULL;
+	if (facts_details(details, "runtime.smoke", &there, err, errsz) < 0 ||
+	    (there && facts_list(details, "runtime.smoke", K_PROBES, &probes, err, errsz) < 0))
 		return -1;
 	size_t n = 0, i;
 	const json_t *p;
@@ -215,40 +247,11 @@ int runtime_smoke_decode(const json_t *details, struct runtime_facts *f, char *e
 	return 0;
 }
 
-int runtime_performance_decode(const json_t *details, struct runtime_facts *f, char *err, size_t errsz)
-{
-	const json_t *measured;
-	if (list(details, "runtime.performance", K_MEASURED, &measured, err, errsz) < 0)
-		return -1;
-	f->n_figures = json_array_size(measured);
-	f->figures = xcalloc(f->n_figures ? f->n_figures : 1, sizeof(*f->figures));
-	for (size_t i = 0; i < f->n_figures; i++) {
-		const json_t *m = json_array_get(measured, i);
-		struct figure_fact *g = &f->figures[i];
-		g->backend = str(m, K_BACKEND);
-		g->pci = str(m, K_PCI);
-		g->name = str(m, K_NAME);
-		g->uuid = str(m, K_UUID);
-		g->index = int_or(m, K_INDEX, (long)i);
-		g->vendor_id = int_or(m, K_VENDOR_ID, -1);
-		g->device_id = int_or(m, K_DEVICE_ID, -1);
-		const json_t *bw = json_object_get(m, P_BANDWIDTH), *lat = json_object_get(m, P_LATENCY);
-		g->has_bandwidth = json_is_number(bw);
-		g->has_latency = json_is_number(lat);
-		g->copy_bandwidth_gbs = json_number_value(bw);
-		g->launch_latency_us = json_number_value(lat);
-		g->buffer_bytes = json_object_get(m, P_BUFFER_BYTES);
-	}
-	const json_t *t = json_object_get(details, K_TOLERANCE);
-	f->tolerance_percent = json_is_number(t) ? json_number_value(t) : 0;
-	return 0;
-}
-
 void runtime_facts_release(struct runtime_facts *f)
 {
-	free(f->probes);
-	free(f->devices);
-	free(f->figures);
+	facts_release(&loader_table, f);
+	facts_release(&devices_table, f);
+	facts_release(&performance_table, f);
 	free(f->smoke);
 	*f = (struct runtime_facts){ 0 };
 }

@@ -8,6 +8,7 @@
 
 #include "../result.h"
 #include "facts/decode.h"
+#include "facts/fields.h"
 
 /* the details keys of system.seccomp, .capabilities, .container and
  * .kernel_log: written and read only here */
@@ -21,114 +22,98 @@
 #define K_STOPPED_EARLY   "stopped_early"
 #define K_GPU_ERRORS      "gpu_errors"
 
+/* CapEff is written as /proc/self/status has it, 16 hex digits, not as a
+ * number: a rule of its own, so a hook rather than a kind */
+static void cap_eff_encode(json_t *o, const char *key, const void *member)
+{
+	char hex[32];
+	snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)*(const uint64_t *)member);
+	json_object_set_new(o, key, json_string(hex));
+}
+
+static int cap_eff_decode(const json_t *o, const char *check, const char *key, void *member, char *err, size_t errsz)
+{
+	const char *hex;
+	if (facts_str(o, check, key, &hex, err, errsz) < 0)
+		return -1;
+	*(uint64_t *)member = 0;
+	if (!hex)
+		return 0;
+	/* 1 to 16 hex digits and nothing else, as the kernel writes it */
+	size_t n = strspn(hex, "0123456789abcdefABCDEF");
+	if (n == 0 || n > 16 || hex[n]) {
+		snprintf(err, errsz, "%s: \"%s\" is not a hex capability set: '%.40s'", check, key, hex);
+		return -1;
+	}
+	*(uint64_t *)member = strtoull(hex, NULL, 16);
+	return 0;
+}
+
+/* each check's fields, in the order the details list them */
+static const struct fact_field seccomp_fields[] = {
+	{ K_MODE, FACT_INT, FACT_MEMBER(struct system_seccomp_fact, mode) },
+	{ K_FILTERS, FACT_INT, FACT_MEMBER(struct system_seccomp_fact, filters) },
+	{ K_SANDBOX_FILTERS, FACT_INT, FACT_MEMBER(struct system_seccomp_fact, sandbox_filters) },
+};
+FACT_TABLE(seccomp_table, struct system_seccomp_fact, NULL, seccomp_fields);
+
+static const struct fact_field caps_fields[] = {
+	{ K_CAP_EFF, FACT_CUSTOM, FACT_MEMBER(struct system_caps_fact, cap_eff), .encode = cap_eff_encode,
+	  .decode = cap_eff_decode },
+};
+FACT_TABLE(caps_table, struct system_caps_fact, NULL, caps_fields);
+
+static const struct fact_field container_fields[] = {
+	{ K_CONTAINER, FACT_BOOL, FACT_MEMBER(struct system_container_fact, container) },
+	{ K_ENGINE, FACT_TEXT, FACT_MEMBER(struct system_container_fact, engine), .flags = FACT_OMIT_NULL },
+};
+FACT_TABLE(container_table, struct system_container_fact, NULL, container_fields);
+
+static const struct fact_field kernel_log_fields[] = {
+	{ K_LINES_READ, FACT_COUNT, FACT_MEMBER(struct system_kernel_log_fact, lines_read) },
+	{ K_STOPPED_EARLY, FACT_BOOL, FACT_MEMBER(struct system_kernel_log_fact, stopped_early) },
+	{ K_GPU_ERRORS, FACT_COUNT, FACT_MEMBER(struct system_kernel_log_fact, gpu_errors) },
+};
+FACT_TABLE(kernel_log_table, struct system_kernel_log_fact, NULL, kernel_log_fields);
+
 void system_seccomp_encode(json_t *d, const struct system_seccomp_fact *f)
 {
-	json_object_set_new(d, K_MODE, json_integer((json_int_t)f->mode));
-	json_object_set_new(d, K_FILTERS, json_integer((json_int_t)f->filters));
-	json_object_set_new(d, K_SANDBOX_FILTERS, json_integer((json_int_t)f->sandbox_filters));
+	facts_encode(d, &seccomp_table, f);
 }
 
 void system_caps_encode(json_t *d, const struct system_caps_fact *f)
 {
-	char hex[32];
-	snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)f->cap_eff);
-	json_object_set_new(d, K_CAP_EFF, json_string(hex));
+	facts_encode(d, &caps_table, f);
 }
 
 void system_container_encode(json_t *d, const struct system_container_fact *f)
 {
-	json_object_set_new(d, K_CONTAINER, json_boolean(f->container));
-	if (f->engine)
-		json_object_set_new(d, K_ENGINE, json_text(f->engine));
+	facts_encode(d, &container_table, f);
 }
 
 void system_kernel_log_encode(json_t *d, const struct system_kernel_log_fact *f)
 {
-	json_object_set_new(d, K_LINES_READ, json_integer((json_int_t)f->lines_read));
-	json_object_set_new(d, K_STOPPED_EARLY, json_boolean(f->stopped_early));
-	json_object_set_new(d, K_GPU_ERRORS, json_integer((json_int_t)f->gpu_errors));
+	facts_encode(d, &kernel_log_table, f);
 }
 
 int system_seccomp_decode(const json_t *d, struct system_facts *f, char *err, size_t errsz)
 {
-	static const char check[] = "system.seccomp";
-	struct system_seccomp_fact *s = &f->seccomp;
-	*s = (struct system_seccomp_fact){ 0 };
-	if (facts_details(d, check, &f->has_seccomp, err, errsz) < 0)
-		return -1;
-	if (!f->has_seccomp)
-		return 0;
-	if (facts_int(d, check, K_MODE, &s->mode, err, errsz) < 0 ||
-	    facts_int(d, check, K_FILTERS, &s->filters, err, errsz) < 0 ||
-	    facts_int(d, check, K_SANDBOX_FILTERS, &s->sandbox_filters, err, errsz) < 0) {
-		f->has_seccomp = false;
-		*s = (struct system_seccomp_fact){ 0 };
-		return -1;
-	}
-	return 0;
+	return facts_decode(d, &seccomp_table, &f->seccomp, "system.seccomp", &f->has_seccomp, err, errsz);
 }
 
 int system_caps_decode(const json_t *d, struct system_facts *f, char *err, size_t errsz)
 {
-	static const char check[] = "system.capabilities";
-	f->caps = (struct system_caps_fact){ 0 };
-	if (facts_details(d, check, &f->has_caps, err, errsz) < 0)
-		return -1;
-	if (!f->has_caps)
-		return 0;
-	const char *hex;
-	if (facts_str(d, check, K_CAP_EFF, &hex, err, errsz) < 0)
-		goto fail;
-	if (hex) {
-		/* 1 to 16 hex digits and nothing else, as the kernel writes it */
-		size_t n = strspn(hex, "0123456789abcdefABCDEF");
-		if (n == 0 || n > 16 || hex[n]) {
-			snprintf(err, errsz, "%s: \"%s\" is not a hex capability set: '%.40s'", check, K_CAP_EFF, hex);
-			goto fail;
-		}
-		f->caps.cap_eff = strtoull(hex, NULL, 16);
-	}
-	return 0;
-fail:
-	f->has_caps = false;
-	return -1;
+	return facts_decode(d, &caps_table, &f->caps, "system.capabilities", &f->has_caps, err, errsz);
 }
 
 int system_container_decode(const json_t *d, struct system_facts *f, char *err, size_t errsz)
 {
-	static const char check[] = "system.container";
-	struct system_container_fact *c = &f->container;
-	*c = (struct system_container_fact){ 0 };
-	if (facts_details(d, check, &f->has_container, err, errsz) < 0)
-		return -1;
-	if (!f->has_container)
-		return 0;
-	if (facts_bool(d, check, K_CONTAINER, &c->container, err, errsz) < 0 ||
-	    facts_str(d, check, K_ENGINE, &c->engine, err, errsz) < 0) {
-		f->has_container = false;
-		*c = (struct system_container_fact){ 0 };
-		return -1;
-	}
-	return 0;
+	return facts_decode(d, &container_table, &f->container, "system.container", &f->has_container, err, errsz);
 }
 
 int system_kernel_log_decode(const json_t *d, struct system_facts *f, char *err, size_t errsz)
 {
-	static const char check[] = "system.kernel_log";
-	struct system_kernel_log_fact *k = &f->kernel_log;
-	*k = (struct system_kernel_log_fact){ 0 };
-	if (facts_details(d, check, &f->has_kernel_log, err, errsz) < 0)
-		return -1;
-	if (!f->has_kernel_log)
-		return 0;
-	if (facts_count(d, check, K_LINES_READ, &k->lines_read, err, errsz) < 0 ||
-	    facts_bool(d, check, K_STOPPED_EARLY, &k->stopped_early, err, errsz) < 0 ||
-	    facts_count(d, check, K_GPU_ERRORS, &k->gpu_errors, err, errsz) < 0) {
-		f->has_kernel_log = false;
-		*k = (struct system_kernel_log_fact){ 0 };
-		return -1;
-	}
-	return 0;
+	return facts_decode(d, &kernel_log_table, &f->kernel_log, "system.kernel_log", &f->has_kernel_log, err, errsz);
 }
 
 /* the kernel's own names and numbers (include/uapi/linux/capability.h) */

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -197,6 +198,140 @@ static void runtime_devices_and_smoke(void **state)
 	json_decref(smoke);
 }
 
+/* --- the tables' rules (src/facts/fields.h) -------------------------------- */
+
+/* the exact encodings: key order, omitted keys, how a number is written */
+static void encodings_are_exact(void **state)
+{
+	(void)state;
+	struct package_fact p = { "libze1", "amd64", "1.17.0-1", "installed", "", NULL };
+	json_t *j = package_fact_encode(&p);
+	char *text = json_dumps(j, JSON_COMPACT);
+	assert_string_equal(
+		text,
+		"{\"package\":\"libze1\",\"architecture\":\"amd64\",\"version\":\"1.17.0-1\",\"state\":\"installed\"}");
+	free(text);
+	json_decref(j);
+
+	json_t *rel = relation_fact_encode("libze1", false, json_array());
+	text = json_dumps(rel, JSON_COMPACT);
+	assert_string_equal(text, "{\"relation\":\"libze1\",\"holds\":false,\"installed\":[]}");
+	free(text);
+	json_decref(rel);
+
+	struct probe_run_fact run = { .backend = "cuda", .seconds = 2, .verdict = "crashed\x01", .output = "" };
+	j = probe_run_encode(&run);
+	text = json_dumps(j, JSON_COMPACT);
+	assert_string_equal(text, "{\"backend\":\"cuda\",\"seconds\":2.0,\"verdict\":\"crashed?\"}");
+	free(text);
+	json_decref(j);
+
+	json_t *raw = json_pack("{s:f}", "copy_bandwidth_gbs", 1.5);
+	struct figure_fact whose = { .backend = "cuda", .index = 1, .uuid = "GPU-1", .vendor_id = -1, .device_id = 0 };
+	j = figure_encode(raw, &whose);
+	text = json_dumps(j, JSON_COMPACT);
+	assert_string_equal(
+		text,
+		"{\"copy_bandwidth_gbs\":1.5,\"backend\":\"cuda\",\"index\":1,\"uuid\":\"GPU-1\",\"device_id\":0}");
+	free(text);
+	json_decref(j);
+	json_decref(raw);
+
+	json_t *details = json_object();
+	packages_facts_encode_native(details, NULL, NULL);
+	runtime_facts_encode_tolerance(details, 15);
+	text = json_dumps(details, JSON_COMPACT);
+	assert_string_equal(
+		text, "{\"native_architecture\":\"\",\"native_architecture_from\":\"\",\"tolerance_percent\":15.0}");
+	free(text);
+	json_decref(details);
+}
+
+/* A nested item's error names the check, the item and the key; gpugate's
+ * own keys are refused when of the wrong type; the probe child's members
+ * of another type read as not reported. */
+static void nested_and_probe_members(void **state)
+{
+	(void)state;
+	char err[256];
+	struct packages_facts pf;
+	json_t *details = json_pack("{s:[{s:s, s:b, s:[{s:s}, {s:i}]}]}", "relations", "relation", "libze1", "holds", 1,
+				    "installed", "package", "libze1", "package", 7);
+	assert_int_equal(packages_facts_decode(details, &pf, err, sizeof(err)), -1);
+	assert_string_equal(err, "packages.installed: relation 1, installed package 2: \"package\" is not a string");
+	assert_null(pf.relations); /* released */
+	json_decref(details);
+	details = json_pack("{s:[s]}", "relations", "libze1");
+	assert_int_equal(packages_facts_decode(details, &pf, err, sizeof(err)), -1);
+	assert_string_equal(err, "packages.installed: relation 1 is not an object");
+	json_decref(details);
+	details = json_pack("{s:[{s:s, s:s}]}", "relations", "relation", "libze1", "holds", "yes");
+	assert_int_equal(packages_facts_decode(details, &pf, err, sizeof(err)), -1);
+	assert_string_equal(err, "packages.installed: relation 1: \"holds\" is not true or false");
+	json_decref(details);
+
+	struct devices_facts df;
+	details = json_pack("{s:[{s:s}, {s:i}]}", "gpus", "pci", "0000:03:00.0", "pci", 3);
+	assert_int_equal(devices_facts_decode(details, &df, err, sizeof(err)), -1);
+	assert_string_equal(err, "devices.gpus: GPU 2: \"pci\" is not a string");
+	json_decref(details);
+	details = json_pack("{s:[{s:s}]}", "gpus", "pci", "0000:03:00.0");
+	assert_int_equal(devices_facts_decode(details, &df, err, sizeof(err)), 0);
+	assert_true(df.gpus[0].selected && df.gpus[0].present); /* absent reads as true */
+	assert_null(df.gpus[0].driver);
+	devices_facts_release(&df);
+	json_decref(details);
+
+	struct runtime_facts rf = { 0 };
+	/* the child's members of another type: not reported, not an error */
+	details = json_pack("{s:[{s:s, s:s, s:i, s:s, s:b}]}", "devices", "backend", "cuda", "name", "H100", "pci", 5,
+			    "index", "zero", "memory_free", 1);
+	assert_int_equal(runtime_devices_decode(details, &rf, err, sizeof(err)), 0);
+	assert_string_equal(rf.devices[0].name, "H100");
+	assert_null(rf.devices[0].pci);
+	assert_int_equal(rf.devices[0].index, -1);
+	assert_false(rf.devices[0].has_memory_free);
+	runtime_facts_release(&rf);
+	json_decref(details);
+	/* gpugate's own: refused */
+	details = json_pack("{s:[{s:i}]}", "devices", "backend", 1);
+	assert_int_equal(runtime_devices_decode(details, &rf, err, sizeof(err)), -1);
+	assert_string_equal(err, "runtime.devices: device 1: \"backend\" is not a string");
+	json_decref(details);
+	details = json_pack("{s:[{s:s, s:s}]}", "probes", "backend", "cuda", "seconds", "long");
+	assert_int_equal(runtime_loader_decode(details, &rf, err, sizeof(err)), -1);
+	assert_string_equal(err, "runtime.loader: probe 1: \"seconds\" is not a number");
+	json_decref(details);
+	details = json_pack("{s:[], s:s}", "measured", "tolerance_percent", "15");
+	assert_int_equal(runtime_performance_decode(details, &rf, err, sizeof(err)), -1);
+	assert_string_equal(err, "runtime.performance: \"tolerance_percent\" is not a number");
+	json_decref(details);
+	runtime_facts_release(&rf);
+
+	/* a run is paired by the child's backend when the check named none, and
+	 * dropped with neither; a figure set without an index is its position's */
+	details = json_pack("{s:[{s:f}, {s:f, s:{s:s, s:s}}]}", "probes", "seconds", 1.0, "seconds", 1.0, "result",
+			    "backend", "level-zero", "driver_version", "1.3");
+	assert_int_equal(runtime_loader_decode(details, &rf, err, sizeof(err)), 0);
+	assert_int_equal(rf.n_probes, 1);
+	assert_string_equal(rf.probes[0].backend, "level-zero");
+	assert_string_equal(rf.probes[0].driver_version, "1.3");
+	json_decref(details);
+	details = json_pack("{s:[{s:s}, {s:s}]}", "measured", "backend", "cuda", "backend", "cuda");
+	assert_int_equal(runtime_performance_decode(details, &rf, err, sizeof(err)), 0);
+	assert_int_equal(rf.figures[1].index, 1);
+	assert_int_equal(rf.figures[1].vendor_id, -1);
+	assert_false(rf.figures[1].has_bandwidth);
+	runtime_facts_release(&rf);
+	json_decref(details);
+
+	/* details that are not an object */
+	details = json_string("x");
+	assert_int_equal(devices_facts_decode(details, &df, err, sizeof(err)), -1);
+	assert_string_equal(err, "devices.gpus: its details are not an object");
+	json_decref(details);
+}
+
 /* --- diff on hand-built facts --------------------------------------------- */
 
 struct side {
@@ -367,6 +502,8 @@ int main(void)
 		cmocka_unit_test(devices_round_trip),
 		cmocka_unit_test(runtime_round_trip),
 		cmocka_unit_test(runtime_devices_and_smoke),
+		cmocka_unit_test(encodings_are_exact),
+		cmocka_unit_test(nested_and_probe_members),
 		cmocka_unit_test(diff_same_facts_no_regression),
 		cmocka_unit_test(diff_package_versions),
 		cmocka_unit_test(diff_gpu_lost_is_a_regression),
