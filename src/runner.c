@@ -42,7 +42,7 @@ struct watchdog {
 	struct result *results;
 	size_t count;
 	enum check_stage *stage; /* each check's, in plan order */
-	size_t finished;          /* how many are CHECK_FINAL */
+	size_t finished;         /* how many are CHECK_FINAL */
 	run_deliver_fn *deliver;
 	void *deliver_arg;
 };

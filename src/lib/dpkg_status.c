@@ -235,10 +235,10 @@ struct parser {
 	size_t *wanted_len;   /* strlen of each wanted name, measured once */
 	uint64_t wanted_lens; /* bit n: a wanted name is n bytes long (n < 64); bit 63 also for longer ones */
 	struct dpkg_status *out;
-	size_t line; /* lines before the region */
+	size_t line;      /* lines before the region */
 	size_t err_line;  /* the error's line (in the part), 0 for none */
-	char err[768];     /* the error without "FILE:LINE: ", which the caller adds */
-	bool track_first;  /* keep each name's first instances (parts of a file) */
+	char err[768];    /* the error without "FILE:LINE: ", which the caller adds */
+	bool track_first; /* keep each name's first instances (parts of a file) */
 	struct stanza s;
 	struct name_slot *slots;
 	struct first_seen *firsts; /* beside slots, when track_first */
@@ -1094,8 +1094,7 @@ int dpkg_status_parse(const char *path, const char *content, size_t len, const c
  * from and to are stanza boundaries (file_cut). Returns 0, or -1 with the
  * error in ps (err_line 0 and ps->err whole when it has no line); *short_read
  * is set when the file ended before to (it changed while read). */
-static int parse_range(struct parser *ps, int fd, off_t from, off_t to, bool last, size_t buffer_size,
-		       bool *short_read)
+static int parse_range(struct parser *ps, int fd, off_t from, off_t to, bool last, size_t buffer_size, bool *short_read)
 {
 	size_t cap = buffer_size ? buffer_size : 1, have = 0;
 	char *buf = xmalloc(cap);
@@ -1126,8 +1125,9 @@ static int parse_range(struct parser *ps, int fd, off_t from, off_t to, bool las
 		size_t cut = eof ? have : stanzas_end(buf, have);
 		if (cut == 0 && !eof) {
 			if (cap >= DPKG_STATUS_MAX_STANZA) { /* memory stays bounded */
-				snprintf(ps->err, sizeof(ps->err), "%s: a stanza longer than %d MiB: not a dpkg status file",
-					 ps->path, DPKG_STATUS_MAX_STANZA >> 20);
+				snprintf(ps->err, sizeof(ps->err),
+					 "%s: a stanza longer than %d MiB: not a dpkg status file", ps->path,
+					 DPKG_STATUS_MAX_STANZA >> 20);
 				rc = -1;
 				break;
 			}
@@ -1314,8 +1314,8 @@ static int parts_join(struct part *part, size_t n, struct dpkg_status *out, char
 	return rc;
 }
 
-static int load_parts(const char *path, int fd, off_t size, const char *const *wanted, size_t buffer_size,
-		      size_t parts, struct dpkg_status *out, char *err, size_t err_size)
+static int load_parts(const char *path, int fd, off_t size, const char *const *wanted, size_t buffer_size, size_t parts,
+		      struct dpkg_status *out, char *err, size_t err_size)
 {
 	struct part *part = xcalloc(parts, sizeof(*part));
 	off_t from = 0;

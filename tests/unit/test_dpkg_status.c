@@ -302,8 +302,8 @@ static void expect_load_matches_parse(const char *text, size_t len, const char *
 	 * in file order: the same answer */
 	for (size_t parts = 2; parts <= 9; parts++) {
 		read_err[0] = '\0';
-		int rc = dpkg_status_load_parts(path, wanted, parts % 2 ? 7 : DPKG_STATUS_BUFFER, parts, &read, read_err,
-						sizeof(read_err));
+		int rc = dpkg_status_load_parts(path, wanted, parts % 2 ? 7 : DPKG_STATUS_BUFFER, parts, &read,
+						read_err, sizeof(read_err));
 		if (rc != whole_rc || strcmp(read_err, whole_err) != 0)
 			fail_msg("%zu parts: rc %d '%s', whole parse rc %d '%s'", parts, rc, read_err, whole_rc,
 				 whole_err);
@@ -332,12 +332,14 @@ static void many_stanzas(struct strbuf *sb, int n, int first, int twice, const c
 			sb_printf(sb, "Package: %s\n", as);
 		else
 			sb_printf(sb, "Package: p%d\n", i);
-		sb_printf(sb, "Status: install ok installed\nArchitecture: %s\nVersion: 1.%d\n", i % 3 ? "amd64" : "i386", i);
+		sb_printf(sb, "Status: install ok installed\nArchitecture: %s\nVersion: 1.%d\n",
+			  i % 3 ? "amd64" : "i386", i);
 		if (ma && (i == first || i == twice))
 			sb_printf(sb, "Multi-Arch: %s\n", i == first ? ma : (strcmp(ma, "same") ? "same" : "foreign"));
 		if (i == broken)
 			sb_puts(sb, "Depends: libc6 (>> \n");
-		sb_printf(sb, "Description: stanza %d\n with a continuation line of some length to fill the file\n\n", i);
+		sb_printf(sb, "Description: stanza %d\n with a continuation line of some length to fill the file\n\n",
+			  i);
 	}
 }
 
@@ -354,9 +356,9 @@ static void test_parts_match_one_piece(void **state)
 		const char *as, *ma;
 		int broken;
 	} cases[] = {
-		{ -1, -1, "", NULL, 0 },        { 10, 1500, "p10", NULL, 0 },   { 10, 1500, "P10", NULL, 0 },
-		{ 10, 1500, "p10", "same", 0 }, { 10, 1500, "p10", "foreign", 0 }, { 10, 1500, "p10", NULL, 1700 },
-		{ 10, 1500, "p10", NULL, 1200 }, { 1200, 1500, "p1200", NULL, 0 }, { -1, -1, "", NULL, 1999 },
+		{ -1, -1, "", NULL, 0 },         { 10, 1500, "p10", NULL, 0 },      { 10, 1500, "P10", NULL, 0 },
+		{ 10, 1500, "p10", "same", 0 },  { 10, 1500, "p10", "foreign", 0 }, { 10, 1500, "p10", NULL, 1700 },
+		{ 10, 1500, "p10", NULL, 1200 }, { 1200, 1500, "p1200", NULL, 0 },  { -1, -1, "", NULL, 1999 },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct strbuf sb = STRBUF_INIT;
