@@ -145,10 +145,11 @@ def test_deadline_keeps_finished_results_and_writes_reports(tmp_path):
 
 
 def test_hung_status_file_leaves_the_other_groups_their_verdicts(tmp_path):
-    """The packages group runs on a thread of its own (src/runner.c, own_thread)
-    beside the other groups: when its status file's open hangs, the system checks
-    still finish on the main thread and keep their verdicts, packages.installed is
-    'still running' at the deadline, and the results stay in plan order."""
+    """The packages group runs apart from the other groups (src/runner.c, own_thread:
+    the main thread takes it, a second thread the rest): when its status file's open
+    hangs, the system checks still finish on the other thread and keep their verdicts,
+    packages.installed is 'still running' at the deadline, and the results stay in
+    plan order."""
     root = dpkg_root(tmp_path, [stanza("libze1", "1.9.0-1")])
     write(str(root / "proc/self/status"), "")
     spec = spec_file(tmp_path, PKG_SPEC + "system:\n  kernel_log: false\n")
