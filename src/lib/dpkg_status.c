@@ -1317,21 +1317,31 @@ static int parts_join(struct part *part, size_t n, struct dpkg_status *out, char
 static int load_parts(const char *path, int fd, off_t size, const char *const *wanted, size_t buffer_size, size_t parts,
 		      struct dpkg_status *out, char *err, size_t err_size)
 {
+	/* where each part starts: a part with no empty line after its share
+	 * of the file is the last one, read to the end of the file (which may
+	 * have grown since fstat) */
+	off_t *cut = xcalloc(parts + 1, sizeof(*cut));
+	size_t n = 1;
+	while (n < parts) {
+		off_t c = file_cut(fd, size / (off_t)parts * (off_t)n, size);
+		if (c >= size)
+			break;
+		cut[n] = c > cut[n - 1] ? c : cut[n - 1];
+		n++;
+	}
+	parts = n;
 	struct part *part = xcalloc(parts, sizeof(*part));
-	off_t from = 0;
 	for (size_t i = 0; i < parts; i++) {
 		struct part *p = &part[i];
 		parser_init(&p->ps, path, wanted, &p->out);
 		p->ps.track_first = parts > 1;
 		p->fd = fd;
 		p->buffer_size = buffer_size;
-		p->from = from;
+		p->from = cut[i];
 		p->last = i + 1 == parts;
-		p->to = p->last ? size : file_cut(fd, size / (off_t)parts * (off_t)(i + 1), size);
-		if (p->to < from)
-			p->to = from;
-		from = p->to;
+		p->to = p->last ? size : cut[i + 1];
 	}
+	free(cut);
 	struct parts all = { part };
 	if (parts > 1)
 		parallel_for(parts, 1, parts, parse_parts, &all);
