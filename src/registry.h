@@ -28,6 +28,10 @@ struct check_group {
 	 * before the first of them runs. May be NULL. */
 	void *(*prepare)(const struct context *ctx);
 	void (*release)(void *state);
+	/* Its checks may run on a thread of their own while another thread runs
+	 * the other groups' (src/runner.c): they read only the context and
+	 * files of their own, and change no state the others read. */
+	bool own_thread;
 	const struct check_def *checks; /* terminated by { NULL } */
 };
 

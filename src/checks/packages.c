@@ -383,5 +383,9 @@ const struct check_group packages_group = {
 	.description = "GPU user-mode driver packages pinned by the spec",
 	.spec_keys = packages_keys,
 	.validate = packages_validate,
+	/* the whole status file read with dpkg's strictness, the longest part
+	 * of a health check's static path, beside the devices, system and hf
+	 * groups' file lookups */
+	.own_thread = true,
 	.checks = packages_checks,
 };

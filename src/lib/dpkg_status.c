@@ -7,6 +7,7 @@
 
 #include "debrelation.h"
 #include "debversion.h"
+#include "parallel.h"
 #include "safe_io.h"
 
 #include <errno.h>
@@ -197,6 +198,17 @@ struct name_slot {
 	unsigned single, multi;
 };
 
+/* A part of the file parsed on its own (dpkg_status_load_parts) keeps, for
+ * each slot, where the name's first counted instance stands and its first
+ * one not Multi-Arch: same (their lines in the part and their names as
+ * written, offsets into the arena): the instances of the parts before it
+ * decide whether one of those is the file's first duplicate. Apart from
+ * the slots, so that the one-piece parse's table stays small. */
+struct first_seen {
+	size_t first_line, first_at, single_line, single_at;
+	bool first_single;
+};
+
 /* The known names, each as two 8-byte words with its letters lowered and
  * a mask with bit 5 set where a letter stands: a name from the file (masked
  * to its length) is that field when its words OR'd with the mask equal the
@@ -223,11 +235,13 @@ struct parser {
 	size_t *wanted_len;   /* strlen of each wanted name, measured once */
 	uint64_t wanted_lens; /* bit n: a wanted name is n bytes long (n < 64); bit 63 also for longer ones */
 	struct dpkg_status *out;
-	size_t line; /* lines before the region */
-	char *err;
-	size_t err_size;
+	size_t line;      /* lines before the region */
+	size_t err_line;  /* the error's line (in the part), 0 for none */
+	char err[768];    /* the error without "FILE:LINE: ", which the caller adds */
+	bool track_first; /* keep each name's first instances (parts of a file) */
 	struct stanza s;
 	struct name_slot *slots;
+	struct first_seen *firsts; /* beside slots, when track_first */
 	size_t slots_cap, slots_used;
 	struct strbuf names;
 	const char *region_end; /* the end of the bytes parse_region may read */
@@ -237,12 +251,10 @@ struct parser {
 static int perr(struct parser *ps, size_t line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int perr(struct parser *ps, size_t line, const char *fmt, ...)
 {
-	int n = snprintf(ps->err, ps->err_size, "%s:%zu: ", ps->path, line);
-	if (n < 0 || (size_t)n >= ps->err_size)
-		return -1;
+	ps->err_line = line;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(ps->err + n, ps->err_size - (size_t)n, fmt, ap);
+	vsnprintf(ps->err, sizeof(ps->err), fmt, ap);
 	va_end(ap);
 	return -1;
 }
@@ -628,6 +640,7 @@ static void slots_grow(struct parser *ps)
 {
 	size_t cap = ps->slots_cap ? ps->slots_cap * 2 : 2048;
 	struct name_slot *n = xcalloc(cap, sizeof(*n));
+	struct first_seen *f = ps->track_first ? xcalloc(cap, sizeof(*f)) : NULL;
 	for (size_t i = 0; i < ps->slots_cap; i++) {
 		if (!ps->slots[i].name_at)
 			continue;
@@ -635,9 +648,13 @@ static void slots_grow(struct parser *ps)
 		while (n[k].name_at)
 			k = (k + 1) & (cap - 1);
 		n[k] = ps->slots[i];
+		if (f)
+			f[k] = ps->firsts[i];
 	}
 	free(ps->slots);
+	free(ps->firsts);
 	ps->slots = n;
+	ps->firsts = f;
 	ps->slots_cap = cap;
 }
 
@@ -678,6 +695,48 @@ static char *lowered(const char *s, size_t n)
 static char *value_or_empty(const struct field_value *fv)
 {
 	return fv->v ? xstrndup(fv->v, fv->len) : xstrdup("");
+}
+
+/* parse_find_set_slot()'s two errors: a second instance that is not
+ * Multi-Arch: same (multiple), or one beside instances that are (mixed). */
+static int duplicate_error(struct parser *ps, size_t line, const char *name, size_t len, bool multiple)
+{
+	if (multiple)
+		return perr(ps, line,
+			    "package %.*s: multiple non-coinstallable package instances present (the same package "
+			    "twice; lib/dpkg/parse.c parse_find_set_slot)",
+			    (int)len, name);
+	return perr(ps, line,
+		    "package %.*s: mixed non-coinstallable and coinstallable package instances present "
+		    "(lib/dpkg/parse.c parse_find_set_slot)",
+		    (int)len, name);
+}
+
+/* The offset in the names arena of name as written (the slot's own
+ * spelling when it is the same). */
+static size_t spelling_at(struct parser *ps, const struct name_slot *sl, const char *name, size_t n)
+{
+	if (memcmp(ps->names.buf + sl->name_at, name, n) == 0)
+		return sl->name_at;
+	size_t at = ps->names.len;
+	sb_add(&ps->names, name, n);
+	sb_add(&ps->names, "", 1);
+	return at;
+}
+
+static void note_first(struct parser *ps, const struct name_slot *sl, const char *name, size_t n, bool single,
+		       size_t line)
+{
+	struct first_seen *f = &ps->firsts[sl - ps->slots];
+	if (!sl->single && !sl->multi) {
+		f->first_line = line;
+		f->first_single = single;
+		f->first_at = spelling_at(ps, sl, name, n);
+	}
+	if (single && !sl->single) {
+		f->single_line = line;
+		f->single_at = spelling_at(ps, sl, name, n);
+	}
 }
 
 /* pkg_parse_verify() and parse_find_set_slot() (lib/dpkg/parse.c) for the
@@ -734,21 +793,15 @@ static int finish_stanza(struct parser *ps)
 	 * Multi-Arch: same (not-installed ones are only selections) */
 	struct name_slot *sl = name_slot(ps, pkg->v, pkg->len);
 	if (state != ST_NOTINSTALLED) {
+		if (ps->track_first)
+			note_first(ps, sl, pkg->v, pkg->len, ma != MA_SAME, s->line);
 		if (ma == MA_SAME)
 			sl->multi++;
 		else
 			sl->single++;
 	}
-	if (sl->single > 1)
-		return perr(ps, s->line,
-			    "package %.*s: multiple non-coinstallable package instances present (the same package "
-			    "twice; lib/dpkg/parse.c parse_find_set_slot)",
-			    (int)pkg->len, pkg->v);
-	if (sl->single && sl->multi)
-		return perr(ps, s->line,
-			    "package %.*s: mixed non-coinstallable and coinstallable package instances present "
-			    "(lib/dpkg/parse.c parse_find_set_slot)",
-			    (int)pkg->len, pkg->v);
+	if (sl->single > 1 || (sl->single && sl->multi))
+		return duplicate_error(ps, s->line, pkg->v, pkg->len, sl->single > 1);
 
 	if (pkg->len == 4 && strncasecmp(pkg->v, "dpkg", 4) == 0 && arch->v && !ps->out->native_arch)
 		ps->out->native_arch = xstrndup(arch->v, arch->len);
@@ -986,10 +1039,9 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 	return rc;
 }
 
-static void parser_init(struct parser *ps, const char *path, const char *const *wanted, struct dpkg_status *out,
-			char *err, size_t err_size)
+static void parser_init(struct parser *ps, const char *path, const char *const *wanted, struct dpkg_status *out)
 {
-	*ps = (struct parser){ .path = path, .wanted = wanted, .out = out, .err = err, .err_size = err_size };
+	*ps = (struct parser){ .path = path, .wanted = wanted, .out = out };
 	ps->names = (struct strbuf)STRBUF_INIT;
 	known_keys_build(&ps->known);
 	size_t n = 0;
@@ -1007,7 +1059,16 @@ static void parser_free(struct parser *ps)
 	free(ps->wanted_len);
 	free(ps->s.user);
 	free(ps->slots);
+	free(ps->firsts);
 	sb_release(&ps->names);
+}
+
+/* The parse's error as the caller sees it: "FILE:LINE: problem", the line
+ * counted from the start of the file (first is the lines before the part
+ * the parser read). */
+static void error_out(const struct parser *ps, size_t first, char *err, size_t err_size)
+{
+	snprintf(err, err_size, "%s:%zu: %s", ps->path, first + ps->err_line, ps->err);
 }
 
 int dpkg_status_parse(const char *path, const char *content, size_t len, const char *const *wanted,
@@ -1015,54 +1076,57 @@ int dpkg_status_parse(const char *path, const char *content, size_t len, const c
 {
 	memset(out, 0, sizeof(*out));
 	struct parser ps;
-	parser_init(&ps, path, wanted, out, err, err_size);
+	parser_init(&ps, path, wanted, out);
 	int rc = parse_region(&ps, content, len);
+	if (rc < 0)
+		error_out(&ps, 0, err, err_size);
 	parser_free(&ps);
 	if (rc < 0)
 		dpkg_status_free(out);
 	return rc;
 }
 
-int dpkg_status_load_buffered(const char *path, const char *const *wanted, size_t buffer_size, struct dpkg_status *out,
-			      char *err, size_t err_size)
+/* Parses the bytes [from, to) of the open file (to the end of the file when
+ * last), through one small buffer, whole stanzas at a time, instead of
+ * mapping the file: the parse then reads from cache-hot memory, and the
+ * first touch of each page of a mapping (~190 for a real status file) cost
+ * more than the parse itself. A stanza longer than the buffer doubles it.
+ * from and to are stanza boundaries (file_cut). Returns 0, or -1 with the
+ * error in ps (err_line 0 and ps->err whole when it has no line); *short_read
+ * is set when the file ended before to (it changed while read). */
+static int parse_range(struct parser *ps, int fd, off_t from, off_t to, bool last, size_t buffer_size, bool *short_read)
 {
-	memset(out, 0, sizeof(*out));
-	/* non-blocking, a regular file, a size cap (lib/safe_io.h): a FIFO or
-	 * /dev/zero planted as the status file is an error at once */
-	struct stat st;
-	int fd = safe_open_read(path, SAFE_KIND_REG, SAFE_MAX_STATUS, &st, err, err_size);
-	if (fd < 0)
-		return fd == -ENOENT || fd == -ENOTDIR ? -2 : -3;
-	/* Read through one small buffer, whole stanzas at a time, instead of
-	 * mapping the file: the parse then reads from cache-hot memory, and
-	 * the first touch of each page of a mapping (~190 for a real status
-	 * file) cost more than the parse itself. A stanza longer than the
-	 * buffer doubles it. */
-	struct parser ps;
-	parser_init(&ps, path, wanted, out, err, err_size);
 	size_t cap = buffer_size ? buffer_size : 1, have = 0;
 	char *buf = xmalloc(cap);
-	bool eof = false;
+	off_t at = from;
+	bool eof = !last && at >= to;
 	int rc = 0;
 	while (rc == 0) {
 		while (!eof && have < cap) {
-			ssize_t n = read(fd, buf + have, cap - have);
+			size_t want = cap - have;
+			if (!last && (off_t)want > to - at)
+				want = (size_t)(to - at);
+			ssize_t n = pread(fd, buf + have, want, at);
 			if (n < 0 && errno == EINTR)
 				continue;
 			if (n < 0) {
-				snprintf(err, err_size, "%s: %s", path, strerror(errno));
+				snprintf(ps->err, sizeof(ps->err), "%s: %s", ps->path, strerror(errno));
 				rc = -1;
 				break;
 			}
-			eof = n == 0;
+			at += n;
 			have += (size_t)n;
+			if (n == 0 && !last)
+				*short_read = true;
+			eof = n == 0 || (!last && at >= to);
 		}
 		if (rc < 0)
 			break;
 		size_t cut = eof ? have : stanzas_end(buf, have);
 		if (cut == 0 && !eof) {
 			if (cap >= DPKG_STATUS_MAX_STANZA) { /* memory stays bounded */
-				snprintf(err, err_size, "%s: a stanza longer than %d MiB: not a dpkg status file", path,
+				snprintf(ps->err, sizeof(ps->err),
+					 "%s: a stanza longer than %d MiB: not a dpkg status file", ps->path,
 					 DPKG_STATUS_MAX_STANZA >> 20);
 				rc = -1;
 				break;
@@ -1071,23 +1135,272 @@ int dpkg_status_load_buffered(const char *path, const char *const *wanted, size_
 			buf = xrealloc(buf, cap);
 			continue;
 		}
-		rc = parse_region(&ps, buf, cut);
+		rc = parse_region(ps, buf, cut);
 		if (eof)
 			break;
 		memmove(buf, buf + cut, have - cut);
 		have -= cut;
 	}
 	free(buf);
+	return rc;
+}
+
+/* The error a parser stopped at, as the caller sees it. */
+static void parser_error_out(const struct parser *ps, size_t first, char *err, size_t err_size)
+{
+	if (ps->err_line)
+		error_out(ps, first, err, err_size);
+	else
+		snprintf(err, err_size, "%s", ps->err); /* a read error: no line */
+}
+
+/* Where the part that starts near x begins: just after the first empty line
+ * (two newlines: the bytes at c-2 and c-1) with c >= x, the same place
+ * parse_range's buffer is cut at; the file's end when none. dpkg's
+ * parse_stanza() (lib/dpkg/parse.c, 1.21.22) ends a stanza where the
+ * newline that ends a field's value is followed by another newline, and
+ * skips the newlines before the next stanza: every empty line ends a stanza
+ * (or follows the error that stops the parse), so a part that starts there
+ * reads as the whole file's parse reads it from there. */
+static off_t file_cut(int fd, off_t x, off_t size)
+{
+	char buf[4096];
+	off_t at = x >= 2 ? x - 2 : 0;
+	while (at < size) {
+		ssize_t n = pread(fd, buf, sizeof(buf), at);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 2)
+			break;
+		for (ssize_t i = 0; i + 1 < n; i++)
+			if (buf[i] == '\n' && buf[i + 1] == '\n' && at + i + 2 >= x)
+				return at + i + 2;
+		at += n - 1; /* the last byte again: a pair may straddle */
+	}
+	return size;
+}
+
+/* One part of the file, parsed on its own thread. */
+struct part {
+	struct parser ps;
+	struct dpkg_status out;
+	off_t from, to;
+	bool last, short_read;
+	int fd, rc;
+	size_t buffer_size;
+};
+
+struct parts {
+	struct part *part;
+};
+
+static void parse_parts(void *arg, size_t begin, size_t end)
+{
+	struct parts *all = arg;
+	for (size_t i = begin; i < end; i++) {
+		struct part *p = &all->part[i];
+		p->rc = parse_range(&p->ps, p->fd, p->from, p->to, p->last, p->buffer_size, &p->short_read);
+	}
+}
+
+/* The slot of the same name in ps's table, or NULL. */
+static struct name_slot *slot_find(const struct parser *ps, const char *name, size_t n, uint64_t h)
+{
+	if (!ps->slots_cap)
+		return NULL;
+	for (size_t k = h & (ps->slots_cap - 1);; k = (k + 1) & (ps->slots_cap - 1)) {
+		struct name_slot *sl = &ps->slots[k];
+		if (!sl->name_at)
+			return NULL;
+		const char *other = ps->names.buf + sl->name_at;
+		if (sl->hash == h && strncasecmp(other, name, n) == 0 && other[n] == '\0')
+			return sl;
+	}
+}
+
+/* The file's first duplicate instance in part p, given the instances of the
+ * parts before it (all in g's table): its line in p and its error, in g
+ * (0 when none). An instance of a name the earlier parts hold as not
+ * Multi-Arch: same is one too many, whatever it is; after only "same" ones,
+ * the first that is not (parse_find_set_slot's rule). */
+static size_t first_cross_duplicate(struct parser *g, const struct parser *p)
+{
+	size_t best = 0;
+	const char *name = NULL;
+	bool multiple = false;
+	for (size_t k = 0; k < p->slots_cap; k++) {
+		const struct name_slot *sl = &p->slots[k];
+		if (!sl->name_at || (!sl->single && !sl->multi))
+			continue;
+		const char *n = p->names.buf + sl->name_at;
+		const struct name_slot *gs = slot_find(g, n, strlen(n), sl->hash);
+		if (!gs || (!gs->single && !gs->multi))
+			continue;
+		const struct first_seen *f = &p->firsts[k];
+		size_t line;
+		const char *as;
+		bool mult;
+		if (gs->single) {
+			line = f->first_line;
+			as = p->names.buf + f->first_at;
+			mult = f->first_single;
+		} else if (sl->single) {
+			line = f->single_line;
+			as = p->names.buf + f->single_at;
+			mult = false;
+		} else {
+			continue;
+		}
+		if (!best || line < best) {
+			best = line;
+			name = as;
+			multiple = mult;
+		}
+	}
+	if (best)
+		duplicate_error(g, best, name, strlen(name), multiple);
+	return best;
+}
+
+/* Adds part p's names and instance counts to g's table. */
+static void slots_merge(struct parser *g, const struct parser *p)
+{
+	for (size_t k = 0; k < p->slots_cap; k++) {
+		const struct name_slot *sl = &p->slots[k];
+		if (!sl->name_at)
+			continue;
+		const char *n = p->names.buf + sl->name_at;
+		struct name_slot *gs = name_slot(g, n, strlen(n));
+		gs->single += sl->single;
+		gs->multi += sl->multi;
+	}
+}
+
+/* Joins the parts in file order into out, as the one-piece parse would
+ * have left it: lines counted from the file's start, the first error in
+ * file order (a duplicate across parts included), the kept stanzas in
+ * order, the first dpkg stanza's architecture. */
+static int parts_join(struct part *part, size_t n, struct dpkg_status *out, char *err, size_t err_size)
+{
+	struct parser *g = &part[0].ps; /* its table gathers every part's names */
+	size_t first = 0;
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		struct part *p = &part[i];
+		size_t dup = i ? first_cross_duplicate(g, &p->ps) : 0;
+		if (dup && (p->rc == 0 || !p->ps.err_line || dup <= p->ps.err_line)) {
+			error_out(g, first, err, err_size); /* g holds the duplicate's error */
+			rc = -1;
+		} else if (p->rc < 0) {
+			parser_error_out(&p->ps, first, err, err_size);
+			rc = -1;
+		}
+		if (rc)
+			break;
+		if (i)
+			slots_merge(g, &p->ps);
+		out->pkgs = xrealloc(out->pkgs, (out->count + p->out.count + 1) * sizeof(*out->pkgs));
+		for (size_t k = 0; k < p->out.count; k++) {
+			out->pkgs[out->count] = p->out.pkgs[k];
+			out->pkgs[out->count++].line += first;
+		}
+		p->out.count = 0;
+		if (!out->native_arch) {
+			out->native_arch = p->out.native_arch;
+			p->out.native_arch = NULL;
+		}
+		first += p->ps.line;
+	}
+	return rc;
+}
+
+static int load_parts(const char *path, int fd, off_t size, const char *const *wanted, size_t buffer_size, size_t parts,
+		      struct dpkg_status *out, char *err, size_t err_size)
+{
+	/* where each part starts: a part with no empty line after its share
+	 * of the file is the last one, read to the end of the file (which may
+	 * have grown since fstat) */
+	off_t *cut = xcalloc(parts + 1, sizeof(*cut));
+	size_t n = 1;
+	while (n < parts) {
+		off_t c = file_cut(fd, size / (off_t)parts * (off_t)n, size);
+		if (c >= size)
+			break;
+		cut[n] = c > cut[n - 1] ? c : cut[n - 1];
+		n++;
+	}
+	parts = n;
+	struct part *part = xcalloc(parts, sizeof(*part));
+	for (size_t i = 0; i < parts; i++) {
+		struct part *p = &part[i];
+		parser_init(&p->ps, path, wanted, &p->out);
+		p->ps.track_first = parts > 1;
+		p->fd = fd;
+		p->buffer_size = buffer_size;
+		p->from = cut[i];
+		p->last = i + 1 == parts;
+		p->to = p->last ? size : cut[i + 1];
+	}
+	free(cut);
+	struct parts all = { part };
+	if (parts > 1)
+		parallel_for(parts, 1, parts, parse_parts, &all);
+	else
+		parse_parts(&all, 0, 1);
+	bool changed = false;
+	for (size_t i = 0; i < parts; i++)
+		changed |= part[i].short_read;
+	int rc = changed ? -4 : parts_join(part, parts, out, err, err_size);
+	for (size_t i = 0; i < parts; i++) {
+		dpkg_status_free(&part[i].out);
+		parser_free(&part[i].ps);
+	}
+	free(part);
+	return rc;
+}
+
+int dpkg_status_load_parts(const char *path, const char *const *wanted, size_t buffer_size, size_t parts,
+			   struct dpkg_status *out, char *err, size_t err_size)
+{
+	memset(out, 0, sizeof(*out));
+	/* non-blocking, a regular file, a size cap (lib/safe_io.h): a FIFO or
+	 * /dev/zero planted as the status file is an error at once */
+	struct stat st;
+	int fd = safe_open_read(path, SAFE_KIND_REG, SAFE_MAX_STATUS, &st, err, err_size);
+	if (fd < 0)
+		return fd == -ENOENT || fd == -ENOTDIR ? -2 : -3;
+	if (!parts) { /* a part per DPKG_STATUS_PART bytes, one per CPU that is free */
+		parts = (size_t)st.st_size / DPKG_STATUS_PART;
+		size_t idle = parts > 1 ? idle_cpus() : 0;
+		if (parts > idle + 1) /* this thread's own CPU, and the idle ones */
+			parts = idle + 1;
+		if (parts > 1) { /* what a container's CPU quota pays for */
+			unsigned cpus = usable_cpus();
+			parts = parts < cpus ? parts : cpus;
+		}
+	}
+	if ((off_t)parts > st.st_size)
+		parts = (size_t)st.st_size;
+	if (!parts)
+		parts = 1;
+	int rc = load_parts(path, fd, st.st_size, wanted, buffer_size, parts, out, err, err_size);
+	if (rc == -4) /* the file changed under the parts: read it again in one */
+		rc = load_parts(path, fd, st.st_size, wanted, buffer_size, 1, out, err, err_size);
 	close(fd);
-	parser_free(&ps);
 	if (rc < 0)
 		dpkg_status_free(out);
 	return rc;
 }
 
+int dpkg_status_load_buffered(const char *path, const char *const *wanted, size_t buffer_size, struct dpkg_status *out,
+			      char *err, size_t err_size)
+{
+	return dpkg_status_load_parts(path, wanted, buffer_size, 1, out, err, err_size);
+}
+
 int dpkg_status_load(const char *path, const char *const *wanted, struct dpkg_status *out, char *err, size_t err_size)
 {
-	return dpkg_status_load_buffered(path, wanted, DPKG_STATUS_BUFFER, out, err, err_size);
+	return dpkg_status_load_parts(path, wanted, DPKG_STATUS_BUFFER, 0, out, err, err_size);
 }
 
 void dpkg_status_free(struct dpkg_status *st)

@@ -35,6 +35,14 @@ int dpkg_status_load(const char *path, const char *const *wanted, struct dpkg_st
 /* A stanza longer than this is not dpkg's (the longest in a real status file,
  * a package's Conffiles, is a few hundred KB). */
 #define DPKG_STATUS_MAX_STANZA (16 << 20)
+/* The file cut at empty lines into parts, each parsed on its own thread
+ * (lib/parallel.h) and joined in file order: the verdict, error text, line
+ * numbers and kept stanzas are the one-piece parse's. parts 0 picks a part
+ * per DPKG_STATUS_PART bytes, at most one per usable CPU (dpkg_status_load);
+ * 1 is the one-piece parse. */
+#define DPKG_STATUS_PART (128 << 10)
+int dpkg_status_load_parts(const char *path, const char *const *wanted, size_t buffer_size, size_t parts,
+			   struct dpkg_status *out, char *err, size_t err_size);
 int dpkg_status_load_buffered(const char *path, const char *const *wanted, size_t buffer_size, struct dpkg_status *out,
 			      char *err, size_t err_size);
 void dpkg_status_free(struct dpkg_status *st);

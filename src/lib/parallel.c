@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -44,6 +45,29 @@ unsigned usable_cpus(void)
 	}
 	unsigned quota = cpu_quota();
 	return quota && quota < n ? quota : n;
+}
+
+unsigned idle_cpus(void)
+{
+	char buf[128];
+	if (read_line_file("/proc/loadavg", buf, sizeof(buf)) < 0)
+		return 0;
+	/* "0.52 0.58 0.59 2/95 12345": the number before the '/' (read by
+	 * hand: sscanf's first %lf costs more than the file) */
+	const char *slash = strchr(buf, '/');
+	if (!slash || slash == buf)
+		return 0;
+	const char *p = slash;
+	while (p > buf && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	unsigned long running = strtoul(p, NULL, 10);
+	cpu_set_t set;
+	if (p == slash || sched_getaffinity(0, sizeof(set), &set) != 0)
+		return 0;
+	/* the CPUs it may run on, though the count is the whole machine's: a
+	 * busy machine never reads as having idle CPUs for it */
+	unsigned long mine = (unsigned long)CPU_COUNT(&set);
+	return mine > running ? (unsigned)(mine - running) : 0;
 }
 
 struct slices {

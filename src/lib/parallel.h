@@ -9,6 +9,15 @@
  * rounded up; at least 1. */
 unsigned usable_cpus(void);
 
+/* The CPUs with nothing to run at this moment: the CPUs this process may
+ * run on less the tasks the kernel counts as runnable now, machine-wide
+ * (/proc/loadavg's fourth field, the calling thread included); 0 when it
+ * cannot be read. A short job that
+ * could use more threads takes them only when there are CPUs for them: on a
+ * machine whose CPUs are all busy a thread waits for one, and the job ends
+ * later than on one thread. */
+unsigned idle_cpus(void);
+
 /* Calls fn(arg, begin, end) on consecutive slices [begin, end) of
  * [0, count), each of at most chunk items, on up to usable_cpus() threads
  * (and never more than max_threads, nor more than there are slices); the

@@ -86,9 +86,16 @@ fi
 # process starts most, falls on every command of a round alike; the ratio is
 # taken per round, then its median over all rounds.
 load_before=$(cut -d' ' -f1 /proc/loadavg)
+cpu_before=$(head -1 /proc/stat)
 HOME=/root /usr/bin/python3 "$here/interleave.py" "$RUNS" "$WARMUP" "gpugate=$gp" "shell=$sc" "true=/bin/true" \
 	${bl:+"baseline=$bl"} > "$work/times.json"
-echo "load while measuring: $load_before before, $(cut -d' ' -f1-3 /proc/loadavg) after, on $(nproc) cores"
+# How much of the CPUs stood idle meanwhile (/proc/stat's idle over all):
+# the packages group and the parts of the status file run on threads of
+# their own only where a CPU is free, so a machine with none (a shared VM)
+# cannot show what they give.
+idle=$(printf '%s\n%s\n' "$cpu_before" "$(head -1 /proc/stat)" | awk '{t = 0; for (i = 2; i <= NF; i++) t += $i; tot[NR] = t; idl[NR] = $5}
+	END {d = tot[2] - tot[1]; if (d > 0) printf "%.0f", 100 * (idl[2] - idl[1]) / d; else print "?"}')
+echo "load while measuring: $load_before before, $(cut -d' ' -f1-3 /proc/loadavg) after, on $(nproc) cores, ${idle} % of the CPUs' time idle"
 # Instructions of the whole process (callgrind): the same whatever the
 # machine's load, so steps too small for the wall clock still show.
 if command -v valgrind > /dev/null; then

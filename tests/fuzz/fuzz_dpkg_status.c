@@ -1,7 +1,8 @@
 /* The dpkg status parser over an exact-size buffer (no terminating NUL),
  * keeping a few names and then every stanza; and the file reader, which
  * parses through a small buffer whole stanzas at a time, must agree with
- * the one-buffer parse (result, error text, line numbers). Differential:
+ * the one-buffer parse (result, error text, line numbers), and so must
+ * the file cut into parts parsed on threads (dpkg_status_load_parts). Differential:
  * the verdict does not depend on the wanted names, and the stanzas kept for
  * them are those of the full parse whose name is wanted or whose Provides
  * names a wanted package (dpkg_provides_names, a walk of its own). */
@@ -72,6 +73,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int read_rc = dpkg_status_load_buffered(path, names, 1 + size % 61, &read, read_err, sizeof(read_err));
 		if (rc != read_rc || strcmp(err, read_err) != 0)
 			abort();
+		/* cut into 2 to 9 parts at empty lines, parsed on threads and
+		 * joined: the same verdict, error text, lines and stanzas */
+		struct dpkg_status parted;
+		char parted_err[512] = "";
+		int parted_rc = dpkg_status_load_parts(path, names, 1 + size % 37, 2 + size % 8, &parted, parted_err,
+						       sizeof(parted_err));
+		if (rc != parted_rc || strcmp(err, parted_err) != 0)
+			abort();
+		if (rc == 0) {
+			expect_same(&read, &parted);
+			dpkg_status_free(&parted);
+		}
 		if (rc == 0) {
 			for (size_t i = 0; i < st.count; i++) {
 				const struct dpkg_pkg *p = &st.pkgs[i];

@@ -144,6 +144,26 @@ def test_deadline_keeps_finished_results_and_writes_reports(tmp_path):
     assert xml.count("<testcase") == 3 and xml.count("<failure") == 2, xml
 
 
+def test_hung_status_file_leaves_the_other_groups_their_verdicts(tmp_path):
+    """The packages group runs apart from the other groups (src/runner.c, own_thread:
+    the main thread takes it, a second thread the rest): when its status file's open
+    hangs, the system checks still finish on the other thread and keep their verdicts,
+    packages.installed is 'still running' at the deadline, and the results stay in
+    plan order."""
+    root = dpkg_root(tmp_path, [stanza("libze1", "1.9.0-1")])
+    write(str(root / "proc/self/status"), "")
+    spec = spec_file(tmp_path, PKG_SPEC + "system:\n  kernel_log: false\n")
+    r = run_gpugate("--spec", spec, "--root", str(root), "--deadline", "1", "--format", "json",
+                    "--only", "packages,system.sysfs,system.container", timeout=10,
+                    extra_env=hang_open_env("/var/lib/dpkg/status"))
+    assert r.rc == 1, r
+    assert r.seconds < 1.8, r.seconds
+    assert [c["id"] for c in r.json()["checks"]] == ["packages.installed", "system.sysfs", "system.container"]
+    assert "still running when the 1.0 s deadline passed" in r.check("packages.installed")["summary"]
+    for check in ("system.sysfs", "system.container"):
+        assert "timed out" not in r.check(check)["summary"], r.check(check)
+
+
 def test_spec_fifo_without_writer_ends_at_the_deadline(tmp_path):
     """The spec is read before any check: a FIFO nobody writes (or a dead mount) must
     still end the run at the deadline, with exit 3 and what was in progress."""

@@ -298,8 +298,74 @@ static void expect_load_matches_parse(const char *text, size_t len, const char *
 			assert_string_equal(read.native_arch, whole.native_arch);
 		dpkg_status_free(&read);
 	}
+	/* cut into parts at empty lines, each parsed on a thread and joined
+	 * in file order: the same answer */
+	for (size_t parts = 2; parts <= 9; parts++) {
+		read_err[0] = '\0';
+		int rc = dpkg_status_load_parts(path, wanted, parts % 2 ? 7 : DPKG_STATUS_BUFFER, parts, &read,
+						read_err, sizeof(read_err));
+		if (rc != whole_rc || strcmp(read_err, whole_err) != 0)
+			fail_msg("%zu parts: rc %d '%s', whole parse rc %d '%s'", parts, rc, read_err, whole_rc,
+				 whole_err);
+		assert_int_equal(read.count, whole.count);
+		for (size_t k = 0; k < read.count; k++) {
+			assert_string_equal(read.pkgs[k].name, whole.pkgs[k].name);
+			assert_string_equal(read.pkgs[k].version, whole.pkgs[k].version);
+			assert_int_equal(read.pkgs[k].line, whole.pkgs[k].line);
+		}
+		assert_true((read.native_arch == NULL) == (whole.native_arch == NULL));
+		if (read.native_arch)
+			assert_string_equal(read.native_arch, whole.native_arch);
+		dpkg_status_free(&read);
+	}
 	dpkg_status_free(&whole);
 	unlink(path);
+}
+
+/* A file of n stanzas p0..p(n-1), stanza `twice` repeating stanza `first`'s
+ * name (spelt as `as`, with Multi-Arch `ma` for both when not NULL), and
+ * stanza `broken` (when not 0) with a field dpkg refuses. */
+static void many_stanzas(struct strbuf *sb, int n, int first, int twice, const char *as, const char *ma, int broken)
+{
+	for (int i = 0; i < n; i++) {
+		if (i == twice)
+			sb_printf(sb, "Package: %s\n", as);
+		else
+			sb_printf(sb, "Package: p%d\n", i);
+		sb_printf(sb, "Status: install ok installed\nArchitecture: %s\nVersion: 1.%d\n",
+			  i % 3 ? "amd64" : "i386", i);
+		if (ma && (i == first || i == twice))
+			sb_printf(sb, "Multi-Arch: %s\n", i == first ? ma : (strcmp(ma, "same") ? "same" : "foreign"));
+		if (i == broken)
+			sb_puts(sb, "Depends: libc6 (>> \n");
+		sb_printf(sb, "Description: stanza %d\n with a continuation line of some length to fill the file\n\n",
+			  i);
+	}
+}
+
+/* The parts' joints: a package twice (or "same" beside not "same") across
+ * parts is the file's first error at the second instance, as the one-piece
+ * parse finds it; an error of a part's own after, or before, such a
+ * duplicate; the kept stanzas and lines across every part. */
+static void test_parts_match_one_piece(void **state)
+{
+	(void)state;
+	const char *some[] = { "p1", "p400", "p1999", NULL };
+	struct {
+		int first, twice;
+		const char *as, *ma;
+		int broken;
+	} cases[] = {
+		{ -1, -1, "", NULL, 0 },         { 10, 1500, "p10", NULL, 0 },      { 10, 1500, "P10", NULL, 0 },
+		{ 10, 1500, "p10", "same", 0 },  { 10, 1500, "p10", "foreign", 0 }, { 10, 1500, "p10", NULL, 1700 },
+		{ 10, 1500, "p10", NULL, 1200 }, { 1200, 1500, "p1200", NULL, 0 },  { -1, -1, "", NULL, 1999 },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct strbuf sb = STRBUF_INIT;
+		many_stanzas(&sb, 2000, cases[i].first, cases[i].twice, cases[i].as, cases[i].ma, cases[i].broken);
+		expect_load_matches_parse(sb.buf, sb.len, i % 2 ? some : NULL);
+		sb_release(&sb);
+	}
 }
 
 static void test_buffered_load_matches_parse(void **state)
@@ -554,6 +620,7 @@ int main(void)
 		cmocka_unit_test(test_nul_in_skipped_stanza),
 		cmocka_unit_test(test_skip_matches_full_parse),
 		cmocka_unit_test(test_buffered_load_matches_parse),
+		cmocka_unit_test(test_parts_match_one_piece),
 		cmocka_unit_test(test_providers_kept),
 		cmocka_unit_test(test_fast_paths_match_rules),
 		cmocka_unit_test(test_status_spellings),
