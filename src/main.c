@@ -59,7 +59,6 @@ static const char usage_text[] =
 	"  --nfd-prefix PREFIX                 nfd label namespace (default feature.node.kubernetes.io/)\n"
 	"  --no-sandbox                        no seccomp filter (debugging; or GPUGATE_NO_SANDBOX=1)\n"
 	"\n"
-	"\n"
 	"environment: GPUGATE_PROFILE, GPUGATE_SPEC, GPUGATE_DEADLINE apply when --profile/--spec\n"
 	"  (either) or --deadline is not given, such as in a HEALTHCHECK tuned with docker run -e\n"
 	"spec: --spec or --profile, else GPUGATE_SPEC or GPUGATE_PROFILE, else /etc/gpugate/gpugate.yaml\n"

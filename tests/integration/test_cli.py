@@ -22,6 +22,25 @@ def test_version_and_help():
     assert run_gpugate("check", "--help").rc == 0
 
 
+@pytest.mark.parametrize("args", [
+    ["check"], ["list"], ["list", "--spec-keys"], ["hf"], ["hf", "verify"], ["hf", "fetch"],
+    ["stack"], ["stack", "fetch"], ["stack", "verify", "--manifest", "m.yaml"], ["bundle"],
+    ["spec"], ["spec", "freeze"], ["diff"], ["serve"],
+])
+def test_every_command_has_help(args):
+    """`gpugate CMD --help` prints CMD's usage on stdout and exits 0, for every
+    command and verb (`list --help` and `stack fetch --help` were usage errors)."""
+    r = run_gpugate(*args, "--help")
+    assert r.rc == 0, r
+    assert r.out.startswith("usage: gpugate"), r
+    assert r.err == "", r
+
+
+def test_main_help_has_no_double_blank_line():
+    r = run_gpugate("--help")
+    assert "\n\n\n" not in r.out, r.out
+
+
 @pytest.mark.parametrize("args,words", [
     (["--bogus"], "unknown option '--bogus'"),
     (["check", "--format"], "needs an argument"),
