@@ -613,8 +613,8 @@ static void run_writable(const struct context *ctx, void *state, struct result *
 	if (ctx_is_healthcheck(ctx)) { /* never writes: the permission bits only */
 		if (access(dir_under_root, W_OK | X_OK) < 0) {
 			/* a GPU-only container (no volume, no models): nothing will write there */
-			result_set(r, hf_judge_not_writable(s->unused), "%s is not writable by uid %u: %s", dir_under_root,
-				   (unsigned)geteuid(), strerror(errno));
+			result_set(r, hf_judge_not_writable(s->unused), "%s is not writable by uid %u: %s",
+				   dir_under_root, (unsigned)geteuid(), strerror(errno));
 			remedy_not_writable(r, s, m, dir);
 		} else {
 			result_set(r, STATUS_PASS, "%s is writable (mount options %s)", dir_under_root,
@@ -629,8 +629,8 @@ static void run_writable(const struct context *ctx, void *state, struct result *
 		if (e == EROFS)
 			result_set(r, STATUS_FAIL, "%s is read-only (EROFS): a write test failed", dir_under_root);
 		else
-			result_set(r, STATUS_FAIL, "cannot create a file in %s as uid %u: %s", dir_under_root, (unsigned)geteuid(),
-				   strerror(e));
+			result_set(r, STATUS_FAIL, "cannot create a file in %s as uid %u: %s", dir_under_root,
+				   (unsigned)geteuid(), strerror(e));
 		if (e == EROFS)
 			result_remedy(
 				r,
