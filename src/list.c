@@ -23,6 +23,10 @@ static void list_profile(const struct embedded_file *f)
 		spec_free(&spec);
 		return;
 	}
+	/* what the profile is for (its description key), then what it runs */
+	const char *what = spec_str(&spec, "description", NULL);
+	if (what)
+		printf(" %s:", what);
 	const char *sep = " ";
 	for (const struct check_group *const *g = registry_groups; *g; g++) {
 		for (const struct check_def *c = (*g)->checks; c->id; c++) {

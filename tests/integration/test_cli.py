@@ -75,6 +75,32 @@ def test_list_names_checks_and_profiles():
         assert re.search(rf"^  {profile} +.*packages\.installed", r.out, re.M), r.out
 
 
+def test_profile_with_spec_sets_the_behaviour_as_the_man_page_says(tmp_path):
+    """--profile beside --spec is no error: the spec's checks run with the
+    profile's behaviour; the man page says so (it presented them as only
+    alternatives)."""
+    root = dpkg_root(tmp_path, [stanza("libze1", "1.17.0-1")])
+    spec = spec_file(tmp_path, "profile: ci\npackages:\n  - libze1 (>= 1.8)\n")
+    r = run_gpugate("--spec", spec, "--root", str(root), "--profile", "healthcheck", "--format", "json")
+    assert r.rc == 0 and r.json()["profile"] == "healthcheck", r
+    assert [c["id"] for c in r.json()["checks"]] == ["packages.installed"], r
+    man = open(os.path.join(os.path.dirname(__file__), "..", "..", "src", "man", "gpugate.1.in")).read()
+    assert "the spec's checks run with this profile's behaviour" in man
+
+
+def test_list_shows_what_each_profile_is_for():
+    """The spec key `description` said `gpugate list` shows it; it did not (and
+    the Intel pins' overlay replaced each profile's with its own)."""
+    import yaml
+    r = run_gpugate("list")
+    assert r.rc == 0
+    checks = os.path.join(os.path.dirname(__file__), "..", "..", "checks")
+    for profile in ("healthcheck", "ci", "validate"):
+        with open(os.path.join(checks, f"{profile}.yaml")) as f:
+            what = yaml.safe_load(f)["description"]
+        assert re.search(rf"^  {profile} +{re.escape(what)}: packages\.installed", r.out, re.M), r.out
+
+
 @pytest.mark.parametrize("text,where,words", [
     ("packages: [libze1\n", ":2:1:", "YAML syntax error"),
     ("packages:\n  - libze1\nbogus: 1\n", ":3:1:", "unknown key 'bogus'"),

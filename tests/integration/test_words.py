@@ -191,6 +191,18 @@ def test_healthcheck_claims_in_the_man_page():
     assert "\\-\\-start\\-period=" in example[:400], example[:400]
 
 
+def test_healthcheck_claims_in_the_spec_keys_and_spec_md():
+    """The `profile` key's help (the man page's SPEC section and checks/SPEC.md
+    are made from it) said healthcheck makes "no writes"; it writes its state
+    cache (the last GPU probe)."""
+    keys = run_gpugate("list", "--spec-keys")
+    assert keys.rc == 0
+    profile_help = next(line for line in keys.out.splitlines() if line.startswith("profile\t"))
+    assert "no writes" not in profile_help and "runtime.cache_ttl" in profile_help, profile_help
+    spec_md = (REPO / "checks" / "SPEC.md").read_text()
+    assert "no writes" not in spec_md and "writes nothing" not in spec_md
+
+
 def test_make_deb_installs_what_packaging_needs():
     listed = subprocess.run(["sh", str(REPO / ".ci" / "install-deps"), "--list", "deb"], capture_output=True,
                             text=True, check=True).stdout.split()
