@@ -141,6 +141,10 @@ static char *shown_value(const char *value)
 	return sb_detach(&sb);
 }
 
+/* what --deadline and GPUGATE_DEADLINE take ("positive number of seconds"
+ * was wrong for 500ms and for a value past the cap) */
+#define DEADLINE_WANTED "is not a duration above 0 and at most " SECONDS_MAX_TEXT " (such as 8, 500ms or 2m)"
+
 static int env_error(const char *name, const char *value, const char *problem)
 {
 	char *v = shown_value(value);
@@ -166,7 +170,7 @@ static int options_from_environment(struct check_options *o)
 	}
 	if (!o->deadline && deadline && *deadline) {
 		if (parse_seconds(deadline, &o->deadline) < 0 || o->deadline <= 0)
-			return env_error("GPUGATE_DEADLINE", deadline, "is not a positive number of seconds");
+			return env_error("GPUGATE_DEADLINE", deadline, DEADLINE_WANTED);
 	}
 	return 0;
 }
@@ -250,7 +254,7 @@ static int parse_check_options(int argc, char **argv, struct check_options *o)
 		}
 		case OPT_DEADLINE:
 			if (parse_seconds(optarg, &o->deadline) < 0 || o->deadline <= 0)
-				return usage_error("--deadline: '%s' is not a positive number of seconds", optarg);
+				return usage_error("--deadline: '%s' %s", optarg, DEADLINE_WANTED);
 			break;
 		case OPT_ONLY:
 			free_list(o->only);

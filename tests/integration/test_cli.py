@@ -88,6 +88,21 @@ def test_profile_with_spec_sets_the_behaviour_as_the_man_page_says(tmp_path):
     assert "the spec's checks run with this profile's behaviour" in man
 
 
+@pytest.mark.parametrize("value", ["99999999", "1e9"])
+def test_a_deadline_past_the_cap_says_the_cap(tmp_path, value):
+    """A deadline too long was refused as "not a positive number of seconds";
+    the option, the variable and the spec key now name the cap."""
+    r = run_gpugate("--deadline", value)
+    assert r.rc == 3 and "at most 10000000 s" in r.err and "positive number" not in r.err, r
+    r = run_gpugate(extra_env={"GPUGATE_DEADLINE": value})
+    assert r.rc == 3 and "GPUGATE_DEADLINE" in r.err and "at most 10000000 s" in r.err, r
+    spec = spec_file(tmp_path, f"deadline: {value}\npackages: []\n")
+    r = run_gpugate("--spec", spec)
+    assert r.rc == 3 and ":1:11:" in r.err and "at most 10000000 s" in r.err, r
+    r = run_gpugate("--deadline", "10000000", "--only", "packages", "--root", str(dpkg_root(tmp_path, [])))
+    assert r.rc in (0, 1), r  # the cap itself is accepted
+
+
 def test_list_shows_what_each_profile_is_for():
     """The spec key `description` said `gpugate list` shows it; it did not (and
     the Intel pins' overlay replaced each profile's with its own)."""
