@@ -274,7 +274,7 @@ int stack_main(int argc, char **argv)
 			char *end;
 			long v = strtol(optarg, &end, 10);
 			if (*end || end == optarg || v < 1 || v > 64)
-				return usage_error("--jobs: '%s' is not a number from 1 to 64", optarg);
+				return usage_error("stack %s: --jobs: '%s' is not a number from 1 to 64", verb, optarg);
 			o.jobs = (int)v;
 			break;
 		}

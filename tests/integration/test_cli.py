@@ -36,6 +36,29 @@ def test_every_command_has_help(args):
     assert r.err == "", r
 
 
+@pytest.mark.parametrize("args,hint", [
+    (["diff", "--tolerance", "x", "a.json", "b.json"], "gpugate diff --help"),
+    (["stack", "fetch", "--jobs", "0"], "gpugate stack --help"),
+    (["stack", "verify", "--manifest", "m.yaml"], "gpugate stack --help"),
+    (["spec", "freeze", "--bogus"], "gpugate spec freeze --help"),
+    (["spec", "thaw"], "gpugate spec freeze --help"),
+    (["list", "x"], "gpugate list --help"),
+    (["hf", "fetch", "--jobs", "0", "org/name"], "gpugate hf fetch --help"),
+    (["hf", "fetch", "--idle-timeout", "0", "org/name"], "gpugate hf fetch --help"),
+    (["bundle"], "gpugate bundle --help"),
+    (["serve", "--interval", "0"], "gpugate serve --help"),
+    (["--bogus"], "gpugate --help"),
+])
+def test_usage_errors_point_at_the_commands_own_help(args, hint):
+    """A subcommand's usage error pointed at 'gpugate --help', which lists none
+    of that command's options; it now names the command's own help, which
+    exits 0 (test_every_command_has_help)."""
+    r = run_gpugate(*args)
+    assert r.rc == 3, r
+    assert r.err.endswith(f"Try '{hint}' for usage.\n"), r
+    assert run_gpugate(*hint.split()[1:]).rc == 0
+
+
 def test_main_help_has_no_double_blank_line():
     r = run_gpugate("--help")
     assert "\n\n\n" not in r.out, r.out
@@ -63,7 +86,7 @@ def test_usage_errors_exit_3(args, words):
     r = run_gpugate(*args)
     assert r.rc == 3, r
     assert words in r.err, r
-    assert "Try 'gpugate --help'" in r.err
+    assert "Try 'gpugate" in r.err and "--help' for usage." in r.err
     assert r.out == ""
 
 
