@@ -368,7 +368,6 @@ static bool need_path(struct result *r, const struct hf_state *s)
 
 static void run_location(const struct context *ctx, void *state, struct result *r)
 {
-	(void)ctx;
 	struct hf_state *s = state;
 	const struct hf_location *l = &s->loc;
 	const struct hf_location_fact fact = { l->hub_cache,  l->hub_source,   l->hf_home,
@@ -380,11 +379,16 @@ static void run_location(const struct context *ctx, void *state, struct result *
 		result_set(r, STATUS_FAIL, "the hub cache path is empty (%s is set to the empty string)", var);
 		result_remedy(r, "unset %s   (or export %s=/absolute/path)", var, var);
 	} else if (l->hub_cache[0] != '/') {
+		/* HF_HOME= makes the cache "hub": say that the variable is empty */
+		const char *value = ctx_getenv(ctx, var);
 		result_set(
 			r, STATUS_FAIL,
-			"the hub cache path '%s' (from %s) is relative: huggingface_hub would use a folder under whatever the working folder is",
-			l->hub_cache, var);
-		result_remedy(r, "export %s=/absolute/path   (or unset it: the default is ~/.cache/huggingface)", var);
+			"the hub cache path '%s' (from %s%s) is relative: huggingface_hub would use a folder under whatever the working folder is",
+			l->hub_cache, var, value && !*value ? ", set to the empty string" : "");
+		if (strcmp(var, "HOME") == 0) /* unsetting HOME is no fix */
+			result_remedy(r, "export HOME=/absolute/path   (the user's home folder)");
+		else
+			result_remedy(r, "unset %s   (or export %s=/absolute/path)", var, var);
 	} else if (need_reach(r, s)) {
 		result_set(r, STATUS_PASS, "hub cache %s (from %s)%s", shown(s),
 			   strcmp(l->hub_source, "default") == 0 ? "the default ~/.cache/huggingface/hub"

@@ -151,3 +151,22 @@ def test_read_only_by_design_unreachable(tmp, offline):
         assert c["status"] == "fail", (cid, r)
         assert f"the hub cache {cache} cannot be reached: Not a directory" in c["summary"], (cid, r)
         assert c["remediation"].startswith(f"namei -l {cache}   ("), (cid, r)
+
+
+@pytest.mark.parametrize("env,words,fix", [
+    ({"HOME": "/h", "HF_HOME": ""}, "'hub' (from HF_HOME, set to the empty string) is relative",
+     "unset HF_HOME   (or export HF_HOME=/absolute/path)"),
+    ({"HOME": "/h", "XDG_CACHE_HOME": "rel"}, "'rel/huggingface/hub' (from XDG_CACHE_HOME) is relative",
+     "unset XDG_CACHE_HOME   (or export XDG_CACHE_HOME=/absolute/path)"),
+    ({"HOME": "rel"}, "'rel/.cache/huggingface/hub' (from HOME) is relative", "export HOME=/absolute/path"),
+])
+def test_a_relative_cache_path_says_which_variable_and_how_to_fix_it(env, words, fix):
+    """`HF_HOME=` made "the hub cache path 'hub' (from HF_HOME) is relative"
+    without saying HF_HOME was empty, and every fix said "or unset it: the
+    default is ~/.cache/huggingface", which for HOME is no fix at all."""
+    r = run_gpugate("check", "--only", "hf.location", "--format", "json",
+                    env={"PATH": "/usr/bin:/bin", "XDG_RUNTIME_DIR": STATE_DIR, **env})
+    loc = r.check("hf.location")
+    assert r.rc == 1 and loc["status"] == "fail" and words in loc["summary"], r
+    assert loc["remediation"].startswith(fix), r
+    assert "unset HOME" not in loc["remediation"], r
