@@ -246,6 +246,13 @@ static int parse_check_options(int argc, char **argv, struct check_options *o)
 				free(format);
 				return EXIT_USAGE;
 			}
+			/* two reports on standard output make neither parseable */
+			if (strcmp(colon + 1, "-") == 0) {
+				usage_error("--report %s: standard output carries the --format report: use --format %s",
+					    optarg, format);
+				free(format);
+				return EXIT_USAGE;
+			}
 			o->reports = xrealloc(o->reports, (o->n_reports + 1) * sizeof(*o->reports));
 			o->reports[o->n_reports].format = format;
 			o->reports[o->n_reports].path = xstrdup(colon + 1);

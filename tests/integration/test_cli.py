@@ -126,6 +126,17 @@ def test_a_deadline_past_the_cap_says_the_cap(tmp_path, value):
     assert r.rc in (0, 1), r  # the cap itself is accepted
 
 
+@pytest.mark.parametrize("fmt", ["json", "junit", "text"])
+def test_report_to_standard_output_is_refused(fmt):
+    """`--format json --report json:-` wrote two JSON documents on standard
+    output (no parser reads that); standard output is --format's."""
+    r = run_gpugate("--format", "json", "--report", f"{fmt}:-")
+    assert r.rc == 3 and r.out == "", r
+    assert f"--report {fmt}:-: standard output carries the --format report: use --format {fmt}" in r.err, r
+    man = open(os.path.join(os.path.dirname(__file__), "..", "..", "src", "man", "gpugate.1.in")).read()
+    assert "standard output carries the" in man
+
+
 def test_list_shows_what_each_profile_is_for():
     """The spec key `description` said `gpugate list` shows it; it did not (and
     the Intel pins' overlay replaced each profile's with its own)."""
