@@ -51,7 +51,7 @@ static const char usage_text[] =
 	"  --root DIR                          read system paths under DIR instead of /\n"
 	"  --format text|json|junit|prom|github|nfd  report on stdout (default text)\n"
 	"  --report FORMAT:FILE                also write a report to FILE (repeatable)\n"
-	"  --deadline SECONDS                  the whole run finishes by then\n"
+	"  --deadline SECONDS                  the whole run finishes by then (also 500ms, 2m)\n"
 	"  --only ID[,ID]  --skip ID[,ID]      checks by id or id prefix (runtime, hf.integrity)\n"
 	"  -q, --quiet                         text: the verdict line only\n"
 	"  -v, --verbose                       text: what passing checks found too\n"

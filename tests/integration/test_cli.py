@@ -62,6 +62,8 @@ def test_usage_errors_point_at_the_commands_own_help(args, hint):
 def test_main_help_has_no_double_blank_line():
     r = run_gpugate("--help")
     assert "\n\n\n" not in r.out, r.out
+    # the units --deadline takes, as README and the man page say
+    assert re.search(r"--deadline SECONDS .*500ms, 2m", r.out), r.out
 
 
 @pytest.mark.parametrize("args,words", [
