@@ -2,6 +2,7 @@
  * them each built-in profile runs. `gpugate list --spec-keys`: every spec
  * key with its type and help, one per line, tab-separated; the man page's
  * spec section is generated from it (src/man/spec-keys.sh). */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -22,6 +23,10 @@ static void list_profile(const struct embedded_file *f)
 		spec_free(&spec);
 		return;
 	}
+	/* what the profile is for (its description key), then what it runs */
+	const char *what = spec_str(&spec, "description", NULL);
+	if (what)
+		printf(" %s:", what);
 	const char *sep = " ";
 	for (const struct check_group *const *g = registry_groups; *g; g++) {
 		for (const struct check_def *c = (*g)->checks; c->id; c++) {
@@ -84,6 +89,14 @@ static int list_spec_keys(void)
 
 int cmd_list(int argc, char **argv)
 {
+	bool help = false;
+	for (int i = 1; i < argc; i++)
+		help = help || strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0;
+	if (help) {
+		puts("usage: gpugate list               every check id, and the checks each built-in profile runs\n"
+		     "       gpugate list --spec-keys   every spec key: key, type and help, tab-separated");
+		return EXIT_HEALTHY;
+	}
 	if (argc == 2 && strcmp(argv[1], "--spec-keys") == 0)
 		return list_spec_keys();
 	if (argc > 1)

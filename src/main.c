@@ -51,14 +51,13 @@ static const char usage_text[] =
 	"  --root DIR                          read system paths under DIR instead of /\n"
 	"  --format text|json|junit|prom|github|nfd  report on stdout (default text)\n"
 	"  --report FORMAT:FILE                also write a report to FILE (repeatable)\n"
-	"  --deadline SECONDS                  the whole run finishes by then\n"
+	"  --deadline SECONDS                  the whole run finishes by then (also 500ms, 2m)\n"
 	"  --only ID[,ID]  --skip ID[,ID]      checks by id or id prefix (runtime, hf.integrity)\n"
 	"  -q, --quiet                         text: the verdict line only\n"
 	"  -v, --verbose                       text: what passing checks found too\n"
 	"  --color=auto|always|never           colour on a terminal (auto; NO_COLOR=1 turns it off)\n"
 	"  --nfd-prefix PREFIX                 nfd label namespace (default feature.node.kubernetes.io/)\n"
 	"  --no-sandbox                        no seccomp filter (debugging; or GPUGATE_NO_SANDBOX=1)\n"
-	"\n"
 	"\n"
 	"environment: GPUGATE_PROFILE, GPUGATE_SPEC, GPUGATE_DEADLINE apply when --profile/--spec\n"
 	"  (either) or --deadline is not given, such as in a HEALTHCHECK tuned with docker run -e\n"
@@ -142,6 +141,10 @@ static char *shown_value(const char *value)
 	return sb_detach(&sb);
 }
 
+/* what --deadline and GPUGATE_DEADLINE take ("positive number of seconds"
+ * was wrong for 500ms and for a value past the cap) */
+#define DEADLINE_WANTED "is not a duration above 0 and at most " SECONDS_MAX_TEXT " (such as 8, 500ms or 2m)"
+
 static int env_error(const char *name, const char *value, const char *problem)
 {
 	char *v = shown_value(value);
@@ -167,7 +170,7 @@ static int options_from_environment(struct check_options *o)
 	}
 	if (!o->deadline && deadline && *deadline) {
 		if (parse_seconds(deadline, &o->deadline) < 0 || o->deadline <= 0)
-			return env_error("GPUGATE_DEADLINE", deadline, "is not a positive number of seconds");
+			return env_error("GPUGATE_DEADLINE", deadline, DEADLINE_WANTED);
 	}
 	return 0;
 }
@@ -243,6 +246,13 @@ static int parse_check_options(int argc, char **argv, struct check_options *o)
 				free(format);
 				return EXIT_USAGE;
 			}
+			/* two reports on standard output make neither parseable */
+			if (strcmp(colon + 1, "-") == 0) {
+				usage_error("--report %s: standard output carries the --format report: use --format %s",
+					    optarg, format);
+				free(format);
+				return EXIT_USAGE;
+			}
 			o->reports = xrealloc(o->reports, (o->n_reports + 1) * sizeof(*o->reports));
 			o->reports[o->n_reports].format = format;
 			o->reports[o->n_reports].path = xstrdup(colon + 1);
@@ -251,7 +261,7 @@ static int parse_check_options(int argc, char **argv, struct check_options *o)
 		}
 		case OPT_DEADLINE:
 			if (parse_seconds(optarg, &o->deadline) < 0 || o->deadline <= 0)
-				return usage_error("--deadline: '%s' is not a positive number of seconds", optarg);
+				return usage_error("--deadline: '%s' %s", optarg, DEADLINE_WANTED);
 			break;
 		case OPT_ONLY:
 			free_list(o->only);

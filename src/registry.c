@@ -22,8 +22,10 @@ const struct check_group *const registry_groups[] = {
 const struct spec_key registry_top_keys[] = {
 	{ "", SPEC_MAP, SCALAR_STR, NULL, "the spec", NULL, NULL },
 	{ "profile", SPEC_SCALAR, SCALAR_STR, NULL,
-	  "behaviour base: healthcheck (no writes, no GPU load), ci or validate", "ci", NULL },
-	{ "description", SPEC_SCALAR, SCALAR_STR, NULL, "free text shown by `gpugate list`", NULL, NULL },
+	  "behaviour base: healthcheck (reuses the last GPU probe for runtime.cache_ttl, no write test, output under Docker's 4096 bytes, exit 0 or 1), ci or validate; --profile overrides",
+	  "ci", NULL },
+	{ "description", SPEC_SCALAR, SCALAR_STR, NULL,
+	  "free text: what the spec is for (`gpugate list` shows each built-in profile's)", NULL, NULL },
 	{ "deadline", SPEC_SCALAR, SCALAR_SECONDS, NULL, "the whole run ends by then; --deadline overrides", NULL,
 	  NULL },
 	{ "reports", SPEC_MAP, SCALAR_STR, NULL, "how reports are written", NULL, NULL },

@@ -126,7 +126,7 @@ int parse_seconds(const char *s, double *out)
 		{ "", 1 }, { "s", 1 }, { "ms", 1e-3 }, { "m", 60 }, { "min", 60 }, { "h", 3600 },
 	};
 	double v;
-	if (parse_with_units(s, units, ARRAY_SIZE(units), &v) < 0 || v > 1e7)
+	if (parse_with_units(s, units, ARRAY_SIZE(units), &v) < 0 || v > SECONDS_MAX)
 		return -1;
 	*out = v;
 	return 0;
@@ -172,7 +172,9 @@ static int check_scalar(const struct spec *spec, const yaml_node_t *node, const 
 	case SCALAR_SECONDS:
 		if (parse_seconds(v, &secs) == 0)
 			return 0;
-		return spec_error_at(err, spec, node, "%s must be a duration such as 10, 10s, 500ms or 2m, not '%s'",
+		return spec_error_at(err, spec, node,
+				     "%s must be a duration such as 10, 10s, 500ms or 2m (at most " SECONDS_MAX_TEXT
+				     "), not '%s'",
 				     key->path, v);
 	case SCALAR_ENUM:
 		if (list_has(key->choices, '|', v))

@@ -107,5 +107,11 @@ yaml_node_t *spec_seq_item(const struct spec *spec, const yaml_node_t *node, siz
 int parse_bool(const char *s, bool *out);
 int parse_size(const char *s, uint64_t *out);  /* "10GiB", "512MB", "4096" */
 int parse_seconds(const char *s, double *out); /* "10", "10s", "500ms", "2m", "1h" */
+/* The longest duration parse_seconds accepts (about 115 days), and as error
+ * messages name it. */
+#define SECONDS_MAX      10000000
+#define SECONDS_STR_(x)  #x
+#define SECONDS_STR(x)   SECONDS_STR_(x)
+#define SECONDS_MAX_TEXT SECONDS_STR(SECONDS_MAX) " s"
 
 #endif

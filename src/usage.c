@@ -2,19 +2,49 @@
 #include <stdarg.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "commands.h"
+#include "lib/util.h"
+
+/* The help that covers the command a message names by its first words
+ * ("diff: ...", "stack fetch: ...", "spec freeze: ..."): the main --help
+ * lists none of their options. */
+static const char *help_for(const char *msg)
+{
+	static const struct {
+		const char *prefix, *help;
+	} topics[] = {
+		{ "spec freeze", "gpugate spec freeze --help" },
+		{ "spec", "gpugate spec freeze --help" },
+		{ "hf fetch", "gpugate hf fetch --help" },
+		{ "stack", "gpugate stack --help" },
+		{ "hf", "gpugate hf --help" },
+		{ "bundle", "gpugate bundle --help" },
+		{ "diff", "gpugate diff --help" },
+		{ "serve", "gpugate serve --help" },
+		{ "list", "gpugate list --help" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(topics); i++) {
+		size_t n = strlen(topics[i].prefix);
+		if (strncmp(msg, topics[i].prefix, n) == 0 && (msg[n] == ':' || msg[n] == ' '))
+			return topics[i].help;
+	}
+	return "gpugate --help";
+}
 
 int usage_error(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("gpugate: ", stderr);
-	vfprintf(stderr, fmt, ap);
+	char *msg = NULL;
+	int n = vasprintf(&msg, fmt, ap);
 	va_end(ap);
-	fputs("\nTry 'gpugate --help' for usage.\n", stderr);
+	fprintf(stderr, "gpugate: %s\nTry '%s' for usage.\n", n < 0 ? fmt : msg,
+		n < 0 ? "gpugate --help" : help_for(msg));
+	free(msg);
 	return EXIT_USAGE;
 }
 

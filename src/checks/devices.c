@@ -158,14 +158,36 @@ static bool driver_allowed(const struct devices_state *s, const struct drm_gpu *
 	return false;
 }
 
-static void drivers_text(const struct devices_state *s, const struct drm_gpu *g, char *buf, size_t size)
+/* "i915 or xe"; "any driver" for no list */
+static void driver_list_text(const char *const *list, char *buf, size_t size)
 {
-	const char *const *list = allowed_drivers(s, g);
 	struct strbuf sb = STRBUF_INIT;
 	for (size_t i = 0; list && list[i]; i++)
 		sb_printf(&sb, "%s%s", i ? (list[i + 1] ? ", " : " or ") : "", list[i]);
 	snprintf(buf, size, "%s", sb.len ? sb.buf : "any driver");
 	sb_release(&sb);
+}
+
+static void drivers_text(const struct devices_state *s, const struct drm_gpu *g, char *buf, size_t size)
+{
+	driver_list_text(allowed_drivers(s, g), buf, size);
+}
+
+/* The fix when no GPU of the spec's vendor is seen at all: the host's
+ * driver first (the spec's drivers, or the vendor's: not Intel's for an
+ * NVIDIA spec), then how to pass the GPUs in. */
+static void remedy_no_gpu(struct result *r, const struct devices_state *s, const char *pass_in)
+{
+	const struct vendor *v = s->vendor.any ? NULL : vendor_by_pci(s->vendor.id);
+	const char *const *list = s->drivers ? (const char *const *)s->drivers : v ? v->drivers : NULL;
+	char drivers[256];
+	driver_list_text(list, drivers, sizeof(drivers));
+	if (list)
+		result_remedy(r, "run on a host whose GPU kernel driver is loaded (lspci -k shows %s in use), then %s",
+			      drivers, pass_in);
+	else
+		result_remedy(r, "run on a host whose GPU kernel driver is loaded (lspci -k shows it in use), then %s",
+			      pass_in);
 }
 
 /* The value of "Key:" in an information file (blanks around it trimmed,
@@ -357,10 +379,7 @@ static void report_no_sysfs(const struct context *ctx, struct devices_state *s, 
 		result_finding(r, STATUS_FAIL, "devices.gpus.no_gpu_source", "%s: %s; %s: %s", s->scan.class_dir,
 			       strerror(s->scan.error), s->dri_dir,
 			       s->dri_err ? strerror(s->dri_err) : "no card or render node");
-		result_remedy(
-			r,
-			"run on a host whose GPU kernel driver is loaded (lspci -k shows i915 or xe in use), then %s",
-			pass_in_fix(s));
+		remedy_no_gpu(r, s, pass_in_fix(s));
 	}
 	sb_release(&nodes);
 	free(sys);
@@ -401,10 +420,7 @@ static void run_gpus(const struct context *ctx, void *state, struct result *r)
 		result_finding(r, STATUS_WARN, "devices.gpus.scan_problem", "%s", s->scan.problems[i]);
 	if (s->scan.count == 0) {
 		result_set(r, STATUS_FAIL, "no GPU found: %s lists no DRM node of a PCI GPU", s->scan.class_dir);
-		result_remedy(
-			r,
-			"run on a host whose GPU kernel driver is loaded (lspci -k shows i915 or xe in use), then %s",
-			pass_in_fix(s));
+		remedy_no_gpu(r, s, pass_in_fix(s));
 		return;
 	}
 	if (s->count == 0) {

@@ -368,7 +368,6 @@ static bool need_path(struct result *r, const struct hf_state *s)
 
 static void run_location(const struct context *ctx, void *state, struct result *r)
 {
-	(void)ctx;
 	struct hf_state *s = state;
 	const struct hf_location *l = &s->loc;
 	const struct hf_location_fact fact = { l->hub_cache,  l->hub_source,   l->hf_home,
@@ -380,11 +379,16 @@ static void run_location(const struct context *ctx, void *state, struct result *
 		result_set(r, STATUS_FAIL, "the hub cache path is empty (%s is set to the empty string)", var);
 		result_remedy(r, "unset %s   (or export %s=/absolute/path)", var, var);
 	} else if (l->hub_cache[0] != '/') {
+		/* HF_HOME= makes the cache "hub": say that the variable is empty */
+		const char *value = ctx_getenv(ctx, var);
 		result_set(
 			r, STATUS_FAIL,
-			"the hub cache path '%s' (from %s) is relative: huggingface_hub would use a folder under whatever the working folder is",
-			l->hub_cache, var);
-		result_remedy(r, "export %s=/absolute/path   (or unset it: the default is ~/.cache/huggingface)", var);
+			"the hub cache path '%s' (from %s%s) is relative: huggingface_hub would use a folder under whatever the working folder is",
+			l->hub_cache, var, value && !*value ? ", set to the empty string" : "");
+		if (strcmp(var, "HOME") == 0) /* unsetting HOME is no fix */
+			result_remedy(r, "export HOME=/absolute/path   (the user's home folder)");
+		else
+			result_remedy(r, "unset %s   (or export %s=/absolute/path)", var, var);
 	} else if (need_reach(r, s)) {
 		result_set(r, STATUS_PASS, "hub cache %s (from %s)%s", shown(s),
 			   strcmp(l->hub_source, "default") == 0 ? "the default ~/.cache/huggingface/hub"
@@ -446,6 +450,11 @@ static void run_mounted(const struct context *ctx, void *state, struct result *r
 		return;
 	if (!s->mi_ok) {
 		result_set(r, STATUS_FAIL, "cannot read the mount table: %s", s->mi_err);
+		if (!root_is_real(ctx->root))
+			result_remedy(r, "an unpacked root filesystem has no mount table: add --skip hf.mounted "
+					 "(whether the cache is a volume shows in the running container)");
+		else
+			result_remedy(r, "keep /proc mounted in the container (Docker and Kubernetes mount it)");
 		return;
 	}
 	struct stat st;
@@ -601,16 +610,18 @@ static void run_writable(const struct context *ctx, void *state, struct result *
 			m->mount_point);
 		return;
 	}
+	/* summaries name the folder where it was read (ROOT/... under --root, as
+	 * shown() does); fixes keep the path the container sees */
 	const char *dir = s->reach, *dir_under_root = s->reach_under_root;
 	bool missing = s->cache_missing;
 	if (ctx_is_healthcheck(ctx)) { /* never writes: the permission bits only */
 		if (access(dir_under_root, W_OK | X_OK) < 0) {
 			/* a GPU-only container (no volume, no models): nothing will write there */
-			result_set(r, hf_judge_not_writable(s->unused), "%s is not writable by uid %u: %s", dir,
-				   (unsigned)geteuid(), strerror(errno));
+			result_set(r, hf_judge_not_writable(s->unused), "%s is not writable by uid %u: %s",
+				   dir_under_root, (unsigned)geteuid(), strerror(errno));
 			remedy_not_writable(r, s, m, dir);
 		} else {
-			result_set(r, STATUS_PASS, "%s is writable (mount options %s)", dir,
+			result_set(r, STATUS_PASS, "%s is writable (mount options %s)", dir_under_root,
 				   m ? m->mount_options : "unknown");
 		}
 		return;
@@ -620,10 +631,10 @@ static void run_writable(const struct context *ctx, void *state, struct result *
 	if (fd < 0) {
 		int e = errno;
 		if (e == EROFS)
-			result_set(r, STATUS_FAIL, "%s is read-only (EROFS): a write test failed", dir);
+			result_set(r, STATUS_FAIL, "%s is read-only (EROFS): a write test failed", dir_under_root);
 		else
-			result_set(r, STATUS_FAIL, "cannot create a file in %s as uid %u: %s", dir, (unsigned)geteuid(),
-				   strerror(e));
+			result_set(r, STATUS_FAIL, "cannot create a file in %s as uid %u: %s", dir_under_root,
+				   (unsigned)geteuid(), strerror(e));
 		if (e == EROFS)
 			result_remedy(
 				r,
@@ -640,11 +651,11 @@ static void run_writable(const struct context *ctx, void *state, struct result *
 		if (unlink(tmp) < 0) {
 			result_set(r, STATUS_FAIL, "wrote %s but cannot remove it: %s", tmp, strerror(errno));
 		} else if (!ok) {
-			result_set(r, STATUS_FAIL, "cannot write into %s: %s", dir, strerror(werr));
+			result_set(r, STATUS_FAIL, "cannot write into %s: %s", dir_under_root, strerror(werr));
 		} else if (missing) {
 			result_set(r, STATUS_WARN,
 				   "the cache %s does not exist yet; %s is writable, so huggingface_hub can create it",
-				   shown(s), dir);
+				   shown(s), dir_under_root);
 		} else {
 			result_set(r, STATUS_PASS, "%s is writable (a temp file was created and removed)", shown(s));
 		}
@@ -663,7 +674,7 @@ static void run_space(const struct context *ctx, void *state, struct result *r)
 	}
 	if (!need_reach(r, s))
 		return;
-	const char *dir = s->reach;
+	const char *dir = s->reach_under_root; /* where it was read, as in hf.writable */
 	struct statvfs vfs;
 	if (statvfs(s->reach_under_root, &vfs) < 0) {
 		result_set(r, STATUS_FAIL, "cannot read the free space of %s: %s", dir, strerror(errno));

@@ -640,7 +640,11 @@ static int parse_options(int argc, char **argv, struct freeze_options *o)
 		case 'h':
 			fputs("usage: gpugate spec freeze [--profile P | --spec BASE.yaml] [--root DIR] [-o FILE]\n"
 			      "                           [--floor] [--with-baselines] [--vendor intel|nvidia]\n"
-			      "Writes a spec pinning this machine's GPU stack as it is (- or no -o: standard output).\n",
+			      "Writes a spec pinning this machine's GPU stack as it is (- or no -o: standard output).\n"
+			      "  --profile, --spec  the base its other settings come from (default --profile ci)\n"
+			      "  --floor            pin packages with >= instead of =\n"
+			      "  --with-baselines   measure every GPU into FILE.baselines/ (needs -o FILE)\n"
+			      "exit status: 0 written, 1 the measurement or the write failed, 3 usage or base spec error\n",
 			      stdout);
 			return -1;
 		case ':':

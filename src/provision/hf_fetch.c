@@ -591,7 +591,7 @@ static int seconds_arg(const char *opt, const char *v, long max, long *out)
 	errno = 0;
 	long n = strtol(v, &end, 10);
 	if (errno || *end || end == v || n < 0 || n > max)
-		return usage_error("%s: '%s' is not a number of seconds from 0 to %ld", opt, v, max);
+		return usage_error("hf fetch: %s: '%s' is not a number of seconds from 0 to %ld", opt, v, max);
 	*out = n;
 	return 0;
 }
@@ -616,7 +616,8 @@ static int parse_args(int argc, char **argv, struct hf_fetch *f, char ***names, 
 		switch (c) {
 		case OPT_TYPE:
 			if (strcmp(optarg, "model") && strcmp(optarg, "dataset") && strcmp(optarg, "space"))
-				return usage_error("--repo-type: '%s' is not model, dataset or space", optarg);
+				return usage_error("hf fetch: --repo-type: '%s' is not model, dataset or space",
+						   optarg);
 			f->type = optarg;
 			break;
 		case OPT_CACHE:
@@ -627,7 +628,7 @@ static int parse_args(int argc, char **argv, struct hf_fetch *f, char ***names, 
 			char *end;
 			long v = strtol(optarg, &end, 10);
 			if (*end || end == optarg || v < 1 || v > 64)
-				return usage_error("--jobs: '%s' is not a number from 1 to 64", optarg);
+				return usage_error("hf fetch: --jobs: '%s' is not a number from 1 to 64", optarg);
 			f->jobs = (int)v;
 			break;
 		}
@@ -642,7 +643,7 @@ static int parse_args(int argc, char **argv, struct hf_fetch *f, char ***names, 
 			if (seconds_arg("--idle-timeout", optarg, 24L * 3600, &f->idle_seconds))
 				return PROV_USAGE;
 			if (f->idle_seconds == 0)
-				return usage_error("--idle-timeout: must be at least 1 second");
+				return usage_error("hf fetch: --idle-timeout: must be at least 1 second");
 			break;
 		case 'h':
 			fputs(usage_text, stdout);

@@ -18,8 +18,13 @@
 #include "manifest.h"
 #include "provision.h"
 
-static const char usage_text[] = "usage: gpugate stack fetch --manifest FILE --dest DIR [--allow-unpinned] [--jobs N]\n"
-				 "       gpugate stack verify --manifest FILE DIR\n";
+static const char usage_text[] =
+	"usage: gpugate stack fetch --manifest FILE --dest DIR [--allow-unpinned] [--jobs N]\n"
+	"       gpugate stack verify --manifest FILE DIR\n"
+	"fetch downloads the .deb files a manifest pins (images/stacks/*.yaml) into DIR, then verifies\n"
+	"them; verify checks the .deb files in DIR: sha256, Package, Version, Architecture, and that\n"
+	"the stack's own dependencies are met.\n"
+	"exit status: 0 verified, 1 a package failed, 3 usage or manifest error (or no folder DIR)\n";
 
 struct stack_opts {
 	const char *manifest;
@@ -235,6 +240,13 @@ int stack_main(int argc, char **argv)
 	bool is_fetch = strcmp(verb, "fetch") == 0;
 	if (!is_fetch && strcmp(verb, "verify") != 0)
 		return usage_error("stack: unknown command '%s' (fetch, verify)", verb);
+	/* `stack fetch --help` as `stack --help`: the usage covers both verbs */
+	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			fputs(usage_text, stdout);
+			return PROV_OK;
+		}
+	}
 	enum { OPT_MANIFEST = 256, OPT_DEST, OPT_UNPINNED, OPT_JOBS };
 	static const struct option longopts[] = {
 		{ "manifest", required_argument, NULL, OPT_MANIFEST },
@@ -262,7 +274,7 @@ int stack_main(int argc, char **argv)
 			char *end;
 			long v = strtol(optarg, &end, 10);
 			if (*end || end == optarg || v < 1 || v > 64)
-				return usage_error("--jobs: '%s' is not a number from 1 to 64", optarg);
+				return usage_error("stack %s: --jobs: '%s' is not a number from 1 to 64", verb, optarg);
 			o.jobs = (int)v;
 			break;
 		}
@@ -280,11 +292,25 @@ int stack_main(int argc, char **argv)
 	if (!o.manifest)
 		return usage_error("stack %s: --manifest FILE is required", verb);
 	if (!o.dir)
-		return usage_error(is_fetch ? "stack fetch: --dest DIR is required" : "stack verify: which folder?");
+		return usage_error(
+			is_fetch ? "stack fetch: --dest DIR is required"
+				 : "stack verify: give the folder the .deb files are in (stack fetch's --dest DIR)");
 	struct manifest m;
 	char err[600];
 	if (manifest_load(o.manifest, &m, err, sizeof(err)) < 0) {
 		fprintf(stderr, "gpugate: manifest error: %s\n", err);
+		manifest_free(&m);
+		return PROV_USAGE;
+	}
+	/* a folder that is not there is one error, not a FAIL per package */
+	struct stat st;
+	const char *no_dir = NULL;
+	if (!is_fetch && stat(o.dir, &st) < 0)
+		no_dir = strerror(errno);
+	else if (!is_fetch && !S_ISDIR(st.st_mode))
+		no_dir = "not a folder";
+	if (no_dir) {
+		fprintf(stderr, "gpugate: stack verify: %s: %s\n", o.dir, no_dir);
 		manifest_free(&m);
 		return PROV_USAGE;
 	}

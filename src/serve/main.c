@@ -128,7 +128,11 @@ static void *loop_main(void *arg)
 		pthread_mutex_unlock(&state.lock);
 		fputs(run.errors, stderr); /* gpugate's own messages, for the container log */
 		struct snapshot *snap = snapshot_from_run(&state, &run, monotonic_seconds());
-		if (!last_line || strcmp(last_line, snap->ready_line) != 0) /* the log says what changed */
+		/* the log says what changed, once: a ready line taken from the
+		 * messages just logged (a spec error) is not said again */
+		size_t first_len = strcspn(run.errors, "\n");
+		bool logged = first_len && strncmp(snap->ready_line, run.errors, first_len) == 0;
+		if ((!last_line || strcmp(last_line, snap->ready_line) != 0) && !logged)
 			fprintf(stderr, "gpugate serve: %s", snap->ready_line);
 		free(last_line);
 		last_line = xstrdup(snap->ready_line);

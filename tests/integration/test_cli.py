@@ -22,6 +22,50 @@ def test_version_and_help():
     assert run_gpugate("check", "--help").rc == 0
 
 
+@pytest.mark.parametrize("args", [
+    ["check"], ["list"], ["list", "--spec-keys"], ["hf"], ["hf", "verify"], ["hf", "fetch"],
+    ["stack"], ["stack", "fetch"], ["stack", "verify", "--manifest", "m.yaml"], ["bundle"],
+    ["spec"], ["spec", "freeze"], ["diff"], ["serve"],
+])
+def test_every_command_has_help(args):
+    """`gpugate CMD --help` prints CMD's usage on stdout and exits 0, for every
+    command and verb (`list --help` and `stack fetch --help` were usage errors)."""
+    r = run_gpugate(*args, "--help")
+    assert r.rc == 0, r
+    assert r.out.startswith("usage: gpugate"), r
+    assert r.err == "", r
+
+
+@pytest.mark.parametrize("args,hint", [
+    (["diff", "--tolerance", "x", "a.json", "b.json"], "gpugate diff --help"),
+    (["stack", "fetch", "--jobs", "0"], "gpugate stack --help"),
+    (["stack", "verify", "--manifest", "m.yaml"], "gpugate stack --help"),
+    (["spec", "freeze", "--bogus"], "gpugate spec freeze --help"),
+    (["spec", "thaw"], "gpugate spec freeze --help"),
+    (["list", "x"], "gpugate list --help"),
+    (["hf", "fetch", "--jobs", "0", "org/name"], "gpugate hf fetch --help"),
+    (["hf", "fetch", "--idle-timeout", "0", "org/name"], "gpugate hf fetch --help"),
+    (["bundle"], "gpugate bundle --help"),
+    (["serve", "--interval", "0"], "gpugate serve --help"),
+    (["--bogus"], "gpugate --help"),
+])
+def test_usage_errors_point_at_the_commands_own_help(args, hint):
+    """A subcommand's usage error pointed at 'gpugate --help', which lists none
+    of that command's options; it now names the command's own help, which
+    exits 0 (test_every_command_has_help)."""
+    r = run_gpugate(*args)
+    assert r.rc == 3, r
+    assert r.err.endswith(f"Try '{hint}' for usage.\n"), r
+    assert run_gpugate(*hint.split()[1:]).rc == 0
+
+
+def test_main_help_has_no_double_blank_line():
+    r = run_gpugate("--help")
+    assert "\n\n\n" not in r.out, r.out
+    # the units --deadline takes, as README and the man page say
+    assert re.search(r"--deadline SECONDS .*500ms, 2m", r.out), r.out
+
+
 @pytest.mark.parametrize("args,words", [
     (["--bogus"], "unknown option '--bogus'"),
     (["check", "--format"], "needs an argument"),
@@ -44,7 +88,7 @@ def test_usage_errors_exit_3(args, words):
     r = run_gpugate(*args)
     assert r.rc == 3, r
     assert words in r.err, r
-    assert "Try 'gpugate --help'" in r.err
+    assert "Try 'gpugate" in r.err and "--help' for usage." in r.err
     assert r.out == ""
 
 
@@ -54,6 +98,58 @@ def test_list_names_checks_and_profiles():
     assert re.search(r"^  packages\.installed +\S", r.out, re.M)
     for profile in ("healthcheck", "ci", "validate"):
         assert re.search(rf"^  {profile} +.*packages\.installed", r.out, re.M), r.out
+
+
+def test_profile_with_spec_sets_the_behaviour_as_the_man_page_says(tmp_path):
+    """--profile beside --spec is no error: the spec's checks run with the
+    profile's behaviour; the man page says so (it presented them as only
+    alternatives)."""
+    root = dpkg_root(tmp_path, [stanza("libze1", "1.17.0-1")])
+    spec = spec_file(tmp_path, "profile: ci\npackages:\n  - libze1 (>= 1.8)\n")
+    r = run_gpugate("--spec", spec, "--root", str(root), "--profile", "healthcheck", "--format", "json")
+    assert r.rc == 0 and r.json()["profile"] == "healthcheck", r
+    assert [c["id"] for c in r.json()["checks"]] == ["packages.installed"], r
+    man = open(os.path.join(os.path.dirname(__file__), "..", "..", "src", "man", "gpugate.1.in")).read()
+    assert "the spec's checks run with this profile's behaviour" in man
+
+
+@pytest.mark.parametrize("value", ["99999999", "1e9"])
+def test_a_deadline_past_the_cap_says_the_cap(tmp_path, value):
+    """A deadline too long was refused as "not a positive number of seconds";
+    the option, the variable and the spec key now name the cap."""
+    r = run_gpugate("--deadline", value)
+    assert r.rc == 3 and "at most 10000000 s" in r.err and "positive number" not in r.err, r
+    r = run_gpugate(extra_env={"GPUGATE_DEADLINE": value})
+    assert r.rc == 3 and "GPUGATE_DEADLINE" in r.err and "at most 10000000 s" in r.err, r
+    spec = spec_file(tmp_path, f"deadline: {value}\npackages: []\n")
+    r = run_gpugate("--spec", spec)
+    assert r.rc == 3 and ":1:11:" in r.err and "at most 10000000 s" in r.err, r
+    r = run_gpugate("--deadline", "10000000", "--only", "packages", "--root", str(dpkg_root(tmp_path, [])))
+    assert r.rc in (0, 1), r  # the cap itself is accepted
+
+
+@pytest.mark.parametrize("fmt", ["json", "junit", "text"])
+def test_report_to_standard_output_is_refused(fmt):
+    """`--format json --report json:-` wrote two JSON documents on standard
+    output (no parser reads that); standard output is --format's."""
+    r = run_gpugate("--format", "json", "--report", f"{fmt}:-")
+    assert r.rc == 3 and r.out == "", r
+    assert f"--report {fmt}:-: standard output carries the --format report: use --format {fmt}" in r.err, r
+    man = open(os.path.join(os.path.dirname(__file__), "..", "..", "src", "man", "gpugate.1.in")).read()
+    assert "standard output carries the" in man
+
+
+def test_list_shows_what_each_profile_is_for():
+    """The spec key `description` said `gpugate list` shows it; it did not (and
+    the Intel pins' overlay replaced each profile's with its own)."""
+    import yaml
+    r = run_gpugate("list")
+    assert r.rc == 0
+    checks = os.path.join(os.path.dirname(__file__), "..", "..", "checks")
+    for profile in ("healthcheck", "ci", "validate"):
+        with open(os.path.join(checks, f"{profile}.yaml")) as f:
+            what = yaml.safe_load(f)["description"]
+        assert re.search(rf"^  {profile} +{re.escape(what)}: packages\.installed", r.out, re.M), r.out
 
 
 @pytest.mark.parametrize("text,where,words", [

@@ -106,10 +106,28 @@ def test_nothing_of_the_path_in_the_root(tmp, profile):
                     "--spec", "-", input="hf:\n  require_mount: false\n  min_free: 1\n", env=env)
     assert r.check("hf.location")["status"] == "pass", r
     assert r.check("hf.writable")["status"] in ("pass", "warn"), r
-    assert "/ is writable" in r.check("hf.writable")["summary"] or profile == "healthcheck", r
+    # named where it was read, as hf.location names the cache (ROOT/...):
+    # it once said "/ is writable" of the root's folder
+    assert r.check("hf.writable")["summary"].startswith(f"the cache {root}/home/app/.cache/huggingface/hub "
+                                                        f"does not exist yet; {root} is writable") \
+        or r.check("hf.writable")["summary"] == f"{root} is writable (mount options unknown)", r
     space = r.check("hf.space")
     assert space["status"] == "pass" and "free on the cache's filesystem" in space["summary"], r
     assert os.listdir(root) == [], "a check wrote into the root"
+
+
+def test_no_mount_table_under_root_says_what_to_do(tmp):
+    """An unpacked root has no /proc: hf.mounted fails naming the file, and
+    its fix says how to check such a root (it had no fix at all)."""
+    root = os.path.join(tmp, "root")
+    os.mkdir(root)
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/home/app", "XDG_RUNTIME_DIR": STATE_DIR}
+    r = run_gpugate("check", "--only", "hf.mounted", "--format", "json", "--root", root, env=env)
+    mounted = r.check("hf.mounted")
+    assert mounted["status"] == "fail" and f"{root}/proc/self/mountinfo" in mounted["summary"], r
+    assert "--skip hf.mounted" in mounted.get("remediation", ""), r
+    r = run_gpugate("check", "--skip", "hf.mounted", "--only", "hf", "--format", "json", "--root", root, env=env)
+    assert "hf.mounted" not in [c["id"] for c in r.json()["checks"]], r
 
 @pytest.mark.parametrize("offline", [True, False])
 def test_read_only_by_design_unreachable(tmp, offline):
@@ -133,3 +151,22 @@ def test_read_only_by_design_unreachable(tmp, offline):
         assert c["status"] == "fail", (cid, r)
         assert f"the hub cache {cache} cannot be reached: Not a directory" in c["summary"], (cid, r)
         assert c["remediation"].startswith(f"namei -l {cache}   ("), (cid, r)
+
+
+@pytest.mark.parametrize("env,words,fix", [
+    ({"HOME": "/h", "HF_HOME": ""}, "'hub' (from HF_HOME, set to the empty string) is relative",
+     "unset HF_HOME   (or export HF_HOME=/absolute/path)"),
+    ({"HOME": "/h", "XDG_CACHE_HOME": "rel"}, "'rel/huggingface/hub' (from XDG_CACHE_HOME) is relative",
+     "unset XDG_CACHE_HOME   (or export XDG_CACHE_HOME=/absolute/path)"),
+    ({"HOME": "rel"}, "'rel/.cache/huggingface/hub' (from HOME) is relative", "export HOME=/absolute/path"),
+])
+def test_a_relative_cache_path_says_which_variable_and_how_to_fix_it(env, words, fix):
+    """`HF_HOME=` made "the hub cache path 'hub' (from HF_HOME) is relative"
+    without saying HF_HOME was empty, and every fix said "or unset it: the
+    default is ~/.cache/huggingface", which for HOME is no fix at all."""
+    r = run_gpugate("check", "--only", "hf.location", "--format", "json",
+                    env={"PATH": "/usr/bin:/bin", "XDG_RUNTIME_DIR": STATE_DIR, **env})
+    loc = r.check("hf.location")
+    assert r.rc == 1 and loc["status"] == "fail" and words in loc["summary"], r
+    assert loc["remediation"].startswith(fix), r
+    assert "unset HOME" not in loc["remediation"] and "unset it" not in loc["remediation"], r

@@ -231,3 +231,30 @@ def test_runtime_stage_installs_what_the_makefile_links(path):
         assert pkg in UBUNTU_RUNTIME, f"Makefile PKGS has {pkg}: add its Ubuntu 24.04 runtime package " \
                                       f"to images/*.Dockerfile and to UBUNTU_RUNTIME here"
         assert UBUNTU_RUNTIME[pkg] in installed, f"{path.name}: the stack stage lacks {UBUNTU_RUNTIME[pkg]} ({pkg})"
+
+
+def test_readme_builds_every_image_it_runs():
+    """The README's NVIDIA quick start ran `gpugate-cuda` without building it,
+    and without APP_UID, so the HF cache it mounts from $HOME (not made first:
+    Docker makes it root's) was not writable by the image's user. Every
+    image a README `docker run` uses is built there, from its Dockerfile, as
+    you when it mounts your HF cache, after `mkdir -p` of that cache."""
+    text = (REPO / "README.md").read_text()
+    blocks = [b.replace("\\\n", " ") for b in re.findall(r"```sh\n(.*?)```", text, re.S)]
+    for block in blocks:
+        lines = [re.sub(r"\s+", " ", line).strip() for line in block.splitlines()]
+        built = {}
+        for i, line in enumerate(lines):
+            m = re.match(r'docker build -f (images/(\w+)\.Dockerfile) .* -t (gpugate-\w+) \.$', line)
+            if m:
+                assert (REPO / m.group(1)).exists(), line
+                assert m.group(3) == f"gpugate-{m.group(2)}", line
+                built[m.group(3)] = (i, line)
+            if not line.startswith("docker run "):
+                continue
+            image = next(w for w in line.split() if w.startswith("gpugate-"))
+            assert image in built, f"README runs {image} but does not build it: {line}"
+            b, build_line = built[image]
+            if '-v "$HOME/.cache/huggingface:' in line:
+                assert '--build-arg APP_UID="$(id -u)"' in build_line, build_line
+                assert 'mkdir -p "$HOME/.cache/huggingface"' in lines[b:i], lines

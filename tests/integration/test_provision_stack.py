@@ -198,3 +198,14 @@ def test_shipped_intel_manifest_loads(tmp_path):
         # nothing downloaded here: every package is missing, but the manifest parses
         assert r.returncode == 1, r.stderr
         assert "No such file or directory" in r.stdout and "manifest error" not in r.stderr
+
+
+def test_verify_of_a_folder_that_is_not_there(tmp_path):
+    """A missing DIR is one usage error naming it (exit 3), not a FAIL per package."""
+    m = os.path.join(ROOT, "images/stacks/debian-sid-intel-gpu.yaml")
+    for where, words in ((tmp_path / "nowhere", "No such file or directory"), (__file__, "not a folder")):
+        r = gg("stack", "verify", "--manifest", m, str(where))
+        assert r.returncode == 3, r
+        assert r.stdout == "" and f"stack verify: {where}: {words}" in r.stderr, r
+    r = gg("stack", "verify", "--manifest", m)
+    assert r.returncode == 3 and "give the folder" in r.stderr, r

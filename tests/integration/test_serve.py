@@ -274,6 +274,8 @@ def test_sigterm_during_a_run_ends_it_and_its_probe(tmp_path):
 def test_bad_command_lines_exit_3(args, words):
     r = run_gpugate("serve", "--listen", f"127.0.0.1:{free_port()}", *args, timeout=30)
     assert r.rc == 3 and words in r.err, r
+    # said once (the loop's log line repeated the check run's own message)
+    assert len([line for line in r.err.splitlines() if words in line]) == 1, r
 
 
 def test_help_and_a_taken_port():

@@ -67,3 +67,18 @@ def test_level_zero_findings_still_name_their_own(tmp_path):
     rc, report = check(tmp_path, env, "runtime:\n  backend: level-zero\n  smoke: true\n")
     said = texts(report)
     assert rc == 1 and "renderD" in said and "ZE_AFFINITY_MASK" in said, said
+
+
+@pytest.mark.parametrize("vendor,driver,other", [("nvidia", "nvidia", "i915"), ("intel", "i915 or xe", "nvidia")])
+def test_no_gpu_fix_names_the_vendors_kernel_driver(tmp_path, vendor, driver, other):
+    """devices.gpus on a root with no GPU: the fix told an NVIDIA user to look
+    for i915 or xe in `lspci -k`; it names the spec vendor's drivers."""
+    root = tmp_path / "root"
+    (root / "sys" / "class").mkdir(parents=True)
+    r = subprocess.run([GPUGATE, "check", "--vendor", vendor, "--root", str(root), "--only", "devices.gpus",
+                        "--format", "json"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1, r.stderr
+    gpus = json.loads(r.stdout)["checks"][0]
+    assert gpus["status"] == "fail", gpus
+    assert f"lspci -k shows {driver} in use" in gpus["remediation"], gpus
+    assert other not in gpus["remediation"], gpus

@@ -191,6 +191,34 @@ def test_healthcheck_claims_in_the_man_page():
     assert "\\-\\-start\\-period=" in example[:400], example[:400]
 
 
+def test_healthcheck_claims_in_the_spec_keys_and_spec_md():
+    """The `profile` key's help (the man page's SPEC section and checks/SPEC.md
+    are made from it) said healthcheck makes "no writes"; it writes its state
+    cache (the last GPU probe)."""
+    keys = run_gpugate("list", "--spec-keys")
+    assert keys.rc == 0
+    profile_help = next(line for line in keys.out.splitlines() if line.startswith("profile\t"))
+    assert "no writes" not in profile_help and "runtime.cache_ttl" in profile_help, profile_help
+    spec_md = (REPO / "checks" / "SPEC.md").read_text()
+    assert "no writes" not in spec_md and "writes nothing" not in spec_md
+
+
+def test_every_variable_a_check_reads_is_in_the_man_page():
+    """The man page's ENVIRONMENT left out GITHUB_STEP_SUMMARY (a lost job
+    summary changes the exit status), ZE_FLAT_DEVICE_HIERARCHY, CUDA_DEVICE_ORDER
+    and ONEAPI_DEVICE_SELECTOR (devices.visibility reads them) and
+    XDG_RUNTIME_DIR. Every variable src/checks/ and src/main.c read through
+    ctx_getenv is listed there (KUBERNETES_SERVICE_HOST is only a sign of a
+    container, which system.container names when it sees it)."""
+    env = MAN[MAN.index(".SH ENVIRONMENT"):MAN.index(".SH EXIT STATUS")]
+    read = set()
+    for path in [*(REPO / "src" / "checks").glob("*.c"), REPO / "src" / "main.c"]:
+        read |= set(re.findall(r'ctx_getenv\([^,]*, "([A-Z_]+)"\)', path.read_text()))
+    assert {"GITHUB_STEP_SUMMARY", "ZE_AFFINITY_MASK", "NO_COLOR"} <= read, read
+    missing = sorted(v for v in read - {"KUBERNETES_SERVICE_HOST"} if v not in env)
+    assert not missing, f"read but not in the man page's ENVIRONMENT: {missing}"
+
+
 def test_make_deb_installs_what_packaging_needs():
     listed = subprocess.run(["sh", str(REPO / ".ci" / "install-deps"), "--list", "deb"], capture_output=True,
                             text=True, check=True).stdout.split()
