@@ -770,6 +770,57 @@ static void keep_entries(struct walk *w, const char *key, const struct stat *st,
 	free(list);
 }
 
+static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t depth);
+
+/* A subfolder of a revision's top folder, walked on a thread of its own
+ * into a revision of its own (files and warnings), then spliced into the
+ * real one at its place in the top folder's order: a revision of many
+ * folders (one per layer, say) was walked one folder after another. */
+struct sub_walk {
+	struct walk w;
+	struct hf_revision rev; /* dir and commit: the real one's; files: this subfolder's */
+	int dirfd;              /* the top folder */
+	const char *name, *rel;
+	int error; /* errno of its open, or 0 */
+};
+
+struct sub_walks {
+	struct sub_walk *subs;
+};
+
+static void walk_subs(void *arg, size_t begin, size_t end)
+{
+	struct sub_walks *s = arg;
+	for (size_t i = begin; i < end; i++) {
+		struct sub_walk *sw = &s->subs[i];
+		int fd = open_dir_at(sw->dirfd, sw->name);
+		sw->error = fd < 0 ? errno : 0;
+		if (fd >= 0)
+			walk_snapshot(&sw->w, fd, sw->rel, 3);
+	}
+}
+
+/* Moves a subfolder's files and warnings to the end of w's. */
+static void splice_sub(struct walk *w, struct sub_walk *sw)
+{
+	struct hf_revision *rev = w->rev;
+	if (sw->rev.n_files) {
+		if (rev->n_files + sw->rev.n_files > w->alloc) {
+			w->alloc = rev->n_files + sw->rev.n_files + w->alloc;
+			rev->files = xrealloc(rev->files, w->alloc * sizeof(*rev->files));
+		}
+		memcpy(rev->files + rev->n_files, sw->rev.files, sw->rev.n_files * sizeof(*rev->files));
+		rev->n_files += sw->rev.n_files;
+	}
+	free(sw->rev.files);
+	if (sw->w.n_warnings) {
+		w->warnings = xrealloc(w->warnings, (w->n_warnings + sw->w.n_warnings) * sizeof(*w->warnings));
+		memcpy(w->warnings + w->n_warnings, sw->w.warnings, sw->w.n_warnings * sizeof(*w->warnings));
+		w->n_warnings += sw->w.n_warnings;
+	}
+	free(sw->w.warnings);
+}
+
 static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t depth)
 {
 	/* the names first (sorted), then the links read on several threads
@@ -806,13 +857,47 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 	if (have_st)
 		keep_entries(w, key, &dst, &s, count);
 	free(key);
+	/* the top folder's subfolders on several threads, where there are
+	 * CPUs for it: each into a sub_walk, spliced in below */
+	struct sub_walk **sub_of = NULL; /* per entry: its sub_walk, or NULL */
+	struct sub_walks subs = { NULL };
+	size_t n_subs = 0;
+	for (size_t k = 0; depth == 2 && w->threads > 1 && k < count; k++)
+		n_subs += s.e[k].type == DT_DIR;
+	if (n_subs >= 2) {
+		subs.subs = xcalloc(n_subs, sizeof(*subs.subs));
+		sub_of = xcalloc(count, sizeof(*sub_of));
+		size_t threads = w->threads < n_subs ? w->threads : n_subs;
+		for (size_t k = 0, i = 0; k < count; k++) {
+			if (s.e[k].type != DT_DIR)
+				continue;
+			struct sub_walk *sw = &subs.subs[i++];
+			sw->rev = (struct hf_revision){ .dir = w->rev->dir, .commit = w->rev->commit };
+			sw->w = (struct walk){ .cache = w->cache,
+					       .cache_fd = w->cache_fd,
+					       .repo = w->repo,
+					       .rev = &sw->rev,
+					       .threads = w->threads / threads ? w->threads / threads : 1 };
+			sw->dirfd = dirfd;
+			sw->name = s.e[k].name;
+			sw->rel = s.e[k].name; /* at the top, a subfolder's path is its name */
+			sub_of[k] = sw;
+		}
+		parallel_for(n_subs, 1, threads, walk_subs, &subs);
+	}
 	for (size_t k = 0; k < count; k++) {
 		struct entry *e = &s.e[k];
 		char *rel = *prefix ? xasprintf("%s/%s", prefix, e->name) : xstrdup(e->name);
 		char *where = NULL; /* "snapshots/COMMIT/REL", made only for a warning */
 #define WHERE where_of(&where, w->rev->commit, rel)
 		unsigned char type = e->type;
-		if (type == DT_DIR) {
+		if (type == DT_DIR && sub_of && sub_of[k]) {
+			if (sub_of[k]->error == 0)
+				splice_sub(w, sub_of[k]);
+			else
+				WALK_WARN(w, HF_FAIL, false, WHERE, "cannot open %s: %s", WHERE,
+					  strerror(sub_of[k]->error));
+		} else if (type == DT_DIR) {
 			int sub = depth - 2 < MAX_SNAPSHOT_DEPTH ? open_dir_at(dirfd, e->name) : -1;
 			if (sub >= 0)
 				walk_snapshot(w, sub, rel, depth + 1);
@@ -902,6 +987,8 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 		free(e->name);
 	}
 	free(s.e);
+	free(subs.subs);
+	free(sub_of);
 	if (d)
 		closedir(d);
 	else
