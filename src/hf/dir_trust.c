@@ -171,8 +171,24 @@ static char letter_of(unsigned char type)
 	return type == DT_DIR ? 'd' : type == DT_LNK ? 'l' : type == DT_REG ? 'f' : 'o';
 }
 
+/* One string field of an entry line, [s, end): no space in it, at least a
+ * byte, %XX decoded in place (only where a '%' is: most names have none).
+ * NUL-terminated at end (the space or newline after it). */
+static bool entry_field(char *s, char *end)
+{
+	size_t n = (size_t)(end - s);
+	if (!n || memchr(s, ' ', n))
+		return false;
+	*end = '\0';
+	return !memchr(s, '%', n) || hf_record_decode(s);
+}
+
 /* A folder's lines into entries, checked: the checksum, the count, each
- * line "T NAME" (a link: "l NAME TARGET"), names strictly increasing. */
+ * line "T NAME" (a link: "l NAME TARGET"), names strictly increasing and
+ * with no '/'. A line is found and split with memchr (a few passes of
+ * the C library's vector code rather than a field parser's bytes one by
+ * one: blobs/ of a 20,000-blob cache is 20,000 lines on the scan's one
+ * thread). */
 static bool parse_entries(struct loaded_dir *d)
 {
 	/* an entry line takes at least 4 bytes ("o x\n"): no count past the lines */
@@ -182,17 +198,26 @@ static bool parse_entries(struct loaded_dir *d)
 	char *text = d->body, *end = d->body + d->bytes;
 	uint64_t i = 0;
 	for (; i < d->n_entries && text < end; i++) {
-		char *cur = hf_record_next_line(&text);
-		const char *t = hf_record_field(&cur);
-		e[i].name = hf_record_field(&cur);
-		bool link = t && strcmp(t, "l") == 0;
-		e[i].target = link ? hf_record_field(&cur) : NULL;
-		if (!t || strlen(t) != 1 || !strchr("dlfo", t[0]) || !e[i].name || !*e[i].name || cur ||
-		    (link && (!e[i].target || !*e[i].target)) || !hf_record_decode(e[i].name) ||
-		    (e[i].target && !hf_record_decode(e[i].target)) || strchr(e[i].name, '/') ||
-		    (i && strcmp(e[i - 1].name, e[i].name) >= 0))
+		char *nl = memchr(text, '\n', (size_t)(end - text));
+		if (!nl || nl - text < 3 || !strchr("dlfo", text[0]) || text[1] != ' ')
 			break;
-		e[i].type = t[0] == 'd' ? DT_DIR : t[0] == 'l' ? DT_LNK : t[0] == 'f' ? DT_REG : DT_UNKNOWN;
+		char t = text[0], *name = text + 2, *name_end = nl, *target = NULL;
+		if (t == 'l') { /* "l NAME TARGET": the first space after the name splits them */
+			char *sp = memchr(name, ' ', (size_t)(nl - name));
+			if (!sp || !entry_field(sp + 1, nl))
+				break;
+			target = sp + 1;
+			name_end = sp;
+		}
+		if (!entry_field(name, name_end) || strchr(name, '/') || (i && strcmp(e[i - 1].name, name) >= 0))
+			break;
+		e[i] = (struct hf_dir_entry){ .name = name,
+					      .target = target,
+					      .type = t == 'd'   ? DT_DIR
+						      : t == 'l' ? DT_LNK
+						      : t == 'f' ? DT_REG
+								 : DT_UNKNOWN };
+		text = nl + 1;
 	}
 	if (i != d->n_entries || text != end) {
 		free(e);

@@ -700,6 +700,8 @@ struct entries {
 	struct walk *w;
 	int dirfd;
 	const char *prefix;
+	const char *dir_rel; /* the folder's path in the cache: rev->dir, then prefix */
+	bool borrowed;       /* names and link texts are the folder record's (not freed here) */
 	struct entry *e;
 };
 
@@ -710,18 +712,16 @@ static void look_at(void *arg, size_t begin, size_t end)
 	for (size_t i = begin; i < end; i++) {
 		struct entry *e = &s->e[i];
 		if (e->type == DT_LNK) {
-			char target[PATH_MAX];
-			if (e->target) { /* the kept listing's (dir_trust.h) */
-				snprintf(target, sizeof(target), "%s", e->target);
-			} else {
+			if (!e->target) { /* else the kept listing's (dir_trust.h) */
+				char target[PATH_MAX];
 				ssize_t n = readlinkat(s->dirfd, e->name, target, sizeof(target) - 1);
 				if (n < 0)
 					n = 0;
 				target[n] = '\0';
 				e->target = xstrdup(target);
 			}
-			char *path = *s->prefix ? xasprintf("%s/%s/%s", w->rev->dir, s->prefix, e->name)
-						: xasprintf("%s/%s", w->rev->dir, e->name);
+			const char *target = e->target;
+			char *path = xpath_join(s->dir_rel, e->name);
 			e->link = classify_link(w->cache, w->cache_fd, w->repo, path, target, &e->blob, &e->final,
 						&e->st, &e->folder);
 			free(path);
@@ -831,15 +831,16 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 	size_t count = 0;
 	struct stat dst;
 	bool have_st = w->cache->dir_trust && fstat(dirfd, &dst) == 0;
-	char *key = *prefix ? xasprintf("%s/%s", w->rev->dir, prefix) : xstrdup(w->rev->dir);
+	char *key = *prefix ? xpath_join(w->rev->dir, prefix) : xstrdup(w->rev->dir);
+	s.dir_rel = key;
 	const struct hf_dir_entry *kept;
 	DIR *d = NULL;
 	if (have_st && hf_dir_trust_get(w->cache->dir_trust, key, &dst, &kept, &count)) {
+		/* the record's strings stay until the scan ends: borrowed, not copied */
 		s.e = xcalloc(count + 1, sizeof(*s.e));
 		for (size_t k = 0; k < count; k++)
-			s.e[k] = (struct entry){ .name = xstrdup(kept[k].name),
-						 .type = kept[k].type,
-						 .target = kept[k].target ? xstrdup(kept[k].target) : NULL };
+			s.e[k] = (struct entry){ .name = kept[k].name, .type = kept[k].type, .target = kept[k].target };
+		s.borrowed = true;
 		have_st = false; /* nothing new to keep */
 	} else {
 		d = fdopendir(dirfd);
@@ -887,7 +888,7 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 	}
 	for (size_t k = 0; k < count; k++) {
 		struct entry *e = &s.e[k];
-		char *rel = *prefix ? xasprintf("%s/%s", prefix, e->name) : xstrdup(e->name);
+		char *rel = xpath_join(prefix, e->name);
 		char *where = NULL; /* "snapshots/COMMIT/REL", made only for a warning */
 #define WHERE where_of(&where, w->rev->commit, rel)
 		unsigned char type = e->type;
@@ -923,8 +924,10 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 				free(final);
 				free(where);
 				free(rel);
-				free(e->target);
-				free(e->name);
+				if (!s.borrowed) {
+					free(e->target);
+					free(e->name);
+				}
 				continue;
 			}
 			struct hf_file *f = add_file(w, rel, target, link, idx, size);
@@ -983,8 +986,10 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 #undef WHERE
 		free(where);
 		free(rel);
-		free(e->target);
-		free(e->name);
+		if (!s.borrowed) {
+			free(e->target);
+			free(e->name);
+		}
 	}
 	free(s.e);
 	free(subs.subs);
