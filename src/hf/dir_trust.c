@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "record_prune.h"
 #include "verified_record.h"
 #include "../lib/safe_io.h"
 #include "../lib/strbuf.h"
@@ -155,13 +156,15 @@ struct hf_dir_trust *hf_dir_trust_open(const char *state_dir, const char *cache_
 		return t;
 	size_t len;
 	int rc = safe_read_fd(fd, t->file, HF_DIR_TRUST_MAX_BYTES, &t->buf, &len, err, sizeof(err));
-	close(fd);
 	if (rc < 0 || strlen(t->buf) != len || !parse(t, t->buf, t->buf + len)) {
+		close(fd);
 		free(t->dirs);
 		t->dirs = NULL;
 		t->n_dirs = 0;
 		return t;
 	}
+	hf_record_mark_used(fd); /* the last of the state folder's records to be pruned */
+	close(fd);
 	t->rec.usable = true;
 	return t;
 }
@@ -324,9 +327,10 @@ static void save(struct hf_dir_trust *t)
 	sb_release(&dirs);
 	char err[SAFE_ERR_MAX];
 	/* a state file: only ever a regular file replaced, its loss costs a walk */
-	if (out.len <= HF_DIR_TRUST_MAX_BYTES)
-		safe_write_file(t->file, out.buf, out.len, 0600, SAFE_WRITE_REPLACE_ONLY | SAFE_WRITE_NO_SYNC, err,
-				sizeof(err));
+	if (out.len <= HF_DIR_TRUST_MAX_BYTES &&
+	    safe_write_file(t->file, out.buf, out.len, 0600, SAFE_WRITE_REPLACE_ONLY | SAFE_WRITE_NO_SYNC, err,
+			    sizeof(err)) == 0)
+		hf_records_prune(t->file); /* one record per cache: bounded */
 	sb_release(&out);
 }
 

@@ -15,6 +15,7 @@
 #include "../lib/safe_io.h"
 #include "../lib/util.h"
 #include "listing.h"
+#include "record_prune.h"
 
 #define MAGIC "gpugate-hf-verified 1"
 
@@ -46,7 +47,8 @@ char *hf_record_file(const char *state_dir, const char *cache_path, char *why, s
 		text_sanitize(why);
 		return NULL;
 	}
-	return xasprintf("%s/hf-verified-%" PRIx64 "-%" PRIx64, state_dir, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+	return xasprintf("%s/" HF_VERIFIED_PREFIX "%" PRIx64 "-%" PRIx64, state_dir, (uint64_t)st.st_dev,
+			 (uint64_t)st.st_ino);
 }
 
 /* The cache line this cache must have: device, inode and path. */
@@ -225,16 +227,13 @@ void hf_record_load(struct hf_record *rec, const char *file, const char *cache_p
 	}
 	size_t len;
 	int rc = safe_read_fd(fd, file, HF_RECORD_MAX_BYTES, &rec->buf, &len, err, sizeof(err));
-	close(fd);
-	if (rc < 0) {
+	if (rc < 0)
 		unusable(rec, "%s", err);
-		return;
-	}
-	if (strlen(rec->buf) != len) {
+	else if (strlen(rec->buf) != len)
 		unusable(rec, "%s holds a NUL byte", file);
-		return;
-	}
-	parse(rec, file, cache_path);
+	else if (parse(rec, file, cache_path) == 0)
+		hf_record_mark_used(fd); /* the last of the state folder's records to be pruned */
+	close(fd);
 }
 
 struct hf_record_loading {
@@ -396,6 +395,8 @@ int hf_record_save(const char *file, const char *cache_path, const struct timesp
 	if (rc < 0) {
 		snprintf(why, why_size, "%s", err);
 		text_sanitize(why);
+	} else {
+		hf_records_prune(file); /* one record per cache: bounded */
 	}
 	sb_release(&out);
 	free(cl);
