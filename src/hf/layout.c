@@ -657,7 +657,9 @@ struct walk {
 
 #define WALK_WARN(w, sev, hides, path, ...) add_warning(&(w)->warnings, &(w)->n_warnings, sev, hides, path, __VA_ARGS__)
 
-static struct hf_file *add_file(struct walk *w, const char *rel, const char *target, enum hf_link link, long blob,
+/* Adds a file at rel, which it takes over (the walk made it for this file:
+ * no copy of each of a revision's paths). */
+static struct hf_file *add_file(struct walk *w, char *rel, const char *target, enum hf_link link, long blob,
 				uint64_t size)
 {
 	if (w->rev->n_files == w->alloc) {
@@ -667,9 +669,7 @@ static struct hf_file *add_file(struct walk *w, const char *rel, const char *tar
 	/* the usual link's text is implied by the blob: kept only for the odd ones */
 	char *t = target && link != HF_LINK_OK ? xstrdup(target) : NULL;
 	struct hf_file *f = &w->rev->files[w->rev->n_files++];
-	*f = (struct hf_file){
-		.path = xstrdup(rel), .target = t, .link = link, .blob = blob, .size = size, .listed = -1
-	};
+	*f = (struct hf_file){ .path = rel, .target = t, .link = link, .blob = blob, .size = size, .listed = -1 };
 	return f;
 }
 
@@ -771,6 +771,13 @@ static void keep_entries(struct walk *w, const char *key, const struct stat *st,
 }
 
 static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t depth);
+
+/* Whether the walk adds a file for an entry looked at: all but folders and
+ * links that end at a folder (skipped, as upstream's glob skips them). */
+static bool type_adds_file(const struct entry *e)
+{
+	return e->type != DT_DIR && !(e->type == DT_LNK && e->folder);
+}
 
 /* A subfolder of a revision's top folder, walked on a thread of its own
  * into a revision of its own (files and warnings), then spliced into the
@@ -889,7 +896,8 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 	for (size_t k = 0; k < count; k++) {
 		struct entry *e = &s.e[k];
 		char *rel = xpath_join(prefix, e->name);
-		char *where = NULL; /* "snapshots/COMMIT/REL", made only for a warning */
+		bool rel_taken = type_adds_file(e); /* add_file keeps it as the file's path */
+		char *where = NULL;                 /* "snapshots/COMMIT/REL", made only for a warning */
 #define WHERE where_of(&where, w->rev->commit, rel)
 		unsigned char type = e->type;
 		if (type == DT_DIR && sub_of && sub_of[k]) {
@@ -985,7 +993,8 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 		}
 #undef WHERE
 		free(where);
-		free(rel);
+		if (!rel_taken)
+			free(rel);
 		if (!s.borrowed) {
 			free(e->target);
 			free(e->name);
