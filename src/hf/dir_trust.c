@@ -144,7 +144,7 @@ struct hf_dir_trust *hf_dir_trust_open(const char *state_dir, const char *cache_
 	struct stat st;
 	if (!state_dir || stat(cache_path, &st) < 0)
 		return t;
-	t->file = xasprintf("%s/" HF_DIR_TRUST_PREFIX "%" PRIx64 "-%" PRIx64, state_dir, (uint64_t)st.st_dev,
+	t->file = xasprintf("%s/" HF_DIRS_PREFIX "%" PRIx64 "-%" PRIx64, state_dir, (uint64_t)st.st_dev,
 			    (uint64_t)st.st_ino);
 	t->cache_line = hf_record_cache_line(cache_path);
 	char err[SAFE_ERR_MAX];

@@ -8,11 +8,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dir_trust.h"
 #include "../lib/dirents.h"
 #include "../lib/util.h"
 
-static const char *const prefixes[] = { HF_VERIFIED_PREFIX, HF_DIR_TRUST_PREFIX };
+static const char *const prefixes[] = { HF_VERIFIED_PREFIX, HF_DIRS_PREFIX };
 
 /* The cache id ("DEV-INO", lower-case hex as the writers print it) of a
  * record's name, or NULL when the name is none of gpugate's records. */

@@ -12,7 +12,8 @@
 #define GPUGATE_HF_RECORD_PRUNE_H
 
 #define HF_RECORD_CACHES_MAX 16
-#define HF_VERIFIED_PREFIX   "hf-verified-"
+#define HF_VERIFIED_PREFIX   "hf-verified-" /* verified_record.h */
+#define HF_DIRS_PREFIX       "hf-dirs-"     /* dir_trust.h */
 
 /* Removes the records of the least recently used caches past
  * HF_RECORD_CACHES_MAX from the folder of written (the record file just
