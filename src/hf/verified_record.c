@@ -94,9 +94,10 @@ bool hf_record_number(char **cursor, uint64_t max, uint64_t *out)
 	if (!s || !*s)
 		return false;
 	uint64_t v = 0;
-	for (; *s; s++) {
-		unsigned d = (unsigned)(*s - '0');
-		if (d > 9 || v > (UINT64_MAX - d) / 10)
+	/* 19 digits cannot overflow 64 bits: the overflow test only past them */
+	for (size_t i = 0; s[i]; i++) {
+		unsigned d = (unsigned)(s[i] - '0');
+		if (d > 9 || (i >= 19 && v > (UINT64_MAX - d) / 10))
 			return false;
 		v = v * 10 + d;
 	}
@@ -456,6 +457,9 @@ static int hex_value(char c)
 
 bool hf_record_decode(char *s)
 {
+	s = strchr(s, '%'); /* most strings have none: nothing to do */
+	if (!s)
+		return true;
 	char *w = s;
 	for (; *s; s++) {
 		if (*s != '%') {

@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "crypto_dl.h"
 #include "xalloc.h"
@@ -96,27 +97,29 @@ void digest_to_hex(const unsigned char *bytes, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
-/* Per byte: 1 a lower-case hex digit, 2 an upper-case one (A-F). A table:
- * the scan asks this of every blob name and listed hash (40,000 names of
- * a 20,000-blob cache), and three range tests a byte cost ten times more. */
+/* Per byte: 5 a lower-case hex digit, 6 an upper-case one (A-F), 0 any
+ * other (4: a hex digit, 2: upper case). A table and no branch a byte: the
+ * scan asks this of every blob name and listed hash (40,000 names of a
+ * 20,000-blob cache), where three range tests and an early exit a byte cost
+ * ten times more. */
 static const unsigned char hex_class[256] = {
-	['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
-	['8'] = 1, ['9'] = 1, ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1,
-	['A'] = 2, ['B'] = 2, ['C'] = 2, ['D'] = 2, ['E'] = 2, ['F'] = 2,
+	['0'] = 5, ['1'] = 5, ['2'] = 5, ['3'] = 5, ['4'] = 5, ['5'] = 5, ['6'] = 5, ['7'] = 5,
+	['8'] = 5, ['9'] = 5, ['a'] = 5, ['b'] = 5, ['c'] = 5, ['d'] = 5, ['e'] = 5, ['f'] = 5,
+	['A'] = 6, ['B'] = 6, ['C'] = 6, ['D'] = 6, ['E'] = 6, ['F'] = 6,
 };
 
+/* Whether s is exactly n hex digits (lower case only, if asked). */
 static bool hex_digits(const char *s, size_t n, bool lower_only)
 {
+	if (strnlen(s, n + 1) != n)
+		return false;
 	const unsigned char *u = (const unsigned char *)s;
-	unsigned char allowed = lower_only ? 1 : 3, seen = 0;
-	size_t i = 0;
-	for (; i < n && u[i]; i++) {
-		unsigned char c = hex_class[u[i]];
-		if (!c)
-			return false;
-		seen |= c;
+	unsigned char all = 0xff, any = 0;
+	for (size_t i = 0; i < n; i++) {
+		all &= hex_class[u[i]];
+		any |= hex_class[u[i]];
 	}
-	return i == n && u[i] == '\0' && !(seen & ~allowed);
+	return (all & 4) && !(lower_only && (any & 2));
 }
 
 bool digest_is_hex(const char *s, size_t n)
