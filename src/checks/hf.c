@@ -164,6 +164,10 @@ struct hf_state {
 	bool mi_ok;
 	char mi_err[4300];
 	bool healthcheck; /* no listings read (see hf_cache_scan_listings) */
+	/* the state folder whose folder record (dir_trust.h) and kept listings
+	 * the scan trusts while unchanged, as hf verify's does; NULL in
+	 * validate, which trusts no record (hf verify --full) */
+	char *keep_dir;
 	/* where huggingface_hub's makedirs would start (existing_folder): the
 	 * cache, or its nearest parent when the cache does not exist yet; NULL
 	 * when the path cannot be reached, and reach_why says why */
@@ -286,6 +290,9 @@ static void *hf_prepare(const struct context *ctx)
 	hf_location_of_environ(ctx->env, ctx->root, true, &s->loc);
 	s->usable = s->loc.hub_cache[0] == '/';
 	s->healthcheck = ctx_is_healthcheck(ctx);
+	char why[512];
+	if (!(ctx->profile && strcmp(ctx->profile, "validate") == 0))
+		s->keep_dir = probe_cache_dir(ctx_getenv(ctx, "XDG_RUNTIME_DIR"), why, sizeof(why));
 	if (s->usable) {
 		s->cache = ctx_path(ctx, s->loc.hub_cache);
 		s->reach = existing_folder(ctx, s->loc.hub_cache, s->cache, &s->reach_under_root, s->reach_why,
@@ -323,6 +330,7 @@ static void hf_release(void *state)
 	free(s->reach);
 	free(s->reach_under_root);
 	free(s->mount_path);
+	free(s->keep_dir);
 	mountinfo_free(&s->mi);
 	if (s->scanned)
 		hf_cache_free(&s->scan);
@@ -334,8 +342,9 @@ static const struct hf_cache *scanned(struct hf_state *s)
 	if (!s->scanned) {
 		s->scanned = true;
 		/* absolute links written into the cache carry the path huggingface_hub uses */
-		s->scan_rc = hf_cache_scan_listings(s->cache, s->loc.hub_cache, !s->healthcheck, &s->scan, s->scan_err,
-						    sizeof(s->scan_err));
+		struct hf_scan_hook hook = { .keep_dir = s->keep_dir };
+		s->scan_rc = hf_cache_scan_hooked(s->cache, s->loc.hub_cache, !s->healthcheck, &s->scan, s->scan_err,
+						  sizeof(s->scan_err), &hook);
 	}
 	return s->scan_rc == 0 ? &s->scan : NULL;
 }

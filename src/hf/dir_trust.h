@@ -52,7 +52,7 @@
 #include <time.h>
 
 #define HF_DIR_TRUST_MAX_BYTES (128u << 20) /* larger: refused on read, not written */
-#define HF_DIR_TRUST_PREFIX    "hf-dirs-"
+/* the file name's prefix: record_prune.h's HF_DIRS_PREFIX */
 
 /* One entry of a folder's listing. */
 struct hf_dir_entry {

@@ -657,7 +657,9 @@ struct walk {
 
 #define WALK_WARN(w, sev, hides, path, ...) add_warning(&(w)->warnings, &(w)->n_warnings, sev, hides, path, __VA_ARGS__)
 
-static struct hf_file *add_file(struct walk *w, const char *rel, const char *target, enum hf_link link, long blob,
+/* Adds a file at rel, which it takes over (the walk made it for this file:
+ * no copy of each of a revision's paths). */
+static struct hf_file *add_file(struct walk *w, char *rel, const char *target, enum hf_link link, long blob,
 				uint64_t size)
 {
 	if (w->rev->n_files == w->alloc) {
@@ -667,9 +669,7 @@ static struct hf_file *add_file(struct walk *w, const char *rel, const char *tar
 	/* the usual link's text is implied by the blob: kept only for the odd ones */
 	char *t = target && link != HF_LINK_OK ? xstrdup(target) : NULL;
 	struct hf_file *f = &w->rev->files[w->rev->n_files++];
-	*f = (struct hf_file){
-		.path = xstrdup(rel), .target = t, .link = link, .blob = blob, .size = size, .listed = -1
-	};
+	*f = (struct hf_file){ .path = rel, .target = t, .link = link, .blob = blob, .size = size, .listed = -1 };
 	return f;
 }
 
@@ -700,6 +700,8 @@ struct entries {
 	struct walk *w;
 	int dirfd;
 	const char *prefix;
+	const char *dir_rel; /* the folder's path in the cache: rev->dir, then prefix */
+	bool borrowed;       /* names and link texts are the folder record's (not freed here) */
 	struct entry *e;
 };
 
@@ -710,18 +712,16 @@ static void look_at(void *arg, size_t begin, size_t end)
 	for (size_t i = begin; i < end; i++) {
 		struct entry *e = &s->e[i];
 		if (e->type == DT_LNK) {
-			char target[PATH_MAX];
-			if (e->target) { /* the kept listing's (dir_trust.h) */
-				snprintf(target, sizeof(target), "%s", e->target);
-			} else {
+			if (!e->target) { /* else the kept listing's (dir_trust.h) */
+				char target[PATH_MAX];
 				ssize_t n = readlinkat(s->dirfd, e->name, target, sizeof(target) - 1);
 				if (n < 0)
 					n = 0;
 				target[n] = '\0';
 				e->target = xstrdup(target);
 			}
-			char *path = *s->prefix ? xasprintf("%s/%s/%s", w->rev->dir, s->prefix, e->name)
-						: xasprintf("%s/%s", w->rev->dir, e->name);
+			const char *target = e->target;
+			char *path = xpath_join(s->dir_rel, e->name);
 			e->link = classify_link(w->cache, w->cache_fd, w->repo, path, target, &e->blob, &e->final,
 						&e->st, &e->folder);
 			free(path);
@@ -770,6 +770,64 @@ static void keep_entries(struct walk *w, const char *key, const struct stat *st,
 	free(list);
 }
 
+static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t depth);
+
+/* Whether the walk adds a file for an entry looked at: all but folders and
+ * links that end at a folder (skipped, as upstream's glob skips them). */
+static bool type_adds_file(const struct entry *e)
+{
+	return e->type != DT_DIR && !(e->type == DT_LNK && e->folder);
+}
+
+/* A subfolder of a revision's top folder, walked on a thread of its own
+ * into a revision of its own (files and warnings), then spliced into the
+ * real one at its place in the top folder's order: a revision of many
+ * folders (one per layer, say) was walked one folder after another. */
+struct sub_walk {
+	struct walk w;
+	struct hf_revision rev; /* dir and commit: the real one's; files: this subfolder's */
+	int dirfd;              /* the top folder */
+	const char *name, *rel;
+	int error; /* errno of its open, or 0 */
+};
+
+struct sub_walks {
+	struct sub_walk *subs;
+};
+
+static void walk_subs(void *arg, size_t begin, size_t end)
+{
+	struct sub_walks *s = arg;
+	for (size_t i = begin; i < end; i++) {
+		struct sub_walk *sw = &s->subs[i];
+		int fd = open_dir_at(sw->dirfd, sw->name);
+		sw->error = fd < 0 ? errno : 0;
+		if (fd >= 0)
+			walk_snapshot(&sw->w, fd, sw->rel, 3);
+	}
+}
+
+/* Moves a subfolder's files and warnings to the end of w's. */
+static void splice_sub(struct walk *w, struct sub_walk *sw)
+{
+	struct hf_revision *rev = w->rev;
+	if (sw->rev.n_files) {
+		if (rev->n_files + sw->rev.n_files > w->alloc) {
+			w->alloc = rev->n_files + sw->rev.n_files + w->alloc;
+			rev->files = xrealloc(rev->files, w->alloc * sizeof(*rev->files));
+		}
+		memcpy(rev->files + rev->n_files, sw->rev.files, sw->rev.n_files * sizeof(*rev->files));
+		rev->n_files += sw->rev.n_files;
+	}
+	free(sw->rev.files);
+	if (sw->w.n_warnings) {
+		w->warnings = xrealloc(w->warnings, (w->n_warnings + sw->w.n_warnings) * sizeof(*w->warnings));
+		memcpy(w->warnings + w->n_warnings, sw->w.warnings, sw->w.n_warnings * sizeof(*w->warnings));
+		w->n_warnings += sw->w.n_warnings;
+	}
+	free(sw->w.warnings);
+}
+
 static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t depth)
 {
 	/* the names first (sorted), then the links read on several threads
@@ -780,15 +838,16 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 	size_t count = 0;
 	struct stat dst;
 	bool have_st = w->cache->dir_trust && fstat(dirfd, &dst) == 0;
-	char *key = *prefix ? xasprintf("%s/%s", w->rev->dir, prefix) : xstrdup(w->rev->dir);
+	char *key = *prefix ? xpath_join(w->rev->dir, prefix) : xstrdup(w->rev->dir);
+	s.dir_rel = key;
 	const struct hf_dir_entry *kept;
 	DIR *d = NULL;
 	if (have_st && hf_dir_trust_get(w->cache->dir_trust, key, &dst, &kept, &count)) {
+		/* the record's strings stay until the scan ends: borrowed, not copied */
 		s.e = xcalloc(count + 1, sizeof(*s.e));
 		for (size_t k = 0; k < count; k++)
-			s.e[k] = (struct entry){ .name = xstrdup(kept[k].name),
-						 .type = kept[k].type,
-						 .target = kept[k].target ? xstrdup(kept[k].target) : NULL };
+			s.e[k] = (struct entry){ .name = kept[k].name, .type = kept[k].type, .target = kept[k].target };
+		s.borrowed = true;
 		have_st = false; /* nothing new to keep */
 	} else {
 		d = fdopendir(dirfd);
@@ -806,13 +865,48 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 	if (have_st)
 		keep_entries(w, key, &dst, &s, count);
 	free(key);
+	/* the top folder's subfolders on several threads, where there are
+	 * CPUs for it: each into a sub_walk, spliced in below */
+	struct sub_walk **sub_of = NULL; /* per entry: its sub_walk, or NULL */
+	struct sub_walks subs = { NULL };
+	size_t n_subs = 0;
+	for (size_t k = 0; depth == 2 && w->threads > 1 && k < count; k++)
+		n_subs += s.e[k].type == DT_DIR;
+	if (n_subs >= 2) {
+		subs.subs = xcalloc(n_subs, sizeof(*subs.subs));
+		sub_of = xcalloc(count, sizeof(*sub_of));
+		size_t threads = w->threads < n_subs ? w->threads : n_subs;
+		for (size_t k = 0, i = 0; k < count; k++) {
+			if (s.e[k].type != DT_DIR)
+				continue;
+			struct sub_walk *sw = &subs.subs[i++];
+			sw->rev = (struct hf_revision){ .dir = w->rev->dir, .commit = w->rev->commit };
+			sw->w = (struct walk){ .cache = w->cache,
+					       .cache_fd = w->cache_fd,
+					       .repo = w->repo,
+					       .rev = &sw->rev,
+					       .threads = w->threads / threads ? w->threads / threads : 1 };
+			sw->dirfd = dirfd;
+			sw->name = s.e[k].name;
+			sw->rel = s.e[k].name; /* at the top, a subfolder's path is its name */
+			sub_of[k] = sw;
+		}
+		parallel_for(n_subs, 1, threads, walk_subs, &subs);
+	}
 	for (size_t k = 0; k < count; k++) {
 		struct entry *e = &s.e[k];
-		char *rel = *prefix ? xasprintf("%s/%s", prefix, e->name) : xstrdup(e->name);
-		char *where = NULL; /* "snapshots/COMMIT/REL", made only for a warning */
+		char *rel = xpath_join(prefix, e->name);
+		bool rel_taken = type_adds_file(e); /* add_file keeps it as the file's path */
+		char *where = NULL;                 /* "snapshots/COMMIT/REL", made only for a warning */
 #define WHERE where_of(&where, w->rev->commit, rel)
 		unsigned char type = e->type;
-		if (type == DT_DIR) {
+		if (type == DT_DIR && sub_of && sub_of[k]) {
+			if (sub_of[k]->error == 0)
+				splice_sub(w, sub_of[k]);
+			else
+				WALK_WARN(w, HF_FAIL, false, WHERE, "cannot open %s: %s", WHERE,
+					  strerror(sub_of[k]->error));
+		} else if (type == DT_DIR) {
 			int sub = depth - 2 < MAX_SNAPSHOT_DEPTH ? open_dir_at(dirfd, e->name) : -1;
 			if (sub >= 0)
 				walk_snapshot(w, sub, rel, depth + 1);
@@ -838,8 +932,10 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 				free(final);
 				free(where);
 				free(rel);
-				free(e->target);
-				free(e->name);
+				if (!s.borrowed) {
+					free(e->target);
+					free(e->name);
+				}
 				continue;
 			}
 			struct hf_file *f = add_file(w, rel, target, link, idx, size);
@@ -897,11 +993,16 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 		}
 #undef WHERE
 		free(where);
-		free(rel);
-		free(e->target);
-		free(e->name);
+		if (!rel_taken)
+			free(rel);
+		if (!s.borrowed) {
+			free(e->target);
+			free(e->name);
+		}
 	}
 	free(s.e);
+	free(subs.subs);
+	free(sub_of);
 	if (d)
 		closedir(d);
 	else

@@ -15,6 +15,7 @@
 #include "../lib/safe_io.h"
 #include "../lib/util.h"
 #include "listing.h"
+#include "record_prune.h"
 
 #define MAGIC "gpugate-hf-verified 1"
 
@@ -46,7 +47,8 @@ char *hf_record_file(const char *state_dir, const char *cache_path, char *why, s
 		text_sanitize(why);
 		return NULL;
 	}
-	return xasprintf("%s/hf-verified-%" PRIx64 "-%" PRIx64, state_dir, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+	return xasprintf("%s/" HF_VERIFIED_PREFIX "%" PRIx64 "-%" PRIx64, state_dir, (uint64_t)st.st_dev,
+			 (uint64_t)st.st_ino);
 }
 
 /* The cache line this cache must have: device, inode and path. */
@@ -84,22 +86,26 @@ char *hf_record_field(char **cursor)
 }
 
 /* A decimal number filling the whole field, at most max: digits only, no
- * sign, no leading space, no overflow. Read by hand, without strtoull's
- * locale and errno work: a 20,000-entry record holds 180,000 of them. */
+ * sign, no leading space, no overflow. Read by hand, in one pass that also
+ * finds the field's end (hf_record_field's search for the space, then a
+ * loop over the digits, read every byte twice), without strtoull's locale
+ * and errno work: a 20,000-entry record holds 180,000 of them. */
 bool hf_record_number(char **cursor, uint64_t max, uint64_t *out)
 {
-	char *s = hf_record_field(cursor);
-	if (!s || !*s)
+	const char *s = *cursor;
+	if (!s)
 		return false;
 	uint64_t v = 0;
-	for (; *s; s++) {
-		unsigned d = (unsigned)(*s - '0');
-		if (d > 9 || v > (UINT64_MAX - d) / 10)
+	size_t i = 0;
+	/* 19 digits cannot overflow 64 bits: the overflow test only past them */
+	for (unsigned d; (d = (unsigned)(s[i] - '0')) <= 9; i++) {
+		if (i >= 19 && v > (UINT64_MAX - d) / 10)
 			return false;
 		v = v * 10 + d;
 	}
-	if (v > max)
+	if (!i || (s[i] != ' ' && s[i] != '\0') || v > max)
 		return false;
+	*cursor = s[i] == ' ' ? *cursor + i + 1 : NULL;
 	*out = v;
 	return true;
 }
@@ -225,16 +231,13 @@ void hf_record_load(struct hf_record *rec, const char *file, const char *cache_p
 	}
 	size_t len;
 	int rc = safe_read_fd(fd, file, HF_RECORD_MAX_BYTES, &rec->buf, &len, err, sizeof(err));
-	close(fd);
-	if (rc < 0) {
+	if (rc < 0)
 		unusable(rec, "%s", err);
-		return;
-	}
-	if (strlen(rec->buf) != len) {
+	else if (strlen(rec->buf) != len)
 		unusable(rec, "%s holds a NUL byte", file);
-		return;
-	}
-	parse(rec, file, cache_path);
+	else if (parse(rec, file, cache_path) == 0)
+		hf_record_mark_used(fd); /* the last of the state folder's records to be pruned */
+	close(fd);
 }
 
 struct hf_record_loading {
@@ -396,6 +399,8 @@ int hf_record_save(const char *file, const char *cache_path, const struct timesp
 	if (rc < 0) {
 		snprintf(why, why_size, "%s", err);
 		text_sanitize(why);
+	} else {
+		hf_records_prune(file); /* one record per cache: bounded */
 	}
 	sb_release(&out);
 	free(cl);
@@ -455,6 +460,9 @@ static int hex_value(char c)
 
 bool hf_record_decode(char *s)
 {
+	s = strchr(s, '%'); /* most strings have none: nothing to do */
+	if (!s)
+		return true;
 	char *w = s;
 	for (; *s; s++) {
 		if (*s != '%') {

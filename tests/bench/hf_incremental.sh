@@ -23,8 +23,16 @@
 # Environment: INC_BLOBS, INC_GIB, REAL_BLOBS, REAL_GIB, RUNS (default 5), HF_RUNS (RUNS),
 # BENCH_DIR (default /var/tmp), GPUGATE (default build/gpugate). Everything is
 # removed at the end; the real-data set needs REAL_GIB of free disk.
+# Needs nothing of the repository but this script and a gpugate binary (its
+# libyaml and libjansson found by the loader: LD_LIBRARY_PATH for a copied
+# build), and python3 (its standard library only: it writes the caches and
+# reads the JSON), coreutils, findutils, awk and openssl; no network.
 set -eu
+for tool in python3 openssl xargs awk; do
+	command -v "$tool" > /dev/null || { echo "hf_incremental.sh needs $tool on PATH"; exit 1; }
+done
 GPUGATE=${GPUGATE:-build/gpugate}
+"$GPUGATE" --version > /dev/null || { echo "$GPUGATE does not run (LD_LIBRARY_PATH for its libyaml and libjansson?)"; exit 1; }
 INC_BLOBS=${INC_BLOBS:-20000}
 INC_GIB=${INC_GIB:-8}
 REAL_BLOBS=${REAL_BLOBS:-20000}

@@ -6,6 +6,7 @@ stat comparison alone at work a test moves the record's stamp past them (a
 clock set back, a file server's clock); to show the racy rule alone, the
 recorded stat data is set to the folder's (a filesystem whose timestamps are
 coarser than the change). Each test fails without the rule it names."""
+import json
 import os
 import struct
 import time
@@ -13,7 +14,8 @@ import time
 import pytest
 
 import hf_builder as hb
-from test_hf_record import snapshot_link, state_files, verify
+from conftest import run_gpugate, spec_file
+from test_hf_record import env_for, snapshot_link, state_files, verify
 
 TINY = "models--org--tiny"
 
@@ -220,3 +222,30 @@ def test_odd_record_means_a_full_walk(setup, tmp_path, damage):
         assert not path.is_symlink() and not path.is_file()  # left as it was, never written through
     elif damage == "link":
         assert path.is_symlink()
+
+
+def test_check_takes_the_folder_record_as_hf_verify_does(setup):
+    # gpugate check's scan (hf.layout, hf.integrity) trusts the same record
+    # in ci and healthcheck: a link put into the record alone is reported,
+    # so the folder was not read (no readdir, no readlink); validate reads
+    # every folder (it trusts no record); a folder changed since is read again
+    cache, state, _ = setup
+    rec = Record(state)
+    rec.find(dir_key(hb.COMMIT_A))[2] += b"l zz-ghost ../../blobs/" + b"0" * 64 + b"\n"
+    rec.write()
+
+    def check(profile, rc):
+        spec = spec_file(cache.parent, "profile: %s\nhf:\n  require_mount: false\n  min_free: 1\n"
+                         "  integrity: true\n" % profile)
+        r = run_gpugate("check", "--spec", spec, "--only", "hf.layout,hf.integrity", "--format", "json",
+                        env=env_for(cache, state))
+        assert r.rc == rc, r
+        return json.dumps(r.json()["checks"])
+
+    assert "zz-ghost" in check("ci", 1)
+    assert "zz-ghost" in check("healthcheck", 1)
+    assert "zz-ghost" not in check("validate", 0)
+    folder = snapshot_link(cache, hb.COMMIT_A, "config.json").parent
+    os.symlink("../../blobs/" + "3" * 64, folder / "zz-new")  # the folder's mtime and ctime change
+    seen = check("ci", 1)
+    assert "zz-ghost" not in seen and "zz-new is a broken link" in seen, seen

@@ -588,3 +588,39 @@ def test_large_listing_compared_on_several_threads_as_on_one(tmp_path):
     assert any("and 11 more files" in m for m in two), two
     assert len([m for m in two if " bytes, trees/" in m]) == 20 and any("and 7 more files" in m for m in two)
     assert len([m for m in two if "links to blob" in m]) == 20 and any("and 3 more files" in m for m in two)
+
+
+def test_subfolders_walked_on_several_threads_as_on_one(tmp_path):
+    # a revision whose top folder holds files and several subfolders (one
+    # nested), with broken links and another file type in some: the top
+    # folder's subfolders are walked on threads of their own (src/hf/layout.c,
+    # sub_walk) and spliced back in order, so the scan's report (files,
+    # sizes, warnings and their order) is the same on 2 CPUs as on 1
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs 2 CPUs to walk on two threads")
+    cache = tmp_path / "hub"
+    files = {}
+    for d in ("a", "b", "b/inner", "c", "d"):
+        for i in range(5):
+            files["%s/f%d.bin" % (d, i)] = (b"%s %d\n" % (d.encode(), i), i % 2 == 0)
+    files["top.txt"] = (b"top\n", False)
+    files["zz.txt"] = (b"zz\n", False)
+    hb.add_repo(str(cache), "models--org--deep", {hb.COMMIT_A: files}, {"main": hb.COMMIT_A})
+    snap = cache / "models--org--deep" / "snapshots" / hb.COMMIT_A
+    for d in ("a", "b/inner", "d"):
+        os.symlink("../../../blobs/" + "e" * 64, snap / d / "broken.bin")
+    os.mkfifo(snap / "c" / "odd")
+
+    def report(cpus):
+        p = subprocess.run(["taskset", "-c", cpus, GPUGATE, "hf", "scan", "--format", "json"],
+                           capture_output=True, text=True, env=env_for(cache), timeout=120)
+        assert p.returncode == 1, p.stdout + p.stderr
+        return json.loads(p.stdout)
+
+    one, two = report("0"), report("0,1")
+    assert one == two
+    (repo,) = two["repos"]
+    broken = [w["message"] for w in repo["warnings"] if "broken link" in w["message"]]
+    assert [m.split(" ")[0].split(hb.COMMIT_A + "/")[1] for m in broken] == ["a/broken.bin", "b/inner/broken.bin",
+                                                                            "d/broken.bin"], broken
+    assert any("c/odd is neither a file nor a link" in w["message"] for w in repo["warnings"]), repo["warnings"]

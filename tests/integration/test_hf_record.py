@@ -455,3 +455,52 @@ def test_kept_listings_are_bounded_least_recently_used_first(tmp_path):
     before = taken.stat().st_mtime_ns
     assert verify(cache, state)["verdict"] == "pass"
     assert taken.stat().st_mtime_ns > before
+
+
+RECORD_CACHES_MAX = 16  # src/hf/record_prune.h
+
+
+def test_records_are_bounded_to_the_most_recently_used_caches(tmp_path):
+    # records of 20 other caches (both kinds for most, one kind for some):
+    # once this cache's records are written, only the 15 other caches used
+    # most recently keep theirs; names gpugate does not write, a FIFO and a
+    # link of a record's name are neither followed nor removed
+    cache = tmp_path / "hub"
+    hb.listed_cache(str(cache))
+    state = tmp_path / "state"
+    own = state / "gpugate"
+    own.mkdir(parents=True, mode=0o700)
+    others = []
+    for i in range(20):  # cache i used at second 1000 + i
+        names = ["hf-verified-fe%02x-%x" % (i, 1000 + i)] + (["hf-dirs-fe%02x-%x" % (i, 1000 + i)] if i % 3 else [])
+        for n in names:
+            (own / n).write_text("gpugate-hf-verified 1\n")
+            os.utime(own / n, (1000 + i, 1000 + i))
+        others.append(names)
+    odd = ["hf-verified-notes", "hf-verified-FE-1", "hf-dirs-1-2-3", "hf-verified-1-"]
+    for n in odd:
+        (own / n).write_text("not a record\n")
+        os.utime(own / n, (1, 1))
+    os.mkfifo(own / "hf-verified-aa-1")
+    outside = tmp_path / "outside"
+    outside.write_text("not a record\n")
+    os.utime(outside, (1, 1))
+    (own / "hf-dirs-aa-2").symlink_to(outside)
+    time.sleep(2.2)
+    assert verify(cache, state)["verdict"] == "pass"
+    st = cache.stat()
+    mine = ["hf-verified-%x-%x" % (st.st_dev, st.st_ino), "hf-dirs-%x-%x" % (st.st_dev, st.st_ino)]
+    present = {p.name for p in own.iterdir()}
+    assert set(mine) <= present, present
+    kept = [i for i, names in enumerate(others) if all(n in present for n in names)]
+    gone = [i for i, names in enumerate(others) if not any(n in present for n in names)]
+    first = 20 - (RECORD_CACHES_MAX - 1)  # the 15 others used last, with this cache: 16
+    assert kept == list(range(first, 20)) and gone == list(range(first)), present
+    for n in odd + ["hf-verified-aa-1", "hf-dirs-aa-2"]:
+        assert os.path.lexists(own / n), n
+    assert outside.read_text() == "not a record\n"
+    # a record a run takes (nothing new to write) is marked used: it outlives older ones
+    for n in mine:
+        os.utime(own / n, (500, 500))
+    assert verify(cache, state)["trusted"] == 7
+    assert all((own / n).stat().st_mtime > 500 for n in mine), [(own / n).stat() for n in mine]
