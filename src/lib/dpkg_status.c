@@ -837,27 +837,48 @@ static void stanza_reset(struct stanza *s)
  * other than a newline (parse_stanza's rule). */
 static const bool continues_value[256] = { [' '] = 1, ['\t'] = 1, ['\v'] = 1, ['\f'] = 1, ['\r'] = 1 };
 
-/* The newline that ends the field value running from p: the first one
- * followed by the end, another newline or a character that is not white
- * space (parse_stanza's rule); NULL when the file ends first (no final
- * newline). The newlines passed, that one included, are added to *lines.
- * A status file is mostly description lines: this finds the newlines of 64
- * bytes at a time (4 SSE2 compares) and looks only at the byte after each,
- * instead of one memchr call per line. */
-static const char *value_end(const char *p, const char *end, size_t *lines)
+/* MSDOS_EOF_CHAR (lib/dpkg/parsedump.h, dpkg 1.21.22): parse_stanza() reads
+ * it as a line end wherever it reads a newline as one (between stanzas, at
+ * the end of a value line), as an error in a field name and as the first
+ * byte of a value, and a line that starts with it ends the stanza (it is not
+ * white space: c_isspace). */
+#define MSDOS_EOF '\032'
+
+/* The line ends of parse_stanza: a newline or ^Z. */
+static bool line_end(char c)
+{
+	return c == '\n' || c == MSDOS_EOF;
+}
+
+/* The line end that ends the field value running from p: the first one
+ * followed by another newline, by a character that is not white space
+ * (^Z included), or by the end; when file_end (end is the file's end) also
+ * one followed by the file's last byte, whatever it is: parse_stanza()
+ * (lib/dpkg/parse.c, 1.21.22) reads that byte, finds itself at the end of
+ * the file (parse_at_eof) and stops the value, the stanza and the parse
+ * there, leaving the byte unread. NULL when the file ends first (no final
+ * newline). The line ends passed, that one included, are added to *lines
+ * (dpkg counts ^Z as a line too).
+ * A status file is mostly description lines: this finds the line ends of 64
+ * bytes at a time (SSE2: b | 0x10 == 0x1a holds for '\n' (0x0a) and ^Z
+ * (0x1a) alone, one compare as for the newline only) and looks only at the
+ * byte after each, instead of one memchr call per line. */
+static const char *value_end(const char *p, const char *end, bool file_end, size_t *lines)
 {
 	size_t n = 0;
 #if defined(__SSE2__)
-	const __m128i nl = _mm_set1_epi8('\n');
-	while (end - p >= 65) { /* the block is p[0..64), and the byte after it is read */
-#define NL_MASK(k)                                                                                   \
-	((uint64_t)(unsigned)_mm_movemask_epi8(                                                      \
-		 _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + 16 * (k))), nl)) \
+	const __m128i bit4 = _mm_set1_epi8(0x10), eol = _mm_set1_epi8(MSDOS_EOF);
+	/* the block is p[0..64); the two bytes after it exist, so no line end
+	 * in it is the file's last or next to last byte (the tail's cases) */
+	while (end - p >= 66) {
+#define EOL_MASK(k)                                                                                               \
+	((uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(                                                    \
+		 _mm_or_si128(_mm_loadu_si128((const __m128i *)(const void *)(p + 16 * (k))), bit4), eol)) \
 	 << (16 * (k)))
-		uint64_t nls = NL_MASK(0) | NL_MASK(1) | NL_MASK(2) | NL_MASK(3);
-#undef NL_MASK
-		for (; nls; nls &= nls - 1) {
-			unsigned bit = (unsigned)__builtin_ctzll(nls);
+		uint64_t eols = EOL_MASK(0) | EOL_MASK(1) | EOL_MASK(2) | EOL_MASK(3);
+#undef EOL_MASK
+		for (; eols; eols &= eols - 1) {
+			unsigned bit = (unsigned)__builtin_ctzll(eols);
 			n++;
 			if (!continues_value[(unsigned char)p[bit + 1]]) {
 				*lines += n;
@@ -868,10 +889,10 @@ static const char *value_end(const char *p, const char *end, size_t *lines)
 	}
 #endif
 	for (; p < end; p++) {
-		if (*p != '\n')
+		if (!line_end(*p))
 			continue;
 		n++;
-		if (p + 1 == end || !continues_value[(unsigned char)p[1]]) {
+		if (p + 1 == end || (file_end && p + 2 == end) || !continues_value[(unsigned char)p[1]]) {
 			*lines += n;
 			return p;
 		}
@@ -884,21 +905,22 @@ static const char *value_end(const char *p, const char *end, size_t *lines)
  * (parse_stanza), found 16 bytes at a time. */
 static const char *name_end(const char *p, const char *end);
 
-/* Bytes that end a field name: white space and ':' (parse_stanza). */
+/* Bytes that end a field name: white space, ':' and ^Z (parse_stanza). */
 static const unsigned char ends_name[256] = {
-	[' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\v'] = 1, ['\f'] = 1, ['\r'] = 1, [':'] = 1
+	[' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\v'] = 1, ['\f'] = 1, ['\r'] = 1, [':'] = 1, [MSDOS_EOF] = 1
 };
 
 static const char *name_end(const char *p, const char *end)
 {
 #if defined(__SSE2__)
 	const __m128i colon = _mm_set1_epi8(':'), sp = _mm_set1_epi8(' '), lo = _mm_set1_epi8('\t' - 1);
-	const __m128i hi = _mm_set1_epi8('\r' + 1);
+	const __m128i hi = _mm_set1_epi8('\r' + 1), eof = _mm_set1_epi8(MSDOS_EOF);
 	while (end - p >= 16) {
 		__m128i b = _mm_loadu_si128((const __m128i *)(const void *)p);
-		/* ':', ' ', or '\t'..'\r' (signed compares: bytes >= 0x80 are negative, never in range) */
+		/* ':', ' ', ^Z, or '\t'..'\r' (signed compares: bytes >= 0x80 are negative, never in range) */
 		__m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(b, colon), _mm_cmpeq_epi8(b, sp)),
 					   _mm_and_si128(_mm_cmpgt_epi8(b, lo), _mm_cmplt_epi8(b, hi)));
+		hit = _mm_or_si128(hit, _mm_cmpeq_epi8(b, eof));
 		unsigned m = (unsigned)_mm_movemask_epi8(hit);
 		if (m)
 			return p + __builtin_ctz(m);
@@ -930,8 +952,8 @@ static size_t stanzas_end(const char *buf, size_t len)
 static int nul_error(struct parser *ps, const char *content, const char *nul)
 {
 	size_t at = ps->line + 1;
-	for (const char *q = content; (q = memchr(q, '\n', (size_t)(nul - q))) != NULL; q++)
-		at++;
+	for (const char *q = content; q < nul; q++)
+		at += line_end(*q);
 	ps->line = at;
 	return perr(ps, at, "NUL byte in the status file (corrupt?)");
 }
@@ -942,13 +964,22 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 	ps->region_end = end;
 	size_t line = ps->line + 1; /* the line p is on */
 	/* A NUL byte is an error where it stands: what comes before it is read
-	 * (an earlier error is the one reported), the parse stops at it. */
-	const char *nul = memchr(content, '\0', len);
+	 * (an earlier error is the one reported), the parse stops at it. The
+	 * region's last byte is not searched: at the file's end dpkg either
+	 * leaves it unparsed (see below) or refuses the file at it for the end
+	 * of file; elsewhere it is the newline of an empty line. */
+	const char *nul = len ? memchr(content, '\0', len - 1) : NULL;
 	if (nul)
 		end = nul;
+	/* dpkg stops where it has read the file's last byte (parse_at_eof after
+	 * parse_getc), before it looks at that byte: each place below that
+	 * tests "at the last byte" is one such test in parse_stanza() (1.21.22).
+	 * A region that is not the file's end ends after an empty line (between
+	 * stanzas), where those tests meet only newlines and agree. */
+	const bool file_end = !nul;
 	int rc = 0;
 	while (rc == 0) {
-		while (p < end && *p == '\n') { /* skip the empty lines between stanzas */
+		while (p < end && line_end(*p)) { /* skip the empty lines (and ^Z) between stanzas */
 			p++;
 			line++;
 		}
@@ -957,6 +988,8 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 				rc = nul_error(ps, content, nul);
 			break;
 		}
+		if (file_end && p + 1 == end)
+			break; /* one byte after the last line end: read, at the end, so unparsed */
 		stanza_reset(&ps->s);
 		ps->s.line = line;
 		for (;;) { /* one field */
@@ -978,10 +1011,12 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 				rc = nul_error(ps, content, nul);
 				break;
 			}
-			if (p == end || *p != ':') {
-				const char *what = p == end     ? "end of file after field name '%.*s'"
-						   : *p == '\n' ? "newline in field name '%.*s'"
-								: "field name '%.*s' must be followed by colon";
+			if (p == end || *p != ':' || (file_end && p + 1 == end)) {
+				const char *what = p == end || (file_end && p + 1 == end)
+							   ? "end of file after field name '%.*s'"
+						   : *p == '\n'      ? "newline in field name '%.*s'"
+						   : *p == MSDOS_EOF ? "MSDOS end of file (^Z) in field name '%.*s'"
+								     : "field name '%.*s' must be followed by colon";
 				char why[160];
 				snprintf(why, sizeof(why), what, (int)(name_len > 60 ? 60 : name_len), name);
 				rc = perr(ps, line, "%s (lib/dpkg/parse.c parse_stanza)", why);
@@ -994,11 +1029,20 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 				rc = nul_error(ps, content, nul);
 				break;
 			}
-			if (p == end) {
+			/* the value's first byte, a newline too, is read before the
+			 * test for the end: "Foo:\n" as the file's last line is refused */
+			if (p == end || (file_end && p + 1 == end)) {
 				rc = perr(
 					ps, line,
 					"end of file before value of field '%.*s' (missing final newline; lib/dpkg/parse.c)",
 					(int)name_len, name);
+				break;
+			}
+			if (*p == MSDOS_EOF) {
+				rc = perr(ps, line,
+					  "MSDOS end of file (^Z) in value of field '%.*s' (missing newline?; "
+					  "lib/dpkg/parse.c parse_stanza)",
+					  (int)name_len, name);
 				break;
 			}
 			const char *value = p;
@@ -1006,7 +1050,7 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 			/* the value's lines: up to a newline followed by a newline,
 			 * by a character that is not white space, or by the end */
 			size_t before = line;
-			const char *nl = value_end(p, end, &line);
+			const char *nl = value_end(p, end, file_end, &line);
 			if (!nl && nul) {
 				rc = nul_error(ps, content, nul);
 				break;
@@ -1019,7 +1063,10 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 				break;
 			}
 			p = nl + 1;
-			const char *vend = nl;
+			/* dpkg's value runs to the byte after the line end, less
+			 * trailing white space: a ^Z there stays in it, a line end that
+			 * is the file's last byte does not */
+			const char *vend = *nl == MSDOS_EOF && p < end ? p : nl;
 			while (vend > value && c_space(vend[-1]))
 				vend--;
 			rc = add_field(ps, name, name_len, value, (size_t)(vend - value), field_line);
@@ -1029,8 +1076,8 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 				rc = nul_error(ps, content, nul); /* the stanza's rest lies past it */
 				break;
 			}
-			if (p == end || *p == '\n')
-				break; /* the stanza's end */
+			if (p == end || *p == '\n' || *p == MSDOS_EOF || (file_end && p + 1 == end))
+				break; /* the stanza's end (or the file's) */
 		}
 		if (rc == 0)
 			rc = finish_stanza(ps);
