@@ -282,7 +282,8 @@ def test_spec_versions_dpkg_warns_about_are_warnings(tmp_path):
 # -- the status file: dpkg decides whether it can be read --------------------
 
 def status_unescape(text):
-    return re.sub(r"\\(.)", lambda m: {"n": "\n", "r": "\r", "t": "\t", "\\": "\\"}[m.group(1)], text)
+    """The text column's escapes: \\n \\r \\t \\\\, and \\z for ^Z (0x1a)."""
+    return re.sub(r"\\(.)", lambda m: {"n": "\n", "r": "\r", "t": "\t", "z": "\x1a", "\\": "\\"}[m.group(1)], text)
 
 
 def test_status_file_vectors(tmp_path):
