@@ -905,6 +905,12 @@ static const char *value_end(const char *p, const char *end, bool file_end, size
  * (parse_stanza), found 16 bytes at a time. */
 static const char *name_end(const char *p, const char *end);
 
+/* The first bytes of a field name that parse_stanza refuses: none (the name
+ * is empty: a byte that ends a name) or '-'. */
+static const unsigned char bad_name_start[256] = {
+	[' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\v'] = 1, ['\f'] = 1, ['\r'] = 1, [':'] = 1, [MSDOS_EOF] = 1, ['-'] = 1
+};
+
 /* Bytes that end a field name: white space, ':' and ^Z (parse_stanza). */
 static const unsigned char ends_name[256] = {
 	[' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\v'] = 1, ['\f'] = 1, ['\r'] = 1, [':'] = 1, [MSDOS_EOF] = 1
@@ -913,17 +919,15 @@ static const unsigned char ends_name[256] = {
 static const char *name_end(const char *p, const char *end)
 {
 #if defined(__SSE2__)
-	const __m128i colon = _mm_set1_epi8(':'), sp = _mm_set1_epi8(' '), lo = _mm_set1_epi8('\t' - 1);
-	const __m128i hi = _mm_set1_epi8('\r' + 1), eof = _mm_set1_epi8(MSDOS_EOF);
+	const __m128i colon = _mm_set1_epi8(':'), sp = _mm_set1_epi8(' ');
 	while (end - p >= 16) {
 		__m128i b = _mm_loadu_si128((const __m128i *)(const void *)p);
-		/* ':', ' ', ^Z, or '\t'..'\r' (signed compares: bytes >= 0x80 are negative, never in range) */
-		__m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(b, colon), _mm_cmpeq_epi8(b, sp)),
-					   _mm_and_si128(_mm_cmpgt_epi8(b, lo), _mm_cmplt_epi8(b, hi)));
-		hit = _mm_or_si128(hit, _mm_cmpeq_epi8(b, eof));
-		unsigned m = (unsigned)_mm_movemask_epi8(hit);
-		if (m)
-			return p + __builtin_ctz(m);
+		/* ':' or a byte <= ' ' (unsigned min): each byte that ends a name,
+		 * and the other control bytes (rare in a name), tested one by one */
+		__m128i hit = _mm_or_si128(_mm_cmpeq_epi8(b, colon), _mm_cmpeq_epi8(_mm_min_epu8(b, sp), b));
+		for (unsigned m = (unsigned)_mm_movemask_epi8(hit); m; m &= m - 1)
+			if (ends_name[(unsigned char)p[__builtin_ctz(m)]])
+				return p + __builtin_ctz(m);
 		p += 16;
 	}
 #endif
@@ -977,6 +981,8 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 	 * A region that is not the file's end ends after an empty line (between
 	 * stanzas), where those tests meet only newlines and agree. */
 	const bool file_end = !nul;
+	/* where dpkg is at the end: at the file's last byte, or the region's end */
+	const char *stop = file_end && len ? end - 1 : end;
 	int rc = 0;
 	while (rc == 0) {
 		while (p < end && line_end(*p)) { /* skip the empty lines (and ^Z) between stanzas */
@@ -988,7 +994,7 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 				rc = nul_error(ps, content, nul);
 			break;
 		}
-		if (file_end && p + 1 == end)
+		if (p == stop)
 			break; /* one byte after the last line end: read, at the end, so unparsed */
 		stanza_reset(&ps->s);
 		ps->s.line = line;
@@ -996,53 +1002,53 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 			const char *name = p;
 			p = name_end(p, end);
 			size_t name_len = (size_t)(p - name);
-			if (!name_len) {
-				rc = perr(ps, line, "empty field name (lib/dpkg/parse.c parse_stanza)");
+			if (bad_name_start[(unsigned char)name[0]]) { /* name < stop: name[0] is in the region */
+				rc = !name_len ? perr(ps, line, "empty field name (lib/dpkg/parse.c parse_stanza)")
+					       : perr(ps, line,
+						      "field name '%.*s' cannot start with hyphen (lib/dpkg/parse.c)",
+						      (int)name_len, name);
 				break;
 			}
-			if (name[0] == '-') {
-				rc = perr(ps, line, "field name '%.*s' cannot start with hyphen (lib/dpkg/parse.c)",
-					  (int)name_len, name);
-				break;
-			}
-			while (p < end && continues_value[(unsigned char)*p]) /* blanks, not the newline */
-				p++;
-			if (p == end && nul) {
-				rc = nul_error(ps, content, nul);
-				break;
-			}
-			if (p == end || *p != ':' || (file_end && p + 1 == end)) {
-				const char *what = p == end || (file_end && p + 1 == end)
-							   ? "end of file after field name '%.*s'"
-						   : *p == '\n'      ? "newline in field name '%.*s'"
-						   : *p == MSDOS_EOF ? "MSDOS end of file (^Z) in field name '%.*s'"
-								     : "field name '%.*s' must be followed by colon";
-				char why[160];
-				snprintf(why, sizeof(why), what, (int)(name_len > 60 ? 60 : name_len), name);
-				rc = perr(ps, line, "%s (lib/dpkg/parse.c parse_stanza)", why);
-				break;
+			/* (the common path, "Name:", tests once for each rare case
+			 * below: blanks before the colon, the end of the region or of
+			 * the file, and the NUL byte there) */
+			if (__builtin_expect(p >= stop || *p != ':', 0)) {
+				while (p < end && continues_value[(unsigned char)*p]) /* blanks, not the newline */
+					p++;
+				if (p >= stop || *p != ':') {
+					if (p == end && nul) {
+						rc = nul_error(ps, content, nul);
+						break;
+					}
+					const char *what = p >= stop ? "end of file after field name '%.*s'"
+							   : *p == '\n'      ? "newline in field name '%.*s'"
+							   : *p == MSDOS_EOF ? "MSDOS end of file (^Z) in field name '%.*s'"
+									     : "field name '%.*s' must be followed by colon";
+					char why[160];
+					snprintf(why, sizeof(why), what, (int)(name_len > 60 ? 60 : name_len), name);
+					rc = perr(ps, line, "%s (lib/dpkg/parse.c parse_stanza)", why);
+					break;
+				}
 			}
 			p++;
+			p += *p == ' '; /* the usual one blank at once (p < stop or p is the NUL's place: readable) */
 			while (p < end && continues_value[(unsigned char)*p]) /* blanks, not the newline */
 				p++;
-			if (p == end && nul) {
-				rc = nul_error(ps, content, nul);
-				break;
-			}
 			/* the value's first byte, a newline too, is read before the
 			 * test for the end: "Foo:\n" as the file's last line is refused */
-			if (p == end || (file_end && p + 1 == end)) {
-				rc = perr(
-					ps, line,
-					"end of file before value of field '%.*s' (missing final newline; lib/dpkg/parse.c)",
-					(int)name_len, name);
-				break;
-			}
-			if (*p == MSDOS_EOF) {
-				rc = perr(ps, line,
-					  "MSDOS end of file (^Z) in value of field '%.*s' (missing newline?; "
-					  "lib/dpkg/parse.c parse_stanza)",
-					  (int)name_len, name);
+			if (p >= stop || *p == MSDOS_EOF) {
+				if (p == end && nul)
+					rc = nul_error(ps, content, nul);
+				else if (p >= stop)
+					rc = perr(ps, line,
+						  "end of file before value of field '%.*s' (missing final newline; "
+						  "lib/dpkg/parse.c)",
+						  (int)name_len, name);
+				else
+					rc = perr(ps, line,
+						  "MSDOS end of file (^Z) in value of field '%.*s' (missing newline?; "
+						  "lib/dpkg/parse.c parse_stanza)",
+						  (int)name_len, name);
 				break;
 			}
 			const char *value = p;
@@ -1051,33 +1057,31 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 			 * by a character that is not white space, or by the end */
 			size_t before = line;
 			const char *nl = value_end(p, end, file_end, &line);
-			if (!nl && nul) {
-				rc = nul_error(ps, content, nul);
-				break;
-			}
 			if (!nl) {
-				rc = perr(
-					ps, before,
-					"end of file during value of field '%.*s' (missing final newline; lib/dpkg/parse.c)",
-					(int)name_len, name);
+				rc = nul ? nul_error(ps, content, nul)
+					 : perr(ps, before,
+						"end of file during value of field '%.*s' (missing final newline; "
+						"lib/dpkg/parse.c)",
+						(int)name_len, name);
 				break;
 			}
 			p = nl + 1;
 			/* dpkg's value runs to the byte after the line end, less
 			 * trailing white space: a ^Z there stays in it, a line end that
 			 * is the file's last byte does not */
-			const char *vend = *nl == MSDOS_EOF && p < end ? p : nl;
+			const char *vend = nl;
+			if (__builtin_expect(*nl != '\n', 0) && p < end)
+				vend = p;
 			while (vend > value && c_space(vend[-1]))
 				vend--;
 			rc = add_field(ps, name, name_len, value, (size_t)(vend - value), field_line);
 			if (rc)
 				break;
-			if (p == end && nul) {
-				rc = nul_error(ps, content, nul); /* the stanza's rest lies past it */
-				break;
+			if (p >= stop || (*p | 0x10) == MSDOS_EOF) { /* the end, or a newline or ^Z */
+				if (p == end && nul)
+					rc = nul_error(ps, content, nul); /* the stanza's rest lies past it */
+				break;                                    /* the stanza's end (or the file's) */
 			}
-			if (p == end || *p == '\n' || *p == MSDOS_EOF || (file_end && p + 1 == end))
-				break; /* the stanza's end (or the file's) */
 		}
 		if (rc == 0)
 			rc = finish_stanza(ps);

@@ -556,7 +556,7 @@ static void expect_wanted_matches_full(const char *what, const char *text, size_
 }
 
 /* The text column of tests/vectors/dpkg-status.tsv, after the dpkg stanza
- * the integration test writes first (\n \r \t \\ \z unescaped). */
+ * the integration test writes first (\n \r \t \\ \z \xHH unescaped). */
 static size_t status_vector(const char *field, char *out, size_t cap)
 {
 	static const char head[] = "Package: dpkg\nStatus: install ok installed\nArchitecture: amd64\n"
@@ -567,7 +567,13 @@ static size_t status_vector(const char *field, char *out, size_t cap)
 		char c = *p;
 		if (c == '\\' && p[1]) {
 			p++;
-			c = *p == 'n' ? '\n' : *p == 'r' ? '\r' : *p == 't' ? '\t' : *p == 'z' ? '\032' : *p;
+			if (*p == 'x' && p[1] && p[2]) { /* \xHH: one byte */
+				char hex[3] = { p[1], p[2], 0 };
+				c = (char)strtol(hex, NULL, 16);
+				p += 2;
+			} else {
+				c = *p == 'n' ? '\n' : *p == 'r' ? '\r' : *p == 't' ? '\t' : *p == 'z' ? '\032' : *p;
+			}
 		}
 		out[n++] = c;
 	}
