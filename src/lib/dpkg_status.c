@@ -852,8 +852,9 @@ static bool line_end(char c)
 
 /* The line end that ends the field value running from p: the first one
  * followed by another newline, by a character that is not white space
- * (^Z included), or by the end; when file_end (end is the file's end) also
- * one followed by the file's last byte, whatever it is: parse_stanza()
+ * (^Z included), or by the end; when eof_tests (end is the file's end, or
+ * an empty line's end, where this agrees) also one followed by the last
+ * byte, whatever it is: parse_stanza()
  * (lib/dpkg/parse.c, 1.21.22) reads that byte, finds itself at the end of
  * the file (parse_at_eof) and stops the value, the stanza and the parse
  * there, leaving the byte unread. NULL when the file ends first (no final
@@ -863,7 +864,7 @@ static bool line_end(char c)
  * bytes at a time (SSE2: b | 0x10 == 0x1a holds for '\n' (0x0a) and ^Z
  * (0x1a) alone, one compare as for the newline only) and looks only at the
  * byte after each, instead of one memchr call per line. */
-static const char *value_end(const char *p, const char *end, bool file_end, size_t *lines)
+static const char *value_end(const char *p, const char *end, bool eof_tests, size_t *lines)
 {
 	size_t n = 0;
 #if defined(__SSE2__)
@@ -871,8 +872,8 @@ static const char *value_end(const char *p, const char *end, bool file_end, size
 	/* the block is p[0..64); the two bytes after it exist, so no line end
 	 * in it is the file's last or next to last byte (the tail's cases) */
 	while (end - p >= 66) {
-#define EOL_MASK(k)                                                                                               \
-	((uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(                                                    \
+#define EOL_MASK(k)                                                                                        \
+	((uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(                                             \
 		 _mm_or_si128(_mm_loadu_si128((const __m128i *)(const void *)(p + 16 * (k))), bit4), eol)) \
 	 << (16 * (k)))
 		uint64_t eols = EOL_MASK(0) | EOL_MASK(1) | EOL_MASK(2) | EOL_MASK(3);
@@ -892,7 +893,7 @@ static const char *value_end(const char *p, const char *end, bool file_end, size
 		if (!line_end(*p))
 			continue;
 		n++;
-		if (p + 1 == end || (file_end && p + 2 == end) || !continues_value[(unsigned char)p[1]]) {
+		if (p + 1 == end || (eof_tests && p + 2 == end) || !continues_value[(unsigned char)p[1]]) {
 			*lines += n;
 			return p;
 		}
@@ -979,10 +980,11 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 	 * parse_getc), before it looks at that byte: each place below that
 	 * tests "at the last byte" is one such test in parse_stanza() (1.21.22).
 	 * A region that is not the file's end ends after an empty line (between
-	 * stanzas), where those tests meet only newlines and agree. */
-	const bool file_end = !nul;
-	/* where dpkg is at the end: at the file's last byte, or the region's end */
-	const char *stop = file_end && len ? end - 1 : end;
+	 * stanzas), where those tests meet only newlines and agree; a region a
+	 * NUL cut short ends in the NUL's error instead. */
+	const bool eof_tests = !nul;
+	/* where dpkg is at the end: at the last byte, or the NUL */
+	const char *stop = eof_tests && len ? end - 1 : end;
 	int rc = 0;
 	while (rc == 0) {
 		while (p < end && line_end(*p)) { /* skip the empty lines (and ^Z) between stanzas */
@@ -1020,10 +1022,11 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 						rc = nul_error(ps, content, nul);
 						break;
 					}
-					const char *what = p >= stop ? "end of file after field name '%.*s'"
-							   : *p == '\n'      ? "newline in field name '%.*s'"
-							   : *p == MSDOS_EOF ? "MSDOS end of file (^Z) in field name '%.*s'"
-									     : "field name '%.*s' must be followed by colon";
+					const char *what = p >= stop    ? "end of file after field name '%.*s'"
+							   : *p == '\n' ? "newline in field name '%.*s'"
+							   : *p == MSDOS_EOF
+								   ? "MSDOS end of file (^Z) in field name '%.*s'"
+								   : "field name '%.*s' must be followed by colon";
 					char why[160];
 					snprintf(why, sizeof(why), what, (int)(name_len > 60 ? 60 : name_len), name);
 					rc = perr(ps, line, "%s (lib/dpkg/parse.c parse_stanza)", why);
@@ -1056,7 +1059,7 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 			/* the value's lines: up to a newline followed by a newline,
 			 * by a character that is not white space, or by the end */
 			size_t before = line;
-			const char *nl = value_end(p, end, file_end, &line);
+			const char *nl = value_end(p, end, eof_tests, &line);
 			if (!nl) {
 				rc = nul ? nul_error(ps, content, nul)
 					 : perr(ps, before,

@@ -422,7 +422,9 @@ static void test_msdos_eof_and_last_byte(void **state)
 	struct strbuf sb = STRBUF_INIT;
 	for (int i = 0; i < 3000; i++)
 		sb_printf(&sb, "Package: p%d\nVersion: 1.%d\nDescription: d\032 more\n%s", i, i,
-			  i % 97 == 0 ? "\n" : i % 2 ? "\032\032" : "\032");
+			  i % 97 == 0 ? "\n"
+			  : i % 2     ? "\032\032"
+				      : "\032");
 	sb_puts(&sb, "Package: last\nVersion: 1\n:");
 	expect_load_matches_parse(sb.buf, sb.len, NULL);
 	expect_load_matches_parse(sb.buf, sb.len, wanted);
