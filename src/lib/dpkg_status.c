@@ -1215,7 +1215,11 @@ static void parser_error_out(const struct parser *ps, size_t first, char *err, s
  * newline that ends a field's value is followed by another newline, and
  * skips the newlines before the next stanza: every empty line ends a stanza
  * (or follows the error that stops the parse), so a part that starts there
- * reads as the whole file's parse reads it from there. */
+ * reads as the whole file's parse reads it from there. A ^Z at a line start
+ * ends a stanza too, but no cut is made there: the cuts need only be stanza
+ * ends, not every one, and after an empty line dpkg is between stanzas
+ * whatever ^Z came before (a value's line end followed by a newline ends
+ * the stanza; ^Z between stanzas is skipped as a newline is). */
 static off_t file_cut(int fd, off_t x, off_t size)
 {
 	char buf[4096];
