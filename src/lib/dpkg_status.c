@@ -837,27 +837,49 @@ static void stanza_reset(struct stanza *s)
  * other than a newline (parse_stanza's rule). */
 static const bool continues_value[256] = { [' '] = 1, ['\t'] = 1, ['\v'] = 1, ['\f'] = 1, ['\r'] = 1 };
 
-/* The newline that ends the field value running from p: the first one
- * followed by the end, another newline or a character that is not white
- * space (parse_stanza's rule); NULL when the file ends first (no final
- * newline). The newlines passed, that one included, are added to *lines.
- * A status file is mostly description lines: this finds the newlines of 64
- * bytes at a time (4 SSE2 compares) and looks only at the byte after each,
- * instead of one memchr call per line. */
-static const char *value_end(const char *p, const char *end, size_t *lines)
+/* MSDOS_EOF_CHAR (lib/dpkg/parsedump.h, dpkg 1.21.22): parse_stanza() reads
+ * it as a line end wherever it reads a newline as one (between stanzas, at
+ * the end of a value line), as an error in a field name and as the first
+ * byte of a value, and a line that starts with it ends the stanza (it is not
+ * white space: c_isspace). */
+#define MSDOS_EOF '\032'
+
+/* The line ends of parse_stanza: a newline or ^Z. */
+static bool line_end(char c)
+{
+	return c == '\n' || c == MSDOS_EOF;
+}
+
+/* The line end that ends the field value running from p: the first one
+ * followed by another newline, by a character that is not white space
+ * (^Z included), or by the end; when eof_tests (end is the file's end, or
+ * an empty line's end, where this agrees) also one followed by the last
+ * byte, whatever it is: parse_stanza()
+ * (lib/dpkg/parse.c, 1.21.22) reads that byte, finds itself at the end of
+ * the file (parse_at_eof) and stops the value, the stanza and the parse
+ * there, leaving the byte unread. NULL when the file ends first (no final
+ * newline). The line ends passed, that one included, are added to *lines
+ * (dpkg counts ^Z as a line too).
+ * A status file is mostly description lines: this finds the line ends of 64
+ * bytes at a time (SSE2: b | 0x10 == 0x1a holds for '\n' (0x0a) and ^Z
+ * (0x1a) alone, one compare as for the newline only) and looks only at the
+ * byte after each, instead of one memchr call per line. */
+static const char *value_end(const char *p, const char *end, bool eof_tests, size_t *lines)
 {
 	size_t n = 0;
 #if defined(__SSE2__)
-	const __m128i nl = _mm_set1_epi8('\n');
-	while (end - p >= 65) { /* the block is p[0..64), and the byte after it is read */
-#define NL_MASK(k)                                                                                   \
-	((uint64_t)(unsigned)_mm_movemask_epi8(                                                      \
-		 _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + 16 * (k))), nl)) \
+	const __m128i bit4 = _mm_set1_epi8(0x10), eol = _mm_set1_epi8(MSDOS_EOF);
+	/* the block is p[0..64); the two bytes after it exist, so no line end
+	 * in it is the file's last or next to last byte (the tail's cases) */
+	while (end - p >= 66) {
+#define EOL_MASK(k)                                                                                        \
+	((uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(                                             \
+		 _mm_or_si128(_mm_loadu_si128((const __m128i *)(const void *)(p + 16 * (k))), bit4), eol)) \
 	 << (16 * (k)))
-		uint64_t nls = NL_MASK(0) | NL_MASK(1) | NL_MASK(2) | NL_MASK(3);
-#undef NL_MASK
-		for (; nls; nls &= nls - 1) {
-			unsigned bit = (unsigned)__builtin_ctzll(nls);
+		uint64_t eols = EOL_MASK(0) | EOL_MASK(1) | EOL_MASK(2) | EOL_MASK(3);
+#undef EOL_MASK
+		for (; eols; eols &= eols - 1) {
+			unsigned bit = (unsigned)__builtin_ctzll(eols);
 			n++;
 			if (!continues_value[(unsigned char)p[bit + 1]]) {
 				*lines += n;
@@ -868,10 +890,10 @@ static const char *value_end(const char *p, const char *end, size_t *lines)
 	}
 #endif
 	for (; p < end; p++) {
-		if (*p != '\n')
+		if (!line_end(*p))
 			continue;
 		n++;
-		if (p + 1 == end || !continues_value[(unsigned char)p[1]]) {
+		if (p + 1 == end || (eof_tests && p + 2 == end) || !continues_value[(unsigned char)p[1]]) {
 			*lines += n;
 			return p;
 		}
@@ -884,24 +906,29 @@ static const char *value_end(const char *p, const char *end, size_t *lines)
  * (parse_stanza), found 16 bytes at a time. */
 static const char *name_end(const char *p, const char *end);
 
-/* Bytes that end a field name: white space and ':' (parse_stanza). */
+/* The first bytes of a field name that parse_stanza refuses: none (the name
+ * is empty: a byte that ends a name) or '-'. */
+static const unsigned char bad_name_start[256] = {
+	[' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\v'] = 1, ['\f'] = 1, ['\r'] = 1, [':'] = 1, [MSDOS_EOF] = 1, ['-'] = 1
+};
+
+/* Bytes that end a field name: white space, ':' and ^Z (parse_stanza). */
 static const unsigned char ends_name[256] = {
-	[' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\v'] = 1, ['\f'] = 1, ['\r'] = 1, [':'] = 1
+	[' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\v'] = 1, ['\f'] = 1, ['\r'] = 1, [':'] = 1, [MSDOS_EOF] = 1
 };
 
 static const char *name_end(const char *p, const char *end)
 {
 #if defined(__SSE2__)
-	const __m128i colon = _mm_set1_epi8(':'), sp = _mm_set1_epi8(' '), lo = _mm_set1_epi8('\t' - 1);
-	const __m128i hi = _mm_set1_epi8('\r' + 1);
+	const __m128i colon = _mm_set1_epi8(':'), sp = _mm_set1_epi8(' ');
 	while (end - p >= 16) {
 		__m128i b = _mm_loadu_si128((const __m128i *)(const void *)p);
-		/* ':', ' ', or '\t'..'\r' (signed compares: bytes >= 0x80 are negative, never in range) */
-		__m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(b, colon), _mm_cmpeq_epi8(b, sp)),
-					   _mm_and_si128(_mm_cmpgt_epi8(b, lo), _mm_cmplt_epi8(b, hi)));
-		unsigned m = (unsigned)_mm_movemask_epi8(hit);
-		if (m)
-			return p + __builtin_ctz(m);
+		/* ':' or a byte <= ' ' (unsigned min): each byte that ends a name,
+		 * and the other control bytes (rare in a name), tested one by one */
+		__m128i hit = _mm_or_si128(_mm_cmpeq_epi8(b, colon), _mm_cmpeq_epi8(_mm_min_epu8(b, sp), b));
+		for (unsigned m = (unsigned)_mm_movemask_epi8(hit); m; m &= m - 1)
+			if (ends_name[(unsigned char)p[__builtin_ctz(m)]])
+				return p + __builtin_ctz(m);
 		p += 16;
 	}
 #endif
@@ -930,8 +957,8 @@ static size_t stanzas_end(const char *buf, size_t len)
 static int nul_error(struct parser *ps, const char *content, const char *nul)
 {
 	size_t at = ps->line + 1;
-	for (const char *q = content; (q = memchr(q, '\n', (size_t)(nul - q))) != NULL; q++)
-		at++;
+	for (const char *q = content; q < nul; q++)
+		at += line_end(*q);
 	ps->line = at;
 	return perr(ps, at, "NUL byte in the status file (corrupt?)");
 }
@@ -942,13 +969,25 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 	ps->region_end = end;
 	size_t line = ps->line + 1; /* the line p is on */
 	/* A NUL byte is an error where it stands: what comes before it is read
-	 * (an earlier error is the one reported), the parse stops at it. */
-	const char *nul = memchr(content, '\0', len);
+	 * (an earlier error is the one reported), the parse stops at it. The
+	 * region's last byte is not searched: at the file's end dpkg either
+	 * leaves it unparsed (see below) or refuses the file at it for the end
+	 * of file; elsewhere it is the newline of an empty line. */
+	const char *nul = len ? memchr(content, '\0', len - 1) : NULL;
 	if (nul)
 		end = nul;
+	/* dpkg stops where it has read the file's last byte (parse_at_eof after
+	 * parse_getc), before it looks at that byte: each place below that
+	 * tests "at the last byte" is one such test in parse_stanza() (1.21.22).
+	 * A region that is not the file's end ends after an empty line (between
+	 * stanzas), where those tests meet only newlines and agree; a region a
+	 * NUL cut short ends in the NUL's error instead. */
+	const bool eof_tests = !nul;
+	/* where dpkg is at the end: at the last byte, or the NUL */
+	const char *stop = eof_tests && len ? end - 1 : end;
 	int rc = 0;
 	while (rc == 0) {
-		while (p < end && *p == '\n') { /* skip the empty lines between stanzas */
+		while (p < end && line_end(*p)) { /* skip the empty lines (and ^Z) between stanzas */
 			p++;
 			line++;
 		}
@@ -957,48 +996,62 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 				rc = nul_error(ps, content, nul);
 			break;
 		}
+		if (p == stop)
+			break; /* one byte after the last line end: read, at the end, so unparsed */
 		stanza_reset(&ps->s);
 		ps->s.line = line;
 		for (;;) { /* one field */
 			const char *name = p;
 			p = name_end(p, end);
 			size_t name_len = (size_t)(p - name);
-			if (!name_len) {
-				rc = perr(ps, line, "empty field name (lib/dpkg/parse.c parse_stanza)");
+			if (bad_name_start[(unsigned char)name[0]]) { /* name < stop: name[0] is in the region */
+				rc = !name_len ? perr(ps, line, "empty field name (lib/dpkg/parse.c parse_stanza)")
+					       : perr(ps, line,
+						      "field name '%.*s' cannot start with hyphen (lib/dpkg/parse.c)",
+						      (int)name_len, name);
 				break;
 			}
-			if (name[0] == '-') {
-				rc = perr(ps, line, "field name '%.*s' cannot start with hyphen (lib/dpkg/parse.c)",
-					  (int)name_len, name);
-				break;
-			}
-			while (p < end && continues_value[(unsigned char)*p]) /* blanks, not the newline */
-				p++;
-			if (p == end && nul) {
-				rc = nul_error(ps, content, nul);
-				break;
-			}
-			if (p == end || *p != ':') {
-				const char *what = p == end     ? "end of file after field name '%.*s'"
-						   : *p == '\n' ? "newline in field name '%.*s'"
-								: "field name '%.*s' must be followed by colon";
-				char why[160];
-				snprintf(why, sizeof(why), what, (int)(name_len > 60 ? 60 : name_len), name);
-				rc = perr(ps, line, "%s (lib/dpkg/parse.c parse_stanza)", why);
-				break;
+			/* (the common path, "Name:", tests once for each rare case
+			 * below: blanks before the colon, the end of the region or of
+			 * the file, and the NUL byte there) */
+			if (__builtin_expect(p >= stop || *p != ':', 0)) {
+				while (p < end && continues_value[(unsigned char)*p]) /* blanks, not the newline */
+					p++;
+				if (p >= stop || *p != ':') {
+					if (p == end && nul) {
+						rc = nul_error(ps, content, nul);
+						break;
+					}
+					const char *what = p >= stop    ? "end of file after field name '%.*s'"
+							   : *p == '\n' ? "newline in field name '%.*s'"
+							   : *p == MSDOS_EOF
+								   ? "MSDOS end of file (^Z) in field name '%.*s'"
+								   : "field name '%.*s' must be followed by colon";
+					char why[160];
+					snprintf(why, sizeof(why), what, (int)(name_len > 60 ? 60 : name_len), name);
+					rc = perr(ps, line, "%s (lib/dpkg/parse.c parse_stanza)", why);
+					break;
+				}
 			}
 			p++;
+			p += *p == ' '; /* the usual one blank at once (p < stop or p is the NUL's place: readable) */
 			while (p < end && continues_value[(unsigned char)*p]) /* blanks, not the newline */
 				p++;
-			if (p == end && nul) {
-				rc = nul_error(ps, content, nul);
-				break;
-			}
-			if (p == end) {
-				rc = perr(
-					ps, line,
-					"end of file before value of field '%.*s' (missing final newline; lib/dpkg/parse.c)",
-					(int)name_len, name);
+			/* the value's first byte, a newline too, is read before the
+			 * test for the end: "Foo:\n" as the file's last line is refused */
+			if (p >= stop || *p == MSDOS_EOF) {
+				if (p == end && nul)
+					rc = nul_error(ps, content, nul);
+				else if (p >= stop)
+					rc = perr(ps, line,
+						  "end of file before value of field '%.*s' (missing final newline; "
+						  "lib/dpkg/parse.c)",
+						  (int)name_len, name);
+				else
+					rc = perr(ps, line,
+						  "MSDOS end of file (^Z) in value of field '%.*s' (missing newline?; "
+						  "lib/dpkg/parse.c parse_stanza)",
+						  (int)name_len, name);
 				break;
 			}
 			const char *value = p;
@@ -1006,31 +1059,32 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 			/* the value's lines: up to a newline followed by a newline,
 			 * by a character that is not white space, or by the end */
 			size_t before = line;
-			const char *nl = value_end(p, end, &line);
-			if (!nl && nul) {
-				rc = nul_error(ps, content, nul);
-				break;
-			}
+			const char *nl = value_end(p, end, eof_tests, &line);
 			if (!nl) {
-				rc = perr(
-					ps, before,
-					"end of file during value of field '%.*s' (missing final newline; lib/dpkg/parse.c)",
-					(int)name_len, name);
+				rc = nul ? nul_error(ps, content, nul)
+					 : perr(ps, before,
+						"end of file during value of field '%.*s' (missing final newline; "
+						"lib/dpkg/parse.c)",
+						(int)name_len, name);
 				break;
 			}
 			p = nl + 1;
+			/* dpkg's value runs to the byte after the line end, less
+			 * trailing white space: a ^Z there stays in it, a line end that
+			 * is the file's last byte does not */
 			const char *vend = nl;
+			if (__builtin_expect(*nl != '\n', 0) && p < end)
+				vend = p;
 			while (vend > value && c_space(vend[-1]))
 				vend--;
 			rc = add_field(ps, name, name_len, value, (size_t)(vend - value), field_line);
 			if (rc)
 				break;
-			if (p == end && nul) {
-				rc = nul_error(ps, content, nul); /* the stanza's rest lies past it */
-				break;
+			if (p >= stop || (*p | 0x10) == MSDOS_EOF) { /* the end, or a newline or ^Z */
+				if (p == end && nul)
+					rc = nul_error(ps, content, nul); /* the stanza's rest lies past it */
+				break;                                    /* the stanza's end (or the file's) */
 			}
-			if (p == end || *p == '\n')
-				break; /* the stanza's end */
 		}
 		if (rc == 0)
 			rc = finish_stanza(ps);
@@ -1161,7 +1215,11 @@ static void parser_error_out(const struct parser *ps, size_t first, char *err, s
  * newline that ends a field's value is followed by another newline, and
  * skips the newlines before the next stanza: every empty line ends a stanza
  * (or follows the error that stops the parse), so a part that starts there
- * reads as the whole file's parse reads it from there. */
+ * reads as the whole file's parse reads it from there. A ^Z at a line start
+ * ends a stanza too, but no cut is made there: the cuts need only be stanza
+ * ends, not every one, and after an empty line dpkg is between stanzas
+ * whatever ^Z came before (a value's line end followed by a newline ends
+ * the stanza; ^Z between stanzas is skipped as a newline is). */
 static off_t file_cut(int fd, off_t x, off_t size)
 {
 	char buf[4096];

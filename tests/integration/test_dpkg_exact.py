@@ -282,7 +282,11 @@ def test_spec_versions_dpkg_warns_about_are_warnings(tmp_path):
 # -- the status file: dpkg decides whether it can be read --------------------
 
 def status_unescape(text):
-    return re.sub(r"\\(.)", lambda m: {"n": "\n", "r": "\r", "t": "\t", "\\": "\\"}[m.group(1)], text)
+    """The text column's escapes: \\n \\r \\t \\\\, \\z for ^Z (0x1a), \\xHH for a byte."""
+    def one(m):
+        e = m.group(1)
+        return chr(int(e[1:], 16)) if e[0] == "x" else {"n": "\n", "r": "\r", "t": "\t", "z": "\x1a", "\\": "\\"}[e]
+    return re.sub(r"\\(x[0-9a-f]{2}|.)", one, text)
 
 
 def test_status_file_vectors(tmp_path):

@@ -110,7 +110,7 @@ static void test_malformed(void **state)
 	expect_error(" leading continuation\n", "/x/status:1: empty field name");
 	expect_error("Package: aa\nStatus: install ok\n", "/x/status:2: third (status) word in 'Status' field");
 	expect_error("Version: 1\nStatus: install ok installed\n\n", "/x/status:1: missing 'Package' field");
-	expect_error("Package: aa\n\nPackage: \n", "/x/status:3: invalid package name in 'Package' field");
+	expect_error("Package: aa\n\nPackage: \nVersion: 1\n", "/x/status:3: invalid package name in 'Package' field");
 	expect_error("Package: aa\n: novalue\n", "empty field name");
 	expect_error("# a comment\nPackage: aa\n", "field name '#' must be followed by colon");
 	expect_error("Package: aa\nStatus: install ok installed\nVersion: 1\nversion: 2\n",
@@ -368,6 +368,69 @@ static void test_parts_match_one_piece(void **state)
 	}
 }
 
+/* ^Z (dpkg's MSDOS_EOF_CHAR) and the file's last byte as parse_stanza()
+ * of dpkg 1.21.22 reads them (each decided by the real dpkg in
+ * tests/vectors/dpkg-status.tsv); the parts, cut at empty lines only, give
+ * the one-piece answer when ^Z^Z ends most stanzas and the cuts fall
+ * between the few that end at an empty line. */
+static void test_msdos_eof_and_last_byte(void **state)
+{
+	(void)state;
+	const char *wanted[] = { "b1", NULL };
+	struct dpkg_status st = parse_ok("Package: a1\nVersion: 1\n\032\032Package: b1\nVersion: 2\n", wanted);
+	assert_int_equal(st.count, 1);
+	assert_string_equal(st.pkgs[0].version, "2");
+	assert_int_equal(st.pkgs[0].line, 5); /* ^Z counts as a line, as dpkg's lno does */
+	dpkg_status_free(&st);
+	st = parse_ok("Package: b1\nVersion: 2\032", wanted); /* ^Z as the last line end: not in the value */
+	assert_string_equal(st.pkgs[0].version, "2");
+	dpkg_status_free(&st);
+	st = parse_ok("Package: b1\nVersion: 2\nX", wanted);
+	assert_int_equal(st.count, 1);
+	dpkg_status_free(&st);
+	st = parse_ok("Package: b1\nVersion: 2\n\nX", wanted);
+	dpkg_status_free(&st);
+	st = parse_ok("X", wanted);
+	assert_int_equal(st.count, 0);
+	dpkg_status_free(&st);
+	const char last_nul[] = "Package: b1\nVersion: 2\n\0"; /* a last NUL is never parsed either */
+	char err[512];
+	assert_int_equal(dpkg_status_parse("/x/status", last_nul, sizeof(last_nul) - 1, wanted, &st, err, sizeof(err)),
+			 0);
+	assert_int_equal(st.count, 1);
+	dpkg_status_free(&st);
+	expect_load_matches_parse(last_nul, sizeof(last_nul) - 1, NULL);
+	/* dpkg tests for the end before it looks at the byte it read */
+	expect_error("Package: b1\nDescription: foo\032bar\n", "/x/status:3: end of file after field name 'bar'");
+	expect_error("Package: b1\nDescription: foo\032bar\nVersion: 1\n", "/x/status:3: newline in field name 'bar'");
+	expect_error("Package: b1\nDescr\032iption: x\n", "MSDOS end of file (^Z) in field name 'Descr'");
+	expect_error("Package: b1\nDescription:\032\n", "MSDOS end of file (^Z) in value of field 'Description'");
+	expect_error("Package: b1\nVersion: 2\nFoo:\n", "/x/status:3: end of file before value of field 'Foo'");
+	expect_error("Package: b1\nVersion: 2\nFoo: \n", "end of file before value of field 'Foo'");
+	expect_error("Package: b1\nVersion: 2\nXY", "end of file after field name");
+	expect_error("Package: b1\nStatus: install ok installed\032\nVersion: 2\n", "trailing junk");
+	static const char *const texts[] = {
+		"Package: b1\nVersion: 2\n\032\032Package: c1\nVersion: 2\n\nX",
+		"Package: b1\nVersion: 2\nFoo:\n",
+		"Package: b1\nVersion: 2\nFoo:\n\n",
+		"Package: b1\nDescription: x\032 y\n\n\032Package: c1\nVersion: 1\n ",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(texts); i++) {
+		expect_load_matches_parse(texts[i], strlen(texts[i]), NULL);
+		expect_load_matches_parse(texts[i], strlen(texts[i]), wanted);
+	}
+	struct strbuf sb = STRBUF_INIT;
+	for (int i = 0; i < 3000; i++)
+		sb_printf(&sb, "Package: p%d\nVersion: 1.%d\nDescription: d\032 more\n%s", i, i,
+			  i % 97 == 0 ? "\n"
+			  : i % 2     ? "\032\032"
+				      : "\032");
+	sb_puts(&sb, "Package: last\nVersion: 1\n:");
+	expect_load_matches_parse(sb.buf, sb.len, NULL);
+	expect_load_matches_parse(sb.buf, sb.len, wanted);
+	sb_release(&sb);
+}
+
 static void test_buffered_load_matches_parse(void **state)
 {
 	(void)state;
@@ -495,7 +558,7 @@ static void expect_wanted_matches_full(const char *what, const char *text, size_
 }
 
 /* The text column of tests/vectors/dpkg-status.tsv, after the dpkg stanza
- * the integration test writes first (\n \r \t \\ unescaped). */
+ * the integration test writes first (\n \r \t \\ \z \xHH unescaped). */
 static size_t status_vector(const char *field, char *out, size_t cap)
 {
 	static const char head[] = "Package: dpkg\nStatus: install ok installed\nArchitecture: amd64\n"
@@ -506,7 +569,13 @@ static size_t status_vector(const char *field, char *out, size_t cap)
 		char c = *p;
 		if (c == '\\' && p[1]) {
 			p++;
-			c = *p == 'n' ? '\n' : *p == 'r' ? '\r' : *p == 't' ? '\t' : *p;
+			if (*p == 'x' && p[1] && p[2]) { /* \xHH: one byte */
+				char hex[3] = { p[1], p[2], 0 };
+				c = (char)strtol(hex, NULL, 16);
+				p += 2;
+			} else {
+				c = *p == 'n' ? '\n' : *p == 'r' ? '\r' : *p == 't' ? '\t' : *p == 'z' ? '\032' : *p;
+			}
 		}
 		out[n++] = c;
 	}
@@ -621,6 +690,7 @@ int main(void)
 		cmocka_unit_test(test_skip_matches_full_parse),
 		cmocka_unit_test(test_buffered_load_matches_parse),
 		cmocka_unit_test(test_parts_match_one_piece),
+		cmocka_unit_test(test_msdos_eof_and_last_byte),
 		cmocka_unit_test(test_providers_kept),
 		cmocka_unit_test(test_fast_paths_match_rules),
 		cmocka_unit_test(test_status_spellings),
