@@ -512,8 +512,11 @@ int cmd_check(int argc, char **argv)
 	double deadline = o.deadline ? o.deadline : spec_seconds(&spec, "deadline", default_deadline(profile));
 	if (spec_deadline && monotonic_seconds() - start > deadline) {
 		/* the deadline the spec sets covers reading the spec too */
-		fprintf(stderr, "gpugate: %s: reading the spec took %.1f s, past the deadline of %.1f s it sets\n",
-			spec.name ? spec.name : "spec", monotonic_seconds() - start, deadline);
+		char took[32], limit[32];
+		human_seconds(monotonic_seconds() - start, took, sizeof(took));
+		human_seconds(deadline, limit, sizeof(limit));
+		fprintf(stderr, "gpugate: %s: reading the spec took %s, past the deadline of %s it sets\n",
+			spec.name ? spec.name : "spec", took, limit);
 		spec_free(&spec);
 		free_check_options(&o);
 		return strcmp(profile, "healthcheck") == 0 ? EXIT_UNHEALTHY : EXIT_USAGE;
