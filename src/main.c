@@ -19,6 +19,7 @@
 #include "context.h"
 #include "lib/embedded.h"
 #include "lib/escape.h"
+#include "lib/safe_io.h"
 #include "lib/sandbox.h"
 #include "lib/util.h"
 #include "profile.h"
@@ -436,15 +437,17 @@ static int deliver(const struct run *run, void *arg)
 	bool lost = false;
 	/* the files first: a passing run whose report is lost says so on the
 	 * first line of standard output, not HEALTHY */
-	char why[512] = "";
+	char why[SAFE_ERR_MAX + 128] = "";
 	for (size_t i = 0; i < o->n_reports; i++) {
-		int err = report_to_file(o->reports[i].format, &shown, o->reports[i].path, &d->report);
-		if (err < 0) {
-			fprintf(stderr, "gpugate: cannot write the %s report to %s: %s\n", o->reports[i].format,
-				o->reports[i].path, strerror(-err));
+		char problem[SAFE_ERR_MAX];
+		if (report_to_file(o->reports[i].format, &shown, o->reports[i].path, &d->report, problem,
+				   sizeof(problem)) < 0) {
+			/* the sentence names the file and the real problem (a
+			 * folder where no temp file can be made, say) */
+			fprintf(stderr, "gpugate: cannot write the %s report: %s\n", o->reports[i].format, problem);
 			if (!lost)
-				snprintf(why, sizeof(why), "the %s report could not be written to %s: %s",
-					 o->reports[i].format, o->reports[i].path, strerror(-err));
+				snprintf(why, sizeof(why), "the %s report could not be written: %s",
+					 o->reports[i].format, problem);
 			lost = true;
 		}
 	}
