@@ -83,6 +83,9 @@ struct check_options {
 	struct report_request *reports;
 	size_t n_reports;
 	bool no_sandbox;
+	/* hidden, for gpugate serve: check the options, --root and the spec,
+	 * then exit 0 without running a check (exit 3 as a run would) */
+	bool preflight;
 	bool quiet, verbose;
 	const char *color;      /* auto, always, never */
 	const char *nfd_prefix; /* with its '/', or NULL */
@@ -190,7 +193,8 @@ static int parse_check_options(int argc, char **argv, struct check_options *o)
 		OPT_NO_SANDBOX,
 		OPT_VENDOR,
 		OPT_COLOR,
-		OPT_NFD_PREFIX
+		OPT_NFD_PREFIX,
+		OPT_PREFLIGHT
 	};
 	static const struct option longopts[] = {
 		{ "profile", required_argument, NULL, OPT_PROFILE },
@@ -207,6 +211,7 @@ static int parse_check_options(int argc, char **argv, struct check_options *o)
 		{ "color", required_argument, NULL, OPT_COLOR },
 		{ "nfd-prefix", required_argument, NULL, OPT_NFD_PREFIX },
 		{ "vendor", required_argument, NULL, OPT_VENDOR },
+		{ "preflight", no_argument, NULL, OPT_PREFLIGHT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -278,6 +283,9 @@ static int parse_check_options(int argc, char **argv, struct check_options *o)
 			break;
 		case OPT_NO_SANDBOX:
 			o->no_sandbox = true;
+			break;
+		case OPT_PREFLIGHT:
+			o->preflight = true;
 			break;
 		case 'q':
 			o->quiet = true;
@@ -554,6 +562,11 @@ int cmd_check(int argc, char **argv)
 		spec_free(&spec);
 		free_check_options(&o);
 		return EXIT_USAGE;
+	}
+	if (o.preflight) {
+		spec_free(&spec);
+		free_check_options(&o);
+		return EXIT_HEALTHY;
 	}
 	struct run run;
 	run_checks(&ctx, &sel, &run, deliver, &delivery, guard);
