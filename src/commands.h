@@ -25,7 +25,11 @@ int cmd_diff(int argc, char **argv);
 /* Prints "gpugate: MESSAGE" and the usage hint to stderr; returns EXIT_USAGE. */
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* 0 when --root DIR names a directory; else the usage error (3). */
+/* 0 when --root DIR names a directory; else the usage error (3), its
+ * message led by command ("spec freeze") so that the hint is that
+ * command's --help; NULL: gpugate check's. */
+int command_root_option(const char *command, const char *dir);
+/* command_root_option(NULL, dir): gpugate check's --root. */
 int check_root_option(const char *dir);
 
 #endif

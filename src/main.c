@@ -19,6 +19,7 @@
 #include "context.h"
 #include "lib/embedded.h"
 #include "lib/escape.h"
+#include "lib/safe_io.h"
 #include "lib/sandbox.h"
 #include "lib/util.h"
 #include "profile.h"
@@ -82,6 +83,9 @@ struct check_options {
 	struct report_request *reports;
 	size_t n_reports;
 	bool no_sandbox;
+	/* hidden, for gpugate serve: check the options, --root and the spec,
+	 * then exit 0 without running a check (exit 3 as a run would) */
+	bool preflight;
 	bool quiet, verbose;
 	const char *color;      /* auto, always, never */
 	const char *nfd_prefix; /* with its '/', or NULL */
@@ -189,7 +193,8 @@ static int parse_check_options(int argc, char **argv, struct check_options *o)
 		OPT_NO_SANDBOX,
 		OPT_VENDOR,
 		OPT_COLOR,
-		OPT_NFD_PREFIX
+		OPT_NFD_PREFIX,
+		OPT_PREFLIGHT
 	};
 	static const struct option longopts[] = {
 		{ "profile", required_argument, NULL, OPT_PROFILE },
@@ -206,6 +211,7 @@ static int parse_check_options(int argc, char **argv, struct check_options *o)
 		{ "color", required_argument, NULL, OPT_COLOR },
 		{ "nfd-prefix", required_argument, NULL, OPT_NFD_PREFIX },
 		{ "vendor", required_argument, NULL, OPT_VENDOR },
+		{ "preflight", no_argument, NULL, OPT_PREFLIGHT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -277,6 +283,9 @@ static int parse_check_options(int argc, char **argv, struct check_options *o)
 			break;
 		case OPT_NO_SANDBOX:
 			o->no_sandbox = true;
+			break;
+		case OPT_PREFLIGHT:
+			o->preflight = true;
 			break;
 		case 'q':
 			o->quiet = true;
@@ -436,15 +445,17 @@ static int deliver(const struct run *run, void *arg)
 	bool lost = false;
 	/* the files first: a passing run whose report is lost says so on the
 	 * first line of standard output, not HEALTHY */
-	char why[512] = "";
+	char why[SAFE_ERR_MAX + 128] = "";
 	for (size_t i = 0; i < o->n_reports; i++) {
-		int err = report_to_file(o->reports[i].format, &shown, o->reports[i].path, &d->report);
-		if (err < 0) {
-			fprintf(stderr, "gpugate: cannot write the %s report to %s: %s\n", o->reports[i].format,
-				o->reports[i].path, strerror(-err));
+		char problem[SAFE_ERR_MAX];
+		if (report_to_file(o->reports[i].format, &shown, o->reports[i].path, &d->report, problem,
+				   sizeof(problem)) < 0) {
+			/* the sentence names the file and the real problem (a
+			 * folder where no temp file can be made, say) */
+			fprintf(stderr, "gpugate: cannot write the %s report: %s\n", o->reports[i].format, problem);
 			if (!lost)
-				snprintf(why, sizeof(why), "the %s report could not be written to %s: %s",
-					 o->reports[i].format, o->reports[i].path, strerror(-err));
+				snprintf(why, sizeof(why), "the %s report could not be written: %s",
+					 o->reports[i].format, problem);
 			lost = true;
 		}
 	}
@@ -512,8 +523,11 @@ int cmd_check(int argc, char **argv)
 	double deadline = o.deadline ? o.deadline : spec_seconds(&spec, "deadline", default_deadline(profile));
 	if (spec_deadline && monotonic_seconds() - start > deadline) {
 		/* the deadline the spec sets covers reading the spec too */
-		fprintf(stderr, "gpugate: %s: reading the spec took %.1f s, past the deadline of %.1f s it sets\n",
-			spec.name ? spec.name : "spec", monotonic_seconds() - start, deadline);
+		char took[32], limit[32];
+		human_seconds(monotonic_seconds() - start, took, sizeof(took));
+		human_seconds(deadline, limit, sizeof(limit));
+		fprintf(stderr, "gpugate: %s: reading the spec took %s, past the deadline of %s it sets\n",
+			spec.name ? spec.name : "spec", took, limit);
 		spec_free(&spec);
 		free_check_options(&o);
 		return strcmp(profile, "healthcheck") == 0 ? EXIT_UNHEALTHY : EXIT_USAGE;
@@ -548,6 +562,11 @@ int cmd_check(int argc, char **argv)
 		spec_free(&spec);
 		free_check_options(&o);
 		return EXIT_USAGE;
+	}
+	if (o.preflight) {
+		spec_free(&spec);
+		free_check_options(&o);
+		return EXIT_HEALTHY;
 	}
 	struct run run;
 	run_checks(&ctx, &sel, &run, deliver, &delivery, guard);

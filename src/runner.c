@@ -148,7 +148,8 @@ static void collect(const struct context *ctx, const struct planned *plan, const
 	run->count = count;
 	run->spec = ctx->spec;
 	run->results = xcalloc(count ? count : 1, sizeof(*run->results));
-	double limit = ctx->deadline - ctx->start;
+	char limit[32];
+	human_seconds(ctx->deadline - ctx->start, limit, sizeof(limit));
 	for (size_t i = 0; i < count; i++) {
 		struct result *r = &run->results[i];
 		if (stage[i] == CHECK_FINAL) {
@@ -157,9 +158,9 @@ static void collect(const struct context *ctx, const struct planned *plan, const
 		}
 		r->id = plan[i].check->id;
 		if (stage[i] == CHECK_RUNNING)
-			result_set(r, STATUS_FAIL, "timed out: still running when the %.1f s deadline passed", limit);
+			result_set(r, STATUS_FAIL, "timed out: still running when the %s deadline passed", limit);
 		else
-			result_set(r, STATUS_FAIL, "timed out: not started before the %.1f s deadline passed", limit);
+			result_set(r, STATUS_FAIL, "timed out: not started before the %s deadline passed", limit);
 		result_remedy(r, "raise --deadline (or the spec's deadline), or find what blocks this check");
 		r->duration_ms = 0;
 	}
@@ -192,10 +193,12 @@ static void *watchdog_main(void *arg)
 			break;
 	}
 	if (w->state == GUARD_SETUP) {
+		char limit[32];
+		human_seconds(w->deadline - w->start, limit, sizeof(limit));
 		fprintf(stderr,
-			"gpugate: gave up after %.1f s, before any check ran, while %s: a FIFO with no "
+			"gpugate: gave up after %s, before any check ran, while %s: a FIFO with no "
 			"writer or a hung network mount? (raise --deadline if it is only slow)\n",
-			w->deadline - w->start, w->doing);
+			limit, w->doing);
 		fflush(stderr);
 		_exit(EXIT_USAGE);
 	}

@@ -48,12 +48,20 @@ int usage_error(const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
-int check_root_option(const char *dir)
+int command_root_option(const char *command, const char *dir)
 {
+	/* the command's name first, so that the hint is its own --help */
+	const char *sep = command ? ": " : "";
+	command = command ? command : "";
 	struct stat st;
 	if (stat(dir, &st) < 0)
-		return usage_error("--root %s: %s", dir, strerror(errno));
+		return usage_error("%s%s--root %s: %s", command, sep, dir, strerror(errno));
 	if (!S_ISDIR(st.st_mode))
-		return usage_error("--root %s: not a directory", dir);
+		return usage_error("%s%s--root %s: not a directory", command, sep, dir);
 	return 0;
+}
+
+int check_root_option(const char *dir)
+{
+	return command_root_option(NULL, dir);
 }

@@ -413,10 +413,12 @@ static int device_smoke(const struct cuda_api *api, struct probe_channel *ch, co
 	double timeout = opt->sync_timeout_s > 0 ? opt->sync_timeout_s : 10;
 	int w = wait_for_event(api, b.event, timeout, false, &rc);
 	if (w > 0) {
-		char *msg = xasprintf("the smoke kernel did not finish within %.3g s: the GPU is hung "
+		char waited[32];
+		human_seconds(timeout, waited, sizeof(waited));
+		char *msg = xasprintf("the smoke kernel did not finish within %s: the GPU is hung "
 				      "or saturated by another process; check nvidia-smi and the "
 				      "host's kernel log for Xid errors",
-				      timeout);
+				      waited);
 		set_error(d, "sync", "TIMEOUT", msg);
 		free(msg);
 		goto out;

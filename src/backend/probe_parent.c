@@ -167,7 +167,9 @@ static void classify(struct probe_run *run)
 	const char *rstage = run->result ? json_string_value(json_object_get(run->result, "stage")) : NULL;
 	run->failed_stage = xstrdup(rstage ? rstage : run->stage[0] ? run->stage : "loader");
 	if (run->killed) {
-		run->verdict = xasprintf("hung %s for %.1f s (killed)", where, run->stage_seconds);
+		char took[32];
+		human_seconds(run->stage_seconds, took, sizeof(took));
+		run->verdict = xasprintf("hung %s for %s (killed)", where, took);
 		return;
 	}
 	if (run->signal) {

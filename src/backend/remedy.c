@@ -2,20 +2,22 @@
  * its error name through the backend's own table. */
 #include <string.h>
 
+#include "../lib/util.h"
 #include "../result.h"
 #include "session.h"
 
 void probe_remedy(const struct backend *be, const struct probe_outcome *o, struct result *r)
 {
 	const char *error = o->result.error;
+	char had[32];
+	human_seconds(o->seconds, had, sizeof(had));
 	if (o->killed && o->last_stage[0] == '\0')
 		/* killed before the child said anything: the time it had was too short
 		 * to start a process at all, nothing points at the GPU */
-		result_remedy(
-			r,
-			"the probe had only %.2f s and was killed before it started: raise --deadline or runtime.timeout "
-			"(the %s runtime needs about 0.5 s to start)",
-			o->seconds, be->name);
+		result_remedy(r,
+			      "the probe had only %s and was killed before it started: raise --deadline or "
+			      "runtime.timeout (the %s runtime needs about 0.5 s to start)",
+			      had, be->name);
 	else if (o->killed)
 		result_remedy(r, "%s", be->hang_remedy);
 	else if (o->signal)

@@ -458,8 +458,9 @@ static int smoke(const struct ze_api *api, struct probe_channel *ch, const struc
 	double timeout = opt->sync_timeout_s > 0 ? opt->sync_timeout_s : 10;
 	ze_result_t src = api->zeFenceHostSynchronize(o.fence, (uint64_t)(timeout * 1e9));
 	if (src != ZE_RESULT_SUCCESS) {
-		char detail[96];
-		snprintf(detail, sizeof(detail), "waited %.1f s for %zu work items", timeout, n);
+		char detail[96], waited[32];
+		human_seconds(timeout, waited, sizeof(waited));
+		snprintf(detail, sizeof(detail), "waited %s for %zu work items", waited, n);
 		set_error(dj, "sync", src, detail);
 		goto out;
 	}

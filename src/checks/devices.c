@@ -369,9 +369,9 @@ static void report_no_sysfs(const struct context *ctx, struct devices_state *s, 
 			   strerror(s->scan.error));
 	if (nodes.len) {
 		text_sanitize(nodes.buf);
-		result_finding(r, STATUS_FAIL, "devices.gpus.no_sysfs",
-			       "%s holds %s, but without /sys the Intel driver cannot map a node to its PCI device",
-			       s->dri_dir, nodes.buf);
+		result_finding(r, STATUS_FAIL, "devices.gpus.no_sysfs", "%s holds %s, but /sys is not visible: %s",
+			       s->dri_dir, nodes.buf,
+			       vendor_sysfs_use(s->vendor.any ? NULL : vendor_by_pci(s->vendor.id)));
 		result_remedy(
 			r,
 			"keep /sys mounted in the container (Docker and Kubernetes mount it read-only by default; do not mask it)");
@@ -537,8 +537,9 @@ const struct gpu_view *devices_owner_of(const struct devices_state *s, dev_t rde
 
 /* devices.nodes ----------------------------------------------------------- */
 
-/* /sys/dev/char/MAJOR:MINOR must lead back to the same PCI device: the Intel
- * driver maps an opened node to its GPU through it (read by the scan). */
+/* /sys/dev/char/MAJOR:MINOR must lead back to the same PCI device, for a
+ * vendor whose driver maps an opened node to its GPU through it
+ * (dev_char_map: Intel's; read by the scan). */
 static void check_dev_char(const struct context *ctx, const struct drm_gpu *g, const struct drm_node *n,
 			   struct result *r)
 {
@@ -549,8 +550,8 @@ static void check_dev_char(const struct context *ctx, const struct drm_gpu *g, c
 	char *path = ctx_path(ctx, rel);
 	if (n->char_link < 0) {
 		result_finding(r, STATUS_FAIL, "devices.nodes.sysfs_char_unreadable",
-			       "%s: %s (the Intel driver maps %s to its PCI device through it)", path,
-			       strerror(-n->char_link), n->name);
+			       "%s: %s (the %s driver maps %s to its PCI device through it)", path,
+			       strerror(-n->char_link), vendor_label(g->vendor), n->name);
 		result_remedy(
 			r,
 			"keep the host's /sys visible in the container (read-only is fine): the driver needs /sys/dev/char");

@@ -1,5 +1,5 @@
 /* Check group `system`: the container's posture for GPU work. /sys visible
- * (the Intel driver maps nodes to PCI devices through it), the seccomp mode,
+ * (why it matters is the vendor's to say: vendor_sysfs_use), the seccomp mode,
  * the capabilities whose absence breaks GPU features under Docker's default
  * seccomp profile, whether we run in a container, and (validate only) the
  * kernel log's signs of a sick GPU. Warnings, never failures, except the
@@ -16,6 +16,7 @@
 #include "../lib/kmsg.h"
 #include "../lib/util.h"
 #include "../registry.h"
+#include "../vendor/vendor.h"
 
 #define SYSFS_MAGIC_NUMBER 0x62656572
 
@@ -40,10 +41,9 @@ static void run_sysfs(const struct context *ctx, void *state, struct result *r)
 		"keep the host's /sys mounted in the container (Docker and Kubernetes mount it read-only by default; "
 		"do not mask or replace it)";
 	if (stat(sys, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		result_set(r, STATUS_WARN,
-			   "%s is not visible: the Intel driver maps render nodes to PCI devices through "
-			   "/sys/dev/char and reads the bound driver from /sys/bus/pci",
-			   sys);
+		/* why it matters is the vendor's to say (src/vendor/) */
+		const struct vendor *v = ctx->vendor ? vendor_by_name(ctx->vendor) : NULL;
+		result_set(r, STATUS_WARN, "%s is not visible: %s", sys, vendor_sysfs_use(v));
 		result_remedy(r, "%s", fix);
 	} else {
 		struct statfs fs;
@@ -399,7 +399,7 @@ static void run_kernel_log(const struct context *ctx, void *state, struct result
 }
 
 static const struct check_def system_checks[] = {
-	{ "system.sysfs", "/sys is visible (the Intel driver maps nodes to PCI devices through it)", NULL, false,
+	{ "system.sysfs", "/sys is visible (GPUs, their PCI devices and drivers are found through it)", NULL, false,
 	  run_sysfs },
 	{ "system.seccomp", "the seccomp mode from /proc/self/status", NULL, false, run_seccomp },
 	{ "system.capabilities",

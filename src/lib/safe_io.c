@@ -138,6 +138,17 @@ static int open_through(struct safe_writer *w, const struct stat *link, char *er
 	return 0;
 }
 
+/* The temp file could not be made: names the folder, as the target itself
+ * may be fine (/proc/version exists, but nothing can be created in /proc).
+ * dirlen: the length of the path's folder with its slash (0: none). */
+static void say_no_temp(const struct safe_writer *w, int dirlen, const char *why, char *err, size_t errsize)
+{
+	int len = dirlen > 1 ? dirlen - 1 : 1; /* "dir" for "dir/x", "/" for "/x" */
+	const char *dir = dirlen ? w->path : ".";
+	say(err, errsize, "cannot create a temporary file in %.*s to %s %s: %s", len, dir,
+	    w->target_missing ? "create" : "replace", w->path, why);
+}
+
 /* A hidden temp file beside the target: collectors that read every file of a
  * folder (node-feature-discovery's features.d) skip dot-files. */
 static int open_replacement(struct safe_writer *w, mode_t mode, char *err, size_t errsize)
@@ -154,14 +165,14 @@ static int open_replacement(struct safe_writer *w, mode_t mode, char *err, size_
 			break;
 		if (errno != EEXIST) {
 			int e = errno;
-			say(err, errsize, "%s: cannot create a temporary file beside it: %s", w->path, strerror(e));
+			say_no_temp(w, dirlen, strerror(e), err, errsize);
 			free(w->tmp);
 			w->tmp = NULL;
 			return -e;
 		}
 	}
 	if (w->fd < 0) {
-		say(err, errsize, "%s: cannot create a temporary file beside it", w->path);
+		say_no_temp(w, dirlen, "every name tried was taken", err, errsize);
 		return -EEXIST;
 	}
 	if (fchmod(w->fd, mode) < 0) { /* the umask must not widen or narrow it */

@@ -414,6 +414,32 @@ void human_bytes(uint64_t n, char *buf, size_t size)
 	snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", v, units[u]);
 }
 
+/* Prints v with 3 decimals, then trims the trailing zeros (and the point). */
+static void trimmed_number(double v, const char *unit, char *buf, size_t size)
+{
+	char num[64];
+	snprintf(num, sizeof(num), "%.3f", v);
+	if (strchr(num, '.')) {
+		size_t n = strlen(num);
+		while (num[n - 1] == '0')
+			num[--n] = '\0';
+		if (num[n - 1] == '.')
+			num[--n] = '\0';
+	}
+	snprintf(buf, size, "%s %s", num, unit);
+}
+
+void human_seconds(double s, char *buf, size_t size)
+{
+	/* below a second in ms, so that a 0.0001 s deadline reads "0.1 ms", not "0.0 s" */
+	if (s > 0 && s < 1 && s * 1e3 >= 0.0005)
+		trimmed_number(s * 1e3, "ms", buf, size);
+	else if (s > 0 && s < 1)
+		snprintf(buf, size, "%g s", s);
+	else
+		trimmed_number(s, "s", buf, size);
+}
+
 bool str_starts_with(const char *s, const char *prefix)
 {
 	return strncmp(s, prefix, strlen(prefix)) == 0;

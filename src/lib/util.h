@@ -82,6 +82,9 @@ const char *env_lookup(char *const *env, const char *name);
 const char *count_noun(size_t n, const char *one, const char *many);
 /* A size for people, in IEC units: "512 B", "12.3 KiB", "1.5 GiB". */
 void human_bytes(uint64_t n, char *buf, size_t size);
+/* A duration for people, precise enough to tell what the user gave:
+ * "30 s", "2.5 s", "500 ms", "0.1 ms" (at most 3 decimals, zeros trimmed). */
+void human_seconds(double s, char *buf, size_t size);
 
 bool str_starts_with(const char *s, const char *prefix);
 /* [A-Za-z0-9], whatever the locale. */

@@ -999,7 +999,9 @@ int cmd_diff(int argc, char **argv)
 			fputs("usage: gpugate diff [--format text|json|markdown] [--tolerance PCT] OLD.json NEW.json\n"
 			      "Compares two gpugate JSON reports; exit 1 when NEW regressed against OLD (a check newly\n"
 			      "failing, a GPU lost, copy bandwidth or launch latency worse than the tolerance: by default\n"
-			      "the runtime.tolerance the NEW run used), 0 otherwise, 3 on unusable input.\n",
+			      "the runtime.tolerance the NEW run used), 0 otherwise, 3 on unusable input.\n"
+			      "Either report (not both) may be - for standard input, a file or a pipe:\n"
+			      "  gpugate check --format json | gpugate diff base.json -\n",
 			      stdout);
 			return EXIT_HEALTHY;
 		default:
@@ -1010,6 +1012,8 @@ int cmd_diff(int argc, char **argv)
 	}
 	if (argc - optind != 2)
 		return usage_error("diff: give two reports: gpugate diff OLD.json NEW.json");
+	if (strcmp(argv[optind], "-") == 0 && strcmp(argv[optind + 1], "-") == 0)
+		return usage_error("diff: only one of OLD and NEW can be standard input ('-')");
 	struct report_doc old, new;
 	char why[4608];
 	if (report_load(argv[optind], REPORT_MAX, &old, why, sizeof(why)) < 0) {

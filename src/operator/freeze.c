@@ -183,19 +183,21 @@ static int cmp_pkg(const void *a, const void *b)
 	return c ? c : strcmp(x->arch, y->arch);
 }
 
-/* The packages: section. 0, or -1 with the reason on stderr. */
+/* The packages: section. 0, or -1 with the reason on stderr. When none is
+ * pinned, none_why says why (no dpkg database, no vendor package in it). */
 static int emit_packages(struct strbuf *sb, const struct freeze_options *o, const struct spec *base,
-			 const struct vendor *vendor, size_t *pinned)
+			 const struct vendor *vendor, size_t *pinned, char *none_why, size_t why_size)
 {
 	char *path = root_path(o->root, "/var/lib/dpkg/status");
 	struct dpkg_status st;
 	char err[512];
 	int rc = dpkg_status_load(path, NULL, &st, err, sizeof(err));
 	*pinned = 0;
-	if (rc == -2) { /* not a Debian-based root: nothing to pin, not an error */
+	if (rc == -2) { /* not a Debian-based root: no package to pin, the GPUs may still be */
 		sb_puts(sb, "# No package is pinned: ");
 		escape_yaml_comment(sb, err);
 		sb_puts(sb, ".\n\n");
+		snprintf(none_why, why_size, "no dpkg database (%s)", err);
 		free(path);
 		return 0;
 	}
@@ -219,6 +221,8 @@ static int emit_packages(struct strbuf *sb, const struct freeze_options *o, cons
 			   : "exactly (=: any other version fails, naming the package)");
 	if (!n) {
 		sb_puts(sb, "# None is installed: nothing to pin.\npackages: []\n\n");
+		snprintf(none_why, why_size, "none of the %s user-mode driver packages is installed in %s",
+			 vendor->name, path);
 	} else {
 		sb_puts(sb, "packages:\n");
 		for (size_t i = 0; i < n; i++) {
@@ -644,7 +648,8 @@ static int parse_options(int argc, char **argv, struct freeze_options *o)
 			      "  --profile, --spec  the base its other settings come from (default --profile ci)\n"
 			      "  --floor            pin packages with >= instead of =\n"
 			      "  --with-baselines   measure every GPU into FILE.baselines/ (needs -o FILE)\n"
-			      "exit status: 0 written, 1 the measurement or the write failed, 3 usage or base spec error\n",
+			      "exit status: 0 written, 1 the measurement or the write failed, 3 usage or base spec error,\n"
+			      "  or nothing to pin (no vendor package and no GPU of the vendor: is --root right?)\n",
 			      stdout);
 			return -1;
 		case ':':
@@ -700,7 +705,7 @@ static int spec_freeze(int argc, char **argv)
 	int rc = parse_options(argc, argv, &o);
 	if (rc)
 		return rc < 0 ? EXIT_HEALTHY : rc;
-	if (o.root && check_root_option(o.root))
+	if (o.root && command_root_option("spec freeze", o.root))
 		return EXIT_USAGE;
 	/* the vendor as gpugate check decides it, so that the same pins apply */
 	const struct vendor *vendor = o.vendor ? vendor_by_name(o.vendor) : vendor_detect_at(o.root);
@@ -713,6 +718,35 @@ static int spec_freeze(int argc, char **argv)
 	}
 	const char *base_name = o.spec ? o.spec : o.profile ? o.profile : "ci";
 	size_t gpus = count_gpus(o.root, vendor);
+	/* the packages first: the header says whether any is pinned */
+	struct strbuf packages = STRBUF_INIT;
+	size_t pinned = 0, models = 0;
+	char no_package[1200] = "";
+	if (emit_packages(&packages, &o, &base, vendor, &pinned, no_package, sizeof(no_package)) < 0) {
+		sb_release(&packages);
+		spec_free(&base);
+		return EXIT_UNHEALTHY;
+	}
+	if (!pinned && !gpus && !o.with_baselines) {
+		/* no GPU stack: such a spec would pass on any machine; a wrong
+		 * --root (or --vendor) is far likelier than the wish for one.
+		 * --with-baselines pins what its measurement finds (a GPU the
+		 * runtime sees), or fails when it finds none. */
+		fprintf(stderr,
+			"gpugate: spec freeze: nothing to pin under %s: %s, and no %s GPU with a bound driver "
+			"and a device node (is --root or --vendor wrong?); no spec written\n",
+			o.root ? o.root : "/", no_package, vendor->name);
+		sb_release(&packages);
+		spec_free(&base);
+		return EXIT_USAGE;
+	}
+	if (!pinned)
+		fprintf(stderr, "gpugate: spec freeze: warning: no package is pinned: %s\n", no_package);
+	if (!gpus)
+		fprintf(stderr,
+			"gpugate: spec freeze: warning: no %s GPU with a bound driver and a device node: "
+			"min_gpus: 0 requires none\n",
+			vendor->name);
 
 	char host[256] = "";
 	gethostname(host, sizeof(host) - 1);
@@ -727,8 +761,9 @@ static int spec_freeze(int argc, char **argv)
 	sb_puts(&out, ",\n# from the base ");
 	escape_yaml_comment(&out, base_name);
 	sb_puts(&out, ": this machine's GPU stack as it was then.\n"
-		      "# Check a machine against it: gpugate check --spec THIS_FILE\n"
-		      "# (the same machine passes; a changed package fails, naming it).\n\n");
+		      "# Check a machine against it: gpugate check --spec THIS_FILE\n");
+	sb_puts(&out, pinned ? "# (the same machine passes; a changed package fails, naming it).\n\n"
+			     : "# (no package is pinned, see below: a changed package goes unnoticed).\n\n");
 	sb_puts(&out, "profile: ");
 	escape_yaml_scalar(&out, key_str(&base, "profile"));
 	sb_puts(&out, "\ndescription: ");
@@ -742,12 +777,8 @@ static int spec_freeze(int argc, char **argv)
 	}
 	sb_puts(&out, "\n");
 
-	size_t pinned = 0, models = 0;
-	if (emit_packages(&out, &o, &base, vendor, &pinned) < 0) {
-		sb_release(&out);
-		spec_free(&base);
-		return EXIT_UNHEALTHY;
-	}
+	sb_add(&out, packages.buf, packages.len);
+	sb_release(&packages);
 	sb_printf(&out, "# The GPUs: %zu %s GPU%s with a bound driver and a device node (vendor %s).\n", gpus,
 		  vendor->name, gpus == 1 ? "" : "s", vendor_from);
 	sb_printf(&out, "devices:\n  vendor: %s\n  min_gpus: %zu\n", vendor->name, gpus);

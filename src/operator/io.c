@@ -23,8 +23,31 @@ int operator_write_output(const char *path, const char *data, size_t len, char *
 	return safe_write_file(path, data, len, 0644, 0, err, errsize);
 }
 
+/* "-": standard input, a file or a pipe (`gpugate check --format json |
+ * gpugate diff base.json -`), with a file's size cap; a terminal is refused
+ * rather than waited on. */
+static int read_standard_input(size_t max, char **content, size_t *len, char *err, size_t errsize)
+{
+	struct stat st;
+	if (fstat(STDIN_FILENO, &st) < 0) {
+		int e = errno;
+		snprintf(err, errsize, "standard input: %s", strerror(e));
+		return -e;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+		snprintf(err, errsize, "standard input is %s, not a file or a pipe", safe_kind_name(st.st_mode));
+		return -EINVAL;
+	}
+	int rc = safe_read_fd(STDIN_FILENO, "standard input", max, content, len, err, errsize);
+	if (rc == -EFBIG)
+		snprintf(err, errsize, "standard input: more than the %zu bytes a report may have", max);
+	return rc;
+}
+
 int operator_read_input(const char *path, size_t max, char **content, size_t *len, char *err, size_t errsize)
 {
+	if (strcmp(path, "-") == 0)
+		return read_standard_input(max, content, len, err, errsize);
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;

@@ -12,8 +12,9 @@
 int operator_write_output(const char *path, const char *data, size_t len, char *err, size_t errsize);
 
 /* Reads a whole input file of at most max bytes, without blocking: a FIFO,
- * a device or a folder is an error naming the file. 0, or -errno with err
- * filled. content is NUL-terminated; caller frees. */
+ * a device or a folder is an error naming the file. "-" is standard input
+ * (a file or a pipe, read to its end; a terminal is refused), with the same
+ * cap. 0, or -errno with err filled. content is NUL-terminated; caller frees. */
 int operator_read_input(const char *path, size_t max, char **content, size_t *len, char *err, size_t errsize);
 
 #endif

@@ -98,7 +98,8 @@ int report_load(const char *path, size_t max, struct report_doc *r, char *err, s
 	*r = (struct report_doc){ .path = path };
 	if (operator_read_input(path, max, &text, &len, err, errsz) < 0)
 		return -1;
-	int rc = report_parse(path, text, len, r, err, errsz);
+	/* "-" is named as what it is, in errors and in the diff */
+	int rc = report_parse(strcmp(path, "-") ? path : "standard input", text, len, r, err, errsz);
 	free(text);
 	return rc;
 }

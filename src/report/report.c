@@ -91,11 +91,14 @@ int report_to_stdout(const char *format, const struct run *run, const struct rep
 	return err;
 }
 
-int report_to_file(const char *format, const struct run *run, const char *path, const struct report_opts *opts)
+int report_to_file(const char *format, const struct run *run, const char *path, const struct report_opts *opts,
+		   char *err, size_t errsize)
 {
 	report_fn fn = report_lookup(format);
-	if (!fn)
+	if (!fn) {
+		snprintf(err, errsize, "%s: unknown report format '%s'", path, format);
 		return -EINVAL;
+	}
 	struct report_opts file_opts = *opts;
 	file_opts.color = false; /* a file is no terminal */
 	file_opts.quiet = false;
@@ -103,7 +106,7 @@ int report_to_file(const char *format, const struct run *run, const char *path, 
 	fn(&sb, run, &file_opts);
 	/* a device or FIFO (/dev/null, /dev/stdout) is written through, a file
 	 * replaced atomically: lib/safe_io.h */
-	int rc = safe_write_file(path, sb.buf, sb.len, 0644, 0, NULL, 0);
+	int rc = safe_write_file(path, sb.buf, sb.len, 0644, 0, err, errsize);
 	sb_release(&sb);
 	return rc;
 }

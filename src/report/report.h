@@ -60,8 +60,11 @@ const char *report_format_names(void);
 /* Writes to stdout. Returns 0 or -errno (-EPIPE when the reader left). */
 int report_to_stdout(const char *format, const struct run *run, const struct report_opts *opts);
 /* Writes to a temp file beside path and renames it over path, so that a
- * collector (node_exporter, a CI uploader) never reads half a report. */
-int report_to_file(const char *format, const struct run *run, const char *path, const struct report_opts *opts);
+ * collector (node_exporter, a CI uploader) never reads half a report.
+ * Returns 0 or -errno, with err one sentence naming the file and the
+ * problem (lib/safe_io.h). */
+int report_to_file(const char *format, const struct run *run, const char *path, const struct report_opts *opts,
+		   char *err, size_t errsize);
 
 /* Appends text to path (created 0644 when missing, never through a
  * symlink): $GITHUB_STEP_SUMMARY. Returns 0 or -errno. */

@@ -69,6 +69,48 @@ static int exec_unblocked(char *const argv[], char *const envp[])
 	return execvpe(argv[0], argv, envp);
 }
 
+/* `gpugate check USER-OPTIONS OURS...` as argv; free() it (the strings are
+ * borrowed). Ours last: the last --format and --color win in gpugate check. */
+static const char **check_argv(const struct serve_state *state, const char *const *ours, size_t n_ours)
+{
+	size_t n_user = 0;
+	while (state->check_args[n_user])
+		n_user++;
+	const char **argv = xcalloc(n_user + n_ours + 3, sizeof(*argv));
+	size_t k = 0;
+	argv[k++] = state->gpugate;
+	argv[k++] = "check";
+	for (size_t i = 0; i < n_user; i++)
+		argv[k++] = state->check_args[i];
+	for (size_t i = 0; i < n_ours; i++)
+		argv[k++] = ours[i];
+	argv[k] = NULL;
+	return argv;
+}
+
+int check_preflight(struct serve_state *state, char **errors)
+{
+	/* everything a run reads before its first check: a bad option or spec
+	 * is exit 3 here, before the server listens */
+	static const char *const ours[] = { "--preflight" };
+	const char **argv = check_argv(state, ours, ARRAY_SIZE(ours));
+	struct capture cap = { 0 };
+	struct spawn_child child = {
+		.argv = (char *const *)argv,
+		.die_with_parent = true,
+		.exec = exec_unblocked,
+		.on_data = on_data,
+		.arg = &cap,
+	};
+	double start = monotonic_seconds();
+	spawn_run(&child, 1, start + state->run_limit + SERVE_KILL_GRACE);
+	free(argv);
+	sb_release(&cap.streams[SPAWN_OUT]);
+	*errors = taken(&cap.streams[SPAWN_ERR]);
+	/* not started or killed: the runs will say so, served as not ready */
+	return child.error[0] || child.killed ? -1 : child.exit_code;
+}
+
 void check_run_once(struct serve_state *state, struct check_run *run)
 {
 	memset(run, 0, sizeof(*run));
@@ -86,21 +128,9 @@ void check_run_once(struct serve_state *state, struct check_run *run)
 	}
 	char json_report[64];
 	snprintf(json_report, sizeof(json_report), "json:/proc/self/fd/%d", json_fd);
-	size_t n_user = 0;
-	while (state->check_args[n_user])
-		n_user++;
-	/* Ours last: the last --format and --color win in gpugate check. */
 	const char *ours[] = { "--format", "text",     "--color=never", "--report", "prom:/proc/self/fd/3",
 			       "--report", json_report };
-	const char **argv = xcalloc(n_user + ARRAY_SIZE(ours) + 3, sizeof(*argv));
-	size_t k = 0;
-	argv[k++] = state->gpugate;
-	argv[k++] = "check";
-	for (size_t i = 0; i < n_user; i++)
-		argv[k++] = state->check_args[i];
-	for (size_t i = 0; i < ARRAY_SIZE(ours); i++)
-		argv[k++] = ours[i];
-	argv[k] = NULL;
+	const char **argv = check_argv(state, ours, ARRAY_SIZE(ours));
 
 	struct capture cap = { 0 };
 	struct spawn_child child = {

@@ -188,6 +188,13 @@ int main(int argc, char **argv)
 	state.run_limit = run_limit(o.check_args);
 	state.current = snapshot_initial(&state);
 
+	/* a bad spec or option ends the server before it says it listens */
+	char *errors = NULL;
+	int preflight = check_preflight(&state, &errors);
+	fputs(errors, stderr);
+	free(errors);
+	if (preflight == EXIT_USAGE)
+		return EXIT_USAGE;
 	char why[512];
 	struct http_server *server = http_start(&state, o.listen, why, sizeof(why));
 	if (!server) {

@@ -76,6 +76,11 @@ struct serve_state {
  * check_run_release frees it. */
 void check_run_once(struct serve_state *state, struct check_run *run);
 void check_run_release(struct check_run *run);
+/* checks.c: `gpugate check ARGS --preflight`: the options, --root and the
+ * spec read as a run would, no check run. Returns its exit code (3: a usage
+ * or spec error, to end the server before it listens), -1 when it did not
+ * start or outlived the run's limit; errors gets what it wrote on stderr (free it). */
+int check_preflight(struct serve_state *state, char **errors);
 
 /* gpu_metrics.c: the per-GPU series measured in the JSON report (free
  * memory, smoke result, performance figures) as Prometheus exposition. */

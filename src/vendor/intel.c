@@ -29,6 +29,10 @@ const struct vendor intel_vendor = {
 	.node_prefix = "renderD",
 	.by_path = true,      /* the compute runtime finds GPUs through /dev/dri/by-path */
 	.dev_char_map = true, /* and maps a render node to its PCI device through /sys/dev/char */
+	/* compute-runtime's discoverDevices: fstat of the node, then
+	 * /sys/dev/char/MAJOR:MINOR, then /sys/bus/pci/devices/<BDF>/driver */
+	.sysfs_use = "the Intel driver maps render nodes to PCI devices through /sys/dev/char and reads the "
+		     "bound driver from /sys/bus/pci",
 	/* ZE_AFFINITY_MASK's parser is src/lib/affinity.c (entries can name
 	 * several tiles each, so no per-child cap) */
 	.visible_env = "ZE_AFFINITY_MASK",

@@ -86,6 +86,15 @@ const char *vendor_pass_in_fix(const struct vendor *v)
 	return v && v->pass_in_fix ? v->pass_in_fix : vendor_fallback()->pass_in_fix;
 }
 
+const char *vendor_sysfs_use(const struct vendor *v)
+{
+	/* drm_scan (lib/drm_nodes.c) finds each GPU's PCI device and bound
+	 * driver there, whatever the vendor */
+	return v && v->sysfs_use ? v->sysfs_use
+				 : "gpugate reads each GPU's PCI device and bound kernel driver from /sys/class/drm "
+				   "and /sys/bus/pci";
+}
+
 size_t vendor_scan_proc(const char *root, struct drm_scan *scan, const struct vendor *v)
 {
 	size_t added = 0;

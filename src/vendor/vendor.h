@@ -36,8 +36,12 @@ struct vendor {
 	enum vendor_nodes nodes;
 	/* its per-GPU compute nodes: ROOT/node_dir/node_prefixN */
 	const char *node_dir, *node_prefix;
-	bool by_path;             /* its runtime finds GPUs through /dev/dri/by-path */
-	bool dev_char_map;        /* its runtime maps a render node to its GPU through /sys/dev/char */
+	bool by_path;      /* its runtime finds GPUs through /dev/dri/by-path */
+	bool dev_char_map; /* its runtime maps a render node to its GPU through /sys/dev/char */
+	/* What its stack reads in /sys, for the findings when /sys is hidden
+	 * (a cited fact), or NULL: what gpugate itself reads there
+	 * (vendor_sysfs_use). */
+	const char *sysfs_use;
 	const char *proc_gpus;    /* its driver's GPU list outside sysfs (a folder of PCI addresses), or NULL */
 	const char *proc_dir;     /* its driver's /proc folder, for the diagnostic bundle, or NULL */
 	const char *const *marks; /* files whose presence says its stack is here; NULL-terminated */
@@ -90,6 +94,9 @@ bool vendor_maps_dev_char(unsigned pci_id);
 bool vendor_has_stack(const struct vendor *v);
 /* The fix that passes GPUs of the vendor (NULL: the fallback's) into a container. */
 const char *vendor_pass_in_fix(const struct vendor *v);
+/* Why /sys matters, as a clause ("the Intel driver maps ..."): the vendor's
+ * sysfs_use, else (v NULL, or a vendor with none) what gpugate reads there. */
+const char *vendor_sysfs_use(const struct vendor *v);
 /* Adds to scan the GPUs that v's driver lists outside sysfs (every
  * vendor's when v is NULL); returns how many. */
 size_t vendor_scan_proc(const char *root, struct drm_scan *scan, const struct vendor *v);

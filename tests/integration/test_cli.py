@@ -214,7 +214,7 @@ def test_deadline_fails_a_hung_check_in_time(tmp_path):
     assert r.seconds < 1.8, r.seconds
     c = r.check("packages.installed")
     assert c["status"] == "fail"
-    assert "timed out" in c["summary"] and "1.0 s deadline" in c["summary"]
+    assert "timed out" in c["summary"] and "1 s deadline" in c["summary"]
 
 
 def test_deadline_keeps_finished_results_and_writes_reports(tmp_path):
@@ -234,10 +234,25 @@ def test_deadline_keeps_finished_results_and_writes_reports(tmp_path):
     assert [c["id"] for c in r.json()["checks"]] == [
         "packages.installed", "system.seccomp", "system.capabilities"]
     assert r.check("packages.installed")["status"] == "pass", r
-    assert "still running when the 1.0 s deadline passed" in r.check("system.seccomp")["summary"]
-    assert "not started before the 1.0 s deadline passed" in r.check("system.capabilities")["summary"]
+    assert "still running when the 1 s deadline passed" in r.check("system.seccomp")["summary"]
+    assert "not started before the 1 s deadline passed" in r.check("system.capabilities")["summary"]
     xml = junit.read_text()
     assert xml.count("<testcase") == 3 and xml.count("<failure") == 2, xml
+
+
+def test_a_sub_second_deadline_is_printed_as_given(tmp_path):
+    """A deadline below a second reads back as the user gave it ("0.5 ms"), whether the
+    watchdog fires while gpugate is still reading --root and the spec or once the hung
+    check runs (its status file's open never returns: hang_open_env), never "0.0 s"
+    (lib/util.h, human_seconds)."""
+    root = dpkg_root(tmp_path, [stanza("libze1", "1.9.0-1")])
+    spec = spec_file(tmp_path, PKG_SPEC)
+    r = run_gpugate("--spec", spec, "--root", str(root), "--deadline", "0.0005", "--only", "packages",
+                    timeout=10, extra_env=hang_open_env("/var/lib/dpkg/status"))
+    assert r.rc in (1, 3), r
+    out = r.out + r.err
+    assert "0.5 ms" in out, r
+    assert "0.0 s" not in out, r
 
 
 def test_hung_status_file_leaves_the_other_groups_their_verdicts(tmp_path):
@@ -255,7 +270,7 @@ def test_hung_status_file_leaves_the_other_groups_their_verdicts(tmp_path):
     assert r.rc == 1, r
     assert r.seconds < 1.8, r.seconds
     assert [c["id"] for c in r.json()["checks"]] == ["packages.installed", "system.sysfs", "system.container"]
-    assert "still running when the 1.0 s deadline passed" in r.check("packages.installed")["summary"]
+    assert "still running when the 1 s deadline passed" in r.check("packages.installed")["summary"]
     for check in ("system.sysfs", "system.container"):
         assert "timed out" not in r.check(check)["summary"], r.check(check)
 

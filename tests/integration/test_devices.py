@@ -599,6 +599,21 @@ def test_text_report_without_any_gpu(tmp_path):
     assert "UNHEALTHY" in p.stdout and "no GPU found" in p.stdout
 
 
+def test_no_sys_finding_is_in_the_vendors_words(root):
+    """devices.gpus.no_sysfs: DRM nodes but no /sys. Under an NVIDIA spec the finding says
+    what gpugate reads in /sys, not what the Intel driver does (src/vendor/: sysfs_use)."""
+    root.add_gpus(1)
+    shutil.rmtree(root.p("sys"))
+    spec = root.spec("devices:\n  vendor: nvidia\n")
+    rc, checks, _ = run(root, "--spec", spec, "--only", "devices.gpus")
+    assert rc == 1
+    text = text_of(checks["devices.gpus"])
+    assert "renderD128" in text and "/sys is not visible" in text and "/sys/bus/pci" in text, text
+    assert "Intel" not in text, text
+    rc, checks, _ = run(root, "--only", "devices.gpus")
+    assert "the Intel driver maps render nodes" in text_of(checks["devices.gpus"]), checks
+
+
 def test_nvidia_without_sysfs_uses_proc(root):
     # seen on a real H100 container: /proc/driver/nvidia/gpus/<address> but no /sys/class/drm
     spec = nvidia_root(root)

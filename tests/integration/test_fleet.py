@@ -235,7 +235,19 @@ def test_unwritable_report_folder_is_named(tmp_path):
     root, spec, _ = fixture_root(tmp_path, "1.17.2-1")
     r = run_gpugate("--spec", spec, "--root", str(root), "--report", f"nfd:{tmp_path}/missing/gpugate")
     assert r.rc == 3, r
-    assert f"cannot write the nfd report to {tmp_path}/missing/gpugate: No such file or directory" in r.err
+    assert (f"cannot write the nfd report: cannot create a temporary file in {tmp_path}/missing to create "
+            f"{tmp_path}/missing/gpugate: No such file or directory") in r.err, r
+
+
+def test_a_report_file_in_a_folder_that_takes_no_new_file_says_so(tmp_path):
+    """/proc/version exists, but nothing can be created in /proc: the message names the
+    folder where the temp file (lib/safe_io.h, replaced atomically) could not be made,
+    not a bare 'No such file or directory' about a file that is there."""
+    root, spec, _ = fixture_root(tmp_path, "1.17.2-1")
+    r = run_gpugate("--spec", spec, "--root", str(root), "--report", "json:/proc/version")
+    assert r.rc == 3, r
+    assert ("cannot write the json report: cannot create a temporary file in /proc to replace /proc/version: "
+            in r.err), r
 
 
 # node-problem-detector's config fields, from its source (kubernetes/node-problem-detector

@@ -5,10 +5,12 @@ and /dev) for the packages and devices groups and the test Level Zero driver
 runtime group. Exit 1 only when NEW regressed; 3 on unusable input."""
 import json
 import os
+import pty
 import re
+import subprocess
 import time
 
-from conftest import run_gpugate, stanza, write
+from conftest import GPUGATE, run_gpugate, stanza, write
 from gpufixture import Root
 from test_runtime import FAKE
 
@@ -262,3 +264,41 @@ def test_the_new_runs_tolerance_wins_and_100_is_refused(tmp_path):
     for bad in ("100", "100%", "-1"):
         r = diff("--tolerance", bad, new, new)
         assert r.rc == 3, (bad, r)
+
+
+def test_standard_input_is_a_report_from_a_pipe(tmp_path):
+    """'-' is standard input: `gpugate check --format json | gpugate diff base.json -`
+    in a real pipe between the two processes, named 'standard input' in the diff; the
+    same 16 MiB cap as a file; not both sides; a terminal is refused, not waited on."""
+    root = root_with(tmp_path, "root", gpus=1)
+    spec = write(str(tmp_path / "pkg.yaml"), "packages:\n  - libze1 (>= 1.17)\n")
+    check = [GPUGATE, "check", "--root", root.path, "--spec", spec, "--format", "json"]
+    base = str(tmp_path / "base.json")
+    assert subprocess.run(check + ["--report", "json:" + base], capture_output=True, timeout=60).returncode == 0
+    producer = subprocess.Popen(check, stdout=subprocess.PIPE)
+    try:
+        r = subprocess.run([GPUGATE, "diff", base, "-"], stdin=producer.stdout, capture_output=True, text=True,
+                           timeout=60)
+    finally:
+        producer.stdout.close()
+        assert producer.wait(timeout=60) == 0
+    assert r.returncode == 0 and "checks whose status changed: 0" in r.stdout, r
+    assert "verdict: no regression" in r.stdout, r
+    # the other side, and the JSON format, from a pipe too
+    r = run_gpugate("diff", "--format", "json", "-", base, input=open(base).read())
+    assert r.rc == 0 and json.loads(r.out)["old"]["file"] == "standard input", r
+    r = run_gpugate("diff", base, "-", input="[1, 2]")
+    assert r.rc == 3 and "standard input" in r.err and r.out == "", r
+    r = run_gpugate("diff", base, "-", input="x" * ((16 << 20) + 1))
+    assert r.rc == 3 and "standard input: more than the 16777216 bytes a report may have" in r.err, r
+    r = run_gpugate("diff", "-", "-", input=open(base).read())
+    assert r.rc == 3 and "only one of OLD and NEW can be standard input" in r.err, r
+    parent, child = pty.openpty()
+    try:
+        t0 = time.monotonic()
+        p = subprocess.run([GPUGATE, "diff", base, "-"], stdin=child, capture_output=True, text=True, timeout=10)
+    finally:
+        os.close(child)
+        os.close(parent)
+    assert p.returncode == 3 and "standard input is a character device, not a file or a pipe" in p.stderr, p
+    assert time.monotonic() - t0 < 5

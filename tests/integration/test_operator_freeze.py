@@ -157,6 +157,7 @@ def test_to_standard_output_and_usage_errors(tmp_path):
     for args, words in [(["--with-baselines"], "give -o FILE"), (["--bogus"], "unknown option '--bogus'"),
                         (["--profile", "nope"], "unknown profile 'nope'"),
                         (["--root", str(tmp_path / "missing")], "No such file or directory"),
+                        (["--root", str(tmp_path / "missing")], "Try 'gpugate spec freeze --help'"),
                         (["--spec", write(str(tmp_path / "bad.yaml"), "packages: [\n")], "spec error")]:
         r = run_gpugate("spec", "freeze", *args, env=env())
         assert r.rc == 3 and words in r.err, (args, r)
@@ -259,3 +260,38 @@ def test_the_base_extends_a_profile_and_its_other_sections_are_kept(tmp_path):
     for name, version in INTEL:  # validate's Intel pins name them all
         assert f"- {name} (= {version})" in text, text
     assert check(root, spec, only="packages,devices.gpus").rc == 0
+
+
+def test_a_root_with_nothing_to_pin_is_refused(tmp_path):
+    """An empty --root (no dpkg database, no GPU): a spec pinning nothing would pass on any
+    machine, so none is written, exit 3, and the message names the root and both reasons."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    out = tmp_path / "frozen.yaml"
+    r = run_gpugate("spec", "freeze", "--root", str(empty), "-o", str(out), env=env())
+    assert r.rc == 3, r
+    assert f"nothing to pin under {empty}: no dpkg database" in r.err, r
+    assert "no intel GPU with a bound driver and a device node" in r.err, r
+    assert not out.exists(), r
+    # to standard output too: nothing written there
+    r = run_gpugate("spec", "freeze", "--root", str(empty), "--vendor", "nvidia", env=env())
+    assert r.rc == 3 and r.out == "" and "no nvidia GPU" in r.err, r
+
+
+def test_half_a_stack_is_frozen_with_a_warning_and_an_honest_header(tmp_path):
+    """Packages but no GPU: written, with a warning that min_gpus 0 requires none. GPUs but
+    no dpkg database: written, with a warning, and the header does not claim that a
+    changed package fails."""
+    no_gpu = Root(tmp_path / "nogpu")
+    dpkg(no_gpu, INTEL + OTHERS)
+    r = run_gpugate("spec", "freeze", "--root", no_gpu.path, env=env())
+    assert r.rc == 0 and "min_gpus: 0\n" in r.out, r
+    assert "warning: no intel GPU with a bound driver and a device node: min_gpus: 0 requires none" in r.err, r
+    assert "a changed package fails, naming it" in r.out, r
+
+    no_dpkg = Root(tmp_path / "nodpkg").add_gpus(1, device=0x56a0)
+    r = run_gpugate("spec", "freeze", "--root", no_dpkg.path, env=env())
+    assert r.rc == 0 and "min_gpus: 1\n" in r.out, r
+    assert "warning: no package is pinned: no dpkg database (cannot open " in r.err, r
+    assert "a changed package fails" not in r.out, r
+    assert "# (no package is pinned, see below: a changed package goes unnoticed)." in r.out, r

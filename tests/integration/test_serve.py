@@ -270,10 +270,16 @@ def test_sigterm_during_a_run_ends_it_and_its_probe(tmp_path):
     (["--interval"], "needs an argument"),
     (["--profile", "nosuch"], "unknown profile"),
     (["--spec", "/nonexistent/spec.yaml"], "/nonexistent/spec.yaml"),
+    (["--only", "nosuch.check"], "nosuch.check"),
+    (["--report", "json:"], "--report"),
 ])
 def test_bad_command_lines_exit_3(args, words):
+    """A bad option or spec ends the server with 3 before it says it listens (the
+    check options and the spec are read by a `gpugate check --preflight` child first):
+    a log that says 'listening' then exits misleads whoever reads it."""
     r = run_gpugate("serve", "--listen", f"127.0.0.1:{free_port()}", *args, timeout=30)
     assert r.rc == 3 and words in r.err, r
+    assert "listening" not in r.err, r
     # said once (the loop's log line repeated the check run's own message)
     assert len([line for line in r.err.splitlines() if words in line]) == 1, r
 

@@ -76,6 +76,20 @@ def test_no_sys_warns(root):
     assert c["status"] == "warn" and "is not visible" in c["summary"] and "/sys/dev/char" in c["summary"]
 
 
+def test_no_sys_says_why_in_the_vendors_words(root):
+    """Why /sys matters is the vendor's to say (src/vendor/: sysfs_use): an NVIDIA run is
+    not told about the Intel driver or render nodes, but what gpugate reads there."""
+    shutil.rmtree(root.p("sys"))
+    rc, checks, _ = run(root, "--only", "system.sysfs", "--vendor", "nvidia")
+    assert rc == 0
+    summary = checks["system.sysfs"]["summary"]
+    assert "is not visible" in summary and "/sys/bus/pci" in summary, summary
+    for word in ("Intel", "render", "/sys/dev/char"):
+        assert word not in summary, summary
+    rc, checks, _ = run(root, "--only", "system.sysfs", "--vendor", "intel")
+    assert "the Intel driver maps render nodes" in checks["system.sysfs"]["summary"], checks
+
+
 def test_sys_visible(root):
     rc, checks, _ = run(root, "--only", "system.sysfs")
     assert rc == 0 and checks["system.sysfs"]["status"] == "pass"

@@ -74,7 +74,8 @@ def test_a_passing_run_whose_report_is_lost_says_so_first(tmp_path):
     assert r.rc == 3, r
     first = r.out.splitlines()[0]
     assert first.startswith("gpugate: NOT DELIVERED (profile ci): checks passed, but the junit report "
-                            f"could not be written to {lost}: No such file or directory"), r
+                            f"could not be written: cannot create a temporary file in {tmp_path / 'missing'} "
+                            f"to create {lost}: No such file or directory"), r
     assert "HEALTHY" not in r.out, r
     hc = spec_file(tmp_path, "profile: healthcheck\npackages:\n  - libze1\n", name="hc.yaml")
     r = run_gpugate("--spec", hc, "--root", str(root), "--report", f"junit:{lost}")
