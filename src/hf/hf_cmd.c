@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,11 +147,27 @@ static void print_json(json_t *j)
 	json_decref(j);
 }
 
-static const char *source_words(const char *source)
+/* Where a path came from, in words; a variable set to the empty string
+ * (HF_HOME= gives the relative "hub") says so. Caller frees. */
+static char *source_words(const char *source)
 {
 	if (strcmp(source, "default") == 0)
-		return "the default ~/.cache/huggingface";
-	return source;
+		return xstrdup("the default ~/.cache/huggingface");
+	const char *value = getenv(source);
+	return xasprintf("%s%s", source, value && !*value ? ", set to the empty string" : "");
+}
+
+/* An empty or relative hub cache path, said as hf.location says it (with
+ * its fix) on stderr; false when the path is absolute. */
+static bool explain_relative(const struct hf_location *loc)
+{
+	char why[PATH_MAX + 256], fix[256];
+	if (!hf_location_relative(environ, loc, why, sizeof(why), fix, sizeof(fix)))
+		return false;
+	char *shown = escape_line(why);
+	fprintf(stderr, "gpugate: %s\ngpugate: fix: %s\n", shown, fix);
+	free(shown);
+	return true;
 }
 
 static int hf_where(int argc, char **argv)
@@ -200,8 +217,11 @@ static int hf_where(int argc, char **argv)
 			      escape_line(loc.xet_cache),
 			      escape_line(loc.assets_cache),
 			      escape_line(loc.datasets_cache) };
-		printf("hub cache:      %s (from %s)\n", v[0], source_words(loc.hub_source));
-		printf("HF_HOME:        %s (from %s)\n", v[1], source_words(loc.home_source));
+		char *from[] = { source_words(loc.hub_source), source_words(loc.home_source) };
+		printf("hub cache:      %s (from %s)\n", v[0], from[0]);
+		printf("HF_HOME:        %s (from %s)\n", *v[1] ? v[1] : "''", from[1]);
+		free(from[0]);
+		free(from[1]);
 		printf("token path:     %s (token %s)\n", v[2], v[3]);
 		if (loc.token_error) {
 			char *why = escape_line(loc.token_error);
@@ -226,13 +246,7 @@ static int hf_where(int argc, char **argv)
 		for (size_t i = 0; i < ARRAY_SIZE(v); i++)
 			free(v[i]);
 	}
-	if (!usable) {
-		char *shown = escape_line(loc.hub_cache);
-		fprintf(stderr,
-			"gpugate: the hub cache path '%s' is not absolute: huggingface_hub would use it relative to the working folder\n",
-			shown);
-		free(shown);
-	}
+	explain_relative(&loc);
 	if (loc.token_error) { /* get_token() raises in every download (utils/_auth.py) */
 		char *why = escape_line(loc.token_error);
 		fprintf(stderr, "gpugate: every huggingface_hub download would raise: %s\n", why);
@@ -245,7 +259,8 @@ static int hf_where(int argc, char **argv)
 
 /* The cache folder to read: --cache, or the resolved one under --root;
  * *alias gets the path huggingface_hub uses for it (absolute links written
- * into the cache under --root carry that path), or NULL. */
+ * into the cache under --root carry that path), or NULL. NULL when the
+ * path huggingface_hub would use is empty or relative (said on stderr). */
 static char *cache_dir(const struct hf_options *o, char **alias)
 {
 	*alias = NULL;
@@ -253,6 +268,10 @@ static char *cache_dir(const struct hf_options *o, char **alias)
 		return xstrdup(o->cache);
 	struct hf_location loc;
 	hf_location_of_environ(environ, o->root, true, &loc);
+	if (explain_relative(&loc)) {
+		hf_location_free(&loc);
+		return NULL;
+	}
 	char *p = root_path(o->root, loc.hub_cache);
 	*alias = xstrdup(loc.hub_cache);
 	hf_location_free(&loc);
@@ -358,6 +377,8 @@ static int scan_hooked_or_explain(const struct hf_options *o, struct hf_cache *c
 {
 	char *alias;
 	char *dir = cache_dir(o, &alias);
+	if (!dir)
+		return -1;
 	char err[4200];
 	int rc = hf_cache_scan_hooked(dir, alias, true, cache, err, sizeof(err), hook);
 	free(dir);
@@ -518,6 +539,10 @@ static int verify_scanned(struct hf_options o, int argc, char **argv)
 	/* the record is read while the scan lists and stats the blobs */
 	char *alias;
 	char *dir = cache_dir(&o, &alias);
+	if (!dir) {
+		free_list(folders);
+		return EXIT_UNHEALTHY;
+	}
 	vs.record = record_file(dir, vs.record_why, sizeof(vs.record_why));
 	vo.record = vs.record;
 	if (vs.record) /* --full trusts none of it, but keeps what it says of the other repos */
