@@ -97,8 +97,9 @@ static int parse_hf_options(int argc, char **argv, bool allow_args, bool allow_v
 			char *end;
 			long n = strtol(optarg, &end, 10);
 			if (*end || n < 1 || n > 1024 || strcmp(argv[0], "verify") != 0)
-				return usage_error("--jobs wants a number from 1 to 1024 (hf verify only), not '%s'",
-						   optarg);
+				return usage_error(
+					"hf %s --jobs wants a number from 1 to 1024 (hf verify only), not '%s'",
+					argv[0], optarg);
 			o->jobs = (unsigned)n;
 			break;
 		}
@@ -113,8 +114,8 @@ static int parse_hf_options(int argc, char **argv, bool allow_args, bool allow_v
 			char *end;
 			double d = strtod(optarg, &end);
 			if (end == optarg || *end || !(d > 0) || d > 1e7 || strcmp(argv[0], "verify") != 0)
-				return usage_error("--deadline wants seconds above 0 (hf verify only), not '%s'",
-						   optarg);
+				return usage_error("hf %s --deadline wants seconds above 0 (hf verify only), not '%s'",
+						   argv[0], optarg);
 			o->deadline = d;
 			break;
 		}
@@ -128,7 +129,7 @@ static int parse_hf_options(int argc, char **argv, bool allow_args, bool allow_v
 			return -1;
 		default:
 			if (optopt >= OPT_FORMAT)
-				return usage_error("option '%s' needs an argument", argv[optind - 1]);
+				return usage_error("hf %s: option '%s' needs an argument", argv[0], argv[optind - 1]);
 			return usage_error("hf %s: unknown option '%s'", argv[0], argv[optind - 1]);
 		}
 	}
