@@ -515,6 +515,15 @@ static int hf_verify(int argc, char **argv)
 	int rc = parse_hf_options(argc, argv, true, false, &o);
 	if (rc)
 		return rc < 0 ? EXIT_HEALTHY : rc;
+	for (int i = o.first_arg; i < argc; i++) { /* a name no repo can have is a typo, not a missing repo */
+		const char *why = hf_repo_arg_problem(argv[i]);
+		if (why) {
+			char *shown = escape_line(argv[i]);
+			rc = usage_error("hf verify: '%s' is not a repo id (%s)", shown, why);
+			free(shown);
+			return rc;
+		}
+	}
 	crypto_dl_preload(); /* while the scan lists the blobs */
 	rc = verify_scanned(o, argc, argv);
 	crypto_dl_preload_join();

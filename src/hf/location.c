@@ -561,6 +561,23 @@ char *hf_path_normalize(const char *path)
 	return sb_detach(&out);
 }
 
+const char *hf_repo_arg_problem(const char *arg)
+{
+	if (strstr(arg, HF_REPO_ID_SEPARATOR) && !strchr(arg, '/')) { /* the folder name itself */
+		struct hf_folder f;
+		enum hf_folder_status st = hf_folder_parse(arg, &f);
+		hf_folder_free(&f);
+		return st == HF_FOLDER_OK ? NULL
+		       : st == HF_FOLDER_UNKNOWN_TYPE
+			       ? "a repo folder starts models--, datasets--, spaces-- or kernels--"
+			       : "a repo folder names an id after its type: models--ORG--NAME";
+	}
+	const char *slash = strchr(arg, '/');
+	if (slash && hf_repo_type_of_prefix(arg, (size_t)(slash - arg))) /* "datasets/glue" */
+		arg = slash + 1;
+	return hf_repo_id_problem(arg);
+}
+
 char *hf_repo_folder(const char *id, const char *type)
 {
 	if (strstr(id, HF_REPO_ID_SEPARATOR) && !strchr(id, '/'))

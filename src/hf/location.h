@@ -97,6 +97,10 @@ void hf_location_of_environ(char **environ_list, const char *root, bool look_for
  * of type, a word or folder prefix), "datasets/x", "spaces/o/n", or the
  * folder name itself; the names are cache_format.h's. Caller frees. */
 char *hf_repo_folder(const char *id, const char *type);
+/* Why a repo as a user writes it (hf_repo_folder's forms, no type given)
+ * names no repo: a folder name that is no repo folder's, or an id that
+ * huggingface_hub refuses (hf_repo_id_problem); NULL when it is one. */
+const char *hf_repo_arg_problem(const char *arg);
 
 /* Lexically normalises an absolute path: "//", "." and ".." removed, no
  * trailing slash. Returns a malloc'd string. */

@@ -2,6 +2,7 @@
 checks against caches built here: a valid one, and one corruption each.
 Hashes come from the oracles (sha256sum, git hash-object)."""
 import os
+import re
 
 import pytest
 
@@ -201,6 +202,52 @@ def test_verify_named_repo_and_unknown(cache):
     assert [p["expected"] for p in j["problems"] if "expected" in p] == [names["model"]["model.safetensors"]]
     missing = run_gpugate("hf", "verify", "org/absent", env=env_for(c))
     assert missing.rc == 1 and "not in the cache" in missing.out, missing
+
+
+# huggingface_hub's utils/_validators.py validate_repo_id, transcribed (the
+# package is not installed here): the oracle the C grammar
+# (src/hf/cache_format.c hf_repo_id_problem) is held to.
+UPSTREAM_REPO_ID_REGEX = re.compile(
+    r"""
+    ^
+    (\b[\w\-.]+\b/)? # optional namespace (username or organization)
+    \b               # starts with a word boundary
+    [\w\-.]{1,96}    # repo_name: alphanumeric + . _ -
+    \b               # ends with a word boundary
+    $
+    """,
+    flags=re.VERBOSE,
+)
+
+
+def upstream_accepts(repo_id):
+    return (repo_id.count("/") <= 1 and UPSTREAM_REPO_ID_REGEX.match(repo_id) is not None
+            and "--" not in repo_id and ".." not in repo_id and not repo_id.endswith(".git"))
+
+
+REPO_IDS = ["gpt2", "org/tiny", "Org_1/a.b-c", "a/b", "x" * 96, "x" * 97, "o/" + "x" * 96, "bad name!!",
+            "a/b/c", "/a", "a/", ".a/b", "a/b.", "a-/b", "_a/b_", "a..b", "a--b", "x.git", "x.gitx", "a b",
+            "o/n\u00e9", ""]  # not "a/b\n": the regex's $ also matches before a last newline, which gpugate refuses
+
+
+def test_verify_refuses_a_repo_id_huggingface_hub_refuses(tmp_path):
+    """`hf verify 'bad name!!'` said "not in the cache": a name no repo can
+    have is a usage error (3) naming the rule, as huggingface_hub's
+    validate_repo_id refuses it; an id it accepts is looked up (1: not in
+    this empty cache). The type forms (datasets/NAME) and folder names are
+    taken too; a folder name no repo folder has is refused."""
+    empty = tmp_path / "hub"
+    empty.mkdir()
+    for repo_id in REPO_IDS:
+        r = run_gpugate("hf", "verify", "--cache", str(empty), "--", repo_id)
+        if upstream_accepts(repo_id):
+            assert r.rc == 1 and "not in the cache" in r.out, (repo_id, r)
+        else:
+            assert r.rc == 3 and "is not a repo id (" in r.err and "not in the cache" not in r.out, (repo_id, r)
+    for form, rc in (("datasets/glue", 1), ("spaces/org/app", 1), ("models--org--tiny", 1),
+                     ("datasets/bad name", 3), ("foo--bar", 3), ("models--", 3), ("models----x", 3)):
+        r = run_gpugate("hf", "verify", "--cache", str(empty), form)
+        assert r.rc == rc, (form, r)
 
 
 def test_shared_blob_hashed_once(cache):
