@@ -279,18 +279,6 @@ static char *cache_dir(const struct hf_options *o, char **alias)
 	return p;
 }
 
-static void human_size(uint64_t n, char *buf, size_t size)
-{
-	static const char *const units[] = { "B", "K", "M", "G", "T", "P" };
-	double v = (double)n;
-	size_t u = 0;
-	while (v >= 1000 && u + 1 < ARRAY_SIZE(units)) {
-		v /= 1000;
-		u++;
-	}
-	snprintf(buf, size, u ? "%.1f%s" : "%.0f%s", v, units[u]);
-}
-
 static void time_text(time_t t, char *buf, size_t size)
 {
 	struct tm tm;
@@ -429,7 +417,7 @@ static int hf_scan(int argc, char **argv)
 		for (size_t i = 0; i < cache.n_repos; i++) {
 			const struct hf_repo *r = &cache.repos[i];
 			char size[32], acc[32], mod[32];
-			human_size(r->size_on_disk, size, sizeof(size));
+			human_bytes(r->size_on_disk, size, sizeof(size));
 			time_text(r->last_accessed, acc, sizeof(acc));
 			time_text(r->last_modified, mod, sizeof(mod));
 			struct strbuf refs = STRBUF_INIT;
@@ -444,7 +432,7 @@ static int hf_scan(int argc, char **argv)
 			sb_release(&refs);
 			for (size_t v = 0; v < r->n_revisions; v++) {
 				char rs[32];
-				human_size(r->revisions[v].size, rs, sizeof(rs));
+				human_bytes(r->revisions[v].size, rs, sizeof(rs));
 				char *commit = escape_line(r->revisions[v].commit);
 				const struct hf_revision *rev = &r->revisions[v];
 				if (rev->listing.state == HF_LISTING_OK)
@@ -465,7 +453,7 @@ static int hf_scan(int argc, char **argv)
 			}
 		}
 		char t[32];
-		human_size(total, t, sizeof(t));
+		human_bytes(total, t, sizeof(t));
 		char *path = escape_line(cache.path);
 		printf("%zu %s, %s on disk in %s%s\n", cache.n_repos, count_noun(cache.n_repos, "repo", "repos"), t,
 		       path, failed ? "; problems found (see FAIL lines)" : "");

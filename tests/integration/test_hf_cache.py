@@ -38,6 +38,27 @@ def test_valid_cache_scan_matches_disk(cache):
     assert all(not x["warnings"] for x in j["repos"])
     t = run_gpugate("hf", "scan", env=env_for(c))
     assert t.rc == 0 and "org/tiny" in t.out and "dataset" in t.out and "3 repos" in t.out, t
+    # sizes as hf verify writes them (src/lib/util.c human_bytes, IEC): "0B" and "4.6K" before
+    total = sum(x["size_on_disk"] for x in j["repos"])
+    assert t.out.splitlines()[-1].startswith(f"3 repos, {iec(total)} on disk in "), t
+    assert f" {iec(tiny['size_on_disk'])} " in t.out, t
+
+
+def iec(n):
+    """human_bytes: "512 B", "12.3 KiB", "1.5 GiB"."""
+    units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
+    v, u = float(n), 0
+    while v >= 1024 and u + 1 < len(units):
+        v, u = v / 1024, u + 1
+    return f"{v:.1f} {units[u]}" if u else f"{v:.0f} {units[u]}"
+
+
+def test_scan_and_verify_write_an_empty_size_alike(tmp_path):
+    empty = tmp_path / "hub"
+    empty.mkdir()
+    scan = run_gpugate("hf", "scan", "--cache", str(empty))
+    verify = run_gpugate("hf", "verify", "--cache", str(empty))
+    assert ", 0 B on disk in " in scan.out and ", 0 B hashed in " in verify.out, (scan, verify)
 
 
 def test_valid_cache_verify_and_checks(cache, tmp_path):
