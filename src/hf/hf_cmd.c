@@ -21,6 +21,7 @@
 #include "../lib/escape.h"
 #include "../lib/util.h"
 #include "../result.h"
+#include "cache_format.h"
 #include "layout.h"
 #include "location.h"
 #include "verified_record.h"
@@ -362,6 +363,26 @@ static bool repo_failed(const struct hf_repo *r)
 	return false;
 }
 
+/* A cache with no repo folder: a new cache is empty, but so is a wrong path
+ * (HF_HOME's folder given for the hub cache, a mount that did not happen).
+ * Said as a warning, not a failure: nothing in it is broken (exit 0 with
+ * warnings, DESIGN.md). NULL when the cache has a repo. Caller frees. */
+static char *no_repos_text(const struct hf_cache *cache)
+{
+	for (size_t i = 0; i < cache->n_repos; i++)
+		if (hf_repo_folder_type(cache->repos[i].folder))
+			return NULL;
+	char *hub = xasprintf("%s/hub", cache->path);
+	struct stat st;
+	bool home = stat(hub, &st) == 0 && S_ISDIR(st.st_mode);
+	char *msg = xasprintf("no repos in %s (is this the hub cache? it has no models--/datasets--/spaces-- "
+			      "folders%s%s)",
+			      cache->path, home ? "; it has a hub/ folder, as HF_HOME has: try --cache " : "",
+			      home ? hub : "");
+	free(hub);
+	return msg;
+}
+
 static int scan_hooked_or_explain(const struct hf_options *o, struct hf_cache *cache, const struct hf_scan_hook *hook)
 {
 	char *alias;
@@ -451,6 +472,13 @@ static int hf_scan(int argc, char **argv)
 				printf("    %s: %s\n", r->warnings[w].severity == HF_FAIL ? "FAIL" : "warn", msg);
 				free(msg);
 			}
+		}
+		char *empty = no_repos_text(&cache);
+		if (empty) {
+			char *shown = escape_line(empty);
+			printf("warn: %s\n", shown);
+			free(shown);
+			free(empty);
 		}
 		char t[32];
 		human_bytes(total, t, sizeof(t));
@@ -619,6 +647,16 @@ static int verify_scanned(struct hf_options o, int argc, char **argv)
 			else
 				n_warn++;
 		}
+	}
+	char *empty = n_names ? NULL : no_repos_text(&cache); /* a named repo absent already fails */
+	if (empty) {
+		json_t *p = json_object();
+		json_object_set_new(p, "severity", json_string("warn"));
+		json_object_set_new(p, "state", json_string("no repos"));
+		json_object_set_new(p, "message", json_text(empty));
+		json_array_append_new(problems, p);
+		n_warn++;
+		free(empty);
 	}
 	size_t n_ok = 0, n_unverified = 0, n_blobs = 0;
 	for (size_t i = 0; i < v.count; i++) {

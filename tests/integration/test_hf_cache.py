@@ -44,6 +44,29 @@ def test_valid_cache_scan_matches_disk(cache):
     assert f" {iec(tiny['size_on_disk'])} " in t.out, t
 
 
+def test_a_folder_with_no_repos_is_said_to_be_one(tmp_path, cache):
+    """`hf verify --cache EMPTY` said "ok: 0 repos" and nothing else: a folder
+    with no repo folder now warns (exit 0, warnings allowed: nothing in it is
+    broken), in text and JSON, for verify and scan; HF_HOME's folder given
+    for the hub cache is pointed at its hub/; a real cache does not warn."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    words = f"no repos in {empty} (is this the hub cache? it has no models--/datasets--/spaces-- folders)"
+    v = run_gpugate("hf", "verify", "--cache", str(empty))
+    assert v.rc == 0 and f"warn {words}" in v.out and "0 problems, 1 warning" in v.out, v
+    j = run_gpugate("hf", "verify", "--cache", str(empty), "--format", "json")
+    assert j.rc == 0 and j.json()["problems"] == [{"severity": "warn", "state": "no repos", "message": words}], j
+    s = run_gpugate("hf", "scan", "--cache", str(empty))
+    assert s.rc == 0 and f"warn: {words}" in s.out, s
+    home = tmp_path / "hf-home"
+    (home / "hub").mkdir(parents=True)
+    h = run_gpugate("hf", "verify", "--cache", str(home))
+    assert f"it has a hub/ folder, as HF_HOME has: try --cache {home}/hub)" in h.out, h
+    c, _ = cache
+    ok = run_gpugate("hf", "verify", "--cache", str(c))
+    assert ok.rc == 0 and "no repos" not in ok.out and "0 warnings" in ok.out, ok
+
+
 def iec(n):
     """human_bytes: "512 B", "12.3 KiB", "1.5 GiB"."""
     units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
