@@ -186,6 +186,11 @@ def test_one_record_however_the_cache_path_is_spelt(setup, tmp_path, monkeypatch
     assert details["hashed"] == 0 and details["trusted"] == 7, details
     # the records were taken, never rewritten for another spelling
     assert {p.name: p.read_bytes() for p in state_files(state, "hf-")} == texts
+    # under --root (the image's path read inside the root, the root given either way): the same record
+    for root in (str(tmp_path), ".", "sub/.."):
+        r = run_gpugate("hf", "verify", "--format", "json", "--root", root,
+                        env=env_for("/hub", state))
+        assert r.rc == 0 and r.json()["hashed"] == 0 and r.json()["trusted"] == 7, (root, r)
     # another folder (a copy) still gets records of its own, and leaves the first's alone
     copy = tmp_path / "copy-hub"
     shutil.copytree(cache, copy, symlinks=True)
