@@ -84,11 +84,14 @@ static int parse_hf_options(int argc, char **argv, bool allow_args, bool allow_v
 				return usage_error("hf %s --format: unknown format '%s' (text, json)", argv[0], optarg);
 			o->format = optarg;
 			break;
-		case OPT_ROOT:
-			if (check_root_option(optarg))
+		case OPT_ROOT: {
+			char command[32]; /* "hf verify": the hint is that command's own --help */
+			snprintf(command, sizeof(command), "hf %s", argv[0]);
+			if (command_root_option(command, optarg))
 				return EXIT_USAGE;
 			o->root = optarg;
 			break;
+		}
 		case OPT_CACHE:
 			if (strcmp(argv[0], "where") == 0)
 				return usage_error("hf where takes no --cache: it says where the cache is");

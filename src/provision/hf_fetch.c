@@ -99,30 +99,6 @@ static void say(const char *fmt, ...)
 	free(msg);
 }
 
-/* huggingface_hub's repo id rule: [namespace/]name of letters, digits, - _ .
- * without '--' or '..', not starting or ending with - or ., at most 96. */
-static const char *repo_id_problem(const char *id)
-{
-	size_t n = strlen(id);
-	if (n == 0 || n > 96)
-		return "must have 1 to 96 characters";
-	if (strstr(id, HF_REPO_ID_SEPARATOR) || strstr(id, "..")) /* the folder name's separator */
-		return "must not contain '--' or '..'";
-	int slashes = 0;
-	for (const char *p = id; *p; p++) {
-		if (*p == '/') {
-			if (++slashes > 1 || p == id || !p[1])
-				return "must be NAME or NAMESPACE/NAME";
-			continue;
-		}
-		if (!(isalnum_ascii(*p) || *p == '-' || *p == '_' || *p == '.'))
-			return "may contain only letters, digits, '-', '_', '.' and one '/'";
-	}
-	if (id[0] == '-' || id[0] == '.' || id[n - 1] == '-' || id[n - 1] == '.')
-		return "must not start or end with '-' or '.'";
-	return NULL;
-}
-
 /* A relative path of plain components: it becomes a path under snapshots/. */
 static const char *path_problem(const char *p, bool is_revision)
 {
@@ -662,9 +638,9 @@ static int parse_args(int argc, char **argv, struct hf_fetch *f, char ***names, 
 	f->repo = spec;
 	if (at)
 		*at = '\0';
-	const char *why = repo_id_problem(f->repo);
+	const char *why = hf_repo_id_problem(f->repo); /* huggingface_hub's rule, one owner */
 	if (why)
-		return usage_error("hf fetch: repo id '%s' %s", f->repo, why);
+		return usage_error("hf fetch: '%s' is not a repo id (%s)", f->repo, why);
 	if ((why = path_problem(f->revision, true)))
 		return usage_error("hf fetch: revision '%s' %s", f->revision, why);
 	*names = argv + optind;

@@ -112,9 +112,11 @@ def test_usage_errors():
         r = run_gpugate(*args)
         assert r.rc == 3, r
         assert words in r.err, r
-        # the hint names the help that lists hf's options (gpugate --help lists none);
-        # --root's own check is shared by every command; bare "hf" prints that help
-        if "--root" not in args and args != ["hf"]:
+        # the hint names the subcommand's own help (gpugate --help lists none of
+        # its options), --root's error too; bare "hf" and an unknown one: hf's
+        if args[1:2] in (["where"], ["scan"], ["verify"]):
+            assert r.err.endswith(f"Try 'gpugate hf {args[1]} --help' for usage.\n"), r
+        elif args != ["hf"]:
             assert r.err.endswith("Try 'gpugate hf --help' for usage.\n"), r
     h = run_gpugate("hf", "--help")
     assert h.rc == 0 and "--jobs N" in h.out and "--deadline SECONDS" in h.out, h

@@ -336,9 +336,11 @@ def test_hostile_names_from_listing_rejected(hub, env, tmp_path):
 
 
 def test_bad_repo_ids_are_usage_errors(env):
-    for bad in ("a--b/c", "a/b/c", "x-", "org/", "a b"):
+    # huggingface_hub's validate_repo_id, the one rule hf verify uses too
+    # (hf_repo_id_problem): '.git' at the end is refused as well
+    for bad in ("a--b/c", "a/b/c", "x-", "org/", "a b", "org/model.git", "a..b"):
         r = run([bad], env)
-        assert r.returncode == 3 and "repo id" in r.stderr
+        assert r.returncode == 3 and f"'{bad}' is not a repo id (" in r.stderr, r.stderr
 
 
 def test_interrupted_download_leaves_nothing(hub, env, tmp_path):
