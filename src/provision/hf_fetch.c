@@ -684,9 +684,15 @@ static int read_environment(struct hf_fetch *f)
 	struct hf_location loc;
 	hf_location_of_environ(environ, "", false, &loc);
 	int rc = 0;
-	char err[400], *token = NULL;
+	char err[400], *token = NULL, why[PATH_MAX + 256], fix[256];
 	const char *source = NULL;
-	if (loc.offline) {
+	/* a relative cache would be written under the working folder: the
+	 * wording every hf command and hf.location give (hf/location.h) */
+	if (!f->cache && hf_location_relative(environ, &loc, why, sizeof(why), fix, sizeof(fix))) {
+		say("%s", why);
+		say("fix: %s", fix);
+		rc = PROV_FAILED;
+	} else if (loc.offline) {
 		say("hf fetch: offline mode is on (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE);"
 		    " no request was made. Unset it to download.");
 		rc = PROV_FAILED;

@@ -177,7 +177,8 @@ def test_a_relative_cache_path_says_which_variable_and_how_to_fix_it(env, words,
     assert "unset HOME" not in loc["remediation"] and "unset it" not in loc["remediation"], r
 
 
-@pytest.mark.parametrize("command", [["hf", "where"], ["hf", "where", "-v"], ["hf", "scan"], ["hf", "verify"]])
+@pytest.mark.parametrize("command", [["hf", "where"], ["hf", "where", "-v"], ["hf", "scan"], ["hf", "verify"],
+                                     ["hf", "fetch", "org/model"]])
 @pytest.mark.parametrize("env,words,fix", RELATIVE_CASES)
 def test_every_hf_command_says_a_relative_cache_path_as_the_check_does(env, words, fix, command, tmp_path,
                                                                        monkeypatch):
@@ -192,5 +193,8 @@ def test_every_hf_command_says_a_relative_cache_path_as_the_check_does(env, word
     assert r.rc == 1, r
     assert words in r.err and f"gpugate: fix: {fix}" in r.err, r
     assert "No such file" not in r.err and "0 repos" not in r.out, r
+    assert "huggingface.co" not in r.err, "refused before any request"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hub", "rel"] and not any((tmp_path / "hub").iterdir()), \
+        "nothing written under the working folder"
     if command[-1] == "-v" and env.get("HF_HOME") == "":
         assert "HF_HOME:        '' (from HF_HOME, set to the empty string)" in r.out, r
