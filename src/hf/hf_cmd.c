@@ -369,7 +369,7 @@ static bool repo_failed(const struct hf_repo *r)
 /* A cache with no repo folder: a new cache is empty, but so is a wrong path
  * (HF_HOME's folder given for the hub cache, a mount that did not happen).
  * Said as a warning, not a failure: nothing in it is broken (exit 0 with
- * warnings, DESIGN.md). NULL when the cache has a repo. Caller frees. */
+ * warnings: the man page's EXIT STATUS). NULL when the cache has a repo. Caller frees. */
 static char *no_repos_text(const struct hf_cache *cache)
 {
 	for (size_t i = 0; i < cache->n_repos; i++)
