@@ -652,9 +652,10 @@ static size_t slots_for(size_t bytes)
 	return cap;
 }
 
-static void slots_grow(struct parser *ps)
+/* The table moved into one of cap slots (a power of two, larger than the
+ * names it holds). */
+static void slots_resize(struct parser *ps, size_t cap)
 {
-	size_t cap = ps->slots_cap ? ps->slots_cap * 2 : ps->slots_first;
 	struct name_slot *n = xcalloc(cap, sizeof(*n));
 	struct first_seen *f = ps->track_first ? xcalloc(cap, sizeof(*f)) : NULL;
 	for (size_t i = 0; i < ps->slots_cap; i++) {
@@ -672,6 +673,11 @@ static void slots_grow(struct parser *ps)
 	ps->slots = n;
 	ps->firsts = f;
 	ps->slots_cap = cap;
+}
+
+static void slots_grow(struct parser *ps)
+{
+	slots_resize(ps, ps->slots_cap ? ps->slots_cap * 2 : ps->slots_first);
 }
 
 /* The slot of a package name (any letter case: pkg_hash_find_set()). */
@@ -1358,6 +1364,20 @@ static void slots_merge(struct parser *g, const struct parser *p)
 static int parts_join(struct part *part, size_t n, struct dpkg_status *out, char *err, size_t err_size)
 {
 	struct parser *g = &part[0].ps; /* its table gathers every part's names */
+	/* sized once for all of them (at most half full, as name_slot keeps
+	 * it), not doubled on the way; the first part's own first instances
+	 * are never asked for (no part comes before it) */
+	size_t names = 0;
+	for (size_t i = 0; i < n; i++)
+		names += part[i].ps.slots_used;
+	free(g->firsts);
+	g->firsts = NULL;
+	g->track_first = false;
+	size_t cap = g->slots_cap ? g->slots_cap : 64;
+	while (cap < 2 * (names + 1))
+		cap *= 2;
+	if (cap != g->slots_cap)
+		slots_resize(g, cap);
 	size_t first = 0;
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
