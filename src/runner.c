@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "lib/monotonic_wait.h"
+#include "lib/parallel.h"
 #include "lib/util.h"
 #include "registry.h"
 
@@ -228,7 +229,7 @@ struct watchdog *watchdog_start(double start, double deadline, const char *doing
 	 * page fault for each fresh page it hands out. */
 	mallopt(M_ARENA_MAX, 1);
 	pthread_t thread;
-	if (pthread_create(&thread, NULL, watchdog_main, w) != 0) {
+	if (thread_start(&thread, watchdog_main, w) != 0) {
 		pthread_cond_destroy(&w->changed);
 		pthread_mutex_destroy(&w->lock);
 		free(w);
@@ -375,7 +376,7 @@ int run_checks(const struct context *ctx, const struct selection *sel, struct ru
 	struct share apart = { ctx, plan, results, &stages, true }, rest = apart;
 	rest.own_thread = false;
 	pthread_t thread;
-	bool threaded = own && own < count && pthread_create(&thread, NULL, run_share_thread, &rest) == 0;
+	bool threaded = own && own < count && thread_start(&thread, run_share_thread, &rest) == 0;
 	run_share(&apart);
 	if (threaded)
 		pthread_join(thread, NULL);

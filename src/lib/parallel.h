@@ -2,6 +2,7 @@
 #ifndef GPUGATE_PARALLEL_H
 #define GPUGATE_PARALLEL_H
 
+#include <pthread.h>
 #include <stddef.h>
 
 /* The CPUs this process may run on (its affinity mask), cut to what a
@@ -17,6 +18,11 @@ unsigned usable_cpus(void);
  * machine whose CPUs are all busy a thread waits for one, and the job ends
  * later than on one thread. */
 unsigned idle_cpus(void);
+
+/* pthread_create for a thread of short, shallow work (a share of a check
+ * run, a slice of a parse, the watchdog): a stack of THREAD_STACK_SIZE
+ * instead of glibc's default, as large as RLIMIT_STACK (8 MiB). */
+int thread_start(pthread_t *thread, void *(*fn)(void *), void *arg);
 
 /* Calls fn(arg, begin, end) on consecutive slices [begin, end) of
  * [0, count), each of at most chunk items, on up to usable_cpus() threads
