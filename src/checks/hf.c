@@ -383,21 +383,10 @@ static void run_location(const struct context *ctx, void *state, struct result *
 					       l->offline,    l->token_source, /* never the token */
 					       l->token_error };
 	hf_location_encode(result_details(r), &fact);
-	const char *var = strcmp(l->hub_source, "default") == 0 ? "HOME" : l->hub_source;
-	if (!*l->hub_cache) {
-		result_set(r, STATUS_FAIL, "the hub cache path is empty (%s is set to the empty string)", var);
-		result_remedy(r, "unset %s   (or export %s=/absolute/path)", var, var);
-	} else if (l->hub_cache[0] != '/') {
-		/* HF_HOME= makes the cache "hub": say that the variable is empty */
-		const char *value = ctx_getenv(ctx, var);
-		result_set(
-			r, STATUS_FAIL,
-			"the hub cache path '%s' (from %s%s) is relative: huggingface_hub would use a folder under whatever the working folder is",
-			l->hub_cache, var, value && !*value ? ", set to the empty string" : "");
-		if (strcmp(var, "HOME") == 0) /* unsetting HOME is no fix */
-			result_remedy(r, "export HOME=/absolute/path   (the user's home folder)");
-		else
-			result_remedy(r, "unset %s   (or export %s=/absolute/path)", var, var);
+	char why[PATH_MAX + 256], fix[256];
+	if (hf_location_relative(ctx->env, l, why, sizeof(why), fix, sizeof(fix))) {
+		result_set(r, STATUS_FAIL, "%s", why);
+		result_remedy(r, "%s", fix);
 	} else if (need_reach(r, s)) {
 		result_set(r, STATUS_PASS, "hub cache %s (from %s)%s", shown(s),
 			   strcmp(l->hub_source, "default") == 0 ? "the default ~/.cache/huggingface/hub"

@@ -1,6 +1,7 @@
 /* The hub cache's path grammar (cache_format.h). */
 #include "cache_format.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,6 +66,39 @@ bool hf_repo_id_round_trips(const char *id)
 	 * would be read as "/", and the '-' before a '/' pairs with the
 	 * separator's first '-' */
 	return !strstr(id, HF_REPO_ID_SEPARATOR) && !strstr(id, "-/");
+}
+
+static bool word_char(char c)
+{
+	return isalnum_ascii(c) || c == '_' || (unsigned char)c > 0x7f;
+}
+
+/* One part of an id: [\w\-.]+ between word boundaries, at most max bytes. */
+static bool id_part_ok(const char *p, size_t n, size_t max)
+{
+	if (n == 0 || n > max || !word_char(p[0]) || !word_char(p[n - 1]))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!word_char(p[i]) && p[i] != '-' && p[i] != '.')
+			return false;
+	return true;
+}
+
+const char *hf_repo_id_problem(const char *id)
+{
+	const char *slash = strchr(id, '/');
+	if (slash && strchr(slash + 1, '/'))
+		return "a repo id is NAME or NAMESPACE/NAME";
+	const char *name = slash ? slash + 1 : id;
+	if ((slash && !id_part_ok(id, (size_t)(slash - id), SIZE_MAX)) || !id_part_ok(name, strlen(name), 96))
+		return "a repo id uses letters, digits, '-', '_' and '.', each part starting and ending with a letter or "
+		       "digit, the name at most 96 characters";
+	if (strstr(id, HF_REPO_ID_SEPARATOR) || strstr(id, ".."))
+		return "a repo id has no '--' or '..'";
+	size_t n = strlen(id);
+	if (n >= 4 && strcmp(id + n - 4, ".git") == 0)
+		return "a repo id does not end in '.git'";
+	return NULL;
 }
 
 /* An id with an empty part ("", "/x", "a/", "a//b"). */

@@ -65,6 +65,14 @@ char *hf_folder_name(const char *type, const char *id);
  * (read back as "/") or "-/" ("a-/b" is written models--a---b, which
  * reads back as "a/-b"). */
 bool hf_repo_id_round_trips(const char *id);
+/* huggingface_hub's validate_repo_id (utils/_validators.py, REPO_ID_REGEX):
+ * "name" or "namespace/name", each part of word characters, '-' and '.',
+ * starting and ending with a word character, the name at most 96 bytes; no
+ * "--" or ".." anywhere, no ".git" at the end. NULL when id is one, else
+ * the rule it breaks. (A byte above 0x7f counts as a word character:
+ * Python's \w takes most non-ASCII letters, and a verify must not refuse an
+ * id upstream accepts.) */
+const char *hf_repo_id_problem(const char *id);
 
 enum hf_folder_status {
 	HF_FOLDER_OK,

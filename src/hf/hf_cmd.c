@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "../lib/escape.h"
 #include "../lib/util.h"
 #include "../result.h"
+#include "cache_format.h"
 #include "layout.h"
 #include "location.h"
 #include "verified_record.h"
@@ -96,8 +98,9 @@ static int parse_hf_options(int argc, char **argv, bool allow_args, bool allow_v
 			char *end;
 			long n = strtol(optarg, &end, 10);
 			if (*end || n < 1 || n > 1024 || strcmp(argv[0], "verify") != 0)
-				return usage_error("--jobs wants a number from 1 to 1024 (hf verify only), not '%s'",
-						   optarg);
+				return usage_error(
+					"hf %s --jobs wants a number from 1 to 1024 (hf verify only), not '%s'",
+					argv[0], optarg);
 			o->jobs = (unsigned)n;
 			break;
 		}
@@ -112,8 +115,8 @@ static int parse_hf_options(int argc, char **argv, bool allow_args, bool allow_v
 			char *end;
 			double d = strtod(optarg, &end);
 			if (end == optarg || *end || !(d > 0) || d > 1e7 || strcmp(argv[0], "verify") != 0)
-				return usage_error("--deadline wants seconds above 0 (hf verify only), not '%s'",
-						   optarg);
+				return usage_error("hf %s --deadline wants seconds above 0 (hf verify only), not '%s'",
+						   argv[0], optarg);
 			o->deadline = d;
 			break;
 		}
@@ -127,7 +130,7 @@ static int parse_hf_options(int argc, char **argv, bool allow_args, bool allow_v
 			return -1;
 		default:
 			if (optopt >= OPT_FORMAT)
-				return usage_error("option '%s' needs an argument", argv[optind - 1]);
+				return usage_error("hf %s: option '%s' needs an argument", argv[0], argv[optind - 1]);
 			return usage_error("hf %s: unknown option '%s'", argv[0], argv[optind - 1]);
 		}
 	}
@@ -146,11 +149,27 @@ static void print_json(json_t *j)
 	json_decref(j);
 }
 
-static const char *source_words(const char *source)
+/* Where a path came from, in words; a variable set to the empty string
+ * (HF_HOME= gives the relative "hub") says so. Caller frees. */
+static char *source_words(const char *source)
 {
 	if (strcmp(source, "default") == 0)
-		return "the default ~/.cache/huggingface";
-	return source;
+		return xstrdup("the default ~/.cache/huggingface");
+	const char *value = getenv(source);
+	return xasprintf("%s%s", source, value && !*value ? ", set to the empty string" : "");
+}
+
+/* An empty or relative hub cache path, said as hf.location says it (with
+ * its fix) on stderr; false when the path is absolute. */
+static bool explain_relative(const struct hf_location *loc)
+{
+	char why[PATH_MAX + 256], fix[256];
+	if (!hf_location_relative(environ, loc, why, sizeof(why), fix, sizeof(fix)))
+		return false;
+	char *shown = escape_line(why);
+	fprintf(stderr, "gpugate: %s\ngpugate: fix: %s\n", shown, fix);
+	free(shown);
+	return true;
 }
 
 static int hf_where(int argc, char **argv)
@@ -200,8 +219,11 @@ static int hf_where(int argc, char **argv)
 			      escape_line(loc.xet_cache),
 			      escape_line(loc.assets_cache),
 			      escape_line(loc.datasets_cache) };
-		printf("hub cache:      %s (from %s)\n", v[0], source_words(loc.hub_source));
-		printf("HF_HOME:        %s (from %s)\n", v[1], source_words(loc.home_source));
+		char *from[] = { source_words(loc.hub_source), source_words(loc.home_source) };
+		printf("hub cache:      %s (from %s)\n", v[0], from[0]);
+		printf("HF_HOME:        %s (from %s)\n", *v[1] ? v[1] : "''", from[1]);
+		free(from[0]);
+		free(from[1]);
 		printf("token path:     %s (token %s)\n", v[2], v[3]);
 		if (loc.token_error) {
 			char *why = escape_line(loc.token_error);
@@ -226,13 +248,7 @@ static int hf_where(int argc, char **argv)
 		for (size_t i = 0; i < ARRAY_SIZE(v); i++)
 			free(v[i]);
 	}
-	if (!usable) {
-		char *shown = escape_line(loc.hub_cache);
-		fprintf(stderr,
-			"gpugate: the hub cache path '%s' is not absolute: huggingface_hub would use it relative to the working folder\n",
-			shown);
-		free(shown);
-	}
+	explain_relative(&loc);
 	if (loc.token_error) { /* get_token() raises in every download (utils/_auth.py) */
 		char *why = escape_line(loc.token_error);
 		fprintf(stderr, "gpugate: every huggingface_hub download would raise: %s\n", why);
@@ -245,7 +261,8 @@ static int hf_where(int argc, char **argv)
 
 /* The cache folder to read: --cache, or the resolved one under --root;
  * *alias gets the path huggingface_hub uses for it (absolute links written
- * into the cache under --root carry that path), or NULL. */
+ * into the cache under --root carry that path), or NULL. NULL when the
+ * path huggingface_hub would use is empty or relative (said on stderr). */
 static char *cache_dir(const struct hf_options *o, char **alias)
 {
 	*alias = NULL;
@@ -253,22 +270,14 @@ static char *cache_dir(const struct hf_options *o, char **alias)
 		return xstrdup(o->cache);
 	struct hf_location loc;
 	hf_location_of_environ(environ, o->root, true, &loc);
+	if (explain_relative(&loc)) {
+		hf_location_free(&loc);
+		return NULL;
+	}
 	char *p = root_path(o->root, loc.hub_cache);
 	*alias = xstrdup(loc.hub_cache);
 	hf_location_free(&loc);
 	return p;
-}
-
-static void human_size(uint64_t n, char *buf, size_t size)
-{
-	static const char *const units[] = { "B", "K", "M", "G", "T", "P" };
-	double v = (double)n;
-	size_t u = 0;
-	while (v >= 1000 && u + 1 < ARRAY_SIZE(units)) {
-		v /= 1000;
-		u++;
-	}
-	snprintf(buf, size, u ? "%.1f%s" : "%.0f%s", v, units[u]);
 }
 
 static void time_text(time_t t, char *buf, size_t size)
@@ -354,10 +363,32 @@ static bool repo_failed(const struct hf_repo *r)
 	return false;
 }
 
+/* A cache with no repo folder: a new cache is empty, but so is a wrong path
+ * (HF_HOME's folder given for the hub cache, a mount that did not happen).
+ * Said as a warning, not a failure: nothing in it is broken (exit 0 with
+ * warnings, DESIGN.md). NULL when the cache has a repo. Caller frees. */
+static char *no_repos_text(const struct hf_cache *cache)
+{
+	for (size_t i = 0; i < cache->n_repos; i++)
+		if (hf_repo_folder_type(cache->repos[i].folder))
+			return NULL;
+	char *hub = xasprintf("%s/hub", cache->path);
+	struct stat st;
+	bool home = stat(hub, &st) == 0 && S_ISDIR(st.st_mode);
+	char *msg = xasprintf("no repos in %s (is this the hub cache? it has no models--/datasets--/spaces-- "
+			      "folders%s%s)",
+			      cache->path, home ? "; it has a hub/ folder, as HF_HOME has: try --cache " : "",
+			      home ? hub : "");
+	free(hub);
+	return msg;
+}
+
 static int scan_hooked_or_explain(const struct hf_options *o, struct hf_cache *cache, const struct hf_scan_hook *hook)
 {
 	char *alias;
 	char *dir = cache_dir(o, &alias);
+	if (!dir)
+		return -1;
 	char err[4200];
 	int rc = hf_cache_scan_hooked(dir, alias, true, cache, err, sizeof(err), hook);
 	free(dir);
@@ -407,7 +438,7 @@ static int hf_scan(int argc, char **argv)
 		for (size_t i = 0; i < cache.n_repos; i++) {
 			const struct hf_repo *r = &cache.repos[i];
 			char size[32], acc[32], mod[32];
-			human_size(r->size_on_disk, size, sizeof(size));
+			human_bytes(r->size_on_disk, size, sizeof(size));
 			time_text(r->last_accessed, acc, sizeof(acc));
 			time_text(r->last_modified, mod, sizeof(mod));
 			struct strbuf refs = STRBUF_INIT;
@@ -422,7 +453,7 @@ static int hf_scan(int argc, char **argv)
 			sb_release(&refs);
 			for (size_t v = 0; v < r->n_revisions; v++) {
 				char rs[32];
-				human_size(r->revisions[v].size, rs, sizeof(rs));
+				human_bytes(r->revisions[v].size, rs, sizeof(rs));
 				char *commit = escape_line(r->revisions[v].commit);
 				const struct hf_revision *rev = &r->revisions[v];
 				if (rev->listing.state == HF_LISTING_OK)
@@ -442,8 +473,15 @@ static int hf_scan(int argc, char **argv)
 				free(msg);
 			}
 		}
+		char *empty = no_repos_text(&cache);
+		if (empty) {
+			char *shown = escape_line(empty);
+			printf("warn: %s\n", shown);
+			free(shown);
+			free(empty);
+		}
 		char t[32];
-		human_size(total, t, sizeof(t));
+		human_bytes(total, t, sizeof(t));
 		char *path = escape_line(cache.path);
 		printf("%zu %s, %s on disk in %s%s\n", cache.n_repos, count_noun(cache.n_repos, "repo", "repos"), t,
 		       path, failed ? "; problems found (see FAIL lines)" : "");
@@ -493,6 +531,15 @@ static int hf_verify(int argc, char **argv)
 	int rc = parse_hf_options(argc, argv, true, false, &o);
 	if (rc)
 		return rc < 0 ? EXIT_HEALTHY : rc;
+	for (int i = o.first_arg; i < argc; i++) { /* a name no repo can have is a typo, not a missing repo */
+		const char *why = hf_repo_arg_problem(argv[i]);
+		if (why) {
+			char *shown = escape_line(argv[i]);
+			rc = usage_error("hf verify: '%s' is not a repo id (%s)", shown, why);
+			free(shown);
+			return rc;
+		}
+	}
 	crypto_dl_preload(); /* while the scan lists the blobs */
 	rc = verify_scanned(o, argc, argv);
 	crypto_dl_preload_join();
@@ -518,6 +565,10 @@ static int verify_scanned(struct hf_options o, int argc, char **argv)
 	/* the record is read while the scan lists and stats the blobs */
 	char *alias;
 	char *dir = cache_dir(&o, &alias);
+	if (!dir) {
+		free_list(folders);
+		return EXIT_UNHEALTHY;
+	}
 	vs.record = record_file(dir, vs.record_why, sizeof(vs.record_why));
 	vo.record = vs.record;
 	if (vs.record) /* --full trusts none of it, but keeps what it says of the other repos */
@@ -596,6 +647,16 @@ static int verify_scanned(struct hf_options o, int argc, char **argv)
 			else
 				n_warn++;
 		}
+	}
+	char *empty = n_names ? NULL : no_repos_text(&cache); /* a named repo absent already fails */
+	if (empty) {
+		json_t *p = json_object();
+		json_object_set_new(p, "severity", json_string("warn"));
+		json_object_set_new(p, "state", json_string("no repos"));
+		json_object_set_new(p, "message", json_text(empty));
+		json_array_append_new(problems, p);
+		n_warn++;
+		free(empty);
 	}
 	size_t n_ok = 0, n_unverified = 0, n_blobs = 0;
 	for (size_t i = 0; i < v.count; i++) {

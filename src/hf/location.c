@@ -480,6 +480,28 @@ static enum hf_token_file token_file_under_root(void *arg, const char *path, cha
 	return rc < 0 ? HF_TOKEN_FILE_RAISES : yes ? HF_TOKEN_FILE_TOKEN : HF_TOKEN_FILE_NONE;
 }
 
+bool hf_location_relative(char **environ_list, const struct hf_location *loc, char *why, size_t why_size, char *fix,
+			  size_t fix_size)
+{
+	if (loc->hub_cache[0] == '/')
+		return false;
+	const char *var = strcmp(loc->hub_source, "default") == 0 ? "HOME" : loc->hub_source;
+	struct hf_env_environ data = { environ_list, "" };
+	const char *value = environ_getenv(&data, var);
+	if (!*loc->hub_cache)
+		snprintf(why, why_size, "the hub cache path is empty (%s is set to the empty string)", var);
+	else /* HF_HOME= makes the cache "hub": say that the variable is empty */
+		snprintf(
+			why, why_size,
+			"the hub cache path '%s' (from %s%s) is relative: huggingface_hub would use a folder under whatever the working folder is",
+			loc->hub_cache, var, value && !*value ? ", set to the empty string" : "");
+	if (strcmp(var, "HOME") == 0) /* unsetting HOME is no fix */
+		snprintf(fix, fix_size, "export HOME=/absolute/path   (the user's home folder)");
+	else
+		snprintf(fix, fix_size, "unset %s   (or export %s=/absolute/path)", var, var);
+	return true;
+}
+
 int hf_token_of_environ(char **environ_list, const char *root, const struct hf_location *loc, char **token,
 			const char **source, char *err, size_t errsize)
 {
@@ -537,6 +559,23 @@ char *hf_path_normalize(const char *path)
 	if (!out.len)
 		sb_puts(&out, "/");
 	return sb_detach(&out);
+}
+
+const char *hf_repo_arg_problem(const char *arg)
+{
+	if (strstr(arg, HF_REPO_ID_SEPARATOR) && !strchr(arg, '/')) { /* the folder name itself */
+		struct hf_folder f;
+		enum hf_folder_status st = hf_folder_parse(arg, &f);
+		hf_folder_free(&f);
+		return st == HF_FOLDER_OK ? NULL
+		       : st == HF_FOLDER_UNKNOWN_TYPE
+			       ? "a repo folder starts models--, datasets--, spaces-- or kernels--"
+			       : "a repo folder names an id after its type: models--ORG--NAME";
+	}
+	const char *slash = strchr(arg, '/');
+	if (slash && hf_repo_type_of_prefix(arg, (size_t)(slash - arg))) /* "datasets/glue" */
+		arg = slash + 1;
+	return hf_repo_id_problem(arg);
 }
 
 char *hf_repo_folder(const char *id, const char *type)

@@ -69,6 +69,15 @@ int hf_token_of_environ(char **environ_list, const char *root, const struct hf_l
 			const char **source, char *err, size_t errsize);
 void hf_location_free(struct hf_location *loc);
 
+/* When loc's hub cache path is empty or relative (huggingface_hub would
+ * read it under whatever the working folder is): the problem, naming the
+ * variable it came from and whether that was set to the empty string, in
+ * why, and the command that fixes it in fix; false when it is absolute.
+ * environ_list holds the variables loc was computed from. The one wording
+ * of hf.location and every hf command. */
+bool hf_location_relative(char **environ_list, const struct hf_location *loc, char *why, size_t why_size, char *fix,
+			  size_t fix_size);
+
 /* True for the values huggingface_hub reads as true: 1, ON, YES, TRUE in any case. */
 bool hf_is_true(const char *value);
 
@@ -88,6 +97,10 @@ void hf_location_of_environ(char **environ_list, const char *root, bool look_for
  * of type, a word or folder prefix), "datasets/x", "spaces/o/n", or the
  * folder name itself; the names are cache_format.h's. Caller frees. */
 char *hf_repo_folder(const char *id, const char *type);
+/* Why a repo as a user writes it (hf_repo_folder's forms, no type given)
+ * names no repo: a folder name that is no repo folder's, or an id that
+ * huggingface_hub refuses (hf_repo_id_problem); NULL when it is one. */
+const char *hf_repo_arg_problem(const char *arg);
 
 /* Lexically normalises an absolute path: "//", "." and ".." removed, no
  * trailing slash. Returns a malloc'd string. */

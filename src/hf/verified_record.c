@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,15 +52,21 @@ char *hf_record_file(const char *state_dir, const char *cache_path, char *why, s
 			 (uint64_t)st.st_ino);
 }
 
-/* The cache line this cache must have: device, inode and path. */
+/* The cache line this cache must have: device, inode and path. The path is
+ * the folder's canonical one (realpath: absolute, no link, no "." or ".."),
+ * so "hub", "/abs/hub" and a link to it share one record, however each run
+ * spells the cache; under --root, cache_path is the folder inside the root
+ * as the scan reads it, resolved the same way every time. */
 char *hf_record_cache_line(const char *cache_path)
 {
+	char real[PATH_MAX];
+	const char *path = realpath(cache_path, real) ? real : cache_path;
 	struct stat st;
-	if (stat(cache_path, &st) < 0)
+	if (stat(path, &st) < 0)
 		return NULL;
 	struct strbuf sb = STRBUF_INIT;
 	sb_printf(&sb, "cache %" PRIu64 " %" PRIu64 " ", (uint64_t)st.st_dev, (uint64_t)st.st_ino);
-	hf_record_encode(&sb, cache_path);
+	hf_record_encode(&sb, path);
 	return sb_detach(&sb);
 }
 

@@ -93,8 +93,8 @@ bool hf_record_racy(const struct timespec *stamp, const struct hf_record_stat *s
 
 /* The line format's pieces, shared with the folder record (dir_trust.h):
  * bytes that could split a line (space, control, non-ASCII) and '%' as %XX;
- * the record's "cache DEV INO PATH" line for cache_path (NULL when it cannot
- * be stat'ed; caller frees); the next space-separated field (spaces become
+ * the record's "cache DEV INO PATH" line for cache_path, PATH its canonical
+ * form however it is spelt (NULL when it cannot be stat'ed; caller frees); the next space-separated field (spaces become
  * NULs); a decimal number filling its field, at most max; "SEC NSEC"; the
  * next '\n'-ended line (NULL at a line cut short); %XX decoded in place
  * (false on a bad or NUL escape). */

@@ -2,6 +2,7 @@
 checks against caches built here: a valid one, and one corruption each.
 Hashes come from the oracles (sha256sum, git hash-object)."""
 import os
+import re
 
 import pytest
 
@@ -37,6 +38,50 @@ def test_valid_cache_scan_matches_disk(cache):
     assert all(not x["warnings"] for x in j["repos"])
     t = run_gpugate("hf", "scan", env=env_for(c))
     assert t.rc == 0 and "org/tiny" in t.out and "dataset" in t.out and "3 repos" in t.out, t
+    # sizes as hf verify writes them (src/lib/util.c human_bytes, IEC): "0B" and "4.6K" before
+    total = sum(x["size_on_disk"] for x in j["repos"])
+    assert t.out.splitlines()[-1].startswith(f"3 repos, {iec(total)} on disk in "), t
+    assert f" {iec(tiny['size_on_disk'])} " in t.out, t
+
+
+def test_a_folder_with_no_repos_is_said_to_be_one(tmp_path, cache):
+    """`hf verify --cache EMPTY` said "ok: 0 repos" and nothing else: a folder
+    with no repo folder now warns (exit 0, warnings allowed: nothing in it is
+    broken), in text and JSON, for verify and scan; HF_HOME's folder given
+    for the hub cache is pointed at its hub/; a real cache does not warn."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    words = f"no repos in {empty} (is this the hub cache? it has no models--/datasets--/spaces-- folders)"
+    v = run_gpugate("hf", "verify", "--cache", str(empty))
+    assert v.rc == 0 and f"warn {words}" in v.out and "0 problems, 1 warning" in v.out, v
+    j = run_gpugate("hf", "verify", "--cache", str(empty), "--format", "json")
+    assert j.rc == 0 and j.json()["problems"] == [{"severity": "warn", "state": "no repos", "message": words}], j
+    s = run_gpugate("hf", "scan", "--cache", str(empty))
+    assert s.rc == 0 and f"warn: {words}" in s.out, s
+    home = tmp_path / "hf-home"
+    (home / "hub").mkdir(parents=True)
+    h = run_gpugate("hf", "verify", "--cache", str(home))
+    assert f"it has a hub/ folder, as HF_HOME has: try --cache {home}/hub)" in h.out, h
+    c, _ = cache
+    ok = run_gpugate("hf", "verify", "--cache", str(c))
+    assert ok.rc == 0 and "no repos" not in ok.out and "0 warnings" in ok.out, ok
+
+
+def iec(n):
+    """human_bytes: "512 B", "12.3 KiB", "1.5 GiB"."""
+    units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
+    v, u = float(n), 0
+    while v >= 1024 and u + 1 < len(units):
+        v, u = v / 1024, u + 1
+    return f"{v:.1f} {units[u]}" if u else f"{v:.0f} {units[u]}"
+
+
+def test_scan_and_verify_write_an_empty_size_alike(tmp_path):
+    empty = tmp_path / "hub"
+    empty.mkdir()
+    scan = run_gpugate("hf", "scan", "--cache", str(empty))
+    verify = run_gpugate("hf", "verify", "--cache", str(empty))
+    assert ", 0 B on disk in " in scan.out and ", 0 B hashed in " in verify.out, (scan, verify)
 
 
 def test_valid_cache_verify_and_checks(cache, tmp_path):
@@ -201,6 +246,52 @@ def test_verify_named_repo_and_unknown(cache):
     assert [p["expected"] for p in j["problems"] if "expected" in p] == [names["model"]["model.safetensors"]]
     missing = run_gpugate("hf", "verify", "org/absent", env=env_for(c))
     assert missing.rc == 1 and "not in the cache" in missing.out, missing
+
+
+# huggingface_hub's utils/_validators.py validate_repo_id, transcribed (the
+# package is not installed here): the oracle the C grammar
+# (src/hf/cache_format.c hf_repo_id_problem) is held to.
+UPSTREAM_REPO_ID_REGEX = re.compile(
+    r"""
+    ^
+    (\b[\w\-.]+\b/)? # optional namespace (username or organization)
+    \b               # starts with a word boundary
+    [\w\-.]{1,96}    # repo_name: alphanumeric + . _ -
+    \b               # ends with a word boundary
+    $
+    """,
+    flags=re.VERBOSE,
+)
+
+
+def upstream_accepts(repo_id):
+    return (repo_id.count("/") <= 1 and UPSTREAM_REPO_ID_REGEX.match(repo_id) is not None
+            and "--" not in repo_id and ".." not in repo_id and not repo_id.endswith(".git"))
+
+
+REPO_IDS = ["gpt2", "org/tiny", "Org_1/a.b-c", "a/b", "x" * 96, "x" * 97, "o/" + "x" * 96, "bad name!!",
+            "a/b/c", "/a", "a/", ".a/b", "a/b.", "a-/b", "_a/b_", "a..b", "a--b", "x.git", "x.gitx", "a b",
+            "o/n\u00e9", ""]  # not "a/b\n": the regex's $ also matches before a last newline, which gpugate refuses
+
+
+def test_verify_refuses_a_repo_id_huggingface_hub_refuses(tmp_path):
+    """`hf verify 'bad name!!'` said "not in the cache": a name no repo can
+    have is a usage error (3) naming the rule, as huggingface_hub's
+    validate_repo_id refuses it; an id it accepts is looked up (1: not in
+    this empty cache). The type forms (datasets/NAME) and folder names are
+    taken too; a folder name no repo folder has is refused."""
+    empty = tmp_path / "hub"
+    empty.mkdir()
+    for repo_id in REPO_IDS:
+        r = run_gpugate("hf", "verify", "--cache", str(empty), "--", repo_id)
+        if upstream_accepts(repo_id):
+            assert r.rc == 1 and "not in the cache" in r.out, (repo_id, r)
+        else:
+            assert r.rc == 3 and "is not a repo id (" in r.err and "not in the cache" not in r.out, (repo_id, r)
+    for form, rc in (("datasets/glue", 1), ("spaces/org/app", 1), ("models--org--tiny", 1),
+                     ("datasets/bad name", 3), ("foo--bar", 3), ("models--", 3), ("models----x", 3)):
+        r = run_gpugate("hf", "verify", "--cache", str(empty), form)
+        assert r.rc == rc, (form, r)
 
 
 def test_shared_blob_hashed_once(cache):

@@ -154,6 +154,47 @@ def test_record_of_another_cache_is_not_trusted(setup, tmp_path):
     assert j["hashed"] == 7 and j["trusted"] == 0 and "another cache" in j["record_note"], j
 
 
+def cache_lines(state):
+    """The "cache DEV INO PATH" line of each record in the state folder."""
+    return {p.name: p.read_bytes().splitlines()[1].decode() for p in state_files(state, "hf-")}
+
+
+def test_one_record_however_the_cache_path_is_spelt(setup, tmp_path, monkeypatch):
+    # the record is keyed by the folder's canonical path: a relative --cache,
+    # the absolute HF_HUB_CACHE (hf verify and gpugate check), a link to the
+    # folder, and a path with ".." all take the first run's record as it is
+    cache, state, names = setup
+    monkeypatch.chdir(tmp_path)
+    first = verify(cache, state, "--cache", "hub")
+    assert first["hashed"] == 7 and first["trusted"] == 0, first
+    st = cache.stat()
+    want = "cache %d %d %s" % (st.st_dev, st.st_ino, os.path.realpath(cache))
+    lines = cache_lines(state)
+    assert sorted(lines) == ["hf-dirs-%x-%x" % (st.st_dev, st.st_ino), "hf-verified-%x-%x" % (st.st_dev, st.st_ino)]
+    assert set(lines.values()) == {want}, lines
+    texts = {p.name: p.read_bytes() for p in state_files(state, "hf-")}
+    link = tmp_path / "hub-link"
+    link.symlink_to(cache)
+    (tmp_path / "sub").mkdir()
+    for spelling in ([], ["--cache", str(link)], ["--cache", "sub/../hub"], ["--cache", "./hub-link/"]):
+        j = verify(cache, state, *spelling)
+        assert j["hashed"] == 0 and j["trusted"] == 7 and j["record_note"] == "", (spelling, j)
+    spec = spec_file(tmp_path, "profile: ci\nhf:\n  require_mount: false\n  min_free: 1\n  integrity: true\n")
+    r = run_gpugate("check", "--spec", spec, "--only", "hf.integrity", "--format", "json", env=env_for(cache, state))
+    assert r.rc == 0, r
+    details = r.json()["checks"][0]["details"]
+    assert details["hashed"] == 0 and details["trusted"] == 7, details
+    # the records were taken, never rewritten for another spelling
+    assert {p.name: p.read_bytes() for p in state_files(state, "hf-")} == texts
+    # another folder (a copy) still gets records of its own, and leaves the first's alone
+    copy = tmp_path / "copy-hub"
+    shutil.copytree(cache, copy, symlinks=True)
+    j = verify(copy, state, "--cache", "copy-hub")
+    assert j["hashed"] == 7 and j["trusted"] == 0 and "no record yet" in j["record_note"], j
+    assert len(state_files(state, "hf-verified-")) == 2 and len(state_files(state, "hf-dirs-")) == 2
+    assert verify(cache, state, "--cache", "hub")["trusted"] == 7
+
+
 @pytest.mark.parametrize("kind", ["fifo", "link"])
 def test_record_that_is_a_fifo_or_a_link_is_refused(setup, tmp_path, kind):
     cache, state, names = setup

@@ -153,13 +153,18 @@ def test_read_only_by_design_unreachable(tmp, offline):
         assert c["remediation"].startswith(f"namei -l {cache}   ("), (cid, r)
 
 
-@pytest.mark.parametrize("env,words,fix", [
+RELATIVE_CASES = [
     ({"HOME": "/h", "HF_HOME": ""}, "'hub' (from HF_HOME, set to the empty string) is relative",
      "unset HF_HOME   (or export HF_HOME=/absolute/path)"),
     ({"HOME": "/h", "XDG_CACHE_HOME": "rel"}, "'rel/huggingface/hub' (from XDG_CACHE_HOME) is relative",
      "unset XDG_CACHE_HOME   (or export XDG_CACHE_HOME=/absolute/path)"),
     ({"HOME": "rel"}, "'rel/.cache/huggingface/hub' (from HOME) is relative", "export HOME=/absolute/path"),
-])
+    ({"HOME": "/h", "HF_HUB_CACHE": ""}, "the hub cache path is empty (HF_HUB_CACHE is set to the empty string)",
+     "unset HF_HUB_CACHE   (or export HF_HUB_CACHE=/absolute/path)"),
+]
+
+
+@pytest.mark.parametrize("env,words,fix", RELATIVE_CASES)
 def test_a_relative_cache_path_says_which_variable_and_how_to_fix_it(env, words, fix):
     """`HF_HOME=` made "the hub cache path 'hub' (from HF_HOME) is relative"
     without saying HF_HOME was empty, and every fix said "or unset it: the
@@ -170,3 +175,22 @@ def test_a_relative_cache_path_says_which_variable_and_how_to_fix_it(env, words,
     assert r.rc == 1 and loc["status"] == "fail" and words in loc["summary"], r
     assert loc["remediation"].startswith(fix), r
     assert "unset HOME" not in loc["remediation"] and "unset it" not in loc["remediation"], r
+
+
+@pytest.mark.parametrize("command", [["hf", "where"], ["hf", "where", "-v"], ["hf", "scan"], ["hf", "verify"]])
+@pytest.mark.parametrize("env,words,fix", RELATIVE_CASES)
+def test_every_hf_command_says_a_relative_cache_path_as_the_check_does(env, words, fix, command, tmp_path,
+                                                                       monkeypatch):
+    """`HF_HOME= gpugate hf verify` said "hub: No such file or directory" (or
+    read ./hub when there was one) where `hf where` said "not absolute": every
+    hf command now refuses the path with hf.location's words and fix. A
+    folder of the relative name in the working folder is not read."""
+    monkeypatch.chdir(tmp_path)
+    for rel in ("hub", "rel/huggingface/hub", "rel/.cache/huggingface/hub"):
+        (tmp_path / rel).mkdir(parents=True)
+    r = run_gpugate(*command, env={"PATH": "/usr/bin:/bin", "XDG_RUNTIME_DIR": STATE_DIR, **env})
+    assert r.rc == 1, r
+    assert words in r.err and f"gpugate: fix: {fix}" in r.err, r
+    assert "No such file" not in r.err and "0 repos" not in r.out, r
+    if command[-1] == "-v" and env.get("HF_HOME") == "":
+        assert "HF_HOME:        '' (from HF_HOME, set to the empty string)" in r.out, r
