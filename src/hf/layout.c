@@ -158,8 +158,6 @@ static enum resolved resolve_link(const struct hf_cache *cache, const char *dir,
 {
 	if (odd_dotdot(target))
 		return RESOLVED_ODD;
-	struct strbuf path = STRBUF_INIT;
-	sb_puts(&path, "");
 	const char *rest = target;
 	if (target[0] == '/') {
 		char *norm = hf_path_normalize(target);
@@ -173,36 +171,41 @@ static enum resolved resolve_link(const struct hf_cache *cache, const char *dir,
 		}
 		if (!hit) {
 			free(norm);
-			sb_release(&path);
 			return RESOLVED_ABSOLUTE_OUTSIDE;
 		}
 		*out = xstrdup(hit);
 		free(norm);
-		sb_release(&path);
 		return RESOLVED_IN_CACHE;
 	}
-	sb_puts(&path, dir);
+	/* the result is never longer than dir, '/' and the target: one
+	 * allocation a link, not a buffer grown by realloc (20,000 links a
+	 * scan, on threads that share the heap) */
+	size_t len = strlen(dir);
+	char *path = xmalloc(len + strlen(target) + 2);
+	memcpy(path, dir, len + 1);
 	while (*rest) {
 		const char *end = strchrnul(rest, '/');
 		size_t n = (size_t)(end - rest);
 		if (n == 0 || (n == 1 && rest[0] == '.')) {
 			/* "a//b", "./" */
 		} else if (n == 2 && rest[0] == '.' && rest[1] == '.') {
-			if (!path.len) {
-				sb_release(&path);
+			if (!len) {
+				free(path);
 				return RESOLVED_OUTSIDE;
 			}
-			char *slash = strrchr(path.buf, '/');
-			path.len = slash ? (size_t)(slash - path.buf) : 0;
-			path.buf[path.len] = '\0';
+			char *slash = memrchr(path, '/', len);
+			len = slash ? (size_t)(slash - path) : 0;
+			path[len] = '\0';
 		} else {
-			if (path.len)
-				sb_add(&path, "/", 1);
-			sb_add(&path, rest, n);
+			if (len)
+				path[len++] = '/';
+			memcpy(path + len, rest, n);
+			len += n;
+			path[len] = '\0';
 		}
 		rest = *end ? end + 1 : end;
 	}
-	*out = sb_detach(&path);
+	*out = path;
 	return RESOLVED_IN_CACHE;
 }
 
@@ -495,8 +498,16 @@ static void scan_blobs(const struct hf_cache *cache, struct hf_repo *repo, int r
 	char *key = xasprintf("%s/" HF_BLOBS, repo->real);
 	if (have_st && hf_dir_trust_get(cache->dir_trust, key, &dst, &kept, &n)) {
 		names = xcalloc(n + 1, sizeof(*names));
+		size_t total = 1;
 		for (size_t i = 0; i < n; i++)
-			names[i] = xstrdup(kept[i].name);
+			total += strlen(kept[i].name) + 1;
+		char *at = repo->blob_names = xmalloc(total);
+		for (size_t i = 0; i < n; i++) {
+			size_t len = strlen(kept[i].name) + 1;
+			memcpy(at, kept[i].name, len);
+			names[i] = at;
+			at += len;
+		}
 	} else {
 		d = fdopendir(fd);
 		if (!d) {
@@ -551,7 +562,8 @@ static void scan_blobs(const struct hf_cache *cache, struct hf_repo *repo, int r
 				"leftover partial download blobs/%s (%llu bytes): a download was killed or the disk filled up",
 				b->name, (unsigned long long)size);
 			free(p);
-			free(b->name);
+			if (!repo->blob_names)
+				free(b->name);
 			free(b->not_plain);
 			continue;
 		}
@@ -570,7 +582,7 @@ static void scan_blobs(const struct hf_cache *cache, struct hf_repo *repo, int r
 }
 
 /* The link huggingface_hub writes ("../../blobs/<name>", relative), known
- * from its text alone: the link at path (relative to the cache, in a folder
+ * from its text alone: a link in the folder dir (relative to the cache,
  * reached without following any link: rev->dir and the walk's open_dir_at)
  * resolves, ".." by ".." against that link-free folder as the kernel would,
  * to repo->real/blobs/<name>, a blob the scan found to be a plain file
@@ -579,22 +591,19 @@ static void scan_blobs(const struct hf_cache *cache, struct hf_repo *repo, int r
  * most of a run that trusts every blob. Anything else (an absolute target,
  * a folder out of the cache, "a/../b", a trailing "/" or ".", a target cut
  * at PATH_MAX, a blob that is a link or missing) is followed as before. */
-static bool usual_link(const struct hf_cache *cache, const struct hf_repo *repo, const char *path, const char *target,
+static bool usual_link(const struct hf_cache *cache, const struct hf_repo *repo, const char *dir, const char *target,
 		       long *blob, char **final)
 {
 	size_t tlen = strlen(target);
-	if (path[0] == '/' || target[0] == '/' || !tlen || tlen >= PATH_MAX - 1)
+	if (dir[0] == '/' || target[0] == '/' || !tlen || tlen >= PATH_MAX - 1)
 		return false;
 	const char *last = strrchr(target, '/');
 	last = last ? last + 1 : target;
 	const struct hf_blob *b = *last && !is_dot(last) ? hf_repo_blob(repo, last) : NULL;
 	if (!b || !b->regular)
 		return false;
-	const char *slash = strrchr(path, '/');
-	char *dir = slash ? xstrndup(path, (size_t)(slash - path)) : xstrdup("");
 	char *out = NULL;
 	enum resolved r = resolve_link(cache, dir, target, &out);
-	free(dir);
 	size_t n = strlen(repo->real);
 	bool usual = r == RESOLVED_IN_CACHE && strncmp(out, repo->real, n) == 0 &&
 		     strncmp(out + n, "/blobs/", 7) == 0 && strcmp(out + n + 7, last) == 0;
@@ -613,14 +622,17 @@ static bool usual_link(const struct hf_cache *cache, const struct hf_repo *repo,
  * into it), another file (counted by upstream all the same), or a link
  * that ends nowhere (broken) or, under --root, leaves the cache. */
 static enum hf_link classify_link(const struct hf_cache *cache, int cache_fd, const struct hf_repo *repo,
-				  const char *path, const char *target, long *blob, char **final, struct stat *st,
-				  bool *folder)
+				  const char *dir, const char *name, const char *target, long *blob, char **final,
+				  struct stat *st, bool *folder)
 {
 	*folder = false;
 	*blob = -1;
-	if (usual_link(cache, repo, path, target, blob, final))
+	if (usual_link(cache, repo, dir, target, blob, final))
 		return HF_LINK_OK;
+	/* the link's own path only for the rare one followed (no join a link) */
+	char *path = xpath_join(dir, name);
 	enum followed r = follow(cache, cache_fd, path, final, st);
+	free(path);
 	if (r == FOLLOW_OUTSIDE)
 		return target[0] == '/' ? HF_LINK_ABSOLUTE : HF_LINK_ESCAPES;
 	if (r != FOLLOWED)
@@ -720,11 +732,8 @@ static void look_at(void *arg, size_t begin, size_t end)
 				target[n] = '\0';
 				e->target = xstrdup(target);
 			}
-			const char *target = e->target;
-			char *path = xpath_join(s->dir_rel, e->name);
-			e->link = classify_link(w->cache, w->cache_fd, w->repo, path, target, &e->blob, &e->final,
-						&e->st, &e->folder);
-			free(path);
+			e->link = classify_link(w->cache, w->cache_fd, w->repo, s->dir_rel, e->name, e->target,
+						&e->blob, &e->final, &e->st, &e->folder);
 		} else if (e->type == DT_REG) {
 			e->have = fstatat(s->dirfd, e->name, &e->st, AT_SYMLINK_NOFOLLOW) == 0;
 		}
@@ -1834,10 +1843,12 @@ void hf_cache_free(struct hf_cache *cache)
 	for (size_t r = 0; r < cache->n_repos; r++) {
 		struct hf_repo *repo = &cache->repos[r];
 		for (size_t i = 0; i < repo->n_blobs; i++) {
-			free(repo->blobs[i].name);
+			if (!repo->blob_names)
+				free(repo->blobs[i].name);
 			free(repo->blobs[i].not_plain);
 		}
 		free(repo->blobs);
+		free(repo->blob_names);
 		for (size_t v = 0; v < repo->n_revisions; v++) {
 			for (size_t i = 0; i < repo->revisions[v].n_files; i++) {
 				free(repo->revisions[v].files[i].path);

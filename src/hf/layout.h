@@ -92,6 +92,10 @@ struct hf_repo {
 	char *id;              /* org/name */
 	struct hf_blob *blobs; /* sorted by name */
 	size_t n_blobs;
+	/* when set, every blob's name lies in this one block (taken from the
+	 * kept listing, dir_trust.h: one allocation, not one a blob) and is not
+	 * freed on its own */
+	char *blob_names;
 	struct hf_revision *revisions;
 	size_t n_revisions;
 	struct hf_ref *refs;
