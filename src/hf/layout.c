@@ -1490,12 +1490,10 @@ static void match_listed(void *arg, size_t begin, size_t end)
 		char *normal = listed_as_snapshot_path(lf->path);
 		const struct hf_file *f = snapshot_file(rev, normal ? normal : lf->path, &next);
 		free(normal);
-		const char *hash;
 		m->file[i] = f ? f - rev->files : -1;
 		m->verdict[i] = !f || !file_present(m->repo, f)       ? LISTED_MISSING
 				: lf->has_size && f->size != lf->size ? LISTED_SIZE_DIFFERS
-				: f->link == HF_LINK_OK && (hash = hf_listed_hash(lf)) &&
-						strcasecmp(m->repo->blobs[f->blob].name, hash) != 0
+				: f->link == HF_LINK_OK && hf_listed_other_blob(lf, m->repo->blobs[f->blob].name)
 					? LISTED_OTHER_BLOB
 					: LISTED_OK;
 	}
