@@ -334,10 +334,9 @@ static void save(struct hf_dir_trust *t)
 	sb_release(&out);
 }
 
-void hf_dir_trust_close(struct hf_dir_trust *t)
+/* text: where the record's text goes instead of being freed, or NULL */
+static void close_trust(struct hf_dir_trust *t, char **text)
 {
-	if (!t)
-		return;
 	if (t->fresh && t->file && t->cache_line)
 		save(t);
 	for (size_t i = 0; i < t->n_out; i++) {
@@ -355,9 +354,26 @@ void hf_dir_trust_close(struct hf_dir_trust *t)
 	for (size_t i = 0; i < t->n_dirs; i++)
 		free(t->dirs[i].entries);
 	free(t->dirs);
-	free(t->buf);
+	if (text)
+		*text = t->buf;
+	else
+		free(t->buf);
 	free(t->cache_line);
 	free(t->file);
 	pthread_mutex_destroy(&t->lock);
 	free(t);
+}
+
+void hf_dir_trust_close(struct hf_dir_trust *t)
+{
+	if (t)
+		close_trust(t, NULL);
+}
+
+char *hf_dir_trust_close_keeping_text(struct hf_dir_trust *t)
+{
+	char *text = NULL;
+	if (t)
+		close_trust(t, &text);
+	return text;
 }

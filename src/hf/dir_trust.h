@@ -81,6 +81,11 @@ void hf_dir_trust_put(struct hf_dir_trust *t, const char *key, const struct stat
 /* Writes the record when some folder was read afresh (best effort), and
  * frees t (NULL is fine). */
 void hf_dir_trust_close(struct hf_dir_trust *t);
+/* The same, but the record's text, where the names and link texts that
+ * hf_dir_trust_get handed out lie, is handed to the caller (to free() once
+ * it no longer reads them) instead of freed: a scan keeps blobs/'s names
+ * without copying 20,000 of them. NULL when there was no record. */
+char *hf_dir_trust_close_keeping_text(struct hf_dir_trust *t);
 
 /* strcmp of two entries' names: the listing's order (qsort). */
 int hf_dir_entry_cmp(const void *a, const void *b);

@@ -148,6 +148,35 @@ static bool odd_dotdot(const char *target)
 	return false;
 }
 
+/* A relative target against dir, ".." by "..", into path (room for dir,
+ * '/', the target and a NUL): RESOLVED_IN_CACHE or RESOLVED_OUTSIDE. */
+static enum resolved resolve_relative(const char *dir, const char *rest, char *path)
+{
+	size_t len = strlen(dir);
+	memcpy(path, dir, len + 1);
+	while (*rest) {
+		const char *end = strchrnul(rest, '/');
+		size_t n = (size_t)(end - rest);
+		if (n == 0 || (n == 1 && rest[0] == '.')) {
+			/* "a//b", "./" */
+		} else if (n == 2 && rest[0] == '.' && rest[1] == '.') {
+			if (!len)
+				return RESOLVED_OUTSIDE;
+			char *slash = memrchr(path, '/', len);
+			len = slash ? (size_t)(slash - path) : 0;
+			path[len] = '\0';
+		} else {
+			if (len)
+				path[len++] = '/';
+			memcpy(path + len, rest, n);
+			len += n;
+			path[len] = '\0';
+		}
+		rest = *end ? end + 1 : end;
+	}
+	return RESOLVED_IN_CACHE;
+}
+
 /* Where a link found in the cache-relative folder dir points, worked out on
  * its text: a relative target against dir, an absolute one against the
  * paths that name this cache (huggingface_hub's absolute fallback link,
@@ -158,9 +187,6 @@ static enum resolved resolve_link(const struct hf_cache *cache, const char *dir,
 {
 	if (odd_dotdot(target))
 		return RESOLVED_ODD;
-	struct strbuf path = STRBUF_INIT;
-	sb_puts(&path, "");
-	const char *rest = target;
 	if (target[0] == '/') {
 		char *norm = hf_path_normalize(target);
 		const char *hit = NULL;
@@ -173,37 +199,21 @@ static enum resolved resolve_link(const struct hf_cache *cache, const char *dir,
 		}
 		if (!hit) {
 			free(norm);
-			sb_release(&path);
 			return RESOLVED_ABSOLUTE_OUTSIDE;
 		}
 		*out = xstrdup(hit);
 		free(norm);
-		sb_release(&path);
 		return RESOLVED_IN_CACHE;
 	}
-	sb_puts(&path, dir);
-	while (*rest) {
-		const char *end = strchrnul(rest, '/');
-		size_t n = (size_t)(end - rest);
-		if (n == 0 || (n == 1 && rest[0] == '.')) {
-			/* "a//b", "./" */
-		} else if (n == 2 && rest[0] == '.' && rest[1] == '.') {
-			if (!path.len) {
-				sb_release(&path);
-				return RESOLVED_OUTSIDE;
-			}
-			char *slash = strrchr(path.buf, '/');
-			path.len = slash ? (size_t)(slash - path.buf) : 0;
-			path.buf[path.len] = '\0';
-		} else {
-			if (path.len)
-				sb_add(&path, "/", 1);
-			sb_add(&path, rest, n);
-		}
-		rest = *end ? end + 1 : end;
-	}
-	*out = sb_detach(&path);
-	return RESOLVED_IN_CACHE;
+	/* the result is never longer than dir, '/' and the target: one
+	 * allocation, not a buffer grown by realloc */
+	char *path = xmalloc(strlen(dir) + strlen(target) + 2);
+	enum resolved r = resolve_relative(dir, target, path);
+	if (r == RESOLVED_IN_CACHE)
+		*out = path;
+	else
+		free(path);
+	return r;
 }
 
 /* The absolute form of a folder given relative to the cache (or absolute). */
@@ -494,9 +504,11 @@ static void scan_blobs(const struct hf_cache *cache, struct hf_repo *repo, int r
 	const struct hf_dir_entry *kept;
 	char *key = xasprintf("%s/" HF_BLOBS, repo->real);
 	if (have_st && hf_dir_trust_get(cache->dir_trust, key, &dst, &kept, &n)) {
+		/* the record's text outlives the scan (cache->kept_text): borrowed */
 		names = xcalloc(n + 1, sizeof(*names));
 		for (size_t i = 0; i < n; i++)
-			names[i] = xstrdup(kept[i].name);
+			names[i] = (char *)kept[i].name;
+		repo->blob_names_kept = true;
 	} else {
 		d = fdopendir(fd);
 		if (!d) {
@@ -551,7 +563,8 @@ static void scan_blobs(const struct hf_cache *cache, struct hf_repo *repo, int r
 				"leftover partial download blobs/%s (%llu bytes): a download was killed or the disk filled up",
 				b->name, (unsigned long long)size);
 			free(p);
-			free(b->name);
+			if (!repo->blob_names_kept)
+				free(b->name);
 			free(b->not_plain);
 			continue;
 		}
@@ -570,7 +583,7 @@ static void scan_blobs(const struct hf_cache *cache, struct hf_repo *repo, int r
 }
 
 /* The link huggingface_hub writes ("../../blobs/<name>", relative), known
- * from its text alone: the link at path (relative to the cache, in a folder
+ * from its text alone: a link in the folder dir (relative to the cache,
  * reached without following any link: rev->dir and the walk's open_dir_at)
  * resolves, ".." by ".." against that link-free folder as the kernel would,
  * to repo->real/blobs/<name>, a blob the scan found to be a plain file
@@ -579,31 +592,26 @@ static void scan_blobs(const struct hf_cache *cache, struct hf_repo *repo, int r
  * most of a run that trusts every blob. Anything else (an absolute target,
  * a folder out of the cache, "a/../b", a trailing "/" or ".", a target cut
  * at PATH_MAX, a blob that is a link or missing) is followed as before. */
-static bool usual_link(const struct hf_cache *cache, const struct hf_repo *repo, const char *path, const char *target,
-		       long *blob, char **final)
+static bool usual_link(const struct hf_repo *repo, const char *dir, const char *target, long *blob)
 {
 	size_t tlen = strlen(target);
-	if (path[0] == '/' || target[0] == '/' || !tlen || tlen >= PATH_MAX - 1)
+	if (dir[0] == '/' || target[0] == '/' || !tlen || tlen >= PATH_MAX - 1)
 		return false;
 	const char *last = strrchr(target, '/');
 	last = last ? last + 1 : target;
 	const struct hf_blob *b = *last && !is_dot(last) ? hf_repo_blob(repo, last) : NULL;
 	if (!b || !b->regular)
 		return false;
-	const char *slash = strrchr(path, '/');
-	char *dir = slash ? xstrndup(path, (size_t)(slash - path)) : xstrdup("");
-	char *out = NULL;
-	enum resolved r = resolve_link(cache, dir, target, &out);
-	free(dir);
+	/* resolved on the stack: nothing allocated for the usual link, and
+	 * *final stays NULL (its end is the blob) */
+	char out[2 * PATH_MAX];
+	if (strlen(dir) + tlen + 2 > sizeof(out) || odd_dotdot(target))
+		return false;
 	size_t n = strlen(repo->real);
-	bool usual = r == RESOLVED_IN_CACHE && strncmp(out, repo->real, n) == 0 &&
+	bool usual = resolve_relative(dir, target, out) == RESOLVED_IN_CACHE && strncmp(out, repo->real, n) == 0 &&
 		     strncmp(out + n, "/blobs/", 7) == 0 && strcmp(out + n + 7, last) == 0;
-	if (usual) {
+	if (usual)
 		*blob = (long)(b - repo->blobs);
-		*final = out;
-	} else {
-		free(out);
-	}
 	return usual;
 }
 
@@ -613,14 +621,18 @@ static bool usual_link(const struct hf_cache *cache, const struct hf_repo *repo,
  * into it), another file (counted by upstream all the same), or a link
  * that ends nowhere (broken) or, under --root, leaves the cache. */
 static enum hf_link classify_link(const struct hf_cache *cache, int cache_fd, const struct hf_repo *repo,
-				  const char *path, const char *target, long *blob, char **final, struct stat *st,
-				  bool *folder)
+				  const char *dir, const char *name, const char *target, long *blob, char **final,
+				  struct stat *st, bool *folder)
 {
 	*folder = false;
 	*blob = -1;
-	if (usual_link(cache, repo, path, target, blob, final))
+	*final = NULL;
+	if (usual_link(repo, dir, target, blob))
 		return HF_LINK_OK;
+	/* the link's own path only for the rare one followed (no join a link) */
+	char *path = xpath_join(dir, name);
 	enum followed r = follow(cache, cache_fd, path, final, st);
+	free(path);
 	if (r == FOLLOW_OUTSIDE)
 		return target[0] == '/' ? HF_LINK_ABSOLUTE : HF_LINK_ESCAPES;
 	if (r != FOLLOWED)
@@ -659,13 +671,23 @@ struct walk {
 
 /* Adds a file at rel, which it takes over (the walk made it for this file:
  * no copy of each of a revision's paths). */
+/* Room for more files: the array sized once a folder from its entry count
+ * (and once for all the subfolders' files spliced in), not doubled as files
+ * come (a realloc of a multi-MB array is an mremap under the process's mm
+ * lock, against the threads at work beside it). */
+static void reserve_files(struct walk *w, size_t more)
+{
+	size_t want = w->rev->n_files + more;
+	if (want <= w->alloc)
+		return;
+	w->alloc = want > 2 * w->alloc ? want : 2 * w->alloc;
+	w->rev->files = xrealloc(w->rev->files, w->alloc * sizeof(*w->rev->files));
+}
+
 static struct hf_file *add_file(struct walk *w, char *rel, const char *target, enum hf_link link, long blob,
 				uint64_t size)
 {
-	if (w->rev->n_files == w->alloc) {
-		w->alloc = w->alloc ? w->alloc * 2 : 16;
-		w->rev->files = xrealloc(w->rev->files, w->alloc * sizeof(*w->rev->files));
-	}
+	reserve_files(w, 1);
 	/* the usual link's text is implied by the blob: kept only for the odd ones */
 	char *t = target && link != HF_LINK_OK ? xstrdup(target) : NULL;
 	struct hf_file *f = &w->rev->files[w->rev->n_files++];
@@ -720,11 +742,8 @@ static void look_at(void *arg, size_t begin, size_t end)
 				target[n] = '\0';
 				e->target = xstrdup(target);
 			}
-			const char *target = e->target;
-			char *path = xpath_join(s->dir_rel, e->name);
-			e->link = classify_link(w->cache, w->cache_fd, w->repo, path, target, &e->blob, &e->final,
-						&e->st, &e->folder);
-			free(path);
+			e->link = classify_link(w->cache, w->cache_fd, w->repo, s->dir_rel, e->name, e->target,
+						&e->blob, &e->final, &e->st, &e->folder);
 		} else if (e->type == DT_REG) {
 			e->have = fstatat(s->dirfd, e->name, &e->st, AT_SYMLINK_NOFOLLOW) == 0;
 		}
@@ -812,10 +831,7 @@ static void splice_sub(struct walk *w, struct sub_walk *sw)
 {
 	struct hf_revision *rev = w->rev;
 	if (sw->rev.n_files) {
-		if (rev->n_files + sw->rev.n_files > w->alloc) {
-			w->alloc = rev->n_files + sw->rev.n_files + w->alloc;
-			rev->files = xrealloc(rev->files, w->alloc * sizeof(*rev->files));
-		}
+		reserve_files(w, sw->rev.n_files); /* made room for all by walk_snapshot */
 		memcpy(rev->files + rev->n_files, sw->rev.files, sw->rev.n_files * sizeof(*rev->files));
 		rev->n_files += sw->rev.n_files;
 	}
@@ -865,6 +881,7 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 	if (have_st)
 		keep_entries(w, key, &dst, &s, count);
 	free(key);
+	reserve_files(w, count);
 	/* the top folder's subfolders on several threads, where there are
 	 * CPUs for it: each into a sub_walk, spliced in below */
 	struct sub_walk **sub_of = NULL; /* per entry: its sub_walk, or NULL */
@@ -892,6 +909,10 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 			sub_of[k] = sw;
 		}
 		parallel_for(n_subs, 1, threads, walk_subs, &subs);
+		size_t spliced = 0;
+		for (size_t i = 0; i < n_subs; i++)
+			spliced += subs.subs[i].rev.n_files;
+		reserve_files(w, count + spliced);
 	}
 	for (size_t k = 0; k < count; k++) {
 		struct entry *e = &s.e[k];
@@ -1481,12 +1502,10 @@ static void match_listed(void *arg, size_t begin, size_t end)
 		char *normal = listed_as_snapshot_path(lf->path);
 		const struct hf_file *f = snapshot_file(rev, normal ? normal : lf->path, &next);
 		free(normal);
-		const char *hash;
 		m->file[i] = f ? f - rev->files : -1;
 		m->verdict[i] = !f || !file_present(m->repo, f)       ? LISTED_MISSING
 				: lf->has_size && f->size != lf->size ? LISTED_SIZE_DIFFERS
-				: f->link == HF_LINK_OK && (hash = hf_listed_hash(lf)) &&
-						strcasecmp(m->repo->blobs[f->blob].name, hash) != 0
+				: f->link == HF_LINK_OK && hf_listed_other_blob(lf, m->repo->blobs[f->blob].name)
 					? LISTED_OTHER_BLOB
 					: LISTED_OK;
 	}
@@ -1814,7 +1833,7 @@ int hf_cache_scan_hooked(const char *path, const char *alias, bool listings, str
 	if (hook && hook->blobs_listed)
 		hook->blobs_listed(cache, hook->arg);
 	walk_all(cache, fd);
-	hf_dir_trust_close(cache->dir_trust);
+	cache->kept_text = hf_dir_trust_close_keeping_text(cache->dir_trust);
 	cache->dir_trust = NULL;
 	closedir(d);
 	return 0;
@@ -1834,7 +1853,8 @@ void hf_cache_free(struct hf_cache *cache)
 	for (size_t r = 0; r < cache->n_repos; r++) {
 		struct hf_repo *repo = &cache->repos[r];
 		for (size_t i = 0; i < repo->n_blobs; i++) {
-			free(repo->blobs[i].name);
+			if (!repo->blob_names_kept)
+				free(repo->blobs[i].name);
 			free(repo->blobs[i].not_plain);
 		}
 		free(repo->blobs);
@@ -1867,5 +1887,6 @@ void hf_cache_free(struct hf_cache *cache)
 	free(cache->path);
 	free(cache->real);
 	free(cache->keep_dir);
+	free(cache->kept_text);
 	memset(cache, 0, sizeof(*cache));
 }

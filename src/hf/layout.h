@@ -92,6 +92,9 @@ struct hf_repo {
 	char *id;              /* org/name */
 	struct hf_blob *blobs; /* sorted by name */
 	size_t n_blobs;
+	/* the blobs' names lie in the cache's kept_text (blobs/'s listing kept
+	 * by the last scan, dir_trust.h): not copied, not freed one by one */
+	bool blob_names_kept;
 	struct hf_revision *revisions;
 	size_t n_revisions;
 	struct hf_ref *refs;
@@ -120,6 +123,7 @@ struct hf_cache {
 	struct hf_repo *repos; /* sorted by folder */
 	size_t n_repos;
 	struct hf_dir_trust *dir_trust; /* folder listings kept in keep_dir (dir_trust.h), during the scan */
+	char *kept_text;                /* that record's text after the scan: blob names point into it */
 };
 
 /* Scans path. Returns 0, or -errno when the cache folder itself cannot be

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -365,4 +366,10 @@ const char *hf_listed_hash(const struct hf_listed_file *f)
 {
 	const char *h = f->lfs_sha256 && *f->lfs_sha256 ? f->lfs_sha256 : f->blob_id;
 	return h && digest_name_length(h) ? h : NULL;
+}
+
+bool hf_listed_other_blob(const struct hf_listed_file *f, const char *blob)
+{
+	const char *h = f->lfs_sha256 && *f->lfs_sha256 ? f->lfs_sha256 : f->blob_id;
+	return h && strcasecmp(blob, h) != 0 && digest_name_length(h);
 }

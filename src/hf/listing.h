@@ -63,6 +63,10 @@ const struct hf_listed_file *hf_listing_find(const struct hf_listing *l, const c
  * when set, else blob_id (a git blob sha1), as `hf cache verify` chooses
  * (utils/_verification.py, verify_maps). NULL when neither is a hash. */
 const char *hf_listed_hash(const struct hf_listed_file *f);
+/* Whether hf_listed_hash(f) is a hash and names another blob than blob
+ * (compared without case). The usual answer, the same name, costs no check
+ * that the listing's text is a hash (20,000 of them a bench scan). */
+bool hf_listed_other_blob(const struct hf_listed_file *f, const char *blob);
 /* Why a listing state is not usable, for messages. */
 const char *hf_listing_state_text(enum hf_listing_state s);
 

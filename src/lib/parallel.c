@@ -107,6 +107,15 @@ int thread_start(pthread_t *thread, void *(*fn)(void *), void *arg)
 #endif
 }
 
+/* usable_cpus() once a process: parallel_for runs several times a scan,
+ * and each count reads the cgroup's files (three system calls or more). */
+static unsigned cpus_once;
+static pthread_once_t cpus_once_done = PTHREAD_ONCE_INIT;
+static void count_cpus_once(void)
+{
+	cpus_once = usable_cpus();
+}
+
 struct slices {
 	size_t count, chunk;
 	atomic_size_t next;
@@ -130,7 +139,8 @@ void parallel_for(size_t count, size_t chunk, size_t max_threads, void (*fn)(voi
 	if (threads > max_threads)
 		threads = max_threads;
 	if (threads > 1) {
-		unsigned cpus = usable_cpus();
+		pthread_once(&cpus_once_done, count_cpus_once);
+		unsigned cpus = cpus_once;
 		if (threads > cpus)
 			threads = cpus;
 	}

@@ -397,10 +397,13 @@ int safe_read_fd(int fd, const char *path, size_t max, char **content, size_t *l
 	size_t cap = 4096;
 	if (max > SIZE_MAX / 4)
 		max = SIZE_MAX / 4; /* "no limit": the arithmetic below stays in range */
+	/* the file's size, the read that finds its end, and the NUL: one
+	 * buffer, never grown (growing a multi-MB one makes glibc mremap it,
+	 * taking the process's mm lock against every other thread) */
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && (uintmax_t)st.st_size < max)
-		cap = (size_t)st.st_size + 1;
-	if (cap > max + 1)
-		cap = max + 1;
+		cap = (size_t)st.st_size + 2;
+	if (cap > max + 2)
+		cap = max + 2;
 	char *buf = xmalloc(cap);
 	size_t used = 0;
 	for (;;) {
