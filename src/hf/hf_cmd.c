@@ -366,6 +366,19 @@ static bool repo_failed(const struct hf_repo *r)
 	return false;
 }
 
+/* One finding of the whole cache (no repo folder, the deadline) in the
+ * report's problems, counted as a failure or a warning. */
+static void add_cache_problem(json_t *problems, bool fail, const char *state, const char *message, size_t *n_fail,
+			      size_t *n_warn)
+{
+	json_t *p = json_object();
+	json_object_set_new(p, "severity", json_string(fail ? "fail" : "warn"));
+	json_object_set_new(p, "state", json_string(state));
+	json_object_set_new(p, "message", json_text(message));
+	json_array_append_new(problems, p);
+	++*(fail ? n_fail : n_warn);
+}
+
 /* A cache with no repo folder: a new cache is empty, but so is a wrong path
  * (HF_HOME's folder given for the hub cache, a mount that did not happen).
  * Said as a warning, not a failure: nothing in it is broken (exit 0 with
@@ -653,12 +666,7 @@ static int verify_scanned(struct hf_options o, int argc, char **argv)
 	}
 	char *empty = n_names ? NULL : no_repos_text(&cache); /* a named repo absent already fails */
 	if (empty) {
-		json_t *p = json_object();
-		json_object_set_new(p, "severity", json_string("warn"));
-		json_object_set_new(p, "state", json_string("no repos"));
-		json_object_set_new(p, "message", json_text(empty));
-		json_array_append_new(problems, p);
-		n_warn++;
+		add_cache_problem(problems, false, "no repos", empty, &n_fail, &n_warn);
 		free(empty);
 	}
 	size_t n_ok = 0, n_unverified = 0, n_blobs = 0;
@@ -689,12 +697,7 @@ static int verify_scanned(struct hf_options o, int argc, char **argv)
 	if (v.timed_out) { /* one finding: how far it got and what the rest would take (issue 26) */
 		char *where = hf_verify_stopped_text(&v);
 		char *msg = xasprintf("stopped at the deadline (--deadline %g): %s", o.deadline, where);
-		json_t *p = json_object();
-		json_object_set_new(p, "severity", json_string("fail"));
-		json_object_set_new(p, "state", json_string("deadline"));
-		json_object_set_new(p, "message", json_text(msg));
-		json_array_append_new(problems, p);
-		n_fail++;
+		add_cache_problem(problems, true, "deadline", msg, &n_fail, &n_warn);
 		free(msg);
 		free(where);
 	}
