@@ -122,11 +122,12 @@ def container(image, argv, by_path=True, status_override=None):
 
 
 def profile_checks(profile):
-    """The check ids a built-in profile runs, from `gpugate list`."""
+    """The check ids a built-in profile runs, from `gpugate list` ("NAME
+    DESCRIPTION: id, id, ..."; ids hold no ': ')."""
     out = subprocess.run([str(GPUGATE), "list"], capture_output=True, text=True, check=True).stdout
-    m = re.search(rf"^\s*{profile}\s+(.*)$", out, re.M)
+    m = re.search(rf"^\s*{profile}\s+.*?: ([a-z_.]+(?:, [a-z_.]+)*)$", out, re.M)
     assert m, out
-    return [c.strip() for c in m.group(1).split(",") if c.strip()]
+    return m.group(1).split(", ")
 
 
 def assert_probe_contract(image, out, inside, elapsed, rootfs_changed, hf_changed):
