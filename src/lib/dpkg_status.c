@@ -1143,9 +1143,14 @@ static void parser_free(struct parser *ps)
 /* The parse's error as the caller sees it: "FILE:LINE: problem", the line
  * counted from the start of the file (first is the lines before the part
  * the parser read). */
+/* ps's error as the caller gets it: "PATH:LINE: why", lines counted from
+ * first; a read error has no line and is said whole. */
 static void error_out(const struct parser *ps, size_t first, char *err, size_t err_size)
 {
-	snprintf(err, err_size, "%s:%zu: %s", ps->path, first + ps->err_line, ps->err);
+	if (ps->err_line)
+		snprintf(err, err_size, "%s:%zu: %s", ps->path, first + ps->err_line, ps->err);
+	else
+		snprintf(err, err_size, "%s", ps->err);
 }
 
 int dpkg_status_parse(const char *path, const char *content, size_t len, const char *const *wanted,
@@ -1223,14 +1228,6 @@ static int parse_range(struct parser *ps, int fd, off_t from, off_t to, bool las
 }
 
 /* The error a parser stopped at, as the caller sees it. */
-static void parser_error_out(const struct parser *ps, size_t first, char *err, size_t err_size)
-{
-	if (ps->err_line)
-		error_out(ps, first, err, err_size);
-	else
-		snprintf(err, err_size, "%s", ps->err); /* a read error: no line */
-}
-
 /* Where the part that starts near x begins: just after the first empty line
  * (two newlines: the bytes at c-2 and c-1) with c >= x, the same place
  * parse_range's buffer is cut at; the file's end when none. dpkg's
@@ -1387,7 +1384,7 @@ static int parts_join(struct part *part, size_t n, struct dpkg_status *out, char
 			error_out(g, first, err, err_size); /* g holds the duplicate's error */
 			rc = -1;
 		} else if (p->rc < 0) {
-			parser_error_out(&p->ps, first, err, err_size);
+			error_out(&p->ps, first, err, err_size);
 			rc = -1;
 		}
 		if (rc)
