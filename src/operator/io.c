@@ -57,11 +57,7 @@ int operator_read_input(const char *path, size_t max, char **content, size_t *le
 	struct stat st;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		int e = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
-		snprintf(err, errsize, "%s: not a regular file (%s)", path,
-			 S_ISFIFO(st.st_mode)  ? "a FIFO"
-			 : S_ISCHR(st.st_mode) ? "a character device"
-			 : S_ISDIR(st.st_mode) ? "a directory"
-					       : "a special file");
+		snprintf(err, errsize, "%s: not a regular file (%s)", path, safe_kind_name(st.st_mode));
 		close(fd);
 		return -e;
 	}
