@@ -49,6 +49,10 @@ void sleep_seconds(double s);
  * loading it cost every start ~0.1 ms for this one use). */
 double round_decimals(double x, int decimals);
 double wall_seconds(void);
+/* The order of two times (an mtime, a clock reading): <0, 0 or >0 as a is
+ * before, the same as or after b. */
+struct timespec;
+int timespec_cmp(const struct timespec *a, const struct timespec *b);
 
 /* Whether root (a --root value) is the real root: empty, NULL or "/". */
 bool root_is_real(const char *root);
