@@ -322,11 +322,6 @@ const struct hf_record_entry *hf_record_find_next(const struct hf_record *rec, c
 	return e;
 }
 
-static bool ts_before(const struct timespec *a, const struct timespec *b)
-{
-	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
-}
-
 static bool ts_equal(const struct timespec *a, const struct timespec *b)
 {
 	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
@@ -334,7 +329,7 @@ static bool ts_equal(const struct timespec *a, const struct timespec *b)
 
 bool hf_record_racy(const struct timespec *stamp, const struct hf_record_stat *st)
 {
-	return !ts_before(&st->mtim, stamp) || !ts_before(&st->ctim, stamp);
+	return timespec_cmp(&st->mtim, stamp) >= 0 || timespec_cmp(&st->ctim, stamp) >= 0;
 }
 
 bool hf_record_trusts(const struct hf_record *rec, const struct hf_record_entry *e, const struct hf_record_stat *now)

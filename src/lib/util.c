@@ -106,13 +106,6 @@ double wall_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int timespec_cmp(const struct timespec *a, const struct timespec *b)
-{
-	if (a->tv_sec != b->tv_sec)
-		return a->tv_sec < b->tv_sec ? -1 : 1;
-	return a->tv_nsec < b->tv_nsec ? -1 : a->tv_nsec > b->tv_nsec;
-}
-
 bool root_is_real(const char *root)
 {
 	return !root || !*root || strcmp(root, "/") == 0;

@@ -50,9 +50,13 @@ void sleep_seconds(double s);
 double round_decimals(double x, int decimals);
 double wall_seconds(void);
 /* The order of two times (an mtime, a clock reading): <0, 0 or >0 as a is
- * before, the same as or after b. */
-struct timespec;
-int timespec_cmp(const struct timespec *a, const struct timespec *b);
+ * before, the same as or after b (inline: hf verify asks it per blob). */
+static inline int timespec_cmp(const struct timespec *a, const struct timespec *b)
+{
+	if (a->tv_sec != b->tv_sec)
+		return a->tv_sec < b->tv_sec ? -1 : 1;
+	return a->tv_nsec < b->tv_nsec ? -1 : a->tv_nsec > b->tv_nsec;
+}
 
 /* Whether root (a --root value) is the real root: empty, NULL or "/". */
 bool root_is_real(const char *root);
