@@ -30,7 +30,7 @@ int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * and says what is wrong with it (unknown, ambiguous, needs an argument,
  * takes none). A short option is named by its letter: within a cluster
  * ("-xv") glibc leaves optind on it, so argv[optind - 1] is the argument
- * before it. optstring and longopts: those of the call. A long option
+ * before it. command NULL: gpugate's own options, no prefix. optstring and longopts: those of the call. A long option
  * whose val is a character must have it in optstring too. */
 struct option;
 int usage_bad_option(const char *command, char *const *argv, const char *optstring, const struct option *longopts);

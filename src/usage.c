@@ -73,6 +73,8 @@ static const struct option *long_named(const struct option *longopts, const char
 
 int usage_bad_option(const char *command, char *const *argv, const char *optstring, const struct option *longopts)
 {
+	const char *sep = command ? ": " : ""; /* NULL: gpugate's own options */
+	command = command ? command : "";
 	/* a long option always moves optind past itself: it is argv[optind - 1]
 	 * when that is one and the error was its own (optopt 0 or its val) */
 	const char *last = argv[optind - 1];
@@ -82,20 +84,20 @@ int usage_bad_option(const char *command, char *const *argv, const char *optstri
 		bool several;
 		const struct option *o = long_named(longopts, name, (size_t)n, &several);
 		if (several && !optopt)
-			return usage_error("%s: option '--%.*s' is ambiguous", command, n, name);
+			return usage_error("%s%soption '--%.*s' is ambiguous", command, sep, n, name);
 		if (!o && !optopt)
-			return usage_error("%s: unknown option '--%.*s'", command, n, name);
+			return usage_error("%s%sunknown option '--%.*s'", command, sep, n, name);
 		if (o && o->val == optopt)
-			return usage_error("%s: option '--%.*s' %s", command, n, name,
+			return usage_error("%s%soption '--%.*s' %s", command, sep, n, name,
 					   name[n] == '=' ? "takes no argument" : "needs an argument");
 	}
 	if (!optopt) /* not reached with getopt_long: its unknown long options start with "--" */
-		return usage_error("%s: unknown option '%s'", command, last);
+		return usage_error("%s%sunknown option '%s'", command, sep, last);
 	/* a short one: optopt is its letter, wherever in its cluster it stood */
 	const char *spec = optopt && optopt != ':' ? strchr(optstring, optopt) : NULL;
 	if (spec && spec[1] == ':')
-		return usage_error("%s: option '-%c' needs an argument", command, optopt);
-	return usage_error("%s: unknown option '-%c'", command, optopt);
+		return usage_error("%s%soption '-%c' needs an argument", command, sep, optopt);
+	return usage_error("%s%sunknown option '-%c'", command, sep, optopt);
 }
 
 int command_root_option(const char *command, const char *dir)

@@ -976,8 +976,9 @@ int bundle_main(int argc, char **argv, const char *gpugate)
 	bool profile_given = false;
 	opterr = 0;
 	optind = 1;
+	static const char optstring[] = ":o:h";
 	int c;
-	while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o.output = optarg;
@@ -1003,10 +1004,8 @@ int bundle_main(int argc, char **argv, const char *gpugate)
 		case 'h':
 			fputs(bundle_usage, stdout);
 			return PROV_OK;
-		case ':':
-			return usage_error("bundle: option '%s' needs an argument", argv[optind - 1]);
-		default:
-			return usage_error("bundle: unknown option '%s'", argv[optind - 1]);
+		default: /* '?' or ':' */
+			return usage_bad_option("bundle", argv, optstring, longopts);
 		}
 	}
 	if (optind < argc)
