@@ -25,6 +25,16 @@ int cmd_diff(int argc, char **argv);
 /* Prints "gpugate: MESSAGE" and the usage hint to stderr; returns EXIT_USAGE. */
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The usage error for a getopt_long call that failed (opterr 0, '?' or
+ * ':'), led by command ("hf verify"): names the option as it was written
+ * and says what is wrong with it (unknown, ambiguous, needs an argument,
+ * takes none). A short option is named by its letter: within a cluster
+ * ("-xv") glibc leaves optind on it, so argv[optind - 1] is the argument
+ * before it. command NULL: gpugate's own options, no prefix. optstring and longopts: those of the call. A long option
+ * whose val is a character must have it in optstring too. */
+struct option;
+int usage_bad_option(const char *command, char *const *argv, const char *optstring, const struct option *longopts);
+
 /* 0 when --root DIR names a directory; else the usage error (3), its
  * message led by command ("spec freeze") so that the hint is that
  * command's --help; NULL: gpugate check's. */

@@ -220,8 +220,9 @@ static int parse_check_options(int argc, char **argv, struct check_options *o)
 	o->color = "auto";
 	opterr = 0;
 	optind = 1;
+	static const char optstring[] = "+hqv";
 	int c;
-	while ((c = getopt_long(argc, argv, "+hqv", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_PROFILE:
 			if (!embedded_find(embedded_profiles, optarg))
@@ -310,12 +311,8 @@ static int parse_check_options(int argc, char **argv, struct check_options *o)
 		case 'h':
 			fputs(usage_text, stdout);
 			return -1;
-		case ':':
-			return usage_error("option '%s' needs an argument", argv[optind - 1]);
-		default:
-			if (optopt >= OPT_PROFILE)
-				return usage_error("option '%s' needs an argument", argv[optind - 1]);
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+		default: /* '?' or ':' */
+			return usage_bad_option(NULL, argv, optstring, longopts);
 		}
 	}
 	if (optind < argc)

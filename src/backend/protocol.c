@@ -10,20 +10,8 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "../lib/safe_io.h"
 #include "../lib/util.h"
-
-static void write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return; /* the parent has gone: nothing left to tell */
-		buf += n;
-		len -= (size_t)n;
-	}
-}
 
 static bool is_token(const char *s)
 {
@@ -41,7 +29,7 @@ void probe_stage(struct probe_channel *ch, const char *stage, const char *device
 	int n = device && is_token(device) ? snprintf(line, sizeof(line), "stage %s %s\n", stage, device)
 					   : snprintf(line, sizeof(line), "stage %s\n", stage);
 	if (n > 0 && (size_t)n < sizeof(line))
-		write_all(ch->fd, line, (size_t)n);
+		(void)safe_write_all(ch->fd, line, (size_t)n); /* failed: the parent has gone */
 }
 
 static void json_line(struct probe_channel *ch, const char *tag, json_t *j)
@@ -51,7 +39,7 @@ static void json_line(struct probe_channel *ch, const char *tag, json_t *j)
 	if (!text)
 		return;
 	char *line = xasprintf("%s %s\n", tag, text);
-	write_all(ch->fd, line, strlen(line));
+	(void)safe_write_all(ch->fd, line, strlen(line)); /* failed: the parent has gone */
 	free(line);
 	free(text);
 }

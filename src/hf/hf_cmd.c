@@ -77,7 +77,8 @@ static int parse_hf_options(int argc, char **argv, bool allow_args, bool allow_v
 	opterr = 0;
 	optind = 1;
 	int c;
-	while ((c = getopt_long(argc, argv, "+vh", longopts, NULL)) != -1) {
+	static const char optstring[] = "+vh";
+	while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_FORMAT:
 			if (strcmp(optarg, "text") != 0 && strcmp(optarg, "json") != 0)
@@ -131,10 +132,11 @@ static int parse_hf_options(int argc, char **argv, bool allow_args, bool allow_v
 		case 'h':
 			fputs(hf_usage, stdout);
 			return -1;
-		default:
-			if (optopt >= OPT_FORMAT)
-				return usage_error("hf %s: option '%s' needs an argument", argv[0], argv[optind - 1]);
-			return usage_error("hf %s: unknown option '%s'", argv[0], argv[optind - 1]);
+		default: {
+			char command[32];
+			snprintf(command, sizeof(command), "hf %s", argv[0]);
+			return usage_bad_option(command, argv, optstring, longopts);
+		}
 		}
 	}
 	if (!allow_args && optind < argc)

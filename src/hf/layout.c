@@ -19,6 +19,7 @@
 #include "verified_record.h"
 #include "../lib/parallel.h"
 #include "../lib/digest.h"
+#include "../lib/safe_io.h"
 #include "../lib/util.h"
 
 #define MAX_SNAPSHOT_DEPTH 64 /* folders inside one snapshot; deeper is hostile */
@@ -472,9 +473,7 @@ static void stat_blobs(void *arg, size_t begin, size_t end)
 		b->mtim = st.st_mtim;
 		b->ctim = st.st_ctim;
 		if (!b->regular) /* reported by report_irregular_blobs, naming the files that use it */
-			b->not_plain = xstrdup(S_ISLNK(st.st_mode)   ? "a symlink"
-					       : S_ISDIR(st.st_mode) ? "a folder"
-								     : "a special file");
+			b->not_plain = xstrdup(safe_kind_name(st.st_mode));
 	}
 }
 

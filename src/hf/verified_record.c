@@ -322,11 +322,6 @@ const struct hf_record_entry *hf_record_find_next(const struct hf_record *rec, c
 	return e;
 }
 
-static bool ts_before(const struct timespec *a, const struct timespec *b)
-{
-	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
-}
-
 static bool ts_equal(const struct timespec *a, const struct timespec *b)
 {
 	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
@@ -334,7 +329,7 @@ static bool ts_equal(const struct timespec *a, const struct timespec *b)
 
 bool hf_record_racy(const struct timespec *stamp, const struct hf_record_stat *st)
 {
-	return !ts_before(&st->mtim, stamp) || !ts_before(&st->ctim, stamp);
+	return timespec_cmp(&st->mtim, stamp) >= 0 || timespec_cmp(&st->ctim, stamp) >= 0;
 }
 
 bool hf_record_trusts(const struct hf_record *rec, const struct hf_record_entry *e, const struct hf_record_stat *now)
@@ -590,62 +585,16 @@ bool hf_kept_listing_load(const char *file, const char *folder, const char *comm
 	return true;
 }
 
-struct kept_file {
-	char *name;
-	struct timespec mtim;
-	uint64_t bytes;
-};
-
-static int newest_first(const void *a, const void *b)
+/* A kept listing is a group of its own (record_prune.h). */
+static const char *kept_listing(const char *name)
 {
-	const struct kept_file *x = a, *y = b;
-	if (x->mtim.tv_sec != y->mtim.tv_sec)
-		return x->mtim.tv_sec > y->mtim.tv_sec ? -1 : 1;
-	return x->mtim.tv_nsec > y->mtim.tv_nsec ? -1 : x->mtim.tv_nsec < y->mtim.tv_nsec;
+	return strncmp(name, HF_KEPT_LISTING_PREFIX, strlen(HF_KEPT_LISTING_PREFIX)) == 0 ? name : NULL;
 }
 
 void hf_kept_listings_prune(const char *state_dir, const char *keep)
 {
-	struct dirents d;
-	if (dirents_open(&d, AT_FDCWD, state_dir, O_NOFOLLOW) < 0)
-		return;
-	struct kept_file *files = NULL;
-	size_t n = 0, alloc = 0;
-	const char *name;
-	unsigned char type;
-	while ((name = dirents_next(&d, &type))) {
-		struct stat st;
-		if (strncmp(name, HF_KEPT_LISTING_PREFIX, strlen(HF_KEPT_LISTING_PREFIX)) != 0 ||
-		    fstatat(d.fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
-			continue; /* only the kept listings themselves, never through a link */
-		if (n == alloc) {
-			alloc = alloc ? alloc * 2 : 64;
-			files = xrealloc(files, alloc * sizeof(*files));
-		}
-		files[n++] = (struct kept_file){ xstrdup(name), st.st_mtim, (uint64_t)st.st_blocks * 512 };
-	}
-	if (n)
-		qsort(files, n, sizeof(*files), newest_first);
-	size_t kept = 0;
-	uint64_t bytes = 0;
-	for (size_t i = 0; i < n; i++)
-		if (keep && strcmp(files[i].name, keep) == 0) { /* counted first: it stays */
-			kept++;
-			bytes += files[i].bytes;
-		}
-	for (size_t i = 0; i < n; i++) {
-		if (!keep || strcmp(files[i].name, keep) != 0) {
-			if (kept < HF_KEPT_LISTINGS_MAX && bytes + files[i].bytes <= HF_KEPT_LISTINGS_MAX_BYTES) {
-				kept++;
-				bytes += files[i].bytes;
-			} else {
-				(void)unlinkat(d.fd, files[i].name, 0);
-			}
-		}
-		free(files[i].name);
-	}
-	free(files);
-	dirents_close(&d);
+	static const struct hf_prune_bound bound = { kept_listing, HF_KEPT_LISTINGS_MAX, HF_KEPT_LISTINGS_MAX_BYTES };
+	hf_prune_lru(state_dir, keep, &bound);
 }
 
 void hf_kept_listing_save(const char *file, const char *folder, const char *commit, const struct stat *st,

@@ -47,7 +47,7 @@ const char *safe_kind_name(mode_t mode)
 
 /* ---------------------------------------------------------------- writing */
 
-static int write_all(int fd, const void *data, size_t len)
+int safe_write_all(int fd, const void *data, size_t len)
 {
 	const char *p = data;
 	while (len > 0) {
@@ -231,7 +231,7 @@ int safe_writer_open(struct safe_writer *w, const char *path, mode_t mode, unsig
 
 int safe_writer_write(struct safe_writer *w, const void *data, size_t len, char *err, size_t errsize)
 {
-	int rc = write_all(w->fd, data, len);
+	int rc = safe_write_all(w->fd, data, len);
 	if (rc < 0)
 		say(err, errsize, "%s: cannot write: %s", strcmp(w->path, "-") ? w->path : "standard output",
 		    strerror(-rc));

@@ -60,6 +60,10 @@ void safe_writer_abort(struct safe_writer *w);
 int safe_write_file(const char *path, const void *data, size_t len, mode_t mode, unsigned flags, char *err,
 		    size_t errsize);
 
+/* Writes all len bytes to the open fd, again after EINTR and a short write;
+ * 0, or -errno (-EIO for a write of nothing). */
+int safe_write_all(int fd, const void *data, size_t len);
+
 /* --- reading -------------------------------------------------------------- */
 
 /* The kinds of file a reader accepts; a regular file unless more are named. */

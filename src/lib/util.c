@@ -106,6 +106,18 @@ double wall_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+char *xpath_join(const char *a, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b);
+	if (!na)
+		return xstrndup(b, nb);
+	char *p = xmalloc(na + 1 + nb + 1);
+	memcpy(p, a, na);
+	p[na] = '/';
+	memcpy(p + na + 1, b, nb + 1);
+	return p;
+}
+
 bool root_is_real(const char *root)
 {
 	return !root || !*root || strcmp(root, "/") == 0;

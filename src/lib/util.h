@@ -49,6 +49,21 @@ void sleep_seconds(double s);
  * loading it cost every start ~0.1 ms for this one use). */
 double round_decimals(double x, int decimals);
 double wall_seconds(void);
+/* The order of two times (an mtime, a clock reading): <0, 0 or >0 as a is
+ * before, the same as or after b (inline: hf verify asks it per blob). */
+static inline int timespec_cmp(const struct timespec *a, const struct timespec *b)
+{
+	if (a->tv_sec != b->tv_sec)
+		return a->tv_sec < b->tv_sec ? -1 : 1;
+	return a->tv_nsec < b->tv_nsec ? -1 : a->tv_nsec > b->tv_nsec;
+}
+
+/* "A/B" (B alone when A is empty): a path made per file of a scan, where
+ * xasprintf's format parsing cost more than the copy. Two join rules exist on
+ * purpose: this one puts B under A always (B is a name the caller read from A),
+ * hf_path_join (hf/location.h) is Python's os.path.join, where an absolute B
+ * wins, because it redoes huggingface_hub's own paths. */
+char *xpath_join(const char *a, const char *b);
 
 /* Whether root (a --root value) is the real root: empty, NULL or "/". */
 bool root_is_real(const char *root);

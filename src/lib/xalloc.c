@@ -53,18 +53,6 @@ char *xstrndup(const char *s, size_t n)
 	return p;
 }
 
-char *xpath_join(const char *a, const char *b)
-{
-	size_t na = strlen(a), nb = strlen(b);
-	if (!na)
-		return xstrndup(b, nb);
-	char *p = xmalloc(na + 1 + nb + 1);
-	memcpy(p, a, na);
-	p[na] = '/';
-	memcpy(p + na + 1, b, nb + 1);
-	return p;
-}
-
 char *xvasprintf(const char *fmt, va_list ap)
 {
 	va_list cp;

@@ -14,8 +14,5 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *xvasprintf(const char *fmt, va_list ap);
-/* "A/B" (B alone when A is empty): a path made per file of a scan, where
- * xasprintf's format parsing cost more than the copy. */
-char *xpath_join(const char *a, const char *b);
 
 #endif

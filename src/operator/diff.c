@@ -981,8 +981,9 @@ int cmd_diff(int argc, char **argv)
 	double tol = -1;
 	opterr = 0;
 	optind = 1;
+	static const char optstring[] = "h";
 	int c;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_FORMAT:
 			if (strcmp(optarg, "text") && strcmp(optarg, "json") && strcmp(optarg, "markdown"))
@@ -1005,9 +1006,7 @@ int cmd_diff(int argc, char **argv)
 			      stdout);
 			return EXIT_HEALTHY;
 		default:
-			if (optopt >= OPT_FORMAT)
-				return usage_error("diff: option '%s' needs an argument", argv[optind - 1]);
-			return usage_error("diff: unknown option '%s'", argv[optind - 1]);
+			return usage_bad_option("diff", argv, optstring, longopts);
 		}
 	}
 	if (argc - optind != 2)

@@ -611,8 +611,9 @@ static int parse_options(int argc, char **argv, struct freeze_options *o)
 	o->output = "-";
 	opterr = 0;
 	optind = 1;
+	static const char optstring[] = "+o:h";
 	int c;
-	while ((c = getopt_long(argc, argv, "+o:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_PROFILE:
 			if (!embedded_find(embedded_profiles, optarg))
@@ -652,12 +653,8 @@ static int parse_options(int argc, char **argv, struct freeze_options *o)
 			      "  or nothing to pin (no vendor package and no GPU of the vendor: is --root right?)\n",
 			      stdout);
 			return -1;
-		case ':':
-			return usage_error("spec freeze: option '%s' needs an argument", argv[optind - 1]);
-		default:
-			if (optopt >= OPT_PROFILE || optopt == 'o')
-				return usage_error("spec freeze: option '%s' needs an argument", argv[optind - 1]);
-			return usage_error("spec freeze: unknown option '%s'", argv[optind - 1]);
+		default: /* '?' or ':' */
+			return usage_bad_option("spec freeze", argv, optstring, longopts);
 		}
 	}
 	if (optind < argc)

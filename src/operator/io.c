@@ -2,7 +2,6 @@
  * of SECURITY.md: write through what is not a regular file, replace a
  * regular one atomically, read without blocking and with a size cap. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,52 +47,25 @@ int operator_read_input(const char *path, size_t max, char **content, size_t *le
 {
 	if (strcmp(path, "-") == 0)
 		return read_standard_input(max, content, len, err, errsize);
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0) {
-		int e = errno;
-		snprintf(err, errsize, "%s: %s", path, strerror(e));
-		return -e;
-	}
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		int e = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+	/* lib/safe_io.h reads it (never blocking, the size capped); the words
+	 * are the operator commands' own: the path first, then the problem */
+	struct stat st = { 0 };
+	int fd = safe_open_read(path, SAFE_KIND_REG, max, &st, NULL, 0);
+	if ((fd == -EISDIR || fd == -EINVAL) && st.st_mode) { /* opened, but of another kind */
 		snprintf(err, errsize, "%s: not a regular file (%s)", path, safe_kind_name(st.st_mode));
-		close(fd);
-		return -e;
+		return fd;
 	}
-	if ((size_t)st.st_size > max) {
+	if (fd == -EFBIG) {
 		snprintf(err, errsize, "%s: %lld bytes, more than the %zu a report may have", path,
 			 (long long)st.st_size, max);
+		return fd;
+	}
+	int rc = fd < 0 ? fd : safe_read_fd(fd, path, max, content, len, NULL, 0);
+	if (fd >= 0)
 		close(fd);
-		return -EFBIG;
-	}
-	size_t cap = (size_t)st.st_size; /* a report does not grow while read */
-	char *buf = xmalloc(cap + 2);
-	size_t got = 0;
-	for (;;) {
-		ssize_t n = read(fd, buf + got, cap + 1 - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = errno;
-			snprintf(err, errsize, "%s: %s", path, strerror(e));
-			free(buf);
-			close(fd);
-			return -e;
-		}
-		if (n == 0)
-			break;
-		got += (size_t)n;
-		if (got > cap) {
-			snprintf(err, errsize, "%s: grew while it was read", path);
-			free(buf);
-			close(fd);
-			return -EFBIG;
-		}
-	}
-	close(fd);
-	buf[got] = '\0';
-	*content = buf;
-	*len = got;
-	return 0;
+	if (rc == -EFBIG)
+		snprintf(err, errsize, "%s: grew past the %zu bytes a report may have while it was read", path, max);
+	else if (rc < 0)
+		snprintf(err, errsize, "%s: %s", path, strerror(-rc));
+	return rc;
 }

@@ -456,30 +456,38 @@ static void mode_string(mode_t m, char out[11])
 	out[10] = '\0';
 }
 
+/* scandir(3)'s filters and order: a folder's names, in byte order (the
+ * bundle reads the same on every locale). */
+static int not_dots(const struct dirent *e)
+{
+	return strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+}
+
+static int not_hidden(const struct dirent *e)
+{
+	return e->d_name[0] != '.';
+}
+
+static int by_name(const struct dirent **a, const struct dirent **b)
+{
+	return strcmp((*a)->d_name, (*b)->d_name);
+}
+
 static void list_dir(struct strbuf *out, const char *dir)
 {
-	DIR *d = opendir(dir);
-	if (!d) {
+	struct dirent **names;
+	int n = scandir(dir, &names, not_dots, by_name);
+	if (n < 0) {
 		sb_printf(out, "# %s: %s\n", dir, strerror(errno));
 		return;
 	}
 	sb_printf(out, "%s:\n", dir);
-	struct dirent *e;
-	char **names = NULL;
-	size_t n = 0;
-	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-			names = xrealloc(names, (n + 1) * sizeof(char *));
-			names[n++] = xstrdup(e->d_name);
-		}
-	closedir(d);
-	if (n)
-		qsort(names, n, sizeof(char *), cmp_str);
-	for (size_t i = 0; i < n; i++) {
-		char *path = xasprintf("%s/%s", dir, names[i]);
+	for (int i = 0; i < n; i++) {
+		const char *name = names[i]->d_name;
+		char *path = xasprintf("%s/%s", dir, name);
 		struct stat st;
 		if (lstat(path, &st) < 0) {
-			sb_printf(out, "  %s: %s\n", names[i], strerror(errno));
+			sb_printf(out, "  %s: %s\n", name, strerror(errno));
 		} else {
 			char mode[11];
 			mode_string(st.st_mode, mode);
@@ -489,7 +497,7 @@ static void list_dir(struct strbuf *out, const char *dir)
 			if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
 				sb_printf(out, " %u:%u", major(st.st_rdev), minor(st.st_rdev));
 			sb_puts(out, " ");
-			escape_add(out, names[i], ESCAPE_LINE);
+			escape_add(out, name, ESCAPE_LINE);
 			char target[PATH_MAX];
 			ssize_t k = S_ISLNK(st.st_mode) ? readlink(path, target, sizeof(target) - 1) : -1;
 			if (k > 0) {
@@ -767,25 +775,15 @@ static void collect_probe_log(struct bundle *b, const char *gpugate, struct strb
  * ...): what the NVIDIA kernel driver says about itself and each GPU. */
 static void add_proc_tree(struct strbuf *out, const char *dir, int depth)
 {
-	DIR *d = opendir(dir);
-	if (!d) {
+	struct dirent **names;
+	int n = scandir(dir, &names, not_hidden, by_name);
+	if (n < 0) {
 		sb_printf(out, "# %s: %s%s\n", dir, strerror(errno),
 			  depth == 0 ? " (no NVIDIA kernel driver, or /proc/driver/nvidia not visible here)" : "");
 		return;
 	}
-	char **names = NULL;
-	size_t n = 0;
-	struct dirent *e;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.') {
-			names = xrealloc(names, (n + 1) * sizeof(char *));
-			names[n++] = xstrdup(e->d_name);
-		}
-	closedir(d);
-	if (n)
-		qsort(names, n, sizeof(char *), cmp_str);
-	for (size_t i = 0; i < n; i++) {
-		char *path = xasprintf("%s/%s", dir, names[i]);
+	for (int i = 0; i < n; i++) {
+		char *path = xasprintf("%s/%s", dir, names[i]->d_name);
 		struct stat st;
 		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && depth < 4) {
 			add_proc_tree(out, path, depth + 1);
@@ -976,8 +974,9 @@ int bundle_main(int argc, char **argv, const char *gpugate)
 	bool profile_given = false;
 	opterr = 0;
 	optind = 1;
+	static const char optstring[] = ":o:h";
 	int c;
-	while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o.output = optarg;
@@ -1003,10 +1002,8 @@ int bundle_main(int argc, char **argv, const char *gpugate)
 		case 'h':
 			fputs(bundle_usage, stdout);
 			return PROV_OK;
-		case ':':
-			return usage_error("bundle: option '%s' needs an argument", argv[optind - 1]);
-		default:
-			return usage_error("bundle: unknown option '%s'", argv[optind - 1]);
+		default: /* '?' or ':' */
+			return usage_bad_option("bundle", argv, optstring, longopts);
 		}
 	}
 	if (optind < argc)

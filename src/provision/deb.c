@@ -14,6 +14,13 @@
 #include "lib/safe_io.h"
 #include "lib/util.h"
 
+/* An entry's type is named by safe_kind_name, which reads S_IF* values:
+ * libarchive's AE_IF* are those values (archive_entry.h defines them as the
+ * same octal numbers). */
+_Static_assert(AE_IFREG == S_IFREG && AE_IFLNK == S_IFLNK && AE_IFSOCK == S_IFSOCK && AE_IFCHR == S_IFCHR &&
+		       AE_IFBLK == S_IFBLK && AE_IFDIR == S_IFDIR && AE_IFIFO == S_IFIFO,
+	       "libarchive's file types are POSIX's");
+
 #define MEMBER_LIMIT (64u << 20) /* control.tar is small; refuse a bomb */
 
 static const char *aerr(struct archive *a)
@@ -275,10 +282,7 @@ static int control_from_tar(const char *path, const char *member, struct strbuf 
 		if (archive_entry_filetype(e) != AE_IFREG || archive_entry_hardlink(e)) {
 			snprintf(err, n, "%s: %s: control is %s, not a regular file (dpkg-deb would follow it)", path,
 				 member,
-				 archive_entry_hardlink(e)               ? "a hard link"
-				 : archive_entry_filetype(e) == AE_IFLNK ? "a symlink"
-				 : archive_entry_filetype(e) == AE_IFDIR ? "a directory"
-									 : "a special file");
+				 archive_entry_hardlink(e) ? "a hard link" : safe_kind_name(archive_entry_filetype(e)));
 			goto out;
 		}
 		int rr = read_entry(a, &text);

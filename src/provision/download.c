@@ -192,16 +192,10 @@ static void restart_hashes(struct dl_job *job)
 	s->sha1 = job->git_sha1 && job->size >= 0 ? digest_or_die(DIGEST_GIT_BLOB, (uint64_t)job->size) : NULL;
 }
 
+/* lib/safe_io.h's loop, as an errno (0: all written). */
 static int write_all(int fd, const char *p, size_t n)
 {
-	for (size_t off = 0; off < n;) {
-		ssize_t w = write(fd, p + off, n - off);
-		if (w < 0 && errno != EINTR)
-			return errno;
-		if (w > 0)
-			off += (size_t)w;
-	}
-	return 0;
+	return -safe_write_all(fd, p, n);
 }
 
 static void hash_update(struct dl_state *s, const char *p, size_t n)

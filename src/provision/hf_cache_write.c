@@ -10,6 +10,7 @@
 
 #include "hf/cache_dir.h"
 #include "hf/cache_format.h"
+#include "lib/safe_io.h"
 #include "lib/util.h"
 #include "provision.h"
 
@@ -117,6 +118,19 @@ static char *temp_name(const char *base, const char *suffix)
 	return xasprintf(".%s.%d%s", base, (int)getpid(), suffix);
 }
 
+/* Ends the replacement of rel through tmp in dir: on failure (rc -errno)
+ * says so in err and removes tmp; frees tmp, closes dir. 0, or -1. */
+static int end_replace(struct hf_cache_dirs *d, const char *rel, int dir, char *tmp, int rc, char *err, size_t n)
+{
+	if (rc < 0) {
+		snprintf(err, n, "%s/%s: %s", d->folder, rel, strerror(-rc));
+		unlinkat(dir, tmp, 0);
+	}
+	free(tmp);
+	close(dir);
+	return rc < 0 ? -1 : 0;
+}
+
 int hfw_write_file(struct hf_cache_dirs *d, const char *rel, const char *data, size_t len, unsigned mode, char *err,
 		   size_t n)
 {
@@ -130,26 +144,15 @@ int hfw_write_file(struct hf_cache_dirs *d, const char *rel, const char *data, s
 	int fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (fd < 0)
 		rc = -errno;
-	for (size_t off = 0; rc == 0 && off < len;) {
-		ssize_t w = write(fd, data + off, len - off);
-		if (w < 0 && errno != EINTR)
-			rc = -errno;
-		else if (w > 0)
-			off += (size_t)w;
-	}
+	if (rc == 0)
+		rc = safe_write_all(fd, data, len);
 	if (rc == 0 && fsync(fd) < 0)
 		rc = -errno;
 	if (fd >= 0 && close(fd) < 0 && rc == 0)
 		rc = -errno;
 	if (rc == 0 && renameat(dir, tmp, dir, base) < 0)
 		rc = -errno;
-	if (rc < 0) {
-		snprintf(err, n, "%s/%s: %s", d->folder, rel, strerror(-rc));
-		unlinkat(dir, tmp, 0);
-	}
-	free(tmp);
-	close(dir);
-	return rc < 0 ? -1 : 0;
+	return end_replace(d, rel, dir, tmp, rc, err, n);
 }
 
 int hfw_link(struct hf_cache_dirs *d, const char *rel, const char *target, char *err, size_t n)
@@ -164,13 +167,7 @@ int hfw_link(struct hf_cache_dirs *d, const char *rel, const char *target, char 
 	/* rename(2) replaces the name itself: an old link is never followed */
 	if (symlinkat(target, dir, tmp) < 0 || renameat(dir, tmp, dir, base) < 0)
 		rc = -errno;
-	if (rc < 0) {
-		snprintf(err, n, "%s/%s: %s", d->folder, rel, strerror(-rc));
-		unlinkat(dir, tmp, 0);
-	}
-	free(tmp);
-	close(dir);
-	return rc < 0 ? -1 : 0;
+	return end_replace(d, rel, dir, tmp, rc, err, n);
 }
 
 int hfw_touch(struct hf_cache_dirs *d, const char *rel, char *err, size_t n)

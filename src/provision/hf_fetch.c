@@ -588,7 +588,8 @@ static int parse_args(int argc, char **argv, struct hf_fetch *f, char ***names, 
 	opterr = 0;
 	optind = 1;
 	int c;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	static const char optstring[] = ":h";
+	while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_TYPE:
 			if (strcmp(optarg, "model") && strcmp(optarg, "dataset") && strcmp(optarg, "space"))
@@ -624,10 +625,8 @@ static int parse_args(int argc, char **argv, struct hf_fetch *f, char ***names, 
 		case 'h':
 			fputs(usage_text, stdout);
 			return -1;
-		case ':':
-			return usage_error("hf fetch: option '%s' needs an argument", argv[optind - 1]);
-		default:
-			return usage_error("hf fetch: unknown option '%s'", argv[optind - 1]);
+		default: /* '?' or ':' */
+			return usage_bad_option("hf fetch", argv, optstring, longopts);
 		}
 	}
 	if (optind >= argc)

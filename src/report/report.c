@@ -57,18 +57,7 @@ static int write_stdout(const char *buf, size_t len)
 	sigemptyset(&pipe_set);
 	sigaddset(&pipe_set, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
-	size_t done = 0;
-	int err = 0;
-	while (done < len) {
-		ssize_t n = write(1, buf + done, len - done);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			err = n < 0 ? -errno : -EIO;
-			break;
-		}
-		done += (size_t)n;
-	}
+	int err = safe_write_all(STDOUT_FILENO, buf, len);
 	if (err == -EPIPE) {
 		/* the pending SIGPIPE is taken here, not delivered after the unblock */
 		struct timespec zero = { 0, 0 };
@@ -119,18 +108,7 @@ int report_append_file(const char *path, const char *text, size_t len)
 	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW, 0644);
 	if (fd < 0)
 		return -errno;
-	size_t done = 0;
-	int err = 0;
-	while (done < len) {
-		ssize_t n = write(fd, text + done, len - done);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			err = n < 0 ? -errno : -EIO;
-			break;
-		}
-		done += (size_t)n;
-	}
+	int err = safe_write_all(fd, text, len);
 	if (close(fd) < 0 && !err)
 		err = -errno;
 	return err;

@@ -92,6 +92,25 @@ def test_usage_errors_exit_3(args, words):
     assert r.out == ""
 
 
+# the option a usage error names is the one at fault, in every command: a letter
+# inside a cluster ("-xq": glibc's optind still points at the cluster, so the
+# argument before it was named), a long option given a value it does not take
+# (the value is not repeated) (the hf commands: test_hf_where.py)
+@pytest.mark.parametrize("args,words,hint", [
+    (["check", "--format", "json", "-xq"], "gpugate: unknown option '-x'", "gpugate --help"),
+    (["check", "--verbose=secret"], "gpugate: option '--verbose' takes no argument", "gpugate --help"),
+    (["diff", "a.json", "-xh"], "gpugate: diff: unknown option '-x'", "gpugate diff --help"),
+    (["spec", "freeze", "-o", "out.yaml", "-qo"], "gpugate: spec freeze: unknown option '-q'",
+     "gpugate spec freeze --help"),
+    (["spec", "freeze", "-o"], "gpugate: spec freeze: option '-o' needs an argument", "gpugate spec freeze --help"),
+    (["bundle", "-o", "out.tar", "-xz"], "gpugate: bundle: unknown option '-x'", "gpugate bundle --help"),
+])
+def test_usage_error_names_the_option_at_fault(args, words, hint):
+    r = run_gpugate(*args)
+    assert r.rc == 3 and r.out == "", r
+    assert r.err == f"{words}\nTry '{hint}' for usage.\n", r
+
+
 def test_list_names_checks_and_profiles():
     r = run_gpugate("list")
     assert r.rc == 0

@@ -161,7 +161,7 @@ def test_blob_that_is_no_plain_file_names_every_file(listed, tmp_path):
     blob.unlink()
     os.mkfifo(blob)
     want = ("model.safetensors in revision %s (v1), model.safetensors in revision %s (main): blobs/%s is not a plain "
-            "file (a special file): never opened" % (hb.COMMIT_A[:12], hb.COMMIT_B[:12], blob.name))
+            "file (a FIFO): never opened" % (hb.COMMIT_A[:12], hb.COMMIT_B[:12], blob.name))
     v = run_gpugate("hf", "verify", env=env_for(c), timeout=30)
     assert v.rc == 1 and "FAIL models--org--tiny: " + want in v.out, v
     p = [p for p in run_gpugate("hf", "verify", "--format", "json", env=env_for(c), timeout=30).json()["problems"]

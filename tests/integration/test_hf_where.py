@@ -122,6 +122,34 @@ def test_usage_errors():
     assert h.rc == 0 and "--jobs N" in h.out and "--deadline SECONDS" in h.out, h
 
 
+# the option a usage error names is the one at fault: a letter inside a cluster
+# ("-xv": glibc's optind still points at the cluster, so the argument before
+# it was named), a long option given a value it does not take, a prefix two
+# options share; a value after '=' is not repeated
+BAD_OPTIONS = [
+    (["hf", "verify", "--cache", "/tmp", "-xv"], "hf verify: unknown option '-x'"),
+    (["hf", "where", "--root", "/", "-vq"], "hf where: unknown option '-q'"),
+    (["hf", "scan", "-xv"], "hf scan: unknown option '-x'"),
+    (["hf", "verify", "--full=yes"], "hf verify: option '--full' takes no argument"),
+    (["hf", "scan", "--verbose=1"], "hf scan: option '--verbose' takes no argument"),
+    (["hf", "verify", "--f"], "hf verify: option '--f' is ambiguous"),
+    (["hf", "verify", "--bogus=hf_secret"], "hf verify: unknown option '--bogus'"),
+    (["hf", "fetch", "org/a", "--cache-dir", "/tmp", "-xq"], "hf fetch: unknown option '-x'"),
+    (["hf", "fetch", "org/a", "--quiet=1"], "hf fetch: option '--quiet' takes no argument"),
+    (["hf", "fetch", "org/a", "--cache-dir"], "hf fetch: option '--cache-dir' needs an argument"),
+]
+
+
+@pytest.mark.parametrize("args,words", BAD_OPTIONS)
+def test_usage_error_names_the_option_at_fault(args, words):
+    r = run_gpugate(*args)
+    assert r.rc == 3 and r.out == "", r
+    first = r.err.splitlines()[0]
+    assert first == "gpugate: " + words, r
+    assert "hf_secret" not in r.err and "/tmp" not in first, r
+    assert r.err.endswith(f"Try 'gpugate hf {args[1]} --help' for usage.\n"), r
+
+
 def test_fetch_routes_to_provisioning():
     r = run_gpugate("hf", "fetch")
     assert r.rc == 3 and "hf fetch" in r.err, r

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "hf/listing.h"
+#include "hf/record_prune.h"
 #include "hf/verified_record.h"
 #include "lib/util.h"
 
@@ -383,6 +384,76 @@ static void kept_listing_round_trip_and_its_rules(void **state)
 	hf_listing_free(&parsed);
 }
 
+/* The group of "v-X" and "d-X" is X (as a cache's two records share its id). */
+static const char *test_group(const char *name)
+{
+	return (name[0] == 'v' || name[0] == 'd') && name[1] == '-' ? name + 2 : NULL;
+}
+
+static void prune_file(const char *name, time_t used)
+{
+	char path[160];
+	snprintf(path, sizeof(path), "%s/prune/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fputs("x\n", f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+	struct timespec times[2] = { { used, 0 }, { used, 0 } };
+	assert_int_equal(utimensat(AT_FDCWD, path, times, 0), 0);
+}
+
+static bool prune_has(const char *name)
+{
+	char path[160];
+	snprintf(path, sizeof(path), "%s/prune/%s", dir, name);
+	return faccessat(AT_FDCWD, path, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+/* hf_prune_lru: groups are used at their newest file and go whole, least
+ * recently used first; the kept file's group stays however old; the byte
+ * bound skips a group too big and keeps a later one that fits; a name of no
+ * group, a FIFO and a link are left alone. */
+static void lru_prune_keeps_whole_groups_within_both_bounds(void **state)
+{
+	(void)state;
+	char sub[96];
+	snprintf(sub, sizeof(sub), "%s/prune", dir);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	struct {
+		const char *name;
+		time_t used;
+	} files[] = { { "v-a", 4000 }, { "d-a", 1000 }, { "v-b", 3000 },
+		      { "v-c", 2000 }, { "v-d", 5000 }, { "other", 1 } };
+	for (size_t i = 0; i < sizeof(files) / sizeof(*files); i++)
+		prune_file(files[i].name, files[i].used);
+	char path[160];
+	snprintf(path, sizeof(path), "%s/v-fifo", sub);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	snprintf(path, sizeof(path), "%s/v-link", sub);
+	assert_int_equal(symlink(file, path), 0);
+	/* at most three groups: c (kept), d and a stay, b goes */
+	struct hf_prune_bound count = { test_group, 3, UINT64_MAX };
+	hf_prune_lru(sub, "v-c", &count);
+	assert_true(prune_has("v-c") && prune_has("v-d") && prune_has("v-a") && prune_has("d-a"));
+	assert_false(prune_has("v-b"));
+	assert_true(prune_has("other") && prune_has("v-fifo") && prune_has("v-link"));
+	/* three files' worth of bytes: c (kept) and d stay, a (two files) goes, b fits */
+	prune_file("v-b", 3000);
+	struct stat st;
+	snprintf(path, sizeof(path), "%s/v-b", sub);
+	assert_int_equal(stat(path, &st), 0);
+	struct hf_prune_bound bytes = { test_group, 10, 3 * (uint64_t)st.st_blocks * 512 };
+	hf_prune_lru(sub, "v-c", &bytes);
+	assert_true(prune_has("v-c") && prune_has("v-d") && prune_has("v-b"));
+	assert_false(prune_has("v-a") || prune_has("d-a"));
+	/* no file kept: the newest go first into the bound */
+	struct hf_prune_bound one = { test_group, 1, UINT64_MAX };
+	hf_prune_lru(sub, NULL, &one);
+	assert_true(prune_has("v-d"));
+	assert_false(prune_has("v-c") || prune_has("v-b"));
+	assert_true(prune_has("other") && prune_has("v-fifo") && prune_has("v-link"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -394,6 +465,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(fifo_link_and_missing_records_are_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(bounded_keeps_the_largest, setup, teardown),
 		cmocka_unit_test_setup_teardown(kept_listing_round_trip_and_its_rules, setup, teardown),
+		cmocka_unit_test_setup_teardown(lru_prune_keeps_whole_groups_within_both_bounds, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
