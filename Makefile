@@ -110,7 +110,7 @@ $(BUILD)/obj/%.o: src/%.c
 
 $(BUILD)/gen/embedded_profiles.c: $(PROFILES) src/tools/embed.sh
 	@mkdir -p $(dir $@)
-	sh src/tools/embed.sh embedded_profiles $(foreach p,$(EMBEDDED_PROFILES),$(p)=checks/$(p).yaml) > $@.tmp
+	sh src/tools/embed.sh --yaml embedded_profiles $(foreach p,$(EMBEDDED_PROFILES),$(p)=checks/$(p).yaml) > $@.tmp
 	mv $@.tmp $@
 
 # Each vendor's driver-stack pins, laid over the built-in profiles for that
@@ -118,7 +118,7 @@ $(BUILD)/gen/embedded_profiles.c: $(PROFILES) src/tools/embed.sh
 VENDOR_PINS := $(sort $(wildcard checks/vendor/*.yaml))
 $(BUILD)/gen/embedded_vendor_pins.c: $(VENDOR_PINS) src/tools/embed.sh
 	@mkdir -p $(dir $@)
-	sh src/tools/embed.sh embedded_vendor_pins $(foreach p,$(VENDOR_PINS),$(basename $(notdir $(p)))=$(p)) > $@.tmp
+	sh src/tools/embed.sh --yaml embedded_vendor_pins $(foreach p,$(VENDOR_PINS),$(basename $(notdir $(p)))=$(p)) > $@.tmp
 	mv $@.tmp $@
 
 # The seccomp allow-lists: src/tools/sandbox_gen.c builds them with libseccomp
