@@ -601,6 +601,10 @@ void text_sanitize(char *s)
 {
 	unsigned char *p = (unsigned char *)s;
 	while (*p) {
+		if (*p >= 0x20 && *p < 0x7F) { /* printable ASCII: most of every text */
+			p++;
+			continue;
+		}
 		uint32_t cp;
 		size_t n = utf8_decode(p, &cp);
 		if (n == 0 || (n == 1 && ((*p < 0x20 && *p != '\t' && *p != '\n') || *p == 0x7F))) {
