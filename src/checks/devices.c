@@ -445,8 +445,13 @@ static void run_gpus(const struct context *ctx, void *state, struct result *r)
 		const struct gpu_view *v = &s->views[i];
 		const struct drm_gpu *g = v->gpu;
 		char text[160], allowed[96];
-		gpu_text(g, text, sizeof(text));
-		drivers_text(s, g, allowed, sizeof(allowed));
+		/* the words only where they are said: a failing GPU, the first four named */
+		bool driver_bad = !g->driver[0] || !v->driver_ok;
+		bool named = (!v->present && s->present > 0) || (v->present && v->driver_ok && usable < 4);
+		if (named)
+			gpu_text(g, text, sizeof(text));
+		if (driver_bad)
+			drivers_text(s, g, allowed, sizeof(allowed));
 		if (!g->driver[0]) {
 			result_finding(r, STATUS_FAIL, "devices.gpus.no_driver",
 				       "%s: no kernel driver is bound (%s/%s/device/driver is missing); expected %s",
