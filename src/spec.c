@@ -199,6 +199,17 @@ static int unknown_key(const struct spec *spec, const struct spec_schema *schema
 			     *sections ? ")" : "");
 }
 
+/* "A.B" or "A[]": a key's path, made for each key of every spec loaded */
+static char *join_key(const char *a, char sep, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b);
+	char *out = xmalloc(na + 1 + nb + 1);
+	memcpy(out, a, na);
+	out[na] = sep;
+	memcpy(out + na + 1, b, nb + 1);
+	return out;
+}
+
 /* node against key, the schema entry of path (looked up once by the caller). */
 static int validate_value(const struct spec *spec, const struct spec_schema *schema, yaml_node_t *node,
 			  const struct spec_key *key, const char *path, struct spec_error *err)
@@ -213,7 +224,7 @@ static int validate_value(const struct spec *spec, const struct spec_schema *sch
 	if (have == SPEC_SCALAR)
 		return check_scalar(spec, node, key, err);
 	if (have == SPEC_SEQ) {
-		char *item_path = xasprintf("%s[]", path);
+		char *item_path = join_key(path, '[', "]");
 		const struct spec_key *item_key = schema->key(item_path);
 		int rc = 0;
 		for (yaml_node_item_t *it = node->data.sequence.items.start;
@@ -237,7 +248,7 @@ static int validate_value(const struct spec *spec, const struct spec_schema *sch
 				return spec_error_at(err, spec, k, "duplicate key '%s' (first at line %zu)",
 						     (char *)k->data.scalar.value, earlier->start_mark.line + 1);
 		}
-		char *child = *path ? xasprintf("%s.%s", path, (char *)k->data.scalar.value)
+		char *child = *path ? join_key(path, '.', (char *)k->data.scalar.value)
 				    : xstrdup((char *)k->data.scalar.value);
 		const struct spec_key *child_key = schema->key(child);
 		int rc = child_key ? validate_value(spec, schema,

@@ -125,7 +125,7 @@ int devices_stat_under_root(const struct context *ctx, const char *path, struct 
 /* dir/name; dirfd is dir opened, or -1 (then the whole path is looked up). */
 void devices_view_node(const struct context *ctx, const char *dir, int dirfd, const char *name, struct node_view *v)
 {
-	v->path = xasprintf("%s/%s", dir, name);
+	v->path = xpath_join(dir, name);
 	int rc = dirfd >= 0 ? fstatat(dirfd, name, &v->st, AT_SYMLINK_NOFOLLOW) : lstat(v->path, &v->st);
 	v->err = rc < 0 ? -errno : 0;
 	if (v->err == 0 && S_ISLNK(v->st.st_mode))

@@ -105,9 +105,14 @@ char *hf_path_join(const char *a, const char *b)
 {
 	if (b[0] == '/')
 		return xstrdup(b);
-	if (!*a || a[strlen(a) - 1] == '/')
-		return xasprintf("%s%s", a, b);
-	return xasprintf("%s/%s", a, b);
+	size_t na = strlen(a), nb = strlen(b);
+	bool slash = na && a[na - 1] != '/';
+	char *out = xmalloc(na + slash + nb + 1);
+	memcpy(out, a, na);
+	if (slash)
+		out[na] = '/';
+	memcpy(out + na + slash, b, nb + 1);
+	return out;
 }
 
 static char *expand(const struct hf_env *env, const char *value)
@@ -438,11 +443,7 @@ void hf_location_free(struct hf_location *loc)
 static const char *environ_getenv(void *arg, const char *name)
 {
 	struct hf_env_environ *d = arg;
-	size_t n = strlen(name);
-	for (char **e = d->environ; e && *e; e++)
-		if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
-			return *e + n + 1;
-	return NULL;
+	return env_lookup(d->environ, name);
 }
 
 /* The home folder from the passwd file under root, or the system's user

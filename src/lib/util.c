@@ -155,7 +155,7 @@ const char *env_lookup(char *const *env, const char *name)
 {
 	size_t n = strlen(name);
 	for (char *const *e = env; e && *e; e++)
-		if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+		if ((!n || (*e)[0] == name[0]) && strncmp(*e, name, n) == 0 && (*e)[n] == '=')
 			return *e + n + 1;
 	return NULL;
 }
