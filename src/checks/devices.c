@@ -385,6 +385,24 @@ static void report_no_sysfs(const struct context *ctx, struct devices_state *s, 
 	free(sys);
 }
 
+/* "0x%0*x" into buf (16 bytes) without printf: three ids of each GPU, every run */
+static void hex_text(char buf[16], unsigned v, int width)
+{
+	char digits[8];
+	int k = 0;
+	do
+		digits[k++] = "0123456789abcdef"[v & 0xf];
+	while ((v >>= 4) && k < 8);
+	while (k < width)
+		digits[k++] = '0';
+	int n = 0;
+	buf[n++] = '0';
+	buf[n++] = 'x';
+	while (k)
+		buf[n++] = digits[--k];
+	buf[n] = '\0';
+}
+
 static void run_gpus(const struct context *ctx, void *state, struct result *r)
 {
 	struct devices_state *s = state;
@@ -393,9 +411,9 @@ static void run_gpus(const struct context *ctx, void *state, struct result *r)
 	for (size_t i = 0; i < s->scan.count; i++) {
 		const struct drm_gpu *g = &s->scan.gpus[i];
 		char vendor[16], device[16], pci_class[16];
-		snprintf(vendor, sizeof(vendor), "0x%04x", g->vendor);
-		snprintf(device, sizeof(device), "0x%04x", g->device);
-		snprintf(pci_class, sizeof(pci_class), "0x%06x", g->class);
+		hex_text(vendor, g->vendor, 4);
+		hex_text(device, g->device, 4);
+		hex_text(pci_class, g->class, 6);
 		struct gpu_fact f = { .pci = g->bdf,
 				      .vendor = vendor,
 				      .device = device,

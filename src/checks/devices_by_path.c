@@ -50,7 +50,9 @@ static int resolve_link(const struct context *ctx, const struct devices_state *s
 							? known_node(s, link + 3)
 							: NULL;
 		if (known && known->path) {
-			snprintf(target, tsize, "%s", link);
+			size_t len = (size_t)n < tsize ? (size_t)n : tsize - 1;
+			memcpy(target, link, len);
+			target[len] = '\0';
 			*st = known->st;
 			return known->err;
 		}
