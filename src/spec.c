@@ -14,6 +14,7 @@
 
 #include "lib/safe_io.h"
 #include "lib/util.h"
+#include "lib/yaml_prepared.h"
 
 static const char *kind_words(unsigned kinds)
 {
@@ -330,14 +331,13 @@ static int check_shape(const char *name, const char *buf, size_t len, struct spe
 	return rc;
 }
 
-/* The load: a user's spec after the limits pass and against the schema; a
- * built-in one (user false) without either, both held by the tests. */
+/* The load of a user's spec: the limits pass, the document, the schema. */
 static int load_buffer(struct spec *spec, const struct spec_schema *schema, const char *name, const char *buf,
-		       size_t len, bool user, struct spec_error *err)
+		       size_t len, struct spec_error *err)
 {
 	memset(spec, 0, sizeof(*spec));
 	spec->name = xstrdup(name);
-	if (user && check_shape(name, buf, len, err) < 0)
+	if (check_shape(name, buf, len, err) < 0)
 		return -1;
 	yaml_parser_t parser;
 	if (!yaml_parser_initialize(&parser))
@@ -371,8 +371,6 @@ static int load_buffer(struct spec *spec, const struct spec_schema *schema, cons
 	if (root->type != YAML_MAPPING_NODE)
 		return spec_error_at(err, spec, root,
 				     "the top level must be a mapping of sections, such as 'packages:'");
-	if (!user)
-		return 0;
 	if (validate_node(spec, schema, root, "", err))
 		return -1;
 	return schema->validate ? schema->validate(spec, err) : 0;
@@ -381,13 +379,17 @@ static int load_buffer(struct spec *spec, const struct spec_schema *schema, cons
 int spec_load_buffer(struct spec *spec, const struct spec_schema *schema, const char *name, const char *buf, size_t len,
 		     struct spec_error *err)
 {
-	return load_buffer(spec, schema, name, buf, len, true, err);
+	return load_buffer(spec, schema, name, buf, len, err);
 }
 
-int spec_load_builtin(struct spec *spec, const struct spec_schema *schema, const char *name, const char *buf,
-		      size_t len, struct spec_error *err)
+int spec_load_prepared(struct spec *spec, const char *name, const struct yaml_prepared *doc, struct spec_error *err)
 {
-	return load_buffer(spec, schema, name, buf, len, false, err);
+	memset(spec, 0, sizeof(*spec));
+	spec->name = xstrdup(name);
+	if (yaml_prepared_load(doc, &spec->doc) < 0)
+		return spec_error_at(err, spec, NULL, "cannot build its YAML document: out of memory");
+	spec->loaded = true;
+	return 0;
 }
 
 #define STDIN_NAME "standard input"

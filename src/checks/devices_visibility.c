@@ -144,8 +144,7 @@ static void run_visibility_ze(const struct context *ctx, struct devices_state *s
 	const struct gpu_view *gpus[AFFINITY_MAX_GPUS];
 	size_t n = 0;
 	for (size_t i = 0; i < s->count && n < AFFINITY_MAX_GPUS; i++)
-		if (s->views[i].present &&
-		    vendor_visibility_of(s->views[i].gpu->vendor) == VENDOR_VISIBLE_ZE_AFFINITY)
+		if (s->views[i].present && vendor_visibility_of(s->views[i].gpu->vendor) == VENDOR_VISIBLE_ZE_AFFINITY)
 			gpus[n++] = &s->views[i];
 	if (n == 0) {
 		result_set(r, STATUS_SKIP, "no Intel GPU for Level Zero to see");
