@@ -259,7 +259,7 @@ static void *devices_prepare(const struct context *ctx)
 	s->dri_fd = open(s->dri_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	s->dri_err = s->dri_fd < 0 ? errno : 0;
 	s->views = xcalloc(s->scan.count ? s->scan.count : 1, sizeof(*s->views));
-	char *dev_dir = ctx_path(ctx, "/dev");
+	char *dev_dir = NULL; /* ROOT/dev, for NVIDIA's nodes only */
 	size_t nvidia_index = 0;
 	for (size_t i = 0; i < s->scan.count; i++) {
 		const struct drm_gpu *g = &s->scan.gpus[i];
@@ -286,6 +286,8 @@ static void *devices_prepare(const struct context *ctx)
 			nvidia_index++;
 			char name[32];
 			snprintf(name, sizeof(name), "%s%d", vendor_by_pci(g->vendor)->node_prefix, v->nvidia_minor);
+			if (!dev_dir)
+				dev_dir = ctx_path(ctx, "/dev");
 			devices_view_node(ctx, dev_dir, -1, name, &v->nvidia);
 			v->present = v->nvidia.err == 0; /* CUDA needs /dev/nvidiaN, not /dev/dri */
 		}
