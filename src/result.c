@@ -96,9 +96,19 @@ void result_blocked(struct result *r, const char *cause)
 
 json_t *json_text(const char *s)
 {
-	char *copy = xstrdup(s ? s : "");
+	if (!s)
+		s = "";
+	/* printable ASCII, most of every report, is what text_sanitize leaves
+	 * alone: no copy; either way the text is valid UTF-8, which jansson
+	 * need not check again */
+	const char *p = s;
+	while (*p >= 0x20 && *p < 0x7f)
+		p++;
+	if (!*p)
+		return json_stringn_nocheck(s, (size_t)(p - s));
+	char *copy = xstrdup(s);
 	text_sanitize(copy);
-	json_t *j = json_string(copy);
+	json_t *j = json_stringn_nocheck(copy, strlen(copy));
 	free(copy);
 	return j;
 }
