@@ -35,7 +35,7 @@ MAIN_SRCS := src/main.c src/provision/main.c src/serve/main.c
 LIB_SRCS  := $(sort $(filter-out src/provision/%.c src/serve/%.c src/tools/%.c $(MAIN_SRCS),$(wildcard src/*.c src/*/*.c)))
 PROV_SRCS := $(sort $(filter-out $(MAIN_SRCS),$(wildcard src/provision/*.c)))
 GEN_OBJS  := $(patsubst %,$(BUILD)/obj/gen/%.o,embedded_profiles embedded_kernels embedded_baselines \
-             embedded_ptx sandbox_bpf embedded_vendor_pins)
+             embedded_ptx sandbox_bpf embedded_vendor_pins prepared_profiles prepared_vendor_pins)
 LIB_OBJS  := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(GEN_OBJS)
 PROV_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(PROV_SRCS))
 # gpugate-serve (src/serve/): `gpugate serve`, the HTTP exporter. Its own
@@ -119,6 +119,23 @@ VENDOR_PINS := $(sort $(wildcard checks/vendor/*.yaml))
 $(BUILD)/gen/embedded_vendor_pins.c: $(VENDOR_PINS) src/tools/embed.sh
 	@mkdir -p $(dir $@)
 	sh src/tools/embed.sh embedded_vendor_pins $(foreach p,$(VENDOR_PINS),$(basename $(notdir $(p)))=$(p)) > $@.tmp
+	mv $@.tmp $@
+
+# The same files as libyaml's documents, parsed at build time
+# (src/lib/yaml_prepared.h): `gpugate check` rebuilds its profile and pins
+# from these tables instead of scanning their text at every start.
+$(BUILD)/tools/yaml_prepare: src/tools/yaml_prepare.c src/lib/yaml_prepared.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ src/tools/yaml_prepare.c $(shell pkg-config --libs yaml-0.1 2>/dev/null)
+
+$(BUILD)/gen/prepared_profiles.c: $(BUILD)/tools/yaml_prepare $(PROFILES)
+	@mkdir -p $(dir $@)
+	$< yaml_prepared_profiles $(foreach p,$(EMBEDDED_PROFILES),$(p)=checks/$(p).yaml) > $@.tmp
+	mv $@.tmp $@
+
+$(BUILD)/gen/prepared_vendor_pins.c: $(BUILD)/tools/yaml_prepare $(VENDOR_PINS)
+	@mkdir -p $(dir $@)
+	$< yaml_prepared_vendor_pins $(foreach p,$(VENDOR_PINS),$(basename $(notdir $(p)))=$(p)) > $@.tmp
 	mv $@.tmp $@
 
 # The seccomp allow-lists: src/tools/sandbox_gen.c builds them with libseccomp

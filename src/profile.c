@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/embedded.h"
 #include "lib/util.h"
+#include "lib/yaml_prepared.h"
 #include "registry.h"
 #include "vendor/vendor.h"
 
@@ -28,15 +28,11 @@ const char *vendor_detect(const char *root)
 	return vendor_detect_at(root)->name;
 }
 
-static int load_embedded(struct spec *spec, const struct embedded_file *f, const char *label, struct spec_error *err)
-{
-	return spec_load_builtin(spec, &registry_schema, label, (const char *)f->data, f->size, err);
-}
-
 int profile_load(struct spec *spec, const char *name, const char *vendor, struct spec_error *err)
 {
-	const struct embedded_file *f = embedded_find(embedded_profiles, name);
-	const struct embedded_file *pins = vendor ? embedded_find(embedded_vendor_pins, vendor) : NULL;
+	/* the documents parsed at build time (lib/yaml_prepared.h) */
+	const struct yaml_prepared *f = yaml_prepared_find(yaml_prepared_profiles, name);
+	const struct yaml_prepared *pins = vendor ? yaml_prepared_find(yaml_prepared_vendor_pins, vendor) : NULL;
 	char *label = xasprintf("profile %s", name);
 	int rc;
 	if (!f) {
@@ -44,14 +40,14 @@ int profile_load(struct spec *spec, const char *name, const char *vendor, struct
 		snprintf(err->msg, sizeof(err->msg), "no built-in profile '%s' (healthcheck, ci, validate)", name);
 		rc = -1;
 	} else if (!pins) {
-		rc = load_embedded(spec, f, label, err);
+		rc = spec_load_prepared(spec, label, f, err);
 	} else {
 		struct spec *base = xcalloc(1, sizeof(*base));
-		rc = load_embedded(base, f, label, err);
+		rc = spec_load_prepared(base, label, f, err);
 		if (rc == 0) {
 			char *pins_label =
 				xasprintf("profile %s (%s pins, checks/vendor/%s.yaml)", name, vendor, vendor);
-			rc = load_embedded(spec, pins, pins_label, err);
+			rc = spec_load_prepared(spec, pins_label, pins, err);
 			free(pins_label);
 			spec->base = base; /* owned from here, freed with spec */
 		} else {

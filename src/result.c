@@ -1,6 +1,7 @@
 #include "result.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,12 +22,33 @@ const char *status_name(enum status s)
 	return "fail";
 }
 
+/* xvasprintf in one formatting pass where the text fits a line's buffer
+ * (every summary but a long list): a result of each check, every run. */
+static char *format(const char *fmt, va_list ap)
+{
+	char line[1024];
+	va_list again;
+	va_copy(again, ap);
+	int n = vsnprintf(line, sizeof(line), fmt, ap);
+	char *out;
+	if (n < 0) {
+		out = xstrdup("");
+	} else if ((size_t)n < sizeof(line)) {
+		out = xstrndup(line, (size_t)n);
+	} else {
+		out = xmalloc((size_t)n + 1);
+		vsnprintf(out, (size_t)n + 1, fmt, again);
+	}
+	va_end(again);
+	return out;
+}
+
 void result_set(struct result *r, enum status s, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	free(r->summary);
-	r->summary = xvasprintf(fmt, ap);
+	r->summary = format(fmt, ap);
 	va_end(ap);
 	text_sanitize(r->summary);
 	/* a summary is one line */
@@ -40,7 +62,7 @@ void result_remedy(struct result *r, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	char *line = xvasprintf(fmt, ap);
+	char *line = format(fmt, ap);
 	va_end(ap);
 	text_sanitize(line);
 	if (r->remediation) {
@@ -74,9 +96,19 @@ void result_blocked(struct result *r, const char *cause)
 
 json_t *json_text(const char *s)
 {
-	char *copy = xstrdup(s ? s : "");
+	if (!s)
+		s = "";
+	/* printable ASCII, most of every report, is what text_sanitize leaves
+	 * alone: no copy; either way the text is valid UTF-8, which jansson
+	 * need not check again */
+	const char *p = s;
+	while (*p >= 0x20 && *p < 0x7f)
+		p++;
+	if (!*p)
+		return json_stringn_nocheck(s, (size_t)(p - s));
+	char *copy = xstrdup(s);
 	text_sanitize(copy);
-	json_t *j = json_string(copy);
+	json_t *j = json_stringn_nocheck(copy, strlen(copy));
 	free(copy);
 	return j;
 }
@@ -97,7 +129,7 @@ void result_finding(struct result *r, enum status s, const char *code, const cha
 {
 	va_list ap;
 	va_start(ap, fmt);
-	char *text = xvasprintf(fmt, ap);
+	char *text = format(fmt, ap);
 	va_end(ap);
 	text_sanitize(text);
 	if (!r->findings)

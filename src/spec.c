@@ -14,6 +14,7 @@
 
 #include "lib/safe_io.h"
 #include "lib/util.h"
+#include "lib/yaml_prepared.h"
 
 static const char *kind_words(unsigned kinds)
 {
@@ -199,6 +200,17 @@ static int unknown_key(const struct spec *spec, const struct spec_schema *schema
 			     *sections ? ")" : "");
 }
 
+/* "A.B" or "A[]": a key's path, made for each key of every spec loaded */
+static char *join_key(const char *a, char sep, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b);
+	char *out = xmalloc(na + 1 + nb + 1);
+	memcpy(out, a, na);
+	out[na] = sep;
+	memcpy(out + na + 1, b, nb + 1);
+	return out;
+}
+
 /* node against key, the schema entry of path (looked up once by the caller). */
 static int validate_value(const struct spec *spec, const struct spec_schema *schema, yaml_node_t *node,
 			  const struct spec_key *key, const char *path, struct spec_error *err)
@@ -213,7 +225,7 @@ static int validate_value(const struct spec *spec, const struct spec_schema *sch
 	if (have == SPEC_SCALAR)
 		return check_scalar(spec, node, key, err);
 	if (have == SPEC_SEQ) {
-		char *item_path = xasprintf("%s[]", path);
+		char *item_path = join_key(path, '[', "]");
 		const struct spec_key *item_key = schema->key(item_path);
 		int rc = 0;
 		for (yaml_node_item_t *it = node->data.sequence.items.start;
@@ -237,7 +249,7 @@ static int validate_value(const struct spec *spec, const struct spec_schema *sch
 				return spec_error_at(err, spec, k, "duplicate key '%s' (first at line %zu)",
 						     (char *)k->data.scalar.value, earlier->start_mark.line + 1);
 		}
-		char *child = *path ? xasprintf("%s.%s", path, (char *)k->data.scalar.value)
+		char *child = *path ? join_key(path, '.', (char *)k->data.scalar.value)
 				    : xstrdup((char *)k->data.scalar.value);
 		const struct spec_key *child_key = schema->key(child);
 		int rc = child_key ? validate_value(spec, schema,
@@ -319,14 +331,13 @@ static int check_shape(const char *name, const char *buf, size_t len, struct spe
 	return rc;
 }
 
-/* The load, after the limits pass for a user's spec (shape) or without it
- * for a built-in one. */
+/* The load of a user's spec: the limits pass, the document, the schema. */
 static int load_buffer(struct spec *spec, const struct spec_schema *schema, const char *name, const char *buf,
-		       size_t len, bool shape, struct spec_error *err)
+		       size_t len, struct spec_error *err)
 {
 	memset(spec, 0, sizeof(*spec));
 	spec->name = xstrdup(name);
-	if (shape && check_shape(name, buf, len, err) < 0)
+	if (check_shape(name, buf, len, err) < 0)
 		return -1;
 	yaml_parser_t parser;
 	if (!yaml_parser_initialize(&parser))
@@ -368,13 +379,17 @@ static int load_buffer(struct spec *spec, const struct spec_schema *schema, cons
 int spec_load_buffer(struct spec *spec, const struct spec_schema *schema, const char *name, const char *buf, size_t len,
 		     struct spec_error *err)
 {
-	return load_buffer(spec, schema, name, buf, len, true, err);
+	return load_buffer(spec, schema, name, buf, len, err);
 }
 
-int spec_load_builtin(struct spec *spec, const struct spec_schema *schema, const char *name, const char *buf,
-		      size_t len, struct spec_error *err)
+int spec_load_prepared(struct spec *spec, const char *name, const struct yaml_prepared *doc, struct spec_error *err)
 {
-	return load_buffer(spec, schema, name, buf, len, false, err);
+	memset(spec, 0, sizeof(*spec));
+	spec->name = xstrdup(name);
+	if (yaml_prepared_load(doc, &spec->doc) < 0)
+		return spec_error_at(err, spec, NULL, "cannot build its YAML document: out of memory");
+	spec->loaded = true;
+	return 0;
 }
 
 #define STDIN_NAME "standard input"

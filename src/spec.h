@@ -68,13 +68,14 @@ struct spec {
 int spec_load_file(struct spec *spec, const struct spec_schema *schema, const char *path, struct spec_error *err);
 int spec_load_buffer(struct spec *spec, const struct spec_schema *schema, const char *name, const char *buf, size_t len,
 		     struct spec_error *err);
-/* spec_load_buffer for a spec built into gpugate (the profiles and vendor
- * pins of checks/, embedded at build time, src/profile.c): the same
- * load, less the pass that holds a user's spec to its limits (size, depth,
- * aliases), which is a second libyaml parse of every run's profile and pins.
- * tests/unit/test_spec_keys.c holds every built-in file to those limits. */
-int spec_load_builtin(struct spec *spec, const struct spec_schema *schema, const char *name, const char *buf,
-		      size_t len, struct spec_error *err);
+/* A spec built into gpugate (the profiles and vendor pins of checks/,
+ * parsed at build time: lib/yaml_prepared.h), named name: its document
+ * rebuilt from the prepared nodes, without the limits pass and the
+ * schema's checks that hold a user's spec, which give the same answer for
+ * the same file at every start. tests/unit/test_spec_keys.c holds every
+ * built-in file to both, through spec_load_buffer. */
+struct yaml_prepared;
+int spec_load_prepared(struct spec *spec, const char *name, const struct yaml_prepared *doc, struct spec_error *err);
 void spec_free(struct spec *spec);
 
 /* Formats an error located at node (used by group validators). Returns -1. */

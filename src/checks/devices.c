@@ -125,7 +125,7 @@ int devices_stat_under_root(const struct context *ctx, const char *path, struct 
 /* dir/name; dirfd is dir opened, or -1 (then the whole path is looked up). */
 void devices_view_node(const struct context *ctx, const char *dir, int dirfd, const char *name, struct node_view *v)
 {
-	v->path = xasprintf("%s/%s", dir, name);
+	v->path = xpath_join(dir, name);
 	int rc = dirfd >= 0 ? fstatat(dirfd, name, &v->st, AT_SYMLINK_NOFOLLOW) : lstat(v->path, &v->st);
 	v->err = rc < 0 ? -errno : 0;
 	if (v->err == 0 && S_ISLNK(v->st.st_mode))
@@ -259,7 +259,7 @@ static void *devices_prepare(const struct context *ctx)
 	s->dri_fd = open(s->dri_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	s->dri_err = s->dri_fd < 0 ? errno : 0;
 	s->views = xcalloc(s->scan.count ? s->scan.count : 1, sizeof(*s->views));
-	char *dev_dir = ctx_path(ctx, "/dev");
+	char *dev_dir = NULL; /* ROOT/dev, for NVIDIA's nodes only */
 	size_t nvidia_index = 0;
 	for (size_t i = 0; i < s->scan.count; i++) {
 		const struct drm_gpu *g = &s->scan.gpus[i];
@@ -286,6 +286,8 @@ static void *devices_prepare(const struct context *ctx)
 			nvidia_index++;
 			char name[32];
 			snprintf(name, sizeof(name), "%s%d", vendor_by_pci(g->vendor)->node_prefix, v->nvidia_minor);
+			if (!dev_dir)
+				dev_dir = ctx_path(ctx, "/dev");
 			devices_view_node(ctx, dev_dir, -1, name, &v->nvidia);
 			v->present = v->nvidia.err == 0; /* CUDA needs /dev/nvidiaN, not /dev/dri */
 		}
@@ -385,6 +387,24 @@ static void report_no_sysfs(const struct context *ctx, struct devices_state *s, 
 	free(sys);
 }
 
+/* "0x%0*x" into buf (16 bytes) without printf: three ids of each GPU, every run */
+static void hex_text(char buf[16], unsigned v, int width)
+{
+	char digits[8];
+	int k = 0;
+	do
+		digits[k++] = "0123456789abcdef"[v & 0xf];
+	while ((v >>= 4) && k < 8);
+	while (k < width)
+		digits[k++] = '0';
+	int n = 0;
+	buf[n++] = '0';
+	buf[n++] = 'x';
+	while (k)
+		buf[n++] = digits[--k];
+	buf[n] = '\0';
+}
+
 static void run_gpus(const struct context *ctx, void *state, struct result *r)
 {
 	struct devices_state *s = state;
@@ -393,9 +413,9 @@ static void run_gpus(const struct context *ctx, void *state, struct result *r)
 	for (size_t i = 0; i < s->scan.count; i++) {
 		const struct drm_gpu *g = &s->scan.gpus[i];
 		char vendor[16], device[16], pci_class[16];
-		snprintf(vendor, sizeof(vendor), "0x%04x", g->vendor);
-		snprintf(device, sizeof(device), "0x%04x", g->device);
-		snprintf(pci_class, sizeof(pci_class), "0x%06x", g->class);
+		hex_text(vendor, g->vendor, 4);
+		hex_text(device, g->device, 4);
+		hex_text(pci_class, g->class, 6);
 		struct gpu_fact f = { .pci = g->bdf,
 				      .vendor = vendor,
 				      .device = device,
@@ -445,8 +465,13 @@ static void run_gpus(const struct context *ctx, void *state, struct result *r)
 		const struct gpu_view *v = &s->views[i];
 		const struct drm_gpu *g = v->gpu;
 		char text[160], allowed[96];
-		gpu_text(g, text, sizeof(text));
-		drivers_text(s, g, allowed, sizeof(allowed));
+		/* the words only where they are said: a failing GPU, the first four named */
+		bool driver_bad = !g->driver[0] || !v->driver_ok;
+		bool named = (!v->present && s->present > 0) || (v->present && v->driver_ok && usable < 4);
+		if (named)
+			gpu_text(g, text, sizeof(text));
+		if (driver_bad)
+			drivers_text(s, g, allowed, sizeof(allowed));
 		if (!g->driver[0]) {
 			result_finding(r, STATUS_FAIL, "devices.gpus.no_driver",
 				       "%s: no kernel driver is bound (%s/%s/device/driver is missing); expected %s",

@@ -142,15 +142,10 @@ static void run_visibility_ze(const struct context *ctx, struct devices_state *s
 	/* The GPUs Level Zero will number, in PCI order (the driver sorts them:
 	 * ExecutionEnvironment::sortNeoDevices()). */
 	const struct gpu_view *gpus[AFFINITY_MAX_GPUS];
-	unsigned tiles[AFFINITY_MAX_GPUS];
 	size_t n = 0;
 	for (size_t i = 0; i < s->count && n < AFFINITY_MAX_GPUS; i++)
-		if (s->views[i].present &&
-		    vendor_visibility_of(s->views[i].gpu->vendor) == VENDOR_VISIBLE_ZE_AFFINITY) {
-			gpus[n] = &s->views[i];
-			tiles[n] = drm_gpu_tiles(ctx->root, s->views[i].gpu);
-			n++;
-		}
+		if (s->views[i].present && vendor_visibility_of(s->views[i].gpu->vendor) == VENDOR_VISIBLE_ZE_AFFINITY)
+			gpus[n++] = &s->views[i];
 	if (n == 0) {
 		result_set(r, STATUS_SKIP, "no Intel GPU for Level Zero to see");
 		return;
@@ -180,6 +175,11 @@ static void run_visibility_ze(const struct context *ctx, struct devices_state *s
 			"ZE_FLAT_DEVICE_HIERARCHY='%.64s' is not FLAT, COMPOSITE or COMBINED (the driver compares "
 			"them exactly, upper case): it uses its default for this GPU, %s",
 			hier_env, hierarchy_name(hier));
+	/* the tiles (a sysfs folder read per GPU) only where they change the answer */
+	unsigned tiles[AFFINITY_MAX_GPUS];
+	bool count_tiles = affinity_needs_tiles(mask, hier);
+	for (size_t i = 0; i < n; i++)
+		tiles[i] = count_tiles ? drm_gpu_tiles(ctx->root, gpus[i]->gpu) : 1;
 	struct affinity_result *a = xmalloc(sizeof(*a));
 	affinity_apply(mask, hier, tiles, n, a);
 	json_object_set_new(result_details(r), "hierarchy", json_string(hierarchy_name(hier)));

@@ -105,9 +105,14 @@ char *hf_path_join(const char *a, const char *b)
 {
 	if (b[0] == '/')
 		return xstrdup(b);
-	if (!*a || a[strlen(a) - 1] == '/')
-		return xasprintf("%s%s", a, b);
-	return xasprintf("%s/%s", a, b);
+	size_t na = strlen(a), nb = strlen(b);
+	bool slash = na && a[na - 1] != '/';
+	char *out = xmalloc(na + slash + nb + 1);
+	memcpy(out, a, na);
+	if (slash)
+		out[na] = '/';
+	memcpy(out + na + slash, b, nb + 1);
+	return out;
 }
 
 static char *expand(const struct hf_env *env, const char *value)
@@ -232,26 +237,12 @@ static bool py_utf8_ok(const unsigned char *s, size_t n)
 	return true;
 }
 
-/* The token file as _get_token_from_file() reads it (utils/_auth.py), bounded
- * and never blocking on a FIFO: a missing file is no token
- * (FileNotFoundError is caught), anything else that stops Path.read_text()
- * raises, and the raise reaches every download. */
-static int read_token_file(const char *path, char **token, char *err, size_t errsize)
+/* The token file, opened as fd (path names it in messages), as
+ * _get_token_from_file() reads it (utils/_auth.py): bounded and never
+ * blocking on a FIFO; anything that stops Path.read_text() raises, and the
+ * raise reaches every download. Closes fd. */
+static int read_token_fd(int fd, const char *path, char **token, char *err, size_t errsize)
 {
-	*token = NULL;
-	if (!*path) { /* Path("") is ".": the working folder */
-		snprintf(
-			err, errsize,
-			"HF_TOKEN_PATH is empty: Path('').read_text() reads '.', the working folder, and raises IsADirectoryError");
-		return -1;
-	}
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return 0; /* FileNotFoundError: no token */
-		snprintf(err, errsize, "token file %s: %s raises %s", path, strerror(errno), py_exception(errno));
-		return -1;
-	}
 	struct stat st;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > 65536) {
 		snprintf(err, errsize, "token file %s: %s", path,
@@ -278,6 +269,34 @@ static int read_token_file(const char *path, char **token, char *err, size_t err
 	*token = hf_clean_token(buf, (size_t)n);
 	explicit_bzero(buf, (size_t)n);
 	return 0;
+}
+
+/* The token file at path as seen inside root: a missing file is no token
+ * (FileNotFoundError is caught). Opened by the kernel's lookup under root
+ * (root_open), and named ROOT/... (root_path) only where a message or the
+ * read needs the name: the usual missing file costs one system call. */
+static int read_token_file(const char *root, const char *path, char **token, char *err, size_t errsize)
+{
+	*token = NULL;
+	if (!*path) { /* Path("") is ".": the working folder */
+		snprintf(
+			err, errsize,
+			"HF_TOKEN_PATH is empty: Path('').read_text() reads '.', the working folder, and raises IsADirectoryError");
+		return -1;
+	}
+	int fd = root_open(root, path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+	if (fd == -ENOENT)
+		return 0; /* FileNotFoundError: no token */
+	char *shown = root_path(root, path);
+	int rc;
+	if (fd < 0) {
+		snprintf(err, errsize, "token file %s: %s raises %s", shown, strerror(-fd), py_exception(-fd));
+		rc = -1;
+	} else {
+		rc = read_token_fd(fd, shown, token, err, errsize);
+	}
+	free(shown);
+	return rc;
 }
 
 void hf_location_resolve(const struct hf_env *env, hf_token_file_fn token_file, struct hf_location *loc)
@@ -424,11 +443,7 @@ void hf_location_free(struct hf_location *loc)
 static const char *environ_getenv(void *arg, const char *name)
 {
 	struct hf_env_environ *d = arg;
-	size_t n = strlen(name);
-	for (char **e = d->environ; e && *e; e++)
-		if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
-			return *e + n + 1;
-	return NULL;
+	return env_lookup(d->environ, name);
 }
 
 /* The home folder from the passwd file under root, or the system's user
@@ -468,15 +483,13 @@ void hf_env_from_environ(struct hf_env *env, struct hf_env_environ *data)
 static enum hf_token_file token_file_under_root(void *arg, const char *path, char *why, size_t why_size)
 {
 	struct hf_env_environ *d = arg;
-	char *p = *path ? root_path(d->root, path) : xstrdup("");
 	char *token = NULL;
-	int rc = read_token_file(p, &token, why, why_size);
+	int rc = read_token_file(d->root, path, &token, why, why_size);
 	bool yes = rc == 0 && token;
 	if (token) {
 		explicit_bzero(token, strlen(token));
 		free(token);
 	}
-	free(p);
 	return rc < 0 ? HF_TOKEN_FILE_RAISES : yes ? HF_TOKEN_FILE_TOKEN : HF_TOKEN_FILE_NONE;
 }
 
@@ -516,9 +529,7 @@ int hf_token_of_environ(char **environ_list, const char *root, const struct hf_l
 		*source = raw_source;
 		return 0;
 	}
-	char *p = *loc->token_path ? root_path(data.root, loc->token_path) : xstrdup("");
-	int rc = read_token_file(p, token, err, errsize);
-	free(p);
+	int rc = read_token_file(data.root, loc->token_path, token, err, errsize);
 	if (*token)
 		*source = "the token file";
 	return rc;

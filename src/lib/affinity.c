@@ -101,6 +101,17 @@ static uint64_t all_tiles(unsigned tiles)
 	return tiles >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << tiles) - 1;
 }
 
+/* the driver's "no filter": unset, set but empty, or its own default value */
+static bool mask_filters(const char *mask)
+{
+	return mask && *mask && strcmp(mask, "default") != 0;
+}
+
+bool affinity_needs_tiles(const char *mask, enum hierarchy h)
+{
+	return h != HIERARCHY_COMPOSITE || mask_filters(mask);
+}
+
 void affinity_apply(const char *mask, enum hierarchy h, const unsigned *tiles_in, size_t count,
 		    struct affinity_result *r)
 {
@@ -113,8 +124,7 @@ void affinity_apply(const char *mask, enum hierarchy h, const unsigned *tiles_in
 		tiles[i] = tiles_in[i] == 0 ? 1 : tiles_in[i] > AFFINITY_MAX_TILES ? AFFINITY_MAX_TILES : tiles_in[i];
 		devices += h == HIERARCHY_COMPOSITE ? 1 : tiles[i];
 	}
-	if (!mask || !*mask || strcmp(mask, "default") == 0) {
-		/* the driver's "no filter": unset, set but empty, or its own default value */
+	if (!mask_filters(mask)) {
 		for (size_t i = 0; i < count; i++) {
 			r->visible[i] = true;
 			r->tiles_on[i] = all_tiles(tiles[i]);

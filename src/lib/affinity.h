@@ -54,5 +54,9 @@ struct affinity_result {
  * i (1 for a single-tile GPU). Fills out; never fails. */
 void affinity_apply(const char *mask, enum hierarchy h, const unsigned *tiles, size_t count,
 		    struct affinity_result *out);
+/* Whether affinity_apply's answer depends on the GPUs' tile counts: the mask
+ * filters, or every tile is a device (FLAT, COMBINED). Where it does not,
+ * tiles may be all 1 (counting them reads sysfs, a folder per GPU). */
+bool affinity_needs_tiles(const char *mask, enum hierarchy h);
 
 #endif

@@ -90,8 +90,12 @@ static struct drm_gpu *find_gpu(struct drm_scan *scan, const char *bdf)
  * absolute one, would read the host's sysfs. */
 static int read_in_class(const char *root, const char *rel, char *buf, size_t size)
 {
+	static const char class[] = "/sys/class/drm/";
 	char path[192];
-	snprintf(path, sizeof(path), "/sys/class/drm/%s", rel);
+	size_t n = strnlen(rel, sizeof(path) - sizeof(class));
+	memcpy(path, class, sizeof(class) - 1);
+	memcpy(path + sizeof(class) - 1, rel, n);
+	path[sizeof(class) - 1 + n] = '\0';
 	return read_attr_in_root(root, path, buf, size);
 }
 
@@ -101,7 +105,9 @@ static int read_in_class(const char *root, const char *rel, char *buf, size_t si
 static int read_pci_uevent(struct drm_scan *scan, const char *root, const char *entry, struct drm_gpu *g)
 {
 	char path[128], buf[1024];
-	snprintf(path, sizeof(path), "%s/device/uevent", entry);
+	size_t n = strnlen(entry, sizeof(path) - sizeof("/device/uevent")); /* a node name: under 32 bytes */
+	memcpy(path, entry, n);
+	memcpy(path + n, "/device/uevent", sizeof("/device/uevent"));
 	int err = read_in_class(root, path, buf, sizeof(buf));
 	if (err == -ENOENT)
 		return 0;
@@ -257,24 +263,50 @@ static bool entry_bdf(struct drm_scan *scan, int classfd, const char *entry, cha
 
 /* /sys/dev/char/MAJOR:MINOR must lead to this very node of this device: the
  * Intel driver maps an opened node to its GPU through it. */
+/* Whether target ends in "/BDF/drm/NAME". */
+static bool leads_to_node(const char *target, size_t len, const char *bdf, const char *name)
+{
+	size_t nb = strlen(bdf), nn = strlen(name);
+	if (len < 1 + nb + 5 + nn)
+		return false;
+	const char *p = target + len - (1 + nb + 5 + nn);
+	return p[0] == '/' && memcmp(p + 1, bdf, nb) == 0 && memcmp(p + 1 + nb, "/drm/", 5) == 0 &&
+	       memcmp(p + 1 + nb + 5, name, nn) == 0;
+}
+
+/* "MAJOR:MINOR", as /sys/dev/char names a node, into name (24 bytes). */
+static void dev_name(unsigned major, unsigned minor, char name[24])
+{
+	char digits[24];
+	size_t k = 0, n = 0;
+	do
+		digits[k++] = (char)('0' + minor % 10);
+	while ((minor /= 10));
+	digits[k++] = ':';
+	do
+		digits[k++] = (char)('0' + major % 10);
+	while ((major /= 10));
+	while (k)
+		name[n++] = digits[--k];
+	name[n] = '\0';
+}
+
 static void check_char_link(int charfd, const char *bdf, struct drm_node *node)
 {
-	char name[32], target[512];
-	snprintf(name, sizeof(name), "%u:%u", node->major, node->minor);
+	char name[24], target[512];
+	dev_name(node->major, node->minor, name);
 	ssize_t n = charfd < 0 ? (errno = ENOENT, -1) : readlinkat(charfd, name, target, sizeof(target) - 1);
 	if (n < 0) {
 		node->char_link = -errno;
 		return;
 	}
 	target[n] = '\0';
-	char *want = xasprintf("/%s/drm/%s", bdf, node->name);
-	node->char_link = str_ends_with(target, want) ? 0 : 1;
+	node->char_link = leads_to_node(target, (size_t)n, bdf, node->name) ? 0 : 1;
 	if (node->char_link) {
 		free(node->char_target);
 		node->char_target = xstrdup(target);
 		text_sanitize(node->char_target);
 	}
-	free(want);
 }
 
 static void scan_entry(struct drm_scan *scan, const char *root, int classfd, int charfd, const char *entry, bool render,

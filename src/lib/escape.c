@@ -62,6 +62,15 @@ static const struct replacement *const maps[] = {
 	[ESCAPE_MARKDOWN_CELL] = markdown_map,
 };
 
+/* Whether the target has an escape of its own for c. */
+static bool is_special(char c, enum escape_target t)
+{
+	for (const struct replacement *r = maps[t]; r->as; r++)
+		if (r->c == c)
+			return true;
+	return false;
+}
+
 /* The target's own escape for an ASCII character; false when it has none. */
 static bool add_special(struct strbuf *out, char c, enum escape_target t)
 {
@@ -82,6 +91,14 @@ void escape_add_n(struct strbuf *out, const char *s, size_t n, enum escape_targe
 	char *copy = xstrndup(s, n);
 	const unsigned char *p = (const unsigned char *)copy;
 	while (*p) {
+		/* a run of printable ASCII the target leaves alone: one copy */
+		const unsigned char *run = p;
+		while (*p >= 0x20 && *p < 0x7f && !is_special((char)*p, target))
+			p++;
+		if (p > run) {
+			sb_add(out, (const char *)run, (size_t)(p - run));
+			continue;
+		}
 		uint32_t cp;
 		size_t len = utf8_decode(p, &cp);
 		if (len == 0) {

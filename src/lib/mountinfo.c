@@ -58,6 +58,22 @@ static char *decoded(const char *s)
 	return d;
 }
 
+/* "MAJOR:MINOR" and nothing after, as sscanf(s, "%u:%u%c") reads it (2). */
+static bool parse_dev(const char *s, unsigned *major, unsigned *minor)
+{
+	char *end;
+	unsigned long a = strtoul(s, &end, 10);
+	if (end == s || *end != ':')
+		return false;
+	const char *m = end + 1;
+	unsigned long b = strtoul(m, &end, 10);
+	if (end == m || *end)
+		return false;
+	*major = (unsigned)a;
+	*minor = (unsigned)b;
+	return true;
+}
+
 /* 36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue */
 static int parse_line(char *line, struct mount_entry *e, const char **why)
 {
@@ -86,8 +102,7 @@ static int parse_line(char *line, struct mount_entry *e, const char **why)
 		return -1;
 	}
 	unsigned major, minor;
-	char tail;
-	if (sscanf(f[2], "%u:%u%c", &major, &minor, &tail) != 2) {
+	if (!parse_dev(f[2], &major, &minor)) {
 		*why = "the device is not MAJOR:MINOR";
 		return -1;
 	}
@@ -113,31 +128,34 @@ int mountinfo_parse(const char *text, size_t len, struct mountinfo *mi, char *er
 	mi->entries = NULL;
 	mi->count = 0;
 	size_t lineno = 0;
+	char *copy = xmalloc(len + 1); /* one copy, each line cut in place */
+	memcpy(copy, text, len);
 	for (size_t pos = 0; pos < len;) {
 		const char *nl = memchr(text + pos, '\n', len - pos);
 		size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
-		char *line = xstrndup(text + pos, n);
+		char *line = copy + pos;
+		line[n] = '\0';
 		pos += n + 1;
 		lineno++;
-		if (!*line) {
-			free(line);
+		if (!*line)
 			continue;
-		}
 		struct mount_entry e = { 0 };
 		const char *why = NULL;
 		if (memchr(text + pos - n - 1, '\0', n)) {
 			why = "a NUL byte in the line";
 		} else if (parse_line(line, &e, &why) == 0) {
-			mi->entries = xrealloc(mi->entries, (mi->count + 1) * sizeof(*mi->entries));
+			if (mi->count % 16 == 0)
+				mi->entries = xrealloc(mi->entries, (mi->count + 16) * sizeof(*mi->entries));
 			mi->entries[mi->count++] = e;
 		}
-		free(line);
 		if (why) {
+			free(copy);
 			snprintf(err, errsize, "line %zu: %s", lineno, why);
 			mountinfo_free(mi);
 			return -1;
 		}
 	}
+	free(copy);
 	return 0;
 }
 

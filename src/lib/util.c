@@ -167,7 +167,7 @@ const char *env_lookup(char *const *env, const char *name)
 {
 	size_t n = strlen(name);
 	for (char *const *e = env; e && *e; e++)
-		if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+		if ((!n || (*e)[0] == name[0]) && strncmp(*e, name, n) == 0 && (*e)[n] == '=')
 			return *e + n + 1;
 	return NULL;
 }
@@ -252,10 +252,13 @@ static char *root_path_walk(const char *root, size_t rl, const char *path)
 
 /* The folder of one --root, opened once per process (O_PATH), and the name
  * the kernel gives it (/proc/self/fd), by which a name it gives back for a
- * file under it turns into ROOT/... again. Never freed: a process looks at
- * one root (the unit tests at a few), and the table is bounded. */
+ * file under it turns into ROOT/... again; that name is asked for the first
+ * time a path with a link on the way needs it (root_dir_real). Never freed:
+ * a process looks at one root (the unit tests at a few), and the table is
+ * bounded. */
 struct root_dir {
 	int fd;
+	int real_state; /* 0: not asked yet, 1: real is known, -1: none (no /proc, or "/") */
 	size_t real_len;
 	char *real;
 	char *root; /* as given, trailing slashes dropped */
@@ -266,10 +269,9 @@ static size_t root_dir_count;
 static pthread_mutex_t root_dirs_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_bool no_openat2; /* ENOSYS (kernel < 5.6) or refused by a seccomp filter */
 
-static int openat2_in_root(int rootfd, const char *path, int flags)
+static int openat2_resolve(int rootfd, const char *path, int flags, unsigned long long resolve)
 {
-	struct open_how how = { .flags = (unsigned long long)(flags | O_CLOEXEC),
-				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+	struct open_how how = { .flags = (unsigned long long)(flags | O_CLOEXEC), .resolve = resolve };
 	long fd = syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
 	if (fd >= 0)
 		return (int)fd;
@@ -277,6 +279,11 @@ static int openat2_in_root(int rootfd, const char *path, int flags)
 	if (err == ENOSYS || err == EPERM || err == E2BIG)
 		atomic_store(&no_openat2, true);
 	return -err;
+}
+
+static int openat2_in_root(int rootfd, const char *path, int flags)
+{
+	return openat2_resolve(rootfd, path, flags, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
 }
 
 /* The kernel's name of an open file, or -1 (no /proc, too long, deleted). */
@@ -295,35 +302,104 @@ static ssize_t fd_name(int fd, char *buf, size_t size)
 
 /* The opened folder of root (rl bytes of it), or NULL where the kernel's
  * lookup is not to be had. */
-static const struct root_dir *root_dir_of(const char *root, size_t rl)
+static struct root_dir *root_dir_of(const char *root, size_t rl)
 {
 	if (atomic_load(&no_openat2))
 		return NULL;
-	const struct root_dir *found = NULL;
+	struct root_dir *found = NULL;
 	pthread_mutex_lock(&root_dirs_lock);
 	for (size_t i = 0; i < root_dir_count && !found; i++)
 		if (strlen(root_dirs[i].root) == rl && memcmp(root_dirs[i].root, root, rl) == 0)
 			found = &root_dirs[i];
 	if (!found && root_dir_count < ROOT_DIRS) {
 		char *name = xstrndup(root, rl);
-		char real[PATH_MAX];
 		int fd = open(name, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		ssize_t n = fd >= 0 ? fd_name(fd, real, sizeof(real)) : -1;
-		if (n > 1) { /* "/" itself: the walk, which keeps the root's spelling */
+		if (fd >= 0) {
 			struct root_dir *d = &root_dirs[root_dir_count++];
+			memset(d, 0, sizeof(*d));
 			d->fd = fd;
-			d->real_len = (size_t)n;
-			d->real = xstrdup(real);
 			d->root = name;
 			found = d;
 		} else {
-			if (fd >= 0)
-				close(fd);
 			free(name);
 		}
 	}
 	pthread_mutex_unlock(&root_dirs_lock);
 	return found;
+}
+
+/* The kernel's name of d's folder, asked once; false where there is none to
+ * go by: no /proc, or "/" itself (the walk, which keeps the root's
+ * spelling). */
+static bool root_dir_real(struct root_dir *d)
+{
+	pthread_mutex_lock(&root_dirs_lock);
+	if (d->real_state == 0) {
+		char real[PATH_MAX];
+		ssize_t n = fd_name(d->fd, real, sizeof(real));
+		d->real_state = n > 1 ? 1 : -1;
+		if (n > 1) {
+			d->real_len = (size_t)n;
+			d->real = xstrdup(real);
+		}
+	}
+	bool known = d->real_state > 0;
+	pthread_mutex_unlock(&root_dirs_lock);
+	return known;
+}
+
+/* Opens path under d's folder (O_PATH) with these RESOLVE_ flags; when only
+ * its last name is missing, opens the folder instead and sets *missing to
+ * that name, after making sure it is no dangling link (which the walk would
+ * follow: -EEXIST). The descriptor, or -errno. */
+static int open_in_root_dir(const struct root_dir *d, const char *path, unsigned long long resolve,
+			    const char **missing)
+{
+	*missing = NULL;
+	int fd = openat2_resolve(d->fd, path, O_PATH, resolve);
+	if (fd != -ENOENT)
+		return fd;
+	const char *slash = strrchr(path, '/');
+	const char *name = slash ? slash + 1 : NULL;
+	if (!name || !*name || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return -ENOENT;
+	char *parent = slash == path ? xstrdup("/") : xstrndup(path, (size_t)(slash - path));
+	fd = openat2_resolve(d->fd, parent, O_PATH | O_DIRECTORY, resolve);
+	free(parent);
+	struct stat st;
+	if (fd >= 0 && (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)) {
+		close(fd);
+		return -EEXIST;
+	}
+	if (fd >= 0)
+		*missing = name;
+	return fd;
+}
+
+/* root + path with "." dropped and ".." taking back a component, never
+ * above root (where RESOLVE_IN_ROOT stops it): the kernel's name for a path
+ * it found with no link on the way. */
+static char *root_path_lexical(const char *root, size_t rl, const char *path)
+{
+	struct strbuf out = STRBUF_INIT;
+	sb_add(&out, root, rl);
+	const char *rest = path, *c;
+	size_t len;
+	while ((c = next_component(&rest, &len))) {
+		if (len == 1 && c[0] == '.')
+			continue;
+		if (len == 2 && c[0] == '.' && c[1] == '.') {
+			while (out.len > rl && out.buf[out.len - 1] != '/')
+				out.len--;
+			if (out.len > rl)
+				out.len--;
+			out.buf[out.len] = '\0';
+			continue;
+		}
+		sb_add(&out, "/", 1);
+		sb_add(&out, c, len);
+	}
+	return sb_detach(&out);
 }
 
 /* root_path's answer from the kernel's lookup, or NULL for the walk to
@@ -333,34 +409,33 @@ static const struct root_dir *root_dir_of(const char *root, size_t rl)
  * which the walk would follow). */
 static char *root_path_kernel(const char *root, size_t rl, const char *path)
 {
-	/* The kernel's answer costs three calls (openat2, readlink of the
-	 * descriptor, close), five for a missing last name; the walk one lstat
-	 * a component: it stays the cheaper for one or two ("/sys", "/dev/dri",
+	/* The kernel's answer costs two calls (openat2, close), four for a
+	 * missing last name, and with a link on the way two more (the second
+	 * lookup, a readlink of the descriptor); the walk one lstat a
+	 * component: it stays the cheaper for one or two ("/sys", "/dev/dri",
 	 * "/.dockerenv") */
 	size_t components = 0;
 	for (const char *p = path; *p; p++)
 		components += *p != '/' && (p == path || p[-1] == '/');
 	if (components <= 2)
 		return NULL;
-	const struct root_dir *d = root_dir_of(root, rl);
+	struct root_dir *d = root_dir_of(root, rl);
 	if (!d)
 		return NULL;
-	const char *missing = NULL;
-	int fd = openat2_in_root(d->fd, path, O_PATH);
-	if (fd == -ENOENT) {
-		const char *slash = strrchr(path, '/');
-		missing = slash ? slash + 1 : NULL;
-		if (!missing || !*missing || strcmp(missing, ".") == 0 || strcmp(missing, "..") == 0)
-			return NULL;
-		char *parent = slash == path ? xstrdup("/") : xstrndup(path, (size_t)(slash - path));
-		fd = openat2_in_root(d->fd, parent, O_PATH | O_DIRECTORY);
-		free(parent);
-		struct stat st;
-		if (fd >= 0 && (fstatat(fd, missing, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)) {
-			close(fd);
-			return NULL;
-		}
+	/* First with no link allowed: found so, the path names itself (the
+	 * usual case: no readlink of /proc/self/fd, which costs more than the
+	 * lookup). A link on the way (ELOOP): the lookup that follows it, and
+	 * the kernel's name for where it led. Any other failure is the same
+	 * with links followed: the part before it holds none. */
+	const char *missing;
+	int fd = open_in_root_dir(d, path, RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS, &missing);
+	if (fd >= 0) {
+		close(fd);
+		return root_path_lexical(root, rl, path);
 	}
+	if (fd != -ELOOP || !root_dir_real(d))
+		return NULL;
+	fd = open_in_root_dir(d, path, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, &missing);
 	if (fd < 0)
 		return NULL;
 	char got[PATH_MAX];
@@ -538,6 +613,10 @@ void text_sanitize(char *s)
 {
 	unsigned char *p = (unsigned char *)s;
 	while (*p) {
+		if (*p >= 0x20 && *p < 0x7F) { /* printable ASCII: most of every text */
+			p++;
+			continue;
+		}
 		uint32_t cp;
 		size_t n = utf8_decode(p, &cp);
 		if (n == 0 || (n == 1 && ((*p < 0x20 && *p != '\t' && *p != '\n') || *p == 0x7F))) {

@@ -128,6 +128,14 @@ size_t compact_program(const struct compact_rules *rules, uint32_t arch, uint32_
 {
 	static struct program p;
 	p.len = 0;
+	/* First, an instruction the kernel's action cache cannot follow. At
+	 * load, seccomp_cache_prepare (kernel/seccomp.c) runs the program for
+	 * every system call number (~450) to find the ones it always allows;
+	 * this program has none it could find (its allows go through the
+	 * bitmap below, which uses X), so the walk through the dispatch for
+	 * each number was time spent for an empty cache: with this, each stops
+	 * at once. X starts at 0 anyway: nothing else changes. */
+	emit(&p, BPF_LDX | BPF_IMM, 0, 0, 0);
 	emit(&p, BPF_LD | BPF_W | BPF_ABS, 0, 0, (uint32_t)offsetof(struct seccomp_data, arch));
 	emit(&p, BPF_JMP | BPF_JEQ | BPF_K, 1, 0, arch);
 	emit(&p, BPF_RET | BPF_K, 0, 0, badarch_action);

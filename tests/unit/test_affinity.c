@@ -5,6 +5,7 @@
  * (tests/vectors/level-zero-affinity.tsv); these are the parsing corners. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
@@ -29,6 +30,32 @@ static void no_filter_forms(void **state)
 		affinity_apply(forms[i], HIERARCHY_FLAT, two_tiles, 4, &r);
 		assert_int_equal(r.devices, 8);
 	}
+}
+
+/* Where affinity_needs_tiles says no, the answer is the same whatever the
+ * tiles: devices.visibility then counts none. */
+static void tiles_needed_only_where_they_count(void **state)
+{
+	(void)state;
+	static const char *const masks[] = { NULL, "", "default", "0", "1.1", "0,1" };
+	static const enum hierarchy hs[] = { HIERARCHY_FLAT, HIERARCHY_COMPOSITE, HIERARCHY_COMBINED };
+	static struct affinity_result with_one, with_two;
+	for (size_t m = 0; m < sizeof(masks) / sizeof(masks[0]); m++) {
+		for (size_t h = 0; h < 3; h++) {
+			affinity_apply(masks[m], hs[h], one_tile, 4, &with_one);
+			affinity_apply(masks[m], hs[h], two_tiles, 4, &with_two);
+			bool same = with_one.gpus == with_two.gpus && with_one.devices == with_two.devices &&
+				    with_one.note_count == with_two.note_count &&
+				    memcmp(with_one.visible, with_two.visible, sizeof(with_one.visible)) == 0;
+			if (!affinity_needs_tiles(masks[m], hs[h]))
+				assert_true(same);
+		}
+	}
+	assert_false(affinity_needs_tiles(NULL, HIERARCHY_COMPOSITE));
+	assert_false(affinity_needs_tiles("default", HIERARCHY_COMPOSITE));
+	assert_true(affinity_needs_tiles(NULL, HIERARCHY_FLAT));
+	assert_true(affinity_needs_tiles(NULL, HIERARCHY_COMBINED));
+	assert_true(affinity_needs_tiles("0", HIERARCHY_COMPOSITE));
 }
 
 static void numbers_read_like_stoul(void **state)
@@ -134,6 +161,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(no_filter_forms),
+		cmocka_unit_test(tiles_needed_only_where_they_count),
 		cmocka_unit_test(numbers_read_like_stoul),
 		cmocka_unit_test(missing_devices_are_skipped_with_a_note),
 		cmocka_unit_test(sub_devices_by_hierarchy),

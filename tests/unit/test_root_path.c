@@ -202,6 +202,13 @@ static void kernel_and_walk_agree(void **state)
 		"/deep/er/..",
 		"/deep/er/.",
 		"/deep/er/",
+		/* no link on the way: answered from the path's own spelling */
+		"/deep/er/../er/plain",
+		"/deep//er/./plain",
+		"/deep/er/plain/",
+		"/deep/../../../deep/er/plain",
+		"/deep/er/../../srv/dpkg/status",
+		"/deep/er/../missing",
 	};
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
 		char *fast = root_path(root, paths[i]);

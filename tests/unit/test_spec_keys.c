@@ -93,7 +93,8 @@ static void readers_fall_back_to_the_table(void **state)
 }
 
 /* The built-in profiles and vendor pins are loaded without the limits pass
- * (spec_load_builtin): each must pass it, so that skipping it changes nothing. */
+ * and the schema's checks (spec_load_prepared): each must pass both, so that
+ * skipping them changes nothing. */
 static void builtin_files_keep_the_limits(void **state)
 {
 	(void)state;
