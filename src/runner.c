@@ -228,14 +228,14 @@ struct watchdog *watchdog_start(double start, double deadline, const char *doing
 	/* One malloc arena: a second one costs a 64 MiB reservation and a
 	 * page fault for each fresh page it hands out. */
 	mallopt(M_ARENA_MAX, 1);
-	pthread_t thread;
+	struct thread thread;
 	if (thread_start(&thread, watchdog_main, w) != 0) {
 		pthread_cond_destroy(&w->changed);
 		pthread_mutex_destroy(&w->lock);
 		free(w);
 		return NULL; /* no thread to be had: the work still runs, unguarded */
 	}
-	pthread_detach(thread);
+	pthread_detach(thread.id); /* it keeps its stack until the process ends */
 	the_watchdog = w;
 	return w;
 }
@@ -375,11 +375,11 @@ int run_checks(const struct context *ctx, const struct selection *sel, struct ru
 		own += plan[i].group->own_thread;
 	struct share apart = { ctx, plan, results, &stages, true }, rest = apart;
 	rest.own_thread = false;
-	pthread_t thread;
+	struct thread thread;
 	bool threaded = own && own < count && thread_start(&thread, run_share_thread, &rest) == 0;
 	run_share(&apart);
 	if (threaded)
-		pthread_join(thread, NULL);
+		thread_join(&thread);
 	else
 		run_share(&rest); /* one group alone, or no thread to be had: in turn */
 	if (w) {
