@@ -106,38 +106,50 @@ unsigned idle_cpus(void)
  * runner's second share, the dpkg status file's parts on a 16-CPU host): 16
  * slots; a thread that finds none free gets glibc's stack, as before. */
 #define STACK_SLOTS 16
-static char *pool;
-static size_t pool_guard;
+/* The guard below each stack: a 4 KiB page. Where pages are larger, a
+ * slot's stack does not start on a page and its mprotect fails: threads
+ * then get glibc's stacks. */
+#define POOL_GUARD 4096
+#define POOL_SIZE  ((size_t)STACK_SLOTS * (POOL_GUARD + THREAD_STACK_SIZE))
+static _Atomic(char *) pool;
 static atomic_uint pool_taken; /* bit i: slot i's stack is a running (or unjoined) thread's */
 static atomic_uint pool_ready; /* bit i: slot i's stack is writable */
-static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
 
-static void pool_reserve(void)
+/* The pool, reserved by the first thread to ask (a race lost costs a map
+ * and unmap, once: no pthread_once, whose every first call ends in a futex
+ * wake-up system call); NULL when none can be had. */
+static char *pool_get(void)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	pool_guard = page > 0 ? (size_t)page : 4096;
-	void *p = mmap(NULL, STACK_SLOTS * (pool_guard + THREAD_STACK_SIZE), PROT_NONE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-	pool = p == MAP_FAILED ? NULL : p;
+	char *p = atomic_load(&pool);
+	if (p)
+		return p;
+	void *m = mmap(NULL, POOL_SIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	char *expected = NULL;
+	if (atomic_compare_exchange_strong(&pool, &expected, m))
+		return m;
+	munmap(m, POOL_SIZE);
+	return expected;
 }
 
-static char *slot_stack(int i)
+static char *slot_stack(char *base, int i)
 {
-	return pool + (size_t)i * (pool_guard + THREAD_STACK_SIZE) + pool_guard;
+	return base + (size_t)i * (POOL_GUARD + THREAD_STACK_SIZE) + POOL_GUARD;
 }
 
 /* A free slot made ready, or -1 (none free, or no memory for it). */
-static int slot_take(void)
+static int slot_take(char **base)
 {
-	pthread_once(&pool_once, pool_reserve);
-	if (!pool)
+	*base = pool_get();
+	if (!*base)
 		return -1;
 	for (int i = 0; i < STACK_SLOTS; i++) {
 		unsigned bit = 1u << i;
 		if (atomic_fetch_or(&pool_taken, bit) & bit)
 			continue; /* another thread's */
 		if (!(atomic_load(&pool_ready) & bit)) {
-			if (mprotect(slot_stack(i), THREAD_STACK_SIZE, PROT_READ | PROT_WRITE) != 0) {
+			if (mprotect(slot_stack(*base, i), THREAD_STACK_SIZE, PROT_READ | PROT_WRITE) != 0) {
 				atomic_fetch_and(&pool_taken, ~bit);
 				return -1;
 			}
@@ -157,9 +169,10 @@ int thread_start(struct thread *t, void *(*fn)(void *), void *arg)
 	int rc = pthread_attr_init(&attr);
 	if (rc)
 		return rc;
-	int slot = slot_take();
+	char *base;
+	int slot = slot_take(&base);
 	if (slot >= 0)
-		rc = pthread_attr_setstack(&attr, slot_stack(slot), THREAD_STACK_SIZE);
+		rc = pthread_attr_setstack(&attr, slot_stack(base, slot), THREAD_STACK_SIZE);
 	else
 		rc = pthread_attr_setstacksize(&attr, THREAD_STACK_SIZE);
 	if (rc == 0)
@@ -189,12 +202,7 @@ void thread_join(struct thread *t)
 
 /* usable_cpus() once a process: parallel_for runs several times a scan,
  * and each count reads the cgroup's files (three system calls or more). */
-static unsigned cpus_once;
-static pthread_once_t cpus_once_done = PTHREAD_ONCE_INIT;
-static void count_cpus_once(void)
-{
-	cpus_once = usable_cpus();
-}
+static atomic_uint cpus_once; /* 0: not counted yet (two threads may both count: the same answer) */
 
 struct slices {
 	size_t count, chunk;
@@ -219,8 +227,11 @@ void parallel_for(size_t count, size_t chunk, size_t max_threads, void (*fn)(voi
 	if (threads > max_threads)
 		threads = max_threads;
 	if (threads > 1) {
-		pthread_once(&cpus_once_done, count_cpus_once);
-		unsigned cpus = cpus_once;
+		unsigned cpus = atomic_load_explicit(&cpus_once, memory_order_relaxed);
+		if (!cpus) {
+			cpus = usable_cpus();
+			atomic_store_explicit(&cpus_once, cpus, memory_order_relaxed);
+		}
 		if (threads > cpus)
 			threads = cpus;
 	}
