@@ -238,25 +238,55 @@ struct known_keys {
  * other threads wait on. */
 struct scratch {
 	char *at, *end;
-	void *own; /* the blocks malloc'ed here, chained through their first word */
+	char *given; /* the caller's block (the caller frees it) */
+	size_t given_size;
+	void *own; /* the blocks malloc'ed here, chained through their first word (their size the second) */
 };
 
 #define SCRATCH_ALIGN     16
 #define SCRATCH_OWN_BLOCK (64u << 10)
 
+/* Under AddressSanitizer the bytes between and after the pieces handed out
+ * are poisoned, so that a read past one is caught as one past a malloc'ed
+ * block is. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SCRATCH_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SCRATCH_ASAN 1
+#endif
+#endif
+#ifdef SCRATCH_ASAN
+#include <sanitizer/asan_interface.h>
+#define SCRATCH_REDZONE 32
+#else
+#define ASAN_POISON_MEMORY_REGION(p, n)   ((void)(p), (void)(n))
+#define ASAN_UNPOISON_MEMORY_REGION(p, n) ((void)(p), (void)(n))
+#define SCRATCH_REDZONE                   0
+#endif
+
+static void scratch_init(struct scratch *m, char *block, size_t size)
+{
+	*m = (struct scratch){ .at = block, .end = block + size, .given = block, .given_size = size };
+	ASAN_POISON_MEMORY_REGION(block, size); /* until handed out */
+}
+
 static void *scratch_alloc(struct scratch *m, size_t n)
 {
-	n = (n + SCRATCH_ALIGN - 1) & ~(size_t)(SCRATCH_ALIGN - 1);
-	if ((size_t)(m->end - m->at) < n) {
-		size_t size = n + SCRATCH_ALIGN > SCRATCH_OWN_BLOCK ? n + SCRATCH_ALIGN : SCRATCH_OWN_BLOCK;
+	size_t want = (n + SCRATCH_REDZONE + SCRATCH_ALIGN - 1) & ~(size_t)(SCRATCH_ALIGN - 1);
+	if ((size_t)(m->end - m->at) < want) {
+		size_t size = want + SCRATCH_ALIGN > SCRATCH_OWN_BLOCK ? want + SCRATCH_ALIGN : SCRATCH_OWN_BLOCK;
 		char *block = xcalloc(1, size);
 		*(void **)(void *)block = m->own;
+		((size_t *)(void *)block)[1] = size;
 		m->own = block;
 		m->at = block + SCRATCH_ALIGN;
 		m->end = block + size;
+		ASAN_POISON_MEMORY_REGION(m->at, size - SCRATCH_ALIGN);
 	}
 	void *p = m->at;
-	m->at += n;
+	m->at += want;
+	ASAN_UNPOISON_MEMORY_REGION(p, n);
 	return p;
 }
 
@@ -287,14 +317,18 @@ static void touch_pages(void *p, size_t n)
 		((volatile char *)p)[i] = 0;
 }
 
+/* Frees the blocks malloc'ed here; the caller's block is left whole to the
+ * caller. */
 static void scratch_free(struct scratch *m)
 {
 	for (void *b = m->own; b;) {
 		void *next = *(void **)b;
+		ASAN_UNPOISON_MEMORY_REGION(b, ((size_t *)b)[1]);
 		free(b);
 		b = next;
 	}
-	*m = (struct scratch){ NULL, NULL, NULL };
+	ASAN_UNPOISON_MEMORY_REGION(m->given, m->given_size);
+	*m = (struct scratch){ 0 };
 }
 
 /* The package names a parser has seen, each followed by a NUL; offset 0 is
@@ -1240,11 +1274,10 @@ static size_t scratch_size(size_t bytes, size_t buffer_size, bool track_first, c
 static void parser_init(struct parser *ps, const char *path, const char *const *wanted, size_t bytes, bool track_first,
 			char *mem, size_t mem_size)
 {
-	*ps = (struct parser){ .path = path,
-			       .wanted = wanted,
-			       .track_first = track_first,
-			       .slots_first = slots_for(bytes),
-			       .mem = { mem, mem + mem_size, NULL } };
+	*ps = (struct parser){
+		.path = path, .wanted = wanted, .track_first = track_first, .slots_first = slots_for(bytes)
+	};
+	scratch_init(&ps->mem, mem, mem_size);
 	known_keys_build(&ps->known);
 	size_t n = 0;
 	while (wanted && wanted[n])
