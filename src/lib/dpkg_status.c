@@ -1539,9 +1539,10 @@ static int parts_join(struct part *part, size_t n, struct dpkg_status *out, char
 	struct parser *g = &part[0].ps; /* its table gathers every part's names */
 	/* sized once for all of them (at most half full, as name_slot keeps
 	 * it), not doubled on the way; the first part's own first instances
-	 * are never asked for (no part comes before it) */
+	 * are never asked for (no part comes before it), nor the last part's
+	 * names (no part comes after it) */
 	size_t names = 0;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i + 1 < n; i++)
 		names += part[i].ps.slots_used;
 	g->firsts = NULL;
 	g->track_first = false;
@@ -1564,7 +1565,7 @@ static int parts_join(struct part *part, size_t n, struct dpkg_status *out, char
 		}
 		if (rc)
 			break;
-		if (i)
+		if (i && i + 1 < n)
 			slots_merge(g, &p->ps);
 		kept_out(&p->ps, first, out);
 		first += p->ps.line;
