@@ -106,9 +106,8 @@ unsigned idle_cpus(void)
  * runner's second share, the dpkg status file's parts on a 16-CPU host): 16
  * slots; a thread that finds none free gets glibc's stack, as before. */
 #define STACK_SLOTS 16
-/* The guard below each stack: a 4 KiB page. Where pages are larger, a
- * slot's stack does not start on a page and its mprotect fails: threads
- * then get glibc's stacks. */
+/* The guard below each stack: a 4 KiB page. Where pages are larger there
+ * is no pool: threads get glibc's stacks. */
 #define POOL_GUARD 4096
 #define POOL_SIZE  ((size_t)STACK_SLOTS * (POOL_GUARD + THREAD_STACK_SIZE))
 static _Atomic(char *) pool;
@@ -123,6 +122,8 @@ static char *pool_get(void)
 	char *p = atomic_load(&pool);
 	if (p)
 		return p;
+	if (sysconf(_SC_PAGESIZE) != POOL_GUARD) /* (read from the auxiliary vector: no system call) */
+		return NULL;
 	void *m = mmap(NULL, POOL_SIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
 	if (m == MAP_FAILED)
 		return NULL;
