@@ -1263,9 +1263,9 @@ static size_t scratch_size(size_t bytes, size_t buffer_size, bool track_first, c
 	size_t slot = sizeof(struct name_slot) + (track_first ? sizeof(struct first_seen) : 0);
 	size_t sum = buffer_size + slots * slot + NAMES_FIRST(slots) + 16 * sizeof(struct user_field) +
 		     8 * (sizeof(struct dpkg_pkg) + 128) + (n + 1) * sizeof(size_t) + 128;
-	/* each piece is rounded up to SCRATCH_ALIGN (twelve of them at most
-	 * before any grows): then a whole number of blocks */
-	sum += 12 * SCRATCH_ALIGN;
+	/* each piece is rounded up to SCRATCH_ALIGN, after its red zone under
+	 * ASan (twelve pieces at most before any grows): then whole pages */
+	sum += 12 * (SCRATCH_ALIGN + SCRATCH_REDZONE);
 	return (sum + 4095) & ~(size_t)4095;
 }
 
