@@ -216,8 +216,9 @@ struct first_seen {
  * lowered letter only for that letter's two cases) and '-' or '_' byte for
  * byte: strcasecmp's rule, which pkg_parse_field uses. The candidates are
  * picked by length and first letter (at most two known names share both),
- * so nothing is hashed and most names take one compare. Each parser builds
- * its own (no shared state between threads). */
+ * so nothing is hashed and most names take one compare. Built once a load
+ * (known_keys_build) and copied into each parser (a copy: no load through
+ * a pointer for each field, no cache line shared between the threads). */
 struct known_key {
 	uint64_t lowered[2], letters[2];
 };
@@ -1272,13 +1273,13 @@ static size_t scratch_size(size_t bytes, size_t buffer_size, bool track_first, c
 /* mem[0..mem_size) is the parser's to start with (zeroed; the caller frees
  * it after parser_free). */
 static void parser_init(struct parser *ps, const char *path, const char *const *wanted, size_t bytes, bool track_first,
-			char *mem, size_t mem_size)
+			const struct known_keys *known, char *mem, size_t mem_size)
 {
 	*ps = (struct parser){
 		.path = path, .wanted = wanted, .track_first = track_first, .slots_first = slots_for(bytes)
 	};
 	scratch_init(&ps->mem, mem, mem_size);
-	known_keys_build(&ps->known);
+	ps->known = *known;
 	size_t n = 0;
 	while (wanted && wanted[n])
 		n++;
@@ -1335,7 +1336,9 @@ int dpkg_status_parse(const char *path, const char *content, size_t len, const c
 	struct parser ps;
 	size_t mem_size = scratch_size(len, 0, false, wanted);
 	char *mem = xcalloc(1, mem_size);
-	parser_init(&ps, path, wanted, len, false, mem, mem_size);
+	struct known_keys known;
+	known_keys_build(&known);
+	parser_init(&ps, path, wanted, len, false, &known, mem, mem_size);
 	int rc = parse_region(&ps, content, len);
 	if (rc < 0)
 		error_out(&ps, 0, err, err_size);
@@ -1457,77 +1460,58 @@ static void parse_parts(void *arg, size_t begin, size_t end)
 	}
 }
 
-/* The slot of the same name in ps's table, or NULL. */
-static struct name_slot *slot_find(const struct parser *ps, const char *name, size_t n, uint64_t h)
-{
-	if (!ps->slots_cap)
-		return NULL;
-	for (size_t k = h & (ps->slots_cap - 1);; k = (k + 1) & (ps->slots_cap - 1)) {
-		struct name_slot *sl = &ps->slots[k];
-		if (!sl->name_at)
-			return NULL;
-		const char *other = ps->names.buf + sl->name_at;
-		if (sl->hash == h && strncasecmp(other, name, n) == 0 && other[n] == '\0')
-			return sl;
-	}
-}
-
-/* The file's first duplicate instance in part p, given the instances of the
- * parts before it (all in g's table): its line in p and its error, in g
- * (0 when none). An instance of a name the earlier parts hold as not
- * Multi-Arch: same is one too many, whatever it is; after only "same" ones,
- * the first that is not (parse_find_set_slot's rule). */
-static size_t first_cross_duplicate(struct parser *g, const struct parser *p)
+/* Part p's names looked up in g's table (the names of the parts before
+ * it), and added to it when add (every part but the last, which no part
+ * follows): one look-up a name, with the hash p's table kept. Returns the
+ * file's first duplicate instance in p, given the instances of the parts
+ * before it: its line in p, with its error in g (0 when none). An instance
+ * of a name the earlier parts hold as not Multi-Arch: same is one too many,
+ * whatever it is; after only "same" ones, the first that is not
+ * (parse_find_set_slot's rule). p's names are distinct (its own table
+ * joined their spellings), so adding one does not change what another
+ * finds. g's table was sized for every name added (parts_join): a free
+ * slot is always found. */
+static size_t join_names(struct parser *g, const struct parser *p, bool add)
 {
 	size_t best = 0;
 	const char *name = NULL;
 	bool multiple = false;
-	for (size_t k = 0; k < p->slots_cap; k++) {
-		const struct name_slot *sl = &p->slots[k];
-		if (!sl->name_at || (!sl->single && !sl->multi))
-			continue;
-		const char *n = p->names.buf + sl->name_at;
-		const struct name_slot *gs = slot_find(g, n, strlen(n), sl->hash);
-		if (!gs || (!gs->single && !gs->multi))
-			continue;
-		const struct first_seen *f = &p->firsts[k];
-		size_t line;
-		const char *as;
-		bool mult;
-		if (gs->single) {
-			line = f->first_line;
-			as = p->names.buf + f->first_at;
-			mult = f->first_single;
-		} else if (sl->single) {
-			line = f->single_line;
-			as = p->names.buf + f->single_at;
-			mult = false;
-		} else {
-			continue;
-		}
-		if (!best || line < best) {
-			best = line;
-			name = as;
-			multiple = mult;
-		}
-	}
-	if (best)
-		duplicate_error(g, best, name, strlen(name), multiple);
-	return best;
-}
-
-/* Adds part p's names and instance counts to g's table. */
-static void slots_merge(struct parser *g, const struct parser *p)
-{
+	const size_t mask = g->slots_cap - 1;
 	for (size_t k = 0; k < p->slots_cap; k++) {
 		const struct name_slot *sl = &p->slots[k];
 		if (!sl->name_at)
 			continue;
 		const char *n = p->names.buf + sl->name_at;
-		struct name_slot *gs = name_slot(g, n, strlen(n));
+		size_t len = strlen(n);
+		size_t at = sl->hash & mask;
+		for (; g->slots[at].name_at; at = (at + 1) & mask) {
+			const char *other = g->names.buf + g->slots[at].name_at;
+			if (g->slots[at].hash == sl->hash && strncasecmp(other, n, len) == 0 && other[len] == '\0')
+				break;
+		}
+		struct name_slot *gs = &g->slots[at];
+		if (!gs->name_at) { /* no part before p has it */
+			if (add) {
+				*gs = (struct name_slot){ sl->hash, name_add(g, n, len), sl->single, sl->multi };
+				g->slots_used++;
+			}
+			continue;
+		}
+		if ((sl->single || sl->multi) && (gs->single || (gs->multi && sl->single))) {
+			const struct first_seen *f = &p->firsts[k];
+			size_t line = gs->single ? f->first_line : f->single_line;
+			if (!best || line < best) {
+				best = line;
+				name = p->names.buf + (gs->single ? f->first_at : f->single_at);
+				multiple = gs->single ? f->first_single : false;
+			}
+		}
 		gs->single += sl->single;
 		gs->multi += sl->multi;
 	}
+	if (best)
+		duplicate_error(g, best, name, strlen(name), multiple);
+	return best;
 }
 
 /* Joins the parts in file order into out, as the one-piece parse would
@@ -1555,7 +1539,7 @@ static int parts_join(struct part *part, size_t n, struct dpkg_status *out, char
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		struct part *p = &part[i];
-		size_t dup = i ? first_cross_duplicate(g, &p->ps) : 0;
+		size_t dup = i ? join_names(g, &p->ps, i + 1 < n) : 0;
 		if (dup && (p->rc == 0 || !p->ps.err_line || dup <= p->ps.err_line)) {
 			error_out(g, first, err, err_size); /* g holds the duplicate's error */
 			rc = -1;
@@ -1565,8 +1549,6 @@ static int parts_join(struct part *part, size_t n, struct dpkg_status *out, char
 		}
 		if (rc)
 			break;
-		if (i && i + 1 < n)
-			slots_merge(g, &p->ps);
 		kept_out(&p->ps, first, out);
 		first += p->ps.line;
 	}
@@ -1600,6 +1582,8 @@ static int load_parts(const char *path, int fd, off_t size, const char *const *w
 		total += mem_size[i];
 	}
 	char *mem = xcalloc(1, total), *at = mem;
+	struct known_keys known;
+	known_keys_build(&known);
 	for (size_t i = 0; i < parts; i++) {
 		struct part *p = &part[i];
 		p->fd = fd;
@@ -1607,7 +1591,7 @@ static int load_parts(const char *path, int fd, off_t size, const char *const *w
 		p->from = cut[i];
 		p->last = i + 1 == parts;
 		p->to = p->last ? size : cut[i + 1];
-		parser_init(&p->ps, path, wanted, (size_t)(p->to - p->from), parts > 1, at, mem_size[i]);
+		parser_init(&p->ps, path, wanted, (size_t)(p->to - p->from), parts > 1, &known, at, mem_size[i]);
 		at += mem_size[i];
 	}
 	free(mem_size);
