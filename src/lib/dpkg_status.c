@@ -181,7 +181,7 @@ struct user_field {
  * (NULL when absent) and the names of the others. */
 struct stanza {
 	struct field_value f[F_COUNT];
-	uint64_t present;  /* bit i: f[i] was read (only those are cleared for the next stanza) */
+	uint64_t present;  /* bit i: f[i] was read in this stanza (the others hold an earlier stanza's: field()) */
 	int state;         /* Status's third word (enum pkg_stat), once check_field read it */
 	int multiarch;     /* Multi-Arch's value (MA_*), or -1 */
 	bool provides_hit; /* its Provides names a wanted package (found by the validating walk) */
@@ -713,7 +713,7 @@ static int add_field(struct parser *ps, const char *name, size_t name_len, const
 	struct stanza *s = &ps->s;
 	int id = known_field(&ps->known, name, name_len, ps->region_end);
 	if (id >= 0) {
-		if (s->f[id].v)
+		if (s->present >> id & 1)
 			return perr(ps, line, "duplicate value for '%s' field (lib/dpkg/parse.c pkg_parse_field)",
 				    field_names[id].name);
 		s->f[id] = (struct field_value){ v, vlen, line };
@@ -892,23 +892,32 @@ static void note_first(struct parser *ps, const struct name_slot *sl, const char
 	}
 }
 
+/* The stanza's field id: its value, or one with v NULL when the stanza has
+ * none (the entry may hold an earlier stanza's value: only the present
+ * bits are cleared between stanzas). */
+static const struct field_value *field(const struct stanza *s, enum field_id id)
+{
+	static const struct field_value none = { NULL, 0, 0 };
+	return s->present >> id & 1 ? &s->f[id] : &none;
+}
+
 /* pkg_parse_verify() and parse_find_set_slot() (lib/dpkg/parse.c) for the
  * stanza just read, then keep it when its package or a Provides is wanted. */
 static int finish_stanza(struct parser *ps)
 {
 	struct stanza *s = &ps->s;
-	const struct field_value *pkg = &s->f[F_PACKAGE];
+	const struct field_value *pkg = field(s, F_PACKAGE);
 	if (!pkg->v)
 		return perr(ps, s->line, "missing 'Package' field (lib/dpkg/parse.c pkg_parse_verify)");
 	enum pkg_stat state = (enum pkg_stat)s->state;
 	int ma = s->multiarch;
-	const struct field_value *arch = &s->f[F_ARCHITECTURE];
+	const struct field_value *arch = field(s, F_ARCHITECTURE);
 	if (state != ST_NOTINSTALLED && state != ST_HALFINSTALLED) {
-		if (!s->f[F_VERSION].v)
+		if (!field(s, F_VERSION)->v)
 			return perr(ps, s->line,
 				    "package %.*s: missing 'Version' field (lib/dpkg/parse.c pkg_parse_verify)",
 				    (int)pkg->len, pkg->v);
-		if (!s->f[F_VERSION].len)
+		if (!field(s, F_VERSION)->len)
 			return perr(ps, s->line,
 				    "package %.*s: empty value for 'Version' field (lib/dpkg/parse.c pkg_parse_verify)",
 				    (int)pkg->len, pkg->v);
@@ -921,15 +930,15 @@ static int finish_stanza(struct parser *ps)
 		return perr(ps, s->line,
 			    "package %.*s has 'Multi-Arch: same' field but is architecture 'all' (lib/dpkg/parse.c)",
 			    (int)pkg->len, pkg->v);
-	if (s->f[F_CONFIG_VERSION].v &&
+	if (field(s, F_CONFIG_VERSION)->v &&
 	    (state == ST_INSTALLED || state == ST_NOTINSTALLED || state == ST_TRIGGERSPENDING))
 		return perr(
-			ps, s->f[F_CONFIG_VERSION].line,
+			ps, field(s, F_CONFIG_VERSION)->line,
 			"package %.*s: 'Config-Version' field present for package with inappropriate 'Status' field "
 			"(%s; lib/dpkg/parse.c pkg_parse_verify)",
 			(int)pkg->len, pkg->v, status_words[state]);
-	int awaited = s->f[F_TRIGGERS_AWAITED].v ? check_triggers(ps, F_TRIGGERS_AWAITED) : 0;
-	int pending = s->f[F_TRIGGERS_PENDING].v ? check_triggers(ps, F_TRIGGERS_PENDING) : 0;
+	int awaited = field(s, F_TRIGGERS_AWAITED)->v ? check_triggers(ps, F_TRIGGERS_AWAITED) : 0;
+	int pending = field(s, F_TRIGGERS_PENDING)->v ? check_triggers(ps, F_TRIGGERS_PENDING) : 0;
 	if (awaited && (state <= ST_CONFIGFILES || state >= ST_TRIGGERSPENDING))
 		return perr(ps, s->line, "package %.*s has status %s but triggers are awaited (lib/dpkg/parse.c)",
 			    (int)pkg->len, pkg->v, status_words[state]);
@@ -958,7 +967,7 @@ static int finish_stanza(struct parser *ps)
 
 	if (pkg->len == 4 && strncasecmp(pkg->v, "dpkg", 4) == 0 && arch->v && !ps->native_arch)
 		ps->native_arch = scratch_strndup(&ps->mem, arch->v, arch->len);
-	const struct field_value *prov = &s->f[F_PROVIDES];
+	const struct field_value *prov = field(s, F_PROVIDES);
 	if (ps->wanted && !name_wanted(ps, pkg->v, pkg->len) && !s->provides_hit)
 		return 0;
 	struct scratch *m = &ps->mem;
@@ -971,7 +980,7 @@ static int finish_stanza(struct parser *ps)
 	const char *ma_word = ma >= 0 ? multiarch_words[ma] : "";
 	p->name = lowered(m, pkg->v, pkg->len);
 	p->arch = value_or_empty(m, arch);
-	p->version = value_or_empty(m, &s->f[F_VERSION]);
+	p->version = value_or_empty(m, field(s, F_VERSION));
 	p->state = scratch_strndup(m, status_words[state], strlen(status_words[state]));
 	p->multiarch = scratch_strndup(m, ma_word, strlen(ma_word));
 	p->provides = value_or_empty(m, prov);
@@ -981,9 +990,7 @@ static int finish_stanza(struct parser *ps)
 
 static void stanza_reset(struct stanza *s)
 {
-	for (uint64_t bits = s->present; bits; bits &= bits - 1)
-		s->f[__builtin_ctzll(bits)] = (struct field_value){ NULL, 0, 0 };
-	s->present = 0;
+	s->present = 0; /* the values stay, unread (field()) */
 	s->user_n = 0;
 	s->line = 0;
 	s->state = ST_NOTINSTALLED; /* pkgset_blank(): no Status is not-installed */
