@@ -170,6 +170,15 @@ static void collect(const struct context *ctx, const struct planned *plan, const
 	run->finished_at = wall_seconds();
 }
 
+/* One malloc arena for the process's threads (the watchdog, the run's
+ * second share): glibc gives each thread that calls malloc an arena of its
+ * own otherwise, a 64 MiB reservation trimmed with munmap and a page fault
+ * for each fresh page it hands out. Set before the first thread starts. */
+static void one_malloc_arena(void)
+{
+	mallopt(M_ARENA_MAX, 1);
+}
+
 /* The watchdog looks at its state until the process ends; held here, it is
  * in use rather than lost (LeakSanitizer). */
 static struct watchdog *volatile the_watchdog;
@@ -225,17 +234,15 @@ struct watchdog *watchdog_start(double start, double deadline, const char *doing
 	snprintf(w->doing, sizeof(w->doing), "%s", doing);
 	pthread_mutex_init(&w->lock, NULL);
 	monotonic_cond_init(&w->changed);
-	/* One malloc arena: a second one costs a 64 MiB reservation and a
-	 * page fault for each fresh page it hands out. */
-	mallopt(M_ARENA_MAX, 1);
-	pthread_t thread;
+	one_malloc_arena();
+	struct thread thread;
 	if (thread_start(&thread, watchdog_main, w) != 0) {
 		pthread_cond_destroy(&w->changed);
 		pthread_mutex_destroy(&w->lock);
 		free(w);
 		return NULL; /* no thread to be had: the work still runs, unguarded */
 	}
-	pthread_detach(thread);
+	pthread_detach(thread.id); /* it keeps its stack until the process ends */
 	the_watchdog = w;
 	return w;
 }
@@ -375,11 +382,14 @@ int run_checks(const struct context *ctx, const struct selection *sel, struct ru
 		own += plan[i].group->own_thread;
 	struct share apart = { ctx, plan, results, &stages, true }, rest = apart;
 	rest.own_thread = false;
-	pthread_t thread;
-	bool threaded = own && own < count && thread_start(&thread, run_share_thread, &rest) == 0;
+	struct thread thread;
+	bool threaded = own && own < count;
+	if (threaded)
+		one_malloc_arena(); /* (a run with no watchdog: spec freeze) */
+	threaded = threaded && thread_start(&thread, run_share_thread, &rest) == 0;
 	run_share(&apart);
 	if (threaded)
-		pthread_join(thread, NULL);
+		thread_join(&thread);
 	else
 		run_share(&rest); /* one group alone, or no thread to be had: in turn */
 	if (w) {

@@ -181,7 +181,7 @@ struct user_field {
  * (NULL when absent) and the names of the others. */
 struct stanza {
 	struct field_value f[F_COUNT];
-	uint64_t present;  /* bit i: f[i] was read (only those are cleared for the next stanza) */
+	uint64_t present;  /* bit i: f[i] was read in this stanza (the others hold an earlier stanza's: field()) */
 	int state;         /* Status's third word (enum pkg_stat), once check_field read it */
 	int multiarch;     /* Multi-Arch's value (MA_*), or -1 */
 	bool provides_hit; /* its Provides names a wanted package (found by the validating walk) */
@@ -216,8 +216,9 @@ struct first_seen {
  * lowered letter only for that letter's two cases) and '-' or '_' byte for
  * byte: strcasecmp's rule, which pkg_parse_field uses. The candidates are
  * picked by length and first letter (at most two known names share both),
- * so nothing is hashed and most names take one compare. Each parser builds
- * its own (no shared state between threads). */
+ * so nothing is hashed and most names take one compare. Built once a load
+ * (known_keys_build) and copied into each parser (a copy: no load through
+ * a pointer for each field, no cache line shared between the threads). */
 struct known_key {
 	uint64_t lowered[2], letters[2];
 };
@@ -228,23 +229,139 @@ struct known_keys {
 	uint64_t len_mask[17][2];
 };
 
+/* A parser's memory: bumped from a block its caller gives (for the parts
+ * of a file, one allocation for all of them, made before their threads
+ * start), then from blocks of its own when that runs out; all of it comes
+ * zeroed and goes at once (parser_free). A part's thread then calls malloc
+ * only where its share outgrows the estimate (scratch_size): glibc gives a
+ * thread that does a malloc arena of its own (a 64 MiB reservation and
+ * its page faults), or, with one arena (M_ARENA_MAX, runner.c), a lock the
+ * other threads wait on. */
+struct scratch {
+	char *at, *end;
+	char *given; /* the caller's block (the caller frees it) */
+	size_t given_size;
+	void *own; /* the blocks malloc'ed here, chained through their first word (their size the second) */
+};
+
+#define SCRATCH_ALIGN     16
+#define SCRATCH_OWN_BLOCK (64u << 10)
+
+/* Under AddressSanitizer the bytes between and after the pieces handed out
+ * are poisoned, so that a read past one is caught as one past a malloc'ed
+ * block is. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SCRATCH_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SCRATCH_ASAN 1
+#endif
+#endif
+#ifdef SCRATCH_ASAN
+#include <sanitizer/asan_interface.h>
+#define SCRATCH_REDZONE 32
+#else
+#define ASAN_POISON_MEMORY_REGION(p, n)   ((void)(p), (void)(n))
+#define ASAN_UNPOISON_MEMORY_REGION(p, n) ((void)(p), (void)(n))
+#define SCRATCH_REDZONE                   0
+#endif
+
+static void scratch_init(struct scratch *m, char *block, size_t size)
+{
+	*m = (struct scratch){ .at = block, .end = block + size, .given = block, .given_size = size };
+	ASAN_POISON_MEMORY_REGION(block, size); /* until handed out */
+}
+
+static void *scratch_alloc(struct scratch *m, size_t n)
+{
+	size_t want = (n + SCRATCH_REDZONE + SCRATCH_ALIGN - 1) & ~(size_t)(SCRATCH_ALIGN - 1);
+	if ((size_t)(m->end - m->at) < want) {
+		size_t size = want + SCRATCH_ALIGN > SCRATCH_OWN_BLOCK ? want + SCRATCH_ALIGN : SCRATCH_OWN_BLOCK;
+		char *block = xcalloc(1, size);
+		*(void **)(void *)block = m->own;
+		((size_t *)(void *)block)[1] = size;
+		m->own = block;
+		m->at = block + SCRATCH_ALIGN;
+		m->end = block + size;
+		ASAN_POISON_MEMORY_REGION(m->at, size - SCRATCH_ALIGN);
+	}
+	void *p = m->at;
+	m->at += want;
+	ASAN_UNPOISON_MEMORY_REGION(p, n);
+	return p;
+}
+
+/* A larger copy of old's first used bytes (old's place is not reused: the
+ * parser's memory only grows, to at most twice what it holds). */
+static void *scratch_grow(struct scratch *m, const void *old, size_t used, size_t size)
+{
+	void *p = scratch_alloc(m, size);
+	if (used)
+		memcpy(p, old, used);
+	return p;
+}
+
+static char *scratch_strndup(struct scratch *m, const char *v, size_t n)
+{
+	char *c = scratch_alloc(m, n + 1);
+	memcpy(c, v, n); /* the NUL is there: zeroed */
+	return c;
+}
+
+/* Writes a zero to each page of p[0..n) (zeroed memory, maybe never
+ * touched): a table that is read before it is written (a probe of the name
+ * table) would otherwise take two page faults a page, the first read
+ * mapping the shared zero page and the first write replacing it. */
+static void touch_pages(void *p, size_t n)
+{
+	for (size_t i = 0; i < n; i += 4096)
+		((volatile char *)p)[i] = 0;
+}
+
+/* Frees the blocks malloc'ed here; the caller's block is left whole to the
+ * caller. */
+static void scratch_free(struct scratch *m)
+{
+	for (void *b = m->own; b;) {
+		void *next = *(void **)b;
+		ASAN_UNPOISON_MEMORY_REGION(b, ((size_t *)b)[1]);
+		free(b);
+		b = next;
+	}
+	ASAN_UNPOISON_MEMORY_REGION(m->given, m->given_size);
+	*m = (struct scratch){ 0 };
+}
+
+/* The package names a parser has seen, each followed by a NUL; offset 0 is
+ * an empty name (an empty slot's). Its first size for a name table of
+ * slots: 32 bytes a name at the most it holds before it grows (a real
+ * name averages ~15 bytes), so that it seldom grows (each time a copy). */
+#define NAMES_FIRST(slots) ((slots) / 2 * 32)
+struct names {
+	char *buf;
+	size_t len, cap;
+};
+
 /* What a parse carries from one region of the file to the next. */
 struct parser {
 	const char *path;
 	const char *const *wanted;
-	size_t *wanted_len;   /* strlen of each wanted name, measured once */
-	uint64_t wanted_lens; /* bit n: a wanted name is n bytes long (n < 64); bit 63 also for longer ones */
-	struct dpkg_status *out;
-	size_t line;      /* lines before the region */
-	size_t err_line;  /* the error's line (in the part), 0 for none */
-	char err[768];    /* the error without "FILE:LINE: ", which the caller adds */
-	bool track_first; /* keep each name's first instances (parts of a file) */
+	size_t *wanted_len;    /* strlen of each wanted name, measured once */
+	uint64_t wanted_lens;  /* bit n: a wanted name is n bytes long (n < 64); bit 63 also for longer ones */
+	struct scratch mem;    /* everything below that is not fixed in size */
+	struct dpkg_pkg *kept; /* the stanzas kept (strings in mem: dpkg_status_copy moves them out) */
+	size_t kept_n, kept_cap;
+	char *native_arch; /* in mem */
+	size_t line;       /* lines before the region */
+	size_t err_line;   /* the error's line (in the part), 0 for none */
+	char err[768];     /* the error without "FILE:LINE: ", which the caller adds */
+	bool track_first;  /* keep each name's first instances (parts of a file) */
 	struct stanza s;
 	struct name_slot *slots;
 	struct first_seen *firsts; /* beside slots, when track_first */
 	size_t slots_cap, slots_used;
 	size_t slots_first; /* the table's first size (slots_for) */
-	struct strbuf names;
+	struct names names;
 	const char *region_end; /* the end of the bytes parse_region may read */
 	struct known_keys known;
 };
@@ -596,7 +713,7 @@ static int add_field(struct parser *ps, const char *name, size_t name_len, const
 	struct stanza *s = &ps->s;
 	int id = known_field(&ps->known, name, name_len, ps->region_end);
 	if (id >= 0) {
-		if (s->f[id].v)
+		if (s->present >> id & 1)
 			return perr(ps, line, "duplicate value for '%s' field (lib/dpkg/parse.c pkg_parse_field)",
 				    field_names[id].name);
 		s->f[id] = (struct field_value){ v, vlen, line };
@@ -612,8 +729,9 @@ static int add_field(struct parser *ps, const char *name, size_t name_len, const
 				    "duplicate value for user-defined field '%.*s' (lib/dpkg/parse.c pkg_parse_field)",
 				    (int)name_len, name);
 	if (s->user_n == s->user_cap) {
-		s->user_cap = s->user_cap ? 2 * s->user_cap : 16;
-		s->user = xrealloc(s->user, s->user_cap * sizeof(*s->user));
+		size_t cap = s->user_cap ? 2 * s->user_cap : 16;
+		s->user = scratch_grow(&ps->mem, s->user, s->user_n * sizeof(*s->user), cap * sizeof(*s->user));
+		s->user_cap = cap;
 	}
 	s->user[s->user_n++] = (struct user_field){ name, name_len };
 	return 0;
@@ -656,8 +774,9 @@ static size_t slots_for(size_t bytes)
  * names it holds). */
 static void slots_resize(struct parser *ps, size_t cap)
 {
-	struct name_slot *n = xcalloc(cap, sizeof(*n));
-	struct first_seen *f = ps->track_first ? xcalloc(cap, sizeof(*f)) : NULL;
+	struct name_slot *n = scratch_alloc(&ps->mem, cap * sizeof(*n));
+	struct first_seen *f = ps->track_first ? scratch_alloc(&ps->mem, cap * sizeof(*f)) : NULL;
+	touch_pages(n, cap * sizeof(*n));
 	for (size_t i = 0; i < ps->slots_cap; i++) {
 		if (!ps->slots[i].name_at)
 			continue;
@@ -668,8 +787,6 @@ static void slots_resize(struct parser *ps, size_t cap)
 		if (f)
 			f[k] = ps->firsts[i];
 	}
-	free(ps->slots);
-	free(ps->firsts);
 	ps->slots = n;
 	ps->firsts = f;
 	ps->slots_cap = cap;
@@ -678,6 +795,27 @@ static void slots_resize(struct parser *ps, size_t cap)
 static void slots_grow(struct parser *ps)
 {
 	slots_resize(ps, ps->slots_cap ? ps->slots_cap * 2 : ps->slots_first);
+}
+
+/* name[0..n) and a NUL added to the names; returns its offset (never 0:
+ * the names start with an empty one). */
+static size_t name_add(struct parser *ps, const char *name, size_t n)
+{
+	struct names *nm = &ps->names;
+	if (nm->len + n + 2 > nm->cap) { /* (2: the NUL, and the empty name before the first) */
+		size_t cap = nm->cap ? 2 * nm->cap : NAMES_FIRST(ps->slots_first);
+		while (cap < nm->len + n + 2)
+			cap *= 2;
+		nm->buf = scratch_grow(&ps->mem, nm->buf, nm->len, cap);
+		nm->cap = cap;
+	}
+	if (!nm->len)
+		nm->len = 1; /* offset 0: the empty name (the memory comes zeroed) */
+	size_t at = nm->len;
+	memcpy(nm->buf + at, name, n);
+	nm->buf[at + n] = '\0';
+	nm->len += n + 1;
+	return at;
 }
 
 /* The slot of a package name (any letter case: pkg_hash_find_set()). */
@@ -690,12 +828,8 @@ static struct name_slot *name_slot(struct parser *ps, const char *name, size_t n
 	for (;; k = (k + 1) & (ps->slots_cap - 1)) {
 		struct name_slot *sl = &ps->slots[k];
 		if (!sl->name_at) {
-			if (!ps->names.len)
-				sb_add(&ps->names, "", 1); /* offset 0 means empty */
 			sl->hash = h;
-			sl->name_at = ps->names.len;
-			sb_add(&ps->names, name, n);
-			sb_add(&ps->names, "", 1);
+			sl->name_at = name_add(ps, name, n);
 			ps->slots_used++;
 			return sl;
 		}
@@ -705,18 +839,18 @@ static struct name_slot *name_slot(struct parser *ps, const char *name, size_t n
 	}
 }
 
-static char *lowered(const char *s, size_t n)
+static char *lowered(struct scratch *m, const char *s, size_t n)
 {
-	char *c = xstrndup(s, n);
+	char *c = scratch_strndup(m, s, n);
 	for (char *p = c; *p; p++)
 		if (*p >= 'A' && *p <= 'Z')
 			*p = (char)(*p + 32);
 	return c;
 }
 
-static char *value_or_empty(const struct field_value *fv)
+static char *value_or_empty(struct scratch *m, const struct field_value *fv)
 {
-	return fv->v ? xstrndup(fv->v, fv->len) : xstrdup("");
+	return fv->v ? scratch_strndup(m, fv->v, fv->len) : scratch_strndup(m, "", 0);
 }
 
 /* parse_find_set_slot()'s two errors: a second instance that is not
@@ -740,10 +874,7 @@ static size_t spelling_at(struct parser *ps, const struct name_slot *sl, const c
 {
 	if (memcmp(ps->names.buf + sl->name_at, name, n) == 0)
 		return sl->name_at;
-	size_t at = ps->names.len;
-	sb_add(&ps->names, name, n);
-	sb_add(&ps->names, "", 1);
-	return at;
+	return name_add(ps, name, n);
 }
 
 static void note_first(struct parser *ps, const struct name_slot *sl, const char *name, size_t n, bool single,
@@ -761,23 +892,32 @@ static void note_first(struct parser *ps, const struct name_slot *sl, const char
 	}
 }
 
+/* The stanza's field id: its value, or one with v NULL when the stanza has
+ * none (the entry may hold an earlier stanza's value: only the present
+ * bits are cleared between stanzas). */
+static const struct field_value *field(const struct stanza *s, enum field_id id)
+{
+	static const struct field_value none = { NULL, 0, 0 };
+	return s->present >> id & 1 ? &s->f[id] : &none;
+}
+
 /* pkg_parse_verify() and parse_find_set_slot() (lib/dpkg/parse.c) for the
  * stanza just read, then keep it when its package or a Provides is wanted. */
 static int finish_stanza(struct parser *ps)
 {
 	struct stanza *s = &ps->s;
-	const struct field_value *pkg = &s->f[F_PACKAGE];
+	const struct field_value *pkg = field(s, F_PACKAGE);
 	if (!pkg->v)
 		return perr(ps, s->line, "missing 'Package' field (lib/dpkg/parse.c pkg_parse_verify)");
 	enum pkg_stat state = (enum pkg_stat)s->state;
 	int ma = s->multiarch;
-	const struct field_value *arch = &s->f[F_ARCHITECTURE];
+	const struct field_value *arch = field(s, F_ARCHITECTURE);
 	if (state != ST_NOTINSTALLED && state != ST_HALFINSTALLED) {
-		if (!s->f[F_VERSION].v)
+		if (!field(s, F_VERSION)->v)
 			return perr(ps, s->line,
 				    "package %.*s: missing 'Version' field (lib/dpkg/parse.c pkg_parse_verify)",
 				    (int)pkg->len, pkg->v);
-		if (!s->f[F_VERSION].len)
+		if (!field(s, F_VERSION)->len)
 			return perr(ps, s->line,
 				    "package %.*s: empty value for 'Version' field (lib/dpkg/parse.c pkg_parse_verify)",
 				    (int)pkg->len, pkg->v);
@@ -790,15 +930,15 @@ static int finish_stanza(struct parser *ps)
 		return perr(ps, s->line,
 			    "package %.*s has 'Multi-Arch: same' field but is architecture 'all' (lib/dpkg/parse.c)",
 			    (int)pkg->len, pkg->v);
-	if (s->f[F_CONFIG_VERSION].v &&
+	if (field(s, F_CONFIG_VERSION)->v &&
 	    (state == ST_INSTALLED || state == ST_NOTINSTALLED || state == ST_TRIGGERSPENDING))
 		return perr(
-			ps, s->f[F_CONFIG_VERSION].line,
+			ps, field(s, F_CONFIG_VERSION)->line,
 			"package %.*s: 'Config-Version' field present for package with inappropriate 'Status' field "
 			"(%s; lib/dpkg/parse.c pkg_parse_verify)",
 			(int)pkg->len, pkg->v, status_words[state]);
-	int awaited = s->f[F_TRIGGERS_AWAITED].v ? check_triggers(ps, F_TRIGGERS_AWAITED) : 0;
-	int pending = s->f[F_TRIGGERS_PENDING].v ? check_triggers(ps, F_TRIGGERS_PENDING) : 0;
+	int awaited = field(s, F_TRIGGERS_AWAITED)->v ? check_triggers(ps, F_TRIGGERS_AWAITED) : 0;
+	int pending = field(s, F_TRIGGERS_PENDING)->v ? check_triggers(ps, F_TRIGGERS_PENDING) : 0;
 	if (awaited && (state <= ST_CONFIGFILES || state >= ST_TRIGGERSPENDING))
 		return perr(ps, s->line, "package %.*s has status %s but triggers are awaited (lib/dpkg/parse.c)",
 			    (int)pkg->len, pkg->v, status_words[state]);
@@ -825,29 +965,32 @@ static int finish_stanza(struct parser *ps)
 	if (sl->single > 1 || (sl->single && sl->multi))
 		return duplicate_error(ps, s->line, pkg->v, pkg->len, sl->single > 1);
 
-	if (pkg->len == 4 && strncasecmp(pkg->v, "dpkg", 4) == 0 && arch->v && !ps->out->native_arch)
-		ps->out->native_arch = xstrndup(arch->v, arch->len);
-	const struct field_value *prov = &s->f[F_PROVIDES];
+	if (pkg->len == 4 && strncasecmp(pkg->v, "dpkg", 4) == 0 && arch->v && !ps->native_arch)
+		ps->native_arch = scratch_strndup(&ps->mem, arch->v, arch->len);
+	const struct field_value *prov = field(s, F_PROVIDES);
 	if (ps->wanted && !name_wanted(ps, pkg->v, pkg->len) && !s->provides_hit)
 		return 0;
-	struct dpkg_status *out = ps->out;
-	out->pkgs = xrealloc(out->pkgs, (out->count + 1) * sizeof(*out->pkgs));
-	struct dpkg_pkg *p = &out->pkgs[out->count++];
-	p->name = lowered(pkg->v, pkg->len);
-	p->arch = value_or_empty(arch);
-	p->version = value_or_empty(&s->f[F_VERSION]);
-	p->state = xstrdup(status_words[state]);
-	p->multiarch = xstrdup(ma >= 0 ? multiarch_words[ma] : "");
-	p->provides = value_or_empty(prov);
+	struct scratch *m = &ps->mem;
+	if (ps->kept_n == ps->kept_cap) {
+		size_t cap = ps->kept_cap ? 2 * ps->kept_cap : 8;
+		ps->kept = scratch_grow(m, ps->kept, ps->kept_n * sizeof(*ps->kept), cap * sizeof(*ps->kept));
+		ps->kept_cap = cap;
+	}
+	struct dpkg_pkg *p = &ps->kept[ps->kept_n++];
+	const char *ma_word = ma >= 0 ? multiarch_words[ma] : "";
+	p->name = lowered(m, pkg->v, pkg->len);
+	p->arch = value_or_empty(m, arch);
+	p->version = value_or_empty(m, field(s, F_VERSION));
+	p->state = scratch_strndup(m, status_words[state], strlen(status_words[state]));
+	p->multiarch = scratch_strndup(m, ma_word, strlen(ma_word));
+	p->provides = value_or_empty(m, prov);
 	p->line = s->line;
 	return 0;
 }
 
 static void stanza_reset(struct stanza *s)
 {
-	for (uint64_t bits = s->present; bits; bits &= bits - 1)
-		s->f[__builtin_ctzll(bits)] = (struct field_value){ NULL, 0, 0 };
-	s->present = 0;
+	s->present = 0; /* the values stay, unread (field()) */
 	s->user_n = 0;
 	s->line = 0;
 	s->state = ST_NOTINSTALLED; /* pkgset_blank(): no Status is not-installed */
@@ -1115,16 +1258,39 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 	return rc;
 }
 
-static void parser_init(struct parser *ps, const char *path, const char *const *wanted, size_t bytes,
-			struct dpkg_status *out)
+/* The memory a parser of bytes of a status file starts with: its read
+ * buffer (buffer_size, none for a parse of memory), its name table at its
+ * first size (with first instances when track_first), names at 32 bytes
+ * each, and room for a stanza's user fields and a few kept stanzas. What
+ * outgrows it comes from malloc (scratch_alloc). */
+static size_t scratch_size(size_t bytes, size_t buffer_size, bool track_first, const char *const *wanted)
 {
-	*ps = (struct parser){ .path = path, .wanted = wanted, .out = out, .slots_first = slots_for(bytes) };
-	ps->names = (struct strbuf)STRBUF_INIT;
-	known_keys_build(&ps->known);
+	size_t slots = slots_for(bytes), n = 0;
+	while (wanted && wanted[n])
+		n++;
+	size_t slot = sizeof(struct name_slot) + (track_first ? sizeof(struct first_seen) : 0);
+	size_t sum = buffer_size + slots * slot + NAMES_FIRST(slots) + 16 * sizeof(struct user_field) +
+		     8 * (sizeof(struct dpkg_pkg) + 128) + (n + 1) * sizeof(size_t) + 128;
+	/* each piece is rounded up to SCRATCH_ALIGN, after its red zone under
+	 * ASan (twelve pieces at most before any grows): then whole pages */
+	sum += 12 * (SCRATCH_ALIGN + SCRATCH_REDZONE);
+	return (sum + 4095) & ~(size_t)4095;
+}
+
+/* mem[0..mem_size) is the parser's to start with (zeroed; the caller frees
+ * it after parser_free). */
+static void parser_init(struct parser *ps, const char *path, const char *const *wanted, size_t bytes, bool track_first,
+			const struct known_keys *known, char *mem, size_t mem_size)
+{
+	*ps = (struct parser){
+		.path = path, .wanted = wanted, .track_first = track_first, .slots_first = slots_for(bytes)
+	};
+	scratch_init(&ps->mem, mem, mem_size);
+	ps->known = *known;
 	size_t n = 0;
 	while (wanted && wanted[n])
 		n++;
-	ps->wanted_len = xmalloc((n + 1) * sizeof(*ps->wanted_len));
+	ps->wanted_len = scratch_alloc(&ps->mem, (n + 1) * sizeof(*ps->wanted_len));
 	for (size_t i = 0; i < n; i++) {
 		ps->wanted_len[i] = strlen(wanted[i]);
 		ps->wanted_lens |= (uint64_t)1 << (ps->wanted_len[i] < 63 ? ps->wanted_len[i] : 63);
@@ -1133,11 +1299,28 @@ static void parser_init(struct parser *ps, const char *path, const char *const *
 
 static void parser_free(struct parser *ps)
 {
-	free(ps->wanted_len);
-	free(ps->s.user);
-	free(ps->slots);
-	free(ps->firsts);
-	sb_release(&ps->names);
+	scratch_free(&ps->mem);
+}
+
+/* Appends ps's kept stanzas (and the dpkg stanza's architecture, when out
+ * has none yet) to out, copied out of ps's memory, their lines counted
+ * first more. */
+static void kept_out(const struct parser *ps, size_t first, struct dpkg_status *out)
+{
+	if (ps->kept_n)
+		out->pkgs = xrealloc(out->pkgs, (out->count + ps->kept_n) * sizeof(*out->pkgs));
+	for (size_t k = 0; k < ps->kept_n; k++) {
+		const struct dpkg_pkg *from = &ps->kept[k];
+		out->pkgs[out->count++] = (struct dpkg_pkg){ .name = xstrdup(from->name),
+							     .arch = xstrdup(from->arch),
+							     .version = xstrdup(from->version),
+							     .state = xstrdup(from->state),
+							     .multiarch = xstrdup(from->multiarch),
+							     .provides = xstrdup(from->provides),
+							     .line = from->line + first };
+	}
+	if (!out->native_arch && ps->native_arch)
+		out->native_arch = xstrdup(ps->native_arch);
 }
 
 /* The parse's error as the caller sees it: "FILE:LINE: problem", the line
@@ -1158,13 +1341,18 @@ int dpkg_status_parse(const char *path, const char *content, size_t len, const c
 {
 	memset(out, 0, sizeof(*out));
 	struct parser ps;
-	parser_init(&ps, path, wanted, len, out);
+	size_t mem_size = scratch_size(len, 0, false, wanted);
+	char *mem = xcalloc(1, mem_size);
+	struct known_keys known;
+	known_keys_build(&known);
+	parser_init(&ps, path, wanted, len, false, &known, mem, mem_size);
 	int rc = parse_region(&ps, content, len);
 	if (rc < 0)
 		error_out(&ps, 0, err, err_size);
+	else
+		kept_out(&ps, 0, out);
 	parser_free(&ps);
-	if (rc < 0)
-		dpkg_status_free(out);
+	free(mem);
 	return rc;
 }
 
@@ -1179,7 +1367,7 @@ int dpkg_status_parse(const char *path, const char *content, size_t len, const c
 static int parse_range(struct parser *ps, int fd, off_t from, off_t to, bool last, size_t buffer_size, bool *short_read)
 {
 	size_t cap = buffer_size ? buffer_size : 1, have = 0;
-	char *buf = xmalloc(cap);
+	char *buf = scratch_alloc(&ps->mem, cap);
 	off_t at = from;
 	bool eof = !last && at >= to;
 	int rc = 0;
@@ -1213,8 +1401,8 @@ static int parse_range(struct parser *ps, int fd, off_t from, off_t to, bool las
 				rc = -1;
 				break;
 			}
+			buf = scratch_grow(&ps->mem, buf, have, 2 * cap);
 			cap *= 2;
-			buf = xrealloc(buf, cap);
 			continue;
 		}
 		rc = parse_region(ps, buf, cut);
@@ -1223,7 +1411,6 @@ static int parse_range(struct parser *ps, int fd, off_t from, off_t to, bool las
 		memmove(buf, buf + cut, have - cut);
 		have -= cut;
 	}
-	free(buf);
 	return rc;
 }
 
@@ -1261,7 +1448,6 @@ static off_t file_cut(int fd, off_t x, off_t size)
 /* One part of the file, parsed on its own thread. */
 struct part {
 	struct parser ps;
-	struct dpkg_status out;
 	off_t from, to;
 	bool last, short_read;
 	int fd, rc;
@@ -1281,77 +1467,58 @@ static void parse_parts(void *arg, size_t begin, size_t end)
 	}
 }
 
-/* The slot of the same name in ps's table, or NULL. */
-static struct name_slot *slot_find(const struct parser *ps, const char *name, size_t n, uint64_t h)
-{
-	if (!ps->slots_cap)
-		return NULL;
-	for (size_t k = h & (ps->slots_cap - 1);; k = (k + 1) & (ps->slots_cap - 1)) {
-		struct name_slot *sl = &ps->slots[k];
-		if (!sl->name_at)
-			return NULL;
-		const char *other = ps->names.buf + sl->name_at;
-		if (sl->hash == h && strncasecmp(other, name, n) == 0 && other[n] == '\0')
-			return sl;
-	}
-}
-
-/* The file's first duplicate instance in part p, given the instances of the
- * parts before it (all in g's table): its line in p and its error, in g
- * (0 when none). An instance of a name the earlier parts hold as not
- * Multi-Arch: same is one too many, whatever it is; after only "same" ones,
- * the first that is not (parse_find_set_slot's rule). */
-static size_t first_cross_duplicate(struct parser *g, const struct parser *p)
+/* Part p's names looked up in g's table (the names of the parts before
+ * it), and added to it when add (every part but the last, which no part
+ * follows): one look-up a name, with the hash p's table kept. Returns the
+ * file's first duplicate instance in p, given the instances of the parts
+ * before it: its line in p, with its error in g (0 when none). An instance
+ * of a name the earlier parts hold as not Multi-Arch: same is one too many,
+ * whatever it is; after only "same" ones, the first that is not
+ * (parse_find_set_slot's rule). p's names are distinct (its own table
+ * joined their spellings), so adding one does not change what another
+ * finds. g's table was sized for every name added (parts_join): a free
+ * slot is always found. */
+static size_t join_names(struct parser *g, const struct parser *p, bool add)
 {
 	size_t best = 0;
 	const char *name = NULL;
 	bool multiple = false;
-	for (size_t k = 0; k < p->slots_cap; k++) {
-		const struct name_slot *sl = &p->slots[k];
-		if (!sl->name_at || (!sl->single && !sl->multi))
-			continue;
-		const char *n = p->names.buf + sl->name_at;
-		const struct name_slot *gs = slot_find(g, n, strlen(n), sl->hash);
-		if (!gs || (!gs->single && !gs->multi))
-			continue;
-		const struct first_seen *f = &p->firsts[k];
-		size_t line;
-		const char *as;
-		bool mult;
-		if (gs->single) {
-			line = f->first_line;
-			as = p->names.buf + f->first_at;
-			mult = f->first_single;
-		} else if (sl->single) {
-			line = f->single_line;
-			as = p->names.buf + f->single_at;
-			mult = false;
-		} else {
-			continue;
-		}
-		if (!best || line < best) {
-			best = line;
-			name = as;
-			multiple = mult;
-		}
-	}
-	if (best)
-		duplicate_error(g, best, name, strlen(name), multiple);
-	return best;
-}
-
-/* Adds part p's names and instance counts to g's table. */
-static void slots_merge(struct parser *g, const struct parser *p)
-{
+	const size_t mask = g->slots_cap - 1;
 	for (size_t k = 0; k < p->slots_cap; k++) {
 		const struct name_slot *sl = &p->slots[k];
 		if (!sl->name_at)
 			continue;
 		const char *n = p->names.buf + sl->name_at;
-		struct name_slot *gs = name_slot(g, n, strlen(n));
+		size_t len = strlen(n);
+		size_t at = sl->hash & mask;
+		for (; g->slots[at].name_at; at = (at + 1) & mask) {
+			const char *other = g->names.buf + g->slots[at].name_at;
+			if (g->slots[at].hash == sl->hash && strncasecmp(other, n, len) == 0 && other[len] == '\0')
+				break;
+		}
+		struct name_slot *gs = &g->slots[at];
+		if (!gs->name_at) { /* no part before p has it */
+			if (add) {
+				*gs = (struct name_slot){ sl->hash, name_add(g, n, len), sl->single, sl->multi };
+				g->slots_used++;
+			}
+			continue;
+		}
+		if ((sl->single || sl->multi) && (gs->single || (gs->multi && sl->single))) {
+			const struct first_seen *f = &p->firsts[k];
+			size_t line = gs->single ? f->first_line : f->single_line;
+			if (!best || line < best) {
+				best = line;
+				name = p->names.buf + (gs->single ? f->first_at : f->single_at);
+				multiple = gs->single ? f->first_single : false;
+			}
+		}
 		gs->single += sl->single;
 		gs->multi += sl->multi;
 	}
+	if (best)
+		duplicate_error(g, best, name, strlen(name), multiple);
+	return best;
 }
 
 /* Joins the parts in file order into out, as the one-piece parse would
@@ -1363,11 +1530,11 @@ static int parts_join(struct part *part, size_t n, struct dpkg_status *out, char
 	struct parser *g = &part[0].ps; /* its table gathers every part's names */
 	/* sized once for all of them (at most half full, as name_slot keeps
 	 * it), not doubled on the way; the first part's own first instances
-	 * are never asked for (no part comes before it) */
+	 * are never asked for (no part comes before it), nor the last part's
+	 * names (no part comes after it) */
 	size_t names = 0;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i + 1 < n; i++)
 		names += part[i].ps.slots_used;
-	free(g->firsts);
 	g->firsts = NULL;
 	g->track_first = false;
 	size_t cap = g->slots_cap ? g->slots_cap : 64;
@@ -1379,7 +1546,7 @@ static int parts_join(struct part *part, size_t n, struct dpkg_status *out, char
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		struct part *p = &part[i];
-		size_t dup = i ? first_cross_duplicate(g, &p->ps) : 0;
+		size_t dup = i ? join_names(g, &p->ps, i + 1 < n) : 0;
 		if (dup && (p->rc == 0 || !p->ps.err_line || dup <= p->ps.err_line)) {
 			error_out(g, first, err, err_size); /* g holds the duplicate's error */
 			rc = -1;
@@ -1389,18 +1556,7 @@ static int parts_join(struct part *part, size_t n, struct dpkg_status *out, char
 		}
 		if (rc)
 			break;
-		if (i)
-			slots_merge(g, &p->ps);
-		out->pkgs = xrealloc(out->pkgs, (out->count + p->out.count + 1) * sizeof(*out->pkgs));
-		for (size_t k = 0; k < p->out.count; k++) {
-			out->pkgs[out->count] = p->out.pkgs[k];
-			out->pkgs[out->count++].line += first;
-		}
-		p->out.count = 0;
-		if (!out->native_arch) {
-			out->native_arch = p->out.native_arch;
-			p->out.native_arch = NULL;
-		}
+		kept_out(&p->ps, first, out);
 		first += p->ps.line;
 	}
 	return rc;
@@ -1423,6 +1579,18 @@ static int load_parts(const char *path, int fd, off_t size, const char *const *w
 	}
 	parts = n;
 	struct part *part = xcalloc(parts, sizeof(*part));
+	/* every part's memory in one allocation, made here before the threads
+	 * start, each part's share whole pages (two threads meet on a page
+	 * only at a share's last bytes, seldom used) */
+	size_t *mem_size = xcalloc(parts, sizeof(*mem_size)), total = 0;
+	for (size_t i = 0; i < parts; i++) {
+		off_t to = i + 1 == parts ? size : cut[i + 1];
+		mem_size[i] = scratch_size((size_t)(to - cut[i]), buffer_size, parts > 1, wanted);
+		total += mem_size[i];
+	}
+	char *mem = xcalloc(1, total), *at = mem;
+	struct known_keys known;
+	known_keys_build(&known);
 	for (size_t i = 0; i < parts; i++) {
 		struct part *p = &part[i];
 		p->fd = fd;
@@ -1430,9 +1598,10 @@ static int load_parts(const char *path, int fd, off_t size, const char *const *w
 		p->from = cut[i];
 		p->last = i + 1 == parts;
 		p->to = p->last ? size : cut[i + 1];
-		parser_init(&p->ps, path, wanted, (size_t)(p->to - p->from), &p->out);
-		p->ps.track_first = parts > 1;
+		parser_init(&p->ps, path, wanted, (size_t)(p->to - p->from), parts > 1, &known, at, mem_size[i]);
+		at += mem_size[i];
 	}
+	free(mem_size);
 	free(cut);
 	struct parts all = { part };
 	if (parts > 1)
@@ -1443,10 +1612,9 @@ static int load_parts(const char *path, int fd, off_t size, const char *const *w
 	for (size_t i = 0; i < parts; i++)
 		changed |= part[i].short_read;
 	int rc = changed ? -4 : parts_join(part, parts, out, err, err_size);
-	for (size_t i = 0; i < parts; i++) {
-		dpkg_status_free(&part[i].out);
+	for (size_t i = 0; i < parts; i++)
 		parser_free(&part[i].ps);
-	}
+	free(mem);
 	free(part);
 	return rc;
 }

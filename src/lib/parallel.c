@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -77,8 +78,8 @@ unsigned idle_cpus(void)
  * keeps no large arrays on the stack and does not recurse deeply: the
  * integration tests of the checks, the runtime probe, hf and the deadline
  * passed with 256 KiB; 1 MiB is 4x that. Sanitizer builds keep the
- * default: their frames are several times larger. glibc's guard page
- * stays. */
+ * default: their frames are several times larger (and ASan keeps its own
+ * shadow of glibc's stacks). */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) /* gcc */
 #define THREAD_STACK_SIZE 0
 #elif defined(__has_feature) /* clang */
@@ -90,31 +91,119 @@ unsigned idle_cpus(void)
 #define THREAD_STACK_SIZE (1u << 20)
 #endif
 
-int thread_start(pthread_t *thread, void *(*fn)(void *), void *arg)
+#if THREAD_STACK_SIZE
+/* The pool of stacks thread_start hands out: one reservation of
+ * STACK_SLOTS slots, each a guard page under a stack of THREAD_STACK_SIZE,
+ * made once a process and never unmapped. A slot's stack is made writable
+ * (one mprotect, its guard page left as it is) the first time a thread
+ * takes it, before that thread starts, and kept for the next thread after
+ * the join. Why not glibc's stacks: each new thread maps its own and
+ * mprotects its guard, and glibc madvise(MADV_DONTNEED)s all but the top of
+ * it when the thread ends (nptl/pthread_create.c start_thread, for a stack
+ * not given by the caller), a TLB shootdown sent to every CPU running the
+ * process's other threads; a stack given through pthread_attr_setstack is
+ * left alone. A static path's run starts up to 8 threads (the watchdog, the
+ * runner's second share, the dpkg status file's parts on a 16-CPU host): 16
+ * slots; a thread that finds none free gets glibc's stack, as before. */
+#define STACK_SLOTS 16
+/* The guard below each stack: a 4 KiB page. Where pages are larger there
+ * is no pool: threads get glibc's stacks. */
+#define POOL_GUARD 4096
+#define POOL_SIZE  ((size_t)STACK_SLOTS * (POOL_GUARD + THREAD_STACK_SIZE))
+static _Atomic(char *) pool;
+static atomic_uint pool_taken; /* bit i: slot i's stack is a running (or unjoined) thread's */
+static atomic_uint pool_ready; /* bit i: slot i's stack is writable */
+
+/* The pool, reserved by the first thread to ask (a race lost costs a map
+ * and unmap, once: no pthread_once, whose every first call ends in a futex
+ * wake-up system call); NULL when none can be had. */
+static char *pool_get(void)
 {
+	char *p = atomic_load(&pool);
+	if (p)
+		return p;
+	if (sysconf(_SC_PAGESIZE) != POOL_GUARD) /* (read from the auxiliary vector: no system call) */
+		return NULL;
+	void *m = mmap(NULL, POOL_SIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	char *expected = NULL;
+	if (atomic_compare_exchange_strong(&pool, &expected, m))
+		return m;
+	munmap(m, POOL_SIZE);
+	return expected;
+}
+
+static char *slot_stack(char *base, int i)
+{
+	return base + (size_t)i * (POOL_GUARD + THREAD_STACK_SIZE) + POOL_GUARD;
+}
+
+/* A free slot made ready, or -1 (none free, or no memory for it). */
+static int slot_take(char **base)
+{
+	*base = pool_get();
+	if (!*base)
+		return -1;
+	for (int i = 0; i < STACK_SLOTS; i++) {
+		unsigned bit = 1u << i;
+		if (atomic_fetch_or(&pool_taken, bit) & bit)
+			continue; /* another thread's */
+		if (!(atomic_load(&pool_ready) & bit)) {
+			if (mprotect(slot_stack(*base, i), THREAD_STACK_SIZE, PROT_READ | PROT_WRITE) != 0) {
+				atomic_fetch_and(&pool_taken, ~bit);
+				return -1;
+			}
+			atomic_fetch_or(&pool_ready, bit);
+		}
+		return i;
+	}
+	return -1;
+}
+#endif
+
+int thread_start(struct thread *t, void *(*fn)(void *), void *arg)
+{
+	t->slot = -1;
 #if THREAD_STACK_SIZE
 	pthread_attr_t attr;
 	int rc = pthread_attr_init(&attr);
 	if (rc)
 		return rc;
-	rc = pthread_attr_setstacksize(&attr, THREAD_STACK_SIZE);
+	char *base;
+	int slot = slot_take(&base);
+	if (slot >= 0)
+		rc = pthread_attr_setstack(&attr, slot_stack(base, slot), THREAD_STACK_SIZE);
+	else
+		rc = pthread_attr_setstacksize(&attr, THREAD_STACK_SIZE);
 	if (rc == 0)
-		rc = pthread_create(thread, &attr, fn, arg);
+		rc = pthread_create(&t->id, &attr, fn, arg);
 	pthread_attr_destroy(&attr);
+	if (rc == 0)
+		t->slot = slot;
+	else if (slot >= 0)
+		atomic_fetch_and(&pool_taken, ~(1u << slot));
 	return rc;
 #else
-	return pthread_create(thread, NULL, fn, arg);
+	return pthread_create(&t->id, NULL, fn, arg);
 #endif
+}
+
+void thread_join(struct thread *t)
+{
+	pthread_join(t->id, NULL);
+#if THREAD_STACK_SIZE
+	/* the thread has ended (the kernel cleared its id, which pthread_join
+	 * waits for): its stack is free for the next one */
+	if (t->slot >= 0)
+		atomic_fetch_and(&pool_taken, ~(1u << t->slot));
+#endif
+	t->slot = -1;
 }
 
 /* usable_cpus() once a process: parallel_for runs several times a scan,
  * and each count reads the cgroup's files (three system calls or more). */
-static unsigned cpus_once;
-static pthread_once_t cpus_once_done = PTHREAD_ONCE_INIT;
-static void count_cpus_once(void)
-{
-	cpus_once = usable_cpus();
-}
+static atomic_uint cpus_once; /* 0: not counted yet (two threads may both count: the same answer) */
 
 struct slices {
 	size_t count, chunk;
@@ -139,20 +228,23 @@ void parallel_for(size_t count, size_t chunk, size_t max_threads, void (*fn)(voi
 	if (threads > max_threads)
 		threads = max_threads;
 	if (threads > 1) {
-		pthread_once(&cpus_once_done, count_cpus_once);
-		unsigned cpus = cpus_once;
+		unsigned cpus = atomic_load_explicit(&cpus_once, memory_order_relaxed);
+		if (!cpus) {
+			cpus = usable_cpus();
+			atomic_store_explicit(&cpus_once, cpus, memory_order_relaxed);
+		}
 		if (threads > cpus)
 			threads = cpus;
 	}
 	/* the others are extra: this thread works too, and any that fail to
 	 * start leave their slices to those that did */
-	pthread_t *tids = threads > 1 ? xcalloc(threads - 1, sizeof(*tids)) : NULL;
+	struct thread *tids = threads > 1 ? xcalloc(threads - 1, sizeof(*tids)) : NULL;
 	size_t started = 0;
 	for (size_t t = 1; t < threads; t++)
 		if (thread_start(&tids[started], run_slices, &s) == 0)
 			started++;
 	run_slices(&s);
 	for (size_t t = 0; t < started; t++)
-		pthread_join(tids[t], NULL);
+		thread_join(&tids[t]);
 	free(tids);
 }

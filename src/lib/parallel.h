@@ -19,10 +19,22 @@ unsigned usable_cpus(void);
  * later than on one thread. */
 unsigned idle_cpus(void);
 
+/* A thread started by thread_start: its id, and where its stack came from. */
+struct thread {
+	pthread_t id;
+	int slot; /* its stack's place in the pool (parallel.c), -1 for glibc's */
+};
+
 /* pthread_create for a thread of short, shallow work (a share of a check
  * run, a slice of a parse, the watchdog): a stack of THREAD_STACK_SIZE
- * instead of glibc's default, as large as RLIMIT_STACK (8 MiB). */
-int thread_start(pthread_t *thread, void *(*fn)(void *), void *arg);
+ * from a pool that outlives the thread, with a guard page below it, instead
+ * of glibc's default (as large as RLIMIT_STACK, 8 MiB, mapped for the
+ * thread and given back to the kernel when it ends); glibc's when the pool
+ * has none free. Returns pthread_create's code. */
+int thread_start(struct thread *t, void *(*fn)(void *), void *arg);
+/* pthread_join, and the thread's stack back to the pool. A thread that is
+ * detached instead keeps its stack until the process ends. */
+void thread_join(struct thread *t);
 
 /* Calls fn(arg, begin, end) on consecutive slices [begin, end) of
  * [0, count), each of at most chunk items, on up to usable_cpus() threads

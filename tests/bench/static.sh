@@ -105,6 +105,21 @@ if command -v valgrind > /dev/null; then
 		echo "instructions, whole process: $(sed -n 's/.*Collected : //p' "$work/cg.txt") (${cmd%% *})"
 	done
 fi
+# System calls of one run (strace -f): the threads started (clone: the
+# watchdog, the second share, the status file's parts past the first), the
+# stacks given back (madvise) and the futex waits and wakes between threads,
+# which the wall clock folds into one number.
+if command -v strace > /dev/null; then
+	for cmd in "$gp" ${bl:+"$bl"}; do
+		# shellcheck disable=SC2086 # the command's words
+		HOME=/root strace -f -c -o "$work/st.txt" $cmd > /dev/null 2>&1 || true
+		echo "system calls, one run: $(awk '$NF == "total" {print $4}' "$work/st.txt")," \
+			"$(awk '$NF ~ /^(clone|clone3|madvise|futex|mmap|munmap|mprotect)$/ {n[$NF] = $4} END {
+				printf "clone %d, madvise %d, futex %d, mmap %d, munmap %d, mprotect %d", n["clone"],
+					n["madvise"], n["futex"], n["mmap"], n["munmap"], n["mprotect"]}' "$work/st.txt")" \
+			"(${cmd%% *})"
+	done
+fi
 /usr/bin/python3 - "$work/times.json" <<'PY'
 import json, statistics, sys
 r = json.load(open(sys.argv[1]))
