@@ -1766,6 +1766,19 @@ int hf_cache_scan_listings(const char *path, const char *alias, bool listings, s
 	return hf_cache_scan_hooked(path, alias, listings, cache, err, errsize, NULL);
 }
 
+struct hook_call {
+	pthread_t thread;
+	const struct hf_scan_hook *hook;
+	const struct hf_cache *cache;
+};
+
+static void *call_hook(void *arg)
+{
+	struct hook_call *c = arg;
+	c->hook->blobs_listed(c->cache, c->hook->arg);
+	return NULL;
+}
+
 int hf_cache_scan_hooked(const char *path, const char *alias, bool listings, struct hf_cache *cache, char *err,
 			 size_t errsize, const struct hf_scan_hook *hook)
 {
@@ -1830,9 +1843,16 @@ int hf_cache_scan_hooked(const char *path, const char *alias, bool listings, str
 		qsort(cache->repos, cache->n_repos, sizeof(*cache->repos), repo_cmp);
 	for (size_t i = 0; i < cache->n_repos; i++)
 		scan_repo(cache, &cache->repos[i], fd);
-	if (hook && hook->blobs_listed)
-		hook->blobs_listed(cache, hook->arg);
+	/* what the hook starts (the record check, the hashing) runs beside the
+	 * walk: it reads only the repos' blobs, which the walk leaves as they are
+	 * but for their referenced flag */
+	struct hook_call call = { .hook = hook, .cache = cache };
+	bool hook_aside = hook && hook->blobs_listed && pthread_create(&call.thread, NULL, call_hook, &call) == 0;
+	if (hook && hook->blobs_listed && !hook_aside)
+		call_hook(&call);
 	walk_all(cache, fd);
+	if (hook_aside)
+		pthread_join(call.thread, NULL);
 	cache->kept_text = hf_dir_trust_close_keeping_text(cache->dir_trust);
 	cache->dir_trust = NULL;
 	closedir(d);

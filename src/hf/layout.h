@@ -139,8 +139,9 @@ int hf_cache_scan_as(const char *path, const char *alias, struct hf_cache *cache
 int hf_cache_scan_listings(const char *path, const char *alias, bool listings, struct hf_cache *cache, char *err,
 			   size_t errsize);
 /* The same, calling blobs_listed(cache, arg) once every repo's blobs are
- * listed and before the snapshots are walked: what it starts may read the
- * repos' blobs while the walk runs (the walk only marks them referenced). */
+ * listed, on a thread of its own beside the walk of the snapshots (it has
+ * returned when the scan does): it may read the repos' blobs while the walk
+ * runs (the walk only marks them referenced), nothing else of the cache. */
 struct hf_scan_hook {
 	void (*blobs_listed)(const struct hf_cache *cache, void *arg);
 	void *arg;
