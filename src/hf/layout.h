@@ -63,11 +63,12 @@ struct hf_revision {
 	char *dir; /* its folder relative to the cache, or absolute (a link out of the cache, followed), no link in it */
 	struct hf_file *files;
 	size_t n_files;
-	uint64_t size;             /* sum of the sizes of its unique blobs */
-	struct hf_listing listing; /* trees/<commit>.json (state NONE when absent) */
-	size_t n_missing;          /* files the listing names that the snapshot lacks */
-	size_t n_size_differs;     /* files whose size is not the listing's */
-	size_t n_other_blob;       /* files linked to a blob other than the one the listing names */
+	uint64_t size;                    /* sum of the sizes of its unique blobs */
+	struct hf_listing listing;        /* trees/<commit>.json (state NONE when absent) */
+	size_t n_missing;                 /* files the listing names that the snapshot lacks */
+	size_t n_size_differs;            /* files whose size is not the listing's */
+	size_t n_other_blob;              /* files linked to a blob other than the one the listing names */
+	struct hf_listing_reader *reader; /* the scan's: reading the listing on a thread, joined by the walk */
 };
 
 struct hf_ref {
