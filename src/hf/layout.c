@@ -427,10 +427,49 @@ static int blob_cmp(const void *a, const void *b)
 	return strcmp(((const struct hf_blob *)a)->name, ((const struct hf_blob *)b)->name);
 }
 
+/* A name's first 8 bytes (NULs past its end) as a big-endian number: keys
+ * compare as strcmp compares the names, as far as they go. */
+static uint64_t name_key(const char *name)
+{
+	uint64_t k = 0;
+	size_t i = 0;
+	for (; i < 8 && name[i]; i++)
+		k = k << 8 | (unsigned char)name[i];
+	return i ? k << (8 * (8 - i)) : 0; /* (a shift by 64 is undefined) */
+}
+
+/* The keys of a repo's blobs, in their order: a search reads an array of
+ * 8-byte numbers (160 KB for 20,000 blobs, in the CPU's cache) instead of a
+ * name in memory far apart at every step, 20,000 searches a walk. */
+static void key_blobs(struct hf_repo *repo)
+{
+	repo->blob_keys = repo->n_blobs ? xcalloc(repo->n_blobs, sizeof(*repo->blob_keys)) : NULL;
+	for (size_t i = 0; i < repo->n_blobs; i++)
+		repo->blob_keys[i] = name_key(repo->blobs[i].name);
+}
+
 const struct hf_blob *hf_repo_blob(const struct hf_repo *repo, const char *name)
 {
 	struct hf_blob key = { .name = (char *)name };
-	return repo->n_blobs ? bsearch(&key, repo->blobs, repo->n_blobs, sizeof(key), blob_cmp) : NULL;
+	if (!repo->blob_keys)
+		return repo->n_blobs ? bsearch(&key, repo->blobs, repo->n_blobs, sizeof(key), blob_cmp) : NULL;
+	uint64_t k = name_key(name);
+	if (!repo->n_blobs)
+		return NULL;
+	/* the first key not below k, without a branch a step (the compiler's
+	 * conditional move): a step's outcome is a coin toss to the CPU */
+	const uint64_t *base = repo->blob_keys;
+	for (size_t n = repo->n_blobs; n > 1; n -= n / 2)
+		base = base[n / 2 - 1] < k ? base + n / 2 : base;
+	size_t lo = (size_t)(base - repo->blob_keys) + (*base < k);
+	for (; lo < repo->n_blobs && repo->blob_keys[lo] == k; lo++) {
+		int c = strcmp(repo->blobs[lo].name, name);
+		if (c == 0)
+			return &repo->blobs[lo];
+		if (c > 0)
+			break;
+	}
+	return NULL;
 }
 
 const struct hf_revision *hf_repo_revision(const struct hf_repo *repo, const char *commit)
@@ -587,6 +626,7 @@ static void scan_blobs(const struct hf_cache *cache, struct hf_repo *repo, int r
 		free(repo->blobs);
 		repo->blobs = NULL;
 	}
+	key_blobs(repo);
 }
 
 /* The link huggingface_hub writes ("../../blobs/<name>", relative), known
@@ -1943,6 +1983,7 @@ void hf_cache_free(struct hf_cache *cache)
 			free(repo->blobs[i].not_plain);
 		}
 		free(repo->blobs);
+		free(repo->blob_keys);
 		for (size_t v = 0; v < repo->n_revisions; v++) {
 			for (size_t i = 0; i < repo->revisions[v].n_files; i++) {
 				free(repo->revisions[v].files[i].path);

@@ -93,6 +93,7 @@ struct hf_repo {
 	char *id;              /* org/name */
 	struct hf_blob *blobs; /* sorted by name */
 	size_t n_blobs;
+	uint64_t *blob_keys; /* per blob: its name's first 8 bytes, big-endian (hf_repo_blob's search), or NULL */
 	/* the blobs' names lie in the cache's kept_text (blobs/'s listing kept
 	 * by the last scan, dir_trust.h): not copied, not freed one by one */
 	bool blob_names_kept;
