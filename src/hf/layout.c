@@ -712,12 +712,63 @@ struct walk {
 	size_t alloc;
 	struct hf_warning *warnings;
 	size_t n_warnings;
+	struct hf_path_block *paths; /* where its files' paths are made (walk_path) */
 };
+
+/* A revision's file paths, made in blocks: one malloc for hundreds of
+ * paths, and one free, instead of one each (20,000 frees on one thread at
+ * the end of a run, of memory the walk's threads took from their arenas). */
+struct hf_path_block {
+	struct hf_path_block *next;
+	size_t used, cap;
+	char text[];
+};
+
+#define PATH_BLOCK (16u << 10)
+
+/* "PREFIX/NAME" (NAME where prefix is empty), in w's blocks. */
+static char *walk_path(struct walk *w, const char *prefix, const char *name)
+{
+	size_t np = strlen(prefix), nn = strlen(name), need = (np ? np + 1 : 0) + nn + 1;
+	struct hf_path_block *b = w->paths;
+	if (!b || b->cap - b->used < need) {
+		size_t cap = need > PATH_BLOCK - sizeof(*b) ? need : PATH_BLOCK - sizeof(*b);
+		b = xmalloc(sizeof(*b) + cap);
+		*b = (struct hf_path_block){ .next = w->paths, .cap = cap };
+		w->paths = b;
+	}
+	char *p = b->text + b->used;
+	if (np) {
+		memcpy(p, prefix, np);
+		p[np] = '/';
+	}
+	memcpy(p + (np ? np + 1 : 0), name, nn + 1);
+	b->used += need;
+	return p;
+}
+
+/* Moves the blocks of from to the end of *to's list. */
+static void take_paths(struct hf_path_block **to, struct hf_path_block **from)
+{
+	while (*to)
+		to = &(*to)->next;
+	*to = *from;
+	*from = NULL;
+}
+
+static void free_paths(struct hf_path_block *b)
+{
+	while (b) {
+		struct hf_path_block *next = b->next;
+		free(b);
+		b = next;
+	}
+}
 
 #define WALK_WARN(w, sev, hides, path, ...) add_warning(&(w)->warnings, &(w)->n_warnings, sev, hides, path, __VA_ARGS__)
 
-/* Adds a file at rel, which it takes over (the walk made it for this file:
- * no copy of each of a revision's paths). */
+/* Adds a file at rel, which the walk made for it in its blocks (no copy of
+ * each of a revision's paths). */
 /* Room for more files: the array sized once a folder from its entry count
  * (and once for all the subfolders' files spliced in), not doubled as files
  * come (a realloc of a multi-MB array is an mremap under the process's mm
@@ -855,13 +906,6 @@ static void keep_entries(struct walk *w, const char *key, const struct stat *st,
 
 static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t depth);
 
-/* Whether the walk adds a file for an entry looked at: all but folders and
- * links that end at a folder (skipped, as upstream's glob skips them). */
-static bool type_adds_file(const struct entry *e)
-{
-	return e->type != DT_DIR && !(e->type == DT_LNK && e->folder);
-}
-
 /* A subfolder of a revision's top folder, walked on a thread of its own
  * into a revision of its own (files and warnings), then spliced into the
  * real one at its place in the top folder's order: a revision of many
@@ -900,6 +944,7 @@ static void splice_sub(struct walk *w, struct sub_walk *sw)
 		rev->n_files += sw->rev.n_files;
 	}
 	free(sw->rev.files);
+	take_paths(&w->paths, &sw->w.paths);
 	if (sw->w.n_warnings) {
 		w->warnings = xrealloc(w->warnings, (w->n_warnings + sw->w.n_warnings) * sizeof(*w->warnings));
 		memcpy(w->warnings + w->n_warnings, sw->w.warnings, sw->w.n_warnings * sizeof(*w->warnings));
@@ -980,9 +1025,8 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 	}
 	for (size_t k = 0; k < count; k++) {
 		struct entry *e = &s.e[k];
-		char *rel = xpath_join(prefix, e->name);
-		bool rel_taken = type_adds_file(e); /* add_file keeps it as the file's path */
-		char *where = NULL;                 /* "snapshots/COMMIT/REL", made only for a warning */
+		char *rel = walk_path(w, prefix, e->name); /* add_file keeps it as the file's path */
+		char *where = NULL;                        /* "snapshots/COMMIT/REL", made only for a warning */
 #define WHERE where_of(&where, w->rev->commit, rel)
 		unsigned char type = e->type;
 		if (type == DT_DIR && sub_of && sub_of[k]) {
@@ -991,6 +1035,7 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 			else
 				WALK_WARN(w, HF_FAIL, false, WHERE, "cannot open %s: %s", WHERE,
 					  strerror(sub_of[k]->error));
+			take_paths(&w->paths, &sub_of[k]->w.paths); /* (none when it was not walked) */
 		} else if (type == DT_DIR) {
 			int sub = depth - 2 < MAX_SNAPSHOT_DEPTH ? open_dir_at(dirfd, e->name) : -1;
 			if (sub >= 0)
@@ -1015,7 +1060,6 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 				/* a linked folder: upstream's glob("**") does not enter it, is_dir() skips it */
 				free(final);
 				free(where);
-				free(rel);
 				if (!s.borrowed) {
 					free(e->target);
 					free(e->name);
@@ -1075,8 +1119,6 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 		}
 #undef WHERE
 		free(where);
-		if (!rel_taken)
-			free(rel);
 		if (!s.borrowed) {
 			free(e->target);
 			free(e->name);
@@ -1777,6 +1819,8 @@ static void walk_units(void *arg, size_t begin, size_t end)
 		}
 		/* each folder's entries come sorted: a sort only where a
 		 * folder's name sorts before a sibling's "name/..." */
+		w->rev->paths = w->paths; /* its files' paths: freed with it */
+		w->paths = NULL;
 		if (!files_sorted(w->rev))
 			qsort(w->rev->files, w->rev->n_files, sizeof(*w->rev->files), file_cmp);
 		if (listing_aside)
@@ -2000,10 +2044,12 @@ void hf_cache_free(struct hf_cache *cache)
 		free(repo->blob_keys);
 		for (size_t v = 0; v < repo->n_revisions; v++) {
 			for (size_t i = 0; i < repo->revisions[v].n_files; i++) {
-				free(repo->revisions[v].files[i].path);
+				if (!repo->revisions[v].paths) /* else they lie in its blocks */
+					free(repo->revisions[v].files[i].path);
 				free(repo->revisions[v].files[i].target);
 				free(repo->revisions[v].files[i].resolved);
 			}
+			free_paths(repo->revisions[v].paths);
 			free(repo->revisions[v].dir);
 			free(repo->revisions[v].files);
 			free(repo->revisions[v].commit);

@@ -69,6 +69,7 @@ struct hf_revision {
 	size_t n_size_differs;            /* files whose size is not the listing's */
 	size_t n_other_blob;              /* files linked to a blob other than the one the listing names */
 	struct hf_listing_reader *reader; /* the scan's: reading the listing on a thread, joined by the walk */
+	struct hf_path_block *paths;      /* the blocks its files' paths lie in (NULL: each path its own) */
 };
 
 struct hf_ref {
