@@ -2010,7 +2010,7 @@ int hf_cache_scan_hooked(const char *path, const char *alias, bool listings, str
 	 * walk: it reads only the repos' blobs, which the walk leaves as they are
 	 * but for their referenced flag */
 	struct hook_call call = { .hook = hook, .cache = cache };
-	bool hook_aside = hook && hook->blobs_listed && pthread_create(&call.thread, NULL, call_hook, &call) == 0;
+	bool hook_aside = hook && hook->blobs_listed && thread_start(&call.thread, call_hook, &call) == 0;
 	if (hook && hook->blobs_listed && !hook_aside)
 		call_hook(&call);
 	walk_all(cache, fd);
