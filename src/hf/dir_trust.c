@@ -155,8 +155,8 @@ struct hf_dir_trust *hf_dir_trust_open(const char *state_dir, const char *cache_
 	if (fd < 0)
 		return t;
 	size_t len;
-	int rc = safe_read_fd(fd, t->file, HF_DIR_TRUST_MAX_BYTES, &t->buf, &len, err, sizeof(err));
-	if (rc < 0 || strlen(t->buf) != len || !parse(t, t->buf, t->buf + len)) {
+	int rc = hf_record_read(fd, t->file, HF_DIR_TRUST_MAX_BYTES, &t->buf, &len, err, sizeof(err));
+	if (rc < 0 || !parse(t, t->buf, t->buf + len)) {
 		close(fd);
 		free(t->dirs);
 		t->dirs = NULL;
@@ -186,12 +186,43 @@ static bool entry_field(char *s, char *end)
 	return !memchr(s, '%', n) || hf_record_decode(s);
 }
 
+/* One line "T NAME" (a link: "l NAME TARGET"), len bytes, into entry i:
+ * split with memchr (the C library's vector code rather than a field
+ * parser's bytes one by one). Nonzero when the line is not one. */
+static int entry_line(void *arg, size_t i, char *line, size_t len)
+{
+	struct hf_dir_entry *e = &((struct hf_dir_entry *)arg)[i];
+	char *nl = line + len;
+	if (len < 3 || !strchr("dlfo", line[0]) || line[1] != ' ')
+		return 1;
+	char t = line[0], *name = line + 2, *name_end = nl, *target = NULL;
+	if (t == 'l') { /* "l NAME TARGET": the first space after the name splits them */
+		char *sp = memchr(name, ' ', (size_t)(nl - name));
+		if (!sp || !entry_field(sp + 1, nl))
+			return 1;
+		target = sp + 1;
+		name_end = sp;
+	}
+	if (!entry_field(name, name_end) || strchr(name, '/'))
+		return 1;
+	*e = (struct hf_dir_entry){ .name = name,
+				    .target = target,
+				    .type = t == 'd'   ? DT_DIR
+					    : t == 'l' ? DT_LNK
+					    : t == 'f' ? DT_REG
+						       : DT_UNKNOWN };
+	return 0;
+}
+
+static bool entry_in_order(void *arg, size_t i)
+{
+	const struct hf_dir_entry *e = arg;
+	return strcmp(e[i - 1].name, e[i].name) < 0;
+}
+
 /* A folder's lines into entries, checked: the checksum, the count, each
- * line "T NAME" (a link: "l NAME TARGET"), names strictly increasing and
- * with no '/'. A line is found and split with memchr (a few passes of
- * the C library's vector code rather than a field parser's bytes one by
- * one: blobs/ of a 20,000-blob cache is 20,000 lines on the scan's one
- * thread). */
+ * line, names strictly increasing (blobs/ of a 20,000-blob cache, which
+ * the blobs' stat waits for, in pieces on several threads). */
 static bool parse_entries(struct loaded_dir *d)
 {
 	/* an entry line takes at least 4 bytes ("o x\n"): no count past the lines */
@@ -199,30 +230,9 @@ static bool parse_entries(struct loaded_dir *d)
 		return false;
 	struct hf_dir_entry *e = xcalloc(d->n_entries + 1, sizeof(*e));
 	char *text = d->body, *end = d->body + d->bytes;
-	uint64_t i = 0;
-	for (; i < d->n_entries && text < end; i++) {
-		char *nl = memchr(text, '\n', (size_t)(end - text));
-		if (!nl || nl - text < 3 || !strchr("dlfo", text[0]) || text[1] != ' ')
-			break;
-		char t = text[0], *name = text + 2, *name_end = nl, *target = NULL;
-		if (t == 'l') { /* "l NAME TARGET": the first space after the name splits them */
-			char *sp = memchr(name, ' ', (size_t)(nl - name));
-			if (!sp || !entry_field(sp + 1, nl))
-				break;
-			target = sp + 1;
-			name_end = sp;
-		}
-		if (!entry_field(name, name_end) || strchr(name, '/') || (i && strcmp(e[i - 1].name, name) >= 0))
-			break;
-		e[i] = (struct hf_dir_entry){ .name = name,
-					      .target = target,
-					      .type = t == 'd'   ? DT_DIR
-						      : t == 'l' ? DT_LNK
-						      : t == 'f' ? DT_REG
-								 : DT_UNKNOWN };
-		text = nl + 1;
-	}
-	if (i != d->n_entries || text != end) {
+	struct hf_record_lines how = { .line = entry_line, .in_order = entry_in_order, .arg = e };
+	size_t bad;
+	if (hf_record_parse_lines(&text, end, (size_t)d->n_entries, &how, &bad) != 0 || text != end) {
 		free(e);
 		return false;
 	}

@@ -558,7 +558,6 @@ static int hf_verify(int argc, char **argv)
 			return rc;
 		}
 	}
-	crypto_dl_preload(); /* while the scan lists the blobs */
 	rc = verify_scanned(o, argc, argv);
 	crypto_dl_preload_join();
 	return rc;
@@ -589,6 +588,12 @@ static int verify_scanned(struct hf_options o, int argc, char **argv)
 	}
 	vs.record = record_file(dir, vs.record_why, sizeof(vs.record_why));
 	vo.record = vs.record;
+	/* libcrypto loaded while the scan lists the blobs, where most will be
+	 * hashed: with a record, a run that changes nothing hashes nothing, and
+	 * the few blobs that changed load it when they are hashed */
+	struct stat record_st;
+	if (o.full || !vs.record || lstat(vs.record, &record_st) < 0)
+		crypto_dl_preload();
 	if (vs.record) /* --full trusts none of it, but keeps what it says of the other repos */
 		vo.record_loading = hf_record_load_start(vs.record, dir);
 	free(dir);

@@ -428,10 +428,49 @@ static int blob_cmp(const void *a, const void *b)
 	return strcmp(((const struct hf_blob *)a)->name, ((const struct hf_blob *)b)->name);
 }
 
+/* A name's first 8 bytes (NULs past its end) as a big-endian number: keys
+ * compare as strcmp compares the names, as far as they go. */
+static uint64_t name_key(const char *name)
+{
+	uint64_t k = 0;
+	size_t i = 0;
+	for (; i < 8 && name[i]; i++)
+		k = k << 8 | (unsigned char)name[i];
+	return i ? k << (8 * (8 - i)) : 0; /* (a shift by 64 is undefined) */
+}
+
+/* The keys of a repo's blobs, in their order: a search reads an array of
+ * 8-byte numbers (160 KB for 20,000 blobs, in the CPU's cache) instead of a
+ * name in memory far apart at every step, 20,000 searches a walk. */
+static void key_blobs(struct hf_repo *repo)
+{
+	repo->blob_keys = repo->n_blobs ? xcalloc(repo->n_blobs, sizeof(*repo->blob_keys)) : NULL;
+	for (size_t i = 0; i < repo->n_blobs; i++)
+		repo->blob_keys[i] = name_key(repo->blobs[i].name);
+}
+
 const struct hf_blob *hf_repo_blob(const struct hf_repo *repo, const char *name)
 {
 	struct hf_blob key = { .name = (char *)name };
-	return repo->n_blobs ? bsearch(&key, repo->blobs, repo->n_blobs, sizeof(key), blob_cmp) : NULL;
+	if (!repo->blob_keys)
+		return repo->n_blobs ? bsearch(&key, repo->blobs, repo->n_blobs, sizeof(key), blob_cmp) : NULL;
+	uint64_t k = name_key(name);
+	if (!repo->n_blobs)
+		return NULL;
+	/* the first key not below k, without a branch a step (the compiler's
+	 * conditional move): a step's outcome is a coin toss to the CPU */
+	const uint64_t *base = repo->blob_keys;
+	for (size_t n = repo->n_blobs; n > 1; n -= n / 2)
+		base = base[n / 2 - 1] < k ? base + n / 2 : base;
+	size_t lo = (size_t)(base - repo->blob_keys) + (*base < k);
+	for (; lo < repo->n_blobs && repo->blob_keys[lo] == k; lo++) {
+		int c = strcmp(repo->blobs[lo].name, name);
+		if (c == 0)
+			return &repo->blobs[lo];
+		if (c > 0)
+			break;
+	}
+	return NULL;
 }
 
 const struct hf_revision *hf_repo_revision(const struct hf_repo *repo, const char *commit)
@@ -456,10 +495,15 @@ struct blob_stats {
 static void stat_blobs(void *arg, size_t begin, size_t end)
 {
 	struct blob_stats *s = arg;
+	/* blobs/ opened again for this slice: a system call on a descriptor
+	 * that threads share takes a reference to its open file, one counter
+	 * that every stat thread's CPU would pull to itself in turn */
+	int own = end - begin > 1 ? openat(s->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	int fd = own >= 0 ? own : s->fd;
 	for (size_t i = begin; i < end; i++) {
 		struct hf_blob *b = &s->blobs[i];
 		struct stat st;
-		s->error[i] = fstatat(s->fd, b->name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
+		s->error[i] = fstatat(fd, b->name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
 		b->hex_len = hf_blob_name_length(b->name);
 		if (s->error[i])
 			continue;
@@ -475,6 +519,8 @@ static void stat_blobs(void *arg, size_t begin, size_t end)
 		if (!b->regular) /* reported by report_irregular_blobs, naming the files that use it */
 			b->not_plain = xstrdup(safe_kind_name(st.st_mode));
 	}
+	if (own >= 0)
+		close(own);
 }
 
 /* Fewer blobs than this are stat'ed on one thread: a thread costs more. */
@@ -579,6 +625,7 @@ static void scan_blobs(const struct hf_cache *cache, struct hf_repo *repo, int r
 		free(repo->blobs);
 		repo->blobs = NULL;
 	}
+	key_blobs(repo);
 }
 
 /* The link huggingface_hub writes ("../../blobs/<name>", relative), known
@@ -664,12 +711,63 @@ struct walk {
 	size_t alloc;
 	struct hf_warning *warnings;
 	size_t n_warnings;
+	struct hf_path_block *paths; /* where its files' paths are made (walk_path) */
 };
+
+/* A revision's file paths, made in blocks: one malloc for hundreds of
+ * paths, and one free, instead of one each (20,000 frees on one thread at
+ * the end of a run, of memory the walk's threads took from their arenas). */
+struct hf_path_block {
+	struct hf_path_block *next;
+	size_t used, cap;
+	char text[];
+};
+
+#define PATH_BLOCK (16u << 10)
+
+/* "PREFIX/NAME" (NAME where prefix is empty), in w's blocks. */
+static char *walk_path(struct walk *w, const char *prefix, const char *name)
+{
+	size_t np = strlen(prefix), nn = strlen(name), need = (np ? np + 1 : 0) + nn + 1;
+	struct hf_path_block *b = w->paths;
+	if (!b || b->cap - b->used < need) {
+		size_t cap = need > PATH_BLOCK - sizeof(*b) ? need : PATH_BLOCK - sizeof(*b);
+		b = xmalloc(sizeof(*b) + cap);
+		*b = (struct hf_path_block){ .next = w->paths, .cap = cap };
+		w->paths = b;
+	}
+	char *p = b->text + b->used;
+	if (np) {
+		memcpy(p, prefix, np);
+		p[np] = '/';
+	}
+	memcpy(p + (np ? np + 1 : 0), name, nn + 1);
+	b->used += need;
+	return p;
+}
+
+/* Moves the blocks of from to the end of *to's list. */
+static void take_paths(struct hf_path_block **to, struct hf_path_block **from)
+{
+	while (*to)
+		to = &(*to)->next;
+	*to = *from;
+	*from = NULL;
+}
+
+static void free_paths(struct hf_path_block *b)
+{
+	while (b) {
+		struct hf_path_block *next = b->next;
+		free(b);
+		b = next;
+	}
+}
 
 #define WALK_WARN(w, sev, hides, path, ...) add_warning(&(w)->warnings, &(w)->n_warnings, sev, hides, path, __VA_ARGS__)
 
-/* Adds a file at rel, which it takes over (the walk made it for this file:
- * no copy of each of a revision's paths). */
+/* Adds a file at rel, which the walk made for it in its blocks (no copy of
+ * each of a revision's paths). */
 /* Room for more files: the array sized once a folder from its entry count
  * (and once for all the subfolders' files spliced in), not doubled as files
  * come (a realloc of a multi-MB array is an mremap under the process's mm
@@ -708,14 +806,26 @@ static const char *where_of(char **where, const char *commit, const char *rel)
  * that files and warnings come out as a one-thread walk gives them. */
 struct entry {
 	char *name;
-	unsigned char type;
 	char *target, *final; /* a link's text and end (classify_link) */
 	long blob;            /* the blob it links to, or -1 */
 	enum hf_link link;
-	struct stat st; /* a link's end, or a copied file's lstat */
-	bool folder;    /* a link to a folder */
-	bool have;      /* st is set */
+	unsigned char type;
+	bool folder; /* a link to a folder */
+	bool have;   /* the three below are set */
+	/* of a link's end, or a copied file's lstat: what the walk keeps of a
+	 * struct stat (a whole one made the entry 200 bytes, 4 MB of fresh
+	 * pages for a 20,000-file revision, most of them never read) */
+	uint64_t size;
+	time_t atime, mtime;
 };
+
+static void entry_stat(struct entry *e, const struct stat *st)
+{
+	e->have = true;
+	e->size = (uint64_t)st->st_size;
+	e->atime = st->st_atime;
+	e->mtime = st->st_mtime;
+}
 
 struct entries {
 	struct walk *w;
@@ -741,10 +851,15 @@ static void look_at(void *arg, size_t begin, size_t end)
 				target[n] = '\0';
 				e->target = xstrdup(target);
 			}
+			struct stat st;
 			e->link = classify_link(w->cache, w->cache_fd, w->repo, s->dir_rel, e->name, e->target,
-						&e->blob, &e->final, &e->st, &e->folder);
+						&e->blob, &e->final, &st, &e->folder);
+			if (e->link == HF_LINK_ELSEWHERE)
+				entry_stat(e, &st);
 		} else if (e->type == DT_REG) {
-			e->have = fstatat(s->dirfd, e->name, &e->st, AT_SYMLINK_NOFOLLOW) == 0;
+			struct stat st;
+			if (fstatat(s->dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+				entry_stat(e, &st);
 		}
 	}
 }
@@ -790,13 +905,6 @@ static void keep_entries(struct walk *w, const char *key, const struct stat *st,
 
 static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t depth);
 
-/* Whether the walk adds a file for an entry looked at: all but folders and
- * links that end at a folder (skipped, as upstream's glob skips them). */
-static bool type_adds_file(const struct entry *e)
-{
-	return e->type != DT_DIR && !(e->type == DT_LNK && e->folder);
-}
-
 /* A subfolder of a revision's top folder, walked on a thread of its own
  * into a revision of its own (files and warnings), then spliced into the
  * real one at its place in the top folder's order: a revision of many
@@ -835,6 +943,7 @@ static void splice_sub(struct walk *w, struct sub_walk *sw)
 		rev->n_files += sw->rev.n_files;
 	}
 	free(sw->rev.files);
+	take_paths(&w->paths, &sw->w.paths);
 	if (sw->w.n_warnings) {
 		w->warnings = xrealloc(w->warnings, (w->n_warnings + sw->w.n_warnings) * sizeof(*w->warnings));
 		memcpy(w->warnings + w->n_warnings, sw->w.warnings, sw->w.n_warnings * sizeof(*w->warnings));
@@ -915,9 +1024,8 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 	}
 	for (size_t k = 0; k < count; k++) {
 		struct entry *e = &s.e[k];
-		char *rel = xpath_join(prefix, e->name);
-		bool rel_taken = type_adds_file(e); /* add_file keeps it as the file's path */
-		char *where = NULL;                 /* "snapshots/COMMIT/REL", made only for a warning */
+		char *rel = walk_path(w, prefix, e->name); /* add_file keeps it as the file's path */
+		char *where = NULL;                        /* "snapshots/COMMIT/REL", made only for a warning */
 #define WHERE where_of(&where, w->rev->commit, rel)
 		unsigned char type = e->type;
 		if (type == DT_DIR && sub_of && sub_of[k]) {
@@ -926,6 +1034,7 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 			else
 				WALK_WARN(w, HF_FAIL, false, WHERE, "cannot open %s: %s", WHERE,
 					  strerror(sub_of[k]->error));
+			take_paths(&w->paths, &sub_of[k]->w.paths); /* (none when it was not walked) */
 		} else if (type == DT_DIR) {
 			int sub = depth - 2 < MAX_SNAPSHOT_DEPTH ? open_dir_at(dirfd, e->name) : -1;
 			if (sub >= 0)
@@ -936,7 +1045,6 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 		} else if (type == DT_LNK) {
 			const char *target = e->target;
 			char *final = e->final;
-			const struct stat st = e->st;
 			bool folder = e->folder;
 			enum hf_link link = e->link;
 			long idx = -1;
@@ -945,13 +1053,12 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 				idx = e->blob;
 				size = w->repo->blobs[idx].size;
 			} else if (link == HF_LINK_ELSEWHERE) {
-				size = (uint64_t)st.st_size;
+				size = e->size;
 			}
 			if (folder) {
 				/* a linked folder: upstream's glob("**") does not enter it, is_dir() skips it */
 				free(final);
 				free(where);
-				free(rel);
 				if (!s.borrowed) {
 					free(e->target);
 					free(e->name);
@@ -962,8 +1069,8 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 			f->absolute = target[0] == '/' && link == HF_LINK_OK;
 			if (link == HF_LINK_ELSEWHERE) {
 				f->resolved = final[0] == '/' ? xstrdup(final) : abs_of(w->cache, final);
-				f->atime = st.st_atime;
-				f->mtime = st.st_mtime;
+				f->atime = e->atime;
+				f->mtime = e->mtime;
 			}
 			switch (link) {
 			case HF_LINK_OK:
@@ -1000,12 +1107,10 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 			}
 			free(final);
 		} else if (type == DT_REG) {
-			const struct stat st = e->st;
-			bool have = e->have;
-			struct hf_file *f = add_file(w, rel, NULL, HF_LINK_COPY, -1, have ? (uint64_t)st.st_size : 0);
-			if (have) {
-				f->atime = st.st_atime;
-				f->mtime = st.st_mtime;
+			struct hf_file *f = add_file(w, rel, NULL, HF_LINK_COPY, -1, e->have ? e->size : 0);
+			if (e->have) {
+				f->atime = e->atime;
+				f->mtime = e->mtime;
 			}
 		} else {
 			add_file(w, rel, NULL, HF_LINK_ODD, -1, 0);
@@ -1013,8 +1118,6 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 		}
 #undef WHERE
 		free(where);
-		if (!rel_taken)
-			free(rel);
 		if (!s.borrowed) {
 			free(e->target);
 			free(e->name);
@@ -1323,7 +1426,57 @@ static void sum_repo(struct hf_repo *repo)
 	free(seen);
 }
 
-static void scan_repo(const struct hf_cache *cache, struct hf_repo *repo, int cache_fd)
+/* [a, a + n_a) and the n_b warnings after them swap places, each keeping its order. */
+static void warnings_rotate(struct hf_warning *a, size_t n_a, size_t n_b)
+{
+	if (!n_a || !n_b)
+		return;
+	struct hf_warning *tmp = xcalloc(n_a, sizeof(*tmp));
+	memcpy(tmp, a, n_a * sizeof(*a));
+	memmove(a, a + n_a, n_b * sizeof(*a));
+	memcpy(a + n_b, tmp, n_a * sizeof(*a));
+	free(tmp);
+}
+
+static void *read_listing(void *arg);
+
+/* A revision's listing read on a thread from the moment its commit folder
+ * is known: the kept listing of a 20,000-file revision is 2.6 MB of lines
+ * to split, which the walk would otherwise wait for after the blobs' stat. */
+struct hf_listing_reader {
+	pthread_t thread;
+	struct walk w; /* what read_listing reads: the cache, its fd, the repo, the revision */
+};
+
+/* Readers beside the scan's own thread while *left allows (one a CPU
+ * but the scan's); a revision without one is read by the walk. */
+static void start_listing_readers(const struct hf_cache *cache, int cache_fd, struct hf_repo *repo, size_t *left)
+{
+	for (size_t v = 0; v < repo->n_revisions && *left && !cache->skip_listings; v++) {
+		struct hf_revision *rev = &repo->revisions[v];
+		struct hf_listing_reader *r = xcalloc(1, sizeof(*r));
+		r->w = (struct walk){ .cache = cache, .cache_fd = cache_fd, .repo = repo, .rev = rev };
+		if (pthread_create(&r->thread, NULL, read_listing, &r->w) != 0) {
+			free(r);
+			return;
+		}
+		rev->reader = r;
+		--*left;
+	}
+}
+
+/* Waits for the revision's reader, if it has one. */
+static bool join_listing_reader(struct hf_revision *rev)
+{
+	if (!rev->reader)
+		return false;
+	pthread_join(rev->reader->thread, NULL);
+	free(rev->reader);
+	rev->reader = NULL;
+	return true;
+}
+
+static void scan_repo(const struct hf_cache *cache, struct hf_repo *repo, int cache_fd, size_t *readers_left)
 {
 	struct stat st;
 	if (fstatat(cache_fd, repo->folder, &st, AT_SYMLINK_NOFOLLOW) < 0) {
@@ -1390,8 +1543,14 @@ static void scan_repo(const struct hf_cache *cache, struct hf_repo *repo, int ca
 		return;
 	}
 	repo->is_repo = true;
-	scan_blobs(cache, repo, fd);
+	/* the commit folders first, so that their listings are read beside
+	 * the blobs' stat; the blobs' warnings still come first */
+	size_t at = repo->n_warnings;
 	scan_snapshots(cache, cache_fd, repo, fd);
+	start_listing_readers(cache, cache_fd, repo, readers_left);
+	size_t mid = repo->n_warnings;
+	scan_blobs(cache, repo, fd);
+	warnings_rotate(repo->warnings + at, mid - at, repo->n_warnings - mid);
 	scan_refs(cache, cache_fd, repo, fd);
 	close(fd);
 }
@@ -1647,7 +1806,7 @@ static void walk_units(void *arg, size_t begin, size_t end)
 		w->cache_fd = p->cache_fd;
 		pthread_t listing;
 		bool listing_aside = false;
-		if (!w->cache->skip_listings && w->threads > 1)
+		if (!w->cache->skip_listings && w->threads > 1 && !w->rev->reader)
 			listing_aside = pthread_create(&listing, NULL, read_listing, w) == 0;
 		int fd = hf_open_in_cache(p->cache_fd, w->rev->dir, O_RDONLY | O_DIRECTORY);
 		if (fd < 0) {
@@ -1659,11 +1818,13 @@ static void walk_units(void *arg, size_t begin, size_t end)
 		}
 		/* each folder's entries come sorted: a sort only where a
 		 * folder's name sorts before a sibling's "name/..." */
+		w->rev->paths = w->paths; /* its files' paths: freed with it */
+		w->paths = NULL;
 		if (!files_sorted(w->rev))
 			qsort(w->rev->files, w->rev->n_files, sizeof(*w->rev->files), file_cmp);
 		if (listing_aside)
 			pthread_join(listing, NULL);
-		else if (!w->cache->skip_listings)
+		else if (!join_listing_reader(w->rev) && !w->cache->skip_listings)
 			read_listing(w);
 		compare_listing(w);
 	}
@@ -1765,6 +1926,19 @@ int hf_cache_scan_listings(const char *path, const char *alias, bool listings, s
 	return hf_cache_scan_hooked(path, alias, listings, cache, err, errsize, NULL);
 }
 
+struct hook_call {
+	struct thread thread;
+	const struct hf_scan_hook *hook;
+	const struct hf_cache *cache;
+};
+
+static void *call_hook(void *arg)
+{
+	struct hook_call *c = arg;
+	c->hook->blobs_listed(c->cache, c->hook->arg);
+	return NULL;
+}
+
 int hf_cache_scan_hooked(const char *path, const char *alias, bool listings, struct hf_cache *cache, char *err,
 			 size_t errsize, const struct hf_scan_hook *hook)
 {
@@ -1827,11 +2001,20 @@ int hf_cache_scan_hooked(const char *path, const char *alias, bool listings, str
 	}
 	if (cache->n_repos)
 		qsort(cache->repos, cache->n_repos, sizeof(*cache->repos), repo_cmp);
+	unsigned cpus = cache->n_repos && listings ? usable_cpus() : 1;
+	size_t readers_left = cpus - 1; /* listings read beside the scan */
 	for (size_t i = 0; i < cache->n_repos; i++)
-		scan_repo(cache, &cache->repos[i], fd);
-	if (hook && hook->blobs_listed)
-		hook->blobs_listed(cache, hook->arg);
+		scan_repo(cache, &cache->repos[i], fd, &readers_left);
+	/* what the hook starts (the record check, the hashing) runs beside the
+	 * walk: it reads only the repos' blobs, which the walk leaves as they are
+	 * but for their referenced flag */
+	struct hook_call call = { .hook = hook, .cache = cache };
+	bool hook_aside = hook && hook->blobs_listed && thread_start(&call.thread, call_hook, &call) == 0;
+	if (hook && hook->blobs_listed && !hook_aside)
+		call_hook(&call);
 	walk_all(cache, fd);
+	if (hook_aside)
+		thread_join(&call.thread);
 	cache->kept_text = hf_dir_trust_close_keeping_text(cache->dir_trust);
 	cache->dir_trust = NULL;
 	closedir(d);
@@ -1857,12 +2040,15 @@ void hf_cache_free(struct hf_cache *cache)
 			free(repo->blobs[i].not_plain);
 		}
 		free(repo->blobs);
+		free(repo->blob_keys);
 		for (size_t v = 0; v < repo->n_revisions; v++) {
 			for (size_t i = 0; i < repo->revisions[v].n_files; i++) {
-				free(repo->revisions[v].files[i].path);
+				if (!repo->revisions[v].paths) /* else they lie in its blocks */
+					free(repo->revisions[v].files[i].path);
 				free(repo->revisions[v].files[i].target);
 				free(repo->revisions[v].files[i].resolved);
 			}
+			free_paths(repo->revisions[v].paths);
 			free(repo->revisions[v].dir);
 			free(repo->revisions[v].files);
 			free(repo->revisions[v].commit);

@@ -63,11 +63,13 @@ struct hf_revision {
 	char *dir; /* its folder relative to the cache, or absolute (a link out of the cache, followed), no link in it */
 	struct hf_file *files;
 	size_t n_files;
-	uint64_t size;             /* sum of the sizes of its unique blobs */
-	struct hf_listing listing; /* trees/<commit>.json (state NONE when absent) */
-	size_t n_missing;          /* files the listing names that the snapshot lacks */
-	size_t n_size_differs;     /* files whose size is not the listing's */
-	size_t n_other_blob;       /* files linked to a blob other than the one the listing names */
+	uint64_t size;                    /* sum of the sizes of its unique blobs */
+	struct hf_listing listing;        /* trees/<commit>.json (state NONE when absent) */
+	size_t n_missing;                 /* files the listing names that the snapshot lacks */
+	size_t n_size_differs;            /* files whose size is not the listing's */
+	size_t n_other_blob;              /* files linked to a blob other than the one the listing names */
+	struct hf_listing_reader *reader; /* the scan's: reading the listing on a thread, joined by the walk */
+	struct hf_path_block *paths;      /* the blocks its files' paths lie in (NULL: each path its own) */
 };
 
 struct hf_ref {
@@ -92,6 +94,7 @@ struct hf_repo {
 	char *id;              /* org/name */
 	struct hf_blob *blobs; /* sorted by name */
 	size_t n_blobs;
+	uint64_t *blob_keys; /* per blob: its name's first 8 bytes, big-endian (hf_repo_blob's search), or NULL */
 	/* the blobs' names lie in the cache's kept_text (blobs/'s listing kept
 	 * by the last scan, dir_trust.h): not copied, not freed one by one */
 	bool blob_names_kept;
@@ -139,8 +142,9 @@ int hf_cache_scan_as(const char *path, const char *alias, struct hf_cache *cache
 int hf_cache_scan_listings(const char *path, const char *alias, bool listings, struct hf_cache *cache, char *err,
 			   size_t errsize);
 /* The same, calling blobs_listed(cache, arg) once every repo's blobs are
- * listed and before the snapshots are walked: what it starts may read the
- * repos' blobs while the walk runs (the walk only marks them referenced). */
+ * listed, on a thread of its own beside the walk of the snapshots (it has
+ * returned when the scan does): it may read the repos' blobs while the walk
+ * runs (the walk only marks them referenced), nothing else of the cache. */
 struct hf_scan_hook {
 	void (*blobs_listed)(const struct hf_cache *cache, void *arg);
 	void *arg;

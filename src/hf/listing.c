@@ -371,5 +371,6 @@ const char *hf_listed_hash(const struct hf_listed_file *f)
 bool hf_listed_other_blob(const struct hf_listed_file *f, const char *blob)
 {
 	const char *h = f->lfs_sha256 && *f->lfs_sha256 ? f->lfs_sha256 : f->blob_id;
-	return h && strcasecmp(blob, h) != 0 && digest_name_length(h);
+	/* equal bytes first: the usual case, and a fraction of strcasecmp's cost */
+	return h && strcmp(blob, h) != 0 && strcasecmp(blob, h) != 0 && digest_name_length(h);
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../lib/dirents.h"
+#include "../lib/parallel.h"
 #include "../lib/safe_io.h"
 #include "../lib/util.h"
 #include "listing.h"
@@ -141,6 +142,175 @@ char *hf_record_next_line(char **text)
 	return s;
 }
 
+#define READ_PIECE  (512u << 10) /* a thread's share of a record read */
+#define READ_PIECES 8
+
+struct read_pieces {
+	int fd;
+	char *buf;
+	size_t size, n;
+	bool ok[READ_PIECES], nul[READ_PIECES];
+};
+
+static void read_piece(void *arg, size_t begin, size_t end)
+{
+	struct read_pieces *r = arg;
+	for (size_t k = begin; k < end; k++) {
+		size_t off = r->size / r->n * k, stop = k + 1 == r->n ? r->size : r->size / r->n * (k + 1);
+		size_t at = off;
+		while (at < stop) {
+			ssize_t got = pread(r->fd, r->buf + at, stop - at, (off_t)at);
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got <= 0)
+				break;
+			at += (size_t)got;
+		}
+		r->ok[k] = at == stop;
+		r->nul[k] = memchr(r->buf + off, '\0', stop - off) != NULL;
+	}
+}
+
+int hf_record_read(int fd, const char *path, size_t max, char **content, size_t *len, char *err, size_t errsize)
+{
+	struct stat st;
+	char one;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size >= 2 * READ_PIECE &&
+	    (uint64_t)st.st_size <= max) {
+		struct read_pieces r = { .fd = fd, .size = (size_t)st.st_size };
+		r.n = r.size / READ_PIECE > READ_PIECES ? READ_PIECES : r.size / READ_PIECE;
+		r.buf = xmalloc(r.size + 2);
+		parallel_for(r.n, 1, r.n, read_piece, &r);
+		bool ok = pread(fd, &one, 1, (off_t)r.size) == 0, nul = false; /* its end where fstat said */
+		for (size_t k = 0; k < r.n; k++) {
+			ok &= r.ok[k];
+			nul |= r.nul[k];
+		}
+		if (ok && !nul) {
+			r.buf[r.size] = '\0';
+			*content = r.buf;
+			*len = r.size;
+			return 0;
+		}
+		free(r.buf);
+		if (ok) {
+			snprintf(err, errsize, "%s holds a NUL byte", path);
+			return -EINVAL;
+		} /* else changed while read (pread leaves the offset): read as it is now */
+	}
+	int rc = safe_read_fd(fd, path, max, content, len, err, errsize);
+	if (rc == 0 && strlen(*content) != *len) {
+		free(*content);
+		*content = NULL;
+		snprintf(err, errsize, "%s holds a NUL byte", path);
+		return -EINVAL;
+	}
+	return rc;
+}
+
+/* Lines [i, stop) from *text, the first of them at index first: line, then
+ * the order against the line before (within these lines). */
+static int lines_from(const struct hf_record_lines *how, char **text, char *end, size_t i, size_t stop, size_t first,
+		      size_t *bad)
+{
+	for (; i < stop; i++) {
+		char *s = *text;
+		char *nl = s < end ? memchr(s, '\n', (size_t)(end - s)) : NULL;
+		if (!nl) {
+			*bad = i;
+			return HF_LINES_MISSING;
+		}
+		*nl = '\0';
+		int c = how->line(how->arg, i, s, (size_t)(nl - s));
+		if (!c && i > first && !how->in_order(how->arg, i))
+			c = HF_LINES_ORDER;
+		if (c) {
+			*bad = i;
+			return c;
+		}
+		*text = nl + 1;
+	}
+	return 0;
+}
+
+#define LINES_A_PIECE 2048 /* fewer lines a piece: not worth a thread */
+#define PIECES_MAX    16
+
+struct pieces {
+	const struct hf_record_lines *how;
+	char *start[PIECES_MAX + 1];  /* piece k: [start[k], start[k + 1]) */
+	size_t first[PIECES_MAX + 1]; /* index of piece k's first line; then the count */
+	size_t bad[PIECES_MAX];
+	int code[PIECES_MAX];
+};
+
+static void parse_piece(void *arg, size_t begin, size_t end)
+{
+	struct pieces *p = arg;
+	for (size_t k = begin; k < end; k++) {
+		char *text = p->start[k];
+		p->code[k] = lines_from(p->how, &text, p->start[k + 1], p->first[k], p->first[k + 1], p->first[k],
+					&p->bad[k]);
+	}
+}
+
+int hf_record_parse_lines(char **text, char *end, size_t n, const struct hf_record_lines *how, size_t *bad)
+{
+	if (n < 2 * LINES_A_PIECE)
+		return lines_from(how, text, end, 0, n, 0, bad);
+	struct pieces p = { .how = how };
+	size_t pieces = n / LINES_A_PIECE > PIECES_MAX ? PIECES_MAX : n / LINES_A_PIECE;
+	size_t bytes = (size_t)(end - *text);
+	p.start[0] = *text;
+	for (size_t k = 1; k < pieces; k++) { /* each piece begins after a line's end */
+		char *at = *text + bytes / pieces * k;
+		at = at < p.start[k - 1] ? p.start[k - 1] : at;
+		char *nl = memchr(at, '\n', (size_t)(end - at));
+		p.start[k] = nl ? nl + 1 : end;
+	}
+	p.start[pieces] = end;
+	/* each piece's lines counted on this thread (memchr: a fraction of a
+	 * millisecond for 20,000 lines, less than starting threads for it),
+	 * up to the n-th line's end: what follows is the caller's */
+	size_t total = 0, used = 0;
+	char *stop = NULL;
+	for (; used < pieces && !stop; used++) {
+		p.first[used] = total;
+		for (char *s = p.start[used]; (s = memchr(s, '\n', (size_t)(p.start[used + 1] - s))); s++)
+			if (++total == n) {
+				stop = s + 1;
+				break;
+			}
+	}
+	if (!stop) /* cut short: the one thread finds where */
+		return lines_from(how, text, end, 0, n, 0, bad);
+	pieces = used;
+	p.start[pieces] = stop;
+	p.first[pieces] = n;
+	parallel_for(pieces, 1, pieces, parse_piece, &p);
+	/* the first fault in file order: a piece's own, or an edge's order */
+	int code = 0;
+	*bad = n;
+	for (size_t k = 0; k < pieces; k++)
+		if (p.code[k] && p.bad[k] < *bad) {
+			*bad = p.bad[k];
+			code = p.code[k];
+		}
+	for (size_t k = 1; k < pieces; k++) {
+		size_t i = p.first[k];
+		if (i >= *bad) /* every line before the first fault is parsed */
+			break;
+		if (i && i < n && !how->in_order(how->arg, i)) {
+			*bad = i;
+			code = HF_LINES_ORDER;
+			break;
+		}
+	}
+	if (!code)
+		*text = stop;
+	return code;
+}
+
 static void unusable(struct hf_record *rec, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void unusable(struct hf_record *rec, const char *fmt, ...)
 {
@@ -155,7 +325,34 @@ static void unusable(struct hf_record *rec, const char *fmt, ...)
 	rec->n = 0;
 }
 
-static int parse(struct hf_record *rec, const char *file, const char *cache_path)
+#define CUT_SHORT 1 /* entry_line's codes */
+#define NOT_ENTRY 2
+
+/* "FOLDER BLOB DEV INO SIZE MSEC MNSEC CSEC CNSEC" into entry i. */
+static int entry_line(void *arg, size_t i, char *line, size_t len)
+{
+	(void)len;
+	struct hf_record *rec = arg;
+	if (strcmp(line, "end") == 0)
+		return CUT_SHORT;
+	char *cur = line;
+	struct hf_record_entry *e = &rec->entries[i];
+	e->folder = hf_record_field(&cur);
+	e->blob = hf_record_field(&cur);
+	if (!e->folder || !e->blob || !hf_record_number(&cur, UINT64_MAX, &e->st.dev) ||
+	    !hf_record_number(&cur, UINT64_MAX, &e->st.ino) || !hf_record_number(&cur, INT64_MAX, &e->st.size) ||
+	    !hf_record_timespec(&cur, &e->st.mtim) || !hf_record_timespec(&cur, &e->st.ctim) || cur)
+		return NOT_ENTRY;
+	return 0;
+}
+
+static bool entry_in_order(void *arg, size_t i)
+{
+	const struct hf_record_entry *e = ((struct hf_record *)arg)->entries;
+	return entry_cmp(e[i - 1].folder, e[i - 1].blob, e[i].folder, e[i].blob) < 0;
+}
+
+static int parse(struct hf_record *rec, const char *file, const char *cache_path, size_t len)
 {
 	char *text = rec->buf;
 	char *line = hf_record_next_line(&text);
@@ -187,30 +384,20 @@ static int parse(struct hf_record *rec, const char *file, const char *cache_path
 		return -1;
 	}
 	rec->entries = xcalloc(n + 1, sizeof(*rec->entries));
-	for (size_t i = 0; i < n; i++) {
-		line = hf_record_next_line(&text);
-		if (!line || strcmp(line, "end") == 0) {
-			unusable(rec, "%s: cut short after %zu of its %" PRIu64 " entries", file, i, n);
-			return -1;
-		}
-		cur = line;
-		struct hf_record_entry *e = &rec->entries[i];
-		e->folder = hf_record_field(&cur);
-		e->blob = hf_record_field(&cur);
-		if (!e->folder || !e->blob || !hf_record_number(&cur, UINT64_MAX, &e->st.dev) ||
-		    !hf_record_number(&cur, UINT64_MAX, &e->st.ino) ||
-		    !hf_record_number(&cur, INT64_MAX, &e->st.size) || !hf_record_timespec(&cur, &e->st.mtim) ||
-		    !hf_record_timespec(&cur, &e->st.ctim) || cur) {
-			unusable(rec, "%s: line %zu is not an entry", file, i + 5);
-			return -1;
-		}
-		/* strictly in order: lookups are binary searches, and no blob twice */
-		if (i && entry_cmp(rec->entries[i - 1].folder, rec->entries[i - 1].blob, e->folder, e->blob) >= 0) {
-			unusable(rec, "%s: line %zu is out of order", file, i + 5);
-			return -1;
-		}
-		rec->n = i + 1;
+	struct hf_record_lines how = { .line = entry_line, .in_order = entry_in_order, .arg = rec };
+	size_t bad;
+	int c = hf_record_parse_lines(&text, rec->buf + len, n, &how, &bad);
+	if (c == HF_LINES_MISSING || c == CUT_SHORT) {
+		unusable(rec, "%s: cut short after %zu of its %" PRIu64 " entries", file, bad, n);
+		return -1;
+	} else if (c == HF_LINES_ORDER) { /* strictly in order: lookups are binary searches, and no blob twice */
+		unusable(rec, "%s: line %zu is out of order", file, bad + 5);
+		return -1;
+	} else if (c) {
+		unusable(rec, "%s: line %zu is not an entry", file, bad + 5);
+		return -1;
 	}
+	rec->n = n;
 	line = hf_record_next_line(&text);
 	if (!line || strcmp(line, "end") != 0 || (text && *text)) {
 		unusable(rec, "%s: no 'end' line after its %" PRIu64 " entries (cut short or grown)", file, n);
@@ -237,12 +424,10 @@ void hf_record_load(struct hf_record *rec, const char *file, const char *cache_p
 		return;
 	}
 	size_t len;
-	int rc = safe_read_fd(fd, file, HF_RECORD_MAX_BYTES, &rec->buf, &len, err, sizeof(err));
+	int rc = hf_record_read(fd, file, HF_RECORD_MAX_BYTES, &rec->buf, &len, err, sizeof(err));
 	if (rc < 0)
 		unusable(rec, "%s", err);
-	else if (strlen(rec->buf) != len)
-		unusable(rec, "%s holds a NUL byte", file);
-	else if (parse(rec, file, cache_path) == 0)
+	else if (parse(rec, file, cache_path, len) == 0)
 		hf_record_mark_used(fd); /* the last of the state folder's records to be pruned */
 	close(fd);
 }
@@ -513,27 +698,36 @@ static bool keyword(char **cursor, const char *word)
 	return f && strcmp(f, word) == 0;
 }
 
-static bool kept_entries(char **text, uint64_t n, struct hf_listing *l)
+/* "HAS_SIZE SIZE PATH BLOB_ID LFS_SHA256 XET_HASH" into file i. */
+static int kept_line(void *arg, size_t i, char *line, size_t len)
+{
+	(void)len;
+	struct hf_listed_file *f = &((struct hf_listing *)arg)->files[i];
+	char *cur = line;
+	uint64_t has = 0;
+	f->file = -1;
+	bool ok = hf_record_number(&cur, 1, &has) && hf_record_number(&cur, INT64_MAX, &f->size) &&
+		  string_field(&cur, &f->path) && f->path && string_field(&cur, &f->blob_id) &&
+		  string_field(&cur, &f->lfs_sha256) && string_field(&cur, &f->xet_hash) && !cur;
+	f->has_size = has;
+	return ok ? 0 : 1;
+}
+
+static bool kept_in_order(void *arg, size_t i) /* strictly: the listing is searched by path */
+{
+	const struct hf_listed_file *f = ((struct hf_listing *)arg)->files;
+	return strcmp(f[i - 1].path, f[i].path) < 0;
+}
+
+static bool kept_entries(char **text, char *end, uint64_t n, struct hf_listing *l)
 {
 	l->files = calloc(n + 1, sizeof(*l->files)); /* as string_field: NULL means parse the JSON */
 	if (!l->files)
 		return false;
-	for (size_t i = 0; i < n; i++) {
-		char *line = hf_record_next_line(text), *cur = line;
-		struct hf_listed_file *f = &l->files[i];
-		uint64_t has = 0;
-		f->file = -1;
-		bool ok = line && hf_record_number(&cur, 1, &has) && hf_record_number(&cur, INT64_MAX, &f->size) &&
-			  string_field(&cur, &f->path);
-		l->n_files = i + 1; /* what is set so far is freed with it */
-		ok = ok && f->path && string_field(&cur, &f->blob_id) && string_field(&cur, &f->lfs_sha256) &&
-		     string_field(&cur, &f->xet_hash) && !cur;
-		f->has_size = has;
-		/* strictly in order: the listing is searched by path */
-		if (!ok || (i && strcmp(l->files[i - 1].path, f->path) >= 0))
-			return false;
-	}
-	return true;
+	l->n_files = n; /* its strings are the text's: nothing of a file is freed with it */
+	struct hf_record_lines how = { .line = kept_line, .in_order = kept_in_order, .arg = l };
+	size_t bad;
+	return hf_record_parse_lines(text, end, n, &how, &bad) == 0;
 }
 
 bool hf_kept_listing_load(const char *file, const char *folder, const char *commit, const struct stat *st,
@@ -547,8 +741,8 @@ bool hf_kept_listing_load(const char *file, const char *folder, const char *comm
 		return false;
 	char *buf = NULL;
 	size_t len;
-	int rc = safe_read_fd(fd, file, HF_LISTING_MAX_BYTES, &buf, &len, err, sizeof(err));
-	if (rc < 0 || strlen(buf) != len) {
+	int rc = hf_record_read(fd, file, HF_LISTING_MAX_BYTES, &buf, &len, err, sizeof(err));
+	if (rc < 0) {
 		free(buf);
 		close(fd);
 		return false;
@@ -572,7 +766,7 @@ bool hf_kept_listing_load(const char *file, const char *folder, const char *comm
 	ok = cur && keyword(&cur, "files") && hf_record_number(&cur, MAX_KEPT_FILES, &n) && !cur;
 	struct hf_listing l = { .state = HF_LISTING_OK, .strings = buf }; /* freed with it */
 	/* every entry takes a line of at least 12 bytes: a count past that is a lie */
-	ok = ok && n <= len / 12 && kept_entries(&text, n, &l);
+	ok = ok && n <= len / 12 && kept_entries(&text, buf + len, n, &l);
 	ok = ok && (line = hf_record_next_line(&text)) && strcmp(line, "end") == 0 && !(text && *text);
 	if (!ok) {
 		close(fd);

@@ -107,6 +107,29 @@ bool hf_record_timespec(char **cursor, struct timespec *ts);
 char *hf_record_next_line(char **text);
 bool hf_record_decode(char *s);
 
+/* safe_read_fd for a state record (a regular file opened by the safe
+ * reader), refusing a NUL byte anywhere ("PATH holds a NUL byte", -EINVAL):
+ * a large file is read in pieces on several threads, each taking the page
+ * faults of its share of the fresh buffer. */
+int hf_record_read(int fd, const char *path, size_t max, char **content, size_t *len, char *err, size_t errsize);
+
+/* The n lines at *text (before end, each ended by '\n', which becomes a
+ * NUL) given to how->line(arg, i, line, len) and, for every i > 0,
+ * how->in_order(arg, i): whether entry i - 1 sorts before entry i. A
+ * record of many lines (a 20,000-blob cache's: 20,000) is split into
+ * pieces at line ends, parsed on several threads. Returns 0 with *text
+ * after the n-th line; else the code of the first line (in file order) at
+ * fault, its index in *bad: line's own nonzero code, HF_LINES_ORDER, or
+ * HF_LINES_MISSING (fewer than n lines; *bad: how many there are). */
+#define HF_LINES_ORDER   (-1)
+#define HF_LINES_MISSING (-2)
+struct hf_record_lines {
+	int (*line)(void *arg, size_t i, char *line, size_t len);
+	bool (*in_order)(void *arg, size_t i);
+	void *arg;
+};
+int hf_record_parse_lines(char **text, char *end, size_t n, const struct hf_record_lines *how, size_t *bad);
+
 /* Entries to write. */
 struct hf_record_item {
 	const char *folder; /* its key (hf_record_folder_key) */

@@ -634,11 +634,15 @@ static void cancel_size_mismatches(struct hf_verify_job *job)
 				if (f->blob < 0 || f->link != HF_LINK_OK || f->listed < 0)
 					continue;
 				const struct hf_listed_file *lf = &rev->listing.files[f->listed];
+				/* the file's size is its blob's (the walk's): the blob's
+				 * result, far from the last one in memory, only read
+				 * for a size that differs */
+				if (!lf->has_size || lf->size == f->size)
+					continue;
 				size_t k =
 					job->first_result[r] + (size_t)f->blob; /* a repo's blobs are added in order */
 				struct hf_blob_result *res = &job->out.results[k];
-				if (!lf->has_size || lf->size == res->size || res->trusted ||
-				    res->state != HF_BLOB_SKIPPED)
+				if (lf->size == res->size || res->trusted || res->state != HF_BLOB_SKIPPED)
 					continue;
 				res->listed_size = lf->size;
 				atomic_store(&p->cancel[k], true);

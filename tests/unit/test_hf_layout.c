@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "hf/cache_format.h"
@@ -127,13 +128,55 @@ static void test_hash_vectors(void **state)
 	close(fd);
 }
 
+/* hf_repo_blob's search by 8-byte keys finds every blob a scan lists and
+ * nothing else: names that share their first 8 bytes, shorter names, a
+ * byte above 0x7f (strcmp compares unsigned bytes). Files in a temp folder. */
+static void test_blob_lookup(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/gpugate-layout-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	const char *names[] = { "a",        "ab",         "aaaaaaaa", "aaaaaaaa1", "aaaaaaaa2",
+				"aaaaaaab", "aaaaaaaa10", "b\xff",    "b\xff\x01", "bbbbbbbbbbbbbbbbbbbb",
+				"c",        "\xff\xfe" };
+	const char *absent[] = { "",  "aa",    "aaaaaaa",  "aaaaaaaa0", "aaaaaaaa3", "aaaaaaaa11",
+				 "b", "b\xfe", "bbbbbbbb", "d",         "\xff",      "\xff\xfe\x01" };
+	char path[256];
+	snprintf(path, sizeof(path), "%s/models--o--r", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/models--o--r/blobs", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
+		snprintf(path, sizeof(path), "%s/models--o--r/blobs/%s", dir, names[i]);
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+		assert_true(fd >= 0);
+		close(fd);
+	}
+	struct hf_cache cache;
+	char err[256];
+	assert_int_equal(hf_cache_scan(dir, &cache, err, sizeof(err)), 0);
+	assert_int_equal(cache.n_repos, 1);
+	const struct hf_repo *repo = &cache.repos[0];
+	assert_int_equal(repo->n_blobs, sizeof(names) / sizeof(*names));
+	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
+		const struct hf_blob *b = hf_repo_blob(repo, names[i]);
+		if (!b || strcmp(b->name, names[i]) != 0)
+			fail_msg("blob %zu not found", i);
+	}
+	for (size_t i = 0; i < sizeof(absent) / sizeof(*absent); i++)
+		if (hf_repo_blob(repo, absent[i]))
+			fail_msg("absent name %zu found", i);
+	hf_cache_free(&cache);
+	char cmd[64];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_repo_folder),
-		cmocka_unit_test(test_hex_length),
-		cmocka_unit_test(test_paths),
-		cmocka_unit_test(test_hash_vectors),
+		cmocka_unit_test(test_repo_folder),  cmocka_unit_test(test_hex_length),  cmocka_unit_test(test_paths),
+		cmocka_unit_test(test_hash_vectors), cmocka_unit_test(test_blob_lookup),
 	};
 	return cmocka_run_group_tests_name("hf_layout", tests, NULL, NULL);
 }

@@ -330,6 +330,104 @@ static void bounded_keeps_the_largest(void **state)
 	free(names);
 }
 
+/* A record of many entries is parsed in pieces on several threads
+ * (hf_record_parse_lines): each fault is found and named as the one thread
+ * names it, wherever it falls, at a piece's edge too. */
+#define MANY 20000 /* 1.2 MB: read in pieces too */
+static char *save_many(size_t *len)
+{
+	struct hf_record_item *items = calloc(MANY, sizeof(*items));
+	char(*names)[16] = calloc(MANY, 16);
+	assert_non_null(items);
+	assert_non_null(names);
+	for (size_t i = 0; i < MANY; i++) {
+		snprintf(names[i], 16, "%08zx", i);
+		items[i] = (struct hf_record_item){ .folder = "models--big", .blob = names[i], .st = base };
+	}
+	char why[512];
+	assert_int_equal(hf_record_save(file, cache, &run_start, items, MANY, why, sizeof(why)), 0);
+	free(items);
+	free(names);
+	char *text = slurp(file);
+	*len = strlen(text);
+	return text;
+}
+
+/* The entry line of index i in text (header: 4 lines). */
+static char *entry_at(char *text, size_t i)
+{
+	for (size_t k = 0; k < i + 4; k++)
+		text = strchr(text, '\n') + 1;
+	return text;
+}
+
+static void expect_refused(const char *text, size_t len, const char *words)
+{
+	put(file, text, len);
+	struct hf_record rec;
+	hf_record_load(&rec, file, cache);
+	assert_false(rec.usable);
+	if (!strstr(rec.why, words))
+		fail_msg("why '%s' lacks '%s'", rec.why, words);
+	hf_record_free(&rec);
+}
+
+static void large_record_parsed_in_pieces_as_in_one(void **state)
+{
+	(void)state;
+	size_t len;
+	char *good = save_many(&len);
+	struct hf_record rec;
+	hf_record_load(&rec, file, cache);
+	assert_true(rec.usable);
+	assert_int_equal(rec.n, MANY);
+	for (size_t i = 0; i < MANY; i += 997) {
+		char name[16];
+		snprintf(name, sizeof(name), "%08zx", i);
+		assert_true(hf_record_trusts(&rec, hf_record_find(&rec, "models--big", name), &base));
+	}
+	hf_record_free(&rec);
+	/* entries i - 1 and i swapped (the fault is at i: line i + 5), every
+	 * few hundred lines and at each line near the pieces' edges (the lines
+	 * are of one length: edges at ninths, 20,000 / 2048 = 9 pieces) */
+	size_t line_len = (size_t)(entry_at(good, 1) - entry_at(good, 0));
+	char *copy = malloc(len + 1), *tmp = malloc(line_len);
+	size_t at[128], n_at = 0;
+	for (size_t i = 1; i < MANY; i += 397)
+		at[n_at++] = i;
+	for (size_t k = 1; k < 9; k++)
+		for (size_t i = MANY * k / 9 - 2; i <= MANY * k / 9 + 3; i++)
+			at[n_at++] = i;
+	for (size_t k = 0; k < n_at; k++) {
+		size_t i = at[k];
+		memcpy(copy, good, len + 1);
+		char *a = entry_at(copy, i - 1);
+		memcpy(tmp, a, line_len);
+		memcpy(a, a + line_len, line_len);
+		memcpy(a + line_len, tmp, line_len);
+		char words[64];
+		snprintf(words, sizeof(words), "line %zu is out of order", i + 5);
+		expect_refused(copy, len, words);
+	}
+	/* a bad number, an early "end" line, too high a count */
+	memcpy(copy, good, len + 1);
+	char *p = strstr(entry_at(copy, 7000), " 987654321 ");
+	p[1] = 'x';
+	expect_refused(copy, len, "line 7005 is not an entry");
+	memcpy(copy, good, len + 1);
+	memcpy(entry_at(copy, 6000), "end\n", 4);
+	expect_refused(copy, len, "cut short after 6000 of its 20000 entries");
+	memcpy(copy, good, len + 1);
+	memcpy(strstr(copy, "entries 20000"), "entries 20009", 13);
+	expect_refused(copy, len, "cut short after 20000 of its 20009 entries");
+	memcpy(copy, good, len + 1);
+	entry_at(copy, 15000)[3] = '\0';
+	expect_refused(copy, len, "holds a NUL byte");
+	free(tmp);
+	free(copy);
+	free(good);
+}
+
 /* A kept listing gives back exactly what was parsed (odd bytes in paths and
  * strings, a "-" string apart from none), and only for the same listing:
  * each stat field, the folder, the commit, a racy stamp. */
@@ -466,6 +564,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(bounded_keeps_the_largest, setup, teardown),
 		cmocka_unit_test_setup_teardown(kept_listing_round_trip_and_its_rules, setup, teardown),
 		cmocka_unit_test_setup_teardown(lru_prune_keeps_whole_groups_within_both_bounds, setup, teardown),
+		cmocka_unit_test_setup_teardown(large_record_parsed_in_pieces_as_in_one, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
