@@ -77,11 +77,17 @@ const char *key_str_for(const struct spec *spec, const char *path, bool healthch
 
 bool key_bool(const struct spec *spec, const char *path)
 {
+	/* the spec's own value first: the default's lookup (a walk over every
+	 * key) only where the spec has none, as spec_bool would fall back */
+	const char *v = spec_str(spec, path, NULL);
+	bool b;
+	if (v && parse_bool(v, &b) == 0)
+		return b;
 	const char *d = key_default(path, false);
 	bool def = false;
 	if (d)
 		(void)parse_bool(d, &def);
-	return spec_bool(spec, path, def);
+	return def;
 }
 
 long key_int(const struct spec *spec, const char *path)
