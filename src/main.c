@@ -474,8 +474,8 @@ static int deliver(const struct run *run, void *arg)
 	return verdict;
 }
 
-/* A check run's results, groups' state and spec go back with the process:
- * freeing them piece by piece just before the exit is ~70k instructions on
+/* A check run's results, spec and options go back with the process:
+ * freeing them piece by piece just before the exit is ~50k instructions on
  * every health check's serial path. The sanitizer build (make SANITIZE=1)
  * still frees them, so that LeakSanitizer keeps telling a leak from what
  * the run holds to the end. */
