@@ -47,9 +47,21 @@ static const struct spec_key *find_in(const struct spec_key *keys, const char *p
 	return NULL;
 }
 
+/* path is the group's section or under it ("hf", "hf.min_free") */
+static bool in_section(const char *path, const char *group)
+{
+	size_t n = strlen(group);
+	return strncmp(path, group, n) == 0 && (path[n] == '.' || path[n] == '[' || path[n] == '\0');
+}
+
 const struct spec_key *registry_spec_key(const char *path)
 {
 	const struct spec_key *k = find_in(registry_top_keys, path);
+	/* the group whose section path is in first: every key read (a check's
+	 * default included) would otherwise compare against every key */
+	for (const struct check_group *const *g = registry_groups; !k && *g; g++)
+		if (in_section(path, (*g)->name))
+			k = find_in((*g)->spec_keys, path);
 	for (const struct check_group *const *g = registry_groups; !k && *g; g++)
 		k = find_in((*g)->spec_keys, path);
 	return k;
@@ -77,11 +89,17 @@ const char *key_str_for(const struct spec *spec, const char *path, bool healthch
 
 bool key_bool(const struct spec *spec, const char *path)
 {
+	/* the spec's own value first: the default's lookup (a walk over every
+	 * key) only where the spec has none, as spec_bool would fall back */
+	const char *v = spec_str(spec, path, NULL);
+	bool b;
+	if (v && parse_bool(v, &b) == 0)
+		return b;
 	const char *d = key_default(path, false);
 	bool def = false;
 	if (d)
 		(void)parse_bool(d, &def);
-	return spec_bool(spec, path, def);
+	return def;
 }
 
 long key_int(const struct spec *spec, const char *path)

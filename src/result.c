@@ -135,9 +135,11 @@ void result_finding(struct result *r, enum status s, const char *code, const cha
 	if (!r->findings)
 		r->findings = json_array();
 	json_t *f = json_object();
-	json_object_set_new(f, "code", json_string(code));
-	json_object_set_new(f, "status", json_string(status_name(s)));
-	json_object_set_new(f, "text", json_string(text));
+	/* the keys and status words are ASCII constants, text_sanitize left
+	 * valid UTF-8: no second check by jansson */
+	json_object_set_new_nocheck(f, "code", json_string(code));
+	json_object_set_new_nocheck(f, "status", json_string_nocheck(status_name(s)));
+	json_object_set_new_nocheck(f, "text", json_string_nocheck(text));
 	json_array_append_new(r->findings, f);
 	free(text);
 	if (r->worst_finding == 0 || s > r->worst_status) {

@@ -477,15 +477,24 @@ yaml_document_t *spec_document_of(const struct spec *spec, const yaml_node_t *no
 	return doc_of(spec, node);
 }
 
+/* libyaml's yaml_document_get_node, here where every key read walks
+ * through it (a call into the library per map entry otherwise) */
+static yaml_node_t *node_at(const yaml_document_t *doc, int index)
+{
+	if (index > 0 && doc->nodes.start + index <= doc->nodes.top)
+		return doc->nodes.start + index - 1;
+	return NULL;
+}
+
 yaml_node_t *spec_child(const struct spec *spec, const yaml_node_t *map, const char *key)
 {
 	if (!map || map->type != YAML_MAPPING_NODE)
 		return NULL;
-	yaml_document_t *doc = doc_of(spec, map);
+	const yaml_document_t *doc = doc_of(spec, map);
 	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = yaml_document_get_node(doc, p->key);
+		yaml_node_t *k = node_at(doc, p->key);
 		if (k && k->type == YAML_SCALAR_NODE && strcmp((char *)k->data.scalar.value, key) == 0)
-			return yaml_document_get_node(doc, p->value);
+			return node_at(doc, p->value);
 	}
 	return NULL;
 }
@@ -495,19 +504,9 @@ yaml_node_t *spec_get(const struct spec *spec, const char *path)
 	if (!spec || !spec->loaded)
 		return NULL;
 	yaml_node_t *node = yaml_document_get_root_node((yaml_document_t *)&spec->doc);
-	/* the section (first part of path) this spec does not name: the base's, whole */
-	size_t top = strcspn(path, ".");
-	if (spec->base && *path && node) {
-		char section[128];
-		if (top >= sizeof(section))
-			return NULL;
-		memcpy(section, path, top);
-		section[top] = '\0';
-		if (!spec_child(spec, node, section))
-			return spec_get(spec->base, path);
-	}
+	const char *whole = path;
 	char part[128];
-	while (node && *path) {
+	for (bool section = true; node && *path; section = false) {
 		const char *dot = strchr(path, '.');
 		size_t n = dot ? (size_t)(dot - path) : strlen(path);
 		if (n >= sizeof(part))
@@ -515,6 +514,9 @@ yaml_node_t *spec_get(const struct spec *spec, const char *path)
 		memcpy(part, path, n);
 		part[n] = '\0';
 		node = spec_child(spec, node, part);
+		/* the section (first part of path) this spec does not name: the base's, whole */
+		if (!node && section && spec->base)
+			return spec_get(spec->base, whole);
 		path = dot ? dot + 1 : path + n;
 	}
 	return node;

@@ -23,15 +23,20 @@
 #define KMSG_READ_S 0.5
 
 /* A folder we may trust: a real folder (no symlink), ours, not writable by
- * group or others. Creates it 0700 when missing. */
+ * group or others. Creates it 0700 when missing; one lstat when it is
+ * there already (every run after the first), mkdir only when it is not. */
 static int trusted_dir(const char *path, char *why, size_t why_size)
 {
-	if (mkdir(path, 0700) < 0 && errno != EEXIST) {
-		snprintf(why, why_size, "cannot create %s: %s", path, strerror(errno));
-		return -1;
-	}
 	struct stat st;
-	if (lstat(path, &st) < 0) {
+	int got = lstat(path, &st);
+	if (got < 0) { /* missing, or not reachable: mkdir says which, as it did first */
+		if (mkdir(path, 0700) < 0 && errno != EEXIST) {
+			snprintf(why, why_size, "cannot create %s: %s", path, strerror(errno));
+			return -1;
+		}
+		got = lstat(path, &st);
+	}
+	if (got < 0) {
 		snprintf(why, why_size, "%s: %s", path, strerror(errno));
 		return -1;
 	}
@@ -52,28 +57,31 @@ static int trusted_dir(const char *path, char *why, size_t why_size)
 	return 0;
 }
 
+/* The candidates in their order, each looked at only when those before it
+ * failed: a run whose first choice is there pays one access and one lstat.
+ * why holds the last failed candidate's reason (empty when none was tried
+ * and failed). */
 char *probe_cache_dir(const char *xdg, char *why, size_t why_size)
 {
-	char *candidates[4] = { NULL, NULL, NULL, NULL };
-	if (xdg && xdg[0] == '/')
-		candidates[0] = xasprintf("%s/gpugate", xdg);
-	if (access("/run", W_OK) == 0)
-		candidates[1] = xstrdup("/run/gpugate");
-	/* a tmpfs private to the container: never the image's writable layer */
-	if (access("/dev/shm", W_OK) == 0)
-		candidates[2] = xasprintf("/dev/shm/gpugate-%u", (unsigned)geteuid());
-	candidates[3] = xasprintf("/tmp/gpugate-%u", (unsigned)geteuid());
-	char *found = NULL;
 	why[0] = '\0';
 	for (int i = 0; i < 4; i++) {
-		if (!candidates[i])
+		char *dir = NULL;
+		if (i == 0 && xdg && xdg[0] == '/')
+			dir = xasprintf("%s/gpugate", xdg);
+		else if (i == 1 && access("/run", W_OK) == 0)
+			dir = xstrdup("/run/gpugate");
+		/* a tmpfs private to the container: never the image's writable layer */
+		else if (i == 2 && access("/dev/shm", W_OK) == 0)
+			dir = xasprintf("/dev/shm/gpugate-%u", (unsigned)geteuid());
+		else if (i == 3)
+			dir = xasprintf("/tmp/gpugate-%u", (unsigned)geteuid());
+		if (!dir)
 			continue;
-		if (!found && trusted_dir(candidates[i], why, why_size) == 0)
-			found = candidates[i];
-		else
-			free(candidates[i]);
+		if (trusted_dir(dir, why, why_size) == 0)
+			return dir;
+		free(dir);
 	}
-	return found;
+	return NULL;
 }
 
 json_t *probe_run_to_json(const struct probe_run *run)

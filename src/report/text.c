@@ -48,7 +48,7 @@ void report_verdict_line(struct strbuf *out, const struct run *run, const struct
 	}
 	if (opts->color)
 		sb_puts(out, healthy ? "\033[1;32m" : "\033[1;31m");
-	sb_printf(out, "gpugate: %s", healthy ? "HEALTHY" : "UNHEALTHY");
+	sb_puts(out, healthy ? "gpugate: HEALTHY" : "gpugate: UNHEALTHY");
 	if (opts->color)
 		sb_puts(out, "\033[0m");
 	size_t colour_bytes = opts->color ? strlen("\033[1;32m\033[0m") : 0;
@@ -179,7 +179,9 @@ static void add_check(struct strbuf *out, const struct result *r, const struct r
 	sb_puts(out, labels[r->status]);
 	if (opts->color)
 		sb_puts(out, "\033[0m");
-	sb_printf(out, "  %s: ", r->id);
+	sb_puts(out, "  "); /* "  id: " by copying: a printf per line costs more than the line */
+	sb_puts(out, r->id);
+	sb_puts(out, ": ");
 	escape_add(out, r->summary, ESCAPE_LINE);
 	sb_puts(out, "\n");
 	bool problem = r->status == STATUS_WARN || r->status == STATUS_FAIL;

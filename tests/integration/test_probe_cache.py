@@ -165,3 +165,24 @@ def test_a_failed_probe_is_stored_as_a_failure(tmp_path, fault, spec):
     assert run_gpugate("--spec", str(tmp_path / "spec.yaml"), "--format", "json", env=env).rc == 0
     with open(stored[0]) as f:
         assert json.load(f)["ok"] is True, stored[0]
+
+
+@pytest.mark.skipif(not shutil.which("strace"), reason="needs strace to see the system calls")
+def test_a_state_folder_already_there_is_found_by_one_lstat(tmp_path):
+    """Every health check looks up the state folder (hf's verified record
+    too, with --skip runtime, issue 31 item 7): once the folder is there, one
+    lstat finds it, without a mkdir and without looking at the candidates
+    after it (/run, /dev/shm)."""
+    xdg = tmp_path / "xdg"
+    xdg.mkdir(mode=0o700)
+    (xdg / "gpugate").mkdir(mode=0o700)
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(xdg), HF_HOME=str(tmp_path / "hf"))
+    log = tmp_path / "strace.txt"
+    p = subprocess.run(["strace", "-f", "-qq", "-o", str(log), GPUGATE, "check", "--profile", "healthcheck",
+                        "--vendor", "intel", "--only", "hf"], env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode in (0, 1), p.stdout + p.stderr
+    lines = log.read_text().splitlines()
+    folder = f'"{xdg}/gpugate"'
+    assert any(folder in line and "stat" in line for line in lines), lines
+    assert not [line for line in lines if "mkdir" in line and folder in line], lines
+    assert not [line for line in lines if '"/run"' in line or '"/dev/shm' in line], lines
