@@ -18,6 +18,7 @@
 #include "commands.h"
 #include "context.h"
 #include "lib/embedded.h"
+#include "lib/sanitizer.h"
 #include "lib/escape.h"
 #include "lib/safe_io.h"
 #include "lib/sandbox.h"
@@ -478,13 +479,7 @@ static int deliver(const struct run *run, void *arg)
  * freeing them piece by piece just before the exit is ~50k instructions on
  * every health check's serial path. The sanitizer build (make SANITIZE=1)
  * still frees them, so that LeakSanitizer keeps telling a leak from what
- * the run holds to the end. */
-#if defined(__SANITIZE_ADDRESS__)
-#define FREE_BEFORE_EXIT 1
-#else
-#define FREE_BEFORE_EXIT 0
-#endif
-
+ * the run holds to the end (BUILD_ASAN, in cmd_check). */
 int cmd_check(int argc, char **argv)
 {
 	double start = monotonic_seconds();
@@ -579,7 +574,7 @@ int cmd_check(int argc, char **argv)
 	struct run run;
 	run_checks(&ctx, &sel, &run, deliver, &delivery, guard);
 	int code = deliver(&run, &delivery);
-	if (FREE_BEFORE_EXIT) {
+	if (BUILD_ASAN) {
 		run_release(&run);
 		spec_free(&spec);
 		free_check_options(&o);

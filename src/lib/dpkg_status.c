@@ -9,6 +9,7 @@
 #include "debversion.h"
 #include "parallel.h"
 #include "safe_io.h"
+#include "sanitizer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -250,14 +251,7 @@ struct scratch {
 /* Under AddressSanitizer the bytes between and after the pieces handed out
  * are poisoned, so that a read past one is caught as one past a malloc'ed
  * block is. */
-#if defined(__SANITIZE_ADDRESS__)
-#define SCRATCH_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SCRATCH_ASAN 1
-#endif
-#endif
-#ifdef SCRATCH_ASAN
+#if BUILD_ASAN
 #include <sanitizer/asan_interface.h>
 #define SCRATCH_REDZONE 32
 #else

@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "sanitizer.h"
 #include "util.h"
 #include "xalloc.h"
 
@@ -80,14 +81,9 @@ unsigned idle_cpus(void)
  * passed with 256 KiB; 1 MiB is 4x that. Sanitizer builds keep the
  * default: their frames are several times larger (and ASan keeps its own
  * shadow of glibc's stacks). */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) /* gcc */
+#if BUILD_ASAN || BUILD_TSAN
 #define THREAD_STACK_SIZE 0
-#elif defined(__has_feature) /* clang */
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define THREAD_STACK_SIZE 0
-#endif
-#endif
-#ifndef THREAD_STACK_SIZE
+#else
 #define THREAD_STACK_SIZE (1u << 20)
 #endif
 
