@@ -181,6 +181,17 @@ static size_t root_len(const char *root)
 	return rl;
 }
 
+/* ".." in a path built under a root: the last "/name" of sb goes, but never
+ * the first floor bytes (the root: ".." stops there, as in a chroot). */
+static void drop_last_component(struct strbuf *sb, size_t floor)
+{
+	char *slash = strrchr(sb->buf, '/');
+	if (sb->len > floor && slash && (size_t)(slash - sb->buf) >= floor) {
+		sb->len = (size_t)(slash - sb->buf);
+		sb->buf[sb->len] = '\0';
+	}
+}
+
 /* The walk of root_path, one component at a time in user space: the answer
  * wherever the kernel cannot give it (no openat2, a loop, a folder missing on
  * the way). */
@@ -204,11 +215,7 @@ static char *root_path_walk(const char *root, size_t rl, const char *path)
 		if (len == 1 && c[0] == '.')
 			continue;
 		if (len == 2 && c[0] == '.' && c[1] == '.') {
-			char *slash = strrchr(done.buf, '/');
-			if (done.len > rl && slash && (size_t)(slash - done.buf) >= rl) {
-				done.len = (size_t)(slash - done.buf);
-				done.buf[done.len] = '\0';
-			}
+			drop_last_component(&done, rl);
 			continue;
 		}
 		size_t before = done.len;
@@ -389,11 +396,7 @@ static char *root_path_lexical(const char *root, size_t rl, const char *path)
 		if (len == 1 && c[0] == '.')
 			continue;
 		if (len == 2 && c[0] == '.' && c[1] == '.') {
-			while (out.len > rl && out.buf[out.len - 1] != '/')
-				out.len--;
-			if (out.len > rl)
-				out.len--;
-			out.buf[out.len] = '\0';
+			drop_last_component(&out, rl);
 			continue;
 		}
 		sb_add(&out, "/", 1);
