@@ -111,7 +111,8 @@ def test_a_gpu_fault_in_the_kernel_log_since_the_cached_run_discards_it(tmp_path
 
 def test_a_changed_gpu_set_or_kernel_driver_is_probed_afresh(tmp_path):
     """Under --root (the root's loader and the test driver beside it): a GPU
-    node that appears, then the kernel driver's version, each drop the cache."""
+    node that appears, then the kernel driver's version, then a card moved to
+    another PCI address, each drop the cache."""
     from test_root_runtime import root_with_stack
     root = root_with_stack(tmp_path)
     pci = root / "sys/devices/pci0000:00/0000:03:00.0"
@@ -142,6 +143,17 @@ def test_a_changed_gpu_set_or_kernel_driver_is_probed_afresh(tmp_path):
     (root / "sys/module/i915/srcversion").write_text("0000000000000000000000A\n")
     last = run()
     assert loader(last)["details"]["state_cache"]["discarded"] == "the kernel driver's version changed", last
+    # the same nodes, the same driver, but card0 is now another GPU (another PCI address)
+    assert "(cached " in loader(run())["summary"]
+    moved = root / "sys/devices/pci0000:00/0000:04:00.0"
+    (moved / "drm/card0").mkdir(parents=True)
+    os.symlink("../../../bus/pci/drivers/i915", moved / "driver")
+    os.symlink("../../../0000:04:00.0", moved / "drm/card0/device")  # as sysfs spells it
+    os.unlink(root / "sys/class/drm/card0")
+    os.symlink("../../devices/pci0000:00/0000:04:00.0/drm/card0", root / "sys/class/drm/card0")
+    swapped = run()
+    assert swapped.rc == 0 and "cached" not in loader(swapped)["summary"], swapped
+    assert loader(swapped)["details"]["state_cache"]["discarded"].startswith("the GPU set"), swapped
 
 
 @pytest.mark.parametrize("fault,spec", [("crash_init", HEALTH), ("two_devices_one_fails", HEALTH + "  smoke: true\n")],
