@@ -291,7 +291,8 @@ static void emit_model(struct strbuf *sb, const char *cache_dir, const struct hf
 			"      # no usable trees/ listing of this commit: the snapshot's own files count (a file it\n"
 			"      # lacks cannot be seen; re-download with a current huggingface_hub or gpugate hf fetch)\n");
 	} else {
-		sb_printf(sb, "      files: # the %zu files of its trees/", listing.n_files);
+		sb_printf(sb, "      files: # the %zu %s of its trees/", listing.n_files,
+			  count_noun(listing.n_files, "file", "files"));
 		escape_yaml_comment(sb, commit);
 		sb_puts(sb, ".json listing\n");
 		for (size_t i = 0; i < listing.n_files; i++) {

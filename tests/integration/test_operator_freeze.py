@@ -132,6 +132,18 @@ def test_models_are_pinned_at_their_commits_with_the_listing_files(tmp_path):
     assert r.rc == 1 and "config.json" in json.dumps(r.check("hf.models")), r
 
 
+
+def test_a_listing_of_one_file_is_counted_in_the_singular(tmp_path):
+    """The comment freeze writes goes through the one plural rule (count_noun)."""
+    root = intel_root(tmp_path, gpus=1)
+    cache = os.path.join(root.path, "cache")
+    hf_builder.write_listing(cache, "models--solo", hf_builder.COMMIT_A, {"w.bin": (b"\0" * 70000, True)})
+    spec, text = freeze(root, tmp_path)
+    assert ("- repo: solo\n      revision: %s\n      files: # the 1 file of its trees/%s.json listing\n"
+            "        - w.bin\n" % (hf_builder.COMMIT_A, hf_builder.COMMIT_A)) in text, text
+    assert "# the 2 files of its trees/" in text, text
+    assert check(root, spec).rc == 0
+
 def test_nvidia_root_pins_the_nvidia_packages(tmp_path):
     root = Root(tmp_path / "root").add_gpu("0000:17:00.0", vendor=0x10de, device=0x2330, driver="nvidia", by_path=False)
     mknod(root.p("dev/nvidia0"), 195, 0, 0o666)
