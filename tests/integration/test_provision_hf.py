@@ -397,6 +397,13 @@ def test_progress_line_on_a_tty(hub, env, tmp_path):
     assert b"hf fetch: 3.01 MiB of 3.01 MiB (100%)" in r.stdout and b"left, 4/4 files\x1b[K" in r.stdout, r.stdout
     r = run(["org/tiny"], env)  # not a TTY: no progress line
     assert "\r" not in r.stderr and " left, " not in r.stderr, r.stderr
+    # --quiet on a terminal: no progress line either (a fresh cache, so that
+    # there is something to download)
+    shutil.rmtree(tmp_path / "home/hub")
+    r = subprocess.run(["script", "-qec", cmd + " --quiet", "/dev/null"], env=env, capture_output=True, timeout=60)
+    assert r.returncode == 0, r.stdout
+    assert b"\r" + b"hf fetch: " not in r.stdout and b" left, " not in r.stdout, r.stdout
+    assert b"/snapshots/" + COMMIT.encode() in r.stdout, r.stdout  # it did fetch
 
 
 @pytest.mark.parametrize("delta,message", [(-10, "more than the"), (10, "received")])
