@@ -777,8 +777,8 @@ static int spec_freeze(int argc, char **argv)
 
 	sb_add(&out, packages.buf, packages.len);
 	sb_release(&packages);
-	sb_printf(&out, "# The GPUs: %zu %s GPU%s with a bound driver and a device node (vendor %s).\n", gpus,
-		  vendor->name, gpus == 1 ? "" : "s", vendor_from);
+	sb_printf(&out, "# The GPUs: %zu %s %s with a bound driver and a device node (vendor %s).\n", gpus,
+		  vendor->name, count_noun(gpus, "GPU", "GPUs"), vendor_from);
 	sb_printf(&out, "devices:\n  vendor: %s\n  min_gpus: %zu\n", vendor->name, gpus);
 	static const char *const dev_skip[] = { "vendor", "min_gpus", NULL };
 	/* by-path and the DRM drivers list mean nothing to a vendor that needs no by-path links */
@@ -817,8 +817,8 @@ static int spec_freeze(int argc, char **argv)
 		if (folder)
 			sb_printf(&out,
 				  ", with the copy bandwidth and launch latency measured at the freeze\n"
-				  "# as the baselines (%d file%s in runtime.baselines; tolerance runtime.tolerance)",
-				  n_baselines, n_baselines == 1 ? "" : "s");
+				  "# as the baselines (%d %s in runtime.baselines; tolerance runtime.tolerance)",
+				  n_baselines, count_noun((size_t)n_baselines, "file", "files"));
 		sb_puts(&out, ".\nruntime:\n");
 		static const char *const rt_skip[] = { "performance", "baselines", "smoke", NULL };
 		emit_section_rest(&out, &base, "runtime", folder ? rt_skip : NULL);
@@ -833,9 +833,10 @@ static int spec_freeze(int argc, char **argv)
 	if (rc < 0)
 		fprintf(stderr, "gpugate: spec freeze: %s\n", err);
 	else
-		fprintf(stderr, "gpugate: spec freeze: %s: %zu package%s, %zu %s GPU%s, %zu model revision%s%s%s\n",
-			strcmp(o.output, "-") ? o.output : "standard output", pinned, pinned == 1 ? "" : "s", gpus,
-			vendor->name, gpus == 1 ? "" : "s", models, models == 1 ? "" : "s",
+		fprintf(stderr, "gpugate: spec freeze: %s: %zu %s, %zu %s %s, %zu %s%s%s\n",
+			strcmp(o.output, "-") ? o.output : "standard output", pinned,
+			count_noun(pinned, "package", "packages"), gpus, vendor->name, count_noun(gpus, "GPU", "GPUs"),
+			models, count_noun(models, "model revision", "model revisions"),
 			folder ? ", baselines in " : "", folder ? folder : "");
 	free(folder);
 	sb_release(&out);

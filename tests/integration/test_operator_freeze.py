@@ -134,11 +134,17 @@ def test_models_are_pinned_at_their_commits_with_the_listing_files(tmp_path):
 
 
 def test_a_listing_of_one_file_is_counted_in_the_singular(tmp_path):
-    """The comment freeze writes goes through the one plural rule (count_noun)."""
+    """The counts freeze writes go through the one plural rule (count_noun)."""
     root = intel_root(tmp_path, gpus=1)
     cache = os.path.join(root.path, "cache")
     hf_builder.write_listing(cache, "models--solo", hf_builder.COMMIT_A, {"w.bin": (b"\0" * 70000, True)})
-    spec, text = freeze(root, tmp_path)
+    out = str(tmp_path / "frozen.yaml")
+    r = run_gpugate("spec", "freeze", "--root", root.path, "--spec", write(str(tmp_path / "base.yaml"), BASE),
+                    "-o", out, env=env())
+    summary = r"spec freeze: .*frozen.yaml: \d+ packages, 1 intel GPU, \d+ model revisions"
+    assert r.rc == 0 and re.search(summary, r.err), r
+    spec, text = out, open(out).read()
+    assert "# The GPUs: 1 intel GPU with a bound driver" in text, text
     assert ("- repo: solo\n      revision: %s\n      files: # the 1 file of its trees/%s.json listing\n"
             "        - w.bin\n" % (hf_builder.COMMIT_A, hf_builder.COMMIT_A)) in text, text
     assert "# the 2 files of its trees/" in text, text
