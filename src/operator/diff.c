@@ -819,6 +819,19 @@ struct shown {
 	enum escape_target target;
 };
 
+/* A driver's version or library as diff_drivers keeps it: "?" when the run
+ * did not report it (a probe that failed before the driver answered), NULL
+ * when the backend is gone from NEW. */
+static bool driver_known(const char *s)
+{
+	return s && strcmp(s, "?") != 0;
+}
+
+static const char *driver_word(const char *s)
+{
+	return driver_known(s) ? s : s ? "not reported" : "none";
+}
+
 static const char *show(struct shown *sh, const char *s)
 {
 	if (!s)
@@ -916,8 +929,13 @@ static void render(struct strbuf *sb, const struct diff_result *d, bool md)
 		sb_puts(sb, "| backend | old | new | library |\n|---|---|---|---|\n");
 	for (size_t i = 0; i < d->n_drivers; i++) {
 		const struct diff_driver *v = &d->drivers[i];
-		sb_printf(sb, md ? "| %s | %s | %s | `%s` |\n" : "  %-28s %s -> %s (%s)\n", show(&sh, v->backend),
-			  show(&sh, v->old), show(&sh, v->new), show(&sh, v->new_library));
+		const char *lib = driver_known(v->new_library) ? show(&sh, v->new_library) : NULL;
+		sb_printf(sb, md ? "| %s | %s | %s | " : "  %-28s %s -> %s", show(&sh, v->backend),
+			  show(&sh, driver_word(v->old)), show(&sh, driver_word(v->new)));
+		if (md)
+			sb_printf(sb, lib ? "`%s` |\n" : "%s |\n", lib ? lib : "-");
+		else
+			sb_printf(sb, lib ? " (%s)\n" : "%s\n", lib ? lib : "");
 	}
 
 	sb_printf(sb, md ? "\n### GPUs gained or lost (%zu)\n\n" : "\nGPUs gained or lost: %zu\n", d->n_devices);

@@ -236,6 +236,21 @@ def test_a_changed_driver_version_is_listed_and_not_a_regression_by_itself(tmp_p
     assert "| level-zero | 1.3.29735 | 1.3.30049 |" in diff("--format", "markdown", old, new).out
 
 
+
+def test_a_driver_that_reported_no_version_is_said_in_words(tmp_path):
+    """NEW's probe crashed in init, before the driver reported its version or
+    library: the text and Markdown say "not reported" (they said "? (?)")."""
+    root = root_with(tmp_path, "root", gpus=1)
+    old = report(tmp_path, "old.json", root)
+    new = report(tmp_path, "new.json", root, fault="crash_init")
+    r = diff(old, new)
+    changed = "runtime drivers changed: 1\n  level-zero                   1.3.29735 -> not reported\n"
+    assert r.rc == 1 and changed in r.out, r
+    assert "?" not in r.out.split("runtime drivers changed")[1].split("\n\n")[0], r
+    assert "| level-zero | 1.3.29735 | not reported | - |" in diff("--format", "markdown", old, new).out
+    back = diff(new, old)
+    assert "  level-zero                   not reported -> 1.3.29735 (/" in back.out, back
+
 def test_without_measured_runs_the_tolerance_is_the_spec_keys_default(tmp_path):
     """Neither run measured performance (no runtime.tolerance in its report):
     diff judges with runtime.tolerance's default, read from the spec key
