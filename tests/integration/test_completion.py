@@ -6,6 +6,7 @@ from a completions folder as the package installs it, COMP_WORDS and
 COMP_CWORD set as readline sets them, and COMPREPLY read back."""
 import os
 import pty
+import re
 import select
 import shutil
 import subprocess
@@ -237,3 +238,33 @@ def test_candidates_listed_in_real_bash(terminal):
     assert line == "gpugate --report j" and sorted(listed) == ["json:", "junit:"], (line, listed)
     line, listed = terminal.tab("gpugate --format=j")
     assert sorted(listed) == ["json", "junit"], (line, listed)
+
+
+# Each command's getopt table (the options the program takes) against what
+# completion offers after `--` for it: a new option must reach both.
+TABLES = [  # (source file, the command lines whose offers together must cover it)
+    ("src/main.c", ["gpugate check --"]),
+    ("src/hf/hf_cmd.c", ["gpugate hf where --", "gpugate hf scan --", "gpugate hf verify --"]),
+    ("src/provision/hf_fetch.c", ["gpugate hf fetch --"]),
+    ("src/provision/stack.c", ["gpugate stack fetch --"]),
+    ("src/provision/bundle.c", ["gpugate bundle --"]),
+    ("src/operator/freeze.c", ["gpugate spec freeze --"]),
+    ("src/operator/diff.c", ["gpugate diff --"]),
+]
+INTERNAL = {"preflight"}  # gpugate serve's own call of check, not a user's option
+
+
+def getopt_long_names(path):
+    text = (REPO / path).read_text()
+    names = re.findall(r'\{\s*"([a-z][a-z-]*)",\s*(?:no|required|optional)_argument', text)
+    assert names, f"no getopt_long table found in {path}"
+    return set(names) - INTERNAL
+
+
+@pytest.mark.parametrize("path,lines", TABLES, ids=[t[0] for t in TABLES])
+def test_completion_offers_every_option_of_the_getopt_tables(share, path, lines):
+    offered = set()
+    for line in lines:
+        offered |= {o.lstrip("-").rstrip("=") for o in complete(share, line)}
+    missing = sorted(getopt_long_names(path) - offered)
+    assert not missing, f"{path} takes --{', --'.join(missing)}, which completion does not offer after {lines}"
