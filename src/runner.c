@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "lib/monotonic_wait.h"
 #include "lib/parallel.h"
+#include "lib/timeline.h"
 #include "lib/util.h"
 #include "registry.h"
 
@@ -192,6 +193,7 @@ static struct watchdog *volatile the_watchdog;
 static void *watchdog_main(void *arg)
 {
 	struct watchdog *w = arg;
+	tl_mark("watchdog running");
 	pthread_mutex_lock(&w->lock);
 	for (;;) {
 		if (w->state == GUARD_FINISHED) {
@@ -322,10 +324,13 @@ static void run_share(const struct share *sh)
 			if (current && current->release)
 				current->release(state);
 			current = p->group;
+			tl_mark2("prepare", current->name);
 			state = current->prepare ? current->prepare(sh->ctx) : NULL;
 		}
 		r->id = p->check->id;
+		tl_mark2("check", p->check->id);
 		p->check->run(sh->ctx, state, r);
+		tl_mark2("done", p->check->id);
 		if (!r->summary)
 			result_set(r, STATUS_FAIL, "internal error: the check set no result");
 		r->duration_ms = (monotonic_seconds() - t0) * 1e3;
@@ -338,6 +343,7 @@ static void run_share(const struct share *sh)
 
 static void *run_share_thread(void *arg)
 {
+	tl_mark("rest thread running");
 	run_share(arg);
 	return NULL;
 }
@@ -386,12 +392,16 @@ int run_checks(const struct context *ctx, const struct selection *sel, struct ru
 	bool threaded = own && own < count;
 	if (threaded)
 		one_malloc_arena(); /* (a run with no watchdog: spec freeze) */
+	tl_mark("run planned");
 	threaded = threaded && thread_start(&thread, run_share_thread, &rest) == 0;
+	tl_mark("rest thread started");
 	run_share(&apart);
+	tl_mark("own share done");
 	if (threaded)
 		thread_join(&thread);
 	else
 		run_share(&rest); /* one group alone, or no thread to be had: in turn */
+	tl_mark("rest joined");
 	if (w) {
 		pthread_mutex_lock(&w->lock);
 		bool timed_out = w->state == GUARD_TIMED_OUT;
