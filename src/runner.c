@@ -198,6 +198,7 @@ static void *watchdog_main(void *arg)
 	for (;;) {
 		if (w->state == GUARD_FINISHED) {
 			pthread_mutex_unlock(&w->lock);
+			tl_mark("watchdog ends");
 			return NULL;
 		}
 		struct timespec until = monotonic_timespec(w->deadline);
