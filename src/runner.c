@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,6 +230,26 @@ static void *watchdog_main(void *arg)
 	_exit(code);
 }
 
+/* The watchdog is started on the CPU this thread runs on, and kept there:
+ * it sleeps until the deadline, so it takes no time from the work, and
+ * neither its start nor its end (the process's exit waits for every thread
+ * to be gone) has to wake another CPU, an interrupt to a CPU that may sit in
+ * a deep sleep state. A thread stuck in the kernel leaves its CPU to the
+ * watchdog, and one busy there is preempted when the watchdog wakes at the
+ * deadline, as on any CPU. Pins the calling thread to its CPU for the
+ * thread_start (a new thread inherits the mask) and returns whether it did;
+ * the caller then gives the thread its mask (allowed) back. */
+static bool pin_to_this_cpu(cpu_set_t *allowed)
+{
+	int cpu = sched_getcpu();
+	if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof(*allowed), allowed) != 0)
+		return false;
+	cpu_set_t here;
+	CPU_ZERO(&here);
+	CPU_SET(cpu, &here);
+	return sched_setaffinity(0, sizeof(here), &here) == 0;
+}
+
 struct watchdog *watchdog_start(double start, double deadline, const char *doing)
 {
 	struct watchdog *w = xcalloc(1, sizeof(*w));
@@ -239,7 +260,12 @@ struct watchdog *watchdog_start(double start, double deadline, const char *doing
 	monotonic_cond_init(&w->changed);
 	one_malloc_arena();
 	struct thread thread;
-	if (thread_start(&thread, watchdog_main, w) != 0) {
+	cpu_set_t allowed;
+	bool pinned = pin_to_this_cpu(&allowed);
+	int rc = thread_start(&thread, watchdog_main, w);
+	if (pinned)
+		sched_setaffinity(0, sizeof(allowed), &allowed); /* this thread only: the watchdog stays */
+	if (rc != 0) {
 		pthread_cond_destroy(&w->changed);
 		pthread_mutex_destroy(&w->lock);
 		free(w);
