@@ -58,10 +58,10 @@ static bool listed(char **list, const char *id)
 	return false;
 }
 
-static bool selected(const struct context *ctx, const struct selection *sel, const struct check_group *g,
-		     const struct check_def *c)
+/* Check c of a group the spec turns on. */
+static bool selected(const struct context *ctx, const struct selection *sel, const struct check_def *c)
 {
-	if (!registry_check_enabled(ctx->spec, g, c))
+	if (!registry_check_switched_on(ctx->spec, c))
 		return false;
 	if (sel->only && !listed(sel->only, c->id))
 		return false;
@@ -73,8 +73,10 @@ static size_t plan_checks(const struct context *ctx, const struct selection *sel
 	size_t n = 0, cap = 16;
 	struct planned *plan = xmalloc(cap * sizeof(*plan));
 	for (const struct check_group *const *g = registry_groups; *g; g++) {
+		if (!registry_group_enabled(ctx->spec, *g))
+			continue; /* asked once, not for each of its checks */
 		for (const struct check_def *c = (*g)->checks; c->id; c++) {
-			if (!selected(ctx, sel, *g, c))
+			if (!selected(ctx, sel, c))
 				continue;
 			if (n == cap) {
 				cap *= 2;
