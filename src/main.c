@@ -492,9 +492,17 @@ int cmd_check(int argc, char **argv)
 		return rc < 0 ? EXIT_HEALTHY : rc;
 	}
 	struct context ctx = { 0 };
+	/* Guarded from here on: a --root or spec on a dead mount, or a spec
+	 * FIFO nobody writes, must not keep a health check forever. The
+	 * watchdog starts before the filter goes on: it reads nothing (it waits
+	 * for its deadline), its start overlaps the filter's load, and the load
+	 * (TSYNC, sandbox.c) puts the filter on it too. */
+	double setup_deadline = start + (o.deadline ? o.deadline : default_deadline(o.profile ? o.profile : "ci"));
+	struct watchdog *guard = watchdog_start(start, setup_deadline, "looking at --root");
+	tl_mark("watchdog started");
 	/* The filter goes on before any file is read: the spec (libyaml) and
 	 * --root are looked at under it too. Options are parsed first, as they
-	 * can turn it off, but read nothing. The watchdog thread inherits it. */
+	 * can turn it off, but read nothing. */
 	if (!o.no_sandbox && !sandbox_disabled_by_env(environ)) {
 		char why[256];
 		tl_mark("seccomp load");
@@ -505,11 +513,6 @@ int cmd_check(int argc, char **argv)
 		else
 			ctx.sandbox_filters = 1; /* system.seccomp tells it from the container's */
 	}
-	/* Guarded from here on: a --root or spec on a dead mount, or a spec
-	 * FIFO nobody writes, must not keep a health check forever. */
-	double setup_deadline = start + (o.deadline ? o.deadline : default_deadline(o.profile ? o.profile : "ci"));
-	struct watchdog *guard = watchdog_start(start, setup_deadline, "looking at --root");
-	tl_mark("watchdog started");
 	if (o.root && check_root_option(o.root)) {
 		free_check_options(&o);
 		return EXIT_USAGE;
