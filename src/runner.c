@@ -16,6 +16,18 @@
 #include "lib/util.h"
 #include "registry.h"
 
+#ifdef GPUGATE_TIMELINE
+/* a mark naming a group or a check (timeline builds only) */
+static void tl_mark_id(const char *what, const char *id)
+{
+	char label[128];
+	snprintf(label, sizeof(label), "%s %s", what, id);
+	tl_mark(label);
+}
+#else
+#define tl_mark_id(what, id) ((void)0)
+#endif
+
 struct planned {
 	const struct check_group *group;
 	const struct check_def *check;
@@ -353,13 +365,13 @@ static void run_share(const struct share *sh)
 			if (current && current->release)
 				current->release(state);
 			current = p->group;
-			tl_mark2("prepare", current->name);
+			tl_mark_id("prepare", current->name);
 			state = current->prepare ? current->prepare(sh->ctx) : NULL;
 		}
 		r->id = p->check->id;
-		tl_mark2("check", p->check->id);
+		tl_mark_id("check", p->check->id);
 		p->check->run(sh->ctx, state, r);
-		tl_mark2("done", p->check->id);
+		tl_mark_id("done", p->check->id);
 		if (!r->summary)
 			result_set(r, STATUS_FAIL, "internal error: the check set no result");
 		r->duration_ms = (monotonic_seconds() - t0) * 1e3;
