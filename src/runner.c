@@ -323,7 +323,7 @@ static bool set_stage(const struct stages *st, size_t i, enum check_stage to)
 		return true;
 	}
 	pthread_mutex_lock(&w->lock);
-	bool running = w->state == GUARD_RUNNING;
+	bool running = w->state == GUARD_RUNNING, last = false;
 	if (running) {
 		st->stage[i] = to;
 		/* After the last check the watchdog is woken to end its thread
@@ -332,10 +332,14 @@ static bool set_stage(const struct stages *st, size_t i, enum check_stage to)
 		 * (~0.05-0.08 ms on a 16-core host). */
 		if (to == CHECK_FINAL && ++w->finished == w->count) {
 			w->state = GUARD_FINISHED;
-			pthread_cond_signal(&w->changed);
+			last = true;
 		}
 	}
 	pthread_mutex_unlock(&w->lock);
+	/* signalled once the lock is free: the watchdog (on this CPU) wakes to
+	 * a lock it can take, not to sleep again on it until this thread lets go */
+	if (last)
+		pthread_cond_signal(&w->changed);
 	return running;
 }
 
