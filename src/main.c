@@ -21,6 +21,7 @@
 #include "lib/sanitizer.h"
 #include "lib/escape.h"
 #include "lib/safe_io.h"
+#include "lib/timeline.h"
 #include "lib/sandbox.h"
 #include "lib/util.h"
 #include "profile.h"
@@ -491,20 +492,27 @@ int cmd_check(int argc, char **argv)
 		return rc < 0 ? EXIT_HEALTHY : rc;
 	}
 	struct context ctx = { 0 };
+	/* Guarded from here on: a --root or spec on a dead mount, or a spec
+	 * FIFO nobody writes, must not keep a health check forever. The
+	 * watchdog starts before the filter goes on: it reads nothing (it waits
+	 * for its deadline), its start overlaps the filter's load, and the load
+	 * (TSYNC, sandbox.c) puts the filter on it too. */
+	double setup_deadline = start + (o.deadline ? o.deadline : default_deadline(o.profile ? o.profile : "ci"));
+	struct watchdog *guard = watchdog_start(start, setup_deadline, "looking at --root");
+	tl_mark("watchdog started");
 	/* The filter goes on before any file is read: the spec (libyaml) and
 	 * --root are looked at under it too. Options are parsed first, as they
-	 * can turn it off, but read nothing. The watchdog thread inherits it. */
+	 * can turn it off, but read nothing. */
 	if (!o.no_sandbox && !sandbox_disabled_by_env(environ)) {
 		char why[256];
-		if (sandbox_apply(SANDBOX_CHECK, why, sizeof(why)) < 0)
+		tl_mark("seccomp load");
+		int loaded = sandbox_apply(SANDBOX_CHECK, why, sizeof(why));
+		tl_mark("seccomp loaded");
+		if (loaded < 0)
 			fprintf(stderr, "gpugate: warning: running without the seccomp sandbox: %s\n", why);
 		else
 			ctx.sandbox_filters = 1; /* system.seccomp tells it from the container's */
 	}
-	/* Guarded from here on: a --root or spec on a dead mount, or a spec
-	 * FIFO nobody writes, must not keep a health check forever. */
-	double setup_deadline = start + (o.deadline ? o.deadline : default_deadline(o.profile ? o.profile : "ci"));
-	struct watchdog *guard = watchdog_start(start, setup_deadline, "looking at --root");
 	if (o.root && check_root_option(o.root)) {
 		free_check_options(&o);
 		return EXIT_USAGE;
@@ -521,6 +529,7 @@ int cmd_check(int argc, char **argv)
 		free_check_options(&o);
 		return EXIT_USAGE;
 	}
+	tl_mark("spec ready");
 	const char *profile = o.profile ? o.profile : key_str(&spec, "profile");
 	bool spec_deadline = !o.deadline && spec_has(&spec, "deadline");
 	double deadline = o.deadline ? o.deadline : spec_seconds(&spec, "deadline", default_deadline(profile));
@@ -572,8 +581,11 @@ int cmd_check(int argc, char **argv)
 		return EXIT_HEALTHY;
 	}
 	struct run run;
+	tl_mark("options and selection ready");
 	run_checks(&ctx, &sel, &run, deliver, &delivery, guard);
+	tl_mark("checks done");
 	int code = deliver(&run, &delivery);
+	tl_mark("report written");
 	if (BUILD_ASAN) {
 		run_release(&run);
 		spec_free(&spec);
@@ -592,8 +604,18 @@ static const struct {
 	{ "serve", cmd_serve },
 };
 
+#ifdef GPUGATE_TIMELINE
+/* the first code of the program's own to run, after the dynamic linker and
+ * the libraries' constructors */
+__attribute__((constructor(101))) static void tl_constructor(void)
+{
+	tl_mark("constructor");
+}
+#endif
+
 int main(int argc, char **argv)
 {
+	tl_mark("main");
 	/* Under an address-space limit (ulimit -v), each thread's glibc malloc
 	 * arena reserves 64 MiB of it: the scan's and the hashers' threads would
 	 * spend the limit on reservations instead of data, and a listing that fits
@@ -612,9 +634,14 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1 && argv[1][0] != '-') {
 		for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-			if (strcmp(argv[1], commands[i].name) == 0)
-				return commands[i].fn(argc - 1, argv + 1);
+			if (strcmp(argv[1], commands[i].name) == 0) {
+				int rc = commands[i].fn(argc - 1, argv + 1);
+				tl_mark("return from main");
+				return rc;
+			}
 		return usage_error("unknown command '%s'", argv[1]);
 	}
-	return cmd_check(argc, argv);
+	int rc = cmd_check(argc, argv);
+	tl_mark("return from main");
+	return rc;
 }

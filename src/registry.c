@@ -197,7 +197,17 @@ const struct check_def *registry_find(const char *id_or_prefix)
 	return NULL;
 }
 
+bool registry_group_enabled(const struct spec *spec, const struct check_group *g)
+{
+	return spec_has(spec, g->name);
+}
+
+bool registry_check_switched_on(const struct spec *spec, const struct check_def *c)
+{
+	return !c->enabled_by || key_bool(spec, c->enabled_by);
+}
+
 bool registry_check_enabled(const struct spec *spec, const struct check_group *g, const struct check_def *c)
 {
-	return spec_has(spec, g->name) && (!c->enabled_by || key_bool(spec, c->enabled_by));
+	return registry_group_enabled(spec, g) && registry_check_switched_on(spec, c);
 }

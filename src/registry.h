@@ -60,9 +60,12 @@ double key_seconds(const struct spec *spec, const char *path);
 int registry_validate_spec(const struct spec *spec, struct spec_error *err);
 /* True when id equals pattern or starts with pattern followed by '.'. */
 bool check_id_matches(const char *id, const char *pattern);
-/* Whether spec turns check c of group g on: its group's section is present
- * and its enabled_by bool, if any, is true. */
+/* Whether spec turns check c of group g on: its group is on (its section
+ * is present: registry_group_enabled) and the check's enabled_by bool, if
+ * any, is true (registry_check_switched_on). A plan asks the group once. */
 bool registry_check_enabled(const struct spec *spec, const struct check_group *g, const struct check_def *c);
+bool registry_group_enabled(const struct spec *spec, const struct check_group *g);
+bool registry_check_switched_on(const struct spec *spec, const struct check_def *c);
 const struct check_def *registry_find(const char *id_or_prefix);
 /* The check id or group name nearest to an unknown one ("did you mean"),
  * or NULL when none is close (lib/nearest.h). */

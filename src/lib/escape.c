@@ -62,13 +62,24 @@ static const struct replacement *const maps[] = {
 	[ESCAPE_MARKDOWN_CELL] = markdown_map,
 };
 
-/* Whether the target has an escape of its own for c. */
-static bool is_special(char c, enum escape_target t)
+/* The ASCII characters the target has an escape of its own for, as a
+ * 128-bit set: one bit test per character of a run instead of a walk of
+ * the target's map (the text report passes every summary through here). */
+struct ascii_set {
+	uint64_t bits[2];
+};
+
+static struct ascii_set special_set(enum escape_target t)
 {
+	struct ascii_set set = { { 0, 0 } };
 	for (const struct replacement *r = maps[t]; r->as; r++)
-		if (r->c == c)
-			return true;
-	return false;
+		set.bits[(unsigned char)r->c >> 6] |= (uint64_t)1 << ((unsigned char)r->c & 63);
+	return set;
+}
+
+static bool in_set(const struct ascii_set *set, unsigned char c)
+{
+	return c < 0x80 && (set->bits[c >> 6] >> (c & 63) & 1);
 }
 
 /* The target's own escape for an ASCII character; false when it has none. */
@@ -83,17 +94,15 @@ static bool add_special(struct strbuf *out, char c, enum escape_target t)
 	return false;
 }
 
-void escape_add_n(struct strbuf *out, const char *s, size_t n, enum escape_target target)
+/* Escapes the NUL-terminated text s. */
+static void escape_text(struct strbuf *out, const char *s, enum escape_target target)
 {
-	if (!s)
-		return;
-	/* decode from a NUL-terminated copy: a sequence cut by n is invalid */
-	char *copy = xstrndup(s, n);
-	const unsigned char *p = (const unsigned char *)copy;
+	struct ascii_set special = special_set(target);
+	const unsigned char *p = (const unsigned char *)s;
 	while (*p) {
 		/* a run of printable ASCII the target leaves alone: one copy */
 		const unsigned char *run = p;
-		while (*p >= 0x20 && *p < 0x7f && !is_special((char)*p, target))
+		while (*p >= 0x20 && *p < 0x7f && !in_set(&special, *p))
 			p++;
 		if (p > run) {
 			sb_add(out, (const char *)run, (size_t)(p - run));
@@ -116,13 +125,22 @@ void escape_add_n(struct strbuf *out, const char *s, size_t n, enum escape_targe
 			sb_add(out, (const char *)p, len);
 		p += len;
 	}
+}
+
+void escape_add_n(struct strbuf *out, const char *s, size_t n, enum escape_target target)
+{
+	if (!s)
+		return;
+	/* decode from a NUL-terminated copy: a sequence cut by n is invalid */
+	char *copy = xstrndup(s, n);
+	escape_text(out, copy, target);
 	free(copy);
 }
 
 void escape_add(struct strbuf *out, const char *s, enum escape_target target)
 {
 	if (s)
-		escape_add_n(out, s, strlen(s), target);
+		escape_text(out, s, target); /* already ends at its NUL: no copy */
 }
 
 bool escape_needed(const char *s)

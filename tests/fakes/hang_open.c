@@ -15,6 +15,11 @@ static void hang_if_named(const char *path)
 	const char *want = getenv("GPUGATE_HANG_PATH");
 	if (!want || !*want || !path || !strstr(path, want))
 		return;
+	/* GPUGATE_HANG_SPIN=1: busy on its CPU instead of asleep (a parser in
+	 * an endless loop), which the watchdog's CPU must still leave it */
+	const char *spin = getenv("GPUGATE_HANG_SPIN");
+	for (volatile unsigned long n = 0; spin && strcmp(spin, "1") == 0;)
+		n++;
 	for (;;) {
 		struct timespec ts = { 3600, 0 };
 		nanosleep(&ts, NULL);

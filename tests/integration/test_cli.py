@@ -236,6 +236,32 @@ def test_deadline_fails_a_hung_check_in_time(tmp_path):
     assert "timed out" in c["summary"] and "1 s deadline" in c["summary"]
 
 
+@pytest.mark.parametrize("one_cpu", [False, True])
+def test_deadline_ends_a_check_busy_on_the_watchdogs_cpu(tmp_path, one_cpu):
+    """The watchdog sleeps on the CPU the run started on (src/runner.c,
+    pin_to_this_cpu): a check that keeps that CPU busy in an endless loop (the
+    status file's open spins: hang_open_env with GPUGATE_HANG_SPIN) must still
+    be preempted when the watchdog wakes, the run ending at the deadline; also
+    with the whole process held to one CPU (as taskset -c or a one-CPU cpuset
+    holds it: the affinity gpugate inherits)."""
+    root = tmp_path / "root"
+    os.makedirs(root / "var/lib/dpkg")
+    write(str(root / "var/lib/dpkg/status"), "")
+    spec = spec_file(tmp_path, PKG_SPEC)
+    env = dict(hang_open_env("/var/lib/dpkg/status"), GPUGATE_HANG_SPIN="1")
+    args = ["--spec", spec, "--root", str(root), "--deadline", "1", "--format", "json"]
+    allowed = os.sched_getaffinity(0)
+    if one_cpu:
+        os.sched_setaffinity(0, {min(allowed)})  # the child inherits it
+    try:
+        r = run_gpugate(*args, timeout=10, extra_env=env)
+    finally:
+        os.sched_setaffinity(0, allowed)
+    assert r.rc == 1, r
+    assert r.seconds < 1.8, r.seconds
+    assert "still running when the 1 s deadline passed" in r.check("packages.installed")["summary"], r
+
+
 def test_deadline_keeps_finished_results_and_writes_reports(tmp_path):
     """A check that hangs after others finished (system.seccomp's open of
     ROOT/proc/self/status never returns: hang_open_env): at the deadline the finished
