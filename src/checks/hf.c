@@ -782,18 +782,18 @@ static void run_locks(const struct context *ctx, void *state, struct result *r)
 	if (bad) {
 		if (bad > MAX_LISTED)
 			result_finding(r, STATUS_FAIL, "hf.locks.more", "and %zu more", bad - MAX_LISTED);
-		result_set(
-			r, STATUS_FAIL,
-			"%zu lock files or folders under %s/.locks are not writable by uid %u: downloads fail with PermissionError",
-			bad, shown(s), (unsigned)geteuid());
+		result_set(r, STATUS_FAIL,
+			   "%zu %s under %s/.locks %s not writable by uid %u: downloads fail with PermissionError", bad,
+			   count_noun(bad, "lock file or folder", "lock files or folders"), shown(s),
+			   count_noun(bad, "is", "are"), (unsigned)geteuid());
 		char *host = host_path(cache_mount(s), s->loc.hub_cache);
 		result_remedy(r, "chown -R %u:%u %s/.locks   (%s; huggingface_hub also recreates a removed .locks)",
 			      (unsigned)geteuid(), (unsigned)getegid(), host ? host : s->loc.hub_cache,
 			      host ? "on the host" : "as root");
 		free(host);
 	} else {
-		result_set(r, STATUS_PASS, "%zu lock files under .locks, all writable by uid %u", files,
-			   (unsigned)geteuid());
+		result_set(r, STATUS_PASS, "%zu %s under .locks, all writable by uid %u", files,
+			   count_noun(files, "lock file", "lock files"), (unsigned)geteuid());
 	}
 	free(locks);
 }
@@ -1087,11 +1087,12 @@ static void run_models(const struct context *ctx, void *state, struct result *r)
 	else if (unchecked)
 		result_set(
 			r, r->status,
-			"all %zu required models are in the cache; completeness of %zu not checked (no usable trees/<commit>.json listing)",
-			n, unchecked);
+			"%s %zu required %s in the cache; completeness of %zu not checked (no usable trees/<commit>.json listing)",
+			count_noun(n, "the", "all"), n, count_noun(n, "model is", "models are"), unchecked);
 	else
-		result_set(r, STATUS_PASS,
-			   "all %zu required models are complete in the cache (checked against their listings)", n);
+		result_set(r, STATUS_PASS, "%s %zu required %s complete in the cache (checked against %s)",
+			   count_noun(n, "the", "all"), n, count_noun(n, "model is", "models are"),
+			   count_noun(n, "its listing", "their listings"));
 }
 
 /* The repo folders hf.integrity hashes: those of hf.models when the scope

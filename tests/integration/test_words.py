@@ -63,7 +63,6 @@ def test_counts_of_one_are_singular(tmp_path):
 # Counts of one that still bypass count_noun (found by the audit of issue 31,
 # 2026-11-28): strict xfail, so that the fix in the file named turns them into
 # an XPASS failure that asks for the marker to go.
-@pytest.mark.xfail(strict=True, reason="src/checks/hf.c: hf.locks '1 lock files', hf.models 'all 1 required models'")
 def test_hf_checks_count_one_lock_and_one_model_in_the_singular(tmp_path):
     cache = hub_with_one_repo(tmp_path)
     (cache / ".locks" / "models--solo").mkdir(parents=True)
@@ -74,8 +73,6 @@ def test_hf_checks_count_one_lock_and_one_model_in_the_singular(tmp_path):
     assert_singular(r.out)
 
 
-@pytest.mark.xfail(strict=True, reason="src/checks/devices.c: devices.nodes '1 nodes ... are'; "
-                                       "src/checks/devices_visibility.c: 'sees all 1 Intel GPU'")
 def test_devices_checks_count_one_node_and_one_gpu_in_the_singular(tmp_path):
     from gpufixture import Root
     root = Root(tmp_path / "root").add_gpu("0000:03:00.0", card=None)  # a render node only
