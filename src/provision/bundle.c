@@ -289,10 +289,11 @@ static void collect_environment(struct bundle *b, struct strbuf *index)
 			sb_puts(out, "\n");
 		}
 	}
-	sb_printf(out, "# %zu other variables left out (not on the list above)\n", left_out);
-	sb_printf(index,
-		  "environment.txt: %zu variables named " ENV_ALLOWED_TEXT " (%zu redacted); %zu others left out\n",
-		  shown, redacted, left_out);
+	sb_printf(out, "# %zu other %s left out (not on the list above)\n", left_out,
+		  count_noun(left_out, "variable", "variables"));
+	sb_printf(index, "environment.txt: %zu %s named " ENV_ALLOWED_TEXT " (%zu redacted); %zu %s left out\n", shown,
+		  count_noun(shown, "variable", "variables"), redacted, left_out,
+		  count_noun(left_out, "other", "others"));
 	free(sorted);
 }
 
@@ -596,9 +597,9 @@ static void collect_kernel_log(struct bundle *b, struct strbuf *index)
 		sb_printf(index, "kernel-gpu.txt: kernel log not readable (%s)\n", strerror(-rc));
 		return;
 	}
-	sb_printf(out,
-		  "# /dev/kmsg: %zu records read%s; lines matching the GPU failure patterns of system.kernel_log:\n",
-		  scan.records, scan.stopped_early ? " (stopped early: size cap or deadline)" : "");
+	sb_printf(out, "# /dev/kmsg: %zu %s read%s; lines matching the GPU failure patterns of system.kernel_log:\n",
+		  scan.records, count_noun(scan.records, "record", "records"),
+		  scan.stopped_early ? " (stopped early: size cap or deadline)" : "");
 	for (size_t i = 0; kmsg_patterns[i]; i++)
 		sb_printf(out, "#   %s\n", kmsg_patterns[i]);
 	size_t kept = scan.match_count < KMSG_MAX_KEPT ? scan.match_count : KMSG_MAX_KEPT;
@@ -730,7 +731,8 @@ static void collect_probe_log(struct bundle *b, const char *gpugate, struct strb
 		sb_puts(dbg, "# this loader has no debug trace or log of its own (ZE_ENABLE_LOADER_DEBUG_TRACE and\n"
 			     "# ZEL_ENABLE_LOADER_LOGGING came with later loaders); the drivers it tried are in its\n"
 			     "# library search below\n");
-	sb_printf(dbg, "\n## ZE_ENABLE_LOADER_DEBUG_TRACE=1: the loader's trace on stderr (%zu lines)\n", n_trace);
+	sb_printf(dbg, "\n## ZE_ENABLE_LOADER_DEBUG_TRACE=1: the loader's trace on stderr (%zu %s)\n", n_trace,
+		  count_noun(n_trace, "line", "lines"));
 	sb_add(dbg, trace.buf, trace.len);
 	size_t n_log = 0;
 	if (logdir[0]) {
@@ -757,7 +759,8 @@ static void collect_probe_log(struct bundle *b, const char *gpugate, struct strb
 	}
 	if (!n_log)
 		sb_puts(dbg, "\n## ZEL_ENABLE_LOADER_LOGGING=1: the loader wrote no log\n");
-	sb_printf(dbg, "\n## LD_DEBUG=libs: the library search from the loader on (%zu lines)\n", n_search);
+	sb_printf(dbg, "\n## LD_DEBUG=libs: the library search from the loader on (%zu %s)\n", n_search,
+		  count_noun(n_search, "line", "lines"));
 	sb_add(dbg, search.buf, search.len);
 	sb_release(&trace);
 	sb_release(&search);
@@ -863,7 +866,8 @@ static void collect_cuda(struct bundle *b, const char *gpugate, struct strbuf *i
 	}
 	struct strbuf *proc = add_member(b, proc_member);
 	add_proc_tree(proc, v->proc_dir, 0);
-	sb_printf(index, "%s: %s, %zu bytes\n", proc_member, v->proc_dir, proc->len);
+	sb_printf(index, "%s: %s, %zu %s\n", proc_member, v->proc_dir, proc->len,
+		  count_noun(proc->len, "byte", "bytes"));
 }
 
 static void collect_secrets(struct bundle *b)
@@ -1079,8 +1083,9 @@ int bundle_main(int argc, char **argv, const char *gpugate)
 	sb_release(&index);
 	int rc = write_archive(&b, o.output);
 	if (rc == 0)
-		fprintf(stderr, "gpugate: wrote %s (%zu files under " PREFIX ")\n",
-			strcmp(o.output, "-") ? o.output : "the bundle to standard output", b.count);
+		fprintf(stderr, "gpugate: wrote %s (%zu %s under " PREFIX ")\n",
+			strcmp(o.output, "-") ? o.output : "the bundle to standard output", b.count,
+			count_noun(b.count, "file", "files"));
 	for (size_t i = 0; i < b.count; i++)
 		sb_release(&b.members[i].text);
 	for (size_t i = 0; i < b.n_secrets; i++) {

@@ -738,7 +738,7 @@ static void draw_progress(struct progress *pr, struct dl_job *jobs, size_t n, bo
 		done += jobs[i].state->done;
 	}
 	char files[64];
-	snprintf(files, sizeof(files), "%zu/%zu files", done, n);
+	snprintf(files, sizeof(files), "%zu/%zu %s", done, n, count_noun(n, "file", "files"));
 	if (final)
 		progress_end(pr, (uint64_t)got, (uint64_t)total, files);
 	else
