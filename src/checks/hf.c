@@ -1220,7 +1220,10 @@ static void run_integrity(const struct context *ctx, void *state, struct result 
 	char *of = repos ? xasprintf("; scope: the %zu %s hf.models lists (integrity_scope: cache for all)", n_repos,
 				     count_noun(n_repos, "repo", "repos"))
 			 : xstrdup("");
-	char *trust = v.trusted ? xasprintf("; %zu more trusted, unchanged since verified", v.trusted) : xstrdup("");
+	/* the trusted files are among the ok ones: "of them", never "more" */
+	char *trust = !v.trusted ? xstrdup("")
+		      : ok == 1  ? xstrdup("; trusted, unchanged since verified")
+				 : xasprintf("; %zu of them trusted, unchanged since verified", v.trusted);
 	if (bad)
 		result_set(r, STATUS_FAIL, "%zu of %zu %s %s not match %s hash (%zu %s%s)", bad, v.count,
 			   count_noun(v.count, "file", "files"), count_noun(v.count, "does", "do"),

@@ -337,9 +337,15 @@ def test_integrity_covers_the_models_a_job_needs(setup):
     d = ci["details"]
     assert d["scope"] == "models" and d["files"] == 4 and d["hashed"] == 4, ci
     assert "4 files match their hash" in ci["summary"] and "scope: the 1 repo hf.models lists" in ci["summary"], ci
-    again = integrity("ci")["details"]
-    assert again["hashed"] == 0 and again["trusted"] == 4, again
-    whole = integrity("ci", "  integrity_scope: cache\n")["details"]
+    again = integrity("ci")
+    assert again["details"]["hashed"] == 0 and again["details"]["trusted"] == 4, again
+    # the trusted files are among those that match, not more of them
+    assert again["summary"].startswith("4 files match their hash (0 B hashed in ") and \
+        "; 4 of them trusted, unchanged since verified)" in again["summary"], again
+    whole = integrity("ci", "  integrity_scope: cache\n")
+    assert whole["summary"].startswith("7 files match their hash (") and \
+        "; 4 of them trusted, unchanged since verified)" in whole["summary"], whole
+    whole = whole["details"]
     assert whole["scope"] == "cache" and whole["files"] == 7 and whole["trusted"] == 4 and whole["hashed"] == 3
     # validate trusts no record and hashes the whole cache
     v = integrity("validate")["details"]
