@@ -269,6 +269,21 @@ def test_deadline_stops_mid_blob_and_says_what_is_left(setup):
     assert "left (about" in h["summary"] and h["details"]["bytes_left"] > 0, h
 
 
+def test_a_short_check_deadline_still_says_what_is_left(setup):
+    """With --deadline 0.3 a fixed half-second reserve for the reports would
+    leave hf verify the runner's own deadline, and the runner's generic
+    "timed out" would win; the reserve is at most a quarter of the time left."""
+    cache, state, names = setup
+    big_sparse_repo(cache, 64 << 30)
+    spec = spec_file(setup[0].parent, "profile: ci\nhf:\n  require_mount: false\n  min_free: 1\n  integrity: true\n")
+    c = run_gpugate("check", "--spec", spec, "--only", "hf.integrity", "--deadline", "0.3", "--format", "json",
+                    env=env_for(cache, state))
+    assert c.rc == 1, c
+    h = c.check("hf.integrity")
+    assert h["status"] == "fail" and h["summary"].startswith("not finished before the deadline: "), h
+    assert " hashed, " in h["summary"] and "left (about" in h["summary"] and h["details"]["bytes_left"] > 0, h
+
+
 def test_size_against_the_listing_is_a_finding_without_hashing(setup):
     cache, state, names = setup
     big_sparse_repo(cache, 8 << 30, listed_size=1234)  # 8 GiB where the listing says 1234 bytes
