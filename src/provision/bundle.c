@@ -1020,6 +1020,9 @@ int bundle_main(int argc, char **argv, const char *gpugate)
 				   "redirect it (gpugate bundle -o - > bundle.tar.gz) or give -o FILE.tar.gz");
 	if (o.spec && profile_given)
 		return usage_error("bundle: --spec and --profile both name the report's spec: give one");
+	if (o.spec && strcmp(o.spec, "-") == 0)
+		return usage_error(
+			"bundle: --spec -: the bundle runs the checks and keeps a copy of the spec, so standard input cannot be its spec: give a file (--spec FILE)");
 	if (o.spec && access(o.spec, R_OK) < 0)
 		return usage_error("bundle: --spec %s: %s", o.spec, strerror(errno));
 	struct bundle b;
