@@ -315,9 +315,9 @@ void system_judge_container(const struct container_signs *s, struct result *r)
 	if (engine) {
 		result_set(r, STATUS_PASS, "inside a container (%s): %s", engine, signs.buf);
 	} else {
-		result_set(
-			r, STATUS_PASS,
-			"not inside a container (no /.dockerenv, /run/.containerenv, container= or container cgroup)");
+		result_set(r, STATUS_PASS, "not inside a container (no %s, %s, container= or container cgroup)",
+			   s->dockerenv_at ? s->dockerenv_at : "/.dockerenv",
+			   s->containerenv_at ? s->containerenv_at : "/run/.containerenv");
 	}
 	sb_release(&signs);
 }
@@ -335,6 +335,8 @@ static void run_container(const struct context *ctx, void *state, struct result 
 	struct container_signs signs = {
 		.dockerenv = stat(dockerenv, &st) == 0 ? dockerenv : NULL,
 		.containerenv = stat(containerenv, &st) == 0 ? containerenv : NULL,
+		.dockerenv_at = dockerenv,
+		.containerenv_at = containerenv,
 		.env = ctx_getenv(ctx, "container"),
 		.kubernetes = ctx_getenv(ctx, "KUBERNETES_SERVICE_HOST") != NULL,
 		.cgroup = cg,
