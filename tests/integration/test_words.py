@@ -252,6 +252,20 @@ def test_healthcheck_claims_in_the_spec_keys_and_spec_md():
     assert "no writes" not in spec_md and "writes nothing" not in spec_md
 
 
+def test_healthcheck_claims_in_the_images_and_profiles():
+    """The comments of the Dockerfiles, the XPU image's spec and the built-in
+    profiles said the health check writes nothing; it writes its state cache.
+    The XPU image's spec is the default there: its hint needs no --spec."""
+    files = sorted((REPO / "images").glob("*.Dockerfile")) + [REPO / "images" / "gpugate.yaml"] + \
+        sorted((REPO / "checks").glob("*.yaml"))
+    for f in files:
+        text = " ".join(f.read_text().split())
+        assert "no writes" not in text and "writes nothing" not in text, f
+    image_spec = (REPO / "images" / "gpugate.yaml").read_text()
+    assert "--spec /etc/gpugate/gpugate.yaml" not in image_spec, image_spec
+    assert "docker exec CONTAINER gpugate check\n" in image_spec, image_spec
+
+
 def test_every_variable_a_check_reads_is_in_the_man_page():
     """The man page's ENVIRONMENT left out GITHUB_STEP_SUMMARY (a lost job
     summary changes the exit status), ZE_FLAT_DEVICE_HIERARCHY, CUDA_DEVICE_ORDER
