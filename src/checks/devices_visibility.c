@@ -194,8 +194,8 @@ static void run_visibility_ze(const struct context *ctx, struct devices_state *s
 			       a->gpus, n, count_noun(n, "GPU", "GPUs"), hierarchy_name(hier));
 	if (a->note_count > AFFINITY_MAX_NOTES)
 		result_finding(r, STATUS_WARN, "devices.visibility.mask_entries_more",
-			       "%s: %zu more entries the driver ignores", mask_name,
-			       a->note_count - AFFINITY_MAX_NOTES);
+			       "%s: %zu more %s the driver ignores", mask_name, a->note_count - AFFINITY_MAX_NOTES,
+			       count_noun(a->note_count - AFFINITY_MAX_NOTES, "entry", "entries"));
 	if (!a->filtered) {
 		result_set(r, r->status, "%s is %s: Level Zero sees %s %zu Intel %s (%s hierarchy, %zu %s)", mask_name,
 			   mask ? "empty (no filter)" : "unset", count_noun(n, "the", "all"), n,

@@ -865,8 +865,9 @@ static void run_layout(const struct context *ctx, void *state, struct result *r)
 		}
 	}
 	if (fails + warns > MAX_LISTED)
-		result_finding(r, fails ? STATUS_FAIL : STATUS_WARN, "hf.layout.more", "and %zu more problems",
-			       fails + warns - MAX_LISTED);
+		result_finding(r, fails ? STATUS_FAIL : STATUS_WARN, "hf.layout.more", "and %zu more %s",
+			       fails + warns - MAX_LISTED,
+			       count_noun(fails + warns - MAX_LISTED, "problem", "problems"));
 	size_t revisions = 0, unlisted = 0;
 	for (size_t i = 0; i < c->n_repos; i++)
 		for (size_t v = 0; v < c->repos[i].n_revisions; v++) {
@@ -923,8 +924,9 @@ static size_t check_listed(struct result *r, const struct hf_repo *repo, const s
 					lf->file >= 0 ? "; the snapshot's entry is a broken or refused link" : "");
 		}
 		if (bad > MAX_LISTED)
-			result_finding(r, STATUS_FAIL, "hf.models.listed_files_more",
-				       "%s@%s: and %zu more missing files", m->repo, m->revision, bad - MAX_LISTED);
+			result_finding(r, STATUS_FAIL, "hf.models.listed_files_more", "%s@%s: and %zu more missing %s",
+				       m->repo, m->revision, bad - MAX_LISTED,
+				       count_noun(bad - MAX_LISTED, "file", "files"));
 		return bad;
 	}
 	if (l->state == HF_LISTING_CRASHES) {

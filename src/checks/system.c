@@ -373,8 +373,8 @@ static void run_kernel_log(const struct context *ctx, void *state, struct result
 			result_finding(r, STATUS_FAIL, "system.kernel_log.match", "%s (matches '%s')",
 				       scan.matches[i].line, scan.matches[i].pattern);
 		if (scan.match_count > kept)
-			result_finding(r, STATUS_FAIL, "system.kernel_log.more", "... and %zu more matching lines",
-				       scan.match_count - kept);
+			result_finding(r, STATUS_FAIL, "system.kernel_log.more", "... and %zu more matching %s",
+				       scan.match_count - kept, count_noun(scan.match_count - kept, "line", "lines"));
 		system_kernel_log_encode(
 			result_details(r),
 			&(struct system_kernel_log_fact){ scan.records, scan.stopped_early, scan.match_count });

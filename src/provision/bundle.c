@@ -567,7 +567,7 @@ static void collect_gpus(struct bundle *b, struct strbuf *index, bool seen[])
 			free(p);
 		}
 	}
-	sb_printf(index, "gpus.txt: %zu GPUs\n", scan.count);
+	sb_printf(index, "gpus.txt: %zu %s\n", scan.count, count_noun(scan.count, "GPU", "GPUs"));
 	drm_scan_free(&scan);
 }
 
@@ -607,8 +607,9 @@ static void collect_kernel_log(struct bundle *b, struct strbuf *index)
 		sb_printf(out, "%s\n", scan.matches[i].line);
 	if (scan.match_count > kept)
 		sb_printf(out, "# ... and %zu more\n", scan.match_count - kept);
-	sb_printf(index, "kernel-gpu.txt: %zu GPU failure lines in %zu kernel log records\n", scan.match_count,
-		  scan.records);
+	sb_printf(index, "kernel-gpu.txt: %zu GPU failure %s in %zu kernel log %s\n", scan.match_count,
+		  count_noun(scan.match_count, "line", "lines"), scan.records,
+		  count_noun(scan.records, "record", "records"));
 	kmsg_scan_free(&scan);
 }
 
@@ -770,8 +771,9 @@ static void collect_probe_log(struct bundle *b, const char *gpugate, struct strb
 		sb_puts(index, "could not run it");
 	else
 		describe_status(index, status);
-	sb_printf(index, "\nze-loader-debug.txt: %zu loader trace lines, %zu loader logs, %zu library-search lines\n",
-		  n_trace, n_log, n_search);
+	sb_printf(index, "\nze-loader-debug.txt: %zu loader trace %s, %zu loader %s, %zu library-search %s\n", n_trace,
+		  count_noun(n_trace, "line", "lines"), n_log, count_noun(n_log, "log", "logs"), n_search,
+		  count_noun(n_search, "line", "lines"));
 }
 
 /* Every file under /proc/driver/nvidia (version, params, gpus/BDF/information,
