@@ -87,7 +87,8 @@ ENV HF_HOME=/home/app/.cache/huggingface
 # The toolkit only injects the driver libraries when asked to.
 ENV NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=compute,utility
 
-# Same contract as the XPU image: milliseconds, no writes, at most 4096 bytes
-# of output, ends by the spec's 8 s deadline inside Docker's 10 s timeout.
+# Same contract as the XPU image: milliseconds, writes only its state cache
+# (the last GPU probe), at most 4096 bytes of output, ends by the spec's 8 s
+# deadline inside Docker's 10 s timeout.
 HEALTHCHECK --interval=30s --timeout=10s --start-period=60s --retries=3 \
     CMD ["gpugate", "check", "--spec", "/etc/gpugate/healthcheck.yaml"]

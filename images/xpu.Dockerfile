@@ -97,8 +97,9 @@ WORKDIR /home/app
 ENV HF_HOME=/home/app/.cache/huggingface
 
 # Every 30 s Docker runs this; the healthcheck profile answers in
-# milliseconds, writes nothing, stays under the 4096 bytes Docker keeps and
-# ends by its own 8 s deadline, inside the 10 s timeout. The start period
+# milliseconds, writes only its state cache (the last GPU probe), stays under
+# the 4096 bytes Docker keeps and ends by its own 8 s deadline, inside the
+# 10 s timeout. The start period
 # covers the first driver initialisation of a cold container.
 HEALTHCHECK --interval=30s --timeout=10s --start-period=60s --retries=3 \
     CMD ["gpugate", "check", "--profile", "healthcheck"]

@@ -503,26 +503,28 @@ static void run_gpus(const struct context *ctx, void *state, struct result *r)
 		sb_printf(&names, " and %zu more", usable - 4);
 	if (s->present == 0) {
 		result_finding(r, STATUS_FAIL, "devices.gpus.no_nodes",
-			       "%zu %s GPU%s in %s, but no node of any under %s%s", s->count, s->vendor.label,
-			       s->count == 1 ? "" : "s", s->scan.class_dir, s->dri_dir,
+			       "%zu %s %s in %s, but no node of any under %s%s", s->count, s->vendor.label,
+			       count_noun(s->count, "GPU", "GPUs"), s->scan.class_dir, s->dri_dir,
 			       s->dri_err ? " (the folder does not exist)" : "");
-		result_set(r, STATUS_FAIL, "no GPU passed into this container: %zu %s GPU%s on the host, none in %s",
-			   s->count, s->vendor.label, s->count == 1 ? "" : "s", nodes_dir_text(s, s->vendor.id));
+		result_set(r, STATUS_FAIL, "no GPU passed into this container: %zu %s %s on the host, none in %s",
+			   s->count, s->vendor.label, count_noun(s->count, "GPU", "GPUs"),
+			   nodes_dir_text(s, s->vendor.id));
 		result_remedy(r, "%s", pass_in_fix(s));
 		sb_release(&names);
 		return;
 	}
 	if ((long)usable < min_gpus) {
 		result_finding(r, STATUS_FAIL, "devices.gpus.too_few",
-			       "%zu usable %s GPU%s, the spec requires at least %ld (devices.min_gpus)", usable,
-			       s->vendor.label, usable == 1 ? "" : "s", min_gpus);
+			       "%zu usable %s %s, the spec requires at least %ld (devices.min_gpus)", usable,
+			       s->vendor.label, count_noun(usable, "GPU", "GPUs"), min_gpus);
 		result_remedy(r, "give the container more GPUs (%s), or lower devices.min_gpus", pass_in_fix(s));
 	}
 	if (r->status == STATUS_FAIL)
-		result_set(r, STATUS_FAIL, "%zu of %zu %s GPU%s usable (at least %ld required)%s%s", usable, s->count,
-			   s->vendor.label, s->count == 1 ? "" : "s", min_gpus, usable ? ": " : "", names.buf);
+		result_set(r, STATUS_FAIL, "%zu of %zu %s %s usable (at least %ld required)%s%s", usable, s->count,
+			   s->vendor.label, count_noun(s->count, "GPU", "GPUs"), min_gpus, usable ? ": " : "",
+			   names.buf);
 	else
-		result_set(r, r->status, "%zu %s GPU%s: %s", usable, s->vendor.label, usable == 1 ? "" : "s",
+		result_set(r, r->status, "%zu %s %s: %s", usable, s->vendor.label, count_noun(usable, "GPU", "GPUs"),
 			   names.buf);
 	sb_release(&names);
 }
@@ -660,14 +662,15 @@ static void run_nodes(const struct context *ctx, void *state, struct result *r)
 	}
 	if (r->status == STATUS_PASS) {
 		if (checked)
-			result_set(r, STATUS_PASS, "%zu nodes under %s are the character devices sysfs names", checked,
-				   s->dri_dir);
+			result_set(r, STATUS_PASS, "%zu %s under %s %s sysfs names", checked,
+				   count_noun(checked, "node", "nodes"), s->dri_dir,
+				   count_noun(checked, "is the character device", "are the character devices"));
 		else
 			result_set(r, STATUS_SKIP,
 				   "no GPU with DRM nodes to check (NVIDIA GPUs are checked by devices.nvidia)");
 	} else {
-		result_set(r, r->status, "%zu problem%s with the GPU nodes under %s", result_finding_count(r),
-			   result_finding_count(r) == 1 ? "" : "s", s->dri_dir);
+		result_set(r, r->status, "%zu %s with the GPU nodes under %s", result_finding_count(r),
+			   count_noun(result_finding_count(r), "problem", "problems"), s->dri_dir);
 	}
 }
 
@@ -754,11 +757,11 @@ static void run_access(const struct context *ctx, void *state, struct result *r)
 	if (checked == 0)
 		result_set(r, STATUS_SKIP, "no render node to open (see devices.nodes)");
 	else if (ok == checked)
-		result_set(r, STATUS_PASS, "%s may read and write %s%zu render node%s", who, checked > 1 ? "all " : "",
-			   checked, checked == 1 ? "" : "s");
+		result_set(r, STATUS_PASS, "%s may read and write %s%zu %s", who, checked > 1 ? "all " : "", checked,
+			   count_noun(checked, "render node", "render nodes"));
 	else
-		result_set(r, STATUS_FAIL, "%zu of %zu render node%s cannot be opened for read and write by %s",
-			   checked - ok, checked, checked == 1 ? "" : "s", who);
+		result_set(r, STATUS_FAIL, "%zu of %zu %s cannot be opened for read and write by %s", checked - ok,
+			   checked, count_noun(checked, "render node", "render nodes"), who);
 }
 
 static const struct check_def devices_checks[] = {

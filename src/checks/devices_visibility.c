@@ -30,11 +30,6 @@ static void note_other_selectors(const struct context *ctx, struct result *r)
 			       oneapi);
 }
 
-static const char *plural(size_t n)
-{
-	return n == 1 ? "" : "s";
-}
-
 /* CUDA ------------------------------------------------------------------- */
 
 /* CUDA_VISIBLE_DEVICES is read by vendor/cuda_visible.c, the parser the
@@ -61,8 +56,8 @@ static void run_visibility_cuda(const struct context *ctx, struct devices_state 
 		json_array_append_new(uuids, json_text(gpus[i]->uuid));
 	json_object_set_new(result_details(r), "gpu_uuids", uuids);
 	if (!var) {
-		result_set(r, STATUS_PASS, "CUDA_VISIBLE_DEVICES is unset: CUDA sees all %zu NVIDIA GPU%s", n,
-			   plural(n));
+		result_set(r, STATUS_PASS, "CUDA_VISIBLE_DEVICES is unset: CUDA sees %s %zu NVIDIA %s",
+			   count_noun(n, "the", "all"), n, count_noun(n, "GPU", "GPUs"));
 		return;
 	}
 	struct cuda_visible p;
@@ -111,25 +106,25 @@ static void run_visibility_cuda(const struct context *ctx, struct devices_state 
 	if (p.stop[0])
 		result_finding(r, STATUS_WARN, "devices.visibility.list_cut",
 			       "CUDA_VISIBLE_DEVICES='%.200s': the list ends at the entry after the %zu%s: %s, so CUDA "
-			       "ignores it and every entry after it; %zu of %zu GPU%s stay visible",
+			       "ignores it and every entry after it; %zu of %zu %s stay visible",
 			       var, p.count,
 			       p.count == 1   ? "st"
 			       : p.count == 2 ? "nd"
 			       : p.count == 3 ? "rd"
 					      : "th",
-			       p.stop, p.count, n, plural(n));
+			       p.stop, p.count, n, count_noun(n, "GPU", "GPUs"));
 	if ((long)p.count < min_gpus) {
 		result_set(
 			r, STATUS_FAIL,
-			"CUDA_VISIBLE_DEVICES='%.200s' leaves %zu GPU%s visible to CUDA, the spec requires at least %ld",
-			var, p.count, plural(p.count), min_gpus);
+			"CUDA_VISIBLE_DEVICES='%.200s' leaves %zu %s visible to CUDA, the spec requires at least %ld",
+			var, p.count, count_noun(p.count, "GPU", "GPUs"), min_gpus);
 		result_remedy(
 			r,
 			"list more GPUs in CUDA_VISIBLE_DEVICES (indices 0..%zu) or unset it, or lower devices.min_gpus",
 			n ? n - 1 : 0);
 	} else {
-		result_set(r, r->status, "CUDA_VISIBLE_DEVICES='%.200s': CUDA sees %zu of %zu NVIDIA GPU%s: %s", var,
-			   p.count, n, plural(n), names.buf);
+		result_set(r, r->status, "CUDA_VISIBLE_DEVICES='%.200s': CUDA sees %zu of %zu NVIDIA %s: %s", var,
+			   p.count, n, count_noun(n, "GPU", "GPUs"), names.buf);
 	}
 	sb_release(&names);
 }
@@ -195,16 +190,17 @@ static void run_visibility_ze(const struct context *ctx, struct devices_state *s
 	}
 	for (size_t i = 0; i < a->note_count && i < AFFINITY_MAX_NOTES; i++)
 		result_finding(r, STATUS_WARN, "devices.visibility.mask_entry",
-			       "%s entry %s; %zu of %zu GPU%s stay visible (%s hierarchy)", mask_name, a->notes[i].text,
-			       a->gpus, n, plural(n), hierarchy_name(hier));
+			       "%s entry %s; %zu of %zu %s stay visible (%s hierarchy)", mask_name, a->notes[i].text,
+			       a->gpus, n, count_noun(n, "GPU", "GPUs"), hierarchy_name(hier));
 	if (a->note_count > AFFINITY_MAX_NOTES)
 		result_finding(r, STATUS_WARN, "devices.visibility.mask_entries_more",
-			       "%s: %zu more entries the driver ignores", mask_name,
-			       a->note_count - AFFINITY_MAX_NOTES);
+			       "%s: %zu more %s the driver ignores", mask_name, a->note_count - AFFINITY_MAX_NOTES,
+			       count_noun(a->note_count - AFFINITY_MAX_NOTES, "entry", "entries"));
 	if (!a->filtered) {
-		result_set(r, r->status, "%s is %s: Level Zero sees all %zu Intel GPU%s (%s hierarchy, %zu device%s)",
-			   mask_name, mask ? "empty (no filter)" : "unset", n, plural(n), hierarchy_name(hier),
-			   a->devices, plural(a->devices));
+		result_set(r, r->status, "%s is %s: Level Zero sees %s %zu Intel %s (%s hierarchy, %zu %s)", mask_name,
+			   mask ? "empty (no filter)" : "unset", count_noun(n, "the", "all"), n,
+			   count_noun(n, "GPU", "GPUs"), hierarchy_name(hier), a->devices,
+			   count_noun(a->devices, "device", "devices"));
 		free(a);
 		return;
 	}
@@ -217,17 +213,17 @@ static void run_visibility_ze(const struct context *ctx, struct devices_state *s
 		result_finding(r, STATUS_PASS, "devices.visibility.hidden", "hidden by %s: %s", mask_name, hidden.buf);
 	long min_gpus = key_int(ctx->spec, "devices.min_gpus");
 	if (a->gpus == 0) {
-		result_set(r, STATUS_FAIL, "%s='%.100s' hides every GPU (%s hierarchy, %zu GPU%s)", mask_name, mask,
-			   hierarchy_name(hier), n, plural(n));
+		result_set(r, STATUS_FAIL, "%s='%.100s' hides every GPU (%s hierarchy, %zu %s)", mask_name, mask,
+			   hierarchy_name(hier), n, count_noun(n, "GPU", "GPUs"));
 		result_remedy(r, "set ZE_AFFINITY_MASK to devices that exist, or unset it");
 	} else if ((long)a->gpus < min_gpus) {
-		result_set(r, STATUS_FAIL, "%s='%.100s' leaves %zu GPU%s visible, the spec requires at least %ld",
-			   mask_name, mask, a->gpus, plural(a->gpus), min_gpus);
+		result_set(r, STATUS_FAIL, "%s='%.100s' leaves %zu %s visible, the spec requires at least %ld",
+			   mask_name, mask, a->gpus, count_noun(a->gpus, "GPU", "GPUs"), min_gpus);
 		result_remedy(r, "widen ZE_AFFINITY_MASK or unset it, or lower devices.min_gpus");
 	} else {
-		result_set(r, r->status, "%s='%.100s' (%s): Level Zero sees %zu of %zu GPU%s (%zu device%s): %s",
-			   mask_name, mask, hierarchy_name(hier), a->gpus, n, plural(n), a->devices, plural(a->devices),
-			   shown.buf);
+		result_set(r, r->status, "%s='%.100s' (%s): Level Zero sees %zu of %zu %s (%zu %s): %s", mask_name,
+			   mask, hierarchy_name(hier), a->gpus, n, count_noun(n, "GPU", "GPUs"), a->devices,
+			   count_noun(a->devices, "device", "devices"), shown.buf);
 	}
 	sb_release(&shown);
 	sb_release(&hidden);

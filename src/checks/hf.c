@@ -782,18 +782,18 @@ static void run_locks(const struct context *ctx, void *state, struct result *r)
 	if (bad) {
 		if (bad > MAX_LISTED)
 			result_finding(r, STATUS_FAIL, "hf.locks.more", "and %zu more", bad - MAX_LISTED);
-		result_set(
-			r, STATUS_FAIL,
-			"%zu lock files or folders under %s/.locks are not writable by uid %u: downloads fail with PermissionError",
-			bad, shown(s), (unsigned)geteuid());
+		result_set(r, STATUS_FAIL,
+			   "%zu %s under %s/.locks %s not writable by uid %u: downloads fail with PermissionError", bad,
+			   count_noun(bad, "lock file or folder", "lock files or folders"), shown(s),
+			   count_noun(bad, "is", "are"), (unsigned)geteuid());
 		char *host = host_path(cache_mount(s), s->loc.hub_cache);
 		result_remedy(r, "chown -R %u:%u %s/.locks   (%s; huggingface_hub also recreates a removed .locks)",
 			      (unsigned)geteuid(), (unsigned)getegid(), host ? host : s->loc.hub_cache,
 			      host ? "on the host" : "as root");
 		free(host);
 	} else {
-		result_set(r, STATUS_PASS, "%zu lock files under .locks, all writable by uid %u", files,
-			   (unsigned)geteuid());
+		result_set(r, STATUS_PASS, "%zu %s under .locks, all writable by uid %u", files,
+			   count_noun(files, "lock file", "lock files"), (unsigned)geteuid());
 	}
 	free(locks);
 }
@@ -865,8 +865,9 @@ static void run_layout(const struct context *ctx, void *state, struct result *r)
 		}
 	}
 	if (fails + warns > MAX_LISTED)
-		result_finding(r, fails ? STATUS_FAIL : STATUS_WARN, "hf.layout.more", "and %zu more problems",
-			       fails + warns - MAX_LISTED);
+		result_finding(r, fails ? STATUS_FAIL : STATUS_WARN, "hf.layout.more", "and %zu more %s",
+			       fails + warns - MAX_LISTED,
+			       count_noun(fails + warns - MAX_LISTED, "problem", "problems"));
 	size_t revisions = 0, unlisted = 0;
 	for (size_t i = 0; i < c->n_repos; i++)
 		for (size_t v = 0; v < c->repos[i].n_revisions; v++) {
@@ -923,8 +924,9 @@ static size_t check_listed(struct result *r, const struct hf_repo *repo, const s
 					lf->file >= 0 ? "; the snapshot's entry is a broken or refused link" : "");
 		}
 		if (bad > MAX_LISTED)
-			result_finding(r, STATUS_FAIL, "hf.models.listed_files_more",
-				       "%s@%s: and %zu more missing files", m->repo, m->revision, bad - MAX_LISTED);
+			result_finding(r, STATUS_FAIL, "hf.models.listed_files_more", "%s@%s: and %zu more missing %s",
+				       m->repo, m->revision, bad - MAX_LISTED,
+				       count_noun(bad - MAX_LISTED, "file", "files"));
 		return bad;
 	}
 	if (l->state == HF_LISTING_CRASHES) {
@@ -1087,11 +1089,12 @@ static void run_models(const struct context *ctx, void *state, struct result *r)
 	else if (unchecked)
 		result_set(
 			r, r->status,
-			"all %zu required models are in the cache; completeness of %zu not checked (no usable trees/<commit>.json listing)",
-			n, unchecked);
+			"%s %zu required %s in the cache; completeness of %zu not checked (no usable trees/<commit>.json listing)",
+			count_noun(n, "the", "all"), n, count_noun(n, "model is", "models are"), unchecked);
 	else
-		result_set(r, STATUS_PASS,
-			   "all %zu required models are complete in the cache (checked against their listings)", n);
+		result_set(r, STATUS_PASS, "%s %zu required %s complete in the cache (checked against %s)",
+			   count_noun(n, "the", "all"), n, count_noun(n, "model is", "models are"),
+			   count_noun(n, "its listing", "their listings"));
 }
 
 /* The repo folders hf.integrity hashes: those of hf.models when the scope
@@ -1145,12 +1148,16 @@ static void run_integrity(const struct context *ctx, void *state, struct result 
 	 * names) warns in ci and fails in validate: never counted as matching;
 	 * validate trusts no record either */
 	bool strict = ctx->profile && strcmp(ctx->profile, "validate") == 0;
-	/* leave half a second for the reports */
-	double deadline = ctx->deadline - 0.5;
+	/* leave time for the reports: half a second, or a quarter of what is
+	 * left when less is (at --deadline 0.3 a fixed 0.5 s would leave hf
+	 * verify the runner's own deadline, whose generic "timed out" would then
+	 * win over the bytes hashed and left) */
+	double left = ctx_remaining(ctx);
+	double deadline = ctx->deadline - (left / 4 < 0.5 ? left / 4 : 0.5);
 	char why[4400] = "";
 	char *record = integrity_record(ctx, s, why, sizeof(why));
 	char **repos = integrity_repos(ctx, strict);
-	struct hf_verify_options opt = { .deadline = deadline > ctx->start ? deadline : ctx->deadline,
+	struct hf_verify_options opt = { .deadline = deadline,
 					 .progress = !ctx_is_healthcheck(ctx) && progress_wanted(false),
 					 .label = "hf.integrity",
 					 .repos = repos,
@@ -1219,7 +1226,10 @@ static void run_integrity(const struct context *ctx, void *state, struct result 
 	char *of = repos ? xasprintf("; scope: the %zu %s hf.models lists (integrity_scope: cache for all)", n_repos,
 				     count_noun(n_repos, "repo", "repos"))
 			 : xstrdup("");
-	char *trust = v.trusted ? xasprintf("; %zu more trusted, unchanged since verified", v.trusted) : xstrdup("");
+	/* the trusted files are among the ok ones: "of them", never "more" */
+	char *trust = !v.trusted ? xstrdup("")
+		      : ok == 1  ? xstrdup("; trusted, unchanged since verified")
+				 : xasprintf("; %zu of them trusted, unchanged since verified", v.trusted);
 	if (bad)
 		result_set(r, STATUS_FAIL, "%zu of %zu %s %s not match %s hash (%zu %s%s)", bad, v.count,
 			   count_noun(v.count, "file", "files"), count_noun(v.count, "does", "do"),

@@ -29,10 +29,13 @@ void system_judge_capabilities(const struct proc_status *ps, struct result *r);
 struct container_signs {
 	const char *dockerenv;    /* the path of /.dockerenv when it exists, else NULL */
 	const char *containerenv; /* the path of /run/.containerenv when it exists, else NULL */
-	const char *env;          /* $container, NULL when unset */
-	bool kubernetes;          /* KUBERNETES_SERVICE_HOST is set */
-	const char *cgroup;       /* the path of /proc/1/cgroup */
-	const char *cgroup_text;  /* its text, NULL when it could not be read */
+	/* where each was looked for (under --root), named when neither is
+	 * there; NULL: the plain path */
+	const char *dockerenv_at, *containerenv_at;
+	const char *env;         /* $container, NULL when unset */
+	bool kubernetes;         /* KUBERNETES_SERVICE_HOST is set */
+	const char *cgroup;      /* the path of /proc/1/cgroup */
+	const char *cgroup_text; /* its text, NULL when it could not be read */
 };
 /* system.container: always a pass; says whether and which. */
 void system_judge_container(const struct container_signs *s, struct result *r);

@@ -177,10 +177,10 @@ void system_judge_seccomp(const struct proc_status *ps, const char *path, int sa
 	} else if (ps->seccomp == 2) {
 		result_set(
 			r, STATUS_PASS,
-			"seccomp filter active (%ld filter%s): under Docker's default profile "
+			"seccomp filter active (%ld %s): under Docker's default profile "
 			"mbind/set_mempolicy need CAP_SYS_NICE, pidfd_getfd CAP_SYS_PTRACE, perf_event_open CAP_PERFMON "
 			"(see system.capabilities)",
-			ps->seccomp_filters, ps->seccomp_filters == 1 ? "" : "s");
+			ps->seccomp_filters, count_noun((size_t)ps->seccomp_filters, "filter", "filters"));
 	} else if (ps->seccomp == 1) {
 		result_set(
 			r, STATUS_WARN,
@@ -315,9 +315,9 @@ void system_judge_container(const struct container_signs *s, struct result *r)
 	if (engine) {
 		result_set(r, STATUS_PASS, "inside a container (%s): %s", engine, signs.buf);
 	} else {
-		result_set(
-			r, STATUS_PASS,
-			"not inside a container (no /.dockerenv, /run/.containerenv, container= or container cgroup)");
+		result_set(r, STATUS_PASS, "not inside a container (no %s, %s, container= or container cgroup)",
+			   s->dockerenv_at ? s->dockerenv_at : "/.dockerenv",
+			   s->containerenv_at ? s->containerenv_at : "/run/.containerenv");
 	}
 	sb_release(&signs);
 }
@@ -335,6 +335,8 @@ static void run_container(const struct context *ctx, void *state, struct result 
 	struct container_signs signs = {
 		.dockerenv = stat(dockerenv, &st) == 0 ? dockerenv : NULL,
 		.containerenv = stat(containerenv, &st) == 0 ? containerenv : NULL,
+		.dockerenv_at = dockerenv,
+		.containerenv_at = containerenv,
 		.env = ctx_getenv(ctx, "container"),
 		.kubernetes = ctx_getenv(ctx, "KUBERNETES_SERVICE_HOST") != NULL,
 		.cgroup = cg,
@@ -371,15 +373,15 @@ static void run_kernel_log(const struct context *ctx, void *state, struct result
 			result_finding(r, STATUS_FAIL, "system.kernel_log.match", "%s (matches '%s')",
 				       scan.matches[i].line, scan.matches[i].pattern);
 		if (scan.match_count > kept)
-			result_finding(r, STATUS_FAIL, "system.kernel_log.more", "... and %zu more matching lines",
-				       scan.match_count - kept);
+			result_finding(r, STATUS_FAIL, "system.kernel_log.more", "... and %zu more matching %s",
+				       scan.match_count - kept, count_noun(scan.match_count - kept, "line", "lines"));
 		system_kernel_log_encode(
 			result_details(r),
 			&(struct system_kernel_log_fact){ scan.records, scan.stopped_early, scan.match_count });
 		if (scan.match_count) {
-			result_set(r, STATUS_FAIL, "%zu kernel log line%s since boot show%s a sick GPU (%s first)",
-				   scan.match_count, scan.match_count == 1 ? "" : "s", scan.match_count == 1 ? "s" : "",
-				   scan.matches[0].pattern);
+			result_set(r, STATUS_FAIL, "%zu %s since boot %s a sick GPU (%s first)", scan.match_count,
+				   count_noun(scan.match_count, "kernel log line", "kernel log lines"),
+				   count_noun(scan.match_count, "shows", "show"), scan.matches[0].pattern);
 			result_remedy(
 				r,
 				"read the full log around these lines (dmesg -T | grep -iE 'i915|xe|guc|hang'); a GuC or LMEM "
@@ -387,18 +389,16 @@ static void run_kernel_log(const struct context *ctx, void *state, struct result
 				"driver; reboot the host to clear a wedged GPU before validating again");
 		} else if (scan.stopped_early) {
 			/* a scan cut short proved nothing about the rest: never a pass */
-			result_set(
-				r, STATUS_WARN,
-				"read %zu kernel log line%s, no GPU error among them, but stopped early (the deadline "
-				"or the size cap): the rest of %s was not scanned",
-				scan.records, scan.records == 1 ? "" : "s", path);
+			result_set(r, STATUS_WARN,
+				   "read %zu %s, no GPU error among them, but stopped early (the deadline "
+				   "or the size cap): the rest of %s was not scanned",
+				   scan.records, count_noun(scan.records, "kernel log line", "kernel log lines"), path);
 			result_remedy(
 				r,
 				"raise --deadline, or read the log on the host (dmesg -T | grep -iE 'i915|xe|guc|hang')");
 		} else {
-			result_set(r, STATUS_PASS,
-				   "%zu kernel log line%s read, no GPU hang, GuC, firmware or drm error", scan.records,
-				   scan.records == 1 ? "" : "s");
+			result_set(r, STATUS_PASS, "%zu %s read, no GPU hang, GuC, firmware or drm error", scan.records,
+				   count_noun(scan.records, "kernel log line", "kernel log lines"));
 		}
 		if (scan.stopped_early && scan.match_count)
 			result_finding(

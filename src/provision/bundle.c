@@ -289,10 +289,11 @@ static void collect_environment(struct bundle *b, struct strbuf *index)
 			sb_puts(out, "\n");
 		}
 	}
-	sb_printf(out, "# %zu other variables left out (not on the list above)\n", left_out);
-	sb_printf(index,
-		  "environment.txt: %zu variables named " ENV_ALLOWED_TEXT " (%zu redacted); %zu others left out\n",
-		  shown, redacted, left_out);
+	sb_printf(out, "# %zu other %s left out (not on the list above)\n", left_out,
+		  count_noun(left_out, "variable", "variables"));
+	sb_printf(index, "environment.txt: %zu %s named " ENV_ALLOWED_TEXT " (%zu redacted); %zu %s left out\n", shown,
+		  count_noun(shown, "variable", "variables"), redacted, left_out,
+		  count_noun(left_out, "other", "others"));
 	free(sorted);
 }
 
@@ -566,7 +567,7 @@ static void collect_gpus(struct bundle *b, struct strbuf *index, bool seen[])
 			free(p);
 		}
 	}
-	sb_printf(index, "gpus.txt: %zu GPUs\n", scan.count);
+	sb_printf(index, "gpus.txt: %zu %s\n", scan.count, count_noun(scan.count, "GPU", "GPUs"));
 	drm_scan_free(&scan);
 }
 
@@ -596,9 +597,9 @@ static void collect_kernel_log(struct bundle *b, struct strbuf *index)
 		sb_printf(index, "kernel-gpu.txt: kernel log not readable (%s)\n", strerror(-rc));
 		return;
 	}
-	sb_printf(out,
-		  "# /dev/kmsg: %zu records read%s; lines matching the GPU failure patterns of system.kernel_log:\n",
-		  scan.records, scan.stopped_early ? " (stopped early: size cap or deadline)" : "");
+	sb_printf(out, "# /dev/kmsg: %zu %s read%s; lines matching the GPU failure patterns of system.kernel_log:\n",
+		  scan.records, count_noun(scan.records, "record", "records"),
+		  scan.stopped_early ? " (stopped early: size cap or deadline)" : "");
 	for (size_t i = 0; kmsg_patterns[i]; i++)
 		sb_printf(out, "#   %s\n", kmsg_patterns[i]);
 	size_t kept = scan.match_count < KMSG_MAX_KEPT ? scan.match_count : KMSG_MAX_KEPT;
@@ -606,8 +607,9 @@ static void collect_kernel_log(struct bundle *b, struct strbuf *index)
 		sb_printf(out, "%s\n", scan.matches[i].line);
 	if (scan.match_count > kept)
 		sb_printf(out, "# ... and %zu more\n", scan.match_count - kept);
-	sb_printf(index, "kernel-gpu.txt: %zu GPU failure lines in %zu kernel log records\n", scan.match_count,
-		  scan.records);
+	sb_printf(index, "kernel-gpu.txt: %zu GPU failure %s in %zu kernel log %s\n", scan.match_count,
+		  count_noun(scan.match_count, "line", "lines"), scan.records,
+		  count_noun(scan.records, "record", "records"));
 	kmsg_scan_free(&scan);
 }
 
@@ -730,7 +732,8 @@ static void collect_probe_log(struct bundle *b, const char *gpugate, struct strb
 		sb_puts(dbg, "# this loader has no debug trace or log of its own (ZE_ENABLE_LOADER_DEBUG_TRACE and\n"
 			     "# ZEL_ENABLE_LOADER_LOGGING came with later loaders); the drivers it tried are in its\n"
 			     "# library search below\n");
-	sb_printf(dbg, "\n## ZE_ENABLE_LOADER_DEBUG_TRACE=1: the loader's trace on stderr (%zu lines)\n", n_trace);
+	sb_printf(dbg, "\n## ZE_ENABLE_LOADER_DEBUG_TRACE=1: the loader's trace on stderr (%zu %s)\n", n_trace,
+		  count_noun(n_trace, "line", "lines"));
 	sb_add(dbg, trace.buf, trace.len);
 	size_t n_log = 0;
 	if (logdir[0]) {
@@ -757,7 +760,8 @@ static void collect_probe_log(struct bundle *b, const char *gpugate, struct strb
 	}
 	if (!n_log)
 		sb_puts(dbg, "\n## ZEL_ENABLE_LOADER_LOGGING=1: the loader wrote no log\n");
-	sb_printf(dbg, "\n## LD_DEBUG=libs: the library search from the loader on (%zu lines)\n", n_search);
+	sb_printf(dbg, "\n## LD_DEBUG=libs: the library search from the loader on (%zu %s)\n", n_search,
+		  count_noun(n_search, "line", "lines"));
 	sb_add(dbg, search.buf, search.len);
 	sb_release(&trace);
 	sb_release(&search);
@@ -767,8 +771,9 @@ static void collect_probe_log(struct bundle *b, const char *gpugate, struct strb
 		sb_puts(index, "could not run it");
 	else
 		describe_status(index, status);
-	sb_printf(index, "\nze-loader-debug.txt: %zu loader trace lines, %zu loader logs, %zu library-search lines\n",
-		  n_trace, n_log, n_search);
+	sb_printf(index, "\nze-loader-debug.txt: %zu loader trace %s, %zu loader %s, %zu library-search %s\n", n_trace,
+		  count_noun(n_trace, "line", "lines"), n_log, count_noun(n_log, "log", "logs"), n_search,
+		  count_noun(n_search, "line", "lines"));
 }
 
 /* Every file under /proc/driver/nvidia (version, params, gpus/BDF/information,
@@ -863,7 +868,8 @@ static void collect_cuda(struct bundle *b, const char *gpugate, struct strbuf *i
 	}
 	struct strbuf *proc = add_member(b, proc_member);
 	add_proc_tree(proc, v->proc_dir, 0);
-	sb_printf(index, "%s: %s, %zu bytes\n", proc_member, v->proc_dir, proc->len);
+	sb_printf(index, "%s: %s, %zu %s\n", proc_member, v->proc_dir, proc->len,
+		  count_noun(proc->len, "byte", "bytes"));
 }
 
 static void collect_secrets(struct bundle *b)
@@ -1016,6 +1022,9 @@ int bundle_main(int argc, char **argv, const char *gpugate)
 				   "redirect it (gpugate bundle -o - > bundle.tar.gz) or give -o FILE.tar.gz");
 	if (o.spec && profile_given)
 		return usage_error("bundle: --spec and --profile both name the report's spec: give one");
+	if (o.spec && strcmp(o.spec, "-") == 0)
+		return usage_error(
+			"bundle: --spec -: the bundle runs the checks and keeps a copy of the spec, so standard input cannot be its spec: give a file (--spec FILE)");
 	if (o.spec && access(o.spec, R_OK) < 0)
 		return usage_error("bundle: --spec %s: %s", o.spec, strerror(errno));
 	struct bundle b;
@@ -1079,8 +1088,9 @@ int bundle_main(int argc, char **argv, const char *gpugate)
 	sb_release(&index);
 	int rc = write_archive(&b, o.output);
 	if (rc == 0)
-		fprintf(stderr, "gpugate: wrote %s (%zu files under " PREFIX ")\n",
-			strcmp(o.output, "-") ? o.output : "the bundle to standard output", b.count);
+		fprintf(stderr, "gpugate: wrote %s (%zu %s under " PREFIX ")\n",
+			strcmp(o.output, "-") ? o.output : "the bundle to standard output", b.count,
+			count_noun(b.count, "file", "files"));
 	for (size_t i = 0; i < b.count; i++)
 		sb_release(&b.members[i].text);
 	for (size_t i = 0; i < b.n_secrets; i++) {

@@ -637,8 +637,8 @@ static void schedule_retry(struct dl_job *job, const struct dl_options *o, const
 {
 	struct dl_state *s = job->state;
 	if (!http_retry_allowed(rc, s->attempt, o->retries)) {
-		snprintf(job->error, sizeof(job->error), "%s (gave up after %d attempt%s)", why, s->attempt + 1,
-			 s->attempt ? "s" : "");
+		snprintf(job->error, sizeof(job->error), "%s (gave up after %d %s)", why, s->attempt + 1,
+			 count_noun((size_t)s->attempt + 1, "attempt", "attempts"));
 		finish_job(job, false);
 		return;
 	}
@@ -738,7 +738,7 @@ static void draw_progress(struct progress *pr, struct dl_job *jobs, size_t n, bo
 		done += jobs[i].state->done;
 	}
 	char files[64];
-	snprintf(files, sizeof(files), "%zu/%zu files", done, n);
+	snprintf(files, sizeof(files), "%zu/%zu %s", done, n, count_noun(n, "file", "files"));
 	if (final)
 		progress_end(pr, (uint64_t)got, (uint64_t)total, files);
 	else

@@ -930,11 +930,13 @@ int hf_fetch_main(int argc, char **argv)
 	/* only a complete, verified snapshot gets its listing (as snapshot_download) */
 	if (f.have_tree && !failed && linked == f.n_files && write_listing(&f) < 0)
 		failed++;
-	if (!f.quiet)
-		say("%s@%s: %zu of %zu files in the cache (%zu were already there, "
-		    "%.1f MiB downloaded)%s",
-		    f.repo, f.revision, linked, f.n_files, cached, (double)downloaded / (1 << 20),
-		    failed ? "; some failed" : "");
+	if (!f.quiet) {
+		char size[32];
+		human_bytes(downloaded > 0 ? (uint64_t)downloaded : 0, size, sizeof(size));
+		say("%s@%s: %zu of %zu %s in the cache (%zu %s already there, %s downloaded)%s", f.repo, f.revision,
+		    linked, f.n_files, count_noun(f.n_files, "file", "files"), cached,
+		    count_noun(cached, "was", "were"), size, failed ? "; some failed" : "");
+	}
 	if (f.commit && linked > 0)
 		printf("%s/%s/" HF_SNAPSHOTS "/%s\n", f.cache, f.folder, f.commit);
 	free_fetch(&f);

@@ -161,7 +161,7 @@ static int verify(const struct manifest *m, const char *dir)
 		deb_control_free(&ctl[i]);
 	free(ctl);
 	free(have);
-	printf("%s: %zu packages, %s\n", m->stack, m->count,
+	printf("%s: %zu %s, %s\n", m->stack, m->count, count_noun(m->count, "package", "packages"),
 	       failed ? "verification FAILED" : "all verified (sha256, control fields, dependencies)");
 	return failed ? PROV_FAILED : PROV_OK;
 }
@@ -224,7 +224,7 @@ static int fetch(const struct manifest *m, const struct stack_opts *o)
 	free(paths);
 	free(jobs);
 	if (failed) {
-		fprintf(stderr, "gpugate: %zu of %zu downloads failed\n", failed, n);
+		fprintf(stderr, "gpugate: %zu of %zu %s failed\n", failed, n, count_noun(n, "download", "downloads"));
 		return PROV_FAILED;
 	}
 	return verify(m, o->dir);

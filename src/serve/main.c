@@ -55,6 +55,25 @@ static const char *option_value(int argc, char **argv, int *i, const char *name)
 	return argv[++*i];
 }
 
+#define SPEC_FROM_STDIN                                                                                      \
+	"--spec -: serve reads its spec again on SIGHUP, so standard input cannot be its spec: give a file " \
+	"(--spec FILE)"
+
+/* Whether the check options take the spec from standard input ("--spec -",
+ * "--spec=-", or GPUGATE_SPEC=- with neither --spec nor --profile), which
+ * each run, and SIGHUP's, would have to read again. */
+static bool spec_from_stdin(char **args)
+{
+	bool named = false;
+	for (char **a = args; *a; a++) {
+		if (strcmp(*a, "--spec=-") == 0 || (strcmp(*a, "--spec") == 0 && a[1] && strcmp(a[1], "-") == 0))
+			return true;
+		named |= strncmp(*a, "--spec", 6) == 0 || strncmp(*a, "--profile", 9) == 0;
+	}
+	const char *env = getenv("GPUGATE_SPEC");
+	return !named && env && strcmp(env, "-") == 0;
+}
+
 /* 0, 3 on a usage error, -1 after --help. */
 static int parse_options(int argc, char **argv, struct serve_options *o)
 {
@@ -76,7 +95,7 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 			o->check_args[k++] = argv[i];
 		}
 	}
-	return 0;
+	return spec_from_stdin(o->check_args) ? usage_error("serve: %s", SPEC_FROM_STDIN) : 0;
 }
 
 /* The run's deadline as the check child will take it: its --deadline, else

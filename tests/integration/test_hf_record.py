@@ -269,6 +269,21 @@ def test_deadline_stops_mid_blob_and_says_what_is_left(setup):
     assert "left (about" in h["summary"] and h["details"]["bytes_left"] > 0, h
 
 
+def test_a_short_check_deadline_still_says_what_is_left(setup):
+    """With --deadline 0.3 a fixed half-second reserve for the reports would
+    leave hf verify the runner's own deadline, and the runner's generic
+    "timed out" would win; the reserve is at most a quarter of the time left."""
+    cache, state, names = setup
+    big_sparse_repo(cache, 64 << 30)
+    spec = spec_file(setup[0].parent, "profile: ci\nhf:\n  require_mount: false\n  min_free: 1\n  integrity: true\n")
+    c = run_gpugate("check", "--spec", spec, "--only", "hf.integrity", "--deadline", "0.3", "--format", "json",
+                    env=env_for(cache, state))
+    assert c.rc == 1, c
+    h = c.check("hf.integrity")
+    assert h["status"] == "fail" and h["summary"].startswith("not finished before the deadline: "), h
+    assert " hashed, " in h["summary"] and "left (about" in h["summary"] and h["details"]["bytes_left"] > 0, h
+
+
 def test_size_against_the_listing_is_a_finding_without_hashing(setup):
     cache, state, names = setup
     big_sparse_repo(cache, 8 << 30, listed_size=1234)  # 8 GiB where the listing says 1234 bytes
@@ -337,9 +352,15 @@ def test_integrity_covers_the_models_a_job_needs(setup):
     d = ci["details"]
     assert d["scope"] == "models" and d["files"] == 4 and d["hashed"] == 4, ci
     assert "4 files match their hash" in ci["summary"] and "scope: the 1 repo hf.models lists" in ci["summary"], ci
-    again = integrity("ci")["details"]
-    assert again["hashed"] == 0 and again["trusted"] == 4, again
-    whole = integrity("ci", "  integrity_scope: cache\n")["details"]
+    again = integrity("ci")
+    assert again["details"]["hashed"] == 0 and again["details"]["trusted"] == 4, again
+    # the trusted files are among those that match, not more of them
+    assert again["summary"].startswith("4 files match their hash (0 B hashed in ") and \
+        "; 4 of them trusted, unchanged since verified)" in again["summary"], again
+    whole = integrity("ci", "  integrity_scope: cache\n")
+    assert whole["summary"].startswith("7 files match their hash (") and \
+        "; 4 of them trusted, unchanged since verified)" in whole["summary"], whole
+    whole = whole["details"]
     assert whole["scope"] == "cache" and whole["files"] == 7 and whole["trusted"] == 4 and whole["hashed"] == 3
     # validate trusts no record and hashes the whole cache
     v = integrity("validate")["details"]

@@ -83,8 +83,6 @@ def test_spec_from_a_terminal_is_refused_at_once(tmp_path):
     assert "standard input: cannot read the spec: it is a character device, not a file or a pipe" in p.stderr, p
 
 
-@pytest.mark.xfail(strict=True, reason="src/serve: serve's preflight child reads --spec - from /dev/null and says "
-                                       "'standard input ... is a character device' although the user's stdin is a pipe")
 def test_serve_with_spec_from_a_pipe_says_what_serve_needs(tmp_path):
     """serve reads its spec again on SIGHUP, so standard input cannot be its
     spec; the refusal must say so, not blame the pipe the user gave."""
@@ -92,3 +90,21 @@ def test_serve_with_spec_from_a_pipe_says_what_serve_needs(tmp_path):
                     input="extends: healthcheck\n", timeout=30)
     assert r.rc == 3, r
     assert "character device" not in r.err and "-" in r.err, r
+    assert r.err.startswith("gpugate: serve: --spec -: serve reads its spec again on SIGHUP, so standard input "
+                            "cannot be its spec: give a file (--spec FILE)\n"), r
+    assert "listening" not in r.err, r
+    for args, env in ((["--spec=-"], {}), ([], {"GPUGATE_SPEC": "-"})):
+        r = run_gpugate("serve", "--listen", "127.0.0.1:0", "--root", str(tmp_path), *args, input="extends: healthcheck\n",
+                        extra_env=env, timeout=30)
+        assert r.rc == 3 and "give a file" in r.err, (args, env, r)
+
+
+def test_bundle_with_spec_from_stdin_says_it_needs_a_file(tmp_path):
+    """bundle runs the checks in a child and copies the spec into the
+    archive: standard input cannot be both, so it asks for a file (not
+    "--spec -: No such file or directory")."""
+    out = tmp_path / "b.tar.gz"
+    r = run_gpugate("bundle", "-o", str(out), "--spec", "-", input="extends: healthcheck\n", timeout=30)
+    assert r.rc == 3 and not out.exists(), r
+    assert r.err.startswith("gpugate: bundle: --spec -: the bundle runs the checks and keeps a copy of the spec, "
+                            "so standard input cannot be its spec: give a file (--spec FILE)\n"), r

@@ -98,9 +98,12 @@ def test_sys_visible(root):
 def test_container_detection(root):
     rc, checks, _ = run(root, "--only", "system.container")
     assert rc == 0 and checks["system.container"]["summary"].startswith("not inside a container")
+    # the paths looked at, named under --root as the positive summary names them
+    assert f"(no {root.path}/.dockerenv, {root.path}/run/.containerenv, container= or" in \
+        checks["system.container"]["summary"], checks
     open(root.p(".dockerenv"), "w").close()
     rc, checks, _ = run(root, "--only", "system.container")
-    assert "inside a container (docker)" in checks["system.container"]["summary"]
+    assert f"inside a container (docker): {root.path}/.dockerenv exists" in checks["system.container"]["summary"]
     rc, checks, _ = run(root, "--only", "system.container", env={"KUBERNETES_SERVICE_HOST": "10.0.0.1"})
     assert "(kubernetes)" in checks["system.container"]["summary"]
 

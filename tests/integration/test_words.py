@@ -60,10 +60,8 @@ def test_counts_of_one_are_singular(tmp_path):
 
 
 
-# Counts of one that still bypass count_noun (found by the audit of issue 31,
-# 2026-11-28): strict xfail, so that the fix in the file named turns them into
-# an XPASS failure that asks for the marker to go.
-@pytest.mark.xfail(strict=True, reason="src/checks/hf.c: hf.locks '1 lock files', hf.models 'all 1 required models'")
+# Counts of one that bypassed count_noun until the audit of issue 31
+# (2026-11-28) found them.
 def test_hf_checks_count_one_lock_and_one_model_in_the_singular(tmp_path):
     cache = hub_with_one_repo(tmp_path)
     (cache / ".locks" / "models--solo").mkdir(parents=True)
@@ -74,8 +72,6 @@ def test_hf_checks_count_one_lock_and_one_model_in_the_singular(tmp_path):
     assert_singular(r.out)
 
 
-@pytest.mark.xfail(strict=True, reason="src/checks/devices.c: devices.nodes '1 nodes ... are'; "
-                                       "src/checks/devices_visibility.c: 'sees all 1 Intel GPU'")
 def test_devices_checks_count_one_node_and_one_gpu_in_the_singular(tmp_path):
     from gpufixture import Root
     root = Root(tmp_path / "root").add_gpu("0000:03:00.0", card=None)  # a render node only
@@ -85,8 +81,6 @@ def test_devices_checks_count_one_node_and_one_gpu_in_the_singular(tmp_path):
     assert_singular(r.out)
 
 
-@pytest.mark.xfail(strict=True, reason="src/provision/hf_fetch.c: '1 of 1 files in the cache (1 were already there, "
-                                       "0.0 MiB downloaded)'")
 def test_hf_fetch_of_one_file_counts_it_in_the_singular(tmp_path, hub):
     from provision_hub import Repo
     hub.add(Repo("org/one", "0123456789abcdef0123456789abcdef01234567", {"config.json": b"{}\n"}))
@@ -98,6 +92,17 @@ def test_hf_fetch_of_one_file_counts_it_in_the_singular(tmp_path, hub):
         assert r.rc == 0 and "org/one@main: 1 of 1 file" in r.err, r
         assert_singular(r.err)
         assert "0.0 MiB" not in r.err, r
+    assert "(1 was already there, 0 B downloaded)" in r.err, r
+
+
+def test_a_one_package_stack_is_counted_in_the_singular(tmp_path, hub):
+    from test_provision_stack import build_deb, gg, manifest
+    made = [build_deb(tmp_path, "libgmm", "22.3.0", "gzip")]
+    hub.static["/rel/" + made[0].name] = made[0].read_bytes()
+    r = gg("stack", "fetch", "--manifest", str(manifest(tmp_path, hub, made)), "--dest", str(tmp_path / "out"))
+    assert r.returncode == 0 and "test-stack: 1 package, all verified" in r.stdout, r
+    assert_singular(r.stdout + r.stderr)
+
 
 def test_verbose_shows_values_with_ids_in_hex_not_cut_json(tmp_path):
     spec = spec_file(tmp_path, "runtime:\n  backend: level-zero\n")
@@ -245,6 +250,20 @@ def test_healthcheck_claims_in_the_spec_keys_and_spec_md():
     assert "no writes" not in profile_help and "runtime.cache_ttl" in profile_help, profile_help
     spec_md = (REPO / "checks" / "SPEC.md").read_text()
     assert "no writes" not in spec_md and "writes nothing" not in spec_md
+
+
+def test_healthcheck_claims_in_the_images_and_profiles():
+    """The comments of the Dockerfiles, the XPU image's spec and the built-in
+    profiles said the health check writes nothing; it writes its state cache.
+    The XPU image's spec is the default there: its hint needs no --spec."""
+    files = sorted((REPO / "images").glob("*.Dockerfile")) + [REPO / "images" / "gpugate.yaml"] + \
+        sorted((REPO / "checks").glob("*.yaml"))
+    for f in files:
+        text = " ".join(f.read_text().split())
+        assert "no writes" not in text and "writes nothing" not in text, f
+    image_spec = (REPO / "images" / "gpugate.yaml").read_text()
+    assert "--spec /etc/gpugate/gpugate.yaml" not in image_spec, image_spec
+    assert "docker exec CONTAINER gpugate check\n" in image_spec, image_spec
 
 
 def test_every_variable_a_check_reads_is_in_the_man_page():
