@@ -693,9 +693,9 @@ static int cuda_run(struct probe_channel *ch, const struct backend_options *opt,
 		goto out;
 	}
 	if (opt->device >= count) {
-		char *msg = xasprintf("device %d was asked for, but the driver sees %d GPU%s (after "
+		char *msg = xasprintf("device %d was asked for, but the driver sees %d %s (after "
 				      "CUDA_VISIBLE_DEVICES)",
-				      opt->device, count, count == 1 ? "" : "s");
+				      opt->device, count, count_noun((size_t)count, "GPU", "GPUs"));
 		set_error(result, "devices", "CUDA_ERROR_INVALID_DEVICE", msg);
 		free(msg);
 		goto out;

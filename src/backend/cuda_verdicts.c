@@ -1,5 +1,6 @@
 /* CUDA's verdicts (verdicts.h): NVML's ECC counters and memory repair (row
  * remapping, retired pages), the fixes for its errors. */
+#include "../lib/util.h"
 #include "../result.h"
 #include "verdicts.h"
 
@@ -12,15 +13,15 @@ void cuda_judge_health(const struct probe_telemetry *t, const char *label, struc
 		long long unc = t->ecc.uncorrectable, cor = t->ecc.correctable;
 		if (unc > 0) {
 			result_finding(r, STATUS_FAIL, "runtime.health.ecc_uncorrected",
-				       "%s: %lld uncorrected ECC error%s since the driver loaded", label, unc,
-				       unc == 1 ? "" : "s");
+				       "%s: %lld uncorrected ECC %s since the driver loaded", label, unc,
+				       count_noun((size_t)unc, "error", "errors"));
 			result_remedy(
 				r,
 				"drain the node and check nvidia-smi -q -d ECC,ROW_REMAPPER; reset the GPU (nvidia-smi -r) to remap the failed rows");
 		} else if (cor > 0) {
 			result_finding(r, STATUS_WARN, "runtime.health.ecc_corrected",
-				       "%s: %lld corrected ECC error%s since the driver loaded", label, cor,
-				       cor == 1 ? "" : "s");
+				       "%s: %lld corrected ECC %s since the driver loaded", label, cor,
+				       count_noun((size_t)cor, "error", "errors"));
 		}
 	}
 	if (t->row_remap_failure) {

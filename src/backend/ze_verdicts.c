@@ -2,6 +2,7 @@
  * the fixes for its errors. */
 #include <string.h>
 
+#include "../lib/util.h"
 #include "../result.h"
 #include "verdicts.h"
 
@@ -36,17 +37,16 @@ void ze_judge_health(const struct probe_telemetry *t, const char *label, struct 
 	if (t->ras.counted) {
 		long long unc = t->ras.uncorrectable, cor = t->ras.correctable;
 		if (unc > 0) {
-			result_finding(
-				r, STATUS_FAIL, "runtime.health.ras_uncorrectable",
-				"%s: %lld uncorrectable RAS error%s since the driver loaded (and %lld correctable)",
-				label, unc, unc == 1 ? "" : "s", cor);
+			result_finding(r, STATUS_FAIL, "runtime.health.ras_uncorrectable",
+				       "%s: %lld uncorrectable RAS %s since the driver loaded (and %lld correctable)",
+				       label, unc, count_noun((size_t)unc, "error", "errors"), cor);
 			result_remedy(
 				r,
 				"uncorrectable GPU errors make results untrustworthy: drain the node, read the kernel log (dmesg | grep -iE 'ras|error') and reset or replace the GPU");
 		} else if (cor > 0) {
 			result_finding(r, STATUS_WARN, "runtime.health.ras_correctable",
-				       "%s: %lld correctable RAS error%s since the driver loaded", label, cor,
-				       cor == 1 ? "" : "s");
+				       "%s: %lld correctable RAS %s since the driver loaded", label, cor,
+				       count_noun((size_t)cor, "error", "errors"));
 			result_remedy(
 				r,
 				"correctable errors are fixed by the hardware, but a rising count foretells a failure: watch it (xpu-smi stats)");

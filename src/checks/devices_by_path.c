@@ -192,11 +192,11 @@ void devices_run_by_path(const struct context *ctx, void *state, struct result *
 					     : "empty",
 			   policy);
 	} else if (r->status != STATUS_PASS) {
-		result_set(r, r->status, "%zu problem%s with the links under %s", result_finding_count(r),
-			   result_finding_count(r) == 1 ? "" : "s", dir);
+		result_set(r, r->status, "%zu %s with the links under %s", result_finding_count(r),
+			   count_noun(result_finding_count(r), "problem", "problems"), dir);
 	} else {
-		result_set(r, STATUS_PASS, "%zu of %zu Intel GPU%s reachable through %s", linked, intel,
-			   intel == 1 ? "" : "s", dir);
+		result_set(r, STATUS_PASS, "%zu of %zu Intel %s reachable through %s", linked, intel,
+			   count_noun(intel, "GPU", "GPUs"), dir);
 	}
 	if (opened)
 		dirents_close(&d);

@@ -89,10 +89,10 @@ void devices_run_nvidia(const struct context *ctx, void *state, struct result *r
 		gpus++;
 	}
 	if (r->status == STATUS_PASS)
-		result_set(r, STATUS_PASS, "nvidiactl, nvidia-uvm and %zu /dev/nvidiaN node%s usable; %s", gpus,
-			   gpus == 1 ? "" : "s", line[0] ? line : "driver version unknown");
+		result_set(r, STATUS_PASS, "nvidiactl, nvidia-uvm and %zu /dev/nvidiaN %s usable; %s", gpus,
+			   count_noun(gpus, "node", "nodes"), line[0] ? line : "driver version unknown");
 	else
-		result_set(r, r->status, "%zu problem%s with the NVIDIA driver and its nodes", result_finding_count(r),
-			   result_finding_count(r) == 1 ? "" : "s");
+		result_set(r, r->status, "%zu %s with the NVIDIA driver and its nodes", result_finding_count(r),
+			   count_noun(result_finding_count(r), "problem", "problems"));
 	free(version_path);
 }

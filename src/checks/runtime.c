@@ -373,7 +373,7 @@ static void run_devices(const struct context *ctx, void *state, struct result *r
 	else if (result_finding_count(r))
 		result_set(r, STATUS_FAIL, "%s", result_worst_finding(r));
 	else
-		result_set(r, STATUS_PASS, "%zu GPU%s: %s", total, total == 1 ? "" : "s", names.buf);
+		result_set(r, STATUS_PASS, "%zu %s: %s", total, count_noun(total, "GPU", "GPUs"), names.buf);
 	sb_release(&names);
 }
 
@@ -413,9 +413,8 @@ static void run_smoke(const struct context *ctx, void *state, struct result *r)
 		result_set(r, STATUS_FAIL, "smoke kernel failed on %zu of %zu %s: %s", ran - passed, ran,
 			   count_noun(ran, "device", "devices"), result_worst_finding(r));
 	else
-		result_set(r, STATUS_PASS,
-			   "smoke kernel correct on %zu device%s (%ld elements each, every one verified)", ran,
-			   ran == 1 ? "" : "s", elements);
+		result_set(r, STATUS_PASS, "smoke kernel correct on %zu %s (%ld elements each, every one verified)",
+			   ran, count_noun(ran, "device", "devices"), elements);
 }
 
 static void run_memory(const struct context *ctx, void *state, struct result *r)
@@ -469,7 +468,7 @@ static void run_memory(const struct context *ctx, void *state, struct result *r)
 			      "lower runtime.min_free_memory",
 			      runtime_processes_cmds(st, cmds, sizeof(cmds)));
 	} else
-		result_set(r, STATUS_PASS, "%zu device%s with enough memory%s", seen, seen == 1 ? "" : "s",
+		result_set(r, STATUS_PASS, "%zu %s with enough memory%s", seen, count_noun(seen, "device", "devices"),
 			   want ? "" : " (no minimum set)");
 }
 

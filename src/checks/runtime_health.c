@@ -121,9 +121,9 @@ void runtime_run_processes(const struct context *ctx, void *state, struct result
 			}
 			if (n) {
 				busy++;
-				result_finding(r, STATUS_WARN, "runtime.processes.others",
-					       "%s: %zu other process%s use%s the GPU: %s", label, n,
-					       n == 1 ? "" : "es", n == 1 ? "s" : "", others.buf);
+				result_finding(r, STATUS_WARN, "runtime.processes.others", "%s: %zu %s the GPU: %s",
+					       label, n, count_noun(n, "other process uses", "other processes use"),
+					       others.buf);
 			}
 			sb_release(&others);
 		}
@@ -140,6 +140,6 @@ void runtime_run_processes(const struct context *ctx, void *state, struct result
 	} else if (unknown) {
 		result_set(r, STATUS_PASS, "%s", result_worst_finding(r));
 	} else {
-		result_set(r, STATUS_PASS, "no other process uses the %zu GPU%s", seen, seen == 1 ? "" : "s");
+		result_set(r, STATUS_PASS, "no other process uses the %zu %s", seen, count_noun(seen, "GPU", "GPUs"));
 	}
 }

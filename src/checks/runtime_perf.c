@@ -223,8 +223,8 @@ void runtime_run_performance(const struct context *ctx, void *state, struct resu
 		result_set(r, STATUS_PASS, "%s", first);
 	} else {
 		result_set(r, STATUS_PASS,
-			   "copy bandwidth and launch latency within %.0f%% of the baseline on %zu device%s%s", tol,
-			   compared, compared == 1 ? "" : "s",
+			   "copy bandwidth and launch latency within %.0f%% of the baseline on %zu %s%s", tol, compared,
+			   count_noun(compared, "device", "devices"),
 			   fresh ? " (some without a baseline: see the findings)" : "");
 	}
 }
