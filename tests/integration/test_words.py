@@ -22,7 +22,8 @@ MAN = (REPO / "src" / "man" / "gpugate.1.in").read_text()
 # "1 warnings", "1 repos", "(1 devices)", "all 1 pinned ...": a count of one
 # with a plural noun after it
 ONE_PLURAL = re.compile(r"(?<![\d.])1 (?:pinned package |lock |required )?(warnings|repos|files|devices|blobs|"
-                        r"problems|revisions|relations|GPUs|nodes|models|packages|lines|variables)\b|all 1 |"
+                        r"problems|revisions|relations|GPUs|nodes|models|packages|lines|variables|errors)\b|"
+                        r"1 other processes|all 1 |"
                         r"\(1 were ")
 
 
@@ -79,6 +80,57 @@ def test_devices_checks_count_one_node_and_one_gpu_in_the_singular(tmp_path):
     r = run_gpugate("--root", root.path, "--vendor", "intel", "--only", "devices", env=env)
     assert r.rc == 0 and "devices.nodes: 1 node" in r.out and "devices.visibility: " in r.out, r
     assert_singular(r.out)
+
+
+def test_runtime_checks_count_one_gpu_in_the_singular(tmp_path):
+    """The fake Level Zero driver with one device, then two: runtime.devices,
+    .smoke, .memory, .performance and .processes count them through the one
+    rule; one foreign process on the GPU is counted in the singular too."""
+    from test_runtime_perf import baseline, perf_spec, run
+    spec = perf_spec(folder=tmp_path / "baselines", more="  processes: true\n  min_free_memory: 1GiB\n")
+    baseline(tmp_path / "baselines")
+    for n, gpus, devices in ((1, "1 GPU", "1 device"), (2, "2 GPUs", "2 devices")):
+        r = run(tmp_path, "--only", "runtime", "--deadline", "30", spec=spec, extra={"GPUGATE_FAKE_DEVICES": str(n)})
+        assert r.rc == 0, r
+        summary = {c["id"]: c["summary"] for c in r.json()["checks"]}
+        assert summary["runtime.devices"].startswith(gpus + ": "), summary
+        assert summary["runtime.smoke"].startswith(f"smoke kernel correct on {devices} ("), summary
+        assert summary["runtime.memory"] == f"{devices} with enough memory", summary
+        assert summary["runtime.performance"].endswith(f"of the baseline on {devices}"), summary
+        assert summary["runtime.processes"] == f"no other process uses the {gpus}", summary
+        for text in summary.values():
+            assert_singular(text)
+    r = run(tmp_path, "--only", "runtime.processes", "--deadline", "30", fault="foreign_process", spec=spec)
+    c = r.check("runtime.processes")
+    assert c["status"] == "warn" and ": 1 other process uses the GPU: pid 4242" in c["summary"], c
+    assert_singular(c["summary"])
+
+
+def test_device_links_and_nvidia_nodes_count_one_in_the_singular():
+    """devices.by_path and devices.nvidia: one GPU reachable, one node usable,
+    one problem, each in the singular (fixture roots with real mknod nodes)."""
+    from gpufixture import mknod, run, shared_root
+    from test_devices import nvidia_root
+    with shared_root("gpugate-words-") as root:
+        root.add_gpus(1)
+        rc, checks, err = run(root, "--only", "devices.by_path")
+        assert rc == 0 and checks["devices.by_path"]["summary"].startswith("1 of 1 Intel GPU reachable through "), \
+            (checks, err)
+        link = root.p("dev/dri/by-path/pci-0000:18:00.0-render")
+        os.unlink(link)
+        os.symlink("../renderD200", link)
+        rc, checks, err = run(root, "--only", "devices.by_path")
+        assert rc == 1 and checks["devices.by_path"]["summary"].startswith("1 problem with the links under "), \
+            (checks, err)
+    with shared_root("gpugate-words-") as root:
+        spec = nvidia_root(root)
+        rc, checks, err = run(root, "--spec", spec, "--only", "devices.nvidia")
+        summary = checks["devices.nvidia"]["summary"]
+        assert rc == 0 and summary.startswith("nvidiactl, nvidia-uvm and 1 /dev/nvidiaN node usable; "), (summary, err)
+        mknod(root.p("dev/nvidia0"), 195, 3, 0o666)
+        rc, checks, err = run(root, "--spec", spec, "--only", "devices.nvidia")
+        summary = checks["devices.nvidia"]["summary"]
+        assert rc == 1 and summary == "1 problem with the NVIDIA driver and its nodes", (summary, err)
 
 
 def test_hf_fetch_of_one_file_counts_it_in_the_singular(tmp_path, hub):

@@ -29,6 +29,17 @@ static enum status judge(void (*fn)(const struct probe_telemetry *, const char *
 	return s;
 }
 
+/* The worst finding's words, as the check's summary shows them. */
+static void judge_words(void (*fn)(const struct probe_telemetry *, const char *, struct result *),
+			const struct probe_telemetry *t, char *words, size_t size)
+{
+	struct result r = { .id = "runtime.health" };
+	fn(t, "device 0", &r);
+	const char *w = result_worst_finding(&r);
+	snprintf(words, size, "%s", w ? w : "");
+	result_release(&r);
+}
+
 static void cuda_ecc_boundaries(void **state)
 {
 	(void)state;
@@ -38,9 +49,17 @@ static void cuda_ecc_boundaries(void **state)
 	t.ecc.uncorrectable = 1; /* exactly one: fails */
 	assert_int_equal(judge(cuda_judge_health, &t, fix, sizeof(fix)), STATUS_FAIL);
 	assert_non_null(strstr(fix, "nvidia-smi"));
+	char words[256]; /* one error, in the singular (count_noun, issue 31 item 6) */
+	judge_words(cuda_judge_health, &t, words, sizeof(words));
+	assert_string_equal(words, "device 0: 1 uncorrected ECC error since the driver loaded");
 	t.ecc.uncorrectable = 0;
 	t.ecc.correctable = 1; /* exactly one corrected: a warning */
 	assert_int_equal(judge(cuda_judge_health, &t, fix, sizeof(fix)), STATUS_WARN);
+	judge_words(cuda_judge_health, &t, words, sizeof(words));
+	assert_string_equal(words, "device 0: 1 corrected ECC error since the driver loaded");
+	t.ecc.correctable = 2;
+	judge_words(cuda_judge_health, &t, words, sizeof(words));
+	assert_string_equal(words, "device 0: 2 corrected ECC errors since the driver loaded");
 	t.ecc.correctable = 0;
 	t.ecc.counted = false; /* not counted: nothing to judge */
 	t.ecc.uncorrectable = 5;
@@ -66,9 +85,17 @@ static void ze_ras_boundaries(void **state)
 	assert_int_equal(judge(ze_judge_health, &t, fix, sizeof(fix)), STATUS_PASS);
 	t.ras.uncorrectable = 1; /* exactly one: fails */
 	assert_int_equal(judge(ze_judge_health, &t, fix, sizeof(fix)), STATUS_FAIL);
+	char words[256]; /* one error, in the singular (count_noun, issue 31 item 6) */
+	judge_words(ze_judge_health, &t, words, sizeof(words));
+	assert_string_equal(words, "device 0: 1 uncorrectable RAS error since the driver loaded (and 0 correctable)");
 	t.ras.uncorrectable = 0;
 	t.ras.correctable = 1; /* exactly one correctable: a warning */
 	assert_int_equal(judge(ze_judge_health, &t, fix, sizeof(fix)), STATUS_WARN);
+	judge_words(ze_judge_health, &t, words, sizeof(words));
+	assert_string_equal(words, "device 0: 1 correctable RAS error since the driver loaded");
+	t.ras.correctable = 2;
+	judge_words(ze_judge_health, &t, words, sizeof(words));
+	assert_string_equal(words, "device 0: 2 correctable RAS errors since the driver loaded");
 	t.ras.correctable = 0;
 	t.ras.counted = false; /* not counted: nothing to judge */
 	t.ras.uncorrectable = 5;
