@@ -476,7 +476,7 @@ static int smoke(const struct ze_api *api, struct probe_channel *ch, const struc
 	if (bad) {
 		json_object_set_new(smoke, "first_bad_index", json_integer((json_int_t)first_bad));
 		char *msg = xasprintf(
-			"the smoke kernel computed %zu wrong elements of %zu (first at index %zu: got 0x%08x, expected 0x%08x): "
+			"the smoke kernel computed %zu of %zu elements wrong (first at index %zu: got 0x%08x, expected 0x%08x): "
 			"the GPU or its driver computes wrong results",
 			bad, n, first_bad, result[first_bad],
 			smoke_expected(smoke_input((unsigned)first_bad), (unsigned)first_bad));

@@ -69,7 +69,8 @@ FAULTS = [
     ("crash_init", "runtime.loader", "crashed with SIGSEGV in stage init"),
     ("crash_launch", "runtime.smoke", "crashed with SIGSEGV in stage launch on 0000:03:00.0"),
     ("oom", "runtime.smoke", "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY"),
-    ("wrong_result", "runtime.smoke", "first at index 12345"),
+    # one element wrong: the count reads right for one, in CUDA's words (cuda.c)
+    ("wrong_result", "runtime.smoke", "computed 1 of 1048576 elements wrong (first at index 12345"),
     ("zero_devices", "runtime.devices", "reports no GPU"),
     ("permission", "runtime.loader", "ZE_RESULT_ERROR_INSUFFICIENT_PERMISSIONS"),
     ("slow_init:20000", "runtime.loader", "hung in stage init"),
