@@ -24,6 +24,7 @@
 #include "cache_format.h"
 #include "layout.h"
 #include "location.h"
+#include "timeline.h"
 #include "verified_record.h"
 #include "verify.h"
 
@@ -558,8 +559,10 @@ static int hf_verify(int argc, char **argv)
 			return rc;
 		}
 	}
+	HF_TL("verify options");
 	rc = verify_scanned(o, argc, argv);
 	crypto_dl_preload_join();
+	HF_TL("crypto joined");
 	return rc;
 }
 
@@ -598,6 +601,7 @@ static int verify_scanned(struct hf_options o, int argc, char **argv)
 		vo.record_loading = hf_record_load_start(vs.record, dir);
 	free(dir);
 	free(alias);
+	HF_TL("record load started");
 	/* listings parsed before are kept in the state folder, as the record is (not with --full) */
 	char keep_why[256];
 	struct context keep_ctx = { .root = "", .env = environ };
@@ -606,6 +610,7 @@ static int verify_scanned(struct hf_options o, int argc, char **argv)
 	struct hf_scan_hook hook = { .blobs_listed = start_hashing, .arg = &vs, .keep_dir = keep_dir };
 	struct hf_cache cache;
 	int scanned = scan_hooked_or_explain(&o, &cache, &hook);
+	HF_TL("scan done");
 	free(keep_dir);
 	if (vo.record_loading) { /* the scan never reached the hashing */
 		struct hf_record unused;
@@ -647,6 +652,7 @@ static int verify_scanned(struct hf_options o, int argc, char **argv)
 		return EXIT_UNHEALTHY;
 	}
 	hf_verify_finish(vs.job, &v);
+	HF_TL("verify finished");
 	size_t n_repos = 0, n_warn = 0, n_revs = 0, n_unlisted = 0;
 	for (size_t r = 0; r < cache.n_repos; r++) {
 		const struct hf_repo *repo = &cache.repos[r];
@@ -762,10 +768,12 @@ static int verify_scanned(struct hf_options o, int argc, char **argv)
 		       count_noun(n_fail, "problem", "problems"), n_warn, count_noun(n_warn, "warning", "warnings"));
 		json_decref(problems);
 	}
+	HF_TL("report out");
 	hf_verify_free(&v);
 	hf_cache_free(&cache);
 	free_list(folders);
 	free(vs.record);
+	HF_TL("freed");
 	return n_fail ? EXIT_UNHEALTHY : EXIT_HEALTHY;
 }
 

@@ -1,4 +1,5 @@
 #include "layout.h"
+#include "timeline.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -582,6 +583,7 @@ static void scan_blobs(const struct hf_cache *cache, struct hf_repo *repo, int r
 			names[i] = list[i].name;
 		free(list);
 	}
+	HF_TL("blob names");
 	free(key);
 	struct blob_stats stats = { .fd = fd,
 				    .blobs = n ? xcalloc(n, sizeof(*stats.blobs)) : NULL,
@@ -591,6 +593,7 @@ static void scan_blobs(const struct hf_cache *cache, struct hf_repo *repo, int r
 		stats.blobs[i].name = names[i];
 	free(names);
 	parallel_for(n, BLOB_STAT_SLICE, SIZE_MAX, stat_blobs, &stats);
+	HF_TL("blobs stat");
 	if (d)
 		closedir(d);
 	else
@@ -1787,6 +1790,7 @@ static void *read_listing(void *arg)
 	}
 	free(kept);
 	close(fd);
+	HF_TL("listing read");
 	return NULL;
 }
 
@@ -1820,13 +1824,16 @@ static void walk_units(void *arg, size_t begin, size_t end)
 		 * folder's name sorts before a sibling's "name/..." */
 		w->rev->paths = w->paths; /* its files' paths: freed with it */
 		w->paths = NULL;
+		HF_TL("snapshot walked");
 		if (!files_sorted(w->rev))
 			qsort(w->rev->files, w->rev->n_files, sizeof(*w->rev->files), file_cmp);
 		if (listing_aside)
 			pthread_join(listing, NULL);
 		else if (!join_listing_reader(w->rev) && !w->cache->skip_listings)
 			read_listing(w);
+		HF_TL("listing joined");
 		compare_listing(w);
+		HF_TL("listing compared");
 	}
 }
 
@@ -1985,7 +1992,9 @@ int hf_cache_scan_hooked(const char *path, const char *alias, bool listings, str
 		return -e;
 	}
 	/* folder listings kept by the last scan (no --full) */
+	HF_TL("scan start");
 	cache->dir_trust = cache->keep_dir ? hf_dir_trust_open(cache->keep_dir, path, &cache->scan_stamp) : NULL;
+	HF_TL("folder record open");
 	size_t alloc = 0;
 	struct dirent *de;
 	while ((de = readdir(d))) {
@@ -2005,6 +2014,7 @@ int hf_cache_scan_hooked(const char *path, const char *alias, bool listings, str
 	size_t readers_left = cpus - 1; /* listings read beside the scan */
 	for (size_t i = 0; i < cache->n_repos; i++)
 		scan_repo(cache, &cache->repos[i], fd, &readers_left);
+	HF_TL("repos scanned");
 	/* what the hook starts (the record check, the hashing) runs beside the
 	 * walk: it reads only the repos' blobs, which the walk leaves as they are
 	 * but for their referenced flag */
@@ -2013,11 +2023,14 @@ int hf_cache_scan_hooked(const char *path, const char *alias, bool listings, str
 	if (hook && hook->blobs_listed && !hook_aside)
 		call_hook(&call);
 	walk_all(cache, fd);
+	HF_TL("walk done");
 	if (hook_aside)
 		thread_join(&call.thread);
+	HF_TL("hook joined");
 	cache->kept_text = hf_dir_trust_close_keeping_text(cache->dir_trust);
 	cache->dir_trust = NULL;
 	closedir(d);
+	HF_TL("folder record closed");
 	return 0;
 }
 

@@ -1,4 +1,5 @@
 #include "verified_record.h"
+#include "timeline.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -443,6 +444,7 @@ static void *load_aside(void *arg)
 {
 	struct hf_record_loading *l = arg;
 	hf_record_load(&l->rec, l->file, l->cache_path);
+	HF_TL("record loaded");
 	return NULL;
 }
 
