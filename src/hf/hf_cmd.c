@@ -22,6 +22,7 @@
 #include "../lib/util.h"
 #include "../result.h"
 #include "cache_format.h"
+#include "crew.h"
 #include "layout.h"
 #include "location.h"
 #include "timeline.h"
@@ -560,7 +561,9 @@ static int hf_verify(int argc, char **argv)
 		}
 	}
 	HF_TL("verify options");
+	hf_crew_hold(); /* one set of threads for the scan's and the record's parallel phases */
 	rc = verify_scanned(o, argc, argv);
+	hf_crew_release();
 	crypto_dl_preload_join();
 	HF_TL("crypto joined");
 	return rc;

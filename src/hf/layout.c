@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "crew.h"
 #include "cache_dir.h"
 #include "cache_format.h"
 #include "dir_trust.h"
@@ -592,7 +593,7 @@ static void scan_blobs(const struct hf_cache *cache, struct hf_repo *repo, int r
 	for (size_t i = 0; i < n; i++)
 		stats.blobs[i].name = names[i];
 	free(names);
-	parallel_for(n, BLOB_STAT_SLICE, SIZE_MAX, stat_blobs, &stats);
+	hf_crew_for(n, BLOB_STAT_SLICE, SIZE_MAX, stat_blobs, &stats);
 	HF_TL("blobs stat");
 	if (d)
 		closedir(d);
@@ -986,7 +987,7 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 		count = read_entries(d, dirfd, &s.e);
 	}
 	if (w->threads > 1 && count >= 2 * LOOK_SLICE)
-		parallel_for(count, LOOK_SLICE, w->threads, look_at, &s);
+		hf_crew_for(count, LOOK_SLICE, w->threads, look_at, &s);
 	else
 		look_at(&s, 0, count);
 	if (have_st)
@@ -1019,7 +1020,7 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 			sw->rel = s.e[k].name; /* at the top, a subfolder's path is its name */
 			sub_of[k] = sw;
 		}
-		parallel_for(n_subs, 1, threads, walk_subs, &subs);
+		hf_crew_for(n_subs, 1, threads, walk_subs, &subs);
 		size_t spliced = 0;
 		for (size_t i = 0; i < n_subs; i++)
 			spliced += subs.subs[i].rev.n_files;
@@ -1704,7 +1705,7 @@ static void compare_listing(struct walk *w)
 		.rev = rev, .repo = repo, .file = xcalloc(n + 1, sizeof(long)), .verdict = xcalloc(n + 1, 1)
 	};
 	if (w->threads > 1 && n >= 2 * MATCH_SLICE)
-		parallel_for(n, MATCH_SLICE, w->threads, match_listed, &m);
+		hf_crew_for(n, MATCH_SLICE, w->threads, match_listed, &m);
 	else
 		match_listed(&m, 0, n);
 	/* in listing order, as one thread gives them: the links both ways and
@@ -1872,7 +1873,7 @@ static void walk_all(struct hf_cache *cache, int cache_fd)
 	unsigned cpus = p.count ? usable_cpus() : 1; /* the quota files are read only for work to share */
 	for (k = 0; k < p.count; k++)
 		p.units[k].threads = p.count < cpus ? cpus / p.count : 1;
-	parallel_for(p.count, 1, 64, walk_units, &p);
+	hf_crew_for(p.count, 1, 64, walk_units, &p);
 	for (k = 0; k < p.count; k++) {
 		struct walk *w = &p.units[k];
 		struct hf_repo *repo = w->repo;

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "crew.h"
 #include "../lib/dirents.h"
 #include "../lib/parallel.h"
 #include "../lib/safe_io.h"
@@ -181,7 +182,7 @@ int hf_record_read(int fd, const char *path, size_t max, char **content, size_t 
 		struct read_pieces r = { .fd = fd, .size = (size_t)st.st_size };
 		r.n = r.size / READ_PIECE > READ_PIECES ? READ_PIECES : r.size / READ_PIECE;
 		r.buf = xmalloc(r.size + 2);
-		parallel_for(r.n, 1, r.n, read_piece, &r);
+		hf_crew_for(r.n, 1, r.n, read_piece, &r);
 		bool ok = pread(fd, &one, 1, (off_t)r.size) == 0, nul = false; /* its end where fstat said */
 		for (size_t k = 0; k < r.n; k++) {
 			ok &= r.ok[k];
@@ -288,7 +289,7 @@ int hf_record_parse_lines(char **text, char *end, size_t n, const struct hf_reco
 	pieces = used;
 	p.start[pieces] = stop;
 	p.first[pieces] = n;
-	parallel_for(pieces, 1, pieces, parse_piece, &p);
+	hf_crew_for(pieces, 1, pieces, parse_piece, &p);
 	/* the first fault in file order: a piece's own, or an edge's order */
 	int code = 0;
 	*bad = n;
