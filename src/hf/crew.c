@@ -1,6 +1,7 @@
 #include "crew.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -36,10 +37,10 @@ static struct {
 	atomic_uint posted;  /* bumped at each job posted: what a spinning worker watches */
 	atomic_bool stop;
 	unsigned holds;
-	unsigned workers;    /* wanted: usable CPUs less one, at most HF_CREW_MAX */
-	unsigned sleeping;   /* workers waiting on work */
-	bool tried;          /* the workers were started (or failed to) this hold */
-	bool first_started;  /* worker 0 runs (it joins the ones it started) */
+	unsigned workers;   /* wanted: usable CPUs less one, at most HF_CREW_MAX */
+	unsigned sleeping;  /* workers waiting on work */
+	bool tried;         /* the workers were started (or failed to) this hold */
+	bool first_started; /* worker 0 runs (it joins the ones it started) */
 	struct thread first;
 } crew = { .lock = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER, .left = PTHREAD_COND_INITIALIZER };
 
@@ -84,8 +85,11 @@ static bool spin_for_work(unsigned seen)
 		    atomic_load_explicit(&crew.stop, memory_order_relaxed))
 			return true;
 		cpu_relax();
-		if (k % 64 == 0 && now_ns() > until)
-			return false;
+		if (k % 64 == 0) {
+			if (now_ns() > until)
+				return false;
+			sched_yield(); /* a thread beside the crew's (the record's reader, the hook) waiting for this CPU runs */
+		}
 	}
 }
 
@@ -129,10 +133,14 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-void hf_crew_hold(void)
+static void start_workers(void);
+
+void hf_crew_hold(bool start)
 {
 	pthread_mutex_lock(&crew.lock);
 	crew.holds++;
+	if (start && !crew.tried)
+		start_workers();
 	pthread_mutex_unlock(&crew.lock);
 }
 
@@ -147,6 +155,14 @@ static void start_workers(void)
 	if (!crew.first_started)
 		crew.workers = 0;
 	crew.tried = true;
+}
+
+bool hf_crew_held(void)
+{
+	pthread_mutex_lock(&crew.lock);
+	bool held = crew.holds != 0;
+	pthread_mutex_unlock(&crew.lock);
+	return held;
 }
 
 void hf_crew_release(void)
@@ -214,4 +230,32 @@ void hf_crew_for(size_t count, size_t chunk, size_t max_threads, void (*fn)(void
 	while (j.busy) /* a worker may still be in a slice it took */
 		pthread_cond_wait(&crew.left, &crew.lock);
 	pthread_mutex_unlock(&crew.lock);
+}
+
+struct touch {
+	volatile unsigned char *p;
+	size_t len;
+};
+
+#define TOUCH_PAGE  4096u       /* no page is smaller */
+#define TOUCH_SLICE (64u << 10) /* bytes a slice touches */
+
+static void touch_pages(void *arg, size_t begin, size_t end)
+{
+	struct touch *t = arg;
+	for (size_t s = begin; s < end; s++)
+		for (size_t at = s * TOUCH_SLICE; at < t->len && at < (s + 1) * TOUCH_SLICE; at += TOUCH_PAGE)
+			t->p[at] = 0;
+}
+
+void hf_crew_touch(void *p, size_t len)
+{
+	/* from the first page boundary on: the page before it is in use */
+	uintptr_t start = ((uintptr_t)p + TOUCH_PAGE - 1) & ~(uintptr_t)(TOUCH_PAGE - 1);
+	if (start >= (uintptr_t)p + len)
+		return;
+	struct touch t = { .p = (unsigned char *)start, .len = (uintptr_t)p + len - start };
+	size_t slices = (t.len + TOUCH_SLICE - 1) / TOUCH_SLICE;
+	if (slices > 1 && hf_crew_held()) /* else threads would be started for it: not worth it */
+		hf_crew_for(slices, 1, SIZE_MAX, touch_pages, &t);
 }

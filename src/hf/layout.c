@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -431,7 +432,10 @@ static int blob_cmp(const void *a, const void *b)
 }
 
 /* A name's first 8 bytes (NULs past its end) as a big-endian number: keys
- * compare as strcmp compares the names, as far as they go. */
+ * compare as strcmp compares the names, as far as they go. A repo's keys,
+ * in its blobs' order (set by the blobs' stat): a search reads an array of
+ * 8-byte numbers (160 KB for 20,000 blobs, in the CPU's cache) instead of a
+ * name in memory far apart at every step, 20,000 searches a walk. */
 static uint64_t name_key(const char *name)
 {
 	uint64_t k = 0;
@@ -439,16 +443,6 @@ static uint64_t name_key(const char *name)
 	for (; i < 8 && name[i]; i++)
 		k = k << 8 | (unsigned char)name[i];
 	return i ? k << (8 * (8 - i)) : 0; /* (a shift by 64 is undefined) */
-}
-
-/* The keys of a repo's blobs, in their order: a search reads an array of
- * 8-byte numbers (160 KB for 20,000 blobs, in the CPU's cache) instead of a
- * name in memory far apart at every step, 20,000 searches a walk. */
-static void key_blobs(struct hf_repo *repo)
-{
-	repo->blob_keys = repo->n_blobs ? xcalloc(repo->n_blobs, sizeof(*repo->blob_keys)) : NULL;
-	for (size_t i = 0; i < repo->n_blobs; i++)
-		repo->blob_keys[i] = name_key(repo->blobs[i].name);
 }
 
 const struct hf_blob *hf_repo_blob(const struct hf_repo *repo, const char *name)
@@ -486,12 +480,19 @@ const struct hf_revision *hf_repo_revision(const struct hf_repo *repo, const cha
 /* The blobs' lstat, on several threads, straight into repo->blobs (one
  * slot per name read, partial downloads included until they are taken out):
  * no array of whole struct stat beside it, whose fresh pages cost a fault
- * each on one thread. */
+ * each on one thread. Each slot's name, search key and partial-download
+ * flag are set here too: the arrays' fresh pages are first touched by
+ * the threads (a page fault each, 2 us on a host whose fresh memory is
+ * slow), not by the scan's thread in a loop before or after. */
 struct blob_stats {
 	int fd;
 	struct hf_blob *blobs;
-	int *error;     /* per slot: errno of the fstatat, or 0 */
-	uint64_t *size; /* per slot: st_size (a partial download's too) */
+	const struct hf_dir_entry *kept; /* the names: blobs/'s kept listing, or names */
+	char **names;
+	uint64_t *keys;   /* per slot: name_key (hf_repo_blob's search) */
+	bool *incomplete; /* per slot: a partial download's name */
+	int *error;       /* per slot: errno of the fstatat, or 0 */
+	uint64_t *size;   /* per slot: st_size (a partial download's too) */
 };
 
 static void stat_blobs(void *arg, size_t begin, size_t end)
@@ -504,6 +505,9 @@ static void stat_blobs(void *arg, size_t begin, size_t end)
 	int fd = own >= 0 ? own : s->fd;
 	for (size_t i = begin; i < end; i++) {
 		struct hf_blob *b = &s->blobs[i];
+		b->name = s->kept ? (char *)s->kept[i].name : s->names[i];
+		s->keys[i] = name_key(b->name);
+		s->incomplete[i] = hf_is_incomplete(b->name);
 		struct stat st;
 		s->error[i] = fstatat(fd, b->name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
 		b->hex_len = hf_blob_name_length(b->name);
@@ -548,15 +552,13 @@ static void scan_blobs(const struct hf_cache *cache, struct hf_repo *repo, int r
 	DIR *d = NULL;
 	struct stat dst;
 	bool have_st = fstat(fd, &dst) == 0;
-	const struct hf_dir_entry *kept;
+	const struct hf_dir_entry *kept = NULL;
 	char *key = xasprintf("%s/" HF_BLOBS, repo->real);
 	if (have_st && hf_dir_trust_get(cache->dir_trust, key, &dst, &kept, &n)) {
-		/* the record's text outlives the scan (cache->kept_text): borrowed */
-		names = xcalloc(n + 1, sizeof(*names));
-		for (size_t i = 0; i < n; i++)
-			names[i] = (char *)kept[i].name;
+		/* the record's text outlives the scan (cache->kept_text): its names borrowed */
 		repo->blob_names_kept = true;
 	} else {
+		kept = NULL;
 		d = fdopendir(fd);
 		if (!d) {
 			close(fd);
@@ -588,21 +590,24 @@ static void scan_blobs(const struct hf_cache *cache, struct hf_repo *repo, int r
 	free(key);
 	struct blob_stats stats = { .fd = fd,
 				    .blobs = n ? xcalloc(n, sizeof(*stats.blobs)) : NULL,
+				    .kept = kept,
+				    .names = names,
+				    .keys = xcalloc(n + 1, sizeof(uint64_t)),
+				    .incomplete = xcalloc(n + 1, sizeof(bool)),
 				    .error = xcalloc(n + 1, sizeof(int)),
 				    .size = xcalloc(n + 1, sizeof(uint64_t)) };
-	for (size_t i = 0; i < n; i++)
-		stats.blobs[i].name = names[i];
-	free(names);
 	hf_crew_for(n, BLOB_STAT_SLICE, SIZE_MAX, stat_blobs, &stats);
 	HF_TL("blobs stat");
+	free(names);
 	if (d)
 		closedir(d);
 	else
 		close(fd);
 	repo->blobs = stats.blobs;
+	repo->blob_keys = stats.keys;
 	for (size_t i = 0; i < n; i++) {
 		struct hf_blob *b = &stats.blobs[i];
-		if (hf_is_incomplete(b->name)) { /* no blob: a warning, taken out */
+		if (stats.incomplete[i]) { /* no blob: a warning, taken out */
 			uint64_t size = stats.error[i] ? 0 : stats.size[i];
 			repo->n_incomplete++;
 			repo->incomplete_bytes += size;
@@ -619,17 +624,21 @@ static void scan_blobs(const struct hf_cache *cache, struct hf_repo *repo, int r
 		}
 		if (stats.error[i]) /* reported by report_irregular_blobs, as above */
 			b->not_plain = xstrdup(strerror(stats.error[i]));
-		if (repo->n_blobs != i)
+		if (repo->n_blobs != i) {
 			repo->blobs[repo->n_blobs] = *b;
+			repo->blob_keys[repo->n_blobs] = stats.keys[i];
+		}
 		repo->n_blobs++;
 	}
+	free(stats.incomplete);
 	free(stats.error);
 	free(stats.size);
 	if (!repo->n_blobs) { /* still sorted by name (blob_cmp): the names were */
 		free(repo->blobs);
 		repo->blobs = NULL;
+		free(repo->blob_keys);
+		repo->blob_keys = NULL;
 	}
-	key_blobs(repo);
 }
 
 /* The link huggingface_hub writes ("../../blobs/<name>", relative), known
@@ -1014,7 +1023,12 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 					       .cache_fd = w->cache_fd,
 					       .repo = w->repo,
 					       .rev = &sw->rev,
-					       .threads = w->threads / threads ? w->threads / threads : 1 };
+					       /* each may share its links out on the crew, which
+					        * balances a few large subfolders over every CPU; without
+					        * it, the CPUs split between them (threads a subfolder) */
+					       .threads = hf_crew_held()         ? w->threads
+							  : w->threads / threads ? w->threads / threads
+										 : 1 };
 			sw->dirfd = dirfd;
 			sw->name = s.e[k].name;
 			sw->rel = s.e[k].name; /* at the top, a subfolder's path is its name */
@@ -1025,6 +1039,9 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 		for (size_t i = 0; i < n_subs; i++)
 			spliced += subs.subs[i].rev.n_files;
 		reserve_files(w, count + spliced);
+		/* the subfolders' files are copied in below, on this thread: their
+		 * fresh pages faulted on the crew's first */
+		hf_crew_touch(w->rev->files + w->rev->n_files, (count + spliced) * sizeof(*w->rev->files));
 	}
 	for (size_t k = 0; k < count; k++) {
 		struct entry *e = &s.e[k];
@@ -1448,7 +1465,7 @@ static void *read_listing(void *arg);
  * is known: the kept listing of a 20,000-file revision is 2.6 MB of lines
  * to split, which the walk would otherwise wait for after the blobs' stat. */
 struct hf_listing_reader {
-	pthread_t thread;
+	struct thread thread;
 	struct walk w; /* what read_listing reads: the cache, its fd, the repo, the revision */
 };
 
@@ -1460,7 +1477,7 @@ static void start_listing_readers(const struct hf_cache *cache, int cache_fd, st
 		struct hf_revision *rev = &repo->revisions[v];
 		struct hf_listing_reader *r = xcalloc(1, sizeof(*r));
 		r->w = (struct walk){ .cache = cache, .cache_fd = cache_fd, .repo = repo, .rev = rev };
-		if (pthread_create(&r->thread, NULL, read_listing, &r->w) != 0) {
+		if (thread_start(&r->thread, read_listing, &r->w) != 0) {
 			free(r);
 			return;
 		}
@@ -1474,7 +1491,7 @@ static bool join_listing_reader(struct hf_revision *rev)
 {
 	if (!rev->reader)
 		return false;
-	pthread_join(rev->reader->thread, NULL);
+	thread_join(&rev->reader->thread);
 	free(rev->reader);
 	rev->reader = NULL;
 	return true;
@@ -1795,12 +1812,33 @@ static void *read_listing(void *arg)
 	return NULL;
 }
 
+struct sorted_check {
+	const struct hf_revision *rev;
+	atomic_bool unsorted;
+};
+
+/* Pairs (i - 1, i) for i in [begin, end), i >= 1. */
+static void check_sorted(void *arg, size_t begin, size_t end)
+{
+	struct sorted_check *c = arg;
+	for (size_t i = begin ? begin : 1; i < end && !atomic_load_explicit(&c->unsorted, memory_order_relaxed); i++)
+		if (strcmp(c->rev->files[i - 1].path, c->rev->files[i].path) > 0)
+			atomic_store(&c->unsorted, true);
+}
+
+/* Fewer pairs than this are compared on one thread. */
+#define SORTED_SLICE 4096
+
+/* On the crew's threads while it is held: 20,000 paths compared one
+ * after another were a few hundred microseconds of the walk's end. */
 static bool files_sorted(const struct hf_revision *rev)
 {
-	for (size_t i = 1; i < rev->n_files; i++)
-		if (strcmp(rev->files[i - 1].path, rev->files[i].path) > 0)
-			return false;
-	return true;
+	struct sorted_check c = { .rev = rev };
+	if (hf_crew_held())
+		hf_crew_for(rev->n_files, SORTED_SLICE, SIZE_MAX, check_sorted, &c);
+	else
+		check_sorted(&c, 0, rev->n_files);
+	return !atomic_load(&c.unsorted);
 }
 
 static void walk_units(void *arg, size_t begin, size_t end)
@@ -1809,10 +1847,10 @@ static void walk_units(void *arg, size_t begin, size_t end)
 	for (size_t k = begin; k < end; k++) {
 		struct walk *w = &p->units[k];
 		w->cache_fd = p->cache_fd;
-		pthread_t listing;
+		struct thread listing;
 		bool listing_aside = false;
 		if (!w->cache->skip_listings && w->threads > 1 && !w->rev->reader)
-			listing_aside = pthread_create(&listing, NULL, read_listing, w) == 0;
+			listing_aside = thread_start(&listing, read_listing, w) == 0;
 		int fd = hf_open_in_cache(p->cache_fd, w->rev->dir, O_RDONLY | O_DIRECTORY);
 		if (fd < 0) {
 			char *where = hf_snapshot_rel(w->rev->commit, NULL);
@@ -1829,7 +1867,7 @@ static void walk_units(void *arg, size_t begin, size_t end)
 		if (!files_sorted(w->rev))
 			qsort(w->rev->files, w->rev->n_files, sizeof(*w->rev->files), file_cmp);
 		if (listing_aside)
-			pthread_join(listing, NULL);
+			thread_join(&listing);
 		else if (!join_listing_reader(w->rev) && !w->cache->skip_listings)
 			read_listing(w);
 		HF_TL("listing joined");

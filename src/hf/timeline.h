@@ -17,8 +17,9 @@ static inline void hf_timeline_mark(const char *label)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
 	char line[200];
-	int n = snprintf(line, sizeof(line), "TL %lld %ld %s|%lld\n", (long long)now.tv_sec * 1000000000LL + now.tv_nsec,
-			 (long)syscall(SYS_gettid), label, (long long)cpu.tv_sec * 1000000000LL + cpu.tv_nsec);
+	int n = snprintf(line, sizeof(line), "TL %lld %ld %s|%lld\n",
+			 (long long)now.tv_sec * 1000000000LL + now.tv_nsec, (long)syscall(SYS_gettid), label,
+			 (long long)cpu.tv_sec * 1000000000LL + cpu.tv_nsec);
 	if (n > 0 && write(2, line, (size_t)n) < 0)
 		return;
 }

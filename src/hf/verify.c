@@ -23,6 +23,7 @@
 #include "../lib/util.h"
 #include "../result.h"
 #include "cache_format.h"
+#include "crew.h"
 #include "verified_record.h"
 
 /* Per thread: memory does not grow with file size. 64 KiB: read()'s copy
@@ -310,6 +311,7 @@ struct pool {
 	_Atomic bool *cancel; /* per result: stop hashing it (its size differs from the listing) */
 	size_t n_cancel;      /* entries of cancel */
 	int *blobs_fd;        /* per repo; -1 when unopened */
+	int *blobs_error;     /* per repo: why its blobs/ did not open (errno), or 0 */
 	double deadline;
 	atomic_bool stop;
 	int cache_fd;
@@ -418,7 +420,10 @@ static int sort_by_size(const void *a, const void *b, void *arg)
 	const struct hf_blob_result *results = arg;
 	const struct hf_blob_result *x = &results[*(const size_t *)a];
 	const struct hf_blob_result *y = &results[*(const size_t *)b];
-	return x->size < y->size ? 1 : x->size > y->size ? -1 : 0;
+	if (x->size != y->size)
+		return x->size < y->size ? 1 : -1;
+	/* equal sizes in results' order: the list is filled in any order (check_blobs) */
+	return x < y ? -1 : x > y ? 1 : 0;
 }
 
 static void add_item(struct hf_verify *out, size_t *order, size_t *n_work, uint64_t *total, struct hf_blob_result item,
@@ -440,7 +445,7 @@ struct hf_verify_job {
 	struct hf_record record; /* as read at the start */
 	char **folder_keys;      /* per repo, as the record names it */
 	size_t *first_result;    /* per repo, the index of its first blob in results (SIZE_MAX: not verified) */
-	pthread_t *tids;
+	struct thread *tids;
 	unsigned started; /* threads running now */
 	unsigned most;    /* the most that ran at once */
 	uint64_t total;   /* bytes to hash */
@@ -458,12 +463,14 @@ static void job_launch(struct hf_verify_job *job)
 	if (p->n_work) /* largest first, so that no thread is left with one big file at the end */
 		qsort_r(p->order, p->n_work, sizeof(size_t), sort_by_size, p->results);
 	unsigned threads = job->opt.threads ? job->opt.threads : usable_cpus();
-	if (threads > p->n_work)
-		threads = p->n_work ? (unsigned)p->n_work : 1;
+	if (threads > p->n_work) /* none for nothing to hash: a run that trusts every blob */
+		threads = (unsigned)p->n_work;
 	job->tids = xcalloc(threads, sizeof(*job->tids));
 	job->started = 0;
 	for (unsigned t = 0; t < threads; t++)
-		if (pthread_create(&job->tids[job->started], NULL, worker, p) == 0)
+		/* lib/parallel.h's stacks (1 MiB): a worker's frames are small, its
+		 * read buffer and digest context on the heap */
+		if (thread_start(&job->tids[job->started], worker, p) == 0)
 			job->started++;
 		else
 			break;
@@ -485,7 +492,7 @@ static void draw_progress(struct hf_verify_job *job, bool final)
 static void job_wait(struct hf_verify_job *job)
 {
 	struct pool *p = &job->p;
-	if (!job->started)
+	if (!job->started && p->n_work)
 		worker(p);
 	if (job->progress.on && job->started) {
 		/* looks every 10 ms, so that the end is not waited for; the
@@ -497,7 +504,7 @@ static void job_wait(struct hf_verify_job *job)
 		}
 	}
 	for (unsigned t = 0; t < job->started; t++)
-		pthread_join(job->tids[t], NULL);
+		thread_join(&job->tids[t]);
 	free(job->tids);
 	job->tids = NULL;
 	job->started = 0;
@@ -508,6 +515,68 @@ static struct hf_record_stat blob_stat(const struct hf_blob *b)
 	return (struct hf_record_stat){
 		.dev = b->dev, .ino = b->ino, .size = b->size, .mtim = b->mtim, .ctim = b->ctim
 	};
+}
+
+/* One repo's blobs against the record, in slices on the crew's threads
+ * (crew.h): each blob's result is its own slot (results[first + b]), its
+ * fresh page first written there, side by side; a blob to hash joins the
+ * work list under the lock (the list is sorted by size before the hashing:
+ * the order it is added in does not count). */
+struct blob_check {
+	struct hf_verify_job *job;
+	const struct hf_repo *repo;
+	size_t r, first;
+	pthread_mutex_t lock;
+};
+
+#define CHECK_SLICE 512 /* blobs a slice: fewer are checked on one thread */
+
+static void check_blobs(void *arg, size_t begin, size_t end)
+{
+	struct blob_check *c = arg;
+	struct hf_verify_job *job = c->job;
+	struct pool *p = &job->p;
+	size_t next = begin; /* the record's entry for the next blob: both sorted by name */
+	for (size_t b = begin; b < end; b++) {
+		const struct hf_blob *blob = &c->repo->blobs[b];
+		struct hf_blob_result item = { .repo = c->r,
+					       .blob = (long)b,
+					       .rev = -1,
+					       .file = -1,
+					       .expected = blob->name,
+					       .hex_len = blob->hex_len,
+					       .size = blob->size };
+		item.algorithm = blob->hex_len == 64 ? "sha256" : blob->hex_len == 40 ? "git-sha1" : NULL;
+		if (!item.algorithm)
+			item.state = HF_BLOB_UNNAMED;
+		else if (!blob->regular)
+			item.state = HF_BLOB_SKIPPED;
+		else if (p->blobs_fd[c->r] < 0) {
+			item.state = HF_BLOB_UNREADABLE;
+			item.error = p->blobs_error[c->r];
+		}
+		bool hash = item.algorithm && blob->regular && p->blobs_fd[c->r] >= 0;
+		if (hash && !job->opt.full) { /* verified before and unchanged since: trusted */
+			struct hf_record_stat now = blob_stat(blob);
+			if (hf_record_trusts(
+				    &job->record,
+				    hf_record_find_next(&job->record, job->folder_keys[c->r], blob->name, &next),
+				    &now)) {
+				item.state = HF_BLOB_OK;
+				item.trusted = true;
+				hash = false;
+			}
+		}
+		size_t at = c->first + b;
+		job->out.results[at] = item;
+		if (hash) {
+			job->out.results[at].state = HF_BLOB_SKIPPED; /* until a worker hashes it */
+			pthread_mutex_lock(&c->lock);
+			job->total += item.size;
+			p->order[p->n_work++] = at;
+			pthread_mutex_unlock(&c->lock);
+		}
+	}
 }
 
 struct hf_verify_job *hf_verify_start(const struct hf_cache *cache, const struct hf_verify_options *opt)
@@ -539,6 +608,7 @@ struct hf_verify_job *hf_verify_start(const struct hf_cache *cache, const struct
 	p->deadline = opt->deadline;
 	p->cache_fd = cache_fd;
 	p->blobs_fd = xcalloc(cache->n_repos + 1, sizeof(int));
+	p->blobs_error = xcalloc(cache->n_repos + 1, sizeof(int));
 	/* the work list: results[] indexes of the blobs to hash */
 	size_t n_blobs = 0;
 	for (size_t r = 0; r < cache->n_repos; r++)
@@ -555,44 +625,19 @@ struct hf_verify_job *hf_verify_start(const struct hf_cache *cache, const struct
 			continue;
 		job->first_result[r] = out->count;
 		job->folder_keys[r] = hf_record_folder_key(repo->folder);
+		errno = 0;
 		int fd = repo->real ? hf_open_in_cache(cache_fd, repo->real, O_RDONLY | O_DIRECTORY) : -1;
 		if (fd >= 0) {
 			p->blobs_fd[r] = openat(fd, HF_BLOBS, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			close(fd);
 		}
-		size_t next = 0; /* the record's entry for the next blob: both sorted by name */
-		for (size_t b = 0; b < repo->n_blobs; b++) {
-			const struct hf_blob *blob = &repo->blobs[b];
-			struct hf_blob_result item = { .repo = r,
-						       .blob = (long)b,
-						       .rev = -1,
-						       .file = -1,
-						       .expected = blob->name,
-						       .hex_len = blob->hex_len,
-						       .size = blob->size };
-			item.algorithm = blob->hex_len == 64 ? "sha256" : blob->hex_len == 40 ? "git-sha1" : NULL;
-			if (!item.algorithm)
-				item.state = HF_BLOB_UNNAMED;
-			else if (!blob->regular)
-				item.state = HF_BLOB_SKIPPED;
-			else if (p->blobs_fd[r] < 0) {
-				item.state = HF_BLOB_UNREADABLE;
-				item.error = errno ? errno : EBADF;
-			}
-			bool hash = item.algorithm && blob->regular && p->blobs_fd[r] >= 0;
-			if (hash && !opt->full) { /* verified before and unchanged since: trusted */
-				struct hf_record_stat now = blob_stat(blob);
-				if (hf_record_trusts(
-					    &job->record,
-					    hf_record_find_next(&job->record, job->folder_keys[r], blob->name, &next),
-					    &now)) {
-					item.state = HF_BLOB_OK;
-					item.trusted = true;
-					hash = false;
-				}
-			}
-			add_item(out, p->order, &p->n_work, &job->total, item, hash);
-		}
+		p->blobs_error[r] = p->blobs_fd[r] < 0 ? (errno ? errno : EBADF) : 0;
+		struct blob_check c = {
+			.job = job, .repo = repo, .r = r, .first = out->count, .lock = PTHREAD_MUTEX_INITIALIZER
+		};
+		hf_crew_for(repo->n_blobs, CHECK_SLICE, SIZE_MAX, check_blobs, &c);
+		pthread_mutex_destroy(&c.lock);
+		out->count += repo->n_blobs;
 	}
 	HF_TL("record checked");
 	p->results = out->results;
