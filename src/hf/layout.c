@@ -1397,9 +1397,15 @@ static void count_on_disk(struct hf_repo *repo, const struct hf_file *f)
 		repo->last_modified = f->mtime;
 }
 
+/* Two passes: the files mark their blobs in small arrays (in file order,
+ * which is no order of the blobs), then the blobs are summed in their own
+ * order. One pass that read and wrote each file's blob in file order
+ * missed the CPU's caches at nearly every file (20,000 blobs: 2.2 MB of
+ * them): ~1.5 ms on one thread at the end of the walk. */
 static void sum_repo(struct hf_repo *repo)
 {
 	size_t *seen = xcalloc(repo->n_blobs + 1, sizeof(*seen));
+	unsigned char *used = xcalloc(repo->n_blobs + 1, 1);
 	char **elsewhere = NULL; /* files out of the repo's blobs, by the path they end at (blob_stats' key) */
 	size_t n_elsewhere = 0;
 	for (size_t r = 0; r < repo->n_revisions; r++) {
@@ -1422,23 +1428,27 @@ static void sum_repo(struct hf_repo *repo)
 			}
 			if (f->blob < 0)
 				continue;
-			struct hf_blob *b = &repo->blobs[f->blob];
 			if (seen[f->blob] != r + 1) {
 				seen[f->blob] = r + 1;
-				rev->size += b->size;
+				rev->size += f->size; /* the blob's (the walk's add_file) */
 			}
-			if (!b->referenced) {
-				b->referenced = true;
-				repo->size_on_disk += b->size;
-				repo->n_files++;
-				if (b->atime > repo->last_accessed)
-					repo->last_accessed = b->atime;
-				if (b->mtime > repo->last_modified)
-					repo->last_modified = b->mtime;
-			}
+			used[f->blob] = 1;
 		}
 		free(in_rev);
 	}
+	for (size_t i = 0; i < repo->n_blobs; i++) {
+		struct hf_blob *b = &repo->blobs[i];
+		if (!used[i] || b->referenced)
+			continue;
+		b->referenced = true;
+		repo->size_on_disk += b->size;
+		repo->n_files++;
+		if (b->atime > repo->last_accessed)
+			repo->last_accessed = b->atime;
+		if (b->mtime > repo->last_modified)
+			repo->last_modified = b->mtime;
+	}
+	free(used);
 	free(elsewhere);
 	if (!repo->n_files) {
 		repo->last_accessed = repo->folder_atime;

@@ -446,9 +446,10 @@ struct hf_verify_job {
 	char **folder_keys;      /* per repo, as the record names it */
 	size_t *first_result;    /* per repo, the index of its first blob in results (SIZE_MAX: not verified) */
 	struct thread *tids;
-	unsigned started; /* threads running now */
-	unsigned most;    /* the most that ran at once */
-	uint64_t total;   /* bytes to hash */
+	unsigned started;      /* threads running now */
+	unsigned most;         /* the most that ran at once */
+	uint64_t total;        /* bytes to hash */
+	atomic_size_t trusted; /* results trusted from the record */
 	double start;
 	struct progress progress;
 };
@@ -537,6 +538,7 @@ static void check_blobs(void *arg, size_t begin, size_t end)
 	struct hf_verify_job *job = c->job;
 	struct pool *p = &job->p;
 	size_t next = begin; /* the record's entry for the next blob: both sorted by name */
+	size_t trusted = 0;
 	for (size_t b = begin; b < end; b++) {
 		const struct hf_blob *blob = &c->repo->blobs[b];
 		struct hf_blob_result item = { .repo = c->r,
@@ -565,6 +567,7 @@ static void check_blobs(void *arg, size_t begin, size_t end)
 				item.state = HF_BLOB_OK;
 				item.trusted = true;
 				hash = false;
+				trusted++;
 			}
 		}
 		size_t at = c->first + b;
@@ -577,6 +580,7 @@ static void check_blobs(void *arg, size_t begin, size_t end)
 			pthread_mutex_unlock(&c->lock);
 		}
 	}
+	atomic_fetch_add(&job->trusted, trusted);
 }
 
 struct hf_verify_job *hf_verify_start(const struct hf_cache *cache, const struct hf_verify_options *opt)
@@ -771,8 +775,8 @@ static void update_record(struct hf_verify_job *job)
 	const struct hf_cache *cache = job->p.cache;
 	struct hf_verify *o = &job->out;
 	struct hf_record *old = &job->record;
-	size_t fresh = 0;
-	for (size_t i = 0; i < o->count; i++)
+	size_t fresh = 0; /* only a file hashed to its end is recordable: none, no look at 20,000 results */
+	for (size_t i = 0; atomic_load(&job->p.hashed) && i < o->count; i++)
 		fresh += o->results[i].recordable;
 	if (!old->usable)
 		snprintf(o->record_note, sizeof(o->record_note), "%s", old->why);
@@ -842,6 +846,7 @@ int hf_verify_finish(struct hf_verify_job *job, struct hf_verify *out)
 		if (p->blobs_fd[r] >= 0)
 			close(p->blobs_fd[r]);
 	free(p->blobs_fd);
+	free(p->blobs_error);
 	free(p->order);
 	free(p->cancel);
 	hf_record_free(&job->record);
@@ -850,8 +855,7 @@ int hf_verify_finish(struct hf_verify_job *job, struct hf_verify *out)
 	free(job->folder_keys);
 	free(job->first_result);
 	o->hashed = atomic_load(&p->hashed);
-	for (size_t i = 0; i < o->count; i++)
-		o->trusted += o->results[i].trusted;
+	o->trusted = atomic_load(&job->trusted); /* counted by check_blobs, the one place that trusts */
 	*out = *o;
 	out->threads = job->most ? job->most : 1;
 	out->bytes_to_hash = job->total;
