@@ -25,7 +25,7 @@ struct job {
 	void *arg;
 	size_t helpers_max; /* workers that may join it (the caller works too) */
 	size_t helpers;     /* workers that joined (under the lock) */
-	size_t busy;        /* workers in it now (under the lock) */
+	atomic_size_t busy; /* workers in it now (changed under the lock; the caller may spin on it) */
 	struct job *next_job;
 };
 
@@ -93,6 +93,20 @@ static bool spin_for_work(unsigned seen)
 	}
 }
 
+/* Spins until no worker is in job j, or HF_CREW_SPIN_NS pass. */
+static void spin_until_idle(struct job *j)
+{
+	int64_t until = now_ns() + HF_CREW_SPIN_NS;
+	for (unsigned k = 1; atomic_load_explicit(&j->busy, memory_order_acquire); k++) {
+		cpu_relax();
+		if (k % 64 == 0) {
+			if (now_ns() > until)
+				return;
+			sched_yield();
+		}
+	}
+}
+
 static void *worker(void *arg)
 {
 	/* worker i starts workers 2i+1 and 2i+2: the holder's thread starts one */
@@ -107,11 +121,13 @@ static void *worker(void *arg)
 		struct job *j = job_to_join();
 		if (j) {
 			j->helpers++;
-			j->busy++;
+			atomic_fetch_add_explicit(&j->busy, 1, memory_order_relaxed);
 			pthread_mutex_unlock(&crew.lock);
 			run_slices(j);
 			pthread_mutex_lock(&crew.lock);
-			if (--j->busy == 0)
+			/* the job's caller may return as soon as it reads 0: j is
+			 * not touched after the decrement */
+			if (atomic_fetch_sub_explicit(&j->busy, 1, memory_order_release) == 1)
 				pthread_cond_broadcast(&crew.left);
 			continue;
 		}
@@ -227,7 +243,15 @@ void hf_crew_for(size_t count, size_t chunk, size_t max_threads, void (*fn)(void
 			*p = j.next_job;
 			break;
 		}
-	while (j.busy) /* a worker may still be in a slice it took */
+	/* a worker may still be in a slice it took: its end is waited for
+	 * spinning first, as a worker waits for work (asleep, this thread
+	 * would be woken by the last one out: an idle CPU's wake-up, 100-150
+	 * us on a virtual machine, at the end of every phase) */
+	pthread_mutex_unlock(&crew.lock);
+	if (atomic_load(&j.busy))
+		spin_until_idle(&j);
+	pthread_mutex_lock(&crew.lock);
+	while (atomic_load(&j.busy))
 		pthread_cond_wait(&crew.left, &crew.lock);
 	pthread_mutex_unlock(&crew.lock);
 }

@@ -1035,6 +1035,7 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 			sub_of[k] = sw;
 		}
 		hf_crew_for(n_subs, 1, threads, walk_subs, &subs);
+		HF_TL("subfolders walked");
 		size_t spliced = 0;
 		for (size_t i = 0; i < n_subs; i++)
 			spliced += subs.subs[i].rev.n_files;
@@ -1934,9 +1935,12 @@ static void walk_all(struct hf_cache *cache, int cache_fd)
 		free(w->warnings);
 	}
 	free(p.units);
+	HF_TL("walks merged");
 	for (size_t r = 0; r < cache->n_repos; r++) {
 		report_irregular_blobs(&cache->repos[r]);
+		HF_TL("irregular reported");
 		sum_repo(&cache->repos[r]);
+		HF_TL("repo summed");
 	}
 }
 
