@@ -10,13 +10,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "crew.h"
 #include "record_prune.h"
 #include "verified_record.h"
 #include "../lib/safe_io.h"
 #include "../lib/strbuf.h"
 #include "../lib/util.h"
 
-#define MAGIC "gpugate-hf-dirs 1"
+#define MAGIC "gpugate-hf-dirs 2" /* 2: large listings summed by blocks */
 
 /* A folder as the record holds it; its lines are parsed when asked for. */
 struct loaded_dir {
@@ -57,7 +58,7 @@ struct hf_dir_trust {
  * bytes left: catches a listing edited or damaged in place at a multiply
  * per word (a byte a step costs the 3 MB record of a 20,000-file cache a
  * few ms). The record is this host's own state, so the order is too. */
-static uint64_t checksum(const char *p, size_t n)
+static uint64_t fnv1a_words(const char *p, size_t n)
 {
 	uint64_t h = 14695981039346656037ull;
 	size_t i = 0;
@@ -68,6 +69,48 @@ static uint64_t checksum(const char *p, size_t n)
 	}
 	for (; i < n; i++)
 		h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
+	return h;
+}
+
+/* A listing's checksum: fnv1a_words of it up to SUM_BLOCK bytes; a larger
+ * one is cut into SUM_BLOCK-byte blocks whose sums are folded in order by
+ * the same step (one multiply a block), so that the blocks are summed side
+ * by side on the crew (crew.h): one thread's chain of multiplies over the
+ * 1.3 MB listing of a 20,000-blob blobs/ was a few hundred microseconds of
+ * the scan's serial path. */
+#define SUM_BLOCK (64u << 10)
+#define SUM_SLICE 4 /* blocks a slice */
+
+struct block_sums {
+	const char *p;
+	size_t n;
+	uint64_t *sums;
+};
+
+static void sum_blocks(void *arg, size_t begin, size_t end)
+{
+	struct block_sums *b = arg;
+	for (size_t k = begin; k < end; k++) {
+		size_t at = k * SUM_BLOCK;
+		b->sums[k] = fnv1a_words(b->p + at, b->n - at < SUM_BLOCK ? b->n - at : SUM_BLOCK);
+	}
+}
+
+static uint64_t checksum(const char *p, size_t n)
+{
+	if (n <= SUM_BLOCK)
+		return fnv1a_words(p, n);
+	struct block_sums b = { .p = p, .n = n };
+	size_t blocks = (n + SUM_BLOCK - 1) / SUM_BLOCK;
+	b.sums = xcalloc(blocks, sizeof(*b.sums));
+	if (hf_crew_held())
+		hf_crew_for(blocks, SUM_SLICE, SIZE_MAX, sum_blocks, &b);
+	else
+		sum_blocks(&b, 0, blocks);
+	uint64_t h = 14695981039346656037ull;
+	for (size_t k = 0; k < blocks; k++)
+		h = (h ^ b.sums[k]) * 1099511628211ull;
+	free(b.sums);
 	return h;
 }
 

@@ -20,7 +20,8 @@
  * folder was read afresh. A record that is odd in any way (missing, a FIFO
  * or a link, cut short, out of order, made for another cache or version) is
  * not used at all: every folder is read. Each folder's listing carries a
- * checksum of its lines (FNV-1a's step over 8-byte words), checked before
+ * checksum of its lines (FNV-1a's step over 8-byte words; past 64 KiB,
+ * the same step over the sums of its 64 KiB blocks), checked before
  * it is used: a listing that fails it, or does not parse, is not used (that
  * folder is read afresh and the record rewritten).
  *
@@ -32,7 +33,7 @@
  * granule of the folder's recorded times, which leaves them as recorded.
  *
  * The file is text:
- *   gpugate-hf-dirs 1
+ *   gpugate-hf-dirs 2
  *   cache DEV INO PATH            (as the blob record's)
  *   stamp SEC NSEC                (the scan's start less HF_RECORD_RACY_MARGIN)
  *   dirs N

@@ -1,4 +1,5 @@
 #include "verify.h"
+#include "timeline.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +23,7 @@
 #include "../lib/util.h"
 #include "../result.h"
 #include "cache_format.h"
+#include "crew.h"
 #include "verified_record.h"
 
 /* Per thread: memory does not grow with file size. 64 KiB: read()'s copy
@@ -33,6 +35,11 @@
 /* Bytes a worker hashes before it adds them to the shared progress counter:
  * one atomic per read from every thread kept its cache line moving. */
 #define PROGRESS_STEP (16u << 20)
+/* Bytes a worker hashes between two looks at the deadline and its cancel
+ * flag: a clock read (the vDSO's) a MiB costs nothing next to hashing the
+ * MiB, and a short deadline (a check's --deadline leaves hf verify tens of
+ * milliseconds) is then kept to within a MiB's hash, not 16 MiB's. */
+#define STOP_STEP (1u << 20)
 /* Smaller files are read in a few calls: the read-ahead hint costs more. */
 #define FADVISE_MIN (1u << 20)
 /* Larger files are hashed from a mapping of the page cache: read(2) copies
@@ -202,7 +209,7 @@ json_t *hf_result_json(const struct hf_cache *cache, const struct hf_blob_result
 /* One file's hash as it goes: the pieces come from read(2) or a mapping. */
 struct hashing {
 	struct digest *d;
-	uint64_t total, unreported;
+	uint64_t total, unreported, unchecked;
 	_Atomic uint64_t *progress;
 	double deadline;
 	const _Atomic bool *cancel;
@@ -213,10 +220,14 @@ static int hash_piece(void *arg, const unsigned char *data, size_t n)
 	struct hashing *h = arg;
 	h->total += n;
 	h->unreported += n;
+	h->unchecked += n;
 	if (h->unreported >= PROGRESS_STEP) {
 		if (h->progress)
 			atomic_fetch_add_explicit(h->progress, h->unreported, memory_order_relaxed);
 		h->unreported = 0;
+	}
+	if (h->unchecked >= STOP_STEP) {
+		h->unchecked = 0;
 		/* a big blob stops mid-way at the deadline (issue 26: a 50 GB one ran on) */
 		if (h->deadline > 0 && monotonic_seconds() > h->deadline)
 			return -ETIMEDOUT;
@@ -309,6 +320,7 @@ struct pool {
 	_Atomic bool *cancel; /* per result: stop hashing it (its size differs from the listing) */
 	size_t n_cancel;      /* entries of cancel */
 	int *blobs_fd;        /* per repo; -1 when unopened */
+	int *blobs_error;     /* per repo: why its blobs/ did not open (errno), or 0 */
 	double deadline;
 	atomic_bool stop;
 	int cache_fd;
@@ -417,7 +429,10 @@ static int sort_by_size(const void *a, const void *b, void *arg)
 	const struct hf_blob_result *results = arg;
 	const struct hf_blob_result *x = &results[*(const size_t *)a];
 	const struct hf_blob_result *y = &results[*(const size_t *)b];
-	return x->size < y->size ? 1 : x->size > y->size ? -1 : 0;
+	if (x->size != y->size)
+		return x->size < y->size ? 1 : -1;
+	/* equal sizes in results' order: the list is filled in any order (check_blobs) */
+	return x < y ? -1 : x > y ? 1 : 0;
 }
 
 static void add_item(struct hf_verify *out, size_t *order, size_t *n_work, uint64_t *total, struct hf_blob_result item,
@@ -439,10 +454,11 @@ struct hf_verify_job {
 	struct hf_record record; /* as read at the start */
 	char **folder_keys;      /* per repo, as the record names it */
 	size_t *first_result;    /* per repo, the index of its first blob in results (SIZE_MAX: not verified) */
-	pthread_t *tids;
-	unsigned started; /* threads running now */
-	unsigned most;    /* the most that ran at once */
-	uint64_t total;   /* bytes to hash */
+	struct thread *tids;
+	unsigned started;      /* threads running now */
+	unsigned most;         /* the most that ran at once */
+	uint64_t total;        /* bytes to hash */
+	atomic_size_t trusted; /* results trusted from the record */
 	double start;
 	struct progress progress;
 };
@@ -457,12 +473,14 @@ static void job_launch(struct hf_verify_job *job)
 	if (p->n_work) /* largest first, so that no thread is left with one big file at the end */
 		qsort_r(p->order, p->n_work, sizeof(size_t), sort_by_size, p->results);
 	unsigned threads = job->opt.threads ? job->opt.threads : usable_cpus();
-	if (threads > p->n_work)
-		threads = p->n_work ? (unsigned)p->n_work : 1;
+	if (threads > p->n_work) /* none for nothing to hash: a run that trusts every blob */
+		threads = (unsigned)p->n_work;
 	job->tids = xcalloc(threads, sizeof(*job->tids));
 	job->started = 0;
 	for (unsigned t = 0; t < threads; t++)
-		if (pthread_create(&job->tids[job->started], NULL, worker, p) == 0)
+		/* lib/parallel.h's stacks (1 MiB): a worker's frames are small, its
+		 * read buffer and digest context on the heap */
+		if (thread_start(&job->tids[job->started], worker, p) == 0)
 			job->started++;
 		else
 			break;
@@ -484,7 +502,7 @@ static void draw_progress(struct hf_verify_job *job, bool final)
 static void job_wait(struct hf_verify_job *job)
 {
 	struct pool *p = &job->p;
-	if (!job->started)
+	if (!job->started && p->n_work)
 		worker(p);
 	if (job->progress.on && job->started) {
 		/* looks every 10 ms, so that the end is not waited for; the
@@ -496,7 +514,7 @@ static void job_wait(struct hf_verify_job *job)
 		}
 	}
 	for (unsigned t = 0; t < job->started; t++)
-		pthread_join(job->tids[t], NULL);
+		thread_join(&job->tids[t]);
 	free(job->tids);
 	job->tids = NULL;
 	job->started = 0;
@@ -507,6 +525,71 @@ static struct hf_record_stat blob_stat(const struct hf_blob *b)
 	return (struct hf_record_stat){
 		.dev = b->dev, .ino = b->ino, .size = b->size, .mtim = b->mtim, .ctim = b->ctim
 	};
+}
+
+/* One repo's blobs against the record, in slices on the crew's threads
+ * (crew.h): each blob's result is its own slot (results[first + b]), its
+ * fresh page first written there, side by side; a blob to hash joins the
+ * work list under the lock (the list is sorted by size before the hashing:
+ * the order it is added in does not count). */
+struct blob_check {
+	struct hf_verify_job *job;
+	const struct hf_repo *repo;
+	size_t r, first;
+	pthread_mutex_t lock;
+};
+
+#define CHECK_SLICE 512 /* blobs a slice: fewer are checked on one thread */
+
+static void check_blobs(void *arg, size_t begin, size_t end)
+{
+	struct blob_check *c = arg;
+	struct hf_verify_job *job = c->job;
+	struct pool *p = &job->p;
+	size_t next = begin; /* the record's entry for the next blob: both sorted by name */
+	size_t trusted = 0;
+	for (size_t b = begin; b < end; b++) {
+		const struct hf_blob *blob = &c->repo->blobs[b];
+		struct hf_blob_result item = { .repo = c->r,
+					       .blob = (long)b,
+					       .rev = -1,
+					       .file = -1,
+					       .expected = blob->name,
+					       .hex_len = blob->hex_len,
+					       .size = blob->size };
+		item.algorithm = blob->hex_len == 64 ? "sha256" : blob->hex_len == 40 ? "git-sha1" : NULL;
+		if (!item.algorithm)
+			item.state = HF_BLOB_UNNAMED;
+		else if (!blob->regular)
+			item.state = HF_BLOB_SKIPPED;
+		else if (p->blobs_fd[c->r] < 0) {
+			item.state = HF_BLOB_UNREADABLE;
+			item.error = p->blobs_error[c->r];
+		}
+		bool hash = item.algorithm && blob->regular && p->blobs_fd[c->r] >= 0;
+		if (hash && !job->opt.full) { /* verified before and unchanged since: trusted */
+			struct hf_record_stat now = blob_stat(blob);
+			if (hf_record_trusts(
+				    &job->record,
+				    hf_record_find_next(&job->record, job->folder_keys[c->r], blob->name, &next),
+				    &now)) {
+				item.state = HF_BLOB_OK;
+				item.trusted = true;
+				hash = false;
+				trusted++;
+			}
+		}
+		size_t at = c->first + b;
+		job->out.results[at] = item;
+		if (hash) {
+			job->out.results[at].state = HF_BLOB_SKIPPED; /* until a worker hashes it */
+			pthread_mutex_lock(&c->lock);
+			job->total += item.size;
+			p->order[p->n_work++] = at;
+			pthread_mutex_unlock(&c->lock);
+		}
+	}
+	atomic_fetch_add(&job->trusted, trusted);
 }
 
 struct hf_verify_job *hf_verify_start(const struct hf_cache *cache, const struct hf_verify_options *opt)
@@ -529,6 +612,7 @@ struct hf_verify_job *hf_verify_start(const struct hf_cache *cache, const struct
 		hf_record_load_join(opt->record_loading, &job->record);
 	else if (opt->record)
 		hf_record_load(&job->record, opt->record, cache->path);
+	HF_TL("record joined");
 	job->folder_keys = xcalloc(cache->n_repos + 1, sizeof(char *));
 	job->first_result = xcalloc(cache->n_repos + 1, sizeof(size_t));
 	struct hf_verify *out = &job->out;
@@ -537,6 +621,7 @@ struct hf_verify_job *hf_verify_start(const struct hf_cache *cache, const struct
 	p->deadline = opt->deadline;
 	p->cache_fd = cache_fd;
 	p->blobs_fd = xcalloc(cache->n_repos + 1, sizeof(int));
+	p->blobs_error = xcalloc(cache->n_repos + 1, sizeof(int));
 	/* the work list: results[] indexes of the blobs to hash */
 	size_t n_blobs = 0;
 	for (size_t r = 0; r < cache->n_repos; r++)
@@ -553,45 +638,21 @@ struct hf_verify_job *hf_verify_start(const struct hf_cache *cache, const struct
 			continue;
 		job->first_result[r] = out->count;
 		job->folder_keys[r] = hf_record_folder_key(repo->folder);
+		errno = 0;
 		int fd = repo->real ? hf_open_in_cache(cache_fd, repo->real, O_RDONLY | O_DIRECTORY) : -1;
 		if (fd >= 0) {
 			p->blobs_fd[r] = openat(fd, HF_BLOBS, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			close(fd);
 		}
-		size_t next = 0; /* the record's entry for the next blob: both sorted by name */
-		for (size_t b = 0; b < repo->n_blobs; b++) {
-			const struct hf_blob *blob = &repo->blobs[b];
-			struct hf_blob_result item = { .repo = r,
-						       .blob = (long)b,
-						       .rev = -1,
-						       .file = -1,
-						       .expected = blob->name,
-						       .hex_len = blob->hex_len,
-						       .size = blob->size };
-			item.algorithm = blob->hex_len == 64 ? "sha256" : blob->hex_len == 40 ? "git-sha1" : NULL;
-			if (!item.algorithm)
-				item.state = HF_BLOB_UNNAMED;
-			else if (!blob->regular)
-				item.state = HF_BLOB_SKIPPED;
-			else if (p->blobs_fd[r] < 0) {
-				item.state = HF_BLOB_UNREADABLE;
-				item.error = errno ? errno : EBADF;
-			}
-			bool hash = item.algorithm && blob->regular && p->blobs_fd[r] >= 0;
-			if (hash && !opt->full) { /* verified before and unchanged since: trusted */
-				struct hf_record_stat now = blob_stat(blob);
-				if (hf_record_trusts(
-					    &job->record,
-					    hf_record_find_next(&job->record, job->folder_keys[r], blob->name, &next),
-					    &now)) {
-					item.state = HF_BLOB_OK;
-					item.trusted = true;
-					hash = false;
-				}
-			}
-			add_item(out, p->order, &p->n_work, &job->total, item, hash);
-		}
+		p->blobs_error[r] = p->blobs_fd[r] < 0 ? (errno ? errno : EBADF) : 0;
+		struct blob_check c = {
+			.job = job, .repo = repo, .r = r, .first = out->count, .lock = PTHREAD_MUTEX_INITIALIZER
+		};
+		hf_crew_for(repo->n_blobs, CHECK_SLICE, SIZE_MAX, check_blobs, &c);
+		pthread_mutex_destroy(&c.lock);
+		out->count += repo->n_blobs;
 	}
+	HF_TL("record checked");
 	p->results = out->results;
 	job_launch(job);
 	return job;
@@ -616,11 +677,45 @@ static int result_cmp(const void *a, const void *b)
 /* Sizes against the listings, before (or while) hashing: a blob whose size
  * is not the one a listing gives a file linked to it is a finding without
  * its hash (issue 26), and its hashing, if a worker has begun it, stops at
- * its next 16 MiB. Known once the scan has walked the snapshots. */
+ * its next MiB (STOP_STEP). Known once the scan has walked the snapshots. */
+struct size_check {
+	struct hf_verify_job *job;
+	const struct hf_revision *rev;
+	size_t first; /* the repo's first result */
+	pthread_mutex_t lock;
+};
+
+/* Files [begin, end) of one revision, in slices on the crew (20,000 files
+ * and their listed sizes read on one thread were a few hundred
+ * microseconds at the end of a run). */
+static void check_sizes(void *arg, size_t begin, size_t end)
+{
+	struct size_check *c = arg;
+	struct pool *p = &c->job->p;
+	for (size_t i = begin; i < end; i++) {
+		const struct hf_file *f = &c->rev->files[i];
+		if (f->blob < 0 || f->link != HF_LINK_OK || f->listed < 0)
+			continue;
+		const struct hf_listed_file *lf = &c->rev->listing.files[f->listed];
+		/* the file's size is its blob's (the walk's): the blob's
+		 * result, far from the last one in memory, only read
+		 * for a size that differs */
+		if (!lf->has_size || lf->size == f->size)
+			continue;
+		size_t k = c->first + (size_t)f->blob; /* a repo's blobs are added in order */
+		pthread_mutex_lock(&c->lock);          /* two files may link one blob */
+		struct hf_blob_result *res = &c->job->out.results[k];
+		if (lf->size != res->size && !res->trusted && res->state == HF_BLOB_SKIPPED) {
+			res->listed_size = lf->size;
+			atomic_store(&p->cancel[k], true);
+		}
+		pthread_mutex_unlock(&c->lock);
+	}
+}
+
 static void cancel_size_mismatches(struct hf_verify_job *job)
 {
-	struct pool *p = &job->p;
-	const struct hf_cache *cache = p->cache;
+	const struct hf_cache *cache = job->p.cache;
 	for (size_t r = 0; r < cache->n_repos; r++) {
 		const struct hf_repo *repo = &cache->repos[r];
 		if (job->first_result[r] == SIZE_MAX)
@@ -629,24 +724,14 @@ static void cancel_size_mismatches(struct hf_verify_job *job)
 			const struct hf_revision *rev = &repo->revisions[v];
 			if (rev->listing.state != HF_LISTING_OK)
 				continue;
-			for (size_t i = 0; i < rev->n_files; i++) {
-				const struct hf_file *f = &rev->files[i];
-				if (f->blob < 0 || f->link != HF_LINK_OK || f->listed < 0)
-					continue;
-				const struct hf_listed_file *lf = &rev->listing.files[f->listed];
-				/* the file's size is its blob's (the walk's): the blob's
-				 * result, far from the last one in memory, only read
-				 * for a size that differs */
-				if (!lf->has_size || lf->size == f->size)
-					continue;
-				size_t k =
-					job->first_result[r] + (size_t)f->blob; /* a repo's blobs are added in order */
-				struct hf_blob_result *res = &job->out.results[k];
-				if (lf->size == res->size || res->trusted || res->state != HF_BLOB_SKIPPED)
-					continue;
-				res->listed_size = lf->size;
-				atomic_store(&p->cancel[k], true);
-			}
+			struct size_check c = {
+				.job = job, .rev = rev, .first = job->first_result[r], .lock = PTHREAD_MUTEX_INITIALIZER
+			};
+			if (hf_crew_held()) /* else on this thread, as before: not worth a thread start */
+				hf_crew_for(rev->n_files, CHECK_SLICE * 8, SIZE_MAX, check_sizes, &c);
+			else
+				check_sizes(&c, 0, rev->n_files);
+			pthread_mutex_destroy(&c.lock);
 		}
 	}
 }
@@ -723,8 +808,8 @@ static void update_record(struct hf_verify_job *job)
 	const struct hf_cache *cache = job->p.cache;
 	struct hf_verify *o = &job->out;
 	struct hf_record *old = &job->record;
-	size_t fresh = 0;
-	for (size_t i = 0; i < o->count; i++)
+	size_t fresh = 0; /* only a file hashed to its end is recordable: none, no look at 20,000 results */
+	for (size_t i = 0; atomic_load(&job->p.hashed) && i < o->count; i++)
 		fresh += o->results[i].recordable;
 	if (!old->usable)
 		snprintf(o->record_note, sizeof(o->record_note), "%s", old->why);
@@ -794,6 +879,7 @@ int hf_verify_finish(struct hf_verify_job *job, struct hf_verify *out)
 		if (p->blobs_fd[r] >= 0)
 			close(p->blobs_fd[r]);
 	free(p->blobs_fd);
+	free(p->blobs_error);
 	free(p->order);
 	free(p->cancel);
 	hf_record_free(&job->record);
@@ -802,8 +888,7 @@ int hf_verify_finish(struct hf_verify_job *job, struct hf_verify *out)
 	free(job->folder_keys);
 	free(job->first_result);
 	o->hashed = atomic_load(&p->hashed);
-	for (size_t i = 0; i < o->count; i++)
-		o->trusted += o->results[i].trusted;
+	o->trusted = atomic_load(&job->trusted); /* counted by check_blobs, the one place that trusts */
 	*out = *o;
 	out->threads = job->most ? job->most : 1;
 	out->bytes_to_hash = job->total;

@@ -106,7 +106,7 @@ struct hf_hasher {
  * sha256, 40: git blob sha1 over "blob SIZE\0" + content, SIZE from fstat).
  * Returns 0 and the hex digest, or -errno (-ESTALE when the size changed
  * under the read; -ETIMEDOUT or -ECANCELED as the hasher's deadline and
- * cancel say, looked at every 16 MiB). */
+ * cancel say, looked at every MiB hashed). */
 int hf_hasher_fd(struct hf_hasher *h, int fd, size_t hex_len, char hex[65], uint64_t *bytes);
 void hf_hasher_release(struct hf_hasher *h);
 /* The same, once, with buf as scratch. */

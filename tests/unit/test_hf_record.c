@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hf/crew.h"
 #include "hf/listing.h"
 #include "hf/record_prune.h"
 #include "hf/verified_record.h"
@@ -428,6 +429,17 @@ static void large_record_parsed_in_pieces_as_in_one(void **state)
 	free(good);
 }
 
+/* The same with hf verify's crew held (crew.h): the lines are counted and
+ * parsed on its threads, each fault still named as the one thread names it. */
+static void large_record_parsed_on_the_crew_as_in_one(void **state)
+{
+	hf_crew_hold(true);
+	assert_true(hf_crew_held());
+	large_record_parsed_in_pieces_as_in_one(state);
+	hf_crew_release();
+	assert_false(hf_crew_held());
+}
+
 /* A kept listing gives back exactly what was parsed (odd bytes in paths and
  * strings, a "-" string apart from none), and only for the same listing:
  * each stat field, the folder, the commit, a racy stamp. */
@@ -565,6 +577,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(kept_listing_round_trip_and_its_rules, setup, teardown),
 		cmocka_unit_test_setup_teardown(lru_prune_keeps_whole_groups_within_both_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(large_record_parsed_in_pieces_as_in_one, setup, teardown),
+		cmocka_unit_test_setup_teardown(large_record_parsed_on_the_crew_as_in_one, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
