@@ -27,7 +27,7 @@
 #include "crew.h"
 #include "layout.h"
 #include "location.h"
-#include "timeline.h"
+#include "../lib/timeline.h"
 #include "verified_record.h"
 #include "verify.h"
 
@@ -562,7 +562,7 @@ static int hf_verify(int argc, char **argv)
 			return rc;
 		}
 	}
-	HF_TL("verify options");
+	tl_mark("verify options");
 	/* one set of threads for the scan's and the record's parallel phases,
 	 * started now: they come up (an idle CPU's wake-up each) while the
 	 * record files are found and opened */
@@ -571,7 +571,7 @@ static int hf_verify(int argc, char **argv)
 	if (BUILD_ASAN || BUILD_TSAN) /* else the workers end with the process, not joined one by one first */
 		hf_crew_release();
 	crypto_dl_preload_join();
-	HF_TL("crypto joined");
+	tl_mark("crypto joined");
 	return rc;
 }
 
@@ -637,7 +637,7 @@ static int verify_scanned(struct hf_options o, int argc, char **argv)
 		vo.record_loading = hf_record_load_start(vs.record, dir);
 	free(dir);
 	free(alias);
-	HF_TL("record load started");
+	tl_mark("record load started");
 	/* listings parsed before are kept in the state folder, as the record is (not with --full) */
 	char keep_why[256];
 	struct context keep_ctx = { .root = "", .env = environ };
@@ -646,7 +646,7 @@ static int verify_scanned(struct hf_options o, int argc, char **argv)
 	struct hf_scan_hook hook = { .blobs_listed = start_hashing, .arg = &vs, .keep_dir = keep_dir };
 	struct hf_cache cache;
 	int scanned = scan_hooked_or_explain(&o, &cache, &hook);
-	HF_TL("scan done");
+	tl_mark("scan done");
 	free(keep_dir);
 	if (vo.record_loading) { /* the scan never reached the hashing */
 		struct hf_record unused;
@@ -688,7 +688,7 @@ static int verify_scanned(struct hf_options o, int argc, char **argv)
 		return EXIT_UNHEALTHY;
 	}
 	hf_verify_finish(vs.job, &v);
-	HF_TL("verify finished");
+	tl_mark("verify finished");
 	size_t n_repos = 0, n_warn = 0, n_revs = 0, n_unlisted = 0;
 	for (size_t r = 0; r < cache.n_repos; r++) {
 		const struct hf_repo *repo = &cache.repos[r];
@@ -806,7 +806,7 @@ static int verify_scanned(struct hf_options o, int argc, char **argv)
 		       count_noun(n_fail, "problem", "problems"), n_warn, count_noun(n_warn, "warning", "warnings"));
 		json_decref(problems);
 	}
-	HF_TL("report out");
+	tl_mark("report out");
 	/* the process ends with the command: its pages go back with it at once
 	 * (a piecewise free of a 20,000-blob scan is 20,000 frees and the unmap
 	 * of each large array, a TLB shootdown to the crew's CPUs each). The
@@ -818,7 +818,7 @@ static int verify_scanned(struct hf_options o, int argc, char **argv)
 		free_list(folders);
 		free(vs.record);
 	}
-	HF_TL("freed");
+	tl_mark("freed");
 	return n_fail ? EXIT_UNHEALTHY : EXIT_HEALTHY;
 }
 

@@ -1,5 +1,5 @@
 #include "layout.h"
-#include "timeline.h"
+#include "../lib/timeline.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -586,7 +586,7 @@ static void scan_blobs(const struct hf_cache *cache, struct hf_repo *repo, int r
 			names[i] = list[i].name;
 		free(list);
 	}
-	HF_TL("blob names");
+	tl_mark("blob names");
 	free(key);
 	struct blob_stats stats = { .fd = fd,
 				    .blobs = n ? xcalloc(n, sizeof(*stats.blobs)) : NULL,
@@ -597,7 +597,7 @@ static void scan_blobs(const struct hf_cache *cache, struct hf_repo *repo, int r
 				    .error = xcalloc(n + 1, sizeof(int)),
 				    .size = xcalloc(n + 1, sizeof(uint64_t)) };
 	hf_crew_for(n, BLOB_STAT_SLICE, SIZE_MAX, stat_blobs, &stats);
-	HF_TL("blobs stat");
+	tl_mark("blobs stat");
 	free(names);
 	if (d)
 		closedir(d);
@@ -1035,7 +1035,7 @@ static void walk_snapshot(struct walk *w, int dirfd, const char *prefix, size_t 
 			sub_of[k] = sw;
 		}
 		hf_crew_for(n_subs, 1, threads, walk_subs, &subs);
-		HF_TL("subfolders walked");
+		tl_mark("subfolders walked");
 		size_t spliced = 0;
 		for (size_t i = 0; i < n_subs; i++)
 			spliced += subs.subs[i].rev.n_files;
@@ -1897,7 +1897,7 @@ static void *read_listing(void *arg)
 	}
 	free(kept);
 	close(fd);
-	HF_TL("listing read");
+	tl_mark("listing read");
 	return NULL;
 }
 
@@ -1952,16 +1952,16 @@ static void walk_units(void *arg, size_t begin, size_t end)
 		 * folder's name sorts before a sibling's "name/..." */
 		w->rev->paths = w->paths; /* its files' paths: freed with it */
 		w->paths = NULL;
-		HF_TL("snapshot walked");
+		tl_mark("snapshot walked");
 		if (!files_sorted(w->rev))
 			qsort(w->rev->files, w->rev->n_files, sizeof(*w->rev->files), file_cmp);
 		if (listing_aside)
 			thread_join(&listing);
 		else if (!join_listing_reader(w->rev) && !w->cache->skip_listings)
 			read_listing(w);
-		HF_TL("listing joined");
+		tl_mark("listing joined");
 		compare_listing(w);
-		HF_TL("listing compared");
+		tl_mark("listing compared");
 	}
 }
 
@@ -2013,13 +2013,13 @@ static void walk_all(struct hf_cache *cache, int cache_fd)
 		free(w->warnings);
 	}
 	free(p.units);
-	HF_TL("walks merged");
+	tl_mark("walks merged");
 	for (size_t r = 0; r < cache->n_repos; r++) {
 		/* the sums first: they count the blobs that are no plain file, the
 		 * warnings' loop over every blob only where there is one */
 		if (sum_repo(&cache->repos[r]))
 			report_irregular_blobs(&cache->repos[r]);
-		HF_TL("repo summed");
+		tl_mark("repo summed");
 	}
 }
 
@@ -2124,9 +2124,9 @@ int hf_cache_scan_hooked(const char *path, const char *alias, bool listings, str
 		return -e;
 	}
 	/* folder listings kept by the last scan (no --full) */
-	HF_TL("scan start");
+	tl_mark("scan start");
 	cache->dir_trust = cache->keep_dir ? hf_dir_trust_open(cache->keep_dir, path, &cache->scan_stamp) : NULL;
-	HF_TL("folder record open");
+	tl_mark("folder record open");
 	size_t alloc = 0;
 	struct dirent *de;
 	while ((de = readdir(d))) {
@@ -2146,7 +2146,7 @@ int hf_cache_scan_hooked(const char *path, const char *alias, bool listings, str
 	size_t readers_left = cpus - 1; /* listings read beside the scan */
 	for (size_t i = 0; i < cache->n_repos; i++)
 		scan_repo(cache, &cache->repos[i], fd, &readers_left);
-	HF_TL("repos scanned");
+	tl_mark("repos scanned");
 	/* what the hook starts (the record check, the hashing) runs beside the
 	 * walk: it reads only the repos' blobs, which the walk leaves as they are
 	 * but for their referenced flag */
@@ -2155,14 +2155,14 @@ int hf_cache_scan_hooked(const char *path, const char *alias, bool listings, str
 	if (hook && hook->blobs_listed && !hook_aside)
 		call_hook(&call);
 	walk_all(cache, fd);
-	HF_TL("walk done");
+	tl_mark("walk done");
 	if (hook_aside)
 		thread_join(&call.thread);
-	HF_TL("hook joined");
+	tl_mark("hook joined");
 	cache->kept_text = hf_dir_trust_close_keeping_text(cache->dir_trust);
 	cache->dir_trust = NULL;
 	closedir(d);
-	HF_TL("folder record closed");
+	tl_mark("folder record closed");
 	return 0;
 }
 

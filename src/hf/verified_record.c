@@ -1,5 +1,5 @@
 #include "verified_record.h"
-#include "timeline.h"
+#include "../lib/timeline.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -471,7 +471,7 @@ static void *load_aside(void *arg)
 {
 	struct hf_record_loading *l = arg;
 	hf_record_load(&l->rec, l->file, l->cache_path);
-	HF_TL("record loaded");
+	tl_mark("record loaded");
 	return NULL;
 }
 

@@ -1,5 +1,5 @@
 #include "verify.h"
-#include "timeline.h"
+#include "../lib/timeline.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -612,7 +612,7 @@ struct hf_verify_job *hf_verify_start(const struct hf_cache *cache, const struct
 		hf_record_load_join(opt->record_loading, &job->record);
 	else if (opt->record)
 		hf_record_load(&job->record, opt->record, cache->path);
-	HF_TL("record joined");
+	tl_mark("record joined");
 	job->folder_keys = xcalloc(cache->n_repos + 1, sizeof(char *));
 	job->first_result = xcalloc(cache->n_repos + 1, sizeof(size_t));
 	struct hf_verify *out = &job->out;
@@ -652,7 +652,7 @@ struct hf_verify_job *hf_verify_start(const struct hf_cache *cache, const struct
 		pthread_mutex_destroy(&c.lock);
 		out->count += repo->n_blobs;
 	}
-	HF_TL("record checked");
+	tl_mark("record checked");
 	p->results = out->results;
 	job_launch(job);
 	return job;
