@@ -10,6 +10,7 @@
 #include "../facts/packages.h"
 #include "../lib/debversion.h"
 #include "../lib/dpkg_status.h"
+#include "../lib/timeline.h"
 #include "../lib/util.h"
 #include "../registry.h"
 
@@ -266,6 +267,7 @@ bool packages_relation_holds(const struct relation *rel, const struct dpkg_statu
 static void run_installed(const struct context *ctx, void *state, struct result *r)
 {
 	(void)state;
+	tl_mark("packages.installed start");
 	yaml_node_t *list = spec_get(ctx->spec, "packages");
 	size_t n = spec_seq_len(list);
 	if (n == 0) {
@@ -370,6 +372,7 @@ static void run_installed(const struct context *ctx, void *state, struct result 
 		relation_free(&rels[i]);
 	free(rels);
 	free(names);
+	tl_mark("packages.installed end");
 }
 
 static const struct check_def packages_checks[] = {

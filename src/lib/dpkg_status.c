@@ -10,6 +10,7 @@
 #include "parallel.h"
 #include "safe_io.h"
 #include "sanitizer.h"
+#include "timeline.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +26,17 @@
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
+#endif
+
+#ifdef GPUGATE_TIMELINE /* the process's first and last marks (timeline.h) */
+__attribute__((constructor)) static void tl_process_start(void)
+{
+	tl_mark("process start (after ld.so)");
+}
+__attribute__((destructor)) static void tl_process_exit(void)
+{
+	tl_mark("process exit");
+}
 #endif
 
 /* dpkg's fieldinfos[] (lib/dpkg/parse.c), in its order. */
@@ -1457,7 +1469,9 @@ static void parse_parts(void *arg, size_t begin, size_t end)
 	struct parts *all = arg;
 	for (size_t i = begin; i < end; i++) {
 		struct part *p = &all->part[i];
+		tl_mark("part begin");
 		p->rc = parse_range(&p->ps, p->fd, p->from, p->to, p->last, p->buffer_size, &p->short_read);
+		tl_mark("part end");
 	}
 }
 
@@ -1598,6 +1612,7 @@ static int load_parts(const char *path, int fd, off_t size, const char *const *w
 	free(mem_size);
 	free(cut);
 	struct parts all = { part };
+	tl_mark("parts ready to start");
 	if (parts > 1)
 		parallel_for(parts, 1, parts, parse_parts, &all);
 	else
@@ -1605,7 +1620,9 @@ static int load_parts(const char *path, int fd, off_t size, const char *const *w
 	bool changed = false;
 	for (size_t i = 0; i < parts; i++)
 		changed |= part[i].short_read;
+	tl_mark("parts joined");
 	int rc = changed ? -4 : parts_join(part, parts, out, err, err_size);
+	tl_mark("parts_join done");
 	for (size_t i = 0; i < parts; i++)
 		parser_free(&part[i].ps);
 	free(mem);
@@ -1623,6 +1640,7 @@ int dpkg_status_load_parts(const char *path, const char *const *wanted, size_t b
 	int fd = safe_open_read(path, SAFE_KIND_REG, SAFE_MAX_STATUS, &st, err, err_size);
 	if (fd < 0)
 		return fd == -ENOENT || fd == -ENOTDIR ? -2 : -3;
+	tl_mark("status file open");
 	if (!parts) { /* a part per DPKG_STATUS_PART bytes, one per CPU that is free */
 		parts = (size_t)st.st_size / DPKG_STATUS_PART;
 		size_t idle = parts > 1 ? idle_cpus() : 0;
@@ -1633,16 +1651,22 @@ int dpkg_status_load_parts(const char *path, const char *const *wanted, size_t b
 			parts = parts < cpus ? parts : cpus;
 		}
 	}
+#ifdef GPUGATE_TIMELINE /* the part count forced, to compare counts on the host */
+	if (getenv("GPUGATE_TL_PARTS"))
+		parts = (size_t)atoi(getenv("GPUGATE_TL_PARTS"));
+#endif
 	if ((off_t)parts > st.st_size)
 		parts = (size_t)st.st_size;
 	if (!parts)
 		parts = 1;
+	tl_mark("part count chosen");
 	int rc = load_parts(path, fd, st.st_size, wanted, buffer_size, parts, out, err, err_size);
 	if (rc == -4) /* the file changed under the parts: read it again in one */
 		rc = load_parts(path, fd, st.st_size, wanted, buffer_size, 1, out, err, err_size);
 	close(fd);
 	if (rc < 0)
 		dpkg_status_free(out);
+	tl_mark("status file loaded");
 	return rc;
 }
 

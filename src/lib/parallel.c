@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "sanitizer.h"
+#include "timeline.h"
 #include "util.h"
 #include "xalloc.h"
 
@@ -239,6 +240,7 @@ void parallel_for(size_t count, size_t chunk, size_t max_threads, void (*fn)(voi
 	for (size_t t = 1; t < threads; t++)
 		if (thread_start(&tids[started], run_slices, &s) == 0)
 			started++;
+	tl_mark("parallel_for threads started");
 	run_slices(&s);
 	for (size_t t = 0; t < started; t++)
 		thread_join(&tids[t]);
