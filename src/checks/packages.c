@@ -289,13 +289,14 @@ static void run_installed(const struct context *ctx, void *state, struct result 
 	names = xrealloc(names, (names_n + 1) * sizeof(*names));
 	names[names_n] = NULL;
 
-	char *admindir = ctx_path(ctx, "/var/lib/dpkg");
 	char *path = ctx_path(ctx, "/var/lib/dpkg/status");
 	struct dpkg_status st;
 	char err[1024];
 	int rc = dpkg_status_load(path, names, &st, err, sizeof(err));
 	if (rc == -2) {
+		char *admindir = ctx_path(ctx, "/var/lib/dpkg"); /* (only here: a path lookup of its own) */
 		result_set(r, STATUS_FAIL, "no dpkg database at %s (not a Debian/Ubuntu image?): %s", admindir, err);
+		free(admindir);
 		result_remedy(
 			r,
 			"run gpugate inside the Debian or Ubuntu image that holds the GPU stack, or point --root at its unpacked root filesystem");
@@ -366,7 +367,6 @@ static void run_installed(const struct context *ctx, void *state, struct result 
 		free(native);
 		dpkg_status_free(&st);
 	}
-	free(admindir);
 	free(path);
 	for (size_t i = 0; i < n; i++)
 		relation_free(&rels[i]);

@@ -1451,11 +1451,18 @@ static off_t file_cut(int fd, off_t x, off_t size)
 	return size;
 }
 
-/* One part of the file, parsed on its own thread. */
+/* One part of the file, parsed on its own thread: the index-th of parts
+ * shares of the size bytes fstat gave, from just after the first empty
+ * line in it (the start of the file for the first) to where the next one
+ * starts (the end of the file for the last). Each thread finds its own
+ * part's ends (file_cut), so that the thread that starts the others does
+ * not read the file first. */
 struct part {
 	struct parser ps;
-	off_t from, to;
-	bool last, short_read;
+	size_t index, parts;
+	off_t size;
+	off_t from, to; /* what it read: to is the end of the file when last */
+	bool last, empty, short_read;
 	int fd, rc;
 	size_t buffer_size;
 };
@@ -1464,68 +1471,119 @@ struct parts {
 	struct part *part;
 };
 
+static void parse_part(struct part *p)
+{
+	off_t share = p->size / (off_t)p->parts;
+	p->from = p->index ? file_cut(p->fd, share * (off_t)p->index, p->size) : 0;
+	if (p->index && p->from >= p->size) {
+		p->empty = true; /* no empty line after its share's start: the part before reads to the end */
+		return;
+	}
+	p->last = p->index + 1 == p->parts;
+	p->to = p->last ? p->size : file_cut(p->fd, share * (off_t)(p->index + 1), p->size);
+	/* a part with no empty line after its end is the last one, read to
+	 * the end of the file (which may have grown since fstat) */
+	p->last = p->last || p->to >= p->size;
+	p->rc = parse_range(&p->ps, p->fd, p->from, p->to, p->last, p->buffer_size, &p->short_read);
+}
+
+/* Whether the parts read the file whole, each from where the one before
+ * it ended, to the end of the file: the threads found the ends on their
+ * own, and agree unless the file changed under them (dpkg replaces its
+ * status file by a rename, never in place). */
+static bool parts_whole(const struct part *part, size_t n)
+{
+	off_t at = 0;
+	bool ended = false;
+	for (size_t i = 0; i < n; i++) {
+		const struct part *p = &part[i];
+		if (p->short_read || p->empty != ended || (!p->empty && p->from != at))
+			return false;
+		at = p->to;
+		ended = ended || p->last;
+	}
+	return ended;
+}
+
 static void parse_parts(void *arg, size_t begin, size_t end)
 {
 	struct parts *all = arg;
 	for (size_t i = begin; i < end; i++) {
-		struct part *p = &all->part[i];
 		tl_mark("part begin");
-		p->rc = parse_range(&p->ps, p->fd, p->from, p->to, p->last, p->buffer_size, &p->short_read);
+		parse_part(&all->part[i]);
 		tl_mark("part end");
 	}
 }
 
-/* Part p's names looked up in g's table (the names of the parts before
- * it), and added to it when add (every part but the last, which no part
- * follows): one look-up a name, with the hash p's table kept. Returns the
- * file's first duplicate instance in p, given the instances of the parts
- * before it: its line in p, with its error in g (0 when none). An instance
- * of a name the earlier parts hold as not Multi-Arch: same is one too many,
- * whatever it is; after only "same" ones, the first that is not
- * (parse_find_set_slot's rule). p's names are distinct (its own table
- * joined their spellings), so adding one does not change what another
- * finds. g's table was sized for every name added (parts_join): a free
- * slot is always found. */
-static size_t join_names(struct parser *g, const struct parser *p, bool add)
+/* The names of the parts before the one being joined (parts_join): each
+ * the slot of the part that first had it, found by the hash that part's
+ * table kept, and its instances in those parts so far. The names are not
+ * copied: they stay in their parts' memory until the join is done. */
+struct joined {
+	uint64_t hash;
+	const char *name; /* NULL: an empty entry */
+	unsigned single, multi;
+};
+
+struct join_table {
+	struct joined *at;
+	size_t mask;
+};
+
+/* The entry of the name of slot sl (spelled name) in t: the one holding it
+ * in any letter case, or the empty one where it would go. */
+static struct joined *join_find(const struct join_table *t, const struct name_slot *sl, const char *name)
+{
+	size_t len = strlen(name);
+	size_t k = sl->hash & t->mask;
+	for (; t->at[k].name; k = (k + 1) & t->mask) {
+		const struct joined *j = &t->at[k];
+		if (j->hash == sl->hash && strncasecmp(j->name, name, len) == 0 && j->name[len] == '\0')
+			break;
+	}
+	return &t->at[k];
+}
+
+/* Part p's names looked up in t (the names of the parts before it), and
+ * added to it when add (every part but the last, which no part follows).
+ * Returns the file's first duplicate instance in p, given the instances of
+ * the parts before it: its line in p, with its error in err_ps (0 when
+ * none). An instance of a name the earlier parts hold as not Multi-Arch:
+ * same is one too many, whatever it is; after only "same" ones, the first
+ * that is not (parse_find_set_slot's rule). p's names are distinct (its
+ * own table joined their spellings), so adding one does not change what
+ * another finds. t was sized for every name added (parts_join): a free
+ * entry is always found. */
+static size_t join_names(struct join_table *t, const struct parser *p, bool add, struct parser *err_ps)
 {
 	size_t best = 0;
 	const char *name = NULL;
 	bool multiple = false;
-	const size_t mask = g->slots_cap - 1;
 	for (size_t k = 0; k < p->slots_cap; k++) {
 		const struct name_slot *sl = &p->slots[k];
 		if (!sl->name_at)
 			continue;
 		const char *n = p->names.buf + sl->name_at;
-		size_t len = strlen(n);
-		size_t at = sl->hash & mask;
-		for (; g->slots[at].name_at; at = (at + 1) & mask) {
-			const char *other = g->names.buf + g->slots[at].name_at;
-			if (g->slots[at].hash == sl->hash && strncasecmp(other, n, len) == 0 && other[len] == '\0')
-				break;
-		}
-		struct name_slot *gs = &g->slots[at];
-		if (!gs->name_at) { /* no part before p has it */
-			if (add) {
-				*gs = (struct name_slot){ sl->hash, name_add(g, n, len), sl->single, sl->multi };
-				g->slots_used++;
-			}
+		struct joined *j = join_find(t, sl, n);
+		if (!j->name) { /* no part before p has it */
+			if (add)
+				*j = (struct joined){ sl->hash, n, sl->single, sl->multi };
 			continue;
 		}
-		if ((sl->single || sl->multi) && (gs->single || (gs->multi && sl->single))) {
+		if (p->firsts && (sl->single || sl->multi) && (j->single || (j->multi && sl->single))) {
 			const struct first_seen *f = &p->firsts[k];
-			size_t line = gs->single ? f->first_line : f->single_line;
+			size_t line = j->single ? f->first_line : f->single_line;
 			if (!best || line < best) {
 				best = line;
-				name = p->names.buf + (gs->single ? f->first_at : f->single_at);
-				multiple = gs->single ? f->first_single : false;
+				name = p->names.buf + (j->single ? f->first_at : f->single_at);
+				multiple = j->single ? f->first_single : false;
 			}
 		}
-		gs->single += sl->single;
-		gs->multi += sl->multi;
+		j->single += sl->single;
+		j->multi += sl->multi;
 	}
 	if (best)
-		duplicate_error(g, best, name, strlen(name), multiple);
+		duplicate_error(err_ps, best, name, strlen(name), multiple);
 	return best;
 }
 
@@ -1535,28 +1593,25 @@ static size_t join_names(struct parser *g, const struct parser *p, bool add)
  * order, the first dpkg stanza's architecture. */
 static int parts_join(struct part *part, size_t n, struct dpkg_status *out, char *err, size_t err_size)
 {
-	struct parser *g = &part[0].ps; /* its table gathers every part's names */
-	/* sized once for all of them (at most half full, as name_slot keeps
-	 * it), not doubled on the way; the first part's own first instances
-	 * are never asked for (no part comes before it), nor the last part's
-	 * names (no part comes after it) */
+	/* one table for the names of every part but the last (no part comes
+	 * after it), at most half full, made at once */
 	size_t names = 0;
 	for (size_t i = 0; i + 1 < n; i++)
 		names += part[i].ps.slots_used;
-	g->firsts = NULL;
-	g->track_first = false;
-	size_t cap = g->slots_cap ? g->slots_cap : 64;
+	size_t cap = 64;
 	while (cap < 2 * (names + 1))
 		cap *= 2;
-	if (cap != g->slots_cap)
-		slots_resize(g, cap);
+	struct join_table t = { n > 1 ? xcalloc(cap, sizeof(*t.at)) : NULL, cap - 1 };
 	size_t first = 0;
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		struct part *p = &part[i];
-		size_t dup = i ? join_names(g, &p->ps, i + 1 < n) : 0;
+		/* (the first part's duplicates were its own parse's: it has no
+		 * part before it; the error of one found later goes to its
+		 * parser, which has none of its own then) */
+		size_t dup = n > 1 ? join_names(&t, &p->ps, i + 1 < n, &part[0].ps) : 0;
 		if (dup && (p->rc == 0 || !p->ps.err_line || dup <= p->ps.err_line)) {
-			error_out(g, first, err, err_size); /* g holds the duplicate's error */
+			error_out(&part[0].ps, first, err, err_size); /* it holds the duplicate's error */
 			rc = -1;
 		} else if (p->rc < 0) {
 			error_out(&p->ps, first, err, err_size);
@@ -1567,61 +1622,38 @@ static int parts_join(struct part *part, size_t n, struct dpkg_status *out, char
 		kept_out(&p->ps, first, out);
 		first += p->ps.line;
 	}
+	free(t.at);
 	return rc;
 }
 
 static int load_parts(const char *path, int fd, off_t size, const char *const *wanted, size_t buffer_size, size_t parts,
 		      struct dpkg_status *out, char *err, size_t err_size)
 {
-	/* where each part starts: a part with no empty line after its share
-	 * of the file is the last one, read to the end of the file (which may
-	 * have grown since fstat) */
-	off_t *cut = xcalloc(parts + 1, sizeof(*cut));
-	size_t n = 1;
-	while (n < parts) {
-		off_t c = file_cut(fd, size / (off_t)parts * (off_t)n, size);
-		if (c >= size)
-			break;
-		cut[n] = c > cut[n - 1] ? c : cut[n - 1];
-		n++;
-	}
-	parts = n;
 	struct part *part = xcalloc(parts, sizeof(*part));
 	/* every part's memory in one allocation, made here before the threads
 	 * start, each part's share whole pages (two threads meet on a page
-	 * only at a share's last bytes, seldom used) */
-	size_t *mem_size = xcalloc(parts, sizeof(*mem_size)), total = 0;
-	for (size_t i = 0; i < parts; i++) {
-		off_t to = i + 1 == parts ? size : cut[i + 1];
-		mem_size[i] = scratch_size((size_t)(to - cut[i]), buffer_size, parts > 1, wanted);
-		total += mem_size[i];
-	}
-	char *mem = xcalloc(1, total), *at = mem;
+	 * only at a share's last bytes, seldom used), sized for its share of
+	 * the file (a part is a stanza longer or shorter: the name table's
+	 * first size has room to spare, and what outgrows the share comes from
+	 * malloc) */
+	size_t share = (size_t)size / parts + 1;
+	size_t mem_size = scratch_size(share, buffer_size, parts > 1, wanted);
+	char *mem = xcalloc(parts, mem_size);
 	struct known_keys known;
 	known_keys_build(&known);
 	for (size_t i = 0; i < parts; i++) {
 		struct part *p = &part[i];
-		p->fd = fd;
-		p->buffer_size = buffer_size;
-		p->from = cut[i];
-		p->last = i + 1 == parts;
-		p->to = p->last ? size : cut[i + 1];
-		parser_init(&p->ps, path, wanted, (size_t)(p->to - p->from), parts > 1, &known, at, mem_size[i]);
-		at += mem_size[i];
+		*p = (struct part){ .index = i, .parts = parts, .size = size, .fd = fd, .buffer_size = buffer_size };
+		parser_init(&p->ps, path, wanted, share, parts > 1, &known, mem + i * mem_size, mem_size);
 	}
-	free(mem_size);
-	free(cut);
 	struct parts all = { part };
 	tl_mark("parts ready to start");
 	if (parts > 1)
 		parallel_for(parts, 1, parts, parse_parts, &all);
 	else
 		parse_parts(&all, 0, 1);
-	bool changed = false;
-	for (size_t i = 0; i < parts; i++)
-		changed |= part[i].short_read;
 	tl_mark("parts joined");
-	int rc = changed ? -4 : parts_join(part, parts, out, err, err_size);
+	int rc = !parts_whole(part, parts) ? -4 : parts_join(part, parts, out, err, err_size);
 	tl_mark("parts_join done");
 	for (size_t i = 0; i < parts; i++)
 		parser_free(&part[i].ps);

@@ -36,9 +36,17 @@ static unsigned cpu_quota(void)
 	return n > 0 && n < 4096 ? (unsigned)n : 0;
 }
 
+/* The count once a process: parallel_for and the status file's parts ask
+ * for it several times a run, and each count reads the cgroup's files
+ * (three system calls or more). 0: not counted yet (two threads may both
+ * count: the same answer). */
+static atomic_uint cpus_once;
+
 unsigned usable_cpus(void)
 {
-	unsigned n = 0;
+	unsigned n = atomic_load_explicit(&cpus_once, memory_order_relaxed);
+	if (n)
+		return n;
 	cpu_set_t set;
 	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
 		n = (unsigned)CPU_COUNT(&set);
@@ -47,7 +55,9 @@ unsigned usable_cpus(void)
 		n = online > 0 ? (unsigned)online : 1;
 	}
 	unsigned quota = cpu_quota();
-	return quota && quota < n ? quota : n;
+	n = quota && quota < n ? quota : n;
+	atomic_store_explicit(&cpus_once, n, memory_order_relaxed);
+	return n;
 }
 
 unsigned idle_cpus(void)
@@ -198,10 +208,6 @@ void thread_join(struct thread *t)
 	t->slot = -1;
 }
 
-/* usable_cpus() once a process: parallel_for runs several times a scan,
- * and each count reads the cgroup's files (three system calls or more). */
-static atomic_uint cpus_once; /* 0: not counted yet (two threads may both count: the same answer) */
-
 struct slices {
 	size_t count, chunk;
 	atomic_size_t next;
@@ -225,11 +231,7 @@ void parallel_for(size_t count, size_t chunk, size_t max_threads, void (*fn)(voi
 	if (threads > max_threads)
 		threads = max_threads;
 	if (threads > 1) {
-		unsigned cpus = atomic_load_explicit(&cpus_once, memory_order_relaxed);
-		if (!cpus) {
-			cpus = usable_cpus();
-			atomic_store_explicit(&cpus_once, cpus, memory_order_relaxed);
-		}
+		unsigned cpus = usable_cpus();
 		if (threads > cpus)
 			threads = cpus;
 	}

@@ -7,7 +7,7 @@
 
 /* The CPUs this process may run on (its affinity mask), cut to what a
  * container's CPU quota pays for (cgroup v2 cpu.max, v1 cfs_quota_us),
- * rounded up; at least 1. */
+ * rounded up; at least 1. Counted once a process. */
 unsigned usable_cpus(void);
 
 /* The CPUs with nothing to run at this moment: the CPUs this process may
