@@ -208,6 +208,11 @@ void thread_join(struct thread *t)
 	t->slot = -1;
 }
 
+void parallel_prestart(size_t n)
+{
+	(void)n; /* (the workers come in the next commit) */
+}
+
 struct slices {
 	size_t count, chunk;
 	atomic_size_t next;
