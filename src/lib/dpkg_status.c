@@ -32,6 +32,8 @@
 __attribute__((constructor)) static void tl_process_start(void)
 {
 	tl_mark("process start (after ld.so)");
+	if (getenv("GPUGATE_TL_PRESTART")) /* the workers started as early as can be */
+		parallel_prestart((size_t)atoi(getenv("GPUGATE_TL_PRESTART")));
 }
 __attribute__((destructor)) static void tl_process_exit(void)
 {
@@ -1675,7 +1677,11 @@ int dpkg_status_load_parts(const char *path, const char *const *wanted, size_t b
 	tl_mark("status file open");
 	if (!parts) { /* a part per DPKG_STATUS_PART bytes, one per CPU that is free */
 		parts = (size_t)st.st_size / DPKG_STATUS_PART;
-		size_t idle = parts > 1 ? idle_cpus() : 0;
+		/* with workers waiting (parallel_prestart), one part each and
+		 * this thread's: no thread to start, whose CPU's wake would cost
+		 * more than its part; else the CPUs idle now */
+		unsigned workers = parts > 1 ? parallel_workers() : 0;
+		size_t idle = workers ? workers : parts > 1 ? idle_cpus() : 0;
 		if (parts > idle + 1) /* this thread's own CPU, and the idle ones */
 			parts = idle + 1;
 		if (parts > 1) { /* what a container's CPU quota pays for */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sanitizer.h"
@@ -208,11 +209,6 @@ void thread_join(struct thread *t)
 	t->slot = -1;
 }
 
-void parallel_prestart(size_t n)
-{
-	(void)n; /* (the workers come in the next commit) */
-}
-
 struct slices {
 	size_t count, chunk;
 	atomic_size_t next;
@@ -228,6 +224,91 @@ static void *run_slices(void *arg)
 	return NULL;
 }
 
+/* The workers parallel_prestart starts, and the one job at a time they
+ * take slices of. gen is even while no job is open, odd while one is: a
+ * worker that sees it odd counts itself in active, and runs the job's
+ * slices only if gen is still the same and a seat is left (the job's
+ * caller wants no more helpers than its thread count); the caller closes
+ * the job (gen even again) when it has run out of slices, then waits until
+ * active is 0, so that no worker touches the job (on its stack) after it
+ * returns. All of it sequentially consistent: a worker that counts itself
+ * after the caller saw active at 0 also sees the job closed. */
+static struct {
+	atomic_bool busy;    /* a parallel_for owns the pool (another one starts threads of its own) */
+	atomic_uint gen;     /* the job's number, odd while open */
+	struct slices *job;  /* the open job (written before gen turns odd) */
+	atomic_int seats;    /* helpers the job still takes */
+	atomic_uint active;  /* workers looking at the job */
+	atomic_uint workers; /* alive */
+} pool_of_workers;
+
+/* How long a worker waits for a job before it ends: a few milliseconds
+ * (a health check's static path takes ~2 ms), spinning on its CPU: a
+ * thread asleep would have to be woken (~50-150 us on a virtual machine's
+ * halted vCPU) to take a job or for the process to exit. */
+#define WORKER_WAIT_NS 3000000LL
+
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* (the vDSO: no system call) */
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void *worker_main(void *arg)
+{
+	(void)arg;
+	unsigned done = 0; /* the last job looked at */
+	long long until = now_ns() + WORKER_WAIT_NS;
+	for (unsigned spins = 1;; spins++) {
+		unsigned g = atomic_load(&pool_of_workers.gen);
+		if ((g & 1) && g != done) {
+			atomic_fetch_add(&pool_of_workers.active, 1);
+			if (atomic_load(&pool_of_workers.gen) == g && atomic_fetch_sub(&pool_of_workers.seats, 1) > 0)
+				run_slices(pool_of_workers.job);
+			atomic_fetch_sub(&pool_of_workers.active, 1);
+			done = g;
+			until = now_ns() + WORKER_WAIT_NS;
+			continue;
+		}
+		cpu_relax();
+		if (spins % 64 == 0 && now_ns() > until)
+			break;
+	}
+	atomic_fetch_sub(&pool_of_workers.workers, 1);
+	return NULL;
+}
+
+void parallel_prestart(size_t n)
+{
+	unsigned cpus = usable_cpus();
+	if (n > cpus - 1) /* the caller's thread is one of the CPUs */
+		n = cpus - 1;
+	while (atomic_load(&pool_of_workers.workers) < n) {
+		struct thread t;
+		atomic_fetch_add(&pool_of_workers.workers, 1);
+		if (thread_start(&t, worker_main, NULL) != 0) {
+			atomic_fetch_sub(&pool_of_workers.workers, 1);
+			return;
+		}
+		pthread_detach(t.id); /* it ends on its own; its stack stays taken until the process ends */
+	}
+}
+
+unsigned parallel_workers(void)
+{
+	return atomic_load(&pool_of_workers.workers);
+}
+
 void parallel_for(size_t count, size_t chunk, size_t max_threads, void (*fn)(void *arg, size_t begin, size_t end),
 		  void *arg)
 {
@@ -240,15 +321,32 @@ void parallel_for(size_t count, size_t chunk, size_t max_threads, void (*fn)(voi
 		if (threads > cpus)
 			threads = cpus;
 	}
-	/* the others are extra: this thread works too, and any that fail to
-	 * start leave their slices to those that did */
-	struct thread *tids = threads > 1 ? xcalloc(threads - 1, sizeof(*tids)) : NULL;
-	size_t started = 0;
-	for (size_t t = 1; t < threads; t++)
+	/* the helpers: the pool's workers first, when it is free, then
+	 * threads of its own for the rest; this thread works too, and any
+	 * helper that fails to start or comes late leaves its slices to those
+	 * that did */
+	size_t helpers = threads > 1 ? threads - 1 : 0, from_pool = 0;
+	bool pooled = helpers && !atomic_exchange(&pool_of_workers.busy, true);
+	if (pooled) {
+		from_pool = atomic_load(&pool_of_workers.workers);
+		from_pool = from_pool < helpers ? from_pool : helpers;
+		pool_of_workers.job = &s;
+		atomic_store(&pool_of_workers.seats, (int)from_pool);
+		atomic_fetch_add(&pool_of_workers.gen, 1); /* open */
+	}
+	size_t own = helpers - from_pool, started = 0;
+	struct thread *tids = own ? xcalloc(own, sizeof(*tids)) : NULL;
+	for (size_t t = 0; t < own; t++)
 		if (thread_start(&tids[started], run_slices, &s) == 0)
 			started++;
 	tl_mark("parallel_for threads started");
 	run_slices(&s);
+	if (pooled) {
+		atomic_fetch_add(&pool_of_workers.gen, 1); /* closed: no worker starts on it now */
+		while (atomic_load(&pool_of_workers.active))
+			cpu_relax(); /* a worker's last slice */
+		atomic_store(&pool_of_workers.busy, false);
+	}
 	for (size_t t = 0; t < started; t++)
 		thread_join(&tids[t]);
 	free(tids);

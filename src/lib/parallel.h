@@ -46,11 +46,15 @@ void thread_join(struct thread *t);
  * the main thread (a later call only tops the workers up to n); safe to
  * skip: parallel_for starts threads of its own where no worker is free. */
 void parallel_prestart(size_t n);
+/* The workers alive now (parallel_prestart's, not yet ended): a job cut to
+ * this many slices plus the caller's own runs without a thread's start. */
+unsigned parallel_workers(void);
 
 /* Calls fn(arg, begin, end) on consecutive slices [begin, end) of
  * [0, count), each of at most chunk items, on up to usable_cpus() threads
  * (and never more than max_threads, nor more than there are slices); the
- * calling thread is one of them. Returns when every slice is done. fn must
+ * calling thread is one of them, the others the idle workers
+ * (parallel_prestart) and then threads started for it. Returns when every slice is done. fn must
  * be safe to run on several slices at once. */
 void parallel_for(size_t count, size_t chunk, size_t max_threads, void (*fn)(void *arg, size_t begin, size_t end),
 		  void *arg);
