@@ -7,6 +7,7 @@
 
 #include "debrelation.h"
 #include "debversion.h"
+#include "mapped_file.h"
 #include "parallel.h"
 #include "safe_io.h"
 #include "sanitizer.h"
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -208,9 +210,9 @@ struct stanza {
 /* The instances of one package name seen so far (parse_find_set_slot):
  * those not "not-installed", split by Multi-Arch: same or not. */
 struct name_slot {
-	uint64_t hash;
-	size_t name_at; /* offset into the parser's names arena; 0 = empty slot */
-	unsigned single, multi;
+	uint32_t hash;
+	uint32_t name_at; /* offset into the parser's names arena; 0 = empty slot */
+	uint32_t single, multi;
 };
 
 /* A part of the file parsed on its own (dpkg_status_load_parts) keeps, for
@@ -220,9 +222,12 @@ struct name_slot {
  * decide whether one of those is the file's first duplicate. Apart from
  * the slots, so that the one-piece parse's table stays small. */
 struct first_seen {
-	size_t first_line, first_at, single_line, single_at;
+	uint32_t first_line, first_at, single_line, single_at;
 	bool first_single;
 };
+/* (32 bits hold any line or offset of a file dpkg_status reads: at most
+ * SAFE_MAX_STATUS bytes, whose names arena holds each name at most twice) */
+_Static_assert(2 * SAFE_MAX_STATUS < UINT32_MAX, "a status file's offsets fit in 32 bits");
 
 /* The known names, each as two 8-byte words with its letters lowered and
  * a mask with bit 5 set where a letter stands: a name from the file (masked
@@ -285,6 +290,7 @@ static void *scratch_alloc(struct scratch *m, size_t n)
 	size_t want = (n + SCRATCH_REDZONE + SCRATCH_ALIGN - 1) & ~(size_t)(SCRATCH_ALIGN - 1);
 	if ((size_t)(m->end - m->at) < want) {
 		size_t size = want + SCRATCH_ALIGN > SCRATCH_OWN_BLOCK ? want + SCRATCH_ALIGN : SCRATCH_OWN_BLOCK;
+		tl_mark("scratch grows");
 		char *block = xcalloc(1, size);
 		*(void **)(void *)block = m->own;
 		((size_t *)(void *)block)[1] = size;
@@ -764,15 +770,15 @@ static uint64_t name_hash(const char *s, size_t n)
 }
 
 /* The name table's first size for bytes of a status file: a real one's
- * stanzas average ~900 bytes (the bench's: 921,952 for 1,004 packages), so
- * a name per 1 KiB with the table at most half full fits such a file
- * without growing (2,048 slots for the bench's), and a part of a file gets a table the size of its share:
- * the table is calloc'ed, a page fault per 4 KiB cleared, and a fixed 2,048
- * slots (with first_seen, 128 KiB) cost each of 7 parts ~30 faults for its
- * ~150 names. */
+ * stanzas average ~900 bytes (the bench's: 921,952 for 1,004 packages), but
+ * a part of the file may hold mostly short ones (a run of libraries: ~700
+ * bytes each), and a table that grows in a part's thread costs a malloc'ed
+ * copy there (a lock, or an arena of its own) and its pages cleared: a name
+ * per 512 bytes, the table at most half full. A slot and its first_seen
+ * take 36 bytes: a part of a 1 MB file in 4 gets 1,024 slots, 36 KiB. */
 static size_t slots_for(size_t bytes)
 {
-	size_t want = 2 * (bytes / 1024 + 1), cap = 64;
+	size_t want = 2 * (bytes / 512 + 1), cap = 64;
 	while (cap < want && cap < ((size_t)1 << 20))
 		cap *= 2;
 	return cap;
@@ -831,13 +837,13 @@ static struct name_slot *name_slot(struct parser *ps, const char *name, size_t n
 {
 	if (2 * (ps->slots_used + 1) > ps->slots_cap)
 		slots_grow(ps);
-	uint64_t h = name_hash(name, n);
+	uint32_t h = (uint32_t)name_hash(name, n);
 	size_t k = h & (ps->slots_cap - 1);
 	for (;; k = (k + 1) & (ps->slots_cap - 1)) {
 		struct name_slot *sl = &ps->slots[k];
 		if (!sl->name_at) {
 			sl->hash = h;
-			sl->name_at = name_add(ps, name, n);
+			sl->name_at = (uint32_t)name_add(ps, name, n);
 			ps->slots_used++;
 			return sl;
 		}
@@ -890,13 +896,13 @@ static void note_first(struct parser *ps, const struct name_slot *sl, const char
 {
 	struct first_seen *f = &ps->firsts[sl - ps->slots];
 	if (!sl->single && !sl->multi) {
-		f->first_line = line;
+		f->first_line = (uint32_t)line;
 		f->first_single = single;
-		f->first_at = spelling_at(ps, sl, name, n);
+		f->first_at = (uint32_t)spelling_at(ps, sl, name, n);
 	}
 	if (single && !sl->single) {
-		f->single_line = line;
-		f->single_at = spelling_at(ps, sl, name, n);
+		f->single_line = (uint32_t)line;
+		f->single_at = (uint32_t)spelling_at(ps, sl, name, n);
 	}
 }
 
@@ -1465,6 +1471,7 @@ struct part {
 	off_t size;
 	off_t from, to; /* what it read: to is the end of the file when last */
 	bool last, empty, short_read;
+	const char *map; /* the file mapped (its size bytes), or NULL: read through a buffer of buffer_size */
 	int fd, rc;
 	size_t buffer_size;
 };
@@ -1473,20 +1480,53 @@ struct parts {
 	struct part *part;
 };
 
-static void parse_part(struct part *p)
+/* file_cut in the mapped file. */
+static off_t map_cut(const char *map, off_t x, off_t size)
 {
+	const char *p = map + (x >= 2 ? x - 2 : 0), *end = map + size;
+	while ((p = memchr(p, '\n', (size_t)(end - p))) && p + 1 < end) {
+		if (p[1] == '\n' && p + 2 - map >= x)
+			return p + 2 - map;
+		p++;
+	}
+	return size;
+}
+
+static off_t part_cut(const struct part *p, off_t x)
+{
+	return p->map ? map_cut(p->map, x, p->size) : file_cut(p->fd, x, p->size);
+}
+
+/* Finds the part's ends and parses it: returns 0 (the outcome in p). */
+static int read_part(void *arg)
+{
+	struct part *p = arg;
 	off_t share = p->size / (off_t)p->parts;
-	p->from = p->index ? file_cut(p->fd, share * (off_t)p->index, p->size) : 0;
+	p->from = p->index ? part_cut(p, share * (off_t)p->index) : 0;
 	if (p->index && p->from >= p->size) {
 		p->empty = true; /* no empty line after its share's start: the part before reads to the end */
-		return;
+		return 0;
 	}
 	p->last = p->index + 1 == p->parts;
-	p->to = p->last ? p->size : file_cut(p->fd, share * (off_t)(p->index + 1), p->size);
+	p->to = p->last ? p->size : part_cut(p, share * (off_t)(p->index + 1));
 	/* a part with no empty line after its end is the last one, read to
 	 * the end of the file (which may have grown since fstat) */
 	p->last = p->last || p->to >= p->size;
-	p->rc = parse_range(&p->ps, p->fd, p->from, p->to, p->last, p->buffer_size, &p->short_read);
+	if (p->map)
+		p->rc = parse_region(&p->ps, p->map + p->from, (size_t)(p->to - p->from));
+	else
+		p->rc = parse_range(&p->ps, p->fd, p->from, p->to, p->last, p->buffer_size, &p->short_read);
+	return 0;
+}
+
+static void parse_part(struct part *p)
+{
+	/* in the map, a page the file no longer has (cut short under it) is
+	 * a short read: the file is read again */
+	if (!p->map)
+		read_part(p);
+	else if (mapped_file_guard(p->map, p->map + p->size, read_part, p) != 0)
+		p->short_read = true;
 }
 
 /* Whether the parts read the file whole, each from where the one before
@@ -1522,9 +1562,8 @@ static void parse_parts(void *arg, size_t begin, size_t end)
  * table kept, and its instances in those parts so far. The names are not
  * copied: they stay in their parts' memory until the join is done. */
 struct joined {
-	uint64_t hash;
 	const char *name; /* NULL: an empty entry */
-	unsigned single, multi;
+	uint32_t hash, single, multi;
 };
 
 struct join_table {
@@ -1569,7 +1608,7 @@ static size_t join_names(struct join_table *t, const struct parser *p, bool add,
 		struct joined *j = join_find(t, sl, n);
 		if (!j->name) { /* no part before p has it */
 			if (add)
-				*j = (struct joined){ sl->hash, n, sl->single, sl->multi };
+				*j = (struct joined){ n, sl->hash, sl->single, sl->multi };
 			continue;
 		}
 		if (p->firsts && (sl->single || sl->multi) && (j->single || (j->multi && sl->single))) {
@@ -1628,9 +1667,11 @@ static int parts_join(struct part *part, size_t n, struct dpkg_status *out, char
 	return rc;
 }
 
-static int load_parts(const char *path, int fd, off_t size, const char *const *wanted, size_t buffer_size, size_t parts,
-		      struct dpkg_status *out, char *err, size_t err_size)
+static int load_parts(const char *path, int fd, const char *map, off_t size, const char *const *wanted,
+		      size_t buffer_size, size_t parts, struct dpkg_status *out, char *err, size_t err_size)
 {
+	if (map)
+		buffer_size = 0; /* parsed where it lies */
 	struct part *part = xcalloc(parts, sizeof(*part));
 	/* every part's memory in one allocation, made here before the threads
 	 * start, each part's share whole pages (two threads meet on a page
@@ -1645,7 +1686,9 @@ static int load_parts(const char *path, int fd, off_t size, const char *const *w
 	known_keys_build(&known);
 	for (size_t i = 0; i < parts; i++) {
 		struct part *p = &part[i];
-		*p = (struct part){ .index = i, .parts = parts, .size = size, .fd = fd, .buffer_size = buffer_size };
+		*p = (struct part){
+			.index = i, .parts = parts, .size = size, .map = map, .fd = fd, .buffer_size = buffer_size
+		};
 		parser_init(&p->ps, path, wanted, share, parts > 1, &known, mem + i * mem_size, mem_size);
 	}
 	struct parts all = { part };
@@ -1655,7 +1698,11 @@ static int load_parts(const char *path, int fd, off_t size, const char *const *w
 	else
 		parse_parts(&all, 0, 1);
 	tl_mark("parts joined");
-	int rc = !parts_whole(part, parts) ? -4 : parts_join(part, parts, out, err, err_size);
+	/* a file cut short under the map reads as zeros up to its last page's
+	 * end: only its size says it changed */
+	struct stat now;
+	bool changed = !parts_whole(part, parts) || (map && (fstat(fd, &now) != 0 || now.st_size != size));
+	int rc = changed ? -4 : parts_join(part, parts, out, err, err_size);
 	tl_mark("parts_join done");
 	for (size_t i = 0; i < parts; i++)
 		parser_free(&part[i].ps);
@@ -1663,6 +1710,8 @@ static int load_parts(const char *path, int fd, off_t size, const char *const *w
 	free(part);
 	return rc;
 }
+
+void (*dpkg_status_mapped_hook)(int fd);
 
 int dpkg_status_load_parts(const char *path, const char *const *wanted, size_t buffer_size, size_t parts,
 			   struct dpkg_status *out, char *err, size_t err_size)
@@ -1698,9 +1747,31 @@ int dpkg_status_load_parts(const char *path, const char *const *wanted, size_t b
 	if (!parts)
 		parts = 1;
 	tl_mark("part count chosen");
-	int rc = load_parts(path, fd, st.st_size, wanted, buffer_size, parts, out, err, err_size);
+	/* buffer_size 0: the file parsed where it lies in the page cache,
+	 * mapped, without the copy of every byte that read(2) makes and
+	 * without a read buffer's pages (a part's thread finds its part
+	 * there, and faults its pages in itself); a file too large for a
+	 * stanza to be bounded by the file (DPKG_STATUS_MAX_STANZA, the read
+	 * buffer's rule) is read */
+	const char *map = NULL;
+	bool mapped = !buffer_size && st.st_size > 0 && st.st_size <= DPKG_STATUS_MAX_STANZA;
+#ifdef GPUGATE_TIMELINE /* the buffered read, to compare on the host */
+	mapped = mapped && !getenv("GPUGATE_TL_NOMMAP");
+#endif
+	if (mapped) {
+		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		map = m == MAP_FAILED ? NULL : m;
+		tl_mark("mapped");
+		if (map && dpkg_status_mapped_hook)
+			dpkg_status_mapped_hook(fd);
+	}
+	if (!buffer_size)
+		buffer_size = DPKG_STATUS_BUFFER; /* where there is no map, or the file is read again */
+	int rc = load_parts(path, fd, map, st.st_size, wanted, buffer_size, parts, out, err, err_size);
 	if (rc == -4) /* the file changed under the parts: read it again in one */
-		rc = load_parts(path, fd, st.st_size, wanted, buffer_size, 1, out, err, err_size);
+		rc = load_parts(path, fd, NULL, st.st_size, wanted, buffer_size, 1, out, err, err_size);
+	if (map)
+		munmap((void *)map, (size_t)st.st_size);
 	close(fd);
 	if (rc < 0)
 		dpkg_status_free(out);
@@ -1716,7 +1787,7 @@ int dpkg_status_load_buffered(const char *path, const char *const *wanted, size_
 
 int dpkg_status_load(const char *path, const char *const *wanted, struct dpkg_status *out, char *err, size_t err_size)
 {
-	return dpkg_status_load_parts(path, wanted, DPKG_STATUS_BUFFER, 0, out, err, err_size);
+	return dpkg_status_load_parts(path, wanted, 0, 0, out, err, err_size);
 }
 
 void dpkg_status_free(struct dpkg_status *st)
