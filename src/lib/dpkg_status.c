@@ -237,8 +237,10 @@ _Static_assert(2 * SAFE_MAX_STATUS < UINT32_MAX, "a status file's offsets fit in
  * byte: strcasecmp's rule, which pkg_parse_field uses. The candidates are
  * picked by length and first letter (at most two known names share both),
  * so nothing is hashed and most names take one compare. Built once a load
- * (known_keys_build) and copied into each parser (a copy: no load through
- * a pointer for each field, no cache line shared between the threads). */
+ * (known_keys_build) and read by each part's parser (only read: the cache
+ * lines are shared, not passed between the threads; a copy in each part's
+ * parser made the parts' array ~2.6 KB a part larger, cleared and faulted
+ * in by the thread that starts them). */
 struct known_key {
 	uint64_t lowered[2], letters[2];
 };
@@ -376,8 +378,8 @@ struct parser {
 	size_t slots_cap, slots_used;
 	size_t slots_first; /* the table's first size (slots_for) */
 	struct names names;
-	const char *region_end; /* the end of the bytes parse_region may read */
-	struct known_keys known;
+	const char *region_end;         /* the end of the bytes parse_region may read */
+	const struct known_keys *known; /* (the caller's, read by every part) */
 };
 
 static int perr(struct parser *ps, size_t line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -725,7 +727,7 @@ static int known_field(const struct known_keys *k, const char *name, size_t len,
 static int add_field(struct parser *ps, const char *name, size_t name_len, const char *v, size_t vlen, size_t line)
 {
 	struct stanza *s = &ps->s;
-	int id = known_field(&ps->known, name, name_len, ps->region_end);
+	int id = known_field(ps->known, name, name_len, ps->region_end);
 	if (id >= 0) {
 		if (s->present >> id & 1)
 			return perr(ps, line, "duplicate value for '%s' field (lib/dpkg/parse.c pkg_parse_field)",
@@ -1300,7 +1302,7 @@ static void parser_init(struct parser *ps, const char *path, const char *const *
 		.path = path, .wanted = wanted, .track_first = track_first, .slots_first = slots_for(bytes)
 	};
 	scratch_init(&ps->mem, mem, mem_size);
-	ps->known = *known;
+	ps->known = known;
 	size_t n = 0;
 	while (wanted && wanted[n])
 		n++;
@@ -1559,17 +1561,31 @@ static void parse_parts(void *arg, size_t begin, size_t end)
 
 /* The names of the parts before the one being joined (parts_join): each
  * the slot of the part that first had it, found by the hash that part's
- * table kept, and its instances in those parts so far. The names are not
- * copied: they stay in their parts' memory until the join is done. */
+ * table kept; that slot counts its instances in those parts from then on.
+ * 12 bytes an entry, the names left where they are: the table is fresh
+ * memory, cleared and faulted in by the thread that joins. */
 struct joined {
-	const char *name; /* NULL: an empty entry */
-	uint32_t hash, single, multi;
+	uint32_t hash;
+	uint32_t part; /* its part's index + 1; 0: an empty entry */
+	uint32_t slot;
 };
 
 struct join_table {
 	struct joined *at;
 	size_t mask;
+	struct part *part;
 };
+
+static struct name_slot *joined_slot(const struct join_table *t, const struct joined *j)
+{
+	return &t->part[j->part - 1].ps.slots[j->slot];
+}
+
+static const char *joined_name(const struct join_table *t, const struct joined *j)
+{
+	const struct parser *ps = &t->part[j->part - 1].ps;
+	return ps->names.buf + ps->slots[j->slot].name_at;
+}
 
 /* The entry of the name of slot sl (spelled name) in t: the one holding it
  * in any letter case, or the empty one where it would go. */
@@ -1577,26 +1593,30 @@ static struct joined *join_find(const struct join_table *t, const struct name_sl
 {
 	size_t len = strlen(name);
 	size_t k = sl->hash & t->mask;
-	for (; t->at[k].name; k = (k + 1) & t->mask) {
+	for (; t->at[k].part; k = (k + 1) & t->mask) {
 		const struct joined *j = &t->at[k];
-		if (j->hash == sl->hash && strncasecmp(j->name, name, len) == 0 && j->name[len] == '\0')
+		if (j->hash != sl->hash)
+			continue;
+		const char *other = joined_name(t, j);
+		if (strncasecmp(other, name, len) == 0 && other[len] == '\0')
 			break;
 	}
 	return &t->at[k];
 }
 
-/* Part p's names looked up in t (the names of the parts before it), and
+/* Part i's names looked up in t (the names of the parts before it), and
  * added to it when add (every part but the last, which no part follows).
- * Returns the file's first duplicate instance in p, given the instances of
- * the parts before it: its line in p, with its error in err_ps (0 when
- * none). An instance of a name the earlier parts hold as not Multi-Arch:
- * same is one too many, whatever it is; after only "same" ones, the first
- * that is not (parse_find_set_slot's rule). p's names are distinct (its
- * own table joined their spellings), so adding one does not change what
- * another finds. t was sized for every name added (parts_join): a free
- * entry is always found. */
-static size_t join_names(struct join_table *t, const struct parser *p, bool add, struct parser *err_ps)
+ * Returns the file's first duplicate instance in the part, given the
+ * instances of the parts before it: its line in the part, with its error
+ * in err_ps (0 when none). An instance of a name the earlier parts hold as
+ * not Multi-Arch: same is one too many, whatever it is; after only "same"
+ * ones, the first that is not (parse_find_set_slot's rule). The part's
+ * names are distinct (its own table joined their spellings), so adding one
+ * does not change what another finds. t was sized for every name added
+ * (parts_join): a free entry is always found. */
+static size_t join_names(struct join_table *t, size_t i, bool add, struct parser *err_ps)
 {
+	const struct parser *p = &t->part[i].ps;
 	size_t best = 0;
 	const char *name = NULL;
 	bool multiple = false;
@@ -1606,22 +1626,23 @@ static size_t join_names(struct join_table *t, const struct parser *p, bool add,
 			continue;
 		const char *n = p->names.buf + sl->name_at;
 		struct joined *j = join_find(t, sl, n);
-		if (!j->name) { /* no part before p has it */
+		if (!j->part) { /* no part before it has it */
 			if (add)
-				*j = (struct joined){ n, sl->hash, sl->single, sl->multi };
+				*j = (struct joined){ sl->hash, (uint32_t)i + 1, (uint32_t)k };
 			continue;
 		}
-		if (p->firsts && (sl->single || sl->multi) && (j->single || (j->multi && sl->single))) {
+		struct name_slot *before = joined_slot(t, j);
+		if (p->firsts && (sl->single || sl->multi) && (before->single || (before->multi && sl->single))) {
 			const struct first_seen *f = &p->firsts[k];
-			size_t line = j->single ? f->first_line : f->single_line;
+			size_t line = before->single ? f->first_line : f->single_line;
 			if (!best || line < best) {
 				best = line;
-				name = p->names.buf + (j->single ? f->first_at : f->single_at);
-				multiple = j->single ? f->first_single : false;
+				name = p->names.buf + (before->single ? f->first_at : f->single_at);
+				multiple = before->single ? f->first_single : false;
 			}
 		}
-		j->single += sl->single;
-		j->multi += sl->multi;
+		before->single += sl->single;
+		before->multi += sl->multi;
 	}
 	if (best)
 		duplicate_error(err_ps, best, name, strlen(name), multiple);
@@ -1642,7 +1663,7 @@ static int parts_join(struct part *part, size_t n, struct dpkg_status *out, char
 	size_t cap = 64;
 	while (cap < 2 * (names + 1))
 		cap *= 2;
-	struct join_table t = { n > 1 ? xcalloc(cap, sizeof(*t.at)) : NULL, cap - 1 };
+	struct join_table t = { n > 1 ? xcalloc(cap, sizeof(*t.at)) : NULL, cap - 1, part };
 	size_t first = 0;
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
@@ -1650,7 +1671,7 @@ static int parts_join(struct part *part, size_t n, struct dpkg_status *out, char
 		/* (the first part's duplicates were its own parse's: it has no
 		 * part before it; the error of one found later goes to its
 		 * parser, which has none of its own then) */
-		size_t dup = n > 1 ? join_names(&t, &p->ps, i + 1 < n, &part[0].ps) : 0;
+		size_t dup = n > 1 ? join_names(&t, i, i + 1 < n, &part[0].ps) : 0;
 		if (dup && (p->rc == 0 || !p->ps.err_line || dup <= p->ps.err_line)) {
 			error_out(&part[0].ps, first, err, err_size); /* it holds the duplicate's error */
 			rc = -1;
