@@ -1499,6 +1499,17 @@ static off_t part_cut(const struct part *p, off_t x)
 	return p->map ? map_cut(p->map, x, p->size) : file_cut(p->fd, x, p->size);
 }
 
+/* Whether the parts keep their pages of the map until it is unmapped
+ * whole (a timeline build's knob, to compare on the host). */
+static bool keep_map(void)
+{
+#ifdef GPUGATE_TIMELINE
+	return getenv("GPUGATE_TL_KEEPMAP") != NULL;
+#else
+	return false;
+#endif
+}
+
 /* Finds the part's ends and parses it: returns 0 (the outcome in p). */
 static int read_part(void *arg)
 {
@@ -1529,6 +1540,16 @@ static void parse_part(struct part *p)
 		read_part(p);
 	else if (mapped_file_guard(p->map, p->map + p->size, read_part, p) != 0)
 		p->short_read = true;
+	else if (!p->empty && !keep_map()) {
+		/* its pages let go on its own thread (nothing the parse kept
+		 * points into the file): the unmap that follows the join then
+		 * has none to take down one by one; a neighbour that still reads
+		 * one of them (its cut) faults it in again */
+		uintptr_t lo = ((uintptr_t)(p->map + p->from) + 4095) & ~(uintptr_t)4095;
+		uintptr_t hi = (uintptr_t)(p->map + p->to) & ~(uintptr_t)4095;
+		if (hi > lo)
+			madvise((void *)lo, hi - lo, MADV_DONTNEED);
+	}
 }
 
 /* Whether the parts read the file whole, each from where the one before
