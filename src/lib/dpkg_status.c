@@ -191,7 +191,7 @@ struct field_value {
 
 struct user_field {
 	const char *name;
-	size_t len;
+	size_t c_len; /* its length as a C string: up to a NUL byte in it, if any */
 };
 
 /* One stanza as pkg_parse_field() leaves it: the known fields' values
@@ -380,6 +380,7 @@ struct parser {
 	struct names names;
 	const char *region_end;         /* the end of the bytes parse_region may read */
 	const struct known_keys *known; /* (the caller's, read by every part) */
+	bool has_nul;                   /* the region holds a NUL byte (add_field) */
 };
 
 static int perr(struct parser *ps, size_t line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -727,8 +728,12 @@ static int known_field(const struct known_keys *k, const char *name, size_t len,
 static int add_field(struct parser *ps, const char *name, size_t name_len, const char *v, size_t vlen, size_t line)
 {
 	struct stanza *s = &ps->s;
+	/* (a NUL in a name makes it no known field's: strncasecmp stops there
+	 * in the name, not in the known one, and tells them apart) */
 	int id = known_field(ps->known, name, name_len, ps->region_end);
 	if (id >= 0) {
+		if (__builtin_expect(ps->has_nul, 0)) /* the field's parser reads a C string */
+			vlen = strnlen(v, vlen);
 		if (s->present >> id & 1)
 			return perr(ps, line, "duplicate value for '%s' field (lib/dpkg/parse.c pkg_parse_field)",
 				    field_names[id].name);
@@ -739,8 +744,12 @@ static int add_field(struct parser *ps, const char *name, size_t name_len, const
 	if (name_len < 2)
 		return perr(ps, line, "user-defined field name '%.*s' too short (lib/dpkg/parse.c pkg_parse_field)",
 			    (int)name_len, name);
+	/* the earlier name was saved as a C string (nfstrnsave), whose strlen
+	 * must be this one's length, then strncasecmp over this one's: a NUL
+	 * ends either (dpkg reads "Xa<NUL>b: 1" then "Xa: 2" as the same field
+	 * twice) */
 	for (size_t i = 0; i < s->user_n; i++)
-		if (s->user[i].len == name_len && strncasecmp(s->user[i].name, name, name_len) == 0)
+		if (s->user[i].c_len == name_len && strncasecmp(s->user[i].name, name, name_len) == 0)
 			return perr(ps, line,
 				    "duplicate value for user-defined field '%.*s' (lib/dpkg/parse.c pkg_parse_field)",
 				    (int)name_len, name);
@@ -749,7 +758,8 @@ static int add_field(struct parser *ps, const char *name, size_t name_len, const
 		s->user = scratch_grow(&ps->mem, s->user, s->user_n * sizeof(*s->user), cap * sizeof(*s->user));
 		s->user_cap = cap;
 	}
-	s->user[s->user_n++] = (struct user_field){ name, name_len };
+	s->user[s->user_n++] =
+		(struct user_field){ name, __builtin_expect(ps->has_nul, 0) ? strnlen(name, name_len) : name_len };
 	return 0;
 }
 
@@ -1134,49 +1144,32 @@ static size_t stanzas_end(const char *buf, size_t len)
  * white space or ':', blanks may stand before the ':', the value runs over
  * the lines that start with white space (a line of white space only is
  * part of it: dpkg warns), and the stanza ends at an empty line. */
-/* The error for a NUL byte at nul, with its line. */
-static int nul_error(struct parser *ps, const char *content, const char *nul)
-{
-	size_t at = ps->line + 1;
-	for (const char *q = content; q < nul; q++)
-		at += line_end(*q);
-	ps->line = at;
-	return perr(ps, at, "NUL byte in the status file (corrupt?)");
-}
-
 static int parse_region(struct parser *ps, const char *content, size_t len)
 {
 	const char *p = content, *end = content + len;
 	ps->region_end = end;
 	size_t line = ps->line + 1; /* the line p is on */
-	/* A NUL byte is an error where it stands: what comes before it is read
-	 * (an earlier error is the one reported), the parse stops at it. The
-	 * region's last byte is not searched: at the file's end dpkg either
-	 * leaves it unparsed (see below) or refuses the file at it for the end
-	 * of file; elsewhere it is the newline of an empty line. */
-	const char *nul = len ? memchr(content, '\0', len - 1) : NULL;
-	if (nul)
-		end = nul;
+	/* A NUL byte is no end for parse_stanza() (1.21.22): it is a byte of a
+	 * field name or value like another; pkg_parse_field() then hands a
+	 * known field's value to its parser as a C string, read up to the
+	 * NUL, and compares a user-defined field's name with strncasecmp
+	 * (add_field). Whether the region holds one at all, once. */
+	ps->has_nul = len && memchr(content, '\0', len) != NULL;
 	/* dpkg stops where it has read the file's last byte (parse_at_eof after
 	 * parse_getc), before it looks at that byte: each place below that
 	 * tests "at the last byte" is one such test in parse_stanza() (1.21.22).
 	 * A region that is not the file's end ends after an empty line (between
-	 * stanzas), where those tests meet only newlines and agree; a region a
-	 * NUL cut short ends in the NUL's error instead. */
-	const bool eof_tests = !nul;
-	/* where dpkg is at the end: at the last byte, or the NUL */
-	const char *stop = eof_tests && len ? end - 1 : end;
+	 * stanzas), where those tests meet only newlines and agree. */
+	const bool eof_tests = true;
+	const char *stop = len ? end - 1 : end; /* where dpkg is at the end: at the last byte */
 	int rc = 0;
 	while (rc == 0) {
 		while (p < end && line_end(*p)) { /* skip the empty lines (and ^Z) between stanzas */
 			p++;
 			line++;
 		}
-		if (p == end) {
-			if (nul)
-				rc = nul_error(ps, content, nul);
+		if (p == end)
 			break;
-		}
 		if (p == stop)
 			break; /* one byte after the last line end: read, at the end, so unparsed */
 		stanza_reset(&ps->s);
@@ -1194,15 +1187,11 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 			}
 			/* (the common path, "Name:", tests once for each rare case
 			 * below: blanks before the colon, the end of the region or of
-			 * the file, and the NUL byte there) */
+			 * the file) */
 			if (__builtin_expect(p >= stop || *p != ':', 0)) {
 				while (p < end && continues_value[(unsigned char)*p]) /* blanks, not the newline */
 					p++;
 				if (p >= stop || *p != ':') {
-					if (p == end && nul) {
-						rc = nul_error(ps, content, nul);
-						break;
-					}
 					const char *what = p >= stop    ? "end of file after field name '%.*s'"
 							   : *p == '\n' ? "newline in field name '%.*s'"
 							   : *p == MSDOS_EOF
@@ -1215,15 +1204,13 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 				}
 			}
 			p++;
-			p += *p == ' '; /* the usual one blank at once (p < stop or p is the NUL's place: readable) */
+			p += *p == ' '; /* the usual one blank at once (p <= stop: readable) */
 			while (p < end && continues_value[(unsigned char)*p]) /* blanks, not the newline */
 				p++;
 			/* the value's first byte, a newline too, is read before the
 			 * test for the end: "Foo:\n" as the file's last line is refused */
 			if (p >= stop || *p == MSDOS_EOF) {
-				if (p == end && nul)
-					rc = nul_error(ps, content, nul);
-				else if (p >= stop)
+				if (p >= stop)
 					rc = perr(ps, line,
 						  "end of file before value of field '%.*s' (missing final newline; "
 						  "lib/dpkg/parse.c)",
@@ -1242,11 +1229,10 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 			size_t before = line;
 			const char *nl = value_end(p, end, eof_tests, &line);
 			if (!nl) {
-				rc = nul ? nul_error(ps, content, nul)
-					 : perr(ps, before,
-						"end of file during value of field '%.*s' (missing final newline; "
-						"lib/dpkg/parse.c)",
-						(int)name_len, name);
+				rc = perr(ps, before,
+					  "end of file during value of field '%.*s' (missing final newline; "
+					  "lib/dpkg/parse.c)",
+					  (int)name_len, name);
 				break;
 			}
 			p = nl + 1;
@@ -1261,11 +1247,8 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 			rc = add_field(ps, name, name_len, value, (size_t)(vend - value), field_line);
 			if (rc)
 				break;
-			if (p >= stop || (*p | 0x10) == MSDOS_EOF) { /* the end, or a newline or ^Z */
-				if (p == end && nul)
-					rc = nul_error(ps, content, nul); /* the stanza's rest lies past it */
-				break;                                    /* the stanza's end (or the file's) */
-			}
+			if (p >= stop || (*p | 0x10) == MSDOS_EOF) /* the end, or a newline or ^Z */
+				break;                             /* the stanza's end (or the file's) */
 		}
 		if (rc == 0)
 			rc = finish_stanza(ps);
