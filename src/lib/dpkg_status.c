@@ -594,6 +594,17 @@ static int check_field(struct parser *ps, enum field_id id)
 				    field_names[id].name, (int)(fv->len > 50 ? 50 : fv->len), fv->v);
 		return 0;
 	case F_MULTI_ARCH:
+		/* the words as dpkg writes them, taken without the search (none
+		 * of the list's words is another's prefix: an exact one is that
+		 * word, with nothing after it) */
+		if (fv->len == 4 && memcmp(v, "same", 4) == 0) {
+			ps->s.multiarch = MA_SAME;
+			return 0;
+		}
+		if (fv->len == 7 && memcmp(v, "foreign", 7) == 0) {
+			ps->s.multiarch = MA_FOREIGN;
+			return 0;
+		}
 		if (fv->len && (ps->s.multiarch = name_value(&v, end, multiarch_words, true)) < 0)
 			return perr(ps, fv->line,
 				    "quadstate (foreign/allowed/same/no) 'Multi-Arch' field: invalid value '%.*s' "
@@ -603,7 +614,10 @@ static int check_field(struct parser *ps, enum field_id id)
 	case F_PRIORITY:
 	case F_CLASS:
 		/* an unknown word is kept as another priority; a known one
-		 * followed by more text is "trailing junk" */
+		 * followed by more text is "trailing junk" ("optional", most
+		 * packages' and no other word's prefix, without the search) */
+		if (fv->len == 8 && memcmp(v, "optional", 8) == 0)
+			return 0;
 		if (fv->len && name_value(&v, end, priority_words, true) == -2)
 			return perr(ps, fv->line,
 				    "word in '%s' field: has trailing junk (lib/dpkg/fields.c f_priority)",

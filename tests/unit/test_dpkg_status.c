@@ -126,6 +126,10 @@ static void test_malformed(void **state)
 	expect_error("Package: aa\nStatus: install ok installed\nVersion: 1\nDepends: b |\n", "missing package name");
 	expect_error("Package: aa\nStatus: install ok installed\nVersion: 1\nMulti-Arch: sometimes\n", "quadstate");
 	expect_error("Package: aa\nStatus: install ok installedx\nVersion: 1\n", "trailing junk");
+	/* beside the fast paths of the usual spellings: the search's rules */
+	expect_error("Package: aa\nStatus: install ok installed\nVersion: 1\nMulti-Arch: samex\n", "quadstate");
+	expect_error("Package: aa\nStatus: install ok installed\nVersion: 1\nMulti-Arch: foreign x\n", "quadstate");
+	expect_error("Package: aa\nStatus: install ok installed\nVersion: 1\nPriority: optionalx\n", "trailing junk");
 }
 
 /* What dpkg accepts: letter case of status words, Multi-Arch values and
