@@ -802,9 +802,11 @@ static uint64_t name_hash(const char *s, size_t n)
  * copy there (a lock, or an arena of its own) and its pages cleared: a name
  * per 512 bytes, the table at most half full. A slot and its first_seen
  * take 36 bytes: a part of a 1 MB file in 4 gets 1,024 slots, 36 KiB. */
-static size_t slots_for(size_t bytes)
+static size_t slots_for(size_t bytes, bool part)
 {
-	size_t want = 2 * (bytes / 512 + 1), cap = 64;
+	/* (the one-piece parse grows its table on the caller's own thread:
+	 * a name per 1 KiB first there, which fits a real file) */
+	size_t want = 2 * (bytes / (part ? 512 : 1024) + 1), cap = 64;
 	while (cap < want && cap < ((size_t)1 << 20))
 		cap *= 2;
 	return cap;
@@ -1278,7 +1280,7 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
  * outgrows it comes from malloc (scratch_alloc). */
 static size_t scratch_size(size_t bytes, size_t buffer_size, bool track_first, const char *const *wanted)
 {
-	size_t slots = slots_for(bytes), n = 0;
+	size_t slots = slots_for(bytes, track_first), n = 0;
 	while (wanted && wanted[n])
 		n++;
 	size_t slot = sizeof(struct name_slot) + (track_first ? sizeof(struct first_seen) : 0);
@@ -1296,7 +1298,7 @@ static void parser_init(struct parser *ps, const char *path, const char *const *
 			const struct known_keys *known, char *mem, size_t mem_size)
 {
 	*ps = (struct parser){
-		.path = path, .wanted = wanted, .track_first = track_first, .slots_first = slots_for(bytes)
+		.path = path, .wanted = wanted, .track_first = track_first, .slots_first = slots_for(bytes, track_first)
 	};
 	scratch_init(&ps->mem, mem, mem_size);
 	ps->known = known;
