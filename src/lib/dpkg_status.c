@@ -1539,7 +1539,7 @@ static void parse_part(struct part *p)
 		read_part(p);
 	else if (mapped_file_guard(p->map, p->map + p->size, read_part, p) != 0)
 		p->short_read = true;
-	else if (!p->empty && !keep_map()) {
+	else if (p->parts > 1 && !p->empty && !keep_map()) { /* (one part: the caller unmaps it itself) */
 		/* its pages let go on its own thread (nothing the parse kept
 		 * points into the file): the unmap that follows the join then
 		 * has none to take down one by one; a neighbour that still reads
