@@ -343,8 +343,13 @@ void parallel_for(size_t count, size_t chunk, size_t max_threads, void (*fn)(voi
 	run_slices(&s);
 	if (pooled) {
 		atomic_fetch_add(&pool_of_workers.gen, 1); /* closed: no worker starts on it now */
-		while (atomic_load(&pool_of_workers.active))
-			cpu_relax(); /* a worker's last slice */
+		/* a worker's last slice; a worker taken off its CPU between its
+		 * count and its look at the job gets this one back after a while */
+		for (unsigned spins = 1; atomic_load(&pool_of_workers.active); spins++)
+			if (spins % 4096 == 0)
+				sched_yield();
+			else
+				cpu_relax();
 		atomic_store(&pool_of_workers.busy, false);
 	}
 	for (size_t t = 0; t < started; t++)
