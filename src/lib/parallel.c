@@ -1,8 +1,10 @@
 #include "parallel.h"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -264,9 +266,33 @@ static long long now_ns(void)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+static void *worker_main(void *arg);
+
+/* A worker that starts `more` workers itself (when it runs, not on the
+ * caller's thread): true when it was started. */
+static bool worker_start(size_t more)
+{
+	struct thread t;
+	atomic_fetch_add(&pool_of_workers.workers, 1);
+	if (thread_start(&t, worker_main, (void *)(uintptr_t)more) != 0) {
+		atomic_fetch_sub(&pool_of_workers.workers, 1);
+		return false;
+	}
+	pthread_detach(t.id); /* it ends on its own; its stack stays taken until the process ends */
+	return true;
+}
+
 static void *worker_main(void *arg)
 {
-	(void)arg;
+	/* the workers it was asked to start, as a tree: each child starts
+	 * about half of the rest, so that no thread starts more than a few
+	 * (a thread's start costs its starter ~35 us on the host) */
+	for (size_t more = (uintptr_t)arg; more;) {
+		size_t child = (more - 1) / 2;
+		if (!worker_start(child))
+			break;
+		more -= 1 + child;
+	}
 	unsigned done = 0; /* the last job looked at */
 	long long until = now_ns() + WORKER_WAIT_NS;
 	for (unsigned spins = 1;; spins++) {
@@ -293,15 +319,18 @@ void parallel_prestart(size_t n)
 	unsigned cpus = usable_cpus();
 	if (n > cpus - 1) /* the caller's thread is one of the CPUs */
 		n = cpus - 1;
-	while (atomic_load(&pool_of_workers.workers) < n) {
-		struct thread t;
-		atomic_fetch_add(&pool_of_workers.workers, 1);
-		if (thread_start(&t, worker_main, NULL) != 0) {
-			atomic_fetch_sub(&pool_of_workers.workers, 1);
-			return;
-		}
-		pthread_detach(t.id); /* it ends on its own; its stack stays taken until the process ends */
-	}
+	size_t alive = atomic_load(&pool_of_workers.workers);
+	if (alive >= n)
+		return;
+	/* one malloc arena: a worker that starts another calls malloc
+	 * (glibc's pthread_create allocates the new thread's TLS vector), and
+	 * the first malloc of a thread would otherwise make it an arena of
+	 * its own (a 64 MiB reservation and its page faults); runner.c asks
+	 * the same for the check run's threads */
+	mallopt(M_ARENA_MAX, 1);
+	/* one thread started here, which starts the others: the caller's
+	 * own cost is one thread's start, whatever n */
+	worker_start(n - alive - 1);
 }
 
 unsigned parallel_workers(void)
