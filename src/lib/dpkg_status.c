@@ -1372,10 +1372,12 @@ int dpkg_status_parse(const char *path, const char *content, size_t len, const c
 }
 
 /* Parses the bytes [from, to) of the open file (to the end of the file when
- * last), through one small buffer, whole stanzas at a time, instead of
- * mapping the file: the parse then reads from cache-hot memory, and the
- * first touch of each page of a mapping (~190 for a real status file) cost
- * more than the parse itself. A stanza longer than the buffer doubles it.
+ * last), through one small buffer, whole stanzas at a time: where the file
+ * is not parsed mapped (dpkg_status_load_parts: it cannot be, it changed
+ * under the map, or the caller asks for a buffer). (An earlier measure
+ * found a map's page faults dearer than this copy when one thread touched
+ * them all; the parts now fault their own pages in, fault-around mapping
+ * 16 at a time.) A stanza longer than the buffer doubles it.
  * from and to are stanza boundaries (file_cut). Returns 0, or -1 with the
  * error in ps (err_line 0 and ps->err whole when it has no line); *short_read
  * is set when the file ended before to (it changed while read). */
