@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -861,24 +862,32 @@ static size_t name_add(struct parser *ps, const char *name, size_t n)
 }
 
 /* The slot of a package name (any letter case: pkg_hash_find_set()). */
+/* The slot of name[0..n), hashed h, in ps's table (which has one): its
+ * own, or the empty one where it would go. */
+static struct name_slot *slot_probe(const struct parser *ps, const char *name, size_t n, uint32_t h)
+{
+	for (size_t k = h & (ps->slots_cap - 1);; k = (k + 1) & (ps->slots_cap - 1)) {
+		struct name_slot *sl = &ps->slots[k];
+		if (!sl->name_at)
+			return sl;
+		const char *other = ps->names.buf + sl->name_at;
+		if (sl->hash == h && strncasecmp(other, name, n) == 0 && other[n] == '\0')
+			return sl;
+	}
+}
+
 static struct name_slot *name_slot(struct parser *ps, const char *name, size_t n)
 {
 	if (2 * (ps->slots_used + 1) > ps->slots_cap)
 		slots_grow(ps);
 	uint32_t h = (uint32_t)name_hash(name, n);
-	size_t k = h & (ps->slots_cap - 1);
-	for (;; k = (k + 1) & (ps->slots_cap - 1)) {
-		struct name_slot *sl = &ps->slots[k];
-		if (!sl->name_at) {
-			sl->hash = h;
-			sl->name_at = (uint32_t)name_add(ps, name, n);
-			ps->slots_used++;
-			return sl;
-		}
-		const char *other = ps->names.buf + sl->name_at;
-		if (sl->hash == h && strncasecmp(other, name, n) == 0 && other[n] == '\0')
-			return sl;
+	struct name_slot *sl = slot_probe(ps, name, n, h);
+	if (!sl->name_at) {
+		sl->hash = h;
+		sl->name_at = (uint32_t)name_add(ps, name, n);
+		ps->slots_used++;
 	}
+	return sl;
 }
 
 static char *lowered(struct scratch *m, const char *s, size_t n)
@@ -1477,6 +1486,10 @@ struct part {
 	const char *map; /* the file mapped (its size bytes), or NULL: read through a buffer of buffer_size */
 	int fd, rc;
 	size_t buffer_size;
+	atomic_ushort *claim; /* the parts' shared buckets of name hashes (claim_names) */
+	size_t claim_mask;
+	uint32_t *maybe; /* its slots whose names another part may have too */
+	size_t maybe_n, maybe_cap;
 };
 
 struct parts {
@@ -1533,6 +1546,31 @@ static int read_part(void *arg)
 	return 0;
 }
 
+/* After its parse, on its own thread: each name of the part claims its
+ * hash's bucket for the part; a bucket another part claimed first may hold
+ * the same name, which the join then looks up in every part (the only
+ * names that can be a duplicate across parts; a bucket shared by two
+ * names is only looked at for nothing). */
+static void claim_names(struct part *p)
+{
+	struct parser *ps = &p->ps;
+	unsigned short me = (unsigned short)(p->index + 1);
+	for (size_t k = 0; k < ps->slots_cap; k++) {
+		if (!ps->slots[k].name_at)
+			continue;
+		unsigned short was = 0;
+		if (atomic_compare_exchange_strong(&p->claim[ps->slots[k].hash & p->claim_mask], &was, me) || was == me)
+			continue;
+		if (p->maybe_n == p->maybe_cap) {
+			size_t cap = p->maybe_cap ? 2 * p->maybe_cap : 32;
+			p->maybe = scratch_grow(&ps->mem, p->maybe, p->maybe_n * sizeof(*p->maybe),
+						cap * sizeof(*p->maybe));
+			p->maybe_cap = cap;
+		}
+		p->maybe[p->maybe_n++] = (uint32_t)k;
+	}
+}
+
 static void parse_part(struct part *p)
 {
 	/* in the map, a page the file no longer has (cut short under it) is
@@ -1541,6 +1579,8 @@ static void parse_part(struct part *p)
 		read_part(p);
 	else if (mapped_file_guard(p->map, p->map + p->size, read_part, p) != 0)
 		p->short_read = true;
+	if (p->parts > 1 && !p->empty && !p->short_read)
+		claim_names(p);
 	else if (p->parts > 1 && !p->empty && !keep_map()) { /* (one part: the caller unmaps it itself) */
 		/* its pages let go on its own thread (nothing the parse kept
 		 * points into the file): the unmap that follows the join then
@@ -1581,121 +1621,67 @@ static void parse_parts(void *arg, size_t begin, size_t end)
 	}
 }
 
-/* The names of the parts before the one being joined (parts_join): each
- * the slot of the part that first had it, found by the hash that part's
- * table kept; that slot counts its instances in those parts from then on.
- * 12 bytes an entry, the names left where they are: the table is fresh
- * memory, cleared and faulted in by the thread that joins. */
-struct joined {
-	uint32_t hash;
-	uint32_t part; /* its part's index + 1; 0: an empty entry */
-	uint32_t slot;
+/* The first duplicate instance in a part given the parts before it
+ * (parse_find_set_slot's rule across parts): its line in the part, 0 for
+ * none, the name as written there and which of dpkg's two errors. */
+struct part_dup {
+	size_t line;
+	const char *name;
+	bool multiple;
 };
 
-struct join_table {
-	struct joined *at;
-	size_t mask;
-	struct part *part;
-};
-
-static struct name_slot *joined_slot(const struct join_table *t, const struct joined *j)
-{
-	return &t->part[j->part - 1].ps.slots[j->slot];
-}
-
-static const char *joined_name(const struct join_table *t, const struct joined *j)
-{
-	const struct parser *ps = &t->part[j->part - 1].ps;
-	return ps->names.buf + ps->slots[j->slot].name_at;
-}
-
-/* The entry of the name of slot sl (spelled name) in t: the one holding it
- * in any letter case, or the empty one where it would go. */
-static struct joined *join_find(const struct join_table *t, const struct name_slot *sl, const char *name)
+/* Name (hashed h) looked up in every part in file order, its instances
+ * counted as the one-piece parse counts them: an instance of a name the
+ * earlier parts hold as not Multi-Arch: same is one too many, whatever it
+ * is; after only "same" ones, the first that is not. Notes in dup[j] the
+ * first such instance of part j when it comes before what dup[j] holds. */
+static void join_name(const struct part *part, size_t n, const char *name, uint32_t h, struct part_dup *dup)
 {
 	size_t len = strlen(name);
-	size_t k = sl->hash & t->mask;
-	for (; t->at[k].part; k = (k + 1) & t->mask) {
-		const struct joined *j = &t->at[k];
-		if (j->hash != sl->hash)
+	uint32_t single = 0, multi = 0; /* the parts' before j */
+	for (size_t j = 0; j < n; j++) {
+		const struct parser *ps = &part[j].ps;
+		if (!ps->slots_cap)
 			continue;
-		const char *other = joined_name(t, j);
-		if (strncasecmp(other, name, len) == 0 && other[len] == '\0')
-			break;
-	}
-	return &t->at[k];
-}
-
-/* Part i's names looked up in t (the names of the parts before it), and
- * added to it when add (every part but the last, which no part follows).
- * Returns the file's first duplicate instance in the part, given the
- * instances of the parts before it: its line in the part, with its error
- * in err_ps (0 when none). An instance of a name the earlier parts hold as
- * not Multi-Arch: same is one too many, whatever it is; after only "same"
- * ones, the first that is not (parse_find_set_slot's rule). The part's
- * names are distinct (its own table joined their spellings), so adding one
- * does not change what another finds. t was sized for every name added
- * (parts_join): a free entry is always found. */
-static size_t join_names(struct join_table *t, size_t i, bool add, struct parser *err_ps)
-{
-	const struct parser *p = &t->part[i].ps;
-	size_t best = 0;
-	const char *name = NULL;
-	bool multiple = false;
-	for (size_t k = 0; k < p->slots_cap; k++) {
-		const struct name_slot *sl = &p->slots[k];
+		const struct name_slot *sl = slot_probe(ps, name, len, h);
 		if (!sl->name_at)
 			continue;
-		const char *n = p->names.buf + sl->name_at;
-		struct joined *j = join_find(t, sl, n);
-		if (!j->part) { /* no part before it has it */
-			if (add)
-				*j = (struct joined){ sl->hash, (uint32_t)i + 1, (uint32_t)k };
-			continue;
+		if ((sl->single || sl->multi) && (single || (multi && sl->single))) {
+			const struct first_seen *f = &ps->firsts[sl - ps->slots];
+			size_t line = single ? f->first_line : f->single_line;
+			if (!dup[j].line || line < dup[j].line)
+				dup[j] = (struct part_dup){ line, ps->names.buf + (single ? f->first_at : f->single_at),
+							    single ? f->first_single : false };
 		}
-		struct name_slot *before = joined_slot(t, j);
-		if (p->firsts && (sl->single || sl->multi) && (before->single || (before->multi && sl->single))) {
-			const struct first_seen *f = &p->firsts[k];
-			size_t line = before->single ? f->first_line : f->single_line;
-			if (!best || line < best) {
-				best = line;
-				name = p->names.buf + (before->single ? f->first_at : f->single_at);
-				multiple = before->single ? f->first_single : false;
-			}
-		}
-		before->single += sl->single;
-		before->multi += sl->multi;
+		single += sl->single;
+		multi += sl->multi;
 	}
-	if (best)
-		duplicate_error(err_ps, best, name, strlen(name), multiple);
-	return best;
 }
 
 /* Joins the parts in file order into out, as the one-piece parse would
  * have left it: lines counted from the file's start, the first error in
  * file order (a duplicate across parts included), the kept stanzas in
- * order, the first dpkg stanza's architecture. */
+ * order, the first dpkg stanza's architecture. Only the names the parts
+ * found in a bucket another part claimed are looked up (claim_names): the
+ * thread that joins does not walk every name. */
 static int parts_join(struct part *part, size_t n, struct dpkg_status *out, char *err, size_t err_size)
 {
-	/* one table for the names of every part but the last (no part comes
-	 * after it), at most half full, made at once */
-	size_t names = 0;
-	for (size_t i = 0; i + 1 < n; i++)
-		names += part[i].ps.slots_used;
-	size_t cap = 64;
-	while (cap < 2 * (names + 1))
-		cap *= 2;
-	struct join_table t = { n > 1 ? xcalloc(cap, sizeof(*t.at)) : NULL, cap - 1, part };
+	struct part_dup *dup = n > 1 ? xcalloc(n, sizeof(*dup)) : NULL;
+	for (size_t i = 0; i < n; i++)
+		for (size_t m = 0; m < part[i].maybe_n; m++) {
+			const struct name_slot *sl = &part[i].ps.slots[part[i].maybe[m]];
+			join_name(part, n, part[i].ps.names.buf + sl->name_at, sl->hash, dup);
+		}
 	size_t first = 0;
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		struct part *p = &part[i];
-		/* (the first part's duplicates were its own parse's: it has no
-		 * part before it; the error of one found later goes to its
-		 * parser, which has none of its own then) */
-		size_t dup = n > 1 ? join_names(&t, i, i + 1 < n, &part[0].ps) : 0;
-		if (dup && (p->rc == 0 || !p->ps.err_line || dup <= p->ps.err_line)) {
-			error_out(&part[0].ps, first, err, err_size); /* it holds the duplicate's error */
+		size_t line = dup ? dup[i].line : 0;
+		if (line && (p->rc == 0 || !p->ps.err_line || line <= p->ps.err_line)) {
+			/* (told by the first part's parser: it has no error of its
+			 * own when a later part is joined) */
+			duplicate_error(&part[0].ps, line, dup[i].name, strlen(dup[i].name), dup[i].multiple);
+			error_out(&part[0].ps, first, err, err_size);
 			rc = -1;
 		} else if (p->rc < 0) {
 			error_out(&p->ps, first, err, err_size);
@@ -1706,7 +1692,7 @@ static int parts_join(struct part *part, size_t n, struct dpkg_status *out, char
 		kept_out(&p->ps, first, out);
 		first += p->ps.line;
 	}
-	free(t.at);
+	free(dup);
 	return rc;
 }
 
@@ -1724,14 +1710,23 @@ static int load_parts(const char *path, int fd, const char *map, off_t size, con
 	 * malloc) */
 	size_t share = (size_t)size / parts + 1;
 	size_t mem_size = scratch_size(share, buffer_size, parts > 1, wanted);
-	char *mem = xcalloc(parts, mem_size);
+	/* and the buckets the parts claim their names' hashes in: 8 a
+	 * kilobyte of the file, few shared by two names */
+	size_t buckets = parts > 1 ? slots_for((size_t)size * 4, false) : 0;
+	char *mem = xcalloc(1, parts * mem_size + buckets * sizeof(atomic_ushort));
+	atomic_ushort *claim = (atomic_ushort *)(void *)(mem + parts * mem_size);
 	struct known_keys known;
 	known_keys_build(&known);
 	for (size_t i = 0; i < parts; i++) {
 		struct part *p = &part[i];
-		*p = (struct part){
-			.index = i, .parts = parts, .size = size, .map = map, .fd = fd, .buffer_size = buffer_size
-		};
+		*p = (struct part){ .index = i,
+				    .parts = parts,
+				    .size = size,
+				    .map = map,
+				    .fd = fd,
+				    .buffer_size = buffer_size,
+				    .claim = claim,
+				    .claim_mask = buckets - 1 };
 		parser_init(&p->ps, path, wanted, share, parts > 1, &known, mem + i * mem_size, mem_size);
 	}
 	struct parts all = { part };
@@ -1787,6 +1782,8 @@ int dpkg_status_load_parts(const char *path, const char *const *wanted, size_t b
 #endif
 	if ((off_t)parts > st.st_size)
 		parts = (size_t)st.st_size;
+	if (parts > 4096) /* (a part's number is kept in 16 bits: claim_names) */
+		parts = 4096;
 	if (!parts)
 		parts = 1;
 	tl_mark("part count chosen");
