@@ -1515,6 +1515,16 @@ static off_t part_cut(const struct part *p, off_t x)
 
 /* Whether the parts keep their pages of the map until it is unmapped
  * whole (a timeline build's knob, to compare on the host). */
+/* The most parts when threads must be started for them (no worker
+ * waits): this thread starts each (~35 us of its own time a thread on the
+ * 16-vCPU host, before it parses its own part) and each new thread's CPU
+ * must wake (~100-150 us there). A 1 MB file's 7 parts then started six
+ * threads (~0.2 ms of this thread's time, measured there) for parts of
+ * under ~0.15 ms of parsing each (the one-piece parse takes ~1 ms on the
+ * build VM, less there): past 4 parts, a part's thread costs about what
+ * it saves. */
+#define DPKG_STATUS_THREAD_PARTS 4
+
 static bool keep_map(void)
 {
 #ifdef GPUGATE_TIMELINE
@@ -1766,9 +1776,12 @@ int dpkg_status_load_parts(const char *path, const char *const *wanted, size_t b
 		parts = (size_t)st.st_size / DPKG_STATUS_PART;
 		/* with workers waiting (parallel_prestart), one part each and
 		 * this thread's: no thread to start, whose CPU's wake would cost
-		 * more than its part; else the CPUs idle now */
+		 * more than its part; else the CPUs idle now, and at most
+		 * DPKG_STATUS_THREAD_PARTS */
 		unsigned workers = parts > 1 ? parallel_workers() : 0;
 		size_t idle = workers ? workers : parts > 1 ? idle_cpus() : 0;
+		if (!workers && idle + 1 > DPKG_STATUS_THREAD_PARTS)
+			idle = DPKG_STATUS_THREAD_PARTS - 1;
 		if (parts > idle + 1) /* this thread's own CPU, and the idle ones */
 			parts = idle + 1;
 		if (parts > 1) { /* what a container's CPU quota pays for */
