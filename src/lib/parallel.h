@@ -57,8 +57,8 @@ unsigned parallel_workers(void);
  * [0, count), each of at most chunk items, on up to usable_cpus() threads
  * (and never more than max_threads, nor more than there are slices); the
  * calling thread is one of them, the others the idle workers
- * (parallel_prestart) and then threads started for it. Returns when every slice is done. fn must
- * be safe to run on several slices at once. */
+ * (parallel_prestart) and then threads started for it. Returns when every
+ * slice is done. fn must be safe to run on several slices at once. */
 void parallel_for(size_t count, size_t chunk, size_t max_threads, void (*fn)(void *arg, size_t begin, size_t end),
 		  void *arg);
 
