@@ -10,6 +10,7 @@
 #include "../facts/packages.h"
 #include "../lib/debversion.h"
 #include "../lib/dpkg_status.h"
+#include "../lib/parallel.h"
 #include "../lib/timeline.h"
 #include "../lib/util.h"
 #include "../registry.h"
@@ -293,6 +294,9 @@ static void run_installed(const struct context *ctx, void *state, struct result 
 	struct dpkg_status st;
 	char err[1024];
 	int rc = dpkg_status_load(path, names, &st, err, sizeof(err));
+	/* the workers a check run starts ahead (parallel_prestart) were for
+	 * that parse's parts: any it did not use end now, not at the exit */
+	parallel_release();
 	if (rc == -2) {
 		char *admindir = ctx_path(ctx, "/var/lib/dpkg"); /* (only here: a path lookup of its own) */
 		result_set(r, STATUS_FAIL, "no dpkg database at %s (not a Debian/Ubuntu image?): %s", admindir, err);

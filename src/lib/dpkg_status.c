@@ -1513,8 +1513,6 @@ static off_t part_cut(const struct part *p, off_t x)
 	return p->map ? map_cut(p->map, x, p->size) : file_cut(p->fd, x, p->size);
 }
 
-/* Whether the parts keep their pages of the map until it is unmapped
- * whole (a timeline build's knob, to compare on the host). */
 /* The most parts when threads must be started for them (no worker
  * waits): this thread starts each (~35 us of its own time a thread on the
  * 16-vCPU host, before it parses its own part) and each new thread's CPU
@@ -1524,15 +1522,6 @@ static off_t part_cut(const struct part *p, off_t x)
  * build VM, less there): past 4 parts, a part's thread costs about what
  * it saves. */
 #define DPKG_STATUS_THREAD_PARTS 4
-
-static bool keep_map(void)
-{
-#ifdef GPUGATE_TIMELINE
-	return getenv("GPUGATE_TL_KEEPMAP") != NULL;
-#else
-	return false;
-#endif
-}
 
 /* Finds the part's ends and parses it: returns 0 (the outcome in p). */
 static int read_part(void *arg)
@@ -1591,16 +1580,6 @@ static void parse_part(struct part *p)
 		p->short_read = true;
 	if (p->parts > 1 && !p->empty && !p->short_read)
 		claim_names(p);
-	else if (p->parts > 1 && !p->empty && !keep_map()) { /* (one part: the caller unmaps it itself) */
-		/* its pages let go on its own thread (nothing the parse kept
-		 * points into the file): the unmap that follows the join then
-		 * has none to take down one by one; a neighbour that still reads
-		 * one of them (its cut) faults it in again */
-		uintptr_t lo = ((uintptr_t)(p->map + p->from) + 4095) & ~(uintptr_t)4095;
-		uintptr_t hi = (uintptr_t)(p->map + p->to) & ~(uintptr_t)4095;
-		if (hi > lo)
-			madvise((void *)lo, hi - lo, MADV_DONTNEED);
-	}
 }
 
 /* Whether the parts read the file whole, each from where the one before

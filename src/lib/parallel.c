@@ -236,12 +236,13 @@ static void *run_slices(void *arg)
  * returns. All of it sequentially consistent: a worker that counts itself
  * after the caller saw active at 0 also sees the job closed. */
 static struct {
-	atomic_bool busy;    /* a parallel_for owns the pool (another one starts threads of its own) */
-	atomic_uint gen;     /* the job's number, odd while open */
-	struct slices *job;  /* the open job (written before gen turns odd) */
-	atomic_int seats;    /* helpers the job still takes */
-	atomic_uint active;  /* workers looking at the job */
-	atomic_uint workers; /* alive */
+	atomic_bool busy;     /* a parallel_for owns the pool (another one starts threads of its own) */
+	atomic_uint gen;      /* the job's number, odd while open */
+	struct slices *job;   /* the open job (written before gen turns odd) */
+	atomic_int seats;     /* helpers the job still takes */
+	atomic_uint active;   /* workers looking at the job */
+	atomic_uint workers;  /* alive */
+	atomic_bool released; /* parallel_release: the waiting workers end */
 } pool_of_workers;
 
 /* How long a worker waits for a job before it ends: a few milliseconds
@@ -293,18 +294,19 @@ static void *worker_main(void *arg)
 			break;
 		more -= 1 + child;
 	}
-	unsigned done = 0; /* the last job looked at */
+	/* one job, then the end: a worker still alive when the process
+	 * exits makes its exit wait for that thread (measured on the host:
+	 * ~0.15 ms more between the return from main and the parent seeing
+	 * the exit), and a run's parse is its one job */
 	long long until = now_ns() + WORKER_WAIT_NS;
-	for (unsigned spins = 1;; spins++) {
+	for (unsigned spins = 1; !atomic_load(&pool_of_workers.released); spins++) {
 		unsigned g = atomic_load(&pool_of_workers.gen);
-		if ((g & 1) && g != done) {
+		if (g & 1) {
 			atomic_fetch_add(&pool_of_workers.active, 1);
 			if (atomic_load(&pool_of_workers.gen) == g && atomic_fetch_sub(&pool_of_workers.seats, 1) > 0)
 				run_slices(pool_of_workers.job);
 			atomic_fetch_sub(&pool_of_workers.active, 1);
-			done = g;
-			until = now_ns() + WORKER_WAIT_NS;
-			continue;
+			break;
 		}
 		cpu_relax();
 		if (spins % 64 == 0 && now_ns() > until)
@@ -322,6 +324,7 @@ void parallel_prestart(size_t n)
 	size_t alive = atomic_load(&pool_of_workers.workers);
 	if (alive >= n)
 		return;
+	atomic_store(&pool_of_workers.released, false);
 	/* one malloc arena: a worker that starts another calls malloc
 	 * (glibc's pthread_create allocates the new thread's TLS vector), and
 	 * the first malloc of a thread would otherwise make it an arena of
@@ -331,6 +334,11 @@ void parallel_prestart(size_t n)
 	/* one thread started here, which starts the others: the caller's
 	 * own cost is one thread's start, whatever n */
 	worker_start(n - alive - 1);
+}
+
+void parallel_release(void)
+{
+	atomic_store(&pool_of_workers.released, true);
 }
 
 unsigned parallel_workers(void)

@@ -41,14 +41,18 @@ void thread_join(struct thread *t);
  * of an idle CPU (~100-150 us on a virtual machine's halted vCPU) then
  * overlap the caller's other work instead of delaying the first
  * parallel_for. The caller starts one; it starts the others (a tree: each
- * start costs its starter ~35 us on the host). A worker waits for slices
- * by spinning on its CPU for a few milliseconds at most, then ends: it
- * never sleeps (a sleeping thread would have to be woken for the process
- * to exit). Call it once, early, on the main thread (a later call only
+ * start costs its starter ~35 us on the host). A worker waits for a job by
+ * spinning on its CPU for a few milliseconds at most, takes a share of the
+ * first parallel_for's slices, and ends: it never sleeps (a sleeping
+ * thread would have to be woken), and none is left for the process's exit
+ * to wait on. Call it once, early, on the main thread (a later call only
  * tops the workers up to n); safe to skip: parallel_for starts threads of
  * its own where no worker is free. parallel_workers() counts a worker
  * from its start, so it may read fewer than n for a while. */
 void parallel_prestart(size_t n);
+/* The waiting workers end now: there is no job for them (a run that did
+ * not get to the work they were started for). */
+void parallel_release(void);
 /* The workers alive now (parallel_prestart's, not yet ended): a job cut to
  * this many slices plus the caller's own runs without a thread's start. */
 unsigned parallel_workers(void);

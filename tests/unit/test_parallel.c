@@ -295,19 +295,39 @@ static void test_prestarted_workers_take_slices(void **state)
 		size_t before = threads_now();
 		atomic_store(&most_threads, 0);
 		parallel_for(want + 1, 1, want + 1, note_slice, NULL);
-		bool first = before == base + want && atomic_load(&most_threads) <= before;
+		taken = before == base + want && atomic_load(&most_threads) <= before;
 		for (size_t i = 0; i <= want; i++) /* on as many threads as it asked for */
 			for (size_t k = 0; k < i; k++)
-				first = first && !pthread_equal(slice_thread[i], slice_thread[k]);
-		/* a second job within the wait: the same workers */
-		atomic_store(&most_threads, 0);
-		parallel_for(want + 1, 1, want + 1, note_slice, NULL);
-		taken = first && atomic_load(&most_threads) <= before;
+				taken = taken && !pthread_equal(slice_thread[i], slice_thread[k]);
 	}
 	assert_true(taken);
-	for (int i = 0; i < 2000 && parallel_workers(); i++)
+	/* one job each: they end right after it, not after their wait */
+	for (int i = 0; i < 1000 && parallel_workers(); i++)
 		sleep_ms(1);
-	assert_int_equal(parallel_workers(), 0); /* ended on their own */
+	assert_int_equal(parallel_workers(), 0);
+	/* a later job: threads of its own, every item done */
+	atomic_store(&items_done, 0);
+	parallel_for(1000, 7, 4, count_items, NULL);
+	assert_int_equal(atomic_load(&items_done), 1000);
+}
+
+/* Workers released (parallel_release: no job is coming) end without
+ * waiting out their wait, and take no later job. */
+static void test_released_workers_end(void **state)
+{
+	(void)state;
+	if (usable_cpus() < 2)
+		skip();
+	while (parallel_workers())
+		sleep_ms(1);
+	parallel_prestart(2);
+	parallel_release();
+	for (int i = 0; i < 1000 && parallel_workers(); i++)
+		sleep_ms(1);
+	assert_int_equal(parallel_workers(), 0);
+	atomic_store(&items_done, 0);
+	parallel_for(1000, 7, 4, count_items, NULL);
+	assert_int_equal(atomic_load(&items_done), 1000);
 }
 
 /* A parallel_for while another holds the workers (from a slice of it, or
@@ -426,6 +446,7 @@ int main(void)
 		cmocka_unit_test(test_parts_threads_call_no_malloc),
 		cmocka_unit_test(test_prestarted_workers_take_slices),
 		cmocka_unit_test(test_busy_pool_falls_back),
+		cmocka_unit_test(test_released_workers_end),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
