@@ -277,11 +277,11 @@ static void test_prestarted_workers_take_slices(void **state)
 	if (cpus < 2)
 		skip(); /* no worker on one CPU */
 	size_t want = cpus - 1 < 3 ? cpus - 1 : 3;
-	/* a few tries: on a loaded machine this thread may lose its CPU for
+	/* a few tries (30): on a loaded machine this thread may lose its CPU for
 	 * longer than the workers wait (then parallel_for rightly starts
 	 * threads of its own); once is enough to show they take the slices */
 	bool taken = false;
-	for (int attempt = 0; attempt < 10 && !taken; attempt++) {
+	for (int attempt = 0; attempt < 30 && !taken; attempt++) {
 		while (parallel_workers()) /* an earlier test's, or try's */
 			sleep_ms(1);
 		sleep_ms(5);                 /* (and out of /proc/self/task) */
