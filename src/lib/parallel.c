@@ -45,18 +45,23 @@ static unsigned cpu_quota(void)
  * count: the same answer). */
 static atomic_uint cpus_once;
 
+/* The CPUs of this process's affinity mask (one system call, no file
+ * read); at least 1. */
+static unsigned affinity_cpus(void)
+{
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		return (unsigned)CPU_COUNT(&set);
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	return online > 0 ? (unsigned)online : 1;
+}
+
 unsigned usable_cpus(void)
 {
 	unsigned n = atomic_load_explicit(&cpus_once, memory_order_relaxed);
 	if (n)
 		return n;
-	cpu_set_t set;
-	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
-		n = (unsigned)CPU_COUNT(&set);
-	if (!n) {
-		long online = sysconf(_SC_NPROCESSORS_ONLN);
-		n = online > 0 ? (unsigned)online : 1;
-	}
+	n = affinity_cpus();
 	unsigned quota = cpu_quota();
 	n = quota && quota < n ? quota : n;
 	atomic_store_explicit(&cpus_once, n, memory_order_relaxed);
@@ -318,7 +323,10 @@ static void *worker_main(void *arg)
 
 void parallel_prestart(size_t n)
 {
-	unsigned cpus = usable_cpus();
+	/* the affinity mask only: this runs before the seccomp filter, under
+	 * which the files (the cgroup's CPU quota) are read (SECURITY.md); the
+	 * part count, later, still heeds the quota */
+	unsigned cpus = affinity_cpus();
 	if (n > cpus - 1) /* the caller's thread is one of the CPUs */
 		n = cpus - 1;
 	size_t alive = atomic_load(&pool_of_workers.workers);

@@ -36,8 +36,9 @@ int thread_start(struct thread *t, void *(*fn)(void *), void *arg);
  * detached instead keeps its stack until the process ends. */
 void thread_join(struct thread *t);
 
-/* Starts up to n worker threads (fewer when the process may use fewer
- * CPUs), for the parallel_for calls to come: a thread's start and the wake
+/* Starts up to n worker threads (fewer when the process's affinity mask
+ * has fewer CPUs; no file is read: it may run before the sandbox), for the
+ * parallel_for calls to come: a thread's start and the wake
  * of an idle CPU (~100-150 us on a virtual machine's halted vCPU) then
  * overlap the caller's other work instead of delaying the first
  * parallel_for. The caller starts one; it starts the others (a tree: each
