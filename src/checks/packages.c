@@ -10,6 +10,8 @@
 #include "../facts/packages.h"
 #include "../lib/debversion.h"
 #include "../lib/dpkg_status.h"
+#include "../lib/parallel.h"
+#include "../lib/timeline.h"
 #include "../lib/util.h"
 #include "../registry.h"
 
@@ -266,6 +268,7 @@ bool packages_relation_holds(const struct relation *rel, const struct dpkg_statu
 static void run_installed(const struct context *ctx, void *state, struct result *r)
 {
 	(void)state;
+	tl_mark("packages.installed start");
 	yaml_node_t *list = spec_get(ctx->spec, "packages");
 	size_t n = spec_seq_len(list);
 	if (n == 0) {
@@ -287,13 +290,17 @@ static void run_installed(const struct context *ctx, void *state, struct result 
 	names = xrealloc(names, (names_n + 1) * sizeof(*names));
 	names[names_n] = NULL;
 
-	char *admindir = ctx_path(ctx, "/var/lib/dpkg");
 	char *path = ctx_path(ctx, "/var/lib/dpkg/status");
 	struct dpkg_status st;
 	char err[1024];
 	int rc = dpkg_status_load(path, names, &st, err, sizeof(err));
+	/* the workers a check run starts ahead (parallel_prestart) were for
+	 * that parse's parts: any it did not use end now, not at the exit */
+	parallel_release();
 	if (rc == -2) {
+		char *admindir = ctx_path(ctx, "/var/lib/dpkg"); /* (only here: a path lookup of its own) */
 		result_set(r, STATUS_FAIL, "no dpkg database at %s (not a Debian/Ubuntu image?): %s", admindir, err);
+		free(admindir);
 		result_remedy(
 			r,
 			"run gpugate inside the Debian or Ubuntu image that holds the GPU stack, or point --root at its unpacked root filesystem");
@@ -364,12 +371,12 @@ static void run_installed(const struct context *ctx, void *state, struct result 
 		free(native);
 		dpkg_status_free(&st);
 	}
-	free(admindir);
 	free(path);
 	for (size_t i = 0; i < n; i++)
 		relation_free(&rels[i]);
 	free(rels);
 	free(names);
+	tl_mark("packages.installed end");
 }
 
 static const struct check_def packages_checks[] = {

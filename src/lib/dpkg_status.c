@@ -7,17 +7,21 @@
 
 #include "debrelation.h"
 #include "debversion.h"
+#include "mapped_file.h"
 #include "parallel.h"
 #include "safe_io.h"
 #include "sanitizer.h"
+#include "timeline.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,6 +29,19 @@
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
+#endif
+
+#ifdef GPUGATE_TIMELINE /* the process's first and last marks (timeline.h) */
+__attribute__((constructor)) static void tl_process_start(void)
+{
+	tl_mark("process start (after ld.so)");
+	if (getenv("GPUGATE_TL_PRESTART")) /* the workers started as early as can be */
+		parallel_prestart((size_t)atoi(getenv("GPUGATE_TL_PRESTART")));
+}
+__attribute__((destructor)) static void tl_process_exit(void)
+{
+	tl_mark("process exit");
+}
 #endif
 
 /* dpkg's fieldinfos[] (lib/dpkg/parse.c), in its order. */
@@ -175,7 +192,7 @@ struct field_value {
 
 struct user_field {
 	const char *name;
-	size_t len;
+	size_t c_len; /* its length as a C string: up to a NUL byte in it, if any */
 };
 
 /* One stanza as pkg_parse_field() leaves it: the known fields' values
@@ -194,9 +211,9 @@ struct stanza {
 /* The instances of one package name seen so far (parse_find_set_slot):
  * those not "not-installed", split by Multi-Arch: same or not. */
 struct name_slot {
-	uint64_t hash;
-	size_t name_at; /* offset into the parser's names arena; 0 = empty slot */
-	unsigned single, multi;
+	uint32_t hash;
+	uint32_t name_at; /* offset into the parser's names arena; 0 = empty slot */
+	uint32_t single, multi;
 };
 
 /* A part of the file parsed on its own (dpkg_status_load_parts) keeps, for
@@ -206,9 +223,12 @@ struct name_slot {
  * decide whether one of those is the file's first duplicate. Apart from
  * the slots, so that the one-piece parse's table stays small. */
 struct first_seen {
-	size_t first_line, first_at, single_line, single_at;
+	uint32_t first_line, first_at, single_line, single_at;
 	bool first_single;
 };
+/* (32 bits hold any line or offset of a file dpkg_status reads: at most
+ * SAFE_MAX_STATUS bytes, whose names arena holds each name at most twice) */
+_Static_assert(2 * SAFE_MAX_STATUS < UINT32_MAX, "a status file's offsets fit in 32 bits");
 
 /* The known names, each as two 8-byte words with its letters lowered and
  * a mask with bit 5 set where a letter stands: a name from the file (masked
@@ -218,8 +238,10 @@ struct first_seen {
  * byte: strcasecmp's rule, which pkg_parse_field uses. The candidates are
  * picked by length and first letter (at most two known names share both),
  * so nothing is hashed and most names take one compare. Built once a load
- * (known_keys_build) and copied into each parser (a copy: no load through
- * a pointer for each field, no cache line shared between the threads). */
+ * (known_keys_build) and read by each part's parser (only read: the cache
+ * lines are shared, not passed between the threads; a copy in each part's
+ * parser made the parts' array ~2.6 KB a part larger, cleared and faulted
+ * in by the thread that starts them). */
 struct known_key {
 	uint64_t lowered[2], letters[2];
 };
@@ -271,6 +293,7 @@ static void *scratch_alloc(struct scratch *m, size_t n)
 	size_t want = (n + SCRATCH_REDZONE + SCRATCH_ALIGN - 1) & ~(size_t)(SCRATCH_ALIGN - 1);
 	if ((size_t)(m->end - m->at) < want) {
 		size_t size = want + SCRATCH_ALIGN > SCRATCH_OWN_BLOCK ? want + SCRATCH_ALIGN : SCRATCH_OWN_BLOCK;
+		tl_mark("scratch grows");
 		char *block = xcalloc(1, size);
 		*(void **)(void *)block = m->own;
 		((size_t *)(void *)block)[1] = size;
@@ -356,8 +379,9 @@ struct parser {
 	size_t slots_cap, slots_used;
 	size_t slots_first; /* the table's first size (slots_for) */
 	struct names names;
-	const char *region_end; /* the end of the bytes parse_region may read */
-	struct known_keys known;
+	const char *region_end;         /* the end of the bytes parse_region may read */
+	const struct known_keys *known; /* (the caller's, read by every part) */
+	bool has_nul;                   /* the region holds a NUL byte (add_field) */
 };
 
 static int perr(struct parser *ps, size_t line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -571,6 +595,17 @@ static int check_field(struct parser *ps, enum field_id id)
 				    field_names[id].name, (int)(fv->len > 50 ? 50 : fv->len), fv->v);
 		return 0;
 	case F_MULTI_ARCH:
+		/* the words as dpkg writes them, taken without the search (none
+		 * of the list's words is another's prefix: an exact one is that
+		 * word, with nothing after it) */
+		if (fv->len == 4 && memcmp(v, "same", 4) == 0) {
+			ps->s.multiarch = MA_SAME;
+			return 0;
+		}
+		if (fv->len == 7 && memcmp(v, "foreign", 7) == 0) {
+			ps->s.multiarch = MA_FOREIGN;
+			return 0;
+		}
 		if (fv->len && (ps->s.multiarch = name_value(&v, end, multiarch_words, true)) < 0)
 			return perr(ps, fv->line,
 				    "quadstate (foreign/allowed/same/no) 'Multi-Arch' field: invalid value '%.*s' "
@@ -580,7 +615,10 @@ static int check_field(struct parser *ps, enum field_id id)
 	case F_PRIORITY:
 	case F_CLASS:
 		/* an unknown word is kept as another priority; a known one
-		 * followed by more text is "trailing junk" */
+		 * followed by more text is "trailing junk" ("optional", most
+		 * packages' and no other word's prefix, without the search) */
+		if (fv->len == 8 && memcmp(v, "optional", 8) == 0)
+			return 0;
 		if (fv->len && name_value(&v, end, priority_words, true) == -2)
 			return perr(ps, fv->line,
 				    "word in '%s' field: has trailing junk (lib/dpkg/fields.c f_priority)",
@@ -705,8 +743,12 @@ static int known_field(const struct known_keys *k, const char *name, size_t len,
 static int add_field(struct parser *ps, const char *name, size_t name_len, const char *v, size_t vlen, size_t line)
 {
 	struct stanza *s = &ps->s;
-	int id = known_field(&ps->known, name, name_len, ps->region_end);
+	/* (a NUL in a name makes it no known field's: strncasecmp stops there
+	 * in the name, not in the known one, and tells them apart) */
+	int id = known_field(ps->known, name, name_len, ps->region_end);
 	if (id >= 0) {
+		if (__builtin_expect(ps->has_nul, 0)) /* the field's parser reads a C string */
+			vlen = strnlen(v, vlen);
 		if (s->present >> id & 1)
 			return perr(ps, line, "duplicate value for '%s' field (lib/dpkg/parse.c pkg_parse_field)",
 				    field_names[id].name);
@@ -717,8 +759,12 @@ static int add_field(struct parser *ps, const char *name, size_t name_len, const
 	if (name_len < 2)
 		return perr(ps, line, "user-defined field name '%.*s' too short (lib/dpkg/parse.c pkg_parse_field)",
 			    (int)name_len, name);
+	/* the earlier name was saved as a C string (nfstrnsave), whose strlen
+	 * must be this one's length, then strncasecmp over this one's: a NUL
+	 * ends either (dpkg reads "Xa<NUL>b: 1" then "Xa: 2" as the same field
+	 * twice) */
 	for (size_t i = 0; i < s->user_n; i++)
-		if (s->user[i].len == name_len && strncasecmp(s->user[i].name, name, name_len) == 0)
+		if (s->user[i].c_len == name_len && strncasecmp(s->user[i].name, name, name_len) == 0)
 			return perr(ps, line,
 				    "duplicate value for user-defined field '%.*s' (lib/dpkg/parse.c pkg_parse_field)",
 				    (int)name_len, name);
@@ -727,7 +773,8 @@ static int add_field(struct parser *ps, const char *name, size_t name_len, const
 		s->user = scratch_grow(&ps->mem, s->user, s->user_n * sizeof(*s->user), cap * sizeof(*s->user));
 		s->user_cap = cap;
 	}
-	s->user[s->user_n++] = (struct user_field){ name, name_len };
+	s->user[s->user_n++] =
+		(struct user_field){ name, __builtin_expect(ps->has_nul, 0) ? strnlen(name, name_len) : name_len };
 	return 0;
 }
 
@@ -750,15 +797,17 @@ static uint64_t name_hash(const char *s, size_t n)
 }
 
 /* The name table's first size for bytes of a status file: a real one's
- * stanzas average ~900 bytes (the bench's: 921,952 for 1,004 packages), so
- * a name per 1 KiB with the table at most half full fits such a file
- * without growing (2,048 slots for the bench's), and a part of a file gets a table the size of its share:
- * the table is calloc'ed, a page fault per 4 KiB cleared, and a fixed 2,048
- * slots (with first_seen, 128 KiB) cost each of 7 parts ~30 faults for its
- * ~150 names. */
-static size_t slots_for(size_t bytes)
+ * stanzas average ~900 bytes (the bench's: 921,952 for 1,004 packages), but
+ * a part of the file may hold mostly short ones (a run of libraries: ~700
+ * bytes each), and a table that grows in a part's thread costs a malloc'ed
+ * copy there (a lock, or an arena of its own) and its pages cleared: a name
+ * per 512 bytes, the table at most half full. A slot and its first_seen
+ * take 36 bytes: a part of a 1 MB file in 4 gets 1,024 slots, 36 KiB. */
+static size_t slots_for(size_t bytes, bool part)
 {
-	size_t want = 2 * (bytes / 1024 + 1), cap = 64;
+	/* (the one-piece parse grows its table on the caller's own thread:
+	 * a name per 1 KiB first there, which fits a real file) */
+	size_t want = 2 * (bytes / (part ? 512 : 1024) + 1), cap = 64;
 	while (cap < want && cap < ((size_t)1 << 20))
 		cap *= 2;
 	return cap;
@@ -813,24 +862,32 @@ static size_t name_add(struct parser *ps, const char *name, size_t n)
 }
 
 /* The slot of a package name (any letter case: pkg_hash_find_set()). */
-static struct name_slot *name_slot(struct parser *ps, const char *name, size_t n)
+/* The slot of name[0..n), hashed h, in ps's table (which has one): its
+ * own, or the empty one where it would go. */
+static struct name_slot *slot_probe(const struct parser *ps, const char *name, size_t n, uint32_t h)
 {
-	if (2 * (ps->slots_used + 1) > ps->slots_cap)
-		slots_grow(ps);
-	uint64_t h = name_hash(name, n);
-	size_t k = h & (ps->slots_cap - 1);
-	for (;; k = (k + 1) & (ps->slots_cap - 1)) {
+	for (size_t k = h & (ps->slots_cap - 1);; k = (k + 1) & (ps->slots_cap - 1)) {
 		struct name_slot *sl = &ps->slots[k];
-		if (!sl->name_at) {
-			sl->hash = h;
-			sl->name_at = name_add(ps, name, n);
-			ps->slots_used++;
+		if (!sl->name_at)
 			return sl;
-		}
 		const char *other = ps->names.buf + sl->name_at;
 		if (sl->hash == h && strncasecmp(other, name, n) == 0 && other[n] == '\0')
 			return sl;
 	}
+}
+
+static struct name_slot *name_slot(struct parser *ps, const char *name, size_t n)
+{
+	if (2 * (ps->slots_used + 1) > ps->slots_cap)
+		slots_grow(ps);
+	uint32_t h = (uint32_t)name_hash(name, n);
+	struct name_slot *sl = slot_probe(ps, name, n, h);
+	if (!sl->name_at) {
+		sl->hash = h;
+		sl->name_at = (uint32_t)name_add(ps, name, n);
+		ps->slots_used++;
+	}
+	return sl;
 }
 
 static char *lowered(struct scratch *m, const char *s, size_t n)
@@ -876,13 +933,13 @@ static void note_first(struct parser *ps, const struct name_slot *sl, const char
 {
 	struct first_seen *f = &ps->firsts[sl - ps->slots];
 	if (!sl->single && !sl->multi) {
-		f->first_line = line;
+		f->first_line = (uint32_t)line;
 		f->first_single = single;
-		f->first_at = spelling_at(ps, sl, name, n);
+		f->first_at = (uint32_t)spelling_at(ps, sl, name, n);
 	}
 	if (single && !sl->single) {
-		f->single_line = line;
-		f->single_at = spelling_at(ps, sl, name, n);
+		f->single_line = (uint32_t)line;
+		f->single_at = (uint32_t)spelling_at(ps, sl, name, n);
 	}
 }
 
@@ -1112,49 +1169,32 @@ static size_t stanzas_end(const char *buf, size_t len)
  * white space or ':', blanks may stand before the ':', the value runs over
  * the lines that start with white space (a line of white space only is
  * part of it: dpkg warns), and the stanza ends at an empty line. */
-/* The error for a NUL byte at nul, with its line. */
-static int nul_error(struct parser *ps, const char *content, const char *nul)
-{
-	size_t at = ps->line + 1;
-	for (const char *q = content; q < nul; q++)
-		at += line_end(*q);
-	ps->line = at;
-	return perr(ps, at, "NUL byte in the status file (corrupt?)");
-}
-
 static int parse_region(struct parser *ps, const char *content, size_t len)
 {
 	const char *p = content, *end = content + len;
 	ps->region_end = end;
 	size_t line = ps->line + 1; /* the line p is on */
-	/* A NUL byte is an error where it stands: what comes before it is read
-	 * (an earlier error is the one reported), the parse stops at it. The
-	 * region's last byte is not searched: at the file's end dpkg either
-	 * leaves it unparsed (see below) or refuses the file at it for the end
-	 * of file; elsewhere it is the newline of an empty line. */
-	const char *nul = len ? memchr(content, '\0', len - 1) : NULL;
-	if (nul)
-		end = nul;
+	/* A NUL byte is no end for parse_stanza() (1.21.22): it is a byte of a
+	 * field name or value like another; pkg_parse_field() then hands a
+	 * known field's value to its parser as a C string, read up to the
+	 * NUL, and compares a user-defined field's name with strncasecmp
+	 * (add_field). Whether the region holds one at all, once. */
+	ps->has_nul = len && memchr(content, '\0', len) != NULL;
 	/* dpkg stops where it has read the file's last byte (parse_at_eof after
 	 * parse_getc), before it looks at that byte: each place below that
 	 * tests "at the last byte" is one such test in parse_stanza() (1.21.22).
 	 * A region that is not the file's end ends after an empty line (between
-	 * stanzas), where those tests meet only newlines and agree; a region a
-	 * NUL cut short ends in the NUL's error instead. */
-	const bool eof_tests = !nul;
-	/* where dpkg is at the end: at the last byte, or the NUL */
-	const char *stop = eof_tests && len ? end - 1 : end;
+	 * stanzas), where those tests meet only newlines and agree. */
+	const bool eof_tests = true;
+	const char *stop = len ? end - 1 : end; /* where dpkg is at the end: at the last byte */
 	int rc = 0;
 	while (rc == 0) {
 		while (p < end && line_end(*p)) { /* skip the empty lines (and ^Z) between stanzas */
 			p++;
 			line++;
 		}
-		if (p == end) {
-			if (nul)
-				rc = nul_error(ps, content, nul);
+		if (p == end)
 			break;
-		}
 		if (p == stop)
 			break; /* one byte after the last line end: read, at the end, so unparsed */
 		stanza_reset(&ps->s);
@@ -1172,15 +1212,11 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 			}
 			/* (the common path, "Name:", tests once for each rare case
 			 * below: blanks before the colon, the end of the region or of
-			 * the file, and the NUL byte there) */
+			 * the file) */
 			if (__builtin_expect(p >= stop || *p != ':', 0)) {
 				while (p < end && continues_value[(unsigned char)*p]) /* blanks, not the newline */
 					p++;
 				if (p >= stop || *p != ':') {
-					if (p == end && nul) {
-						rc = nul_error(ps, content, nul);
-						break;
-					}
 					const char *what = p >= stop    ? "end of file after field name '%.*s'"
 							   : *p == '\n' ? "newline in field name '%.*s'"
 							   : *p == MSDOS_EOF
@@ -1193,15 +1229,13 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 				}
 			}
 			p++;
-			p += *p == ' '; /* the usual one blank at once (p < stop or p is the NUL's place: readable) */
+			p += *p == ' '; /* the usual one blank at once (p <= stop: readable) */
 			while (p < end && continues_value[(unsigned char)*p]) /* blanks, not the newline */
 				p++;
 			/* the value's first byte, a newline too, is read before the
 			 * test for the end: "Foo:\n" as the file's last line is refused */
 			if (p >= stop || *p == MSDOS_EOF) {
-				if (p == end && nul)
-					rc = nul_error(ps, content, nul);
-				else if (p >= stop)
+				if (p >= stop)
 					rc = perr(ps, line,
 						  "end of file before value of field '%.*s' (missing final newline; "
 						  "lib/dpkg/parse.c)",
@@ -1220,11 +1254,10 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 			size_t before = line;
 			const char *nl = value_end(p, end, eof_tests, &line);
 			if (!nl) {
-				rc = nul ? nul_error(ps, content, nul)
-					 : perr(ps, before,
-						"end of file during value of field '%.*s' (missing final newline; "
-						"lib/dpkg/parse.c)",
-						(int)name_len, name);
+				rc = perr(ps, before,
+					  "end of file during value of field '%.*s' (missing final newline; "
+					  "lib/dpkg/parse.c)",
+					  (int)name_len, name);
 				break;
 			}
 			p = nl + 1;
@@ -1239,11 +1272,8 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
 			rc = add_field(ps, name, name_len, value, (size_t)(vend - value), field_line);
 			if (rc)
 				break;
-			if (p >= stop || (*p | 0x10) == MSDOS_EOF) { /* the end, or a newline or ^Z */
-				if (p == end && nul)
-					rc = nul_error(ps, content, nul); /* the stanza's rest lies past it */
-				break;                                    /* the stanza's end (or the file's) */
-			}
+			if (p >= stop || (*p | 0x10) == MSDOS_EOF) /* the end, or a newline or ^Z */
+				break;                             /* the stanza's end (or the file's) */
 		}
 		if (rc == 0)
 			rc = finish_stanza(ps);
@@ -1259,7 +1289,7 @@ static int parse_region(struct parser *ps, const char *content, size_t len)
  * outgrows it comes from malloc (scratch_alloc). */
 static size_t scratch_size(size_t bytes, size_t buffer_size, bool track_first, const char *const *wanted)
 {
-	size_t slots = slots_for(bytes), n = 0;
+	size_t slots = slots_for(bytes, track_first), n = 0;
 	while (wanted && wanted[n])
 		n++;
 	size_t slot = sizeof(struct name_slot) + (track_first ? sizeof(struct first_seen) : 0);
@@ -1277,10 +1307,10 @@ static void parser_init(struct parser *ps, const char *path, const char *const *
 			const struct known_keys *known, char *mem, size_t mem_size)
 {
 	*ps = (struct parser){
-		.path = path, .wanted = wanted, .track_first = track_first, .slots_first = slots_for(bytes)
+		.path = path, .wanted = wanted, .track_first = track_first, .slots_first = slots_for(bytes, track_first)
 	};
 	scratch_init(&ps->mem, mem, mem_size);
-	ps->known = *known;
+	ps->known = known;
 	size_t n = 0;
 	while (wanted && wanted[n])
 		n++;
@@ -1351,10 +1381,12 @@ int dpkg_status_parse(const char *path, const char *content, size_t len, const c
 }
 
 /* Parses the bytes [from, to) of the open file (to the end of the file when
- * last), through one small buffer, whole stanzas at a time, instead of
- * mapping the file: the parse then reads from cache-hot memory, and the
- * first touch of each page of a mapping (~190 for a real status file) cost
- * more than the parse itself. A stanza longer than the buffer doubles it.
+ * last), through one small buffer, whole stanzas at a time: where the file
+ * is not parsed mapped (dpkg_status_load_parts: it cannot be, it changed
+ * under the map, or the caller asks for a buffer). (An earlier measure
+ * found a map's page faults dearer than this copy when one thread touched
+ * them all; the parts now fault their own pages in, fault-around mapping
+ * 16 at a time.) A stanza longer than the buffer doubles it.
  * from and to are stanza boundaries (file_cut). Returns 0, or -1 with the
  * error in ps (err_line 0 and ps->err whole when it has no line); *short_read
  * is set when the file ended before to (it changed while read). */
@@ -1439,110 +1471,206 @@ static off_t file_cut(int fd, off_t x, off_t size)
 	return size;
 }
 
-/* One part of the file, parsed on its own thread. */
+/* One part of the file, parsed on its own thread: the index-th of parts
+ * shares of the size bytes fstat gave, from just after the first empty
+ * line in it (the start of the file for the first) to where the next one
+ * starts (the end of the file for the last). Each thread finds its own
+ * part's ends (file_cut), so that the thread that starts the others does
+ * not read the file first. */
 struct part {
 	struct parser ps;
-	off_t from, to;
-	bool last, short_read;
+	size_t index, parts;
+	off_t size;
+	off_t from, to; /* what it read: to is the end of the file when last */
+	bool last, empty, short_read;
+	const char *map; /* the file mapped (its size bytes), or NULL: read through a buffer of buffer_size */
 	int fd, rc;
 	size_t buffer_size;
+	atomic_ushort *claim; /* the parts' shared buckets of name hashes (claim_names) */
+	size_t claim_mask;
+	uint32_t *maybe; /* its slots whose names another part may have too */
+	size_t maybe_n, maybe_cap;
 };
 
 struct parts {
 	struct part *part;
 };
 
+/* file_cut in the mapped file. */
+static off_t map_cut(const char *map, off_t x, off_t size)
+{
+	const char *p = map + (x >= 2 ? x - 2 : 0), *end = map + size;
+	while ((p = memchr(p, '\n', (size_t)(end - p))) && p + 1 < end) {
+		if (p[1] == '\n' && p + 2 - map >= x)
+			return p + 2 - map;
+		p++;
+	}
+	return size;
+}
+
+static off_t part_cut(const struct part *p, off_t x)
+{
+	return p->map ? map_cut(p->map, x, p->size) : file_cut(p->fd, x, p->size);
+}
+
+/* The most parts when threads must be started for them (no worker
+ * waits): this thread starts each (~35 us of its own time a thread on the
+ * 16-vCPU host, before it parses its own part) and each new thread's CPU
+ * must wake (~100-150 us there). A 1 MB file's 7 parts then started six
+ * threads (~0.2 ms of this thread's time, measured there) for parts of
+ * under ~0.15 ms of parsing each (the one-piece parse takes ~1 ms on the
+ * build VM, less there): past 4 parts, a part's thread costs about what
+ * it saves. */
+#define DPKG_STATUS_THREAD_PARTS 4
+
+/* Finds the part's ends and parses it: returns 0 (the outcome in p). */
+static int read_part(void *arg)
+{
+	struct part *p = arg;
+	off_t share = p->size / (off_t)p->parts;
+	p->from = p->index ? part_cut(p, share * (off_t)p->index) : 0;
+	if (p->index && p->from >= p->size) {
+		p->empty = true; /* no empty line after its share's start: the part before reads to the end */
+		return 0;
+	}
+	p->last = p->index + 1 == p->parts;
+	p->to = p->last ? p->size : part_cut(p, share * (off_t)(p->index + 1));
+	/* a part with no empty line after its end is the last one, read to
+	 * the end of the file (which may have grown since fstat) */
+	p->last = p->last || p->to >= p->size;
+	if (p->map)
+		p->rc = parse_region(&p->ps, p->map + p->from, (size_t)(p->to - p->from));
+	else
+		p->rc = parse_range(&p->ps, p->fd, p->from, p->to, p->last, p->buffer_size, &p->short_read);
+	return 0;
+}
+
+/* After its parse, on its own thread: each name of the part claims its
+ * hash's bucket for the part; a bucket another part claimed first may hold
+ * the same name, which the join then looks up in every part (the only
+ * names that can be a duplicate across parts; a bucket shared by two
+ * names is only looked at for nothing). */
+static void claim_names(struct part *p)
+{
+	struct parser *ps = &p->ps;
+	unsigned short me = (unsigned short)(p->index + 1);
+	for (size_t k = 0; k < ps->slots_cap; k++) {
+		if (!ps->slots[k].name_at)
+			continue;
+		unsigned short was = 0;
+		if (atomic_compare_exchange_strong(&p->claim[ps->slots[k].hash & p->claim_mask], &was, me) || was == me)
+			continue;
+		if (p->maybe_n == p->maybe_cap) {
+			size_t cap = p->maybe_cap ? 2 * p->maybe_cap : 32;
+			p->maybe = scratch_grow(&ps->mem, p->maybe, p->maybe_n * sizeof(*p->maybe),
+						cap * sizeof(*p->maybe));
+			p->maybe_cap = cap;
+		}
+		p->maybe[p->maybe_n++] = (uint32_t)k;
+	}
+}
+
+static void parse_part(struct part *p)
+{
+	/* in the map, a page the file no longer has (cut short under it) is
+	 * a short read: the file is read again */
+	if (!p->map)
+		read_part(p);
+	else if (mapped_file_guard(p->map, p->map + p->size, read_part, p) != 0)
+		p->short_read = true;
+	if (p->parts > 1 && !p->empty && !p->short_read)
+		claim_names(p);
+}
+
+/* Whether the parts read the file whole, each from where the one before
+ * it ended, to the end of the file: the threads found the ends on their
+ * own, and agree unless the file changed under them (dpkg replaces its
+ * status file by a rename, never in place). */
+static bool parts_whole(const struct part *part, size_t n)
+{
+	off_t at = 0;
+	bool ended = false;
+	for (size_t i = 0; i < n; i++) {
+		const struct part *p = &part[i];
+		if (p->short_read || p->empty != ended || (!p->empty && p->from != at))
+			return false;
+		at = p->to;
+		ended = ended || p->last;
+	}
+	return ended;
+}
+
 static void parse_parts(void *arg, size_t begin, size_t end)
 {
 	struct parts *all = arg;
 	for (size_t i = begin; i < end; i++) {
-		struct part *p = &all->part[i];
-		p->rc = parse_range(&p->ps, p->fd, p->from, p->to, p->last, p->buffer_size, &p->short_read);
+		tl_mark("part begin");
+		parse_part(&all->part[i]);
+		tl_mark("part end");
 	}
 }
 
-/* Part p's names looked up in g's table (the names of the parts before
- * it), and added to it when add (every part but the last, which no part
- * follows): one look-up a name, with the hash p's table kept. Returns the
- * file's first duplicate instance in p, given the instances of the parts
- * before it: its line in p, with its error in g (0 when none). An instance
- * of a name the earlier parts hold as not Multi-Arch: same is one too many,
- * whatever it is; after only "same" ones, the first that is not
- * (parse_find_set_slot's rule). p's names are distinct (its own table
- * joined their spellings), so adding one does not change what another
- * finds. g's table was sized for every name added (parts_join): a free
- * slot is always found. */
-static size_t join_names(struct parser *g, const struct parser *p, bool add)
+/* The first duplicate instance in a part given the parts before it
+ * (parse_find_set_slot's rule across parts): its line in the part, 0 for
+ * none, the name as written there and which of dpkg's two errors. */
+struct part_dup {
+	size_t line;
+	const char *name;
+	bool multiple;
+};
+
+/* Name (hashed h) looked up in every part in file order, its instances
+ * counted as the one-piece parse counts them: an instance of a name the
+ * earlier parts hold as not Multi-Arch: same is one too many, whatever it
+ * is; after only "same" ones, the first that is not. Notes in dup[j] the
+ * first such instance of part j when it comes before what dup[j] holds. */
+static void join_name(const struct part *part, size_t n, const char *name, uint32_t h, struct part_dup *dup)
 {
-	size_t best = 0;
-	const char *name = NULL;
-	bool multiple = false;
-	const size_t mask = g->slots_cap - 1;
-	for (size_t k = 0; k < p->slots_cap; k++) {
-		const struct name_slot *sl = &p->slots[k];
+	size_t len = strlen(name);
+	uint32_t single = 0, multi = 0; /* the parts' before j */
+	for (size_t j = 0; j < n; j++) {
+		const struct parser *ps = &part[j].ps;
+		if (!ps->slots_cap)
+			continue;
+		const struct name_slot *sl = slot_probe(ps, name, len, h);
 		if (!sl->name_at)
 			continue;
-		const char *n = p->names.buf + sl->name_at;
-		size_t len = strlen(n);
-		size_t at = sl->hash & mask;
-		for (; g->slots[at].name_at; at = (at + 1) & mask) {
-			const char *other = g->names.buf + g->slots[at].name_at;
-			if (g->slots[at].hash == sl->hash && strncasecmp(other, n, len) == 0 && other[len] == '\0')
-				break;
+		if ((sl->single || sl->multi) && (single || (multi && sl->single))) {
+			const struct first_seen *f = &ps->firsts[sl - ps->slots];
+			size_t line = single ? f->first_line : f->single_line;
+			if (!dup[j].line || line < dup[j].line)
+				dup[j] = (struct part_dup){ line, ps->names.buf + (single ? f->first_at : f->single_at),
+							    single ? f->first_single : false };
 		}
-		struct name_slot *gs = &g->slots[at];
-		if (!gs->name_at) { /* no part before p has it */
-			if (add) {
-				*gs = (struct name_slot){ sl->hash, name_add(g, n, len), sl->single, sl->multi };
-				g->slots_used++;
-			}
-			continue;
-		}
-		if ((sl->single || sl->multi) && (gs->single || (gs->multi && sl->single))) {
-			const struct first_seen *f = &p->firsts[k];
-			size_t line = gs->single ? f->first_line : f->single_line;
-			if (!best || line < best) {
-				best = line;
-				name = p->names.buf + (gs->single ? f->first_at : f->single_at);
-				multiple = gs->single ? f->first_single : false;
-			}
-		}
-		gs->single += sl->single;
-		gs->multi += sl->multi;
+		single += sl->single;
+		multi += sl->multi;
 	}
-	if (best)
-		duplicate_error(g, best, name, strlen(name), multiple);
-	return best;
 }
 
 /* Joins the parts in file order into out, as the one-piece parse would
  * have left it: lines counted from the file's start, the first error in
  * file order (a duplicate across parts included), the kept stanzas in
- * order, the first dpkg stanza's architecture. */
+ * order, the first dpkg stanza's architecture. Only the names the parts
+ * found in a bucket another part claimed are looked up (claim_names): the
+ * thread that joins does not walk every name. */
 static int parts_join(struct part *part, size_t n, struct dpkg_status *out, char *err, size_t err_size)
 {
-	struct parser *g = &part[0].ps; /* its table gathers every part's names */
-	/* sized once for all of them (at most half full, as name_slot keeps
-	 * it), not doubled on the way; the first part's own first instances
-	 * are never asked for (no part comes before it), nor the last part's
-	 * names (no part comes after it) */
-	size_t names = 0;
-	for (size_t i = 0; i + 1 < n; i++)
-		names += part[i].ps.slots_used;
-	g->firsts = NULL;
-	g->track_first = false;
-	size_t cap = g->slots_cap ? g->slots_cap : 64;
-	while (cap < 2 * (names + 1))
-		cap *= 2;
-	if (cap != g->slots_cap)
-		slots_resize(g, cap);
+	struct part_dup *dup = n > 1 ? xcalloc(n, sizeof(*dup)) : NULL;
+	for (size_t i = 0; i < n; i++)
+		for (size_t m = 0; m < part[i].maybe_n; m++) {
+			const struct name_slot *sl = &part[i].ps.slots[part[i].maybe[m]];
+			join_name(part, n, part[i].ps.names.buf + sl->name_at, sl->hash, dup);
+		}
 	size_t first = 0;
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		struct part *p = &part[i];
-		size_t dup = i ? join_names(g, &p->ps, i + 1 < n) : 0;
-		if (dup && (p->rc == 0 || !p->ps.err_line || dup <= p->ps.err_line)) {
-			error_out(g, first, err, err_size); /* g holds the duplicate's error */
+		size_t line = dup ? dup[i].line : 0;
+		if (line && (p->rc == 0 || !p->ps.err_line || line <= p->ps.err_line)) {
+			/* (told by the first part's parser: it has no error of its
+			 * own when a later part is joined) */
+			duplicate_error(&part[0].ps, line, dup[i].name, strlen(dup[i].name), dup[i].multiple);
+			error_out(&part[0].ps, first, err, err_size);
 			rc = -1;
 		} else if (p->rc < 0) {
 			error_out(&p->ps, first, err, err_size);
@@ -1553,65 +1681,64 @@ static int parts_join(struct part *part, size_t n, struct dpkg_status *out, char
 		kept_out(&p->ps, first, out);
 		first += p->ps.line;
 	}
+	free(dup);
 	return rc;
 }
 
-static int load_parts(const char *path, int fd, off_t size, const char *const *wanted, size_t buffer_size, size_t parts,
-		      struct dpkg_status *out, char *err, size_t err_size)
+static int load_parts(const char *path, int fd, const char *map, off_t size, const char *const *wanted,
+		      size_t buffer_size, size_t parts, struct dpkg_status *out, char *err, size_t err_size)
 {
-	/* where each part starts: a part with no empty line after its share
-	 * of the file is the last one, read to the end of the file (which may
-	 * have grown since fstat) */
-	off_t *cut = xcalloc(parts + 1, sizeof(*cut));
-	size_t n = 1;
-	while (n < parts) {
-		off_t c = file_cut(fd, size / (off_t)parts * (off_t)n, size);
-		if (c >= size)
-			break;
-		cut[n] = c > cut[n - 1] ? c : cut[n - 1];
-		n++;
-	}
-	parts = n;
+	if (map)
+		buffer_size = 0; /* parsed where it lies */
 	struct part *part = xcalloc(parts, sizeof(*part));
 	/* every part's memory in one allocation, made here before the threads
 	 * start, each part's share whole pages (two threads meet on a page
-	 * only at a share's last bytes, seldom used) */
-	size_t *mem_size = xcalloc(parts, sizeof(*mem_size)), total = 0;
-	for (size_t i = 0; i < parts; i++) {
-		off_t to = i + 1 == parts ? size : cut[i + 1];
-		mem_size[i] = scratch_size((size_t)(to - cut[i]), buffer_size, parts > 1, wanted);
-		total += mem_size[i];
-	}
-	char *mem = xcalloc(1, total), *at = mem;
+	 * only at a share's last bytes, seldom used), sized for its share of
+	 * the file (a part is a stanza longer or shorter: the name table's
+	 * first size has room to spare, and what outgrows the share comes from
+	 * malloc) */
+	size_t share = (size_t)size / parts + 1;
+	size_t mem_size = scratch_size(share, buffer_size, parts > 1, wanted);
+	/* and the buckets the parts claim their names' hashes in: 8 a
+	 * kilobyte of the file, few shared by two names */
+	size_t buckets = parts > 1 ? slots_for((size_t)size * 4, false) : 0;
+	char *mem = xcalloc(1, parts * mem_size + buckets * sizeof(atomic_ushort));
+	atomic_ushort *claim = (atomic_ushort *)(void *)(mem + parts * mem_size);
 	struct known_keys known;
 	known_keys_build(&known);
 	for (size_t i = 0; i < parts; i++) {
 		struct part *p = &part[i];
-		p->fd = fd;
-		p->buffer_size = buffer_size;
-		p->from = cut[i];
-		p->last = i + 1 == parts;
-		p->to = p->last ? size : cut[i + 1];
-		parser_init(&p->ps, path, wanted, (size_t)(p->to - p->from), parts > 1, &known, at, mem_size[i]);
-		at += mem_size[i];
+		*p = (struct part){ .index = i,
+				    .parts = parts,
+				    .size = size,
+				    .map = map,
+				    .fd = fd,
+				    .buffer_size = buffer_size,
+				    .claim = claim,
+				    .claim_mask = buckets - 1 };
+		parser_init(&p->ps, path, wanted, share, parts > 1, &known, mem + i * mem_size, mem_size);
 	}
-	free(mem_size);
-	free(cut);
 	struct parts all = { part };
+	tl_mark("parts ready to start");
 	if (parts > 1)
 		parallel_for(parts, 1, parts, parse_parts, &all);
 	else
 		parse_parts(&all, 0, 1);
-	bool changed = false;
-	for (size_t i = 0; i < parts; i++)
-		changed |= part[i].short_read;
+	tl_mark("parts joined");
+	/* a file cut short under the map reads as zeros up to its last page's
+	 * end: only its size says it changed */
+	struct stat now;
+	bool changed = !parts_whole(part, parts) || (map && (fstat(fd, &now) != 0 || now.st_size != size));
 	int rc = changed ? -4 : parts_join(part, parts, out, err, err_size);
+	tl_mark("parts_join done");
 	for (size_t i = 0; i < parts; i++)
 		parser_free(&part[i].ps);
 	free(mem);
 	free(part);
 	return rc;
 }
+
+void (*dpkg_status_mapped_hook)(int fd);
 
 int dpkg_status_load_parts(const char *path, const char *const *wanted, size_t buffer_size, size_t parts,
 			   struct dpkg_status *out, char *err, size_t err_size)
@@ -1623,9 +1750,17 @@ int dpkg_status_load_parts(const char *path, const char *const *wanted, size_t b
 	int fd = safe_open_read(path, SAFE_KIND_REG, SAFE_MAX_STATUS, &st, err, err_size);
 	if (fd < 0)
 		return fd == -ENOENT || fd == -ENOTDIR ? -2 : -3;
+	tl_mark("status file open");
 	if (!parts) { /* a part per DPKG_STATUS_PART bytes, one per CPU that is free */
 		parts = (size_t)st.st_size / DPKG_STATUS_PART;
-		size_t idle = parts > 1 ? idle_cpus() : 0;
+		/* with workers waiting (parallel_prestart), one part each and
+		 * this thread's: no thread to start, whose CPU's wake would cost
+		 * more than its part; else the CPUs idle now, and at most
+		 * DPKG_STATUS_THREAD_PARTS */
+		unsigned workers = parts > 1 ? parallel_workers() : 0;
+		size_t idle = workers ? workers : parts > 1 ? idle_cpus() : 0;
+		if (!workers && idle + 1 > DPKG_STATUS_THREAD_PARTS)
+			idle = DPKG_STATUS_THREAD_PARTS - 1;
 		if (parts > idle + 1) /* this thread's own CPU, and the idle ones */
 			parts = idle + 1;
 		if (parts > 1) { /* what a container's CPU quota pays for */
@@ -1633,16 +1768,46 @@ int dpkg_status_load_parts(const char *path, const char *const *wanted, size_t b
 			parts = parts < cpus ? parts : cpus;
 		}
 	}
+#ifdef GPUGATE_TIMELINE /* the part count forced, to compare counts on the host */
+	if (getenv("GPUGATE_TL_PARTS"))
+		parts = (size_t)atoi(getenv("GPUGATE_TL_PARTS"));
+#endif
 	if ((off_t)parts > st.st_size)
 		parts = (size_t)st.st_size;
+	if (parts > 4096) /* (a part's number is kept in 16 bits: claim_names) */
+		parts = 4096;
 	if (!parts)
 		parts = 1;
-	int rc = load_parts(path, fd, st.st_size, wanted, buffer_size, parts, out, err, err_size);
+	tl_mark("part count chosen");
+	/* buffer_size 0: the file parsed where it lies in the page cache,
+	 * mapped, without the copy of every byte that read(2) makes and
+	 * without a read buffer's pages (a part's thread finds its part
+	 * there, and faults its pages in itself); a file too large for a
+	 * stanza to be bounded by the file (DPKG_STATUS_MAX_STANZA, the read
+	 * buffer's rule) is read */
+	const char *map = NULL;
+	bool mapped = !buffer_size && st.st_size > 0 && st.st_size <= DPKG_STATUS_MAX_STANZA;
+#ifdef GPUGATE_TIMELINE /* the buffered read, to compare on the host */
+	mapped = mapped && !getenv("GPUGATE_TL_NOMMAP");
+#endif
+	if (mapped) {
+		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		map = m == MAP_FAILED ? NULL : m;
+		tl_mark("mapped");
+		if (map && dpkg_status_mapped_hook)
+			dpkg_status_mapped_hook(fd);
+	}
+	if (!buffer_size)
+		buffer_size = DPKG_STATUS_BUFFER; /* where there is no map, or the file is read again */
+	int rc = load_parts(path, fd, map, st.st_size, wanted, buffer_size, parts, out, err, err_size);
 	if (rc == -4) /* the file changed under the parts: read it again in one */
-		rc = load_parts(path, fd, st.st_size, wanted, buffer_size, 1, out, err, err_size);
+		rc = load_parts(path, fd, NULL, st.st_size, wanted, buffer_size, 1, out, err, err_size);
+	if (map)
+		munmap((void *)map, (size_t)st.st_size);
 	close(fd);
 	if (rc < 0)
 		dpkg_status_free(out);
+	tl_mark("status file loaded");
 	return rc;
 }
 
@@ -1654,7 +1819,7 @@ int dpkg_status_load_buffered(const char *path, const char *const *wanted, size_
 
 int dpkg_status_load(const char *path, const char *const *wanted, struct dpkg_status *out, char *err, size_t err_size)
 {
-	return dpkg_status_load_parts(path, wanted, DPKG_STATUS_BUFFER, 0, out, err, err_size);
+	return dpkg_status_load_parts(path, wanted, 0, 0, out, err, err_size);
 }
 
 void dpkg_status_free(struct dpkg_status *st)

@@ -39,10 +39,16 @@ int dpkg_status_load(const char *path, const char *const *wanted, struct dpkg_st
  * (lib/parallel.h) and joined in file order: the verdict, error text, line
  * numbers and kept stanzas are the one-piece parse's. parts 0 picks a part
  * per DPKG_STATUS_PART bytes, at most one per usable CPU (dpkg_status_load);
- * 1 is the one-piece parse. */
+ * 1 is the one-piece parse. buffer_size 0 parses the file mapped (read
+ * through a buffer of DPKG_STATUS_BUFFER bytes when it cannot be mapped,
+ * is larger than DPKG_STATUS_MAX_STANZA, or changes while mapped), another
+ * reads it through a buffer of that first size (dpkg_status_load_buffered). */
 #define DPKG_STATUS_PART (128 << 10)
 int dpkg_status_load_parts(const char *path, const char *const *wanted, size_t buffer_size, size_t parts,
 			   struct dpkg_status *out, char *err, size_t err_size);
+/* Tests only: called with the file's descriptor once it is mapped, before
+ * any of it is parsed (a test cuts the file short there). */
+extern void (*dpkg_status_mapped_hook)(int fd);
 int dpkg_status_load_buffered(const char *path, const char *const *wanted, size_t buffer_size, struct dpkg_status *out,
 			      char *err, size_t err_size);
 void dpkg_status_free(struct dpkg_status *st);

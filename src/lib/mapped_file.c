@@ -78,3 +78,20 @@ int mapped_file_each(int fd, uint64_t size, size_t step, int (*each)(void *arg, 
 	}
 	return rc;
 }
+
+int mapped_file_guard(const void *lo, const void *hi, int (*fn)(void *arg), void *arg)
+{
+	int err = install();
+	if (err)
+		return err;
+	sigjmp_buf jump;
+	volatile int rc = -EFAULT;
+	if (sigsetjmp(jump, 1) == 0) {
+		fault_lo = lo;
+		fault_hi = hi;
+		fault_jump = &jump;
+		rc = fn(arg);
+	}
+	fault_jump = NULL;
+	return rc;
+}

@@ -15,4 +15,14 @@
 int mapped_file_each(int fd, uint64_t size, size_t step, int (*each)(void *arg, const unsigned char *data, size_t n),
 		     void *arg);
 
+/* Runs fn(arg) with this thread's faults in [lo, hi), a read-only mapping
+ * of a file the caller made, caught: returns fn's value, or -EFAULT when
+ * fn touched a page of it that could not be read (the file became shorter
+ * under the mapping, or its disk failed), or -errno when the catch cannot
+ * be set up (fn is not run then). fn is left where it faulted: it
+ * must hold no lock and be able to stop anywhere (what it allocated must
+ * be reachable from arg). Several threads may each read their own part of
+ * one mapping this way at once. */
+int mapped_file_guard(const void *lo, const void *hi, int (*fn)(void *arg), void *arg);
+
 #endif

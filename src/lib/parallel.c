@@ -1,15 +1,19 @@
 #include "parallel.h"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sanitizer.h"
+#include "timeline.h"
 #include "util.h"
 #include "xalloc.h"
 
@@ -35,18 +39,33 @@ static unsigned cpu_quota(void)
 	return n > 0 && n < 4096 ? (unsigned)n : 0;
 }
 
-unsigned usable_cpus(void)
+/* The count once a process: parallel_for and the status file's parts ask
+ * for it several times a run, and each count reads the cgroup's files
+ * (three system calls or more). 0: not counted yet (two threads may both
+ * count: the same answer). */
+static atomic_uint cpus_once;
+
+/* The CPUs of this process's affinity mask (one system call, no file
+ * read); at least 1. */
+static unsigned affinity_cpus(void)
 {
-	unsigned n = 0;
 	cpu_set_t set;
 	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
-		n = (unsigned)CPU_COUNT(&set);
-	if (!n) {
-		long online = sysconf(_SC_NPROCESSORS_ONLN);
-		n = online > 0 ? (unsigned)online : 1;
-	}
+		return (unsigned)CPU_COUNT(&set);
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	return online > 0 ? (unsigned)online : 1;
+}
+
+unsigned usable_cpus(void)
+{
+	unsigned n = atomic_load_explicit(&cpus_once, memory_order_relaxed);
+	if (n)
+		return n;
+	n = affinity_cpus();
 	unsigned quota = cpu_quota();
-	return quota && quota < n ? quota : n;
+	n = quota && quota < n ? quota : n;
+	atomic_store_explicit(&cpus_once, n, memory_order_relaxed);
+	return n;
 }
 
 unsigned idle_cpus(void)
@@ -197,10 +216,6 @@ void thread_join(struct thread *t)
 	t->slot = -1;
 }
 
-/* usable_cpus() once a process: parallel_for runs several times a scan,
- * and each count reads the cgroup's files (three system calls or more). */
-static atomic_uint cpus_once; /* 0: not counted yet (two threads may both count: the same answer) */
-
 struct slices {
 	size_t count, chunk;
 	atomic_size_t next;
@@ -216,6 +231,129 @@ static void *run_slices(void *arg)
 	return NULL;
 }
 
+/* The workers parallel_prestart starts, and the one job at a time they
+ * take slices of. gen is even while no job is open, odd while one is: a
+ * worker that sees it odd counts itself in active, and runs the job's
+ * slices only if gen is still the same and a seat is left (the job's
+ * caller wants no more helpers than its thread count); the caller closes
+ * the job (gen even again) when it has run out of slices, then waits until
+ * active is 0, so that no worker touches the job (on its stack) after it
+ * returns. All of it sequentially consistent: a worker that counts itself
+ * after the caller saw active at 0 also sees the job closed. */
+static struct {
+	atomic_bool busy;     /* a parallel_for owns the pool (another one starts threads of its own) */
+	atomic_uint gen;      /* the job's number, odd while open */
+	struct slices *job;   /* the open job (written before gen turns odd) */
+	atomic_int seats;     /* helpers the job still takes */
+	atomic_uint active;   /* workers looking at the job */
+	atomic_uint workers;  /* alive */
+	atomic_bool released; /* parallel_release: the waiting workers end */
+} pool_of_workers;
+
+/* How long a worker waits for a job before it ends: a few milliseconds
+ * (a health check's static path takes ~2 ms), spinning on its CPU: a
+ * thread asleep would have to be woken (~50-150 us on a virtual machine's
+ * halted vCPU) to take a job or for the process to exit. */
+#define WORKER_WAIT_NS 3000000LL
+
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* (the vDSO: no system call) */
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void *worker_main(void *arg);
+
+/* A worker that starts `more` workers itself (when it runs, not on the
+ * caller's thread): true when it was started. */
+static bool worker_start(size_t more)
+{
+	struct thread t;
+	atomic_fetch_add(&pool_of_workers.workers, 1);
+	if (thread_start(&t, worker_main, (void *)(uintptr_t)more) != 0) {
+		atomic_fetch_sub(&pool_of_workers.workers, 1);
+		return false;
+	}
+	pthread_detach(t.id); /* it ends on its own; its stack stays taken until the process ends */
+	return true;
+}
+
+static void *worker_main(void *arg)
+{
+	/* the workers it was asked to start, as a tree: each child starts
+	 * about half of the rest, so that no thread starts more than a few
+	 * (a thread's start costs its starter ~35 us on the host) */
+	for (size_t more = (uintptr_t)arg; more;) {
+		size_t child = (more - 1) / 2;
+		if (!worker_start(child))
+			break;
+		more -= 1 + child;
+	}
+	/* one job, then the end: a worker still alive when the process
+	 * exits makes its exit wait for that thread (measured on the host:
+	 * ~0.15 ms more between the return from main and the parent seeing
+	 * the exit), and a run's parse is its one job */
+	long long until = now_ns() + WORKER_WAIT_NS;
+	for (unsigned spins = 1; !atomic_load(&pool_of_workers.released); spins++) {
+		unsigned g = atomic_load(&pool_of_workers.gen);
+		if (g & 1) {
+			atomic_fetch_add(&pool_of_workers.active, 1);
+			if (atomic_load(&pool_of_workers.gen) == g && atomic_fetch_sub(&pool_of_workers.seats, 1) > 0)
+				run_slices(pool_of_workers.job);
+			atomic_fetch_sub(&pool_of_workers.active, 1);
+			break;
+		}
+		cpu_relax();
+		if (spins % 64 == 0 && now_ns() > until)
+			break;
+	}
+	atomic_fetch_sub(&pool_of_workers.workers, 1);
+	return NULL;
+}
+
+void parallel_prestart(size_t n)
+{
+	/* the affinity mask only: this runs before the seccomp filter, under
+	 * which the files (the cgroup's CPU quota) are read (SECURITY.md); the
+	 * part count, later, still heeds the quota */
+	unsigned cpus = affinity_cpus();
+	if (n > cpus - 1) /* the caller's thread is one of the CPUs */
+		n = cpus - 1;
+	size_t alive = atomic_load(&pool_of_workers.workers);
+	if (alive >= n)
+		return;
+	atomic_store(&pool_of_workers.released, false);
+	/* one malloc arena: a worker that starts another calls malloc
+	 * (glibc's pthread_create allocates the new thread's TLS vector), and
+	 * the first malloc of a thread would otherwise make it an arena of
+	 * its own (a 64 MiB reservation and its page faults); runner.c asks
+	 * the same for the check run's threads */
+	mallopt(M_ARENA_MAX, 1);
+	/* one thread started here, which starts the others: the caller's
+	 * own cost is one thread's start, whatever n */
+	worker_start(n - alive - 1);
+}
+
+void parallel_release(void)
+{
+	atomic_store(&pool_of_workers.released, true);
+}
+
+unsigned parallel_workers(void)
+{
+	return atomic_load(&pool_of_workers.workers);
+}
+
 void parallel_for(size_t count, size_t chunk, size_t max_threads, void (*fn)(void *arg, size_t begin, size_t end),
 		  void *arg)
 {
@@ -224,22 +362,41 @@ void parallel_for(size_t count, size_t chunk, size_t max_threads, void (*fn)(voi
 	if (threads > max_threads)
 		threads = max_threads;
 	if (threads > 1) {
-		unsigned cpus = atomic_load_explicit(&cpus_once, memory_order_relaxed);
-		if (!cpus) {
-			cpus = usable_cpus();
-			atomic_store_explicit(&cpus_once, cpus, memory_order_relaxed);
-		}
+		unsigned cpus = usable_cpus();
 		if (threads > cpus)
 			threads = cpus;
 	}
-	/* the others are extra: this thread works too, and any that fail to
-	 * start leave their slices to those that did */
-	struct thread *tids = threads > 1 ? xcalloc(threads - 1, sizeof(*tids)) : NULL;
-	size_t started = 0;
-	for (size_t t = 1; t < threads; t++)
+	/* the helpers: the pool's workers first, when it is free, then
+	 * threads of its own for the rest; this thread works too, and any
+	 * helper that fails to start or comes late leaves its slices to those
+	 * that did */
+	size_t helpers = threads > 1 ? threads - 1 : 0, from_pool = 0;
+	bool pooled = helpers && !atomic_exchange(&pool_of_workers.busy, true);
+	if (pooled) {
+		from_pool = atomic_load(&pool_of_workers.workers);
+		from_pool = from_pool < helpers ? from_pool : helpers;
+		pool_of_workers.job = &s;
+		atomic_store(&pool_of_workers.seats, (int)from_pool);
+		atomic_fetch_add(&pool_of_workers.gen, 1); /* open */
+	}
+	size_t own = helpers - from_pool, started = 0;
+	struct thread *tids = own ? xcalloc(own, sizeof(*tids)) : NULL;
+	for (size_t t = 0; t < own; t++)
 		if (thread_start(&tids[started], run_slices, &s) == 0)
 			started++;
+	tl_mark("parallel_for threads started");
 	run_slices(&s);
+	if (pooled) {
+		atomic_fetch_add(&pool_of_workers.gen, 1); /* closed: no worker starts on it now */
+		/* a worker's last slice; a worker taken off its CPU between its
+		 * count and its look at the job gets this one back after a while */
+		for (unsigned spins = 1; atomic_load(&pool_of_workers.active); spins++)
+			if (spins % 4096 == 0)
+				sched_yield();
+			else
+				cpu_relax();
+		atomic_store(&pool_of_workers.busy, false);
+	}
 	for (size_t t = 0; t < started; t++)
 		thread_join(&tids[t]);
 	free(tids);

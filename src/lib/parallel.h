@@ -7,7 +7,7 @@
 
 /* The CPUs this process may run on (its affinity mask), cut to what a
  * container's CPU quota pays for (cgroup v2 cpu.max, v1 cfs_quota_us),
- * rounded up; at least 1. */
+ * rounded up; at least 1. Counted once a process. */
 unsigned usable_cpus(void);
 
 /* The CPUs with nothing to run at this moment: the CPUs this process may
@@ -36,11 +36,34 @@ int thread_start(struct thread *t, void *(*fn)(void *), void *arg);
  * detached instead keeps its stack until the process ends. */
 void thread_join(struct thread *t);
 
+/* Starts up to n worker threads (fewer when the process's affinity mask
+ * has fewer CPUs; no file is read: it may run before the sandbox), for the
+ * parallel_for calls to come: a thread's start and the wake
+ * of an idle CPU (~100-150 us on a virtual machine's halted vCPU) then
+ * overlap the caller's other work instead of delaying the first
+ * parallel_for. The caller starts one; it starts the others (a tree: each
+ * start costs its starter ~35 us on the host). A worker waits for a job by
+ * spinning on its CPU for a few milliseconds at most, takes a share of the
+ * first parallel_for's slices, and ends: it never sleeps (a sleeping
+ * thread would have to be woken), and none is left for the process's exit
+ * to wait on. Call it once, early, on the main thread (a later call only
+ * tops the workers up to n); safe to skip: parallel_for starts threads of
+ * its own where no worker is free. parallel_workers() counts a worker
+ * from its start, so it may read fewer than n for a while. */
+void parallel_prestart(size_t n);
+/* The waiting workers end now: there is no job for them (a run that did
+ * not get to the work they were started for). */
+void parallel_release(void);
+/* The workers alive now (parallel_prestart's, not yet ended): a job cut to
+ * this many slices plus the caller's own runs without a thread's start. */
+unsigned parallel_workers(void);
+
 /* Calls fn(arg, begin, end) on consecutive slices [begin, end) of
  * [0, count), each of at most chunk items, on up to usable_cpus() threads
  * (and never more than max_threads, nor more than there are slices); the
- * calling thread is one of them. Returns when every slice is done. fn must
- * be safe to run on several slices at once. */
+ * calling thread is one of them, the others the idle workers
+ * (parallel_prestart) and then threads started for it. Returns when every
+ * slice is done. fn must be safe to run on several slices at once. */
 void parallel_for(size_t count, size_t chunk, size_t max_threads, void (*fn)(void *arg, size_t begin, size_t end),
 		  void *arg);
 

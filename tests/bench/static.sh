@@ -120,6 +120,17 @@ if command -v strace > /dev/null; then
 			"(${cmd%% *})"
 	done
 fi
+# Page faults of one run (the median of 5; /usr/bin/time): each is a trap,
+# and on a virtual machine a costly one; the fresh memory a run touches
+# (the parts' tables, thread stacks) and the status file's pages it maps
+# show here, not in the instruction count.
+if [ -x /usr/bin/time ]; then
+	for cmd in "$gp" ${bl:+"$bl"}; do
+		# shellcheck disable=SC2086 # the command's words
+		faults=$(for _ in 1 2 3 4 5; do HOME=/root /usr/bin/time -f '%R' $cmd 2>&1 > /dev/null | tail -1; done | sort -n | sed -n 3p)
+		echo "page faults, one run: $faults (median of 5; ${cmd%% *})"
+	done
+fi
 /usr/bin/python3 - "$work/times.json" <<'PY'
 import json, statistics, sys
 r = json.load(open(sys.argv[1]))

@@ -73,11 +73,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int read_rc = dpkg_status_load_buffered(path, names, 1 + size % 61, &read, read_err, sizeof(read_err));
 		if (rc != read_rc || strcmp(err, read_err) != 0)
 			abort();
-		/* cut into 2 to 9 parts at empty lines, parsed on threads and
-		 * joined: the same verdict, error text, lines and stanzas */
+		/* cut into 2 to 9 parts at empty lines, parsed on threads (read
+		 * through a buffer, or mapped: buffer size 0) and joined: the
+		 * same verdict, error text, lines and stanzas */
 		struct dpkg_status parted;
 		char parted_err[512] = "";
-		int parted_rc = dpkg_status_load_parts(path, names, 1 + size % 37, 2 + size % 8, &parted, parted_err,
+		size_t buffer = size % 3 ? 1 + size % 37 : 0;
+		int parted_rc = dpkg_status_load_parts(path, names, buffer, 2 + size % 8, &parted, parted_err,
 						       sizeof(parted_err));
 		if (rc != parted_rc || strcmp(err, parted_err) != 0)
 			abort();

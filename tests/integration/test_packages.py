@@ -142,7 +142,8 @@ def test_no_dpkg_database(tmp_path):
     ("Package: libze1\nStatus: install ok installed\nVersion 1.0\n", "status:3: field name 'Version' must be followed by colon"),
     ("Package: libze1\nStatus: installed\nVersion: 1.0\n", "status:2: second (error) word in 'Status' field"),
     (" stray continuation\n", "status:1: empty field name"),
-    ("Package: libze1\nVersion: 1\x00\n", "status:2: NUL byte"),
+    # a NUL byte: the Status value read up to it, as dpkg reads it (dpkg-status.tsv nul-cuts-status-word)
+    ("Package: libze1\nStatus: install ok inst\x00alled\nVersion: 1\n", "status:2: third (status) word in 'Status'"),
 ])
 def test_malformed_status_fails_naming_file_and_line(tmp_path, body, words):
     root = tmp_path / "root"

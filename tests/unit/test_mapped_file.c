@@ -230,11 +230,48 @@ static void test_memory_does_not_grow_with_the_file(void **state)
 	close(fd);
 }
 
+/* mapped_file_guard over a caller's own mapping: fn's answer when every
+ * page it reads is there; -EFAULT, not SIGBUS, when the file was cut short
+ * under it, on this thread as many times as it happens. */
+struct guarded {
+	const unsigned char *map;
+	size_t size;
+	uint64_t sum;
+};
+
+static int read_all(void *arg)
+{
+	struct guarded *g = arg;
+	for (size_t i = 0; i < g->size; i += 512)
+		g->sum += g->map[i];
+	return 5;
+}
+
+static void test_guard_of_a_callers_mapping(void **state)
+{
+	(void)state;
+	size_t size = 1u << 20;
+	for (int round = 0; round < 3; round++) {
+		int fd = temp_file(size);
+		void *m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+		assert_true(m != MAP_FAILED);
+		struct guarded g = { m, size, 0 };
+		assert_int_equal(mapped_file_guard(m, (char *)m + size, read_all, &g), 5);
+		if (round) /* cut after the map: the pages past one are gone */
+			assert_int_equal(ftruncate(fd, 4096), 0);
+		int rc = mapped_file_guard(m, (char *)m + size, read_all, &g);
+		assert_int_equal(rc, round ? -EFAULT : 5);
+		munmap(m, size);
+		close(fd);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		/* first: the others raise the peak it measures from */
 		cmocka_unit_test(test_memory_does_not_grow_with_the_file),
+		cmocka_unit_test(test_guard_of_a_callers_mapping),
 		cmocka_unit_test(test_every_byte_in_order_in_pieces),
 		cmocka_unit_test(test_a_nonzero_answer_stops_it),
 		cmocka_unit_test(test_a_file_cut_short_under_it_is_an_error_not_a_crash),

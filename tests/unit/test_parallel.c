@@ -15,7 +15,9 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/dpkg_status.h"
@@ -217,6 +219,156 @@ static void test_parallel_for_covers(void **state)
 	}
 }
 
+/* The threads of this process now (/proc/self/task). */
+static size_t threads_now(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	assert_non_null(d);
+	size_t n = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* A short wait on this CPU (~0.1 ms): a sleep would outlast a worker's
+ * wait on a loaded machine. */
+static void cpu_pause(void)
+{
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000000000L + t.tv_nsec - t0.tv_nsec < 100000);
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
+/* What the slices of one parallel_for saw: the thread each ran on, and the
+ * most threads the process had meanwhile. */
+static pthread_t slice_thread[4];
+static atomic_size_t most_threads;
+
+static void note_slice(void *arg, size_t begin, size_t end)
+{
+	(void)arg;
+	(void)end;
+	slice_thread[begin] = pthread_self();
+	size_t n = threads_now(), seen = atomic_load(&most_threads);
+	while (n > seen && !atomic_compare_exchange_weak(&most_threads, &seen, n))
+		;
+	sleep_ms(30); /* long enough that every helper takes a slice */
+}
+
+/* Workers started ahead take a parallel_for's slices: no thread is started
+ * for it (the process has no more threads meanwhile than it had), the
+ * slices run on as many threads as it asked for, and the workers end on
+ * their own a few milliseconds after the last job (they never sleep: a
+ * sleeping thread would have to be woken for the process to exit). */
+static void test_prestarted_workers_take_slices(void **state)
+{
+	(void)state;
+	unsigned cpus = usable_cpus();
+	if (cpus < 2)
+		skip(); /* no worker on one CPU */
+	size_t want = cpus - 1 < 3 ? cpus - 1 : 3;
+	/* a few tries (30): on a loaded machine this thread may lose its CPU for
+	 * longer than the workers wait (then parallel_for rightly starts
+	 * threads of its own); once is enough to show they take the slices */
+	bool taken = false;
+	for (int attempt = 0; attempt < 30 && !taken; attempt++) {
+		while (parallel_workers()) /* an earlier test's, or try's */
+			sleep_ms(1);
+		sleep_ms(5);                 /* (and out of /proc/self/task) */
+		size_t base = threads_now(); /* this one, and a sanitizer's own */
+		parallel_prestart(want);
+		assert_true(parallel_workers() >= 1); /* the caller's one, at once */
+		for (int i = 0; i < 100 && parallel_workers() < want; i++)
+			cpu_pause(); /* the ones it starts */
+		if (parallel_workers() != want)
+			continue; /* not all started within their wait */
+		size_t before = threads_now();
+		atomic_store(&most_threads, 0);
+		parallel_for(want + 1, 1, want + 1, note_slice, NULL);
+		taken = before == base + want && atomic_load(&most_threads) <= before;
+		for (size_t i = 0; i <= want; i++) /* on as many threads as it asked for */
+			for (size_t k = 0; k < i; k++)
+				taken = taken && !pthread_equal(slice_thread[i], slice_thread[k]);
+	}
+	assert_true(taken);
+	/* one job each: they end right after it, not after their wait */
+	for (int i = 0; i < 1000 && parallel_workers(); i++)
+		sleep_ms(1);
+	assert_int_equal(parallel_workers(), 0);
+	/* a later job: threads of its own, every item done */
+	atomic_store(&items_done, 0);
+	parallel_for(1000, 7, 4, count_items, NULL);
+	assert_int_equal(atomic_load(&items_done), 1000);
+}
+
+/* Workers released (parallel_release: no job is coming) end without
+ * waiting out their wait, and take no later job. */
+static void test_released_workers_end(void **state)
+{
+	(void)state;
+	if (usable_cpus() < 2)
+		skip();
+	while (parallel_workers())
+		sleep_ms(1);
+	parallel_prestart(2);
+	parallel_release();
+	for (int i = 0; i < 1000 && parallel_workers(); i++)
+		sleep_ms(1);
+	assert_int_equal(parallel_workers(), 0);
+	atomic_store(&items_done, 0);
+	parallel_for(1000, 7, 4, count_items, NULL);
+	assert_int_equal(atomic_load(&items_done), 1000);
+}
+
+/* A parallel_for while another holds the workers (from a slice of it, or
+ * from another thread) starts threads of its own: every item is still done
+ * once. */
+static atomic_size_t inner_done;
+
+static void count_inner(void *arg, size_t begin, size_t end)
+{
+	(void)arg;
+	atomic_fetch_add(&inner_done, end - begin);
+}
+
+static void nested_slice(void *arg, size_t begin, size_t end)
+{
+	(void)arg;
+	for (size_t i = begin; i < end; i++)
+		parallel_for(100, 7, 3, count_inner, NULL);
+}
+
+static void *outer_job(void *arg)
+{
+	(void)arg;
+	parallel_for(8, 1, 4, nested_slice, NULL);
+	return NULL;
+}
+
+static void test_busy_pool_falls_back(void **state)
+{
+	(void)state;
+	if (usable_cpus() < 2)
+		skip();
+	parallel_prestart(2);
+	atomic_store(&inner_done, 0);
+	pthread_t other;
+	assert_int_equal(pthread_create(&other, NULL, outer_job, NULL), 0);
+	outer_job(NULL);
+	pthread_join(other, NULL);
+	assert_int_equal(atomic_load(&inner_done), 2 * 8 * 100);
+}
+
 /* The parts of a status file parsed on threads: none of the threads but
  * the caller's calls malloc (glibc would give each its own arena, a 64 MiB
  * reservation and its page faults, or, with one arena, a lock the threads
@@ -252,6 +404,11 @@ static void test_parts_threads_call_no_malloc(void **state)
 	char err[512];
 	assert_int_equal(dpkg_status_load_parts(path, wanted, DPKG_STATUS_BUFFER, 1, &one, err, sizeof(err)), 0);
 	main_thread = pthread_self();
+	/* workers started ahead (the first starts the others, calling
+	 * malloc as pthread_create does: before the count) */
+	parallel_prestart(3);
+	for (int i = 0; i < 100 && parallel_workers() < (usable_cpus() - 1 < 3 ? usable_cpus() - 1 : 3); i++)
+		cpu_pause();
 	atomic_store(&off_main, 0);
 	atomic_store(&counting, true);
 	/* a few times: the caller's thread takes the parts no other has taken
@@ -282,9 +439,14 @@ static void test_parts_threads_call_no_malloc(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_stack_kept_after_join),        cmocka_unit_test(test_guard_page),
-		cmocka_unit_test(test_more_threads_than_stacks),     cmocka_unit_test(test_parallel_for_covers),
+		cmocka_unit_test(test_stack_kept_after_join),
+		cmocka_unit_test(test_guard_page),
+		cmocka_unit_test(test_more_threads_than_stacks),
+		cmocka_unit_test(test_parallel_for_covers),
 		cmocka_unit_test(test_parts_threads_call_no_malloc),
+		cmocka_unit_test(test_prestarted_workers_take_slices),
+		cmocka_unit_test(test_busy_pool_falls_back),
+		cmocka_unit_test(test_released_workers_end),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
