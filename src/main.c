@@ -20,6 +20,7 @@
 #include "lib/embedded.h"
 #include "lib/sanitizer.h"
 #include "lib/escape.h"
+#include "lib/parallel.h"
 #include "lib/safe_io.h"
 #include "lib/timeline.h"
 #include "lib/sandbox.h"
@@ -68,6 +69,10 @@ static const char usage_text[] =
 	"  when it exists (under --root: ROOT/etc/...), else the ci profile\n"
 	"\n"
 	"exit status: 0 healthy (warnings allowed), 1 unhealthy, 3 usage or spec error\n";
+
+/* Workers started ahead for the status file's parts (plus the main
+ * thread's own part); parallel_prestart caps it at the CPUs there are. */
+#define PACKAGES_WORKERS 7
 
 struct report_request {
 	char *format;
@@ -492,6 +497,14 @@ int cmd_check(int argc, char **argv)
 		return rc < 0 ? EXIT_HEALTHY : rc;
 	}
 	struct context ctx = { 0 };
+	/* The packages group parses the dpkg status file in parts on worker
+	 * threads (lib/dpkg_status.c, lib/parallel.h): started now, their start
+	 * (an idle CPU woken: ~0.1 ms on a VM host) overlaps the seccomp load,
+	 * which puts the filter on them too (TSYNC). They read nothing until
+	 * parallel_for hands them a part, and end on their own if none comes. */
+	struct selection wanted = { .only = o.only, .skip = o.skip };
+	if (run_may_select_own_thread(&wanted))
+		parallel_prestart(PACKAGES_WORKERS);
 	/* Guarded from here on: a --root or spec on a dead mount, or a spec
 	 * FIFO nobody writes, must not keep a health check forever. The
 	 * watchdog starts before the filter goes on: it reads nothing (it waits

@@ -486,6 +486,15 @@ int run_checks(const struct context *ctx, const struct selection *sel, struct ru
 	return 0;
 }
 
+bool run_may_select_own_thread(const struct selection *sel)
+{
+	for (const struct check_group *const *g = registry_groups; *g; g++)
+		for (const struct check_def *c = (*g)->checks; (*g)->own_thread && c->id; c++)
+			if ((!sel->only || listed(sel->only, c->id)) && !listed(sel->skip, c->id))
+				return true;
+	return false;
+}
+
 bool run_selects_any(const struct context *ctx, const struct selection *sel)
 {
 	struct planned *plan;

@@ -38,6 +38,10 @@ struct watchdog;
 struct watchdog *watchdog_start(double start, double deadline, const char *doing);
 /* A new deadline (when > 0) and what is in progress now (when not NULL). */
 void watchdog_setup(struct watchdog *w, double deadline, const char *doing);
+/* Whether --only and --skip (sel) leave a check of a group that runs on a
+ * thread of its own (own_thread: the packages group), the spec not read
+ * yet: a run that may parse the dpkg status file in parts. */
+bool run_may_select_own_thread(const struct selection *sel);
 
 /* Runs the checks on this thread and fills run; returns 0. When they are not
  * all done by the context's deadline, the watchdog instead reports the
