@@ -407,11 +407,8 @@ static void *run_share_thread(void *arg)
 static void wait_for_share(const struct share *sh)
 {
 	double until = monotonic_seconds() + JOIN_SPIN_SECONDS;
-	while (!atomic_load_explicit(&sh->done, memory_order_acquire) && monotonic_seconds() < until) {
-#if defined(__x86_64__) || defined(__i386__)
-		__builtin_ia32_pause(); /* the spin-wait hint: the other hyperthread runs on */
-#endif
-	}
+	while (!atomic_load_explicit(&sh->done, memory_order_acquire) && monotonic_seconds() < until)
+		spin_pause();
 }
 
 int run_checks(const struct context *ctx, const struct selection *sel, struct run *run, run_deliver_fn *deliver,

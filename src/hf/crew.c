@@ -5,9 +5,9 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <time.h>
 
 #include "../lib/parallel.h"
+#include "../lib/util.h"
 
 /* A worker that finds no work spins this long before it sleeps: the
  * scan's phases follow each other within tens of microseconds, and a
@@ -59,34 +59,18 @@ static struct job *job_to_join(void)
 	return NULL;
 }
 
-static void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
-}
-
-static int64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
 /* Spins until a job is posted after seen or the crew stops (true), or
  * HF_CREW_SPIN_NS pass (false). Without the lock. */
 static bool spin_for_work(unsigned seen)
 {
-	int64_t until = now_ns() + HF_CREW_SPIN_NS;
+	int64_t until = monotonic_ns() + HF_CREW_SPIN_NS;
 	for (unsigned k = 1;; k++) {
 		if (atomic_load_explicit(&crew.posted, memory_order_acquire) != seen ||
 		    atomic_load_explicit(&crew.stop, memory_order_relaxed))
 			return true;
-		cpu_relax();
+		spin_pause();
 		if (k % 64 == 0) {
-			if (now_ns() > until)
+			if (monotonic_ns() > until)
 				return false;
 			sched_yield(); /* a thread beside the crew's (the record's reader, the hook) waiting for this CPU runs */
 		}
@@ -96,11 +80,11 @@ static bool spin_for_work(unsigned seen)
 /* Spins until no worker is in job j, or HF_CREW_SPIN_NS pass. */
 static void spin_until_idle(struct job *j)
 {
-	int64_t until = now_ns() + HF_CREW_SPIN_NS;
+	int64_t until = monotonic_ns() + HF_CREW_SPIN_NS;
 	for (unsigned k = 1; atomic_load_explicit(&j->busy, memory_order_acquire); k++) {
-		cpu_relax();
+		spin_pause();
 		if (k % 64 == 0) {
-			if (now_ns() > until)
+			if (monotonic_ns() > until)
 				return;
 			sched_yield();
 		}

@@ -256,22 +256,6 @@ static struct {
  * halted vCPU) to take a job or for the process to exit. */
 #define WORKER_WAIT_NS 3000000LL
 
-static void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
-}
-
-static long long now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts); /* (the vDSO: no system call) */
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static void *worker_main(void *arg);
 
 /* A worker that starts `more` workers itself (when it runs, not on the
@@ -303,7 +287,7 @@ static void *worker_main(void *arg)
 	 * exits makes its exit wait for that thread (measured on the host:
 	 * ~0.15 ms more between the return from main and the parent seeing
 	 * the exit), and a run's parse is its one job */
-	long long until = now_ns() + WORKER_WAIT_NS;
+	int64_t until = monotonic_ns() + WORKER_WAIT_NS;
 	for (unsigned spins = 1; !atomic_load(&pool_of_workers.released); spins++) {
 		unsigned g = atomic_load(&pool_of_workers.gen);
 		if (g & 1) {
@@ -313,8 +297,8 @@ static void *worker_main(void *arg)
 			atomic_fetch_sub(&pool_of_workers.active, 1);
 			break;
 		}
-		cpu_relax();
-		if (spins % 64 == 0 && now_ns() > until)
+		spin_pause();
+		if (spins % 64 == 0 && monotonic_ns() > until)
 			break;
 	}
 	atomic_fetch_sub(&pool_of_workers.workers, 1);
@@ -394,7 +378,7 @@ void parallel_for(size_t count, size_t chunk, size_t max_threads, void (*fn)(voi
 			if (spins % 4096 == 0)
 				sched_yield();
 			else
-				cpu_relax();
+				spin_pause();
 		atomic_store(&pool_of_workers.busy, false);
 	}
 	for (size_t t = 0; t < started; t++)

@@ -51,6 +51,18 @@ void thread_join(struct thread *t);
  * its own where no worker is free. parallel_workers() counts a worker
  * from its start, so it may read fewer than n for a while. */
 void parallel_prestart(size_t n);
+/* One turn of a loop that waits on its CPU for another thread (the
+ * spin-wait hint: the core's other hyperthread runs on meanwhile). A short
+ * wait spins rather than sleeps: a thread asleep is woken by an interrupt
+ * from another CPU, ~0.1 ms where a virtual machine's idle CPUs halt. */
+static inline void spin_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
 /* The waiting workers end now: there is no job for them (a run that did
  * not get to the work they were started for). */
 void parallel_release(void);

@@ -86,6 +86,13 @@ double monotonic_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+int64_t monotonic_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 void sleep_seconds(double s)
 {
 	struct timespec ts = { .tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9) };

@@ -42,6 +42,9 @@ int read_line_file(const char *path, char *buf, size_t size);
 int write_file_atomic(const char *path, const char *content, size_t len, unsigned mode);
 
 double monotonic_seconds(void);
+/* The same clock in nanoseconds, for a spin-wait's time limit (the vDSO:
+ * no system call). */
+int64_t monotonic_ns(void);
 /* Sleeps s seconds (s >= 0); a caught signal cuts it short, so a caller that
  * handles one looks at its own flag afterwards. */
 void sleep_seconds(double s);
