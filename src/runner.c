@@ -70,14 +70,16 @@ static bool listed(char **list, const char *id)
 	return false;
 }
 
+/* Whether --only and --skip (sel) leave check id in. */
+static bool chosen(const struct selection *sel, const char *id)
+{
+	return (!sel->only || listed(sel->only, id)) && !listed(sel->skip, id);
+}
+
 /* Check c of a group the spec turns on. */
 static bool selected(const struct context *ctx, const struct selection *sel, const struct check_def *c)
 {
-	if (!registry_check_switched_on(ctx->spec, c))
-		return false;
-	if (sel->only && !listed(sel->only, c->id))
-		return false;
-	return !listed(sel->skip, c->id);
+	return registry_check_switched_on(ctx->spec, c) && chosen(sel, c->id);
 }
 
 static size_t plan_checks(const struct context *ctx, const struct selection *sel, struct planned **out)
@@ -465,7 +467,7 @@ bool run_may_select_own_thread(const struct selection *sel)
 {
 	for (const struct check_group *const *g = registry_groups; *g; g++)
 		for (const struct check_def *c = (*g)->checks; (*g)->own_thread && c->id; c++)
-			if ((!sel->only || listed(sel->only, c->id)) && !listed(sel->skip, c->id))
+			if (chosen(sel, c->id))
 				return true;
 	return false;
 }
