@@ -19,10 +19,7 @@
 #endif
 
 struct job {
-	size_t count, chunk;
-	atomic_size_t next;
-	void (*fn)(void *arg, size_t begin, size_t end);
-	void *arg;
+	struct parallel_slices slices;
 	size_t helpers_max; /* workers that may join it (the caller works too) */
 	size_t helpers;     /* workers that joined (under the lock) */
 	atomic_size_t busy; /* workers in it now (changed under the lock; the caller may spin on it) */
@@ -44,17 +41,12 @@ static struct {
 	struct thread first;
 } crew = { .lock = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER, .left = PTHREAD_COND_INITIALIZER };
 
-static void run_slices(struct job *j)
-{
-	for (size_t begin; (begin = atomic_fetch_add(&j->next, j->chunk)) < j->count;)
-		j->fn(j->arg, begin, begin + j->chunk < j->count ? begin + j->chunk : j->count);
-}
-
 /* A queued job a worker may join, or NULL. Under the lock. */
 static struct job *job_to_join(void)
 {
 	for (struct job *j = crew.queue; j; j = j->next_job)
-		if (j->helpers < j->helpers_max && atomic_load_explicit(&j->next, memory_order_relaxed) < j->count)
+		if (j->helpers < j->helpers_max &&
+		    atomic_load_explicit(&j->slices.next, memory_order_relaxed) < j->slices.count)
 			return j;
 	return NULL;
 }
@@ -107,7 +99,7 @@ static void *worker(void *arg)
 			j->helpers++;
 			atomic_fetch_add_explicit(&j->busy, 1, memory_order_relaxed);
 			pthread_mutex_unlock(&crew.lock);
-			run_slices(j);
+			parallel_slices_run(&j->slices);
 			pthread_mutex_lock(&crew.lock);
 			/* the job's caller may return as soon as it reads 0: j is
 			 * not touched after the decrement */
@@ -189,10 +181,8 @@ void hf_crew_release(void)
 void hf_crew_for(size_t count, size_t chunk, size_t max_threads, void (*fn)(void *arg, size_t begin, size_t end),
 		 void *arg)
 {
-	struct job j = { .count = count, .chunk = chunk ? chunk : 1, .fn = fn, .arg = arg };
-	size_t threads = (count + j.chunk - 1) / j.chunk;
-	if (threads > max_threads)
-		threads = max_threads;
+	struct job j = { .slices = { .count = count, .chunk = chunk ? chunk : 1, .fn = fn, .arg = arg } };
+	size_t threads = parallel_slices_threads(&j.slices, max_threads);
 	pthread_mutex_lock(&crew.lock);
 	if (crew.holds && !crew.tried && threads > 1)
 		start_workers();
@@ -205,7 +195,7 @@ void hf_crew_for(size_t count, size_t chunk, size_t max_threads, void (*fn)(void
 		threads = crew.workers + 1;
 	if (threads <= 1) {
 		pthread_mutex_unlock(&crew.lock);
-		run_slices(&j);
+		parallel_slices_run(&j.slices);
 		return;
 	}
 	j.helpers_max = threads - 1;
@@ -220,7 +210,7 @@ void hf_crew_for(size_t count, size_t chunk, size_t max_threads, void (*fn)(void
 	else if (crew.sleeping)
 		pthread_cond_broadcast(&crew.work);
 	pthread_mutex_unlock(&crew.lock);
-	run_slices(&j);
+	parallel_slices_run(&j.slices);
 	pthread_mutex_lock(&crew.lock);
 	for (struct job **p = &crew.queue; *p; p = &(*p)->next_job)
 		if (*p == &j) {

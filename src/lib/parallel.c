@@ -216,18 +216,21 @@ void thread_join(struct thread *t)
 	t->slot = -1;
 }
 
-struct slices {
-	size_t count, chunk;
-	atomic_size_t next;
-	void (*fn)(void *arg, size_t begin, size_t end);
-	void *arg;
-};
+void parallel_slices_run(struct parallel_slices *s)
+{
+	for (size_t begin; (begin = atomic_fetch_add(&s->next, s->chunk)) < s->count;)
+		s->fn(s->arg, begin, begin + s->chunk < s->count ? begin + s->chunk : s->count);
+}
+
+size_t parallel_slices_threads(const struct parallel_slices *s, size_t max_threads)
+{
+	size_t threads = (s->count + s->chunk - 1) / s->chunk;
+	return threads < max_threads ? threads : max_threads;
+}
 
 static void *run_slices(void *arg)
 {
-	struct slices *s = arg;
-	for (size_t begin; (begin = atomic_fetch_add(&s->next, s->chunk)) < s->count;)
-		s->fn(s->arg, begin, begin + s->chunk < s->count ? begin + s->chunk : s->count);
+	parallel_slices_run(arg);
 	return NULL;
 }
 
@@ -241,13 +244,13 @@ static void *run_slices(void *arg)
  * returns. All of it sequentially consistent: a worker that counts itself
  * after the caller saw active at 0 also sees the job closed. */
 static struct {
-	atomic_bool busy;     /* a parallel_for owns the pool (another one starts threads of its own) */
-	atomic_uint gen;      /* the job's number, odd while open */
-	struct slices *job;   /* the open job (written before gen turns odd) */
-	atomic_int seats;     /* helpers the job still takes */
-	atomic_uint active;   /* workers looking at the job */
-	atomic_uint workers;  /* alive */
-	atomic_bool released; /* parallel_release: the waiting workers end */
+	atomic_bool busy;            /* a parallel_for owns the pool (another one starts threads of its own) */
+	atomic_uint gen;             /* the job's number, odd while open */
+	struct parallel_slices *job; /* the open job (written before gen turns odd) */
+	atomic_int seats;            /* helpers the job still takes */
+	atomic_uint active;          /* workers looking at the job */
+	atomic_uint workers;         /* alive */
+	atomic_bool released;        /* parallel_release: the waiting workers end */
 } pool_of_workers;
 
 /* How long a worker waits for a job before it ends: a few milliseconds
@@ -293,7 +296,7 @@ static void *worker_main(void *arg)
 		if (g & 1) {
 			atomic_fetch_add(&pool_of_workers.active, 1);
 			if (atomic_load(&pool_of_workers.gen) == g && atomic_fetch_sub(&pool_of_workers.seats, 1) > 0)
-				run_slices(pool_of_workers.job);
+				parallel_slices_run(pool_of_workers.job);
 			atomic_fetch_sub(&pool_of_workers.active, 1);
 			break;
 		}
@@ -341,10 +344,8 @@ unsigned parallel_workers(void)
 void parallel_for(size_t count, size_t chunk, size_t max_threads, void (*fn)(void *arg, size_t begin, size_t end),
 		  void *arg)
 {
-	struct slices s = { .count = count, .chunk = chunk ? chunk : 1, .fn = fn, .arg = arg };
-	size_t threads = (count + s.chunk - 1) / s.chunk;
-	if (threads > max_threads)
-		threads = max_threads;
+	struct parallel_slices s = { .count = count, .chunk = chunk ? chunk : 1, .fn = fn, .arg = arg };
+	size_t threads = parallel_slices_threads(&s, max_threads);
 	if (threads > 1) {
 		unsigned cpus = usable_cpus();
 		if (threads > cpus)
@@ -369,7 +370,7 @@ void parallel_for(size_t count, size_t chunk, size_t max_threads, void (*fn)(voi
 		if (thread_start(&tids[started], run_slices, &s) == 0)
 			started++;
 	tl_mark("parallel_for threads started");
-	run_slices(&s);
+	parallel_slices_run(&s);
 	if (pooled) {
 		atomic_fetch_add(&pool_of_workers.gen, 1); /* closed: no worker starts on it now */
 		/* a worker's last slice; a worker taken off its CPU between its

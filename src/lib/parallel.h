@@ -3,6 +3,7 @@
 #define GPUGATE_PARALLEL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 /* The CPUs this process may run on (its affinity mask), cut to what a
@@ -18,6 +19,20 @@ unsigned usable_cpus(void);
  * machine whose CPUs are all busy a thread waits for one, and the job ends
  * later than on one thread. */
 unsigned idle_cpus(void);
+
+/* A job of count items cut in slices of chunk, taken in turn by every
+ * thread that runs it (parallel_for's, hf/crew.c's): fn(arg, begin, end)
+ * for each slice. */
+struct parallel_slices {
+	size_t count, chunk;
+	atomic_size_t next; /* the first item no thread has taken */
+	void (*fn)(void *arg, size_t begin, size_t end);
+	void *arg;
+};
+/* Runs s's slices until none is left (any number of threads at once). */
+void parallel_slices_run(struct parallel_slices *s);
+/* How many threads s's slices can keep busy, max_threads at most. */
+size_t parallel_slices_threads(const struct parallel_slices *s, size_t max_threads);
 
 /* A thread started by thread_start: its id, and where its stack came from. */
 struct thread {
