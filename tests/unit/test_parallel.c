@@ -265,6 +265,18 @@ static void note_slice(void *arg, size_t begin, size_t end)
 	sleep_ms(30); /* long enough that every helper takes a slice */
 }
 
+/* The prestarted workers end within a second, and a later parallel_for
+ * (threads of its own then) still does every item. */
+static void workers_gone_and_later_jobs_done(void)
+{
+	for (int i = 0; i < 1000 && parallel_workers(); i++)
+		sleep_ms(1);
+	assert_int_equal(parallel_workers(), 0);
+	atomic_store(&items_done, 0);
+	parallel_for(1000, 7, 4, count_items, NULL);
+	assert_int_equal(atomic_load(&items_done), 1000);
+}
+
 /* Workers started ahead take a parallel_for's slices: no thread is started
  * for it (the process has no more threads meanwhile than it had), the
  * slices run on as many threads as it asked for, and the workers end on
@@ -302,13 +314,7 @@ static void test_prestarted_workers_take_slices(void **state)
 	}
 	assert_true(taken);
 	/* one job each: they end right after it, not after their wait */
-	for (int i = 0; i < 1000 && parallel_workers(); i++)
-		sleep_ms(1);
-	assert_int_equal(parallel_workers(), 0);
-	/* a later job: threads of its own, every item done */
-	atomic_store(&items_done, 0);
-	parallel_for(1000, 7, 4, count_items, NULL);
-	assert_int_equal(atomic_load(&items_done), 1000);
+	workers_gone_and_later_jobs_done();
 }
 
 /* Workers released (parallel_release: no job is coming) end without
@@ -322,12 +328,7 @@ static void test_released_workers_end(void **state)
 		sleep_ms(1);
 	parallel_prestart(2);
 	parallel_release();
-	for (int i = 0; i < 1000 && parallel_workers(); i++)
-		sleep_ms(1);
-	assert_int_equal(parallel_workers(), 0);
-	atomic_store(&items_done, 0);
-	parallel_for(1000, 7, 4, count_items, NULL);
-	assert_int_equal(atomic_load(&items_done), 1000);
+	workers_gone_and_later_jobs_done();
 }
 
 /* A parallel_for while another holds the workers (from a slice of it, or
