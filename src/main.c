@@ -624,6 +624,11 @@ __attribute__((constructor(101))) static void tl_constructor(void)
 {
 	tl_mark("constructor");
 }
+/* the last, after main returned (or exit) */
+__attribute__((destructor)) static void tl_destructor(void)
+{
+	tl_mark("process exit");
+}
 #endif
 
 int main(int argc, char **argv)

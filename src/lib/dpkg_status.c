@@ -31,19 +31,6 @@
 #include <emmintrin.h>
 #endif
 
-#ifdef GPUGATE_TIMELINE /* the process's first and last marks (timeline.h) */
-__attribute__((constructor)) static void tl_process_start(void)
-{
-	tl_mark("process start (after ld.so)");
-	if (getenv("GPUGATE_TL_PRESTART")) /* the workers started as early as can be */
-		parallel_prestart((size_t)atoi(getenv("GPUGATE_TL_PRESTART")));
-}
-__attribute__((destructor)) static void tl_process_exit(void)
-{
-	tl_mark("process exit");
-}
-#endif
-
 /* dpkg's fieldinfos[] (lib/dpkg/parse.c), in its order. */
 enum field_id {
 	F_PACKAGE,
