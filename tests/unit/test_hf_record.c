@@ -305,10 +305,10 @@ static void fifo_link_and_missing_records_are_refused(void **state)
 	assert_true(hf_record_save(file, cache, &run_start, &item, 1, why, sizeof(why)) < 0);
 }
 
-static void bounded_keeps_the_largest(void **state)
+/* Saves n entries of models--big, each named by its index ("%08zx") and,
+ * when sized, as large as its index (else base's size). */
+static void save_named(size_t n, bool sized)
 {
-	(void)state;
-	size_t n = HF_RECORD_MAX_ENTRIES + 3;
 	struct hf_record_item *items = calloc(n, sizeof(*items));
 	char(*names)[16] = calloc(n, 16);
 	assert_non_null(items);
@@ -316,10 +316,19 @@ static void bounded_keeps_the_largest(void **state)
 	for (size_t i = 0; i < n; i++) {
 		snprintf(names[i], 16, "%08zx", i);
 		items[i] = (struct hf_record_item){ .folder = "models--big", .blob = names[i], .st = base };
-		items[i].st.size = i; /* the three smallest (0, 1, 2) go */
+		if (sized)
+			items[i].st.size = i;
 	}
 	char why[512];
 	assert_int_equal(hf_record_save(file, cache, &run_start, items, n, why, sizeof(why)), 0);
+	free(items);
+	free(names);
+}
+
+static void bounded_keeps_the_largest(void **state)
+{
+	(void)state;
+	save_named(HF_RECORD_MAX_ENTRIES + 3, true); /* the three smallest (0, 1, 2) go */
 	struct hf_record rec;
 	hf_record_load(&rec, file, cache);
 	assert_true(rec.usable);
@@ -327,8 +336,6 @@ static void bounded_keeps_the_largest(void **state)
 	assert_null(hf_record_find(&rec, "models--big", "00000000"));
 	assert_non_null(hf_record_find(&rec, "models--big", "00000003"));
 	hf_record_free(&rec);
-	free(items);
-	free(names);
 }
 
 /* A record of many entries is parsed in pieces on several threads
@@ -337,18 +344,7 @@ static void bounded_keeps_the_largest(void **state)
 #define MANY 20000 /* 1.2 MB: read in pieces too */
 static char *save_many(size_t *len)
 {
-	struct hf_record_item *items = calloc(MANY, sizeof(*items));
-	char(*names)[16] = calloc(MANY, 16);
-	assert_non_null(items);
-	assert_non_null(names);
-	for (size_t i = 0; i < MANY; i++) {
-		snprintf(names[i], 16, "%08zx", i);
-		items[i] = (struct hf_record_item){ .folder = "models--big", .blob = names[i], .st = base };
-	}
-	char why[512];
-	assert_int_equal(hf_record_save(file, cache, &run_start, items, MANY, why, sizeof(why)), 0);
-	free(items);
-	free(names);
+	save_named(MANY, false);
 	char *text = slurp(file);
 	*len = strlen(text);
 	return text;
